@@ -1,0 +1,1 @@
+"""Sub-command module (filled in by its issue)."""

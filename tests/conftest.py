@@ -1,0 +1,33 @@
+"""Shared test fixtures.
+
+Tests that read ``../shared`` (reference fixtures, real tool lists) use the
+``shared_dir`` fixture: they skip with a reason when it is absent, and fail
+instead when ``WTB_REQUIRE_SHARED=1`` (set by ``.ci/run``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DIR = Path(os.environ.get("WTB_SHARED_DIR", REPO_ROOT.parent / "shared"))
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """Path of ``../shared``; skips (or fails under WTB_REQUIRE_SHARED=1) when missing."""
+    if not (SHARED_DIR / "fixtures" / "reference").is_dir():
+        message = f"../shared not found at {SHARED_DIR} (set WTB_SHARED_DIR to point at it)"
+        if os.environ.get("WTB_REQUIRE_SHARED") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return SHARED_DIR
+
+
+@pytest.fixture(scope="session")
+def reference_dir(shared_dir: Path) -> Path:
+    """``../shared/fixtures/reference``."""
+    return shared_dir / "fixtures" / "reference"
