@@ -30,7 +30,7 @@ import string
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Sequence
 
-from bench.paths import ASK_USER, PREPARE_TO_ANSWER, PathTracker, Step
+from bench.paths import ASK_USER, PREPARE_TO_ANSWER, PathTracker, Step, enumerate_paths, node_names
 
 try:  # the argument-checker branch owns the float -> number rewrite
     from bench.args import float_to_number
@@ -49,6 +49,7 @@ __all__ = [
     "gold_history",
     "build_prompt",
     "step_alternatives",
+    "tracker_after",
     "match_step",
     "step_log",
     "new_task_result",
@@ -220,27 +221,37 @@ class StepOutcome:
     task_correct: bool = False
 
 
-def step_alternatives(tracker: PathTracker, step: int) -> list[Step] | None:
+def step_alternatives(
+    answer_list: Sequence[Mapping[str, Any]],
+    prunes: Sequence[tuple[int, Sequence[int]]],
+    step: int,
+) -> list[Step]:
     """The node set at position ``step`` of every alive path, in path order, duplicates kept.
 
-    This is the list the reference scans and, on an error step, records as
-    ``candidate_<i>`` (one entry per alive path, so two paths that share a
-    step give two identical candidates). Each node set is sorted by function
-    name (stable).
+    This is the list the reference records as ``candidate_<i>`` on an error
+    step: one entry per alive path, so two paths that share their step
+    ``step`` give two identical candidates. Each node set is sorted by
+    function name (stable). It materialises the path enumeration (as the
+    reference does), so it is only called on error steps; matching uses the
+    tracker's distinct candidates, which come in the same first-occurrence order.
 
-    Uses ``tracker.alternatives(step)`` when the tracker provides it (a lazy
-    tracker must, to reproduce error records); otherwise reads the naive
-    tracker's alive paths.
-
-    Returns:
-        The node sets, or ``None`` when ``step`` is not below the node count
-        (the reference has no entry for such a step at all).
+    Args:
+        answer_list: the task's gold nodes.
+        prunes: ``(step, nodes)`` of the matched call steps so far.
+        step: the step index.
     """
-    if hasattr(tracker, "alternatives"):
-        return tracker.alternatives(step)
-    if step >= len(tracker.names):
-        return None
-    return [sorted(path[step], key=lambda i: tracker.names[i]) for path in tracker._alive if step < len(path)]
+    names = node_names(answer_list)
+    targets = [(s, sorted(nodes)) for s, nodes in prunes]
+    alive = [p for p in enumerate_paths(answer_list) if all(s < len(p) and sorted(p[s]) == n for s, n in targets)]
+    return [sorted(p[step], key=lambda i: names[i]) for p in alive if step < len(p)]
+
+
+def tracker_after(answer_list: Sequence[Mapping[str, Any]], prunes: Sequence[tuple[int, Sequence[int]]]) -> PathTracker:
+    """A fresh tracker of ``answer_list`` with the ``(step, nodes)`` prunes of the steps so far applied in order."""
+    tracker = PathTracker(answer_list)
+    for step, nodes in prunes:
+        tracker.prune(step, nodes)
+    return tracker
 
 
 def _answer_entry(answer_list: Sequence[Mapping[str, Any]], nodes: Sequence[int], *, with_pseudo_fields: bool) -> dict[str, Any]:
@@ -258,7 +269,10 @@ def _answer_entry(answer_list: Sequence[Mapping[str, Any]], nodes: Sequence[int]
     return entry
 
 
-def _all_candidates(answer_list: Sequence[Mapping[str, Any]], alternatives: Sequence[Step]) -> dict[str, Any] | None:
+def _all_candidates(
+    answer_list: Sequence[Mapping[str, Any]], prunes: Sequence[tuple[int, Sequence[int]]], step: int
+) -> dict[str, Any] | None:
+    alternatives = step_alternatives(answer_list, prunes, step)
     if not alternatives:
         return None
     return {
@@ -282,17 +296,21 @@ def match_step(
     answer_list: Sequence[Mapping[str, Any]],
     step: int,
     response: Mapping[str, Any],
+    prunes: Sequence[tuple[int, Sequence[int]]] = (),
 ) -> StepOutcome:
     """Judge the candidate's response at step ``step`` of a task (SPEC 3.2, quirks 3-6).
 
     Args:
         tracker: the task's path tracker, pruned by the earlier steps (not modified here;
             apply ``outcome.prune`` with ``tracker.prune(step, outcome.prune)``).
+            Only ``names`` and ``candidates(step)`` are used.
         answer_list: the task's gold nodes (observations, user inputs, arguments).
         step: 0-based step index within the task.
         response: ``{"content", "tool_calls", "reasoning_content"}`` in raw OpenAI
             form; ``tool_calls`` items carry ``id`` and ``function.name`` /
             ``function.arguments`` (a JSON string, never parsed here).
+        prunes: the ``(step, nodes)`` prunes already applied to ``tracker``; used
+            to list every alive path's candidate on an error step.
 
     Returns:
         A :class:`StepOutcome`.
@@ -309,11 +327,10 @@ def match_step(
     if not tool_calls:
         if not content:
             return StepOutcome("error", ERROR_EMPTY_RESPONSE, task_end=True)
-        alternatives = step_alternatives(tracker, step)
-        if alternatives is None:
+        if step >= len(tracker.names):
             # The reference looks the step up in a table keyed by node index and raises KeyError.
             raise InferenceError(str(step), f"text reply at step {step}, beyond the task's {len(answer_list)} nodes")
-        for nodes in alternatives:
+        for nodes in tracker.candidates(step):
             names = [answer_list[i]["action"]["name"] for i in nodes]
             if ASK_USER in names:
                 node = _single_pseudo(answer_list, nodes, ASK_USER)
@@ -336,7 +353,7 @@ def match_step(
                     task_end=True,
                     task_correct=True,
                 )
-        return StepOutcome("error", ERROR_ACTION_NAME, inference_answer=_all_candidates(answer_list, alternatives), task_end=True)
+        return StepOutcome("error", ERROR_ACTION_NAME, inference_answer=_all_candidates(answer_list, prunes, step), task_end=True)
 
     try:
         call_ids = [call["id"] for call in tool_calls]
@@ -347,10 +364,9 @@ def match_step(
         return StepOutcome("error", f"parse tool_calls failed, error: {exc}", task_end=True)
 
     predicted = sorted(call_names)
-    alternatives = step_alternatives(tracker, step)
-    if alternatives is None:
+    if step >= len(tracker.names):
         return StepOutcome("error", f"current step: {step}, idx_list is None", task_end=True)
-    for nodes in alternatives:
+    for nodes in tracker.candidates(step):
         if [answer_list[i]["action"]["name"] for i in nodes] != predicted:
             continue
         assistant: dict[str, Any] = {"role": "assistant"}
@@ -371,7 +387,7 @@ def match_step(
             inference_answer={"candidate_0_answer_function_list": _answer_entry(answer_list, nodes, with_pseudo_fields=False)},
             prune=list(nodes),
         )
-    return StepOutcome("error", ERROR_ACTION_NAME, inference_answer=_all_candidates(answer_list, alternatives), task_end=True)
+    return StepOutcome("error", ERROR_ACTION_NAME, inference_answer=_all_candidates(answer_list, prunes, step), task_end=True)
 
 
 # --------------------------------------------------------------------------- result record (SPEC 3.4)
@@ -386,7 +402,8 @@ def step_log(
     """The ``step_<s>`` entry of a task's ``inference_log`` (SPEC 3.4).
 
     Args:
-        messages: the request's messages (OpenAI dicts; copied).
+        messages: the request's messages (OpenAI dicts; the list and the dicts are
+            copied shallowly, nested values are shared: treat them as immutable).
         tools: the request's tools (after float -> number).
         response: the raw response (``content``, ``tool_calls``, ``reasoning_content``).
         outcome: :func:`match_step`'s verdict on it.
@@ -405,7 +422,7 @@ def step_log(
     if outcome.error_reason is not None:
         output["error_reason"] = outcome.error_reason
     entry: dict[str, Any] = {
-        "inference_input": {"messages": json.loads(json.dumps(list(messages), ensure_ascii=False)), "tools": tools},
+        "inference_input": {"messages": [dict(m) for m in messages], "tools": tools},
         "inference_output": output,
     }
     if outcome.inference_answer is not None:
