@@ -45,6 +45,23 @@ def test_graph_nodes_and_edges():
     assert build_evaluation_graph().get_graph().nodes.keys() == drawn.nodes.keys()
 
 
+def test_schemas_for_studio():
+    assert set(graph.get_input_jsonschema()["properties"]) == {"session", "session_id"}
+    assert graph.get_output_jsonschema()["required"] == ["record"]
+    context = graph.get_context_jsonschema()["properties"]
+    assert {"model", "model_name", "base_url", "temperature", "timeout", "max_retries", "dataset"} <= set(context)
+    assert all(field.get("description") for field in context.values())
+
+
+def test_session_by_id_from_the_context_dataset(reference_dir):
+    context = EvaluationContext(model=f"replay:{reference_dir / 'candidates.jsonl'}#oracle", dataset=str(reference_dir / "sessions.jsonl"))
+    record = asyncio.run(graph.ainvoke({"session_id": "wild_tool_bench_4"}, context=context))["record"]
+    assert record["id"] == "wild_tool_bench_4" and record["model_name"] == "oracle"
+    assert [task["action_name_label"] for task in record["result"]] == ["correct"] * 4
+    with pytest.raises(ValueError, match="no session with id 'wild_tool_bench_77'"):
+        asyncio.run(graph.ainvoke({"session_id": "wild_tool_bench_77"}, context=context))
+
+
 def test_langgraph_json_registers_the_graph():
     with open("langgraph.json", encoding="utf-8") as handle:
         config = json.load(handle)
