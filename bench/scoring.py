@@ -61,7 +61,17 @@ INFERENCE_ERROR_PREFIX = "Error during inference"
 _STEP_KEY = re.compile(r"^step_(\d+)$")
 
 
-class ResultRecordError(ValueError):
+class ScoringError(ValueError):
+    """A task cannot be scored. ``.field`` names the field at fault (e.g.
+    ``result[1].inference_log.step_0.inference_output``), ``.message`` says what is wrong."""
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        self.message = message
+        super().__init__(f"{field}: {message}")
+
+
+class ResultRecordError(ScoringError):
     """A result record does not have the shape of SPEC 3.4; the message names the field at fault."""
 
 
@@ -76,7 +86,7 @@ def scoring_tools(session: Session | Mapping[str, Any]) -> list[dict[str, Any]]:
     from bench.args import float_to_number
 
     tools = session.english_tools if isinstance(session, Session) else session["english_tools"]
-    return float_to_number(copy.deepcopy(tools))
+    return float_to_number(tools)
 
 
 def step_keys(inference_log: Mapping[str, Any]) -> list[str]:
@@ -131,18 +141,19 @@ def score_task(
 
     Raises:
         ResultRecordError: when a field the walk needs is missing or malformed.
+        ScoringError: when the checker cannot run (a called tool is not in ``tools``).
     """
     check = checker or _default_checker()
     if not isinstance(task_result, Mapping):
-        raise ResultRecordError(f"{where}: expected an object, got {type(task_result).__name__}")
+        raise ResultRecordError(where, f"expected an object, got {type(task_result).__name__}")
     task = copy.deepcopy(dict(task_result))
     for stale in ("label", "action_arguments_label"):
         task.pop(stale, None)
     log = task.get("inference_log")
     if not isinstance(log, dict):
-        raise ResultRecordError(f"{where}.inference_log: missing or not an object")
+        raise ResultRecordError(f"{where}.inference_log", "missing or not an object")
     if "action_name_label" not in task:
-        raise ResultRecordError(f"{where}.action_name_label: missing")
+        raise ResultRecordError(f"{where}.action_name_label", "missing")
 
     argument_error = False
     for key in step_keys(log):
@@ -150,7 +161,7 @@ def score_task(
         field = f"{where}.inference_log.{key}"
         output = step.get("inference_output") if isinstance(step, dict) else None
         if not isinstance(output, dict):
-            raise ResultRecordError(f"{field}.inference_output: missing or not an object")
+            raise ResultRecordError(f"{field}.inference_output", "missing or not an object")
         if output.get("current_action_name_label") != CORRECT:
             break  # name error (including the empty-response step without inference_answer)
         try:
@@ -159,7 +170,7 @@ def score_task(
             gold_names = [action["name"] for action in gold_actions]
         except (KeyError, TypeError) as exc:
             raise ResultRecordError(
-                f"{field}.inference_answer.candidate_0_answer_function_list: missing or malformed ({exc!r})"
+                f"{field}.inference_answer.candidate_0_answer_function_list", f"missing or malformed ({exc!r})"
             ) from None
         if any(name in PSEUDO_TOOLS for name in gold_names):
             continue
@@ -167,18 +178,21 @@ def score_task(
             predicted = sorted(output.get("tool_calls") or [], key=_predicted_sort_key)
             gold = sorted(gold_actions, key=_gold_sort_key)
         except (KeyError, TypeError) as exc:
-            raise ResultRecordError(f"{field}: malformed tool call or gold action ({exc!r})") from None
+            raise ResultRecordError(field, f"malformed tool call or gold action ({exc!r})") from None
         output["tool_calls"] = predicted
         answer["action"] = gold
-        results = [
-            check(
-                list(tools),
-                call["function"]["name"],
-                _as_json_text(call["function"]["arguments"]),
-                _as_json_text(action["arguments"]),
-            )
-            for call, action in zip(predicted, gold)
-        ]
+        try:
+            results = [
+                check(
+                    list(tools),
+                    call["function"]["name"],
+                    _as_json_text(call["function"]["arguments"]),
+                    _as_json_text(action["arguments"]),
+                )
+                for call, action in zip(predicted, gold)
+            ]
+        except LookupError as exc:  # e.g. bench.args.UnknownToolError: gold names a tool the session lacks
+            raise ScoringError(field, f"cannot check arguments: {exc}") from None
         if all(result == CORRECT for result in results):
             output["current_action_arguments_label"] = CORRECT
             continue
@@ -225,13 +239,13 @@ def record_identity(record: Mapping[str, Any]) -> tuple[str, str]:
         ResultRecordError: when neither form is present.
     """
     if not isinstance(record, Mapping):
-        raise ResultRecordError(f"record: expected an object, got {type(record).__name__}")
+        raise ResultRecordError("record", f"expected an object, got {type(record).__name__}")
     session_id = record.get("id", record.get("session_id"))
     model_name = record.get("model_name", record.get("candidate"))
     if not isinstance(session_id, str) or not session_id:
-        raise ResultRecordError("id: missing (expected 'id' or 'session_id' string)")
+        raise ResultRecordError("id", "missing (expected 'id' or 'session_id' string)")
     if not isinstance(model_name, str) or not model_name:
-        raise ResultRecordError("model_name: missing (expected 'model_name' or 'candidate' string)")
+        raise ResultRecordError("model_name", "missing (expected 'model_name' or 'candidate' string)")
     return session_id, model_name
 
 
@@ -259,17 +273,17 @@ def score_session(
     """
     session_id, _ = record_identity(record)
     if session_id != session.id:
-        raise ResultRecordError(f"id: record is for {session_id!r}, session is {session.id!r}")
+        raise ResultRecordError("id", f"record is for {session_id!r}, session is {session.id!r}")
     if "result" not in record:
-        raise ResultRecordError("result: missing")
+        raise ResultRecordError("result", "missing")
     result = record["result"]
     task_count = len(session.english_tasks)
     if isinstance(result, str):
         return inference_error_tasks(result, task_count)
     if not isinstance(result, list):
-        raise ResultRecordError(f"result: expected a list of tasks or an error string, got {type(result).__name__}")
+        raise ResultRecordError("result", f"expected a list of tasks or an error string, got {type(result).__name__}")
     if len(result) != task_count:
-        raise ResultRecordError(f"result: {len(result)} tasks, session {session.id} has {task_count}")
+        raise ResultRecordError("result", f"{len(result)} tasks, session {session.id} has {task_count}")
     if tools is None:
         tools = scoring_tools(session)
     return [score_task(task, tools, checker=checker, where=f"result[{i}]") for i, task in enumerate(result)]
