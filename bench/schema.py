@@ -212,7 +212,7 @@ def answer_list_issues(nodes: Sequence[Node], prefix: str) -> list[tuple[str, st
     if edges_ok:
         cycle = _find_cycle([node.dependency_list for node in nodes])
         if cycle:
-            issues.append((f"{prefix}", "dependency cycle: " + " -> ".join(str(i) for i in cycle)))
+            issues.append((f"{prefix}", "dependency cycle (node -> node it depends on): " + " -> ".join(str(i) for i in cycle)))
     return issues
 
 
