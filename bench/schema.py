@@ -248,22 +248,18 @@ def _find_cycle(dependencies: Sequence[Sequence[int]]) -> list[int]:
 def session_structure_issues(session: Session) -> list[tuple[str, str]]:
     """Cross-field problems of a session whose fields already type-check, as ``(field, message)`` pairs.
 
-    Covers both answer-list sides (:func:`answer_list_issues`), tool entries
-    without ``function.name``, and tool names listed twice.
+    Covers both answer-list sides (:func:`answer_list_issues`) and tool entries
+    without ``function.name``.
     """
     issues: list[tuple[str, str]] = []
     for side in ("english_answer_list", "answer_list"):
         for t, nodes in enumerate(getattr(session, side)):
             issues.extend(answer_list_issues(nodes, f"{side}[{t}]"))
     for side in ("english_tools", "tools"):
-        seen: dict[str, int] = {}
+        # Repeated tool names are allowed: one of the original tool lists has them.
         for index, name in _tool_names(getattr(session, side)):
             if not isinstance(name, str) or not name:
                 issues.append((f"{side}[{index}].function.name", "tool has no function name"))
-            elif name in seen:
-                issues.append((f"{side}[{index}].function.name", f"tool {name!r} listed twice (first at index {seen[name]})"))
-            else:
-                seen[name] = index
     return issues
 
 

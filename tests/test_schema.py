@@ -213,3 +213,14 @@ def test_wtb_validate_subprocess_all_problems_no_traceback(tmp_path):
         assert sorted(lines) == expected, proc.stderr
         if not expected:
             assert f"{target}: file not found" in proc.stderr
+
+
+@pytest.mark.shared
+def test_every_original_tool_list_is_accepted(shared_dir):
+    """Tool lists stay raw dicts: "float" types and one list's repeated tool names must not be rejected."""
+    english = (shared_dir / "data" / "tools_en.jsonl").read_text(encoding="utf-8").splitlines()
+    chinese = (shared_dir / "data" / "tools_zh.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(english) == len(chinese) > 0
+    for en, zh in zip(english, chinese):
+        raw = make_session() | {"english_tools": json.loads(en), "tools": json.loads(zh)}
+        assert Session.model_validate(raw).model_dump(mode="json")["english_tools"] == raw["english_tools"]
