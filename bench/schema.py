@@ -272,7 +272,8 @@ class DatasetIssue:
 
     ``line`` is 1-based (``None`` for file-level problems such as a missing
     file); ``field`` is a path like ``english_answer_list[1][2].dependency_list[0]``
-    (``None`` when the whole line is at fault, e.g. bad JSON).
+    (``"(json)"`` for a line that is not valid JSON, ``"(line)"`` for one that is not an object,
+    ``None`` for file-level problems).
     """
 
     file: str
@@ -340,10 +341,10 @@ def _parse_sessions(path: str | os.PathLike[str]) -> tuple[list[Session], list[D
         try:
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
-            issues.append(DatasetIssue(file, number, None, f"invalid JSON: {exc.msg} (column {exc.colno})"))
+            issues.append(DatasetIssue(file, number, "(json)", f"invalid JSON: {exc.msg} (column {exc.colno})"))
             continue
         if not isinstance(raw, dict):
-            issues.append(DatasetIssue(file, number, None, f"expected a JSON object, got {type(raw).__name__}"))
+            issues.append(DatasetIssue(file, number, "(line)", f"expected a JSON object, got {type(raw).__name__}"))
             continue
         try:
             session = Session.model_validate(raw)

@@ -88,7 +88,7 @@ def test_wtb_score_bad_results_report_line_and_field(reference_dir, tmp_path):
     assert result.exit_code == 1
     assert "Traceback" not in result.output
     # The file-level pass reports bad JSON and the duplicate id first.
-    assert f"{results}:2: invalid JSON" in result.output
+    assert f"{results}:2: (json): invalid JSON" in result.output
     assert f"{results}:6: id: duplicate id" in result.output
     assert not out.exists()
     results.write_text("\n".join(rows[:1] + rows[2:5]) + "\n", encoding="utf-8")

@@ -105,7 +105,7 @@ def test_load_collects_every_bad_line(tmp_path):
     with pytest.raises(DatasetError) as info:
         load_sessions(path)
     got = [(i.line, i.field) for i in info.value.issues]
-    assert got == [(2, None), (3, "id"), (4, "english_task_types[3]"), (5, None)]
+    assert got == [(2, "(json)"), (3, "id"), (4, "english_task_types[3]"), (5, "(line)")]
     assert str(info.value.issues[1]) == f"{path}:3: id: duplicate id 'wild_tool_bench_0' (first on line 1)"
     assert "invalid JSON" in info.value.issues[0].message
 
@@ -155,7 +155,7 @@ def _broken(kind: str) -> tuple[list, int, str | None]:
     good = [make_session(f"wild_tool_bench_{i}") for i in range(3)]
     bad = copy.deepcopy(good[1])
     if kind == "bad_json":
-        return [good[0], json.dumps(bad)[:-5], good[2]], 2, None
+        return [good[0], json.dumps(bad)[:-5], good[2]], 2, "(json)"
     if kind == "task_type":
         bad["english_task_types"][2] = "Multi Tool"
         return [good[0], bad, good[2]], 2, "english_task_types[2]"
