@@ -162,6 +162,16 @@ def reply_instead(step: int, text: str) -> TaskEdit:
     return edit
 
 
+def call_instead(step: int, name: str, arguments: Mapping[str, Any]) -> TaskEdit:
+    """Make a call at a step that needs a text reply (e.g. skip a needed question).
+
+    The harness stops the task there with a name error.
+    """
+    def edit(responses: list[Response]) -> list[Response]:
+        return responses[:step] + [_calls([(name, arguments)])]
+    return edit
+
+
 def one_call_per_step(step: int) -> TaskEdit:
     """Issue the calls of one parallel step one per request, in the same order (correct, not optimal)."""
     def edit(responses: list[Response]) -> list[Response]:
@@ -181,6 +191,8 @@ class Mistake:
 
 
 DEMO_MODEL_MISTAKES: tuple[Mistake, ...] = (
+    Mistake(0, 1, call_instead(0, "bookFlight", {"flight_id": "TP662", "passengers": [], "contact_email": ""}),
+            "skips the needed question: books with empty passenger details instead of asking for them"),
     Mistake(0, 2, set_argument(0, 0, ["check_out"], "2025-03-23"),
             "wrong argument value: hotel check-out one day early (2025-03-23, gold 2025-03-24)"),
     Mistake(1, 1, set_argument(0, 0, ["target_temperature_c"], 17),

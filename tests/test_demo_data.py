@@ -70,12 +70,16 @@ def _schema_errors(schema: dict[str, Any], value: Any, where: str) -> list[str]:
 # --- the step loop at the level of names (SPEC 3.2), enough to count consumed responses -----------------
 
 
-def _replay_names(session, responses) -> tuple[list[str], int]:
-    """Outcome per task ('optimal', 'correct' or 'error') and the number of responses consumed."""
+def _replay_names(session, responses, pairs: list | None = None) -> tuple[list[str], int]:
+    """Outcome per task ('optimal', 'correct' or 'error') and the number of responses consumed.
+
+    When ``pairs`` is a list, appends ``(task, call id, tool name, predicted arguments string, gold
+    arguments)`` for every matched call, paired as the scorer pairs them (SPEC 4.2).
+    """
     queue = iter(responses)
     consumed = 0
     outcomes = []
-    for answer_list in session["english_answer_list"]:
+    for task, answer_list in enumerate(session["english_answer_list"]):
         tracker = PathTracker(answer_list)
         step = 0
         while True:
@@ -101,6 +105,11 @@ def _replay_names(session, responses) -> tuple[list[str], int]:
             if match is None:
                 outcomes.append("error")
                 break
+            if pairs is not None:
+                calls = sorted(response["tool_calls"], key=lambda c: (c["function"]["name"], c["function"]["arguments"]))
+                gold = sorted((answer_list[i]["action"] for i in match),
+                              key=lambda a: (a["name"], json.dumps(a["arguments"])))
+                pairs += [(task, c["id"], g["name"], c["function"]["arguments"], g["arguments"]) for c, g in zip(calls, gold)]
             tracker.prune(step, match)
             step += 1
     return outcomes, consumed
@@ -254,7 +263,7 @@ def test_demo_model_makes_the_scripted_mistakes_and_consumes_all_but_the_spare()
         assert consumed == len(demo[session["id"]]) - 1, session["id"]
         outcomes[session["id"]] = result
     assert outcomes == {
-        "wild_tool_bench_0": ["optimal"] * 4,
+        "wild_tool_bench_0": ["optimal", "error", "optimal", "optimal"],
         "wild_tool_bench_1": ["optimal"] * 4,
         "wild_tool_bench_2": ["optimal"] * 4,
         "wild_tool_bench_3": ["optimal", "optimal", "optimal", "error"],
@@ -263,27 +272,118 @@ def test_demo_model_makes_the_scripted_mistakes_and_consumes_all_but_the_spare()
     }
 
 
-def test_demo_model_argument_mistakes_differ_from_gold_where_scripted():
-    oracle = {c["session_id"]: c["responses"] for c in CANDIDATES if c["candidate"] == "oracle"}
-    demo = {c["session_id"]: c["responses"] for c in CANDIDATES if c["candidate"] == "demo-model"}
-    differing = {}
-    for session in SESSIONS[:4]:  # sessions whose demo responses align one to one with the oracle's
-        tools = _tool_map(session)
-        for o, d in zip(oracle[session["id"]], demo[session["id"]]):
-            for oc, dc in zip(o["tool_calls"] or [], d["tool_calls"] or []):
-                if oc["function"]["arguments"] != dc["function"]["arguments"]:
-                    name = dc["function"]["name"]
-                    errors = _schema_errors(tools[name], json.loads(dc["function"]["arguments"]), name)
-                    differing[dc["id"]] = errors
-    assert differing == {
-        "call_0_2_0_0": [],  # check-out date one day early: a value mismatch, schema-valid
-        "call_1_1_0_0": ["setThermostat.target_temperature_c: 17 is not float"],
-        "call_1_3_1_0": ["compareTariffs.postcode: required key missing"],
-        "call_3_1_1_0": ["addToShoppingList.items[2].unit: 'tablespoons' not in enum"],
+def test_reference_argument_checker_accepts_the_oracle_and_flags_each_scripted_argument_mistake():
+    from bench.args import check_arguments, float_to_number
+
+    verdicts = {}
+    for record in CANDIDATES:
+        session = SESSIONS[demo_data.session_index({"id": record["session_id"]})]
+        tools = float_to_number(session["english_tools"])
+        pairs: list = []
+        _replay_names(session, record["responses"], pairs)
+        for task, call_id, name, predicted, gold in pairs:
+            verdict = check_arguments(tools, name, predicted, json.dumps(gold))
+            if verdict != "correct":
+                verdicts[(record["candidate"], call_id)] = verdict
+    assert verdicts == {
+        ("demo-model", "call_0_2_0_0"): "error_match: string similarity too low at 'check_out' (rouge score: 0.00)",
+        ("demo-model", "call_1_1_0_0"): "error_match: value type inconsistent at 'target_temperature_c'",
+        ("demo-model", "call_1_3_1_0"): "error_schema: required args missing",
+        ("demo-model", "call_3_1_1_0"): "error_schema: nested args value not in enum",
     }
 
 
-def test_dataset_loader_accepts_the_demo():
-    schema = pytest.importorskip("bench.schema", reason="bench.schema (branch scoring) not merged yet")
-    sessions = schema.load_sessions(SESSIONS_PATH)
-    assert len(sessions) == 6
+def test_strict_schema_check_flags_the_demo_model_calls_that_break_the_schema():
+    demo = {c["session_id"]: c["responses"] for c in CANDIDATES if c["candidate"] == "demo-model"}
+    found = {}
+    for session in SESSIONS:
+        tools = _tool_map(session)
+        for response in demo[session["id"]]:
+            for tool_call in response["tool_calls"] or []:
+                name = tool_call["function"]["name"]
+                errors = _schema_errors(tools[name], json.loads(tool_call["function"]["arguments"]), name) \
+                    if name in tools else [f"{name}: unknown tool"]
+                if errors:
+                    found[tool_call["id"]] = errors
+    assert found == {
+        "call_1_1_0_0": ["setThermostat.target_temperature_c: 17 is not float"],
+        "call_1_3_1_0": ["compareTariffs.postcode: required key missing"],
+        "call_3_1_1_0": ["addToShoppingList.items[2].unit: 'tablespoons' not in enum"],
+        "call_4_2_0_1": ["getRaceDetails: unknown tool"],
+    }
+
+
+def test_dataset_loader_and_wtb_validate_accept_the_demo():
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+    from bench.schema import load_sessions
+
+    sessions = load_sessions(SESSIONS_PATH)
+    assert [s.id for s in sessions] == [f"wild_tool_bench_{i}" for i in range(6)]
+    result = CliRunner().invoke(app, ["validate", str(SESSIONS_PATH)])
+    assert result.exit_code == 0, result.output
+    assert "6 sessions, 24 tasks" in result.output
+
+
+def _run_scripted(session: dict[str, Any], responses: list[dict[str, Any]], model_name: str) -> dict[str, Any]:
+    """Drive the pure inference functions (branch eval) with a scripted response queue; SPEC 3.4 record."""
+    import random
+
+    from bench.inference import (build_prompt, close_task_result, float_to_number, match_step, new_task_result,
+                                 session_record, step_log)
+
+    tools = float_to_number(session["english_tools"])
+    position = 0
+    results = []
+    for t, answer_list in enumerate(session["english_answer_list"]):
+        messages = build_prompt(session, t, random.Random(0))
+        result = new_task_result(t, messages[-1])
+        tracker = PathTracker(answer_list)
+        step = 0
+        while True:
+            response = responses[position]
+            position += 1
+            outcome = match_step(tracker, answer_list, step, response)
+            result["inference_log"][f"step_{step}"] = step_log(messages, tools, response, outcome)
+            messages = messages + outcome.messages
+            if outcome.prune is not None:
+                tracker.prune(step, outcome.prune)
+            if outcome.task_end:
+                break
+            step += 1
+        results.append(close_task_result(result, outcome.task_correct, step, tracker.min_length))
+    assert position == len(responses) - 1, "the spare response must be the only one left"
+    return session_record(session["id"], model_name, results)
+
+
+def test_demo_scores_end_to_end_with_the_reference_rules():
+    pytest.importorskip("bench.inference", reason="bench.inference (branch eval) not merged yet")
+    from bench.metrics import compute_metrics
+    from bench.schema import load_sessions
+    from bench.scoring import score_session
+
+    gold = {s.id: s for s in load_sessions(SESSIONS_PATH)}
+    raw = {s["id"]: s for s in SESSIONS}
+    labels: dict[str, dict[str, list]] = {"oracle": {}, "demo-model": {}}
+    scored: dict[str, list] = {"oracle": [], "demo-model": []}
+    for record in CANDIDATES:
+        name, sid = record["candidate"], record["session_id"]
+        tasks = score_session(_run_scripted(raw[sid], record["responses"], name), gold[sid])
+        labels[name][sid] = [(task["label"], task["is_optimal"]) for task in tasks]
+        scored[name].append((gold[sid], tasks))
+    assert all(v == [("correct", True)] * 4 for v in labels["oracle"].values())
+    ok, error = ("correct", True), ("error", False)
+    assert labels["demo-model"] == {
+        "wild_tool_bench_0": [ok, error, error, ok],
+        "wild_tool_bench_1": [ok, error, ok, error],
+        "wild_tool_bench_2": [ok, ok, ok, ok],
+        "wild_tool_bench_3": [ok, error, ok, error],
+        "wild_tool_bench_4": [ok, ("correct", False), error, ok],
+        "wild_tool_bench_5": [ok, ok, error, ok],
+    }
+    metric = compute_metrics("demo-model", scored["demo-model"])
+    assert metric["total_info"]["task"]["correct_count"] == 16
+    assert metric["total_info"]["session"]["correct_count"] == 1
+    assert metric["optimal_info"]["Total"]["correct_count"] == 3
+    assert compute_metrics("oracle", scored["oracle"])["total_info"]["task"]["correct_count"] == 24
