@@ -32,10 +32,7 @@ from typing import Any, Literal, Mapping, Sequence
 
 from bench.paths import ASK_USER, PREPARE_TO_ANSWER, PathTracker, Step, enumerate_paths, node_names
 
-try:  # the argument-checker branch owns the float -> number rewrite
-    from bench.args import float_to_number
-except ImportError:  # pragma: no cover - removed once bench.args is merged
-    from bench._float_compat import float_to_number
+from bench.args import float_to_number
 
 __all__ = [
     "HISTORY_ID_PREFIX",

@@ -10,7 +10,7 @@ This module is pure: it imports nothing from LangGraph and does no I/O.
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 Step = list[int]
 Path = list[Step]
@@ -157,6 +157,9 @@ class MaterialisedPathTracker:
     still-alive path has at position ``s``, in order of first occurrence in
     the reference enumeration order, each sorted by function name (stable).
     ``prune(s, nodes)`` keeps only the paths whose step ``s`` is ``nodes``.
+    ``step_entries(s)`` is the reference's undeduplicated table (one entry
+    per alive path that reaches ``s``) and ``count_step_entries(s)`` its
+    length.
 
     This version materialises every path (reference behaviour); it is the
     executable definition that :class:`PathTracker` (lazy) must agree with,
@@ -185,6 +188,58 @@ class MaterialisedPathTracker:
                     seen.add(key)
                     out.append(sorted(path[step], key=lambda i: self.names[i]))
         return out
+
+    def step_entries(self, step: int) -> Iterator[Step]:
+        """The reference's per-step candidate table: one entry per alive path (SPEC 3.2, 3.3).
+
+        Args:
+            step: 0-based step index.
+
+        Returns:
+            A generator over the alive paths in enumeration order that have a
+            step at position ``step``, yielding that step's node set sorted by
+            function name (stable). NOT deduplicated: two alive paths with the
+            same step ``step`` give two equal entries (fixture evidence:
+            expected_results.jsonl, session wild_tool_bench_21, candidate
+            over_ask, task 0, ``step_0`` lists ``candidate_0`` and
+            ``candidate_1``, both getCityShow, because both paths start with
+            ``[0]``). The distinct entries in first-occurrence order are
+            :meth:`candidates`. Iterates over the alive paths as of the call;
+            a later :meth:`prune` does not affect a running generator.
+
+        Raises:
+            ValueError: ``step`` is negative (raised by the call, not on iteration).
+        """
+        if step < 0:
+            raise ValueError(f"step must be >= 0, got {step}")
+        alive = self._alive
+        names = self.names
+
+        def entries() -> Iterator[Step]:
+            for path in alive:
+                if step < len(path):
+                    yield sorted(path[step], key=lambda i: names[i])
+
+        return entries()
+
+    def count_step_entries(self, step: int) -> int:
+        """Number of entries :meth:`step_entries` yields: alive paths with more than ``step`` steps.
+
+        Raises:
+            ValueError: ``step`` is negative.
+        """
+        if step < 0:
+            raise ValueError(f"step must be >= 0, got {step}")
+        return sum(1 for path in self._alive if step < len(path))
+
+    def has_step_table(self, step: int) -> bool:
+        """Whether the reference builds a candidate table for ``step``: ``0 <= step < n`` (SPEC 3.2).
+
+        At ``step >= n`` (n = number of nodes) there is no table at all and a
+        tool-call step is the error ``current step: s, idx_list is None``; at
+        a step ``< n`` that no alive path reaches the table exists but is empty.
+        """
+        return 0 <= step < len(self.names)
 
     def prune(self, step: int, nodes: Sequence[int]) -> None:
         """Keep only alive paths whose step ``step`` is the node set ``nodes`` (any order)."""
@@ -216,6 +271,11 @@ class PathTracker:
     a partial path is alive iff it meets the constraints up to its end and some
     completion meets the later ones; that test is memoised per
     ``(state, position)`` and reset by :meth:`prune`.
+
+    The reference's per-step table is not deduplicated (one entry per alive
+    path, :meth:`step_entries`); its length is counted by a DP over
+    ``(state, position)`` (:meth:`count_step_entries`), whose values also
+    steer the lazy walk of :meth:`step_entries` away from dead subtrees.
 
     ``min_length`` is the number of nodes on the longest dependency chain:
     every path needs at least that many steps, and issuing all ready nodes in
@@ -258,6 +318,11 @@ class PathTracker:
         self._last_constrained = -1
         self._dead = False
         self._alive_memo: dict[tuple[int, int], bool] = {}
+        self._version = 0  # bumped by prune; a running step_entries generator checks it
+        self._count_memo: dict[tuple[int, int, int], int] = {}  # (mask, pos, step) -> count; reset by prune
+        self._at_least_memo: dict[tuple[int, int], int] = {}  # (mask, r) -> count; never reset
+        self._distinct_ready_cache: dict[int, int | None] = {}
+        self._pipe_free = all("|" not in name for name in self.names)
         self.min_length: int = self._min_remaining(0)
         self._gold_path: Path | None = None
 
@@ -323,6 +388,108 @@ class PathTracker:
         walk(0, 0)
         return out
 
+    def step_entries(self, step: int) -> Iterator[Step]:
+        """The reference's per-step candidate table, lazily: one entry per alive path (SPEC 3.2, 3.3).
+
+        The published evaluation does not deduplicate the candidates of a
+        step: its table holds, for every still-alive path that has a step at
+        position ``step``, that step's node set, in path (enumeration) order.
+        Matching takes the first entry that matches, so it only needs the
+        distinct :meth:`candidates` (same first-occurrence order); but an
+        error step's record lists every entry as
+        ``candidate_<i>_answer_function_list``, duplicates included (fixture
+        evidence: expected_results.jsonl, session wild_tool_bench_21,
+        candidate over_ask, task 0, ``step_0`` has ``candidate_0`` and
+        ``candidate_1``, both getCityShow: the gold DAG getCityShow -> two
+        getShowDetail -> prepare_to_answer has two paths, both starting
+        ``[0]``).
+
+        No path list is built: a depth-first walk over (state, position) in
+        reference move order descends only into states that have an alive
+        completion reaching ``step`` (counted by :meth:`count_step_entries`'s
+        DP), and a move that covers position ``step`` yields its node set
+        once per alive completion after it (those paths are consecutive in
+        enumeration order and share that step). Work is proportional to the
+        entries produced times the path length.
+
+        Args:
+            step: 0-based step index.
+
+        Returns:
+            A generator of node lists, each sorted by function name (stable,
+            from ascending index); a fresh list per entry. Empty when no alive
+            path has that many steps (see :meth:`has_step_table` for the
+            ``step >= n`` case, which the reference treats as an error).
+
+        Raises:
+            ValueError: ``step`` is negative (raised by the call itself).
+            RuntimeError: on iteration, if :meth:`prune` was called after the
+                generator was created (the alive set changed under it).
+        """
+        if step < 0:
+            raise ValueError(f"step must be >= 0, got {step}")
+        version = self._version
+        names = self.names
+
+        def walk(mask: int, pos: int) -> Iterator[Step]:
+            for steps, nxt in self._moves(mask):
+                if version != self._version:
+                    raise RuntimeError("PathTracker was pruned while step_entries was being iterated")
+                if not self._meets_constraints(steps, pos):
+                    continue
+                end = pos + len(steps)
+                count = self._count(nxt, end, step)
+                if not count:
+                    continue
+                if end > step:
+                    ordered = sorted(steps[step - pos], key=lambda i: names[i])
+                    for _ in range(count):
+                        yield list(ordered)
+                        if version != self._version:
+                            raise RuntimeError("PathTracker was pruned while step_entries was being iterated")
+                else:
+                    yield from walk(nxt, end)
+
+        return walk(0, 0)
+
+    def count_step_entries(self, step: int) -> int:
+        """Number of entries :meth:`step_entries` yields, without enumerating them (SPEC 3.2, 3.3).
+
+        It is the number of alive paths (those meeting every prune
+        constraint) with more than ``step`` steps. Computed by a DP over
+        (state, position): from a state at a position, sum over the moves
+        that meet the constraints; once past the last constrained position
+        only the remaining length matters, counted by a prune-independent DP
+        over (state, steps still needed). Python int, exact however large
+        (for n independent calls with distinct names every ordered set
+        partition of the calls is a path, so ``count_step_entries(0)`` is
+        the Fubini number a(n); a(12) = 28091567595).
+
+        Args:
+            step: 0-based step index.
+
+        Returns:
+            The count (int >= 0); 0 when no alive path reaches ``step``.
+
+        Raises:
+            ValueError: ``step`` is negative.
+        """
+        if step < 0:
+            raise ValueError(f"step must be >= 0, got {step}")
+        return self._count(0, 0, step)
+
+    def has_step_table(self, step: int) -> bool:
+        """Whether the reference builds a candidate table for ``step``: ``0 <= step < n`` (SPEC 3.2).
+
+        The reference builds its per-step tables only for step indices
+        ``0..n-1`` (n = number of nodes). At ``step >= n`` there is no table
+        and a tool-call step is the error ``current step: s, idx_list is
+        None``; at a step ``< n`` that no alive path reaches, the table exists
+        and is empty (so such a step is the ``action name not in
+        candidate_answer_function_list`` error).
+        """
+        return 0 <= step < self._n
+
     def prune(self, step: int, nodes: Sequence[int]) -> None:
         """Keep only alive paths whose step ``step`` is the node set ``nodes`` (any order).
 
@@ -336,6 +503,8 @@ class PathTracker:
         self._constraints[step] = target
         self._last_constrained = max(self._last_constrained, step)
         self._alive_memo.clear()
+        self._count_memo.clear()
+        self._version += 1
 
     # -- internals -------------------------------------------------------
 
@@ -385,6 +554,95 @@ class PathTracker:
         )
         self._alive_memo[key] = result
         return result
+
+    def _distinct_ready(self, mask: int) -> int | None:
+        """Ready-node bit mask of state ``mask`` when every subset of it is a move, else None.
+
+        That holds when the ready nodes have pairwise distinct names none of
+        which contains ``|``: then there is no same-name run (rule 6 drops
+        nothing, no run move) and different combos have different joined
+        name sequences (rule 5 drops nothing), so the moves are exactly the
+        non-empty subsets, each one step. Lets the counting DPs walk
+        sub-masks instead of building the move list.
+        """
+        cached = self._distinct_ready_cache.get(mask, -1)
+        if cached != -1:
+            return cached
+        result: int | None = None
+        if self._pipe_free:
+            pred_mask = self._pred_mask
+            ready = [i for i in range(self._n) if not (mask >> i) & 1 and not (pred_mask[i] & ~mask)]
+            if len({self.names[i] for i in ready}) == len(ready):
+                result = sum(1 << i for i in ready)
+        self._distinct_ready_cache[mask] = result
+        return result
+
+    def _count(self, mask: int, pos: int, step: int) -> int:
+        """Alive completions from state ``mask`` at position ``pos`` that have a step at ``step``.
+
+        Alive: every constraint at a position ``>= pos`` is met (constraints
+        before ``pos`` are the caller's business).
+        """
+        if self._dead:
+            return 0
+        if pos > self._last_constrained:
+            return self._count_at_least(mask, step - pos + 1)
+        if mask == self._full:
+            return 0  # the path ends before a constrained position
+        if pos > step:
+            step = pos - 1  # the length condition already holds: share the memo entry
+        key = (mask, pos, step)
+        memo = self._count_memo.get(key)
+        if memo is not None:
+            return memo
+        total = 0
+        ready = self._distinct_ready(mask)
+        if ready is not None:
+            wanted = self._constraints.get(pos)
+            if wanted is not None:
+                # the one matching move, if the wanted set is a non-empty subset of the ready nodes
+                if wanted and len(set(wanted)) == len(wanted) and all(0 <= i < self._n for i in wanted):
+                    bits = sum(1 << i for i in wanted)
+                    if bits & ready == bits:
+                        total = self._count(mask | bits, pos + 1, step)
+            else:
+                sub = ready
+                while sub:
+                    total += self._count(mask | sub, pos + 1, step)
+                    sub = (sub - 1) & ready
+        else:
+            for steps, nxt in self._moves(mask):
+                if self._meets_constraints(steps, pos):
+                    total += self._count(nxt, pos + len(steps), step)
+        self._count_memo[key] = total
+        return total
+
+    def _count_at_least(self, mask: int, need: int) -> int:
+        """Completions from state ``mask`` (no constraints) with at least ``need`` steps."""
+        if need < 0:
+            need = 0
+        if mask == self._full:
+            return 1 if need == 0 else 0
+        key = (mask, need)
+        memo = self._at_least_memo
+        cached = memo.get(key)
+        if cached is not None:
+            return cached
+        total = 0
+        ready = self._distinct_ready(mask)
+        if ready is not None:
+            rest = need - 1 if need > 0 else 0
+            sub = ready
+            while sub:
+                nxt = mask | sub
+                value = memo.get((nxt, rest))
+                total += value if value is not None else self._count_at_least(nxt, rest)
+                sub = (sub - 1) & ready
+        else:
+            for steps, nxt in self._moves(mask):
+                total += self._count_at_least(nxt, need - len(steps))
+        memo[key] = total
+        return total
 
     def _min_remaining(self, mask: int) -> int:
         """Fewest steps from state ``mask`` to the end: nodes on the longest unvisited chain."""

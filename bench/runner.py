@@ -32,6 +32,7 @@ from filelock import FileLock, Timeout
 
 from bench.inference import error_record
 from bench.io import atomic_write_text, dumps_line
+from bench.schema import load_sessions
 
 RESULT_FILE = "result.jsonl"
 LOCK_FILE = ".wtb-eval.lock"
@@ -54,43 +55,12 @@ def normalise_id(value: str) -> str:
 
 
 def load_dataset(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Sessions of a dataset JSON Lines file (SPEC 2), validated by ``bench.schema`` when available.
+    """Sessions of a dataset JSON Lines file (SPEC 2) as plain dicts, validated by ``bench.schema``.
 
     Raises:
-        FileNotFoundError: no such file.
-        ValueError: a malformed line, naming the file, line and field.
+        bench.schema.DatasetError: every malformed line (file, line and field named), a missing or empty file.
     """
-    try:
-        from bench.schema import load_sessions
-    except ImportError:  # pragma: no cover - until the scoring branch (bench.schema) is merged
-        load_sessions = None
-    if load_sessions is not None:
-        return [_as_dict(s) for s in load_sessions(path)]
-    sessions = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}, line {number}: not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict) or not isinstance(row.get("id"), str):
-                raise ValueError(f"{path}, line {number}: field 'id' missing or not a string")
-            sessions.append(row)
-    return sessions
-
-
-def _as_dict(session: Any) -> dict[str, Any]:
-    if isinstance(session, dict):
-        return session
-    for attr in ("raw", "to_dict", "model_dump"):
-        value = getattr(session, attr, None)
-        if isinstance(value, dict):
-            return value
-        if callable(value):
-            return value()
-    raise TypeError(f"cannot turn {type(session).__name__} into a dataset line")
+    return [session.to_dict() for session in load_sessions(path)]
 
 
 def select_sessions(

@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from typer.testing import CliRunner
 
 from bench.cli import app
-
-pytest.importorskip("bench.scoring", reason="needs the scoring core (bench.scoring)")
 
 
 def _jsonl(path):

@@ -4,8 +4,8 @@ The server (tests/_openai_stub.py) serves the fixture candidates' scripted
 responses on 127.0.0.1; it recognises a session by its system + first user
 message. The run must give the same records as ``replay:`` (apart from
 latency, history ids and token counts, which here come from the server's
-usage), the server must have received exactly the recorded requests, and,
-once scoring is available, the same metrics.
+usage), the server must have received exactly the recorded requests, and the
+metrics must be those of replay and of expected_metrics.jsonl.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from bench.runner import arun_eval, load_dataset, run_eval
+from bench.score_run import score_run
 from graphs.evaluation_context import EvaluationContext
 from tests._openai_stub import ScriptedServer
 from tests.test_evaluation_reference import normalise
@@ -86,11 +87,11 @@ def test_openai_over_http_matches_replay(reference_dir, tmp_path, candidate):
         counts = [(i, o) for task in record["result"] for i, o in zip(task["input_token_count"], task["output_token_count"])]
         assert counts == [(100 + i, 10 + i) for i in range(len(steps))]
 
-    if (http_dir / "metric.json").exists() or (replay_dir / "metric.json").exists():
-        with open(http_dir / "metric.json", encoding="utf-8") as handle:
-            http_metric = json.load(handle)
-        expected = next(m for m in _jsonl(reference_dir / "expected_metrics.jsonl") if m["candidate"] == candidate)
-        assert http_metric == expected["metric"]
+    with open(http_dir / "metric.json", encoding="utf-8") as handle:
+        http_metric = json.load(handle)
+    expected = next(m for m in _jsonl(reference_dir / "expected_metrics.jsonl") if m["candidate"] == candidate)
+    assert http_metric == expected["metric"]
+    assert http_metric == score_run(reference_dir / "sessions.jsonl", replay_dir / "result.jsonl", tmp_path / "replay-score")
 
 
 def test_reasoning_content_is_recorded_and_sent_back(reference_dir, tmp_path, monkeypatch):

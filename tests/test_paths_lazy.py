@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import random
-from itertools import combinations
+from itertools import combinations, islice
+from math import comb, factorial
 from typing import Any
 
 import pytest
@@ -39,6 +40,19 @@ def _task(names: list[str], deps: list[list[int]] | None = None) -> list[dict[st
     ]
 
 
+def _assert_same_entries(naive: MaterialisedPathTracker, lazy: PathTracker, step: int, where) -> None:
+    """Undeduplicated step tables and their counts agree; the distinct ones are the candidates."""
+    entries = list(naive.step_entries(step))
+    assert list(lazy.step_entries(step)) == entries, where
+    assert lazy.count_step_entries(step) == naive.count_step_entries(step) == len(entries), where
+    distinct: list[list[int]] = []
+    for entry in entries:
+        if entry not in distinct:
+            distinct.append(entry)
+    assert distinct == lazy.candidates(step), where
+    assert lazy.has_step_table(step) == naive.has_step_table(step) == (step < len(naive.names)), where
+
+
 def _differential_walk(answer_list, rng: random.Random, policy: str) -> int:
     """Drive both trackers with the same choices; assert equal answers at every step.
 
@@ -56,10 +70,12 @@ def _differential_walk(answer_list, rng: random.Random, policy: str) -> int:
     for step in range(horizon):
         expected = naive.candidates(step)
         assert lazy.candidates(step) == expected, (policy, step)
+        _assert_same_entries(naive, lazy, step, (policy, step))
         if not expected:
             # nothing alive is that long: every later step is empty too
             later = rng.randrange(step, horizon + 1)
             assert lazy.candidates(later) == naive.candidates(later) == []
+            assert list(lazy.step_entries(later)) == [] and lazy.count_step_entries(later) == 0
             return step
         if policy == "oracle":
             chosen = next(c for c in expected if sorted(c) == naive.gold_path[step])
@@ -76,6 +92,7 @@ def _differential_walk(answer_list, rng: random.Random, policy: str) -> int:
             if rng.random() < 0.3:
                 other = rng.randrange(0, horizon)
                 assert lazy.candidates(other) == naive.candidates(other), (policy, step, other)
+                _assert_same_entries(naive, lazy, other, (policy, step, other))
         if chosen is not None:
             naive.prune(step, chosen)
             lazy.prune(step, list(reversed(chosen)))  # any order is accepted
@@ -112,6 +129,151 @@ def test_lazy_rows_candidates_match_fixture_paths(reference_dir):
             assert lazy.candidates(step) == expected, (row["session_id"], row["task_idx"], step)
 
 
+def test_lazy_rows_step_entries_match_fixture_paths(reference_dir):
+    """Without the naive tracker: the undeduplicated step-s table straight from the fixture's path list."""
+    duplicated = 0
+    for row in _rows(reference_dir):
+        lazy = PathTracker(row["answer_list"])
+        names = [node["action"]["name"] for node in row["answer_list"]]
+        for step in range(len(row["answer_list"]) + 2):
+            expected = [
+                sorted(path[step], key=lambda i: names[i]) for path in row["all_path_list"] if step < len(path)
+            ]
+            where = (row["session_id"], row["task_idx"], step)
+            assert list(lazy.step_entries(step)) == expected, where
+            assert lazy.count_step_entries(step) == len(expected), where
+            duplicated += len(expected) - len(lazy.candidates(step))
+    assert duplicated > 0  # some fixture rows do have repeated entries
+
+
+def test_session_21_task_0_step_entries_keep_duplicates(reference_dir):
+    """Fixture evidence: over_ask's error step 0 lists the getCityShow step twice."""
+    with open(reference_dir / "expected_results.jsonl", encoding="utf-8") as handle:
+        record = next(
+            r
+            for r in map(json.loads, handle)
+            if r["session_id"] == "wild_tool_bench_21" and r["candidate"] == "over_ask"
+        )
+    step0 = next(t for t in record["result"] if t["inference_log"]["task_idx"] == 0)["inference_log"]["step_0"]
+    listed = step0["inference_answer"]
+    assert list(listed) == ["candidate_0_answer_function_list", "candidate_1_answer_function_list"]
+    assert listed["candidate_0_answer_function_list"] == listed["candidate_1_answer_function_list"]
+    assert [a["name"] for a in listed["candidate_0_answer_function_list"]["action"]] == ["getCityShow"]
+
+    # Gold DAG of that task: getCityShow; two getShowDetail on it; prepare_to_answer on all.
+    answer_list = _task(
+        ["getCityShow", "getShowDetail", "getShowDetail", PREPARE_TO_ANSWER], [[], [0], [0], [0, 1, 2]]
+    )
+    assert enumerate_paths(answer_list) == [[[0], [1], [2], [3]], [[0], [1, 2], [3]]]
+    for tracker in (PathTracker(answer_list), MaterialisedPathTracker(answer_list)):
+        assert list(tracker.step_entries(0)) == [[0], [0]]
+        assert tracker.count_step_entries(0) == 2
+        assert tracker.candidates(0) == [[0]]
+        assert list(tracker.step_entries(1)) == [[1], [1, 2]]
+        assert list(tracker.step_entries(2)) == [[2], [3]]
+        assert list(tracker.step_entries(3)) == [[3]]
+        assert tracker.count_step_entries(3) == 1
+        # n = 4 nodes: the reference builds tables for steps 0-3 only.
+        assert tracker.has_step_table(3) and not tracker.has_step_table(4)
+        assert list(tracker.step_entries(4)) == [] and tracker.count_step_entries(4) == 0
+        tracker.prune(0, [0])
+        tracker.prune(1, [1])
+        assert list(tracker.step_entries(2)) == [[2]]
+        assert list(tracker.step_entries(0)) == [[0]]
+
+
+def _stirling2(n: int, k: int) -> int:
+    """Stirling number of the second kind S(n, k), by the usual recurrence."""
+    table = [[0] * (k + 1) for _ in range(n + 1)]
+    table[0][0] = 1
+    for i in range(1, n + 1):
+        for j in range(1, min(i, k) + 1):
+            table[i][j] = j * table[i - 1][j] + table[i - 1][j - 1]
+    return table[n][k]
+
+
+def _fubini(n: int) -> int:
+    """Ordered set partitions of n items: a(n) = sum_k C(n, k) a(n - k), a(0) = 1."""
+    a = [1]
+    for m in range(1, n + 1):
+        a.append(sum(comb(m, k) * a[m - k] for k in range(1, m + 1)))
+    return a[n]
+
+
+def test_count_step_entries_twelve_independent_distinct_calls():
+    """12 distinct independent calls + prepare_to_answer: counting without enumeration.
+
+    With distinct names every non-empty subset of the ready calls is a move
+    (no run, no name collision), so a path is an ordered set partition of the
+    12 calls into k blocks (k! * S(12, k) of them) followed by the
+    prepare_to_answer step: k + 1 steps. ``count_step_entries(s)`` counts the
+    paths with more than s steps, i.e. with k >= s blocks:
+    sum_{k >= max(s, 1)} k! * S(12, k). At s = 0 (and s = 1) that is every
+    path, the Fubini number a(12) = 28091567595 (OEIS A000670).
+    """
+    answer_list = parallel_task([f"tool_{i:02d}" for i in range(12)])
+    tracker = PathTracker(answer_list)
+    assert _fubini(12) == 28091567595
+    assert tracker.count_step_entries(0) == 28091567595
+    for step in (1, 2, 5, 11, 12, 13, 14):
+        expected = sum(factorial(k) * _stirling2(12, k) for k in range(max(step, 1), 13))
+        assert tracker.count_step_entries(step) == expected, step
+    assert tracker.count_step_entries(12) == factorial(12)  # all singletons, then prepare_to_answer
+    assert tracker.count_step_entries(13) == 0
+    # The lazy table starts with the a(11) paths that issue call 0 alone first.
+    assert list(islice(tracker.step_entries(0), 5)) == [[0]] * 5
+    assert list(islice(tracker.step_entries(12), 3)) == [[12]] * 3
+    # After pruning step 0 to one call, 11 calls are left: a(11) paths, each
+    # with at least 3 steps; only [5], [the other 11], [12] has no step 3.
+    tracker.prune(0, [5])
+    assert tracker.count_step_entries(0) == tracker.count_step_entries(2) == _fubini(11)
+    assert tracker.count_step_entries(3) == _fubini(11) - 1
+    # An ask step leaves step 1 free while step 2 is pruned to a pair.
+    tracker.prune(2, [0, 1])
+    # Step 1: any non-empty subset T of the 10 calls other than 0, 1 (and 5), then {0, 1}, then the rest.
+    expected = sum(comb(9, t) * _fubini(9 - t) for t in range(1, 10))
+    assert tracker.count_step_entries(1) == expected
+    # A prune to node indices that do not exist leaves nothing (no crash).
+    odd = PathTracker(answer_list)
+    odd.prune(0, [-1, 99])
+    assert odd.count_step_entries(0) == 0 and list(odd.step_entries(0)) == [] and odd.candidates(0) == []
+    with pytest.raises(RuntimeError, match="pruned"):
+        running = tracker.step_entries(1)
+        next(running)
+        tracker.prune(3, [12])
+        next(running)
+
+
+def test_step_entries_five_independent_distinct_calls():
+    """Step 0 table of 5 distinct independent calls: each first block T, in
+    combination order, repeated once per ordered set partition of the rest."""
+    answer_list = parallel_task([f"tool_{i}" for i in range(5)])
+    expected = [
+        list(block)
+        for size in range(1, 6)
+        for block in combinations(range(5), size)
+        for _ in range(_fubini(5 - size))
+    ]
+    assert len(expected) == _fubini(5) == 541
+    for tracker in (PathTracker(answer_list), MaterialisedPathTracker(answer_list)):
+        assert list(tracker.step_entries(0)) == expected
+        assert tracker.count_step_entries(0) == 541
+
+
+def test_count_step_entries_same_name_run():
+    """Ten calls of one tool: two paths (one by one, or all at once), each then prepare_to_answer."""
+    tracker = PathTracker(parallel_task(["get_weather"] * 10))
+    assert tracker.count_step_entries(0) == tracker.count_step_entries(1) == 2
+    assert list(tracker.step_entries(1)) == [[1], [10]]
+    assert tracker.count_step_entries(2) == 1
+    assert tracker.count_step_entries(10) == 1
+    assert tracker.count_step_entries(11) == 0
+    with pytest.raises(ValueError, match="step must be >= 0"):
+        tracker.step_entries(-1)
+    with pytest.raises(ValueError, match="step must be >= 0"):
+        tracker.count_step_entries(-1)
+
+
 def _random_dag(rng: random.Random) -> list[dict[str, Any]]:
     """Small random gold DAG: names from a 1-3 letter alphabet (same-name runs,
     name dedup), some ask nodes, dependencies in a random topological order
@@ -143,6 +305,37 @@ def test_random_dags_differential():
         policy = rng.choice(["oracle", "last", "random", "random"])
         walked += _differential_walk(answer_list, rng, policy)
     assert walked > 1000  # the walks went past step 0
+
+
+def test_distinct_ready_shortcut_matches_moves():
+    """The counting shortcut (every non-empty subset of the ready nodes is a
+    one-step move) is used only where :func:`_moves_from_ready` agrees."""
+    rng = random.Random(7)
+    used = 0
+    for _ in range(300):
+        tracker = PathTracker(_random_dag(rng))
+        frontier, seen = [0], {0}
+        while frontier:
+            mask = frontier.pop()
+            moves = tracker._moves(mask)
+            ready = tracker._distinct_ready(mask)
+            if ready is not None:
+                used += 1
+                subsets = [
+                    (tuple(i for i in range(tracker._n) if (sub >> i) & 1),)
+                    for sub in range(1, ready + 1)
+                    if sub & ready == sub
+                ]
+                assert sorted(steps for steps, _ in moves) == sorted(subsets), mask
+            for _, nxt in moves:
+                if nxt not in seen:
+                    seen.add(nxt)
+                    frontier.append(nxt)
+    assert used > 100
+    # A name containing "|" can collide when joined: no shortcut then.
+    piped = PathTracker(_task(["a|b", "c", "a", "b|c"]))
+    assert piped._distinct_ready(0) is None
+    assert len(piped._moves(0)) < 2**4 - 1
 
 
 def test_twelve_independent_distinct_calls():

@@ -35,6 +35,7 @@ def eval_command(
 ) -> None:
     """Run the model on the sessions (resuming an interrupted run), write DIR/result.jsonl, score it, print the table."""
     from bench.runner import load_dataset, run_eval, select_sessions
+    from bench.schema import DatasetError
     from graphs.evaluation_context import EvaluationContext
 
     try:
@@ -49,9 +50,13 @@ def eval_command(
             settings["timeout"] = timeout
         context = EvaluationContext(**settings)
         summary = run_eval(sessions, context, out, concurrency=concurrency, overwrite=overwrite, progress=progress)
+    except DatasetError as exc:
+        for issue in exc.issues:
+            _err.print(str(issue), markup=False)
+        raise typer.Exit(code=1) from None
     except (OSError, ValueError, RuntimeError) as exc:
-        _err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(code=2) from None
+        _err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(code=1) from None
 
     _err.print(
         f"{summary.selected} sessions: {summary.evaluated} evaluated, {summary.skipped} already done; "
@@ -64,15 +69,15 @@ def eval_command(
 
 def _score(dataset: Path, result_path: Path, out: Path) -> None:
     """Score the run into ``out/score.jsonl`` + ``out/metric.json`` and print the table (SPEC 4)."""
+    from bench.report import metric_table
+    from bench.schema import DatasetError
+    from bench.score_run import METRIC_FILE, SCORE_FILE, score_run
+
     try:
-        from bench.scoring import score_run
-    except ImportError:  # pragma: no cover - until the scoring branch is merged
-        _err.print("[yellow]scoring is not available in this build; result.jsonl is written[/yellow]")
-        return
-    metric = score_run(dataset, result_path, out)
-    try:
-        from bench.report import print_metric_table
-    except ImportError:  # pragma: no cover
-        Console().print_json(data=metric)
-        return
-    print_metric_table(metric)
+        metric = score_run(dataset, result_path, out)
+    except DatasetError as exc:
+        for issue in exc.issues:
+            _err.print(str(issue), markup=False)
+        raise typer.Exit(code=1) from None
+    Console(highlight=False, soft_wrap=True).print(metric_table(metric))
+    _err.print(f"wrote {result_path}, {out / SCORE_FILE} and {out / METRIC_FILE}", markup=False)

@@ -42,6 +42,7 @@ class ModelSettings:
 BUILTIN_PROVIDERS: dict[str, str] = {
     "openai": "nodes.providers.openai:create",
     "replay": "nodes.providers.replay:create",
+    "scripted": "nodes.providers.scripted:create",
 }
 
 _registry: dict[str, ProviderFactory] = {}
