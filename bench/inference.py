@@ -30,7 +30,7 @@ import string
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Sequence
 
-from bench.paths import ASK_USER, PREPARE_TO_ANSWER, PathTracker, Step, enumerate_paths, node_names
+from bench.paths import ASK_USER, PREPARE_TO_ANSWER, PathTracker
 
 from bench.args import float_to_number
 
@@ -45,7 +45,6 @@ __all__ = [
     "history_tool_call_id",
     "gold_history",
     "build_prompt",
-    "step_alternatives",
     "tracker_after",
     "match_step",
     "step_log",
@@ -218,31 +217,6 @@ class StepOutcome:
     task_correct: bool = False
 
 
-def step_alternatives(
-    answer_list: Sequence[Mapping[str, Any]],
-    prunes: Sequence[tuple[int, Sequence[int]]],
-    step: int,
-) -> list[Step]:
-    """The node set at position ``step`` of every alive path, in path order, duplicates kept.
-
-    This is the list the reference records as ``candidate_<i>`` on an error
-    step: one entry per alive path, so two paths that share their step
-    ``step`` give two identical candidates. Each node set is sorted by
-    function name (stable). It materialises the path enumeration (as the
-    reference does), so it is only called on error steps; matching uses the
-    tracker's distinct candidates, which come in the same first-occurrence order.
-
-    Args:
-        answer_list: the task's gold nodes.
-        prunes: ``(step, nodes)`` of the matched call steps so far.
-        step: the step index.
-    """
-    names = node_names(answer_list)
-    targets = [(s, sorted(nodes)) for s, nodes in prunes]
-    alive = [p for p in enumerate_paths(answer_list) if all(s < len(p) and sorted(p[s]) == n for s, n in targets)]
-    return [sorted(p[step], key=lambda i: names[i]) for p in alive if step < len(p)]
-
-
 def tracker_after(answer_list: Sequence[Mapping[str, Any]], prunes: Sequence[tuple[int, Sequence[int]]]) -> PathTracker:
     """A fresh tracker of ``answer_list`` with the ``(step, nodes)`` prunes of the steps so far applied in order."""
     tracker = PathTracker(answer_list)
@@ -266,16 +240,13 @@ def _answer_entry(answer_list: Sequence[Mapping[str, Any]], nodes: Sequence[int]
     return entry
 
 
-def _all_candidates(
-    answer_list: Sequence[Mapping[str, Any]], prunes: Sequence[tuple[int, Sequence[int]]], step: int
-) -> dict[str, Any] | None:
-    alternatives = step_alternatives(answer_list, prunes, step)
-    if not alternatives:
-        return None
-    return {
+def _all_candidates(answer_list: Sequence[Mapping[str, Any]], tracker: PathTracker, step: int) -> dict[str, Any] | None:
+    """Every entry of the step's candidate table (one per alive path, duplicates kept), or ``None`` if empty."""
+    entries = {
         f"candidate_{i}_answer_function_list": _answer_entry(answer_list, nodes, with_pseudo_fields=True)
-        for i, nodes in enumerate(alternatives)
+        for i, nodes in enumerate(tracker.step_entries(step))
     }
+    return entries or None
 
 
 def _single_pseudo(answer_list: Sequence[Mapping[str, Any]], nodes: Sequence[int], name: str) -> Mapping[str, Any]:
@@ -293,21 +264,20 @@ def match_step(
     answer_list: Sequence[Mapping[str, Any]],
     step: int,
     response: Mapping[str, Any],
-    prunes: Sequence[tuple[int, Sequence[int]]] = (),
 ) -> StepOutcome:
     """Judge the candidate's response at step ``step`` of a task (SPEC 3.2, quirks 3-6).
 
     Args:
         tracker: the task's path tracker, pruned by the earlier steps (not modified here;
             apply ``outcome.prune`` with ``tracker.prune(step, outcome.prune)``).
-            Only ``names`` and ``candidates(step)`` are used.
+            Matching scans the distinct ``candidates(step)`` (same first-match
+            result as the reference's undeduplicated table); an error step
+            records every ``step_entries(step)`` entry, duplicates included.
         answer_list: the task's gold nodes (observations, user inputs, arguments).
         step: 0-based step index within the task.
         response: ``{"content", "tool_calls", "reasoning_content"}`` in raw OpenAI
             form; ``tool_calls`` items carry ``id`` and ``function.name`` /
             ``function.arguments`` (a JSON string, never parsed here).
-        prunes: the ``(step, nodes)`` prunes already applied to ``tracker``; used
-            to list every alive path's candidate on an error step.
 
     Returns:
         A :class:`StepOutcome`.
@@ -315,7 +285,8 @@ def match_step(
     Raises:
         InferenceError: where the reference harness itself crashes: a text
             reply matched to a gold step that holds a pseudo-tool node with
-            other nodes, or a text reply at a step index beyond the node count.
+            other nodes, a text reply at a step index beyond the node count, or
+            a matched call step while a shorter gold path is still alive.
     """
     content = response.get("content")
     tool_calls = response.get("tool_calls")
@@ -324,7 +295,7 @@ def match_step(
     if not tool_calls:
         if not content:
             return StepOutcome("error", ERROR_EMPTY_RESPONSE, task_end=True)
-        if step >= len(tracker.names):
+        if not tracker.has_step_table(step):
             # The reference looks the step up in a table keyed by node index and raises KeyError.
             raise InferenceError(str(step), f"text reply at step {step}, beyond the task's {len(answer_list)} nodes")
         for nodes in tracker.candidates(step):
@@ -350,7 +321,7 @@ def match_step(
                     task_end=True,
                     task_correct=True,
                 )
-        return StepOutcome("error", ERROR_ACTION_NAME, inference_answer=_all_candidates(answer_list, prunes, step), task_end=True)
+        return StepOutcome("error", ERROR_ACTION_NAME, inference_answer=_all_candidates(answer_list, tracker, step), task_end=True)
 
     try:
         call_ids = [call["id"] for call in tool_calls]
@@ -361,7 +332,7 @@ def match_step(
         return StepOutcome("error", f"parse tool_calls failed, error: {exc}", task_end=True)
 
     predicted = sorted(call_names)
-    if step >= len(tracker.names):
+    if not tracker.has_step_table(step):
         return StepOutcome("error", f"current step: {step}, idx_list is None", task_end=True)
     for nodes in tracker.candidates(step):
         if [answer_list[i]["action"]["name"] for i in nodes] != predicted:
@@ -378,13 +349,20 @@ def match_step(
                 observation = json.dumps(observation, ensure_ascii=False)
             # Quirk 5: observations in the gold step's sorted order, ids in the model's original order.
             messages.append({"role": "tool", "content": observation, "tool_call_id": call_ids[j]})
+        if tracker.count_step_entries(0) != tracker.count_step_entries(step):
+            # Pruning indexes position ``step`` of every alive path; a shorter one crashes the reference.
+            raise InferenceError(
+                "list index out of range",
+                f"a still-alive gold path has fewer than {step + 1} steps when step {step} is pruned "
+                "(reachable only after extra clarification turns); the reference harness crashes here",
+            )
         return StepOutcome(
             "correct",
             messages=messages,
             inference_answer={"candidate_0_answer_function_list": _answer_entry(answer_list, nodes, with_pseudo_fields=False)},
             prune=list(nodes),
         )
-    return StepOutcome("error", ERROR_ACTION_NAME, inference_answer=_all_candidates(answer_list, prunes, step), task_end=True)
+    return StepOutcome("error", ERROR_ACTION_NAME, inference_answer=_all_candidates(answer_list, tracker, step), task_end=True)
 
 
 # --------------------------------------------------------------------------- result record (SPEC 3.4)

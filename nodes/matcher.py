@@ -24,7 +24,7 @@ async def match_response(state: EvaluationState) -> Command[Literal["feed_back",
     tracker = inference.tracker_after(answer_list, state.get("prunes", []))
     response = state["response"] or {}
     try:
-        outcome = inference.match_step(tracker, answer_list, step, response, state.get("prunes", []))
+        outcome = inference.match_step(tracker, answer_list, step, response)
     except inference.InferenceError as exc:
         return Command(goto="finish_session", update={"error": str(exc), "error_detail": exc.detail})
 

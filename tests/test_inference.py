@@ -146,7 +146,7 @@ def test_wrong_name_records_every_alive_path_with_duplicates():
     assert names == [["getA"], ["getB"], ["getA", "getB"]]
     # after getA at step 0, step 1 has getB then prep on one path each
     tracker.prune(0, [0])
-    outcome = inference.match_step(tracker, nodes, 1, {"content": "chat", "tool_calls": None}, prunes=[(0, [0])])
+    outcome = inference.match_step(tracker, nodes, 1, {"content": "chat", "tool_calls": None})
     assert outcome.label == "error"
     assert list(outcome.inference_answer.values()) == [{"action": [{"arguments": "{}", "name": "getB"}]}]
 
@@ -176,7 +176,7 @@ def test_text_reply_asks_then_answers():
     assert again.label == "error" and again.task_end
     # the final reply at step 2 ends the task correct
     tracker.prune(1, [1])
-    final = inference.match_step(tracker, CLARIFY, 2, {"content": "It is 7.", "tool_calls": None}, prunes=[(1, [1])])
+    final = inference.match_step(tracker, CLARIFY, 2, {"content": "It is 7.", "tool_calls": None})
     assert (final.label, final.task_end, final.task_correct) == ("correct", True, True)
     assert final.inference_answer["candidate_0_answer_function_list"]["observation"] == "done"
     assert inference.is_optimal(True, 2, tracker.min_length) is True
@@ -209,3 +209,24 @@ def test_step_log_shape():
         },
     }
     assert json.loads(json.dumps(log)) == log
+
+
+def test_matched_call_while_a_shorter_path_is_alive_crashes_like_the_reference():
+    # two independent asks and an independent call: asking twice moves the call to step 2,
+    # while the path [[ask, ask, call], [prep]] (2 steps) is still alive (asks never prune)
+    nodes = [
+        node("ask_user_for_required_parameters", {}, "Q1?", user_input="a1"),
+        node("ask_user_for_required_parameters", {}, "Q2?", user_input="a2"),
+        node("getA", {}, {"a": 1}),
+        node("prepare_to_answer", {}, "r", deps=[0, 1, 2]),
+    ]
+    tracker = PathTracker(nodes)
+    assert inference.match_step(tracker, nodes, 0, {"content": "Q1?", "tool_calls": None}).label == "correct"
+    assert inference.match_step(tracker, nodes, 1, {"content": "Q2?", "tool_calls": None}).label == "correct"
+    with pytest.raises(inference.InferenceError) as raised:
+        inference.match_step(tracker, nodes, 2, {"content": None, "tool_calls": [call("c", "getA")]})
+    assert str(raised.value) == "list index out of range"
+    # without the extra asks the same call is an ordinary matched step
+    fresh = PathTracker(nodes[2:3] + [node("prepare_to_answer", {}, "r", deps=[0])])
+    ok = inference.match_step(fresh, nodes[2:3] + [node("prepare_to_answer", {}, "r", deps=[0])], 0, {"content": None, "tool_calls": [call("c", "getA")]})
+    assert ok.label == "correct" and ok.prune == [0]
