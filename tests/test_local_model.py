@@ -29,7 +29,16 @@ from nodes.providers.bundled import (
     ModelAssemblyError,
     assemble,
 )
-from nodes.providers.gguf import LocalChatOpenAI, LocalServer, LocalServerError, ServerOptions, adapt_payload
+from nodes.providers._llama_child import decode_tool_call_arguments
+from nodes.providers.gguf import (
+    LocalChatOpenAI,
+    LocalServer,
+    LocalServerError,
+    ServerOptions,
+    adapt_payload,
+    lift_text_tool_calls,
+    parse_text_tool_calls,
+)
 
 
 @tool
@@ -154,12 +163,11 @@ def test_adapter_payload_fixes() -> None:
     assert bound.kwargs["tool_choice"] == "auto"
     payload = model._get_request_payload(_conversation(), **bound.kwargs)
     assert payload["tool_choice"] == "auto"
-    assert [m["role"] for m in payload["messages"]] == ["system", "user", "assistant", "user"]
-    assert payload["messages"][0]["content"] == ""
-    assistant = payload["messages"][2]
+    assert [m["role"] for m in payload["messages"]] == ["user", "assistant", "tool"]
+    assistant = payload["messages"][1]
     assert assistant["content"] == ""
     assert assistant["tool_calls"][0]["function"] == {"name": "get_weather", "arguments": '{"city": "Paris"}'}
-    assert payload["messages"][3]["content"] == 'Result of functions.get_weather (call call_1):\n{"temperature": 21}'
+    assert payload["messages"][2] == {"role": "tool", "tool_call_id": "call_1", "content": '{"temperature": 21}'}
 
 
 def test_adapter_keeps_caller_tool_choice_and_existing_system() -> None:
@@ -185,6 +193,77 @@ def test_adapter_maps_json_schema_response_format_and_structured_output() -> Non
     assert payload["response_format"] == {"type": "json_object", "schema": schema}
     chain = _dummy_model().with_structured_output({"title": "Verdict", "description": "A verdict.", **schema})
     assert chain.first.kwargs["tool_choice"] == {"type": "function", "function": {"name": "Verdict"}}
+
+
+NAMES = ["get_weather", "book_flight"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"name": "get_weather", "arguments": {"city": "Paris"}}',
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+        '```json\n{"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}\n```',
+        '\n{"name": "get_weather", "parameters": {"city": "Paris"}}\n',
+    ],
+)
+def test_parse_text_tool_calls_forms(text: str) -> None:
+    rest, calls = parse_text_tool_calls(text, NAMES)
+    assert calls == [{"name": "get_weather", "args": {"city": "Paris"}}]
+    assert rest == ""
+
+
+def test_parse_text_tool_calls_several_mixed_and_rejected() -> None:
+    text = (
+        'Let me check.\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
+        '{"name": "book_flight", "arguments": {"origin": "LHR", "destination": "CDG", "date": "2026-12-01"}}\n'
+        '{"name": "delete_everything", "arguments": {}}'
+    )
+    rest, calls = parse_text_tool_calls(text, NAMES)
+    assert [c["name"] for c in calls] == ["get_weather", "book_flight"]
+    assert calls[1]["args"]["destination"] == "CDG"
+    assert rest == 'Let me check.\n\n\n{"name": "delete_everything", "arguments": {}}'
+    # Plain text, JSON that is not a call, arguments that are not an object, broken JSON: no calls.
+    for text in (
+        "It is sunny in Paris.",
+        '{"city": "Paris", "temperature": 21}',
+        '{"name": "get_weather", "arguments": ["Paris"]}',
+        '{"name": "get_weather", "arguments": {"city": "Par',
+    ):
+        assert parse_text_tool_calls(text, NAMES) == (text, [])
+
+
+def test_lift_text_tool_calls_builds_openai_style_calls() -> None:
+    from langchain_core.outputs import ChatGeneration, ChatResult
+
+    message = AIMessage(content='{"name": "get_weather", "arguments": {"city": "Paris"}}')
+    result = lift_text_tool_calls(ChatResult(generations=[ChatGeneration(message=message)]), NAMES)
+    lifted = result.generations[0].message
+    assert lifted.content == ""
+    assert [(c["name"], c["args"]) for c in lifted.tool_calls] == [("get_weather", {"city": "Paris"})]
+    raw = lifted.additional_kwargs["tool_calls"][0]
+    assert raw["id"] == lifted.tool_calls[0]["id"] and raw["id"].startswith("call_")
+    assert json.loads(raw["function"]["arguments"]) == {"city": "Paris"}
+    assert lifted.response_metadata["finish_reason"] == "tool_calls"
+    # Without offered tools nothing is lifted.
+    plain = AIMessage(content='{"name": "get_weather", "arguments": {}}')
+    same = lift_text_tool_calls(ChatResult(generations=[ChatGeneration(message=plain)]), [])
+    assert same.generations[0].message.tool_calls == []
+
+
+def test_child_decodes_tool_call_arguments_for_templates() -> None:
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}},
+            {"id": "b", "type": "function", "function": {"name": "g", "arguments": "not json"}},
+        ]},
+    ]
+    out = decode_tool_call_arguments(messages)
+    assert out[1]["tool_calls"][0]["function"]["arguments"] == {"x": 1}
+    assert out[1]["tool_calls"][1]["function"]["arguments"] == "not json"
+    assert messages[1]["tool_calls"][0]["function"]["arguments"] == '{"x": 1}'  # input untouched
+    assert out[0] is messages[0]
 
 
 def test_local_alias_resolves_to_local_provider(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -216,7 +295,7 @@ def test_missing_llama_cpp_says_install_local_extra(tmp_path: Path, monkeypatch:
 # ---------------------------------------------------------------------------------------------
 
 _FAKE_SERVER = """
-import http.server, sys
+import http.server, json, sys
 port = int(sys.argv[1])
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
@@ -225,6 +304,22 @@ class H(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        with open(sys.argv[2], "wb") as handle:
+            handle.write(body)
+        text = '<tool_call>\\n{"name": "get_weather", "arguments": {"city": "Paris"}}\\n</tool_call>'
+        reply = json.dumps({
+            "id": "x", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12},
+        }).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
     def log_message(self, *args):
         pass
 http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
@@ -235,7 +330,7 @@ class _ScriptServer(LocalServer):
     script = _FAKE_SERVER
 
     def _command(self) -> list[str]:
-        return [sys.executable, "-c", self.script, str(self.port)]
+        return [sys.executable, "-c", self.script, str(self.port), str(self.log_path) + ".request.json"]
 
 
 def _gone(pid: int) -> bool:
@@ -255,6 +350,23 @@ def test_server_health_wait_and_stop(tmp_path: Path, monkeypatch: pytest.MonkeyP
     server.stop()
     assert not server.alive() and _gone(pid)
     assert not server.log_path.exists()
+
+
+def test_adapter_over_http_lifts_text_tool_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole client path against a stand-in server: request fixes out, tool call lifted back."""
+    monkeypatch.setenv("WTB_CACHE_DIR", str(tmp_path))
+    server = _ScriptServer(tmp_path / "m.gguf", ServerOptions(), start_timeout=30)
+    try:
+        model = gguf.chat_model_for_server(server, ModelSettings(timeout=30, max_retries=0))
+        reply = model.bind_tools([get_weather]).invoke(_conversation())
+        sent = json.loads(Path(str(server.log_path) + ".request.json").read_text())
+    finally:
+        server.stop()
+    assert sent["tool_choice"] == "auto" and sent["model"] == "m"
+    assert sent["messages"][1]["content"] == ""
+    assert [t["function"]["name"] for t in sent["tools"]] == ["get_weather"]
+    assert [(c["name"], c["args"]) for c in reply.tool_calls] == [("get_weather", {"city": "Paris"})]
+    assert reply.content == "" and reply.usage_metadata["output_tokens"] == 7
 
 
 def test_server_that_dies_reports_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -291,9 +403,15 @@ def test_server_command_line() -> None:
     command = server._command()
     args = command[command.index(str(os.getpid())) + 1 :]
     pairs = dict(zip(args[::2], args[1::2]))
-    assert pairs["--model"] == "/m/x.gguf" and pairs["--chat_format"] == "chatml-function-calling"
+    assert pairs["--model"] == "/m/x.gguf" and pairs["--model_alias"] == "x"
     assert pairs["--host"] == "127.0.0.1" and pairs["--port"] == "4321"
-    assert pairs["--n_ctx"] == "4096" and pairs["--n_threads"] == "2" and pairs["--cache"] == "true"
+    assert pairs["--n_ctx"] == "4096" and pairs["--n_threads"] == "2" and pairs["--logits_all"] == "false"
+    assert "--chat_format" not in pairs and "--cache" not in pairs  # the GGUF's own template; no state cache
+    server.options = ServerOptions(chat_format="chatml-function-calling", prompt_cache=True)
+    args = server._command()
+    pairs = dict(zip(args[3::2], args[4::2]))
+    assert pairs["--chat_format"] == "chatml-function-calling" and pairs["--cache"] == "true"
+    assert command[1].endswith("_llama_child.py")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,25 +1,35 @@
 """``gguf:PATH`` and ``local``: a GGUF model served by llama.cpp, reached through langchain-openai.
 
-``gguf:/path/to/model.gguf`` starts ``python -m llama_cpp.server`` (the ``local`` extra) for that
-file on a free loopback port, once per process per model file and server options, and returns a
-:class:`LocalChatOpenAI` pointed at it, so every session and role shares one server and talks the
-same OpenAI chat-completions protocol as any remote endpoint. ``local`` (alias ``local:default``)
-is the bundled Qwen2.5-Coder-0.5B-Instruct Q4_K_M file, assembled once into the cache
-(:mod:`nodes.providers.bundled`).
+``gguf:/path/to/model.gguf`` starts llama-cpp-python's OpenAI-compatible server (the ``local``
+extra) for that file on a free loopback port, once per process per model file and server options,
+and returns a :class:`LocalChatOpenAI` pointed at it: every session and role shares one server and
+talks the same chat-completions protocol as any remote endpoint. ``local`` (alias
+``local:default``) is the bundled Qwen2.5-Coder-0.5B-Instruct Q4_K_M file, assembled once into the
+cache (:mod:`nodes.providers.bundled`).
 
-Why a child process and not llama.cpp in-process: the graphs then use exactly one model path
-(langchain-openai over HTTP) for local and remote models; the native library's crashes or aborts
-cannot take the run down with it; its CPU work runs outside the Python process's GIL; and one
-server is trivially shared by concurrent sessions (it serialises requests itself).
+Chat format: the server renders prompts with the chat template stored in the GGUF file. For the
+bundled model that is Qwen2.5's own tool format (tools listed in the system turn, calls written as
+``{"name": ..., "arguments": {...}}`` JSON, observations as ``tool`` turns), which the model was
+trained on; the adapter lifts those JSON calls into real tool calls. llama-cpp-python 0.3.36's
+``chatml-function-calling`` format was tried first and rejected: with ``tool_choice="auto"`` its
+plain-text branch is constrained by a grammar that only admits ``functions.<name>:`` or end of
+turn, so every text reply came back as e.g. ``"functions.get_weather:"``, and its template drops
+``tool`` messages. It stays selectable (``chat_format``), with the two request fixes applied.
+
+Why a child process and not llama.cpp in-process: the graphs use exactly one model path
+(langchain-openai over HTTP) for local and remote models; a crash or abort in the native library
+cannot take the run down; its CPU work runs outside this process's GIL; and one server is shared
+by concurrent sessions (it serialises requests itself).
 
 The server is stopped at interpreter exit (``atexit``) or by :func:`stop_all_servers`; a watchdog
-in the child also exits when this process disappears (even after ``SIGKILL``), so no server
-outlives its run.
+in the child (:mod:`nodes.providers._llama_child`) also exits when this process disappears (even
+after ``SIGKILL``), so no server outlives its run.
 
-Server options come from ``ModelSettings.extra`` keys ``n_ctx``, ``n_threads``, ``prompt_cache``
-(those keys are not passed to ``ChatOpenAI``) or the environment: ``WTB_LOCAL_N_CTX`` (default
-8192), ``WTB_LOCAL_THREADS`` (default 2), ``WTB_LOCAL_PROMPT_CACHE`` (``1``/``0``, default on),
-``WTB_LOCAL_START_TIMEOUT`` seconds (default 180), ``WTB_LOCAL_VERBOSE=1`` (server timing log).
+Server options come from ``ModelSettings.extra`` keys :data:`SERVER_KEYS` (not passed on to
+``ChatOpenAI``) or the environment: ``WTB_LOCAL_N_CTX`` (default 8192), ``WTB_LOCAL_THREADS``
+(default 2), ``WTB_LOCAL_CHAT_FORMAT`` (default: the GGUF's template), ``WTB_LOCAL_PROMPT_CACHE``
+(default off, see :class:`ServerOptions`), ``WTB_LOCAL_START_TIMEOUT`` seconds (default 180),
+``WTB_LOCAL_VERBOSE=1`` (server log with timings, kept in ``<cache>/logs``).
 """
 
 from __future__ import annotations
@@ -28,30 +38,34 @@ import atexit
 import importlib.util
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 import httpx
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
 from pydantic import PrivateAttr
 
 from nodes.providers import ModelSettings
 from nodes.providers.bundled import INSTALL_HINT, LocalModelUnavailable, bundled_model_path, cache_dir
 
-CHAT_FORMAT = "chatml-function-calling"
 DEFAULT_N_CTX = 8192
 DEFAULT_THREADS = 2
 DEFAULT_START_TIMEOUT = 180.0
-#: Size of llama-cpp-python's RAM prompt-state cache (``--cache``); states are small (KV of used tokens).
-PROMPT_CACHE_BYTES = 1 << 30
-_SERVER_KEYS = ("n_ctx", "n_threads", "prompt_cache")
+#: Size limit of llama-cpp-python's RAM prompt-state cache when enabled (counts KV state only).
+PROMPT_CACHE_BYTES = 256 << 20
+#: ``ModelSettings.extra`` keys that configure the server (not passed to ``ChatOpenAI``).
+SERVER_KEYS = ("n_ctx", "n_threads", "chat_format", "prompt_cache")
 
 
 class LocalServerError(RuntimeError):
@@ -59,61 +73,34 @@ class LocalServerError(RuntimeError):
 
 
 # --------------------------------------------------------------------------------------------
-# The adapter: the compatibility fixes for llama-cpp-python's chatml-function-calling server.
+# The adapter: compatibility fixes between langchain-openai and llama-cpp-python's server.
 # --------------------------------------------------------------------------------------------
 
 
 def adapt_payload(payload: dict[str, Any]) -> dict[str, Any]:
-    """Rewrite an OpenAI chat-completions request body for llama-cpp-python's function-calling format.
+    """Rewrite an OpenAI chat-completions request body for llama-cpp-python's server.
 
-    Fixes, each for a server behaviour seen with ``--chat_format chatml-function-calling``:
-
-    1. ``tools`` without ``tool_choice``: the server ignores the tools; ``tool_choice="auto"`` is set.
-    2. an assistant message whose ``content`` is ``None`` (a pure tool call): the server answers
-       HTTP 500; ``""`` is sent instead.
-    3. a ``tool`` message: the format's template renders only system/user/assistant turns, so an
-       observation would be dropped and leave an unterminated turn; it is sent as a ``user`` turn
-       ``"Result of functions.<name> (call <id>):\\n<content>"`` (name from the matching call).
-    4. tools present but no system message: the template lists the tools only inside a system
-       turn, so an empty system message is put first.
-    5. ``response_format`` of type ``json_schema`` (not accepted by the server) becomes the
-       server's own ``{"type": "json_object", "schema": ...}`` (grammar-constrained JSON).
+    1. An assistant message whose ``content`` is ``None`` (a pure tool call) makes the server
+       answer HTTP 500 (its request schema wants a string): ``""`` is sent instead.
+    2. ``tools`` without ``tool_choice``: ``tool_choice="auto"`` is set explicitly (its
+       ``chatml-function-calling`` format ignores tools otherwise; harmless for the others).
+    3. ``response_format`` of type ``json_schema`` (rejected by the server) becomes the server's
+       own ``{"type": "json_object", "schema": ...}`` (grammar-constrained JSON).
 
     Args:
-        payload: the dict built by ``ChatOpenAI._get_request_payload`` (``messages`` is a list of
-            OpenAI message dicts). Not modified.
+        payload: the dict built by ``ChatOpenAI._get_request_payload``. Not modified.
 
     Returns:
-        A new payload dict with the fixes applied (other keys unchanged).
+        A new payload dict with the fixes applied; other keys unchanged.
     """
     out = dict(payload)
-    messages = [dict(m) for m in payload.get("messages", [])]
-    call_names: dict[str, str] = {}
-    fixed: list[dict[str, Any]] = []
-    for message in messages:
-        role = message.get("role")
-        if role == "assistant":
-            if message.get("content") is None:
-                message["content"] = ""
-            for call in message.get("tool_calls") or []:
-                function = call.get("function") or {}
-                if call.get("id") and function.get("name"):
-                    call_names[call["id"]] = function["name"]
-        elif role == "tool":
-            call_id = message.get("tool_call_id", "")
-            name = call_names.get(call_id, "tool")
-            content = message.get("content")
-            if not isinstance(content, str):
-                content = json.dumps(content, ensure_ascii=False)
-            message = {"role": "user", "content": f"Result of functions.{name} (call {call_id}):\n{content}"}
-        fixed.append(message)
-    if payload.get("tools"):
-        if not payload.get("tool_choice"):
-            out["tool_choice"] = "auto"
-        if not fixed or fixed[0].get("role") != "system":
-            fixed.insert(0, {"role": "system", "content": ""})
     if "messages" in payload:
-        out["messages"] = fixed
+        out["messages"] = [
+            {**m, "content": ""} if m.get("role") == "assistant" and m.get("content") is None else m
+            for m in payload["messages"]
+        ]
+    if payload.get("tools") and not payload.get("tool_choice"):
+        out["tool_choice"] = "auto"
     response_format = payload.get("response_format")
     if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
         schema = (response_format.get("json_schema") or {}).get("schema")
@@ -121,16 +108,127 @@ def adapt_payload(payload: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class LocalChatOpenAI(ChatOpenAI):
-    """``ChatOpenAI`` for a llama-cpp-python server (``chatml-function-calling`` format).
+_TAG_RE = re.compile(r"</?tool_call>|```(?:json)?")
 
-    Identical to ``ChatOpenAI`` except that request bodies pass through :func:`adapt_payload`,
-    :meth:`bind_tools` asks for ``tool_choice="auto"`` unless the caller chose one, and
-    :meth:`with_structured_output` uses ``function_calling`` (grammar-constrained arguments) when
-    the caller asked for ``json_schema`` or left the method unset. Holds a reference to the
-    server handle it talks to (``server``), which stays up for the whole process.
+
+def parse_text_tool_calls(text: str, tool_names: Sequence[str]) -> tuple[str, list[dict[str, Any]]]:
+    """Extract tool calls that a model wrote as JSON text (Qwen / Hermes style) from ``text``.
+
+    With the model's own chat template the server returns calls as text: each call is a JSON
+    object ``{"name": <tool>, "arguments": {...}}``, optionally wrapped in ``<tool_call>`` tags or
+    a Markdown code fence (the tags are often dropped as special tokens). An object counts as a
+    call only when its ``name`` is one of ``tool_names`` and its arguments (``arguments`` or
+    ``parameters``; an object, a JSON string of an object, or absent = ``{}``) form an object.
+
+    Args:
+        text: the assistant message content.
+        tool_names: names of the tools offered in the request.
+
+    Returns:
+        ``(rest, calls)``: the text with the calls, tags and fences removed (stripped), and one
+        ``{"name": str, "args": dict}`` per call, in order. ``([text], [])`` when none is found.
+    """
+    names = set(tool_names)
+    decoder = json.JSONDecoder()
+    calls: list[dict[str, Any]] = []
+    spans: list[tuple[int, int]] = []
+    index = text.find("{")
+    while index != -1:
+        try:
+            value, end = decoder.raw_decode(text, index)
+        except json.JSONDecodeError:
+            index = text.find("{", index + 1)
+            continue
+        args: Any = None
+        if isinstance(value, dict) and value.get("name") in names:
+            args = value.get("arguments", value.get("parameters", {}))
+            if isinstance(args, str):
+                try:
+                    args = json.loads(args) if args.strip() else {}
+                except json.JSONDecodeError:
+                    args = None
+        if isinstance(args, dict):
+            calls.append({"name": value["name"], "args": args})
+            spans.append((index, end))
+            index = text.find("{", end)
+        else:
+            index = text.find("{", index + 1)
+    if not calls:
+        return text, []
+    pieces, last = [], 0
+    for begin, end in spans:
+        pieces.append(text[last:begin])
+        last = end
+    pieces.append(text[last:])
+    return _TAG_RE.sub("", "".join(pieces)).strip(), calls
+
+
+def _tool_names(kwargs: dict[str, Any]) -> list[str]:
+    names = []
+    for spec in kwargs.get("tools") or []:
+        function = spec.get("function") if isinstance(spec, dict) else None
+        if isinstance(function, dict) and function.get("name"):
+            names.append(function["name"])
+    return names
+
+
+def lift_text_tool_calls(result: ChatResult, tool_names: Sequence[str]) -> ChatResult:
+    """Turn tool calls written as text in ``result``'s messages into real ``AIMessage.tool_calls``.
+
+    Messages that already carry tool calls, or when ``tool_names`` is empty, are left alone. A
+    lifted call gets a fresh id ``call_<hex>``, is mirrored in ``additional_kwargs["tool_calls"]``
+    in OpenAI form (``arguments`` a JSON-object string), and the message content keeps only the
+    remaining text. Returns ``result`` (modified in place).
+    """
+    if not tool_names:
+        return result
+    for generation in result.generations:
+        message = generation.message
+        if not isinstance(message, AIMessage) or message.tool_calls or not isinstance(message.content, str):
+            continue
+        rest, calls = parse_text_tool_calls(message.content, tool_names)
+        if not calls:
+            continue
+        tool_calls = [
+            {"name": c["name"], "args": c["args"], "id": f"call_{uuid.uuid4().hex[:24]}", "type": "tool_call"}
+            for c in calls
+        ]
+        additional = dict(message.additional_kwargs)
+        additional["tool_calls"] = [
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {"name": c["name"], "arguments": json.dumps(c["args"], ensure_ascii=False)},
+            }
+            for c in tool_calls
+        ]
+        metadata = {**message.response_metadata, "finish_reason": "tool_calls"}
+        new_message = message.model_copy(
+            update={"content": rest, "tool_calls": tool_calls, "additional_kwargs": additional, "response_metadata": metadata}
+        )
+        generation.message = new_message
+        generation.text = rest
+    return result
+
+
+class LocalChatOpenAI(ChatOpenAI):
+    """``ChatOpenAI`` for a llama-cpp-python server; everything else is the stock langchain-openai path.
+
+    Differences from ``ChatOpenAI``:
+
+    - request bodies pass through :func:`adapt_payload`;
+    - :meth:`bind_tools` passes ``tool_choice="auto"`` unless the caller chose one;
+    - tool calls the model wrote as JSON text are lifted into ``AIMessage.tool_calls``
+      (:func:`lift_text_tool_calls`), so callers see OpenAI-style tool calls;
+    - streaming is off (``disable_streaming=True``) so every call goes through that lifting;
+    - :meth:`with_structured_output` uses ``function_calling`` (the server constrains a named
+      tool call's arguments with a grammar built from the schema) when the caller asked for
+      ``json_schema`` or left the method unset.
+
+    ``server`` is the :class:`LocalServer` it talks to; that server lives for the whole process.
     """
 
+    disable_streaming: bool | str = True
     _server: "LocalServer | None" = PrivateAttr(default=None)
 
     @property
@@ -145,10 +243,7 @@ class LocalChatOpenAI(ChatOpenAI):
         return super().bind_tools(tools, tool_choice=tool_choice, **kwargs)
 
     def with_structured_output(self, schema: Any = None, *, method: str | None = None, **kwargs: Any):  # type: ignore[override]
-        """``ChatOpenAI.with_structured_output``; ``json_schema`` / unset method → ``function_calling``.
-
-        ``json_mode`` is kept (the server supports ``{"type": "json_object"}``).
-        """
+        """``ChatOpenAI.with_structured_output``; ``json_schema`` or unset method → ``function_calling``."""
         if method in (None, "json_schema"):
             method = "function_calling"
         kwargs.pop("strict", None)
@@ -157,23 +252,22 @@ class LocalChatOpenAI(ChatOpenAI):
     def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
         return adapt_payload(super()._get_request_payload(input_, stop=stop, **kwargs))
 
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        result = super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+        return lift_text_tool_calls(result, _tool_names(kwargs))
+
+    async def _agenerate(
+        self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        result = await super()._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
+        return lift_text_tool_calls(result, _tool_names(kwargs))
+
 
 # --------------------------------------------------------------------------------------------
 # The server: one llama_cpp.server child per (model file, options), shared by the whole process.
 # --------------------------------------------------------------------------------------------
 
-# Runs in the child: exit when the parent process goes away, then run llama_cpp.server's CLI.
-_CHILD_BOOTSTRAP = """
-import os, runpy, sys, threading, time
-parent = int(sys.argv[1])
-def _watch():
-    while os.getppid() == parent:
-        time.sleep(1.0)
-    os._exit(0)
-threading.Thread(target=_watch, daemon=True).start()
-sys.argv = ["llama_cpp.server"] + sys.argv[2:]
-runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
-"""
+_CHILD_SCRIPT = Path(__file__).with_name("_llama_child.py")
 
 
 @dataclass(frozen=True)
@@ -183,15 +277,22 @@ class ServerOptions:
     Attributes:
         n_ctx: context window in tokens.
         n_threads: CPU threads for generation (prompt processing uses all cores).
-        prompt_cache: keep llama-cpp-python's RAM cache of prompt states (``--cache``), which
-            restores the longest cached prefix when requests of several conversations interleave;
-            the single-conversation prefix reuse of llama.cpp works without it.
-        verbose: let the server log timings (to its log file).
+        chat_format: llama-cpp-python ``--chat_format``; ``None`` (default) uses the chat
+            template stored in the GGUF file (for the bundled Qwen2.5 model: its native tool
+            format, whose text tool calls :class:`LocalChatOpenAI` lifts into tool calls).
+        prompt_cache: add llama-cpp-python's RAM cache of prompt states (``--cache``). Off by
+            default: llama.cpp already reuses the longest common prefix with the previous request
+            (enough for the consecutive steps of one conversation), and in 0.3.36 each cached
+            state also copies a logits matrix (``n_tokens x vocabulary`` floats, about 180 MB at
+            300 tokens) that the cache's size limit does not count, so memory grows by that much
+            per request.
+        verbose: let the server log timings and prefix-cache hits (to its log file, then kept).
     """
 
     n_ctx: int = DEFAULT_N_CTX
     n_threads: int = DEFAULT_THREADS
-    prompt_cache: bool = True
+    chat_format: str | None = None
+    prompt_cache: bool = False
     verbose: bool = False
 
 
@@ -213,12 +314,13 @@ def _env_flag(name: str, default: bool) -> bool:
 
 
 def server_options(extra: dict[str, Any] | None = None) -> ServerOptions:
-    """Server options from ``extra`` (keys ``n_ctx``, ``n_threads``, ``prompt_cache``), else env, else defaults."""
+    """Server options from ``extra`` (keys :data:`SERVER_KEYS`), else the environment, else defaults."""
     extra = extra or {}
     return ServerOptions(
         n_ctx=int(extra.get("n_ctx", _env_int("WTB_LOCAL_N_CTX", DEFAULT_N_CTX))),
         n_threads=int(extra.get("n_threads", _env_int("WTB_LOCAL_THREADS", DEFAULT_THREADS))),
-        prompt_cache=bool(extra.get("prompt_cache", _env_flag("WTB_LOCAL_PROMPT_CACHE", True))),
+        chat_format=extra.get("chat_format", os.environ.get("WTB_LOCAL_CHAT_FORMAT") or None),
+        prompt_cache=bool(extra.get("prompt_cache", _env_flag("WTB_LOCAL_PROMPT_CACHE", False))),
         verbose=_env_flag("WTB_LOCAL_VERBOSE", False),
     )
 
@@ -281,7 +383,6 @@ class LocalServer:
         args = [
             "--model", str(self.model_path),
             "--model_alias", self.model_path.stem,
-            "--chat_format", CHAT_FORMAT,
             "--host", "127.0.0.1",
             "--port", str(self.port),
             "--n_ctx", str(opts.n_ctx),
@@ -290,9 +391,11 @@ class LocalServer:
             "--logits_all", "false",
             "--verbose", "true" if opts.verbose else "false",
         ]
+        if opts.chat_format:
+            args += ["--chat_format", opts.chat_format]
         if opts.prompt_cache:
             args += ["--cache", "true", "--cache_type", "ram", "--cache_size", str(PROMPT_CACHE_BYTES)]
-        return [sys.executable, "-c", _CHILD_BOOTSTRAP, str(os.getpid()), *args]
+        return [sys.executable, str(_CHILD_SCRIPT), str(os.getpid()), *args]
 
     def _start(self, start_timeout: float) -> None:
         self.port = _free_port()
@@ -426,7 +529,7 @@ def chat_model_for_server(server: LocalServer, settings: ModelSettings) -> Local
         timeout=settings.timeout,
         max_retries=settings.max_retries,
     )
-    kwargs.update({k: v for k, v in settings.extra.items() if k not in _SERVER_KEYS})
+    kwargs.update({k: v for k, v in settings.extra.items() if k not in SERVER_KEYS})
     model = LocalChatOpenAI(**kwargs)
     model._server = server
     return model
