@@ -185,6 +185,12 @@ def test_adapter_without_tools_adds_nothing() -> None:
     assert payload == {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
 
 
+def test_adapter_sends_max_tokens() -> None:
+    model = LocalChatOpenAI(model="m", base_url="http://127.0.0.1:9/v1", api_key="x", max_tokens=77)
+    payload = model._get_request_payload([HumanMessage("hi")])
+    assert payload["max_tokens"] == 77 and "max_completion_tokens" not in payload
+
+
 def test_adapter_maps_json_schema_response_format_and_structured_output() -> None:
     schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
     payload = adapt_payload(
@@ -363,6 +369,7 @@ def test_adapter_over_http_lifts_text_tool_call(tmp_path: Path, monkeypatch: pyt
     finally:
         server.stop()
     assert sent["tool_choice"] == "auto" and sent["model"] == "m"
+    assert sent["max_tokens"] == gguf.DEFAULT_MAX_TOKENS and "max_completion_tokens" not in sent
     assert sent["messages"][1]["content"] == ""
     assert [t["function"]["name"] for t in sent["tools"]] == ["get_weather"]
     assert [(c["name"], c["args"]) for c in reply.tool_calls] == [("get_weather", {"city": "Paris"})]
@@ -449,7 +456,7 @@ def test_bundled_model_is_assembled_and_verified(local_extra: None) -> None:
 @pytest.mark.local_model
 @pytest.mark.slow
 def test_local_model_tool_call_round_trip(local_extra: None) -> None:
-    model = resolve_model("local", ModelSettings(temperature=0.0, timeout=300))
+    model = resolve_model("local", ModelSettings(temperature=0.0, timeout=300, extra={"max_tokens": 96}))
     assert isinstance(model, LocalChatOpenAI)
     server = model.server
     assert server is not None and server.alive()

@@ -50,6 +50,9 @@ MODEL_ALIASES: dict[str, str] = {
     "local": "local:default",
 }
 
+# The spec used when no --model is given: the bundled local model (needs the `local` extra).
+DEFAULT_MODEL = "local"
+
 _registry: dict[str, ProviderFactory] = {}
 
 

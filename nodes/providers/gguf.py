@@ -29,7 +29,8 @@ Server options come from ``ModelSettings.extra`` keys :data:`SERVER_KEYS` (not p
 ``ChatOpenAI``) or the environment: ``WTB_LOCAL_N_CTX`` (default 8192), ``WTB_LOCAL_THREADS``
 (default 2), ``WTB_LOCAL_CHAT_FORMAT`` (default: the GGUF's template), ``WTB_LOCAL_PROMPT_CACHE``
 (default off, see :class:`ServerOptions`), ``WTB_LOCAL_START_TIMEOUT`` seconds (default 180),
-``WTB_LOCAL_VERBOSE=1`` (server log with timings, kept in ``<cache>/logs``).
+``WTB_LOCAL_VERBOSE=1`` (server log with timings, kept in ``<cache>/logs``). Per request,
+``WTB_LOCAL_MAX_TOKENS`` (default 1024) caps the generated tokens.
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ from nodes.providers.bundled import INSTALL_HINT, LocalModelUnavailable, bundled
 DEFAULT_N_CTX = 8192
 DEFAULT_THREADS = 2
 DEFAULT_START_TIMEOUT = 180.0
+#: Default cap on generated tokens per request (a small model can otherwise ramble to ``n_ctx``).
+DEFAULT_MAX_TOKENS = 1024
 #: Size limit of llama-cpp-python's RAM prompt-state cache when enabled (counts KV state only).
 PROMPT_CACHE_BYTES = 256 << 20
 #: ``ModelSettings.extra`` keys that configure the server (not passed to ``ChatOpenAI``).
@@ -86,6 +89,8 @@ def adapt_payload(payload: dict[str, Any]) -> dict[str, Any]:
        ``chatml-function-calling`` format ignores tools otherwise; harmless for the others).
     3. ``response_format`` of type ``json_schema`` (rejected by the server) becomes the server's
        own ``{"type": "json_object", "schema": ...}`` (grammar-constrained JSON).
+    4. ``max_completion_tokens`` (what ``ChatOpenAI`` sends) is unknown to the server and would
+       be ignored: it is sent as ``max_tokens``.
 
     Args:
         payload: the dict built by ``ChatOpenAI._get_request_payload``. Not modified.
@@ -101,6 +106,9 @@ def adapt_payload(payload: dict[str, Any]) -> dict[str, Any]:
         ]
     if payload.get("tools") and not payload.get("tool_choice"):
         out["tool_choice"] = "auto"
+    if "max_completion_tokens" in out:
+        limit = out.pop("max_completion_tokens")
+        out.setdefault("max_tokens", limit)
     response_format = payload.get("response_format")
     if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
         schema = (response_format.get("json_schema") or {}).get("schema")
@@ -519,7 +527,8 @@ def chat_model_for_server(server: LocalServer, settings: ModelSettings) -> Local
     """A :class:`LocalChatOpenAI` talking to ``server`` with ``settings`` (sampling, timeout, retries).
 
     ``settings.base_url`` and ``settings.api_key`` are ignored (the server is local and keyless);
-    ``settings.extra`` minus the server keys goes to ``ChatOpenAI``.
+    ``settings.extra`` minus the server keys goes to ``ChatOpenAI``. ``max_tokens`` defaults to
+    ``WTB_LOCAL_MAX_TOKENS`` or :data:`DEFAULT_MAX_TOKENS` (``extra["max_tokens"]`` overrides).
     """
     kwargs: dict[str, Any] = dict(
         model=server.model_path.stem,
@@ -528,6 +537,7 @@ def chat_model_for_server(server: LocalServer, settings: ModelSettings) -> Local
         temperature=settings.temperature,
         timeout=settings.timeout,
         max_retries=settings.max_retries,
+        max_tokens=_env_int("WTB_LOCAL_MAX_TOKENS", DEFAULT_MAX_TOKENS),
     )
     kwargs.update({k: v for k, v in settings.extra.items() if k not in SERVER_KEYS})
     model = LocalChatOpenAI(**kwargs)
