@@ -301,8 +301,10 @@ def test_missing_llama_cpp_says_install_local_extra(tmp_path: Path, monkeypatch:
 # ---------------------------------------------------------------------------------------------
 
 _FAKE_SERVER = """
-import http.server, json, sys
+import http.server, json, sys, threading, time
 port = int(sys.argv[1])
+state = {"in_flight": 0, "max_in_flight": 0}
+lock = threading.Lock()
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         body = b'{"object": "list", "data": []}'
@@ -311,9 +313,16 @@ class H(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
     def do_POST(self):
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        with open(sys.argv[2], "wb") as handle:
-            handle.write(body)
+        with lock:
+            state["in_flight"] += 1
+            state["max_in_flight"] = max(state["max_in_flight"], state["in_flight"])
+        time.sleep(0.2)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        body["max_in_flight"] = state["max_in_flight"]
+        with open(sys.argv[2], "w") as handle:
+            json.dump(body, handle)
+        with lock:
+            state["in_flight"] -= 1
         text = '<tool_call>\\n{"name": "get_weather", "arguments": {"city": "Paris"}}\\n</tool_call>'
         reply = json.dumps({
             "id": "x", "object": "chat.completion", "created": 0, "model": "m",
@@ -328,7 +337,7 @@ class H(http.server.BaseHTTPRequestHandler):
         self.wfile.write(reply)
     def log_message(self, *args):
         pass
-http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
+http.server.ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
 """
 
 
@@ -374,6 +383,21 @@ def test_adapter_over_http_lifts_text_tool_call(tmp_path: Path, monkeypatch: pyt
     assert [t["function"]["name"] for t in sent["tools"]] == ["get_weather"]
     assert [(c["name"], c["args"]) for c in reply.tool_calls] == [("get_weather", {"city": "Paris"})]
     assert reply.content == "" and reply.usage_metadata["output_tokens"] == 7
+
+
+async def test_concurrent_requests_are_serialised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    monkeypatch.setenv("WTB_CACHE_DIR", str(tmp_path))
+    server = _ScriptServer(tmp_path / "m.gguf", ServerOptions(), start_timeout=30)
+    try:
+        model = gguf.chat_model_for_server(server, ModelSettings(max_retries=0)).bind_tools([get_weather])
+        replies = await asyncio.gather(*(model.ainvoke([HumanMessage(f"q{i}")]) for i in range(3)))
+        sent = json.loads(Path(str(server.log_path) + ".request.json").read_text())
+    finally:
+        server.stop()
+    assert all(r.tool_calls[0]["name"] == "get_weather" for r in replies)
+    assert sent["max_in_flight"] == 1
 
 
 def test_server_that_dies_reports_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

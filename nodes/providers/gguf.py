@@ -30,12 +30,15 @@ Server options come from ``ModelSettings.extra`` keys :data:`SERVER_KEYS` (not p
 (default 2), ``WTB_LOCAL_CHAT_FORMAT`` (default: the GGUF's template), ``WTB_LOCAL_PROMPT_CACHE``
 (default off, see :class:`ServerOptions`), ``WTB_LOCAL_START_TIMEOUT`` seconds (default 180),
 ``WTB_LOCAL_VERBOSE=1`` (server log with timings, kept in ``<cache>/logs``). Per request,
-``WTB_LOCAL_MAX_TOKENS`` (default 1024) caps the generated tokens.
+``WTB_LOCAL_MAX_TOKENS`` (default 1024) caps the generated tokens and the timeout is at least
+``WTB_LOCAL_MIN_TIMEOUT`` (default 600 s); requests to one server are serialised client-side.
 """
 
 from __future__ import annotations
 
+import asyncio
 import atexit
+import contextlib
 import importlib.util
 import json
 import os
@@ -47,6 +50,7 @@ import tempfile
 import threading
 import time
 import uuid
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -65,6 +69,8 @@ DEFAULT_THREADS = 2
 DEFAULT_START_TIMEOUT = 180.0
 #: Default cap on generated tokens per request (a small model can otherwise ramble to ``n_ctx``).
 DEFAULT_MAX_TOKENS = 1024
+#: Least per-request timeout for a local server in seconds: a slow CPU is not a dead endpoint.
+DEFAULT_MIN_TIMEOUT = 600.0
 #: Size limit of llama-cpp-python's RAM prompt-state cache when enabled (counts KV state only).
 PROMPT_CACHE_BYTES = 256 << 20
 #: ``ModelSettings.extra`` keys that configure the server (not passed to ``ChatOpenAI``).
@@ -260,14 +266,20 @@ class LocalChatOpenAI(ChatOpenAI):
     def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
         return adapt_payload(super()._get_request_payload(input_, stop=stop, **kwargs))
 
+    # The server computes one request at a time. Requests wait their turn here, on the client side,
+    # so that the HTTP timeout measures service time rather than queueing behind other sessions
+    # (and a timed-out request is not retried while the server still works on it).
+
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
-        result = super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+        with self._server.request_lock if self._server else contextlib.nullcontext():
+            result = super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
         return lift_text_tool_calls(result, _tool_names(kwargs))
 
     async def _agenerate(
         self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
     ) -> ChatResult:
-        result = await super()._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
+        async with self._server.async_request_lock() if self._server else contextlib.nullcontext():
+            result = await super()._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
         return lift_text_tool_calls(result, _tool_names(kwargs))
 
 
@@ -375,6 +387,8 @@ class LocalServer:
         self.port = 0
         self.base_url = ""
         self.startup_seconds = 0.0
+        self.request_lock = threading.Lock()
+        self._async_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
         last_error: Exception | None = None
         for _attempt in range(2):  # a second try covers losing the free port to another process
             try:
@@ -414,7 +428,7 @@ class LocalServer:
                 self._command(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, close_fds=True
             )
         deadline = started + start_timeout
-        with httpx.Client(timeout=2.0) as client:
+        with httpx.Client(timeout=2.0, trust_env=False) as client:
             while True:
                 code = self.process.poll()
                 if code is not None:
@@ -434,6 +448,15 @@ class LocalServer:
                     )
                 time.sleep(0.2)
         self.startup_seconds = time.monotonic() - started
+
+    def async_request_lock(self) -> asyncio.Lock:
+        """The lock that serialises this server's requests within the running event loop."""
+        loop = asyncio.get_running_loop()
+        with _servers_lock:
+            lock = self._async_locks.get(loop)
+            if lock is None:
+                lock = self._async_locks[loop] = asyncio.Lock()
+        return lock
 
     def log_tail(self, lines: int = 20) -> str:
         """Last ``lines`` lines of the server log ("" when unreadable)."""
@@ -528,16 +551,20 @@ def chat_model_for_server(server: LocalServer, settings: ModelSettings) -> Local
 
     ``settings.base_url`` and ``settings.api_key`` are ignored (the server is local and keyless);
     ``settings.extra`` minus the server keys goes to ``ChatOpenAI``. ``max_tokens`` defaults to
-    ``WTB_LOCAL_MAX_TOKENS`` or :data:`DEFAULT_MAX_TOKENS` (``extra["max_tokens"]`` overrides).
+    ``WTB_LOCAL_MAX_TOKENS`` or :data:`DEFAULT_MAX_TOKENS` (``extra["max_tokens"]`` overrides);
+    the timeout is at least ``WTB_LOCAL_MIN_TIMEOUT`` or :data:`DEFAULT_MIN_TIMEOUT` seconds.
     """
     kwargs: dict[str, Any] = dict(
         model=server.model_path.stem,
         base_url=server.base_url,
         api_key="local-no-key",
         temperature=settings.temperature,
-        timeout=settings.timeout,
+        timeout=max(settings.timeout, float(os.environ.get("WTB_LOCAL_MIN_TIMEOUT") or DEFAULT_MIN_TIMEOUT)),
         max_retries=settings.max_retries,
         max_tokens=_env_int("WTB_LOCAL_MAX_TOKENS", DEFAULT_MAX_TOKENS),
+        # Loopback only: never route through a proxy from the environment.
+        http_client=httpx.Client(trust_env=False),
+        http_async_client=httpx.AsyncClient(trust_env=False),
     )
     kwargs.update({k: v for k, v in settings.extra.items() if k not in SERVER_KEYS})
     model = LocalChatOpenAI(**kwargs)
