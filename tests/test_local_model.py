@@ -515,3 +515,35 @@ def test_local_model_tool_call_round_trip(local_extra: None) -> None:
         gguf.stop_all_servers()
     assert not server.alive() and _gone(pid)
     assert gguf.running_servers() == []
+
+
+@pytest.mark.local_model
+def test_server_exits_when_its_parent_is_killed(local_extra: None) -> None:
+    """The child's watchdog ends the server even when the run dies without running atexit."""
+    import signal
+    import subprocess
+    import time
+
+    code = (
+        "import sys, time\n"
+        "from nodes.providers import resolve_model\n"
+        "model = resolve_model('local')\n"
+        "print(model.server.pid, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, cwd=Path(__file__).parents[1])
+    try:
+        server_pid = int(parent.stdout.readline())
+        os.kill(server_pid, 0)  # the server runs
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=30)
+    for _ in range(150):  # the watchdog polls once a second; give it up to 30 s
+        try:
+            os.kill(server_pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.2)
+    else:
+        os.kill(server_pid, signal.SIGKILL)
+        pytest.fail(f"server {server_pid} outlived its killed parent")
