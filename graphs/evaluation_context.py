@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-DEFAULT_MODEL = "openai:gpt-4o-mini"
+from nodes.providers import DEFAULT_MODEL
 
 
 @dataclass(kw_only=True)
@@ -22,7 +22,8 @@ class EvaluationContext:
         default=DEFAULT_MODEL,
         metadata={
             "description": "Candidate model spec 'provider:name', e.g. 'openai:gpt-4o', "
-            "'replay:candidates.jsonl#oracle'. Env: WTB_MODEL.",
+            "'replay:candidates.jsonl#oracle', 'gguf:/path/model.gguf', or 'local' (the bundled local "
+            "model, the default). Env: WTB_MODEL.",
             "env": "WTB_MODEL",
         },
     )

