@@ -1,1 +1,61 @@
-"""Sub-command module (filled in by its issue)."""
+"""``wtb validate`` and ``wtb score``: check a dataset file; score a result file (SPEC 2, 4).
+
+Bad input never produces a traceback: every problem is printed as
+``file:line: field: message`` on stderr and the command exits with code 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from bench.cli import app
+from bench.report import metric_table
+from bench.schema import DatasetError, validate_file
+from bench.score_run import METRIC_FILE, SCORE_FILE, score_run
+
+_err = Console(stderr=True, highlight=False, soft_wrap=True)
+_out = Console(highlight=False, soft_wrap=True)
+
+
+def _print_issues(issues) -> None:
+    for issue in issues:
+        _err.print(str(issue), markup=False)
+
+
+@app.command("validate")
+def validate(
+    path: Path = typer.Argument(..., help="Dataset file (JSON Lines, one session per line)."),
+) -> None:
+    """Check a dataset file against the session schema (SPEC 2).
+
+    Prints every problem as `file:line: field: message` and exits 1, or prints a
+    one-line summary (sessions, tasks per type, turn subtypes) and exits 0.
+    """
+    report = validate_file(path)
+    if not report.ok:
+        _print_issues(report.issues)
+        _err.print(f"{path}: {len(report.issues)} problem(s) found", markup=False)
+        raise typer.Exit(code=1)
+    _out.print(report.summary(), markup=False)
+
+
+@app.command("score")
+def score(
+    dataset: Path = typer.Option(..., "--dataset", help="Dataset file the run was made on (sessions, JSON Lines)."),
+    results: Path = typer.Option(..., "--results", help="Result file: one record per session (JSON Lines)."),
+    out: Path = typer.Option(..., "--out", help=f"Output folder for {SCORE_FILE} and {METRIC_FILE}."),
+) -> None:
+    """Score a result file against its dataset (SPEC 4): writes OUT/score.jsonl and OUT/metric.json, prints the table."""
+    try:
+        metric = score_run(dataset, results, out)
+    except DatasetError as exc:
+        _print_issues(exc.issues)
+        raise typer.Exit(code=1) from None
+    except OSError as exc:
+        _err.print(f"{out}: cannot write results: {exc}", markup=False)
+        raise typer.Exit(code=1) from None
+    _out.print(metric_table(metric))
+    _out.print(f"wrote {out / SCORE_FILE} and {out / METRIC_FILE}", markup=False)

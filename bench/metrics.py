@@ -1,0 +1,153 @@
+"""Run-level metrics over scored sessions (SPEC 4.3; fixtures README quirks 17-20).
+
+The metric dict has exactly the reference's keys and key order::
+
+    {"model_name",
+     "total_info": {"task": B, "session": B},
+     "task_type_info": {"Single-Tool", "Multi-Tool", "Parallel Multi-Tool",
+                        "Sequential Multi-Tool", "Mixed Multi-Tool", "Clarify", "Chat"},
+     "layer_info": {"0", "1", "2", "3"},
+     "turn_subtype_info": {"First Turn", "Subsequent Turn", "Coreferential Reference",
+                           "Partial Information", "Long-Range Dependency"},
+     "optimal_info": {"Total", "Parallel Multi-Tool", "Mixed Multi-Tool"},
+     "progress_info": {"Total", "Sequential Multi-Tool", "Mixed Multi-Tool"}}
+
+where an accuracy bucket B is ``{"accuracy", "correct_count", "total_count"}``
+and a progress bucket ``{"rate", "complete_step", "total_step"}``; the ratio
+comes first and is 0.0 when the denominator is 0. Every bucket is present even
+when empty.
+
+Pure module: no I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+from bench.schema import MULTI_TOOL_TYPES, TASK_TYPES, TURN_SUBTYPES, Session
+from bench.scoring import CORRECT, step_keys
+
+FIRST_TURN = "First Turn"
+SUBSEQUENT_TURN = "Subsequent Turn"
+MULTI_TOOL = "Multi-Tool"
+OPTIMAL_TYPES = ("Parallel Multi-Tool", "Mixed Multi-Tool")
+PROGRESS_TYPES = ("Sequential Multi-Tool", "Mixed Multi-Tool")
+LAYERS = 4
+
+
+class _Accuracy:
+    def __init__(self) -> None:
+        self.correct = 0
+        self.total = 0
+
+    def add(self, correct: bool) -> None:
+        self.total += 1
+        self.correct += int(bool(correct))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "accuracy": self.correct / self.total if self.total else 0.0,
+            "correct_count": self.correct,
+            "total_count": self.total,
+        }
+
+
+class _Progress:
+    def __init__(self) -> None:
+        self.complete = 0
+        self.total = 0
+
+    def add(self, complete: int, total: int) -> None:
+        self.complete += complete
+        self.total += total
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rate": self.complete / self.total if self.total else 0.0,
+            "complete_step": self.complete,
+            "total_step": self.total,
+        }
+
+
+def _field(session: Session | Mapping[str, Any], name: str) -> Any:
+    return getattr(session, name) if isinstance(session, Session) else session[name]
+
+
+def compute_metrics(
+    model_name: str,
+    scored: Iterable[tuple[Session | Mapping[str, Any], Sequence[Mapping[str, Any]]]],
+) -> dict[str, Any]:
+    """The metric dict of one model's run (SPEC 4.3), identical to the reference's.
+
+    Args:
+        model_name: stored as ``metric["model_name"]``.
+        scored: ``(session, scored_tasks)`` pairs; ``session`` is a :class:`Session`
+            or its dict, ``scored_tasks`` the output of ``bench.scoring.score_session``
+            (one dict per task, in task order, each with ``label``, ``is_optimal``
+            and the post-scoring ``inference_log``).
+
+    Returns:
+        The metric dict (module docstring): task accuracy is the share of
+        ``label == "correct"``; a session is correct when all its tasks are;
+        task types come from ``english_task_types``; turn subtype of task i>0 is
+        ``english_turn_subtypes[i-1]``; the optimal-path rate counts
+        ``is_optimal`` over Parallel and Mixed tasks; the accomplish-progress
+        rate is (``step_*`` keys left in the scored log) / ``len(answer_list[i])``
+        (Chinese-side field) over Sequential and Mixed tasks.
+
+    Raises:
+        ValueError: when a session's scored task count differs from its task count.
+    """
+    task_total = _Accuracy()
+    session_total = _Accuracy()
+    by_type = {name: _Accuracy() for name in (TASK_TYPES[0], MULTI_TOOL, *TASK_TYPES[1:])}
+    by_layer = {str(i): _Accuracy() for i in range(LAYERS)}
+    by_turn = {name: _Accuracy() for name in (FIRST_TURN, SUBSEQUENT_TURN, *TURN_SUBTYPES)}
+    optimal = {name: _Accuracy() for name in ("Total", *OPTIMAL_TYPES)}
+    progress = {name: _Progress() for name in ("Total", *PROGRESS_TYPES)}
+
+    for session, tasks in scored:
+        task_types = _field(session, "english_task_types")
+        turn_subtypes = _field(session, "english_turn_subtypes")
+        answer_list = _field(session, "answer_list")
+        if len(tasks) != len(task_types):
+            session_id = _field(session, "id")
+            raise ValueError(f"session {session_id}: {len(tasks)} scored tasks, expected {len(task_types)}")
+        all_correct = True
+        for index, task in enumerate(tasks):
+            correct = task.get("label") == CORRECT
+            all_correct = all_correct and correct
+            task_type = task_types[index]
+            task_total.add(correct)
+            by_type[task_type].add(correct)
+            if task_type in MULTI_TOOL_TYPES:
+                by_type[MULTI_TOOL].add(correct)
+            by_layer.setdefault(str(index), _Accuracy()).add(correct)
+            if index == 0:
+                by_turn[FIRST_TURN].add(correct)
+            else:
+                by_turn[SUBSEQUENT_TURN].add(correct)
+                by_turn[turn_subtypes[index - 1]].add(correct)
+            if task_type in OPTIMAL_TYPES:
+                is_optimal = bool(task.get("is_optimal"))
+                optimal["Total"].add(is_optimal)
+                optimal[task_type].add(is_optimal)
+            if task_type in PROGRESS_TYPES:
+                complete = len(step_keys(task.get("inference_log") or {}))
+                total = len(answer_list[index])
+                progress["Total"].add(complete, total)
+                progress[task_type].add(complete, total)
+        session_total.add(all_correct)
+
+    def dump(buckets: Mapping[str, Any]) -> dict[str, Any]:
+        return {name: bucket.as_dict() for name, bucket in buckets.items()}
+
+    return {
+        "model_name": model_name,
+        "total_info": {"task": task_total.as_dict(), "session": session_total.as_dict()},
+        "task_type_info": dump(by_type),
+        "layer_info": dump(by_layer),
+        "turn_subtype_info": dump(by_turn),
+        "optimal_info": dump(optimal),
+        "progress_info": dump(progress),
+    }

@@ -1,0 +1,68 @@
+"""A compact table of a metric dict (SPEC 4.3), for the terminal.
+
+Rows: task accuracy, session accuracy, every task type (with Multi-Tool),
+task 1-4 (layers), every turn subtype, optimal path rate (OP) and accomplish
+progress rate (AP). Each row shows a percentage with two decimals and the
+``correct/total`` (or ``complete/total`` steps) counts behind it.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any, Iterator, Mapping
+
+from rich.console import Console
+from rich.table import Table
+
+
+def _percent(ratio: float) -> str:
+    return f"{ratio * 100:.2f}%"
+
+
+def metric_rows(metric: Mapping[str, Any]) -> Iterator[tuple[str, str, str, str]]:
+    """``(section, name, percentage, counts)`` for every row of the table, in display order.
+
+    Args:
+        metric: a dict from :func:`bench.metrics.compute_metrics`.
+
+    Raises:
+        KeyError: when ``metric`` lacks a section of that dict.
+    """
+
+    def bucket(section: str, name: str, data: Mapping[str, Any]) -> tuple[str, str, str, str]:
+        if "rate" in data:
+            return section, name, _percent(data["rate"]), f"{data['complete_step']}/{data['total_step']} steps"
+        return section, name, _percent(data["accuracy"]), f"{data['correct_count']}/{data['total_count']}"
+
+    total = metric["total_info"]
+    yield bucket("Overall", "Task accuracy", total["task"])
+    yield bucket("Overall", "Session accuracy", total["session"])
+    for name, data in metric["task_type_info"].items():
+        yield bucket("Task type", name, data)
+    for layer, data in metric["layer_info"].items():
+        yield bucket("Task position", f"Task {int(layer) + 1}", data)
+    for name, data in metric["turn_subtype_info"].items():
+        yield bucket("Turn subtype", name, data)
+    yield bucket("Path", "Optimal path rate (OP)", metric["optimal_info"]["Total"])
+    yield bucket("Path", "Accomplish progress rate (AP)", metric["progress_info"]["Total"])
+
+
+def metric_table(metric: Mapping[str, Any]) -> Table:
+    """A ``rich`` table of ``metric`` (see :func:`metric_rows`), titled with the model name."""
+    table = Table(title=f"WildToolBench: {metric.get('model_name', '?')}", title_justify="left")
+    table.add_column("Group", style="dim")
+    table.add_column("Metric")
+    table.add_column("Score", justify="right")
+    table.add_column("Count", justify="right")
+    previous = None
+    for section, name, percent, counts in metric_rows(metric):
+        table.add_row(section if section != previous else "", name, percent, counts, end_section=False)
+        previous = section
+    return table
+
+
+def render_metric_table(metric: Mapping[str, Any], width: int = 100) -> str:
+    """The table of ``metric`` as plain text (no colour codes), e.g. for logs and tests."""
+    buffer = io.StringIO()
+    Console(file=buffer, width=width, color_system=None, force_terminal=False).print(metric_table(metric))
+    return buffer.getvalue()

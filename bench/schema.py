@@ -1,0 +1,448 @@
+"""Dataset schema and loader for WildToolBench sessions (SPEC section 2).
+
+One line of the official ``Wild-Tool-Bench.jsonl`` is one :class:`Session`.
+The models are deliberately loose where the benchmark's data is loose: tool
+lists are kept as raw dicts (their JSON schemas use the non-standard
+``"float"`` type), observations may be any JSON value, and unknown fields are
+kept. They are strict where scoring depends on the data: 4 tasks, 4 non-empty
+gold answer lists, known task types and turn subtypes, and dependency lists
+that form a DAG.
+
+Round trip: ``Session.model_validate(d).model_dump(mode="json") == d`` for a
+valid line ``d`` (same keys, same key order inside ``arguments``, ints stay
+ints and floats stay floats). The evaluation graph and the scorer work on
+those plain dicts.
+
+Pure module: no LangGraph import; the only I/O is reading a dataset file in
+:func:`load_sessions` / :func:`validate_file`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Literal, Mapping, Optional, Sequence
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from bench.io import iter_jsonl
+
+ASK_USER = "ask_user_for_required_parameters"
+PREPARE_TO_ANSWER = "prepare_to_answer"
+PSEUDO_TOOLS = frozenset({ASK_USER, PREPARE_TO_ANSWER})
+
+TASKS_PER_SESSION = 4
+
+TaskType = Literal[
+    "Single-Tool",
+    "Parallel Multi-Tool",
+    "Sequential Multi-Tool",
+    "Mixed Multi-Tool",
+    "Clarify",
+    "Chat",
+]
+TASK_TYPES: tuple[str, ...] = TaskType.__args__  # type: ignore[attr-defined]
+MULTI_TOOL_TYPES: tuple[str, ...] = ("Parallel Multi-Tool", "Sequential Multi-Tool", "Mixed Multi-Tool")
+
+TurnSubtype = Literal["Coreferential Reference", "Partial Information", "Long-Range Dependency"]
+TURN_SUBTYPES: tuple[str, ...] = TurnSubtype.__args__  # type: ignore[attr-defined]
+
+ChineseTaskType = Literal["单工具", "多工具", "澄清", "闲聊"]
+ChineseTurnSubtype = Literal["指代", "省略成分", "长期记忆"]
+
+
+class Action(BaseModel):
+    """A gold tool call: ``{"name": str, "arguments": {...}}`` (argument values kept exactly as parsed)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: StrictStr = Field(min_length=1)
+    arguments: dict[str, Any]
+
+
+class Node(BaseModel):
+    """One node of a gold answer DAG (SPEC 1).
+
+    ``dependency_list`` holds indices of nodes of the same answer list that must
+    finish first. ``user_input`` exists only on ``ask_user_for_required_parameters``
+    nodes (the user's reply the harness feeds back); it is dumped only when the
+    input had it, so dumping round-trips.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    action: Action
+    observation: Any
+    dependency_list: list[StrictInt]
+    user_input: Optional[StrictStr] = None
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_user_input(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and "user_input" not in self.model_fields_set:
+            data.pop("user_input", None)
+        return data
+
+
+AnswerList = list[Node]
+
+
+class Session(BaseModel):
+    """One benchmark session: tool list, environment string and 4 tasks with gold DAGs (SPEC 2).
+
+    ``english_*`` fields drive the English evaluation; the unprefixed fields
+    are the Chinese side (only ``answer_list`` matters for scoring: it is the
+    progress-rate denominator). Unknown extra fields are kept and dumped.
+    Structural checks (see :func:`session_structure_issues`) run after the
+    field checks and raise one ``session_structure`` error whose
+    ``ctx["issues"]`` lists ``(field, message)`` pairs.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    id: StrictStr = Field(min_length=1)
+    english_env_info: StrictStr
+    english_tools: list[dict[str, Any]]
+    english_tasks: list[StrictStr] = Field(min_length=TASKS_PER_SESSION, max_length=TASKS_PER_SESSION)
+    english_answer_list: list[AnswerList] = Field(min_length=TASKS_PER_SESSION, max_length=TASKS_PER_SESSION)
+    english_task_types: list[TaskType] = Field(min_length=TASKS_PER_SESSION, max_length=TASKS_PER_SESSION)
+    english_turn_subtypes: list[TurnSubtype] = Field(
+        min_length=TASKS_PER_SESSION - 1, max_length=TASKS_PER_SESSION - 1
+    )
+    env_info: StrictStr
+    tools: list[dict[str, Any]]
+    tasks: list[StrictStr] = Field(min_length=TASKS_PER_SESSION, max_length=TASKS_PER_SESSION)
+    answer_list: list[AnswerList] = Field(min_length=TASKS_PER_SESSION, max_length=TASKS_PER_SESSION)
+    task_types: list[ChineseTaskType] = Field(min_length=TASKS_PER_SESSION, max_length=TASKS_PER_SESSION)
+    turn_subtypes: list[ChineseTurnSubtype] = Field(
+        min_length=TASKS_PER_SESSION - 1, max_length=TASKS_PER_SESSION - 1
+    )
+
+    _source: Optional[tuple[str, int]] = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _check_structure(self) -> "Session":
+        issues = session_structure_issues(self)
+        if issues:
+            summary = "; ".join(f"{f}: {m}" for f, m in issues)
+            raise PydanticCustomError("session_structure", "{summary}", {"summary": summary, "issues": issues})
+        return self
+
+    @property
+    def source(self) -> Optional[tuple[str, int]]:
+        """``(file, line)`` the session was loaded from, or ``None`` when built in memory."""
+        return self._source
+
+    def to_dict(self) -> dict[str, Any]:
+        """The session as a plain JSON-ready dict, equal to the input line (``model_dump(mode="json")``)."""
+        return self.model_dump(mode="json")
+
+
+# --------------------------------------------------------------------------- structural checks
+
+
+def _tool_names(tools: Sequence[Mapping[str, Any]]) -> list[tuple[int, Any]]:
+    names = []
+    for index, tool in enumerate(tools):
+        function = tool.get("function")
+        names.append((index, function.get("name") if isinstance(function, Mapping) else None))
+    return names
+
+
+def answer_list_issues(nodes: Sequence[Node], prefix: str) -> list[tuple[str, str]]:
+    """Structural problems of one gold answer list, as ``(field, message)`` pairs.
+
+    Checks: non-empty; every dependency index in range and not the node itself;
+    no cycle; pseudo-tool argument shapes (``ask_user_for_required_parameters``:
+    ``{"tool_name": str, "missing_required_parameters": [str, ...]}`` plus a
+    string ``user_input``; ``prepare_to_answer``: ``{"answer_type": "tool"|"chat"}``).
+    ``prefix`` names the list in the messages (e.g. ``"english_answer_list[2]"``).
+    """
+    issues: list[tuple[str, str]] = []
+    n = len(nodes)
+    if n == 0:
+        return [(prefix, "gold answer list is empty")]
+    edges_ok = True
+    for i, node in enumerate(nodes):
+        where = f"{prefix}[{i}]"
+        for j, dep in enumerate(node.dependency_list):
+            if not 0 <= dep < n:
+                issues.append((f"{where}.dependency_list[{j}]", f"dependency index {dep} out of range (list has {n} nodes)"))
+                edges_ok = False
+            elif dep == i:
+                issues.append((f"{where}.dependency_list[{j}]", f"node {i} depends on itself"))
+                edges_ok = False
+        name = node.action.name
+        args = node.action.arguments
+        if name == ASK_USER:
+            if not isinstance(args.get("tool_name"), str) or not args.get("tool_name"):
+                issues.append((f"{where}.action.arguments.tool_name", "ask_user_for_required_parameters needs a non-empty string tool_name"))
+            missing = args.get("missing_required_parameters")
+            if not isinstance(missing, list) or not all(isinstance(p, str) for p in missing):
+                issues.append((
+                    f"{where}.action.arguments.missing_required_parameters",
+                    "ask_user_for_required_parameters needs a list of parameter names",
+                ))
+            extra = sorted(set(args) - {"tool_name", "missing_required_parameters"})
+            if extra:
+                issues.append((f"{where}.action.arguments", f"unexpected keys for ask_user_for_required_parameters: {extra}"))
+            if "user_input" not in node.model_fields_set or node.user_input is None:
+                issues.append((f"{where}.user_input", "ask_user_for_required_parameters node needs the user's reply (user_input)"))
+        elif name == PREPARE_TO_ANSWER:
+            if args.get("answer_type") not in ("tool", "chat") or set(args) != {"answer_type"}:
+                issues.append((
+                    f"{where}.action.arguments",
+                    f'prepare_to_answer arguments must be {{"answer_type": "tool"|"chat"}}, got {json.dumps(args, ensure_ascii=False)}',
+                ))
+    if edges_ok:
+        cycle = _find_cycle([node.dependency_list for node in nodes])
+        if cycle:
+            issues.append((f"{prefix}", "dependency cycle: " + " -> ".join(str(i) for i in cycle)))
+    return issues
+
+
+def _find_cycle(dependencies: Sequence[Sequence[int]]) -> list[int]:
+    """A cycle ``[a, b, ..., a]`` in the "depends on" graph, or ``[]`` when it is acyclic."""
+    n = len(dependencies)
+    state = [0] * n  # 0 new, 1 on stack, 2 done
+    for start in range(n):
+        if state[start]:
+            continue
+        stack: list[tuple[int, int]] = [(start, 0)]
+        trail: list[int] = [start]
+        state[start] = 1
+        while stack:
+            node, k = stack[-1]
+            deps = dependencies[node]
+            if k < len(deps):
+                stack[-1] = (node, k + 1)
+                nxt = deps[k]
+                if state[nxt] == 1:
+                    return trail[trail.index(nxt):] + [nxt]
+                if state[nxt] == 0:
+                    state[nxt] = 1
+                    stack.append((nxt, 0))
+                    trail.append(nxt)
+            else:
+                state[node] = 2
+                stack.pop()
+                trail.pop()
+    return []
+
+
+def session_structure_issues(session: Session) -> list[tuple[str, str]]:
+    """Cross-field problems of a session whose fields already type-check, as ``(field, message)`` pairs.
+
+    Covers both answer-list sides (:func:`answer_list_issues`), tool entries
+    without ``function.name``, and tool names listed twice.
+    """
+    issues: list[tuple[str, str]] = []
+    for side in ("english_answer_list", "answer_list"):
+        for t, nodes in enumerate(getattr(session, side)):
+            issues.extend(answer_list_issues(nodes, f"{side}[{t}]"))
+    for side in ("english_tools", "tools"):
+        seen: dict[str, int] = {}
+        for index, name in _tool_names(getattr(session, side)):
+            if not isinstance(name, str) or not name:
+                issues.append((f"{side}[{index}].function.name", "tool has no function name"))
+            elif name in seen:
+                issues.append((f"{side}[{index}].function.name", f"tool {name!r} listed twice (first at index {seen[name]})"))
+            else:
+                seen[name] = index
+    return issues
+
+
+# --------------------------------------------------------------------------- loader
+
+
+@dataclass(frozen=True)
+class DatasetIssue:
+    """One problem in a dataset file: where it is and what is wrong.
+
+    ``line`` is 1-based (``None`` for file-level problems such as a missing
+    file); ``field`` is a path like ``english_answer_list[1][2].dependency_list[0]``
+    (``None`` when the whole line is at fault, e.g. bad JSON).
+    """
+
+    file: str
+    line: Optional[int]
+    field: Optional[str]
+    message: str
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+
+class DatasetError(Exception):
+    """A dataset file has problems; ``.issues`` lists every one (never only the first)."""
+
+    def __init__(self, issues: Sequence[DatasetIssue]):
+        self.issues = list(issues)
+        super().__init__("\n".join(str(issue) for issue in self.issues))
+
+
+def _loc_to_field(loc: Iterable[Any]) -> str:
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += ("." if text else "") + str(part)
+    return text
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _validation_issues(file: str, line: int, error: ValidationError) -> list[DatasetIssue]:
+    issues = []
+    for err in error.errors():
+        ctx = err.get("ctx") or {}
+        if err["type"] == "session_structure" and "issues" in ctx:
+            issues.extend(DatasetIssue(file, line, f, m) for f, m in ctx["issues"])
+            continue
+        field_name = _loc_to_field(err["loc"]) or None
+        message = err["msg"]
+        if err["type"] not in ("missing",) and "input" in err and not isinstance(err["input"], (dict, list)):
+            message += f" (got {_short(err['input'])})"
+        issues.append(DatasetIssue(file, line, field_name, message))
+    return issues
+
+
+def _parse_sessions(path: str | os.PathLike[str]) -> tuple[list[Session], list[DatasetIssue]]:
+    file = os.fspath(path)
+    sessions: list[Session] = []
+    issues: list[DatasetIssue] = []
+    first_line_of: dict[str, int] = {}
+    try:
+        lines = list(iter_jsonl(file))
+    except FileNotFoundError:
+        return [], [DatasetIssue(file, None, None, "file not found")]
+    except UnicodeDecodeError as exc:
+        return [], [DatasetIssue(file, None, None, f"not UTF-8 text: {exc}")]
+    except OSError as exc:
+        return [], [DatasetIssue(file, None, None, f"cannot read: {exc.strerror or exc}")]
+    for number, text in lines:
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as exc:
+            issues.append(DatasetIssue(file, number, None, f"invalid JSON: {exc.msg} (column {exc.colno})"))
+            continue
+        if not isinstance(raw, dict):
+            issues.append(DatasetIssue(file, number, None, f"expected a JSON object, got {type(raw).__name__}"))
+            continue
+        try:
+            session = Session.model_validate(raw)
+        except ValidationError as exc:
+            issues.extend(_validation_issues(file, number, exc))
+            sid = raw.get("id")
+            if isinstance(sid, str) and sid:
+                if sid in first_line_of:
+                    issues.append(DatasetIssue(file, number, "id", f"duplicate id {sid!r} (first on line {first_line_of[sid]})"))
+                else:
+                    first_line_of[sid] = number
+            continue
+        session._source = (file, number)
+        if session.id in first_line_of:
+            issues.append(
+                DatasetIssue(file, number, "id", f"duplicate id {session.id!r} (first on line {first_line_of[session.id]})")
+            )
+        else:
+            first_line_of[session.id] = number
+        sessions.append(session)
+    if not lines:
+        issues.append(DatasetIssue(file, None, None, "file holds no sessions"))
+    return sessions, issues
+
+
+def load_sessions(path: str | os.PathLike[str]) -> list[Session]:
+    """Read a dataset file (JSON Lines, one session per line, blank lines ignored).
+
+    Returns:
+        The sessions in file order (each knows its ``(file, line)`` via ``.source``).
+
+    Raises:
+        DatasetError: listing EVERY malformed line (bad JSON, field errors,
+            structural errors, duplicate ids), plus a missing or empty file.
+            Nothing is skipped silently.
+    """
+    sessions, issues = _parse_sessions(path)
+    if issues:
+        raise DatasetError(issues)
+    return sessions
+
+
+def sessions_by_id(sessions: Iterable[Session]) -> dict[str, Session]:
+    """Index sessions by their ``id`` (never by line position).
+
+    Raises:
+        DatasetError: when an id occurs twice (the issue names the second line when known).
+    """
+    index: dict[str, Session] = {}
+    issues: list[DatasetIssue] = []
+    for session in sessions:
+        if session.id in index:
+            file, line = session.source or ("<memory>", None)
+            first = index[session.id].source
+            where = f" (first on line {first[1]})" if first else ""
+            issues.append(DatasetIssue(file, line, "id", f"duplicate id {session.id!r}{where}"))
+            continue
+        index[session.id] = session
+    if issues:
+        raise DatasetError(issues)
+    return index
+
+
+@dataclass
+class ValidationReport:
+    """Outcome of :func:`validate_file`: counts over the valid sessions and every issue found."""
+
+    path: str
+    sessions: int = 0
+    task_types: Counter = field(default_factory=Counter)
+    turn_subtypes: Counter = field(default_factory=Counter)
+    issues: list[DatasetIssue] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when the file has no issue."""
+        return not self.issues
+
+    def summary(self) -> str:
+        """One line: session count, tasks per type, turn subtypes (fixed label order)."""
+        types = ", ".join(f"{t} {self.task_types.get(t, 0)}" for t in TASK_TYPES)
+        subtypes = ", ".join(f"{s} {self.turn_subtypes.get(s, 0)}" for s in TURN_SUBTYPES)
+        tasks = sum(self.task_types.values())
+        return f"{self.path}: {self.sessions} sessions, {tasks} tasks ({types}); turn subtypes: {subtypes}"
+
+
+def validate_file(path: str | os.PathLike[str]) -> ValidationReport:
+    """Check a dataset file without raising: every issue, plus counts over the sessions that parsed.
+
+    Returns:
+        A :class:`ValidationReport`; ``report.ok`` is False when any issue was found.
+    """
+    sessions, issues = _parse_sessions(path)
+    report = ValidationReport(path=os.fspath(path), sessions=len(sessions), issues=issues)
+    for session in sessions:
+        report.task_types.update(session.english_task_types)
+        report.turn_subtypes.update(session.english_turn_subtypes)
+    return report

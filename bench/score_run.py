@@ -1,0 +1,153 @@
+"""Score a whole run: dataset file + result file in, ``score.jsonl`` + ``metric.json`` out (SPEC 4).
+
+This is the I/O layer around the pure :mod:`bench.scoring` and
+:mod:`bench.metrics`; ``wtb score`` and ``wtb eval`` both call
+:func:`score_run`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Optional
+
+from bench.io import iter_jsonl, write_json_atomic, write_jsonl_atomic
+from bench.metrics import compute_metrics
+from bench.schema import DatasetError, DatasetIssue, Session, load_sessions, sessions_by_id
+from bench.scoring import ArgumentChecker, ScoringError, record_identity, score_session
+
+SCORE_FILE = "score.jsonl"
+METRIC_FILE = "metric.json"
+
+
+def natural_id_key(session_id: str) -> tuple:
+    """Sort key that orders ``wild_tool_bench_2`` before ``wild_tool_bench_10``."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", session_id))
+
+
+def load_result_records(path: str | os.PathLike[str]) -> list[tuple[int, dict[str, Any]]]:
+    """Read a result file (JSON Lines, one record per session, SPEC 3.4).
+
+    Records may be in our format (``id``, ``model_name``, ``result``) or the
+    reference fixtures' (``session_id``, ``candidate``, ``result``).
+
+    Returns:
+        ``(line_number, record)`` pairs in file order.
+
+    Raises:
+        DatasetError: every bad line (bad JSON, not an object, no id / model name),
+            duplicate session ids, a missing or empty file.
+    """
+    file = os.fspath(path)
+    issues: list[DatasetIssue] = []
+    records: list[tuple[int, dict[str, Any]]] = []
+    first_line: dict[str, int] = {}
+    try:
+        lines = list(iter_jsonl(file))
+    except FileNotFoundError:
+        raise DatasetError([DatasetIssue(file, None, None, "file not found")]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError([DatasetIssue(file, None, None, f"cannot read: {exc}")]) from None
+    for number, text in lines:
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as exc:
+            issues.append(DatasetIssue(file, number, None, f"invalid JSON: {exc.msg} (column {exc.colno})"))
+            continue
+        try:
+            session_id, _ = record_identity(record)
+        except ScoringError as exc:
+            issues.append(DatasetIssue(file, number, exc.field, exc.message))
+            continue
+        if "result" not in record:
+            issues.append(DatasetIssue(file, number, "result", "missing"))
+            continue
+        if session_id in first_line:
+            issues.append(DatasetIssue(file, number, "id", f"duplicate id {session_id!r} (first on line {first_line[session_id]})"))
+            continue
+        first_line[session_id] = number
+        records.append((number, record))
+    if not lines:
+        issues.append(DatasetIssue(file, None, None, "file holds no result records"))
+    if issues:
+        raise DatasetError(issues)
+    return records
+
+
+def score_records(
+    sessions: dict[str, Session],
+    records: list[tuple[int, dict[str, Any]]],
+    *,
+    results_file: str = "<results>",
+    checker: Optional[ArgumentChecker] = None,
+) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
+    """Score result records against their sessions (looked up by id) and compute the metric dict.
+
+    Returns:
+        ``(model_name, score_lines, metric)``: ``score_lines`` are
+        ``{"id", "model_name", "results"}`` dicts sorted by id (natural order),
+        ``metric`` is :func:`bench.metrics.compute_metrics` over the scored sessions.
+
+    Raises:
+        DatasetError: unknown session ids, more than one model name, or
+            records that cannot be scored (each issue names line and field).
+    """
+    issues: list[DatasetIssue] = []
+    model_names: dict[str, int] = {}
+    scored: list[tuple[Session, list[dict[str, Any]]]] = []
+    lines: list[dict[str, Any]] = []
+    for number, record in records:
+        session_id, model_name = record_identity(record)
+        model_names.setdefault(model_name, number)
+        session = sessions.get(session_id)
+        if session is None:
+            issues.append(DatasetIssue(results_file, number, "id", f"no session {session_id!r} in the dataset"))
+            continue
+        try:
+            tasks = score_session(record, session, checker=checker)
+        except ScoringError as exc:
+            issues.append(DatasetIssue(results_file, number, exc.field, exc.message))
+            continue
+        scored.append((session, tasks))
+        lines.append({"id": session_id, "model_name": model_name, "results": tasks})
+    if len(model_names) > 1:
+        listed = ", ".join(f"{name!r} (line {line})" for name, line in model_names.items())
+        issues.append(DatasetIssue(results_file, None, "model_name", f"one model per result file expected, found {listed}"))
+    if issues:
+        raise DatasetError(issues)
+    model_name = next(iter(model_names))
+    lines.sort(key=lambda line: natural_id_key(line["id"]))
+    return model_name, lines, compute_metrics(model_name, scored)
+
+
+def score_run(
+    dataset_path: str | os.PathLike[str],
+    results_path: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    checker: Optional[ArgumentChecker] = None,
+) -> dict[str, Any]:
+    """Score a result file against a dataset and write ``out_dir/score.jsonl`` and ``out_dir/metric.json``.
+
+    Args:
+        dataset_path: sessions (JSON Lines, SPEC 2); sessions are matched by ``id``.
+        results_path: one result record per session (SPEC 3.4), one model.
+        out_dir: created if needed; both files are written atomically.
+        checker: argument checker override (default ``bench.args.check_arguments``).
+
+    Returns:
+        The metric dict (also written to ``metric.json``). Sessions of the dataset
+        without a result record are not counted.
+
+    Raises:
+        DatasetError: any problem with either input file; nothing is written then.
+    """
+    sessions = sessions_by_id(load_sessions(dataset_path))
+    records = load_result_records(results_path)
+    _, lines, metric = score_records(sessions, records, results_file=os.fspath(results_path), checker=checker)
+    out = Path(out_dir)
+    write_jsonl_atomic(out / SCORE_FILE, lines)
+    write_json_atomic(out / METRIC_FILE, metric)
+    return metric

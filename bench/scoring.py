@@ -1,0 +1,289 @@
+"""Per-task and per-session scoring of inference results (SPEC 4.2; fixtures README quirks 12-16).
+
+Input is what the evaluation loop recorded (SPEC 3.4): per task a dict with
+``action_name_label``, ``is_optimal``, ``inference_log`` (``step_<s>`` entries
+holding ``inference_output`` and, except after an empty response,
+``inference_answer``), ``latency``, ``input_token_count``,
+``output_token_count``. Output is the same dict labelled exactly as the
+reference scorer labels it, quirks included:
+
+- steps are walked in order; a step whose ``current_action_name_label`` is not
+  ``"correct"`` stops the walk (this also covers the empty-response step,
+  which has no ``inference_answer``: the reference crashed there with
+  ``KeyError``; we apply the documented shim, quirk 16);
+- a step whose matched gold candidate holds ``ask_user_for_required_parameters``
+  or ``prepare_to_answer`` is skipped;
+- otherwise the predicted calls are sorted by ``(name, raw arguments string)``
+  and the gold actions by ``(name, json.dumps(arguments object))`` (default
+  ``json.dumps`` separators and ASCII escapes; the log holds the arguments as
+  JSON text, which is parsed first), written back into
+  the log in that order, paired by position and each pair checked; the step
+  gets ``current_action_arguments_label`` and, on error,
+  ``current_action_arguments_check_result`` (one result per pair);
+- after the first step with an argument error, only the next step key is
+  deleted from the log and the walk stops; ``action_name_label`` is then
+  forced to ``"correct"`` and ``is_optimal`` to false;
+- ``action_arguments_label`` is inserted as the 2nd key when the (forced) name
+  label is ``"correct"``; ``label`` is inserted as the 1st key.
+
+The gold actions come from the log's ``inference_answer`` (the harness copied
+them from the gold DAG); the argument checker gets the session's
+``english_tools`` with ``"float"`` rewritten to ``"number"``.
+
+Whole-session inference failure: a record whose ``result`` is the string
+``"Error during inference: ..."`` (SPEC 3.4) scores as 4 wrong tasks, each
+``{"label": "error", "action_name_label": "error", "is_optimal": false,
+"inference_log": {"task_idx": i}, "latency": [], "input_token_count": [],
+"output_token_count": [], "error_reason": <the string>}``: it counts in task and
+session accuracy as wrong, in optimal-path rate as not optimal, and adds 0
+completed steps (but its gold node count) to the progress rate. The reference
+code has no rule for this case (it cannot score such a record); this is our
+documented choice.
+
+Pure module: no I/O, no LangGraph.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from bench.schema import PSEUDO_TOOLS, Session
+
+ArgumentChecker = Callable[[list, str, str, str], str]
+"""``check(tools, name, predicted_arguments_json, gold_arguments_json) -> "correct" | error message`` (SPEC 4.1)."""
+
+CORRECT = "correct"
+ERROR = "error"
+INFERENCE_ERROR_PREFIX = "Error during inference"
+_STEP_KEY = re.compile(r"^step_(\d+)$")
+
+
+class ScoringError(ValueError):
+    """A task cannot be scored. ``.field`` names the field at fault (e.g.
+    ``result[1].inference_log.step_0.inference_output``), ``.message`` says what is wrong."""
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        self.message = message
+        super().__init__(f"{field}: {message}")
+
+
+class ResultRecordError(ScoringError):
+    """A result record does not have the shape of SPEC 3.4; the message names the field at fault."""
+
+
+def _default_checker() -> ArgumentChecker:
+    from bench.args import check_arguments  # imported lazily: bench.args is its own module
+
+    return check_arguments
+
+
+def scoring_tools(session: Session | Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The tool list the argument checker sees: ``english_tools`` with ``"float"`` → ``"number"`` (SPEC 3.1, 4.1)."""
+    from bench.args import float_to_number
+
+    tools = session.english_tools if isinstance(session, Session) else session["english_tools"]
+    return float_to_number(tools)
+
+
+def step_keys(inference_log: Mapping[str, Any]) -> list[str]:
+    """The ``step_<s>`` keys of an inference log, in ascending ``s``."""
+    found = [(int(m.group(1)), key) for key in inference_log if (m := _STEP_KEY.match(key))]
+    return [key for _, key in sorted(found)]
+
+
+def _gold_sort_key(action: Mapping[str, Any]) -> tuple[str, str]:
+    # The reference sorts the gold side by ``json.dumps`` of the arguments *object*
+    # (default separators, ASCII escapes); the log stores them as JSON text.
+    arguments = action["arguments"]
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return action["name"], arguments
+    return action["name"], json.dumps(arguments)
+
+
+def _predicted_sort_key(call: Mapping[str, Any]) -> tuple[str, str]:
+    function = call["function"]
+    return function["name"], function["arguments"]
+
+
+def _as_json_text(arguments: Any) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+
+
+def score_task(
+    task_result: Mapping[str, Any],
+    tools: Sequence[Mapping[str, Any]],
+    *,
+    checker: Optional[ArgumentChecker] = None,
+    where: str = "task",
+) -> dict[str, Any]:
+    """Label one task result exactly as the reference scorer does (SPEC 4.2, quirks 12-16).
+
+    Args:
+        task_result: one per-task dict of a result record (SPEC 3.4). Not modified.
+        tools: the session's tools as the checker must see them (already float→number,
+            see :func:`scoring_tools`).
+        checker: the argument checker; defaults to ``bench.args.check_arguments``.
+        where: prefix for error messages (e.g. ``"result[2]"``).
+
+    Returns:
+        A new dict: ``label`` first, then the task's keys with
+        ``action_arguments_label`` as 2nd key when the name label is correct;
+        checked steps carry ``current_action_arguments_label`` (and
+        ``current_action_arguments_check_result`` on error); sorted call lists
+        are written back; the step after the first argument error is deleted.
+
+    Raises:
+        ResultRecordError: when a field the walk needs is missing or malformed.
+        ScoringError: when the checker cannot run (a called tool is not in ``tools``).
+    """
+    check = checker or _default_checker()
+    if not isinstance(task_result, Mapping):
+        raise ResultRecordError(where, f"expected an object, got {type(task_result).__name__}")
+    task = copy.deepcopy(dict(task_result))
+    for stale in ("label", "action_arguments_label"):
+        task.pop(stale, None)
+    log = task.get("inference_log")
+    if not isinstance(log, dict):
+        raise ResultRecordError(f"{where}.inference_log", "missing or not an object")
+    if "action_name_label" not in task:
+        raise ResultRecordError(f"{where}.action_name_label", "missing")
+
+    argument_error = False
+    for key in step_keys(log):
+        step = log[key]
+        field = f"{where}.inference_log.{key}"
+        output = step.get("inference_output") if isinstance(step, dict) else None
+        if not isinstance(output, dict):
+            raise ResultRecordError(f"{field}.inference_output", "missing or not an object")
+        if output.get("current_action_name_label") != CORRECT:
+            break  # name error (including the empty-response step without inference_answer)
+        try:
+            answer = step["inference_answer"]["candidate_0_answer_function_list"]
+            gold_actions = answer["action"]
+            gold_names = [action["name"] for action in gold_actions]
+        except (KeyError, TypeError) as exc:
+            raise ResultRecordError(
+                f"{field}.inference_answer.candidate_0_answer_function_list", f"missing or malformed ({exc!r})"
+            ) from None
+        if any(name in PSEUDO_TOOLS for name in gold_names):
+            continue
+        try:
+            predicted = sorted(output.get("tool_calls") or [], key=_predicted_sort_key)
+            gold = sorted(gold_actions, key=_gold_sort_key)
+        except (KeyError, TypeError) as exc:
+            raise ResultRecordError(field, f"malformed tool call or gold action ({exc!r})") from None
+        output["tool_calls"] = predicted
+        answer["action"] = gold
+        try:
+            results = [
+                check(
+                    list(tools),
+                    call["function"]["name"],
+                    _as_json_text(call["function"]["arguments"]),
+                    _as_json_text(action["arguments"]),
+                )
+                for call, action in zip(predicted, gold)
+            ]
+        except LookupError as exc:  # e.g. bench.args.UnknownToolError: gold names a tool the session lacks
+            raise ScoringError(field, f"cannot check arguments: {exc}") from None
+        if all(result == CORRECT for result in results):
+            output["current_action_arguments_label"] = CORRECT
+            continue
+        output["current_action_arguments_label"] = ERROR
+        output["current_action_arguments_check_result"] = results
+        index = int(_STEP_KEY.match(key).group(1))  # type: ignore[union-attr]
+        log.pop(f"step_{index + 1}", None)
+        argument_error = True
+        break
+
+    if argument_error:
+        task["action_name_label"] = CORRECT
+        task["is_optimal"] = False
+    name_label = task["action_name_label"]
+    items = list(task.items())
+    if name_label == CORRECT:
+        items.insert(1, ("action_arguments_label", ERROR if argument_error else CORRECT))
+    label = CORRECT if name_label == CORRECT and not argument_error else ERROR
+    return dict([("label", label), *items])
+
+
+def inference_error_tasks(message: str, task_count: int = 4) -> list[dict[str, Any]]:
+    """Scored tasks for a session whose whole inference failed: every task wrong (see module docstring)."""
+    return [
+        {
+            "label": ERROR,
+            "action_name_label": ERROR,
+            "is_optimal": False,
+            "inference_log": {"task_idx": index},
+            "latency": [],
+            "input_token_count": [],
+            "output_token_count": [],
+            "error_reason": message,
+        }
+        for index in range(task_count)
+    ]
+
+
+def record_identity(record: Mapping[str, Any]) -> tuple[str, str]:
+    """``(session id, model name)`` of a result record in our format (``id``, ``model_name``)
+    or the fixture format (``session_id``, ``candidate``).
+
+    Raises:
+        ResultRecordError: when neither form is present.
+    """
+    if not isinstance(record, Mapping):
+        raise ResultRecordError("record", f"expected an object, got {type(record).__name__}")
+    session_id = record.get("id", record.get("session_id"))
+    model_name = record.get("model_name", record.get("candidate"))
+    if not isinstance(session_id, str) or not session_id:
+        raise ResultRecordError("id", "missing (expected 'id' or 'session_id' string)")
+    if not isinstance(model_name, str) or not model_name:
+        raise ResultRecordError("model_name", "missing (expected 'model_name' or 'candidate' string)")
+    return session_id, model_name
+
+
+def score_session(
+    record: Mapping[str, Any],
+    session: Session,
+    *,
+    checker: Optional[ArgumentChecker] = None,
+    tools: Optional[Sequence[Mapping[str, Any]]] = None,
+) -> list[dict[str, Any]]:
+    """Score every task of one session's result record (SPEC 4.2).
+
+    Args:
+        record: ``{"id", "model_name", "result"}`` or ``{"session_id", "candidate", "result"}``;
+            ``result`` is the list of per-task dicts, or an ``"Error during inference: ..."`` string.
+        session: the gold session (its ``english_tools`` feed the argument checker).
+        checker: argument checker (default ``bench.args.check_arguments``).
+        tools: the tool list for the checker; default :func:`scoring_tools` of ``session``.
+
+    Returns:
+        One scored task dict per task (:func:`score_task`, or :func:`inference_error_tasks`).
+
+    Raises:
+        ResultRecordError: malformed record, id mismatch, or a task count that differs from the session's.
+    """
+    session_id, _ = record_identity(record)
+    if session_id != session.id:
+        raise ResultRecordError("id", f"record is for {session_id!r}, session is {session.id!r}")
+    if "result" not in record:
+        raise ResultRecordError("result", "missing")
+    result = record["result"]
+    task_count = len(session.english_tasks)
+    if isinstance(result, str):
+        return inference_error_tasks(result, task_count)
+    if not isinstance(result, list):
+        raise ResultRecordError("result", f"expected a list of tasks or an error string, got {type(result).__name__}")
+    if len(result) != task_count:
+        raise ResultRecordError("result", f"{len(result)} tasks, session {session.id} has {task_count}")
+    if tools is None:
+        tools = scoring_tools(session)
+    return [score_task(task, tools, checker=checker, where=f"result[{i}]") for i, task in enumerate(result)]
