@@ -26,7 +26,9 @@ The evaluators are pure functions over plain data; only :func:`upload_dataset` a
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import functools
 import re
 import uuid
 from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence
@@ -59,7 +61,7 @@ def session_example(dataset_name: str, session: Session | Mapping[str, Any]) -> 
     """The LangSmith example of one session.
 
     Returns:
-        ``{"id", "inputs": {"session": <session dict>}, "outputs": {"answer_list", "task_types",
+        ``{"id", "inputs": {"session": <session dict>}, "reference_outputs": {"answer_list", "task_types",
         "turn_subtypes"}, "metadata": {"session_id", "task_types", "turn_subtypes"}}`` where
         ``answer_list`` / ``task_types`` / ``turn_subtypes`` are the ``english_*`` fields.
     """
@@ -67,7 +69,7 @@ def session_example(dataset_name: str, session: Session | Mapping[str, Any]) -> 
     return {
         "id": str(example_id(dataset_name, data["id"])),
         "inputs": {"session": data},
-        "outputs": {
+        "reference_outputs": {
             "answer_list": data.get("english_answer_list"),
             "task_types": data.get("english_task_types"),
             "turn_subtypes": data.get("english_turn_subtypes"),
@@ -277,6 +279,47 @@ def summary_evaluator(runs: Sequence[Any], examples: Sequence[Any]) -> dict[str,
 # --------------------------------------------------------------------------- experiment
 
 
+def make_experiment_client(**kwargs: Any) -> Any:
+    """A redacting LangSmith client (see :func:`bench.tracing.make_client`) that can wait for its feedback.
+
+    ``aevaluate`` (langsmith 0.15) posts per-example feedback from a thread pool that it never
+    joins, so scores can still be in flight when the experiment returns (and are lost if the
+    process or server stops). This client routes that feedback through its own pool and
+    ``client.wait_for_feedback()`` blocks until every score has been sent; :func:`run_experiment`
+    calls it. Keyword arguments go to ``langsmith.Client``.
+    """
+    return make_client(client_class=_feedback_client_class(), **kwargs)
+
+
+@functools.lru_cache(maxsize=1)
+def _feedback_client_class() -> type:
+    import concurrent.futures
+    import threading
+
+    import langsmith
+
+    class FeedbackJoiningClient(langsmith.Client):
+        """``langsmith.Client`` whose evaluation feedback goes through a pool that can be joined."""
+
+        def _log_evaluation_feedback(self, *args: Any, _executor: Any = None, **kwargs: Any) -> Any:
+            with self._wtb_lock:
+                if self._wtb_pool is None:
+                    self._wtb_pool = concurrent.futures.ThreadPoolExecutor(max_workers=4)
+                pool = self._wtb_pool
+            return super()._log_evaluation_feedback(*args, _executor=pool, **kwargs)
+
+        def wait_for_feedback(self) -> None:
+            """Block until every feedback submitted so far has been sent."""
+            with self._wtb_lock:
+                pool, self._wtb_pool = self._wtb_pool, None
+            if pool is not None:
+                pool.shutdown(wait=True)
+
+    FeedbackJoiningClient._wtb_pool = None
+    FeedbackJoiningClient._wtb_lock = threading.Lock()
+    return FeedbackJoiningClient
+
+
 def experiment_metadata(
     model: str, settings: Mapping[str, Any] | None = None, dataset_name: str | None = None
 ) -> dict[str, Any]:
@@ -336,7 +379,8 @@ async def run_experiment(
         model: the candidate's model spec (experiment metadata, default experiment prefix).
         run_session: ``async (session dict) -> result record``; runs the evaluation graph.
         settings: run settings recorded as experiment metadata (temperature, base URL, ...; redacted).
-        client: ``langsmith.Client``; default :func:`bench.tracing.make_client` (redacting).
+        client: a client from :func:`make_experiment_client` (default); with a plain
+            ``langsmith.Client`` some per-example feedback may still be in flight on return.
         experiment_prefix: experiment name prefix (default ``wtb-<model>``).
         max_concurrency: sessions evaluated at once.
         upload_results: ``False`` runs locally without sending runs or feedback (the dataset is still
@@ -351,7 +395,7 @@ async def run_experiment(
     """
     from langsmith import aevaluate
 
-    client = client or make_client()
+    client = client or make_experiment_client()
     report = upload_dataset(client, dataset_name, sessions)
     wanted = {_as_dict(s)["id"] for s in sessions}
     examples = [e for e in client.list_examples(dataset_id=report.dataset_id) if e.inputs["session"]["id"] in wanted]
@@ -369,6 +413,10 @@ async def run_experiment(
         upload_results=upload_results,
     )
     rows = [row async for row in results]
+    await results.wait()
+    wait_for_feedback = getattr(client, "wait_for_feedback", None)
+    if wait_for_feedback is not None:
+        await asyncio.to_thread(wait_for_feedback)
     records = {}
     scored = []
     for row in rows:

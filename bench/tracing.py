@@ -223,17 +223,18 @@ def tracing_requested(environ: Mapping[str, str] | None = None) -> bool:
     return False
 
 
-def make_client(**kwargs: Any) -> Any:
+def make_client(client_class: type | None = None, **kwargs: Any) -> Any:
     """Build a ``langsmith.Client`` that redacts secrets before anything is uploaded.
 
     The client reads ``LANGSMITH_ENDPOINT`` / ``LANGSMITH_API_KEY`` as usual; ``anonymizer`` is
-    :func:`redact`, which the SDK applies to every run's inputs, outputs, metadata and error string.
-    Extra keyword arguments go to ``langsmith.Client``.
+    :func:`redact`, which the SDK applies to every run's inputs, outputs, metadata and error string
+    (it takes precedence over the ``hide_inputs`` / ``hide_outputs`` options, which cover less).
+    ``client_class`` (a ``langsmith.Client`` subclass) and extra keyword arguments go to the constructor.
     """
     import langsmith
 
     kwargs.setdefault("anonymizer", redact)
-    return langsmith.Client(**kwargs)
+    return (client_class or langsmith.Client)(**kwargs)
 
 
 @contextlib.contextmanager
