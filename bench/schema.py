@@ -212,7 +212,7 @@ def answer_list_issues(nodes: Sequence[Node], prefix: str) -> list[tuple[str, st
     if edges_ok:
         cycle = _find_cycle([node.dependency_list for node in nodes])
         if cycle:
-            issues.append((f"{prefix}", "dependency cycle: " + " -> ".join(str(i) for i in cycle)))
+            issues.append((f"{prefix}", "dependency cycle (node -> node it depends on): " + " -> ".join(str(i) for i in cycle)))
     return issues
 
 
@@ -248,22 +248,18 @@ def _find_cycle(dependencies: Sequence[Sequence[int]]) -> list[int]:
 def session_structure_issues(session: Session) -> list[tuple[str, str]]:
     """Cross-field problems of a session whose fields already type-check, as ``(field, message)`` pairs.
 
-    Covers both answer-list sides (:func:`answer_list_issues`), tool entries
-    without ``function.name``, and tool names listed twice.
+    Covers both answer-list sides (:func:`answer_list_issues`) and tool entries
+    without ``function.name``.
     """
     issues: list[tuple[str, str]] = []
     for side in ("english_answer_list", "answer_list"):
         for t, nodes in enumerate(getattr(session, side)):
             issues.extend(answer_list_issues(nodes, f"{side}[{t}]"))
     for side in ("english_tools", "tools"):
-        seen: dict[str, int] = {}
+        # Repeated tool names are allowed: one of the original tool lists has them.
         for index, name in _tool_names(getattr(session, side)):
             if not isinstance(name, str) or not name:
                 issues.append((f"{side}[{index}].function.name", "tool has no function name"))
-            elif name in seen:
-                issues.append((f"{side}[{index}].function.name", f"tool {name!r} listed twice (first at index {seen[name]})"))
-            else:
-                seen[name] = index
     return issues
 
 
@@ -276,7 +272,8 @@ class DatasetIssue:
 
     ``line`` is 1-based (``None`` for file-level problems such as a missing
     file); ``field`` is a path like ``english_answer_list[1][2].dependency_list[0]``
-    (``None`` when the whole line is at fault, e.g. bad JSON).
+    (``"(json)"`` for a line that is not valid JSON, ``"(line)"`` for one that is not an object,
+    ``None`` for file-level problems).
     """
 
     file: str
@@ -344,10 +341,10 @@ def _parse_sessions(path: str | os.PathLike[str]) -> tuple[list[Session], list[D
         try:
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
-            issues.append(DatasetIssue(file, number, None, f"invalid JSON: {exc.msg} (column {exc.colno})"))
+            issues.append(DatasetIssue(file, number, "(json)", f"invalid JSON: {exc.msg} (column {exc.colno})"))
             continue
         if not isinstance(raw, dict):
-            issues.append(DatasetIssue(file, number, None, f"expected a JSON object, got {type(raw).__name__}"))
+            issues.append(DatasetIssue(file, number, "(line)", f"expected a JSON object, got {type(raw).__name__}"))
             continue
         try:
             session = Session.model_validate(raw)

@@ -54,7 +54,7 @@ def load_result_records(path: str | os.PathLike[str]) -> list[tuple[int, dict[st
         try:
             record = json.loads(text)
         except json.JSONDecodeError as exc:
-            issues.append(DatasetIssue(file, number, None, f"invalid JSON: {exc.msg} (column {exc.colno})"))
+            issues.append(DatasetIssue(file, number, "(json)", f"invalid JSON: {exc.msg} (column {exc.colno})"))
             continue
         try:
             session_id, _ = record_identity(record)

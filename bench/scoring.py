@@ -239,7 +239,7 @@ def record_identity(record: Mapping[str, Any]) -> tuple[str, str]:
         ResultRecordError: when neither form is present.
     """
     if not isinstance(record, Mapping):
-        raise ResultRecordError("record", f"expected an object, got {type(record).__name__}")
+        raise ResultRecordError("(line)", f"expected an object, got {type(record).__name__}")
     session_id = record.get("id", record.get("session_id"))
     model_name = record.get("model_name", record.get("candidate"))
     if not isinstance(session_id, str) or not session_id:

@@ -41,6 +41,7 @@ class ModelSettings:
 # prefix -> "module:function"; adding a built-in provider is one module plus one line here.
 BUILTIN_PROVIDERS: dict[str, str] = {
     "openai": "nodes.providers.openai:create",
+    "scripted": "nodes.providers.scripted:create",
 }
 
 _registry: dict[str, ProviderFactory] = {}

@@ -1,0 +1,518 @@
+"""Session generation, pure parts (SPEC 5): task-type path tree, session plans, dataset assembly.
+
+The generation graph (``graphs/generation.py``) runs the roles; everything here is plain data in,
+plain data out, so it is testable without a model:
+
+- the task-type tree: every ``layers``-long sequence over ``ST`` / ``MT`` / ``CQ`` / ``CC``;
+- session plans: tool list, environment date, multi-tool variants and implicit-intent strategies,
+  all drawn from a seed;
+- turning the nodes a session produced into the dataset schema (SPEC 2): ``dependency_list`` from
+  the planner's step structure, task types and turn subtypes, both language sides;
+- the streamlined transcript and an oracle replay candidate that follows each task's gold path.
+
+No LangGraph import, no I/O except :func:`load_tool_lists`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import itertools
+import json
+import random
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from bench.paths import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS, PathTracker
+
+LAYER_TYPES: tuple[str, ...] = ("ST", "MT", "CQ", "CC")
+"""Layer types of the task-type tree: single tool, multi tool, clarify (needs a question), casual chat."""
+
+MT_VARIANTS: tuple[str, ...] = ("plain", "parallel", "serial_parallel")
+"""Multi-tool variants the user is asked for: any several calls, all independent, or a chain with a parallel part."""
+
+STRATEGIES: tuple[str, ...] = ("coreferential", "partial", "long_range")
+"""Implicit-intent strategies for tasks 2..N (SPEC 1 turn subtypes)."""
+
+STRATEGY_LABELS: dict[str, tuple[str, str]] = {
+    "coreferential": ("Coreferential Reference", "指代"),
+    "partial": ("Partial Information", "省略成分"),
+    "long_range": ("Long-Range Dependency", "长期记忆"),
+}
+
+TASK_TYPE_ZH: dict[str, str] = {
+    "Single-Tool": "单工具",
+    "Parallel Multi-Tool": "多工具",
+    "Sequential Multi-Tool": "多工具",
+    "Mixed Multi-Tool": "多工具",
+    "Clarify": "澄清",
+    "Chat": "闲聊",
+}
+
+WEEKDAYS_EN = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+WEEKDAYS_ZH = ("星期一", "星期二", "星期三", "星期四", "星期五", "星期六", "星期日")
+
+LANGUAGES = ("en", "zh")
+
+
+class GenerationInputError(ValueError):
+    """Bad generation input (tool-list file, type path, option); the message names the place at fault."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Task-type tree
+
+
+def enumerate_type_paths(layers: int) -> list[tuple[str, ...]]:
+    """Every ``layers``-long path of the task-type tree, in ``itertools.product`` order (4**layers paths).
+
+    Raises:
+        GenerationInputError: ``layers`` < 1.
+    """
+    if layers < 1:
+        raise GenerationInputError(f"--layers must be at least 1, got {layers}")
+    return list(itertools.product(LAYER_TYPES, repeat=layers))
+
+
+def parse_type_path(text: str, layers: int) -> tuple[str, ...]:
+    """Parse a path such as ``"ST,MT,CQ,CC"`` or ``"ST-MT-CQ-CC"`` (case-insensitive).
+
+    Raises:
+        GenerationInputError: unknown layer type or a length other than ``layers``.
+    """
+    parts = [p.strip().upper() for p in text.replace("-", ",").replace(" ", ",").split(",") if p.strip()]
+    unknown = [p for p in parts if p not in LAYER_TYPES]
+    if unknown:
+        raise GenerationInputError(f"path {text!r}: unknown layer type(s) {unknown}; use {', '.join(LAYER_TYPES)}")
+    if len(parts) != layers:
+        raise GenerationInputError(f"path {text!r} has {len(parts)} layers, expected {layers} (--layers)")
+    return tuple(parts)
+
+
+def select_type_paths(
+    layers: int, paths: Sequence[str] | None = None, samples: int | None = None, seed: int = 0
+) -> list[tuple[str, ...]]:
+    """The type paths to generate: the given ``paths``, else ``samples`` drawn from the tree, else all.
+
+    Args:
+        layers: tasks per session.
+        paths: explicit paths (see :func:`parse_type_path`); kept in order, repeats allowed.
+        samples: with ``paths``, cycle through them up to this many sessions; without, draw this many
+            paths from the 4**layers tree (without replacement while possible, seeded).
+        seed: makes the draw reproducible.
+
+    Returns:
+        One tuple of layer types per session to generate.
+
+    Raises:
+        GenerationInputError: bad path or ``samples`` < 1.
+    """
+    if samples is not None and samples < 1:
+        raise GenerationInputError(f"--samples must be at least 1, got {samples}")
+    if paths:
+        chosen = [parse_type_path(p, layers) for p in paths]
+        if samples is None:
+            return chosen
+        return [chosen[i % len(chosen)] for i in range(samples)]
+    tree = enumerate_type_paths(layers)
+    if samples is None:
+        return tree
+    rng = random.Random(f"paths:{seed}")
+    out: list[tuple[str, ...]] = []
+    while len(out) < samples:
+        out += rng.sample(tree, min(len(tree), samples - len(out)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Tool lists and session plans
+
+
+def load_tool_lists(path: str | Path) -> list[list[dict[str, Any]]]:
+    """Read a tool-list file: JSON Lines, one OpenAI-style tool list (a JSON array) per line.
+
+    Raises:
+        GenerationInputError: unreadable JSON, a line that is not a non-empty list of
+            ``{"type": "function", "function": {"name", ...}}`` entries, or no list at all;
+            the message names the file, the line and the field.
+    """
+    lists: list[list[dict[str, Any]]] = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise GenerationInputError(f"{path}:{number}: not JSON ({exc.msg})") from None
+            if not isinstance(value, list) or not value:
+                raise GenerationInputError(f"{path}:{number}: a line must be a non-empty JSON array of tools")
+            for i, tool in enumerate(value):
+                function = tool.get("function") if isinstance(tool, dict) else None
+                if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+                    raise GenerationInputError(f"{path}:{number}: tool [{i}] lacks field function.name")
+            lists.append(value)
+    if not lists:
+        raise GenerationInputError(f"{path}: no tool list found")
+    return lists
+
+
+@dataclass(frozen=True)
+class SessionPlan:
+    """Everything drawn before a session runs (SPEC 5), reproducible from the run seed.
+
+    Attributes:
+        key: session key used for folders and model scripts, ``session_<index:04d>``.
+        index: position in the run.
+        type_path: layer types, e.g. ``("ST", "MT", "CQ", "CC")``.
+        tool_line: 0-based line of the tool-list file the tools come from.
+        tools: the session's tool list.
+        env_info: English env string ``"YYYY-MM-DD HH:MM:SS Weekday"``.
+        mt_variants: per layer, an MT variant (``MT_VARIANTS``) or ``""``.
+        strategies: per layer, an implicit-intent strategy (``STRATEGIES``) or ``""`` for layer 0.
+        seed: the session's own seed (vague answers, user-model pick).
+        language: ``en`` or ``zh``.
+        user_model_index: which ``--user-model`` this session uses.
+    """
+
+    key: str
+    index: int
+    type_path: tuple[str, ...]
+    tool_line: int
+    tools: list[dict[str, Any]] = field(compare=False)
+    env_info: str
+    mt_variants: tuple[str, ...]
+    strategies: tuple[str, ...]
+    seed: int
+    language: str = "en"
+    user_model_index: int = 0
+
+    def as_state(self) -> dict[str, Any]:
+        """Input of the generation graph for this session (keys of ``graphs.generation_state.State``)."""
+        return {
+            "session_id": self.key,
+            "language": self.language,
+            "tools": self.tools,
+            "env_info": self.env_info,
+            "layer_types": list(self.type_path),
+            "mt_variants": list(self.mt_variants),
+            "strategies": list(self.strategies),
+            "seed": self.seed,
+            "user_model_index": self.user_model_index,
+        }
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-able description without the tool list (for manifests and failure records)."""
+        data = asdict(self)
+        data.pop("tools")
+        data["type_path"] = list(self.type_path)
+        data["mt_variants"] = list(self.mt_variants)
+        data["strategies"] = list(self.strategies)
+        return data
+
+
+def random_env_info(rng: random.Random, year: int) -> str:
+    """A random date-time in ``year`` with its English weekday: ``"2024-05-03 10:12:00 Friday"``."""
+    start = _dt.datetime(year, 1, 1)
+    days = (_dt.datetime(year + 1, 1, 1) - start).days
+    moment = start + _dt.timedelta(days=rng.randrange(days), minutes=rng.randrange(24 * 60))
+    return f"{moment:%Y-%m-%d %H:%M:00} {WEEKDAYS_EN[moment.weekday()]}"
+
+
+def chinese_env_info(env_info: str) -> str:
+    """The Chinese-side env string: the English weekday of ``env_info`` replaced by 星期X."""
+    for en, zh in zip(WEEKDAYS_EN, WEEKDAYS_ZH):
+        if env_info.endswith(en):
+            return env_info[: -len(en)] + zh
+    return env_info
+
+
+def pick_strategies(rng: random.Random, layers: int) -> tuple[str, ...]:
+    """Implicit-intent strategy per layer: ``""`` for layer 0; long-range only from layer 3 on
+    (its missing information must lie more than two turns back, SPEC 1)."""
+    out = [""]
+    for layer in range(1, layers):
+        options = STRATEGIES if layer >= 3 else STRATEGIES[:2]
+        out.append(rng.choice(options))
+    return tuple(out)
+
+
+def plan_sessions(
+    tool_lists: Sequence[list[dict[str, Any]]],
+    type_paths: Sequence[tuple[str, ...]],
+    *,
+    seed: int = 0,
+    language: str = "en",
+    year: int = 2024,
+    user_models: int = 1,
+) -> list[SessionPlan]:
+    """One :class:`SessionPlan` per type path, reproducible from ``seed``.
+
+    Tool lists are dealt from a seeded shuffle of the file's lines, so ``k`` sessions on a file of
+    at least ``k`` lines use ``k`` different lists. Each session's random choices come from its own
+    generator (``seed`` and index), so they do not depend on concurrency.
+
+    Raises:
+        GenerationInputError: unknown language, no tool list, or ``user_models`` < 1.
+    """
+    if language not in LANGUAGES:
+        raise GenerationInputError(f"--language must be one of {LANGUAGES}, got {language!r}")
+    if not tool_lists:
+        raise GenerationInputError("no tool list to draw from")
+    if user_models < 1:
+        raise GenerationInputError("at least one --user-model is needed")
+    order = list(range(len(tool_lists)))
+    random.Random(f"tools:{seed}").shuffle(order)
+    plans = []
+    for index, type_path in enumerate(type_paths):
+        rng = random.Random(f"session:{seed}:{index}")
+        line = order[index % len(order)]
+        plans.append(
+            SessionPlan(
+                key=f"session_{index:04d}",
+                index=index,
+                type_path=tuple(type_path),
+                tool_line=line,
+                tools=tool_lists[line],
+                env_info=random_env_info(rng, year),
+                mt_variants=tuple(rng.choice(MT_VARIANTS) if t == "MT" else "" for t in type_path),
+                strategies=pick_strategies(rng, len(type_path)),
+                seed=rng.randrange(2**31),
+                language=language,
+                user_model_index=rng.randrange(user_models),
+            )
+        )
+    return plans
+
+
+def should_answer_vaguely(seed: int, task_index: int, ask_index: int, rate: float) -> bool:
+    """Whether the user's answer to the ``ask_index``-th question of a task is vague (SPEC 5).
+
+    Deterministic in its arguments; true for about ``rate`` of (task, ask) pairs. Only a task's
+    first answer can be vague, so a vague answer forces exactly one more question.
+    """
+    if ask_index > 0 or rate <= 0:
+        return False
+    digest = hashlib.sha256(f"vague:{seed}:{task_index}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < rate
+
+
+# ---------------------------------------------------------------------------------------------
+# From produced nodes to the dataset schema
+
+
+def dependency_lists(nodes: Sequence[Mapping[str, Any]]) -> list[list[int]]:
+    """``dependency_list`` of each node of one task, from the planner's step structure.
+
+    Args:
+        nodes: the task's nodes in order, each ``{"name", "step", "depends_on"}``; ``step`` is the
+            planner decision that issued it (0, 1, ...), ``depends_on`` the earlier node indices the
+            planner named.
+
+    Returns:
+        Per node, sorted indices. A node of step ``s`` keeps the named dependencies that lie in
+        earlier steps; if none of them is in step ``s - 1``, it depends on every node of step
+        ``s - 1`` (the planner chose to wait for them). So each node's depth in the DAG is its
+        step, and the DAG's shortest path issues exactly the planner's steps. The final
+        ``prepare_to_answer`` node depends on every earlier node.
+    """
+    by_step: dict[int, list[int]] = {}
+    for index, node in enumerate(nodes):
+        by_step.setdefault(int(node["step"]), []).append(index)
+    out: list[list[int]] = []
+    for index, node in enumerate(nodes):
+        step = int(node["step"])
+        if node["name"] == PREPARE_TO_ANSWER:
+            out.append(list(range(index)))
+            continue
+        earlier = {i for s, members in by_step.items() if s < step for i in members}
+        named = {d for d in node.get("depends_on") or [] if d in earlier}
+        previous = set(by_step.get(step - 1, []))
+        if step > 0 and not named & previous:
+            named |= previous
+        out.append(sorted(named))
+    return out
+
+
+def task_steps(nodes: Sequence[Mapping[str, Any]]) -> list[list[int]]:
+    """Node indices grouped by planner step, in step order."""
+    steps: dict[int, list[int]] = {}
+    for index, node in enumerate(nodes):
+        steps.setdefault(int(node["step"]), []).append(index)
+    return [steps[s] for s in sorted(steps)]
+
+
+def derive_task_type(layer_type: str, nodes: Sequence[Mapping[str, Any]]) -> str:
+    """English task type of a finished task (SPEC 1, 5).
+
+    ``CQ`` -> Clarify, ``CC`` -> Chat; otherwise from the real calls' steps: one call ->
+    Single-Tool; all calls in one step -> Parallel Multi-Tool; one call per step -> Sequential
+    Multi-Tool; anything else -> Mixed Multi-Tool.
+    """
+    if layer_type == "CQ":
+        return "Clarify"
+    if layer_type == "CC":
+        return "Chat"
+    call_steps: dict[int, int] = {}
+    for node in nodes:
+        if node["name"] not in PSEUDO_TOOLS:
+            call_steps[int(node["step"])] = call_steps.get(int(node["step"]), 0) + 1
+    calls = sum(call_steps.values())
+    if calls <= 1:
+        return "Single-Tool"
+    if len(call_steps) == 1:
+        return "Parallel Multi-Tool"
+    if all(count == 1 for count in call_steps.values()):
+        return "Sequential Multi-Tool"
+    return "Mixed Multi-Tool"
+
+
+def gold_nodes(nodes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A task's nodes in the dataset schema (SPEC 1): ``{"action", "observation", "dependency_list"[, "user_input"]}``."""
+    deps = dependency_lists(nodes)
+    out = []
+    for node, dep in zip(nodes, deps):
+        item: dict[str, Any] = {
+            "action": {"name": node["name"], "arguments": node.get("arguments") or {}},
+            "observation": node.get("observation"),
+            "dependency_list": dep,
+        }
+        if node["name"] == ASK_USER:
+            item["user_input"] = node.get("user_input", "")
+        out.append(item)
+    return out
+
+
+def session_problems(tasks: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Why finished tasks cannot become a benchmark session (empty list = fine).
+
+    Checks that every task ends with an answered ``prepare_to_answer`` node, every ask node has its
+    question and the user's reply, every call has an observation, and the gold path of each task
+    (SPEC 3.3) has no step that mixes an ask node with other nodes (the evaluator could not replay it).
+    """
+    problems = []
+    for t, task in enumerate(tasks):
+        nodes = task.get("nodes") or []
+        if not nodes or nodes[-1]["name"] != PREPARE_TO_ANSWER or not nodes[-1].get("observation"):
+            problems.append(f"task {t}: does not end with an answered {PREPARE_TO_ANSWER} node")
+            continue
+        for i, node in enumerate(nodes):
+            if node.get("observation") in (None, ""):
+                problems.append(f"task {t} node {i} ({node['name']}): no observation")
+            if node["name"] == ASK_USER and not node.get("user_input"):
+                problems.append(f"task {t} node {i}: question without the user's reply")
+        if problems:
+            continue
+        gold = gold_nodes(nodes)
+        path = PathTracker(gold).gold_path
+        for s, step in enumerate(path):
+            names = [gold[i]["action"]["name"] for i in step]
+            if ASK_USER in names and len(names) > 1:
+                problems.append(f"task {t}: gold step {s} mixes a question with other nodes")
+    return problems
+
+
+def assemble_session(
+    session_id: str,
+    *,
+    env_info: str,
+    tools: Sequence[Mapping[str, Any]],
+    tasks: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
+    """One session in the dataset schema (SPEC 2).
+
+    Args:
+        session_id: ``wild_tool_bench_<N>``.
+        env_info: English env string (the Chinese side gets 星期X).
+        tools: the session's tool list (both language sides carry it).
+        tasks: finished tasks, each ``{"layer_type", "strategy", "user_message", "nodes"}`` where
+            nodes are ``{"name", "arguments", "step", "depends_on", "observation"[, "user_input"]}``.
+
+    Returns:
+        The session dict. ``english_*`` fields hold the generated text in the session's language
+        (the evaluator reads them); the Chinese side carries the same tasks and answer lists with
+        Chinese labels and env weekday.
+    """
+    english_types = [derive_task_type(t["layer_type"], t["nodes"]) for t in tasks]
+    strategies = [t.get("strategy") or "" for t in tasks[1:]]
+    answer_list = [gold_nodes(t["nodes"]) for t in tasks]
+    user_messages = [t["user_message"] for t in tasks]
+    return {
+        "id": session_id,
+        "english_env_info": env_info,
+        "english_tools": list(tools),
+        "english_tasks": list(user_messages),
+        "english_answer_list": answer_list,
+        "english_task_types": english_types,
+        "english_turn_subtypes": [STRATEGY_LABELS[s][0] for s in strategies],
+        "env_info": chinese_env_info(env_info),
+        "tools": list(tools),
+        "tasks": list(user_messages),
+        "answer_list": json.loads(json.dumps(answer_list, ensure_ascii=False)),
+        "task_types": [TASK_TYPE_ZH[t] for t in english_types],
+        "turn_subtypes": [STRATEGY_LABELS[s][1] for s in strategies],
+    }
+
+
+def streamline(transcript: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The streamlined transcript (SPEC 5): checker entries and rejected attempts removed.
+
+    Args:
+        transcript: raw entries ``{"id", "role", ...}``; a checker entry carries ``"target"`` (the id it
+            judged) and ``"verdict"`` (``accept`` / ``reject``).
+
+    Returns:
+        The remaining entries, in order.
+    """
+    entries = list(transcript)
+    rejected = {e.get("target") for e in entries if e.get("role") == "checker" and e.get("verdict") != "accept"}
+    return [dict(e) for e in entries if e.get("role") != "checker" and e.get("id") not in rejected]
+
+
+# ---------------------------------------------------------------------------------------------
+# Oracle replay (candidate file format of fixtures/reference/candidates.jsonl)
+
+SPARE_RESPONSE = {"content": "SPARE RESPONSE - should never be requested", "tool_calls": None, "reasoning_content": None}
+
+
+def oracle_responses(session: Mapping[str, Any], *, sid: str | None = None) -> list[dict[str, Any]]:
+    """Scripted responses that follow each task's gold path (SPEC 3.3) with the gold arguments and texts.
+
+    Args:
+        session: a session in the dataset schema (``english_answer_list`` is followed).
+        sid: short id used in tool-call ids ``call_<sid>_<task>_<step>_<j>`` (default: the id's number).
+
+    Returns:
+        One response per model request of the evaluation step loop, then one spare response:
+        ``{"content", "tool_calls", "reasoning_content"}``. A call step lists its calls in gold-path
+        order; an ask step answers with the gold question, the final step with the gold reply.
+    """
+    sid = sid if sid is not None else str(session["id"]).rsplit("_", 1)[-1]
+    responses: list[dict[str, Any]] = []
+    for t, answer_list in enumerate(session["english_answer_list"]):
+        for s, step in enumerate(PathTracker(answer_list).gold_path):
+            names = [answer_list[i]["action"]["name"] for i in step]
+            if names[0] in PSEUDO_TOOLS:
+                responses.append({"content": answer_list[step[0]]["observation"], "tool_calls": None, "reasoning_content": None})
+                continue
+            calls = [
+                {
+                    "id": f"call_{sid}_{t}_{s}_{j}",
+                    "type": "function",
+                    "function": {
+                        "name": answer_list[i]["action"]["name"],
+                        "arguments": json.dumps(answer_list[i]["action"]["arguments"], ensure_ascii=False),
+                    },
+                }
+                for j, i in enumerate(step)
+            ]
+            responses.append({"content": None, "tool_calls": calls, "reasoning_content": None})
+    responses.append(dict(SPARE_RESPONSE))
+    return responses
+
+
+def oracle_candidate(session: Mapping[str, Any], candidate: str = "oracle") -> dict[str, Any]:
+    """A replay-candidate record ``{"session_id", "candidate", "responses"}`` for ``session`` (see
+    :func:`oracle_responses`); ``wtb eval`` with it should score every task correct."""
+    return {"session_id": session["id"], "candidate": candidate, "responses": oracle_responses(session)}

@@ -1,0 +1,274 @@
+"""Rule checks on generation role outputs (SPEC 5): JSON extraction, argument schema, decision rules.
+
+The checker role runs these rules before asking its model: a decision or a tool result that breaks
+one of them is rejected with the returned reasons, and the role that produced it retries. Rules never
+raise on bad model output; they return reasons.
+
+Pure module: no LangGraph import, no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Mapping, Sequence
+
+from bench.paths import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
+
+# Most real calls one planner decision (one step) may carry; keeps gold DAGs small enough to enumerate.
+MAX_CALLS_PER_STEP = 6
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n?(.*?)```", re.DOTALL)
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+
+
+def extract_json(text: str) -> Any:
+    """The first JSON value found in a model's text output.
+
+    Tries, in order: the whole text; each fenced code block (```json ... ```); the first position
+    where a ``{`` or ``[`` starts a decodable JSON value. ``<think>...</think>`` blocks are ignored.
+
+    Args:
+        text: raw model output (may hold prose around the JSON).
+
+    Returns:
+        The decoded value (object, array, ...).
+
+    Raises:
+        ValueError: no JSON value could be decoded (message says so, with a short excerpt).
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"expected text, got {type(text).__name__}")
+    body = _THINK.sub("", text).strip()
+    decoder = json.JSONDecoder()
+    candidates = [body] + [match.group(2).strip() for match in _FENCE.finditer(body)]
+    for candidate in candidates:
+        if not candidate:
+            continue
+        try:
+            return json.loads(candidate)
+        except json.JSONDecodeError:
+            pass
+    for start, char in enumerate(body):
+        if char in "{[":
+            try:
+                value, _ = decoder.raw_decode(body, start)
+            except json.JSONDecodeError:
+                continue
+            return value
+    excerpt = body[:80].replace("\n", " ")
+    raise ValueError(f"no JSON value found in the output (starts with {excerpt!r})")
+
+
+def plain_text(text: str) -> str:
+    """A free-text role output cleaned for use as a message: think blocks, one code fence and
+    wrapping quotes removed, and a ``{"message": ...}``-style JSON object unwrapped. May return ``""``."""
+    body = _THINK.sub("", text or "").strip()
+    fence = _FENCE.fullmatch(body)
+    if fence:
+        body = fence.group(2).strip()
+    if body.startswith("{") and body.endswith("}"):
+        try:
+            value = json.loads(body)
+        except json.JSONDecodeError:
+            value = None
+        if isinstance(value, dict):
+            for key in ("message", "content", "reply", "question", "text", "answer"):
+                if isinstance(value.get(key), str):
+                    body = value[key].strip()
+                    break
+    if len(body) >= 2 and body[0] == body[-1] and body[0] in "\"'":
+        body = body[1:-1].strip()
+    return body
+
+
+def tools_by_name(tools: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Map function name -> function spec (``{"name", "description", "parameters"}``) for an
+    OpenAI-style tool list (entries ``{"type": "function", "function": {...}}`` or bare functions)."""
+    out: dict[str, dict[str, Any]] = {}
+    for tool in tools:
+        function = tool.get("function", tool) if isinstance(tool, Mapping) else {}
+        name = function.get("name") if isinstance(function, Mapping) else None
+        if isinstance(name, str):
+            out[name] = dict(function)
+    return out
+
+
+_PY_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "float": (int, float),  # read as "number", as the evaluator does after its float->number rewrite
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+    "null": (type(None),),
+}
+
+
+def _value_errors(value: Any, schema: Mapping[str, Any], where: str) -> list[str]:
+    if not isinstance(schema, Mapping):
+        return []
+    if "anyOf" in schema and isinstance(schema["anyOf"], list):
+        branches = [_value_errors(value, branch, where) for branch in schema["anyOf"]]
+        if any(not errs for errs in branches):
+            return []
+        return branches[0] if branches else []
+    kind = schema.get("type", "string")
+    errors: list[str] = []
+    if isinstance(kind, str) and kind in _PY_TYPES:
+        allowed = _PY_TYPES[kind]
+        ok = isinstance(value, allowed)
+        if kind in ("integer", "number", "float") and isinstance(value, bool):
+            ok = False  # stricter than the scorer: generated gold never uses true/false for numbers
+        if not ok:
+            return [f"{where}: expected {kind}, got {type(value).__name__}"]
+    if "enum" in schema and isinstance(schema["enum"], list) and value not in schema["enum"]:
+        errors.append(f"{where}: {value!r} is not one of {schema['enum']}")
+    if isinstance(value, dict) and kind == "object":
+        errors += _object_errors(value, schema, where)
+    if isinstance(value, list) and kind == "array" and isinstance(schema.get("items"), Mapping):
+        for i, item in enumerate(value):
+            errors += _value_errors(item, schema["items"], f"{where}[{i}]")
+    return errors
+
+
+def _object_errors(value: Mapping[str, Any], schema: Mapping[str, Any], where: str) -> list[str]:
+    properties = schema.get("properties") or {}
+    errors: list[str] = []
+    prefix = f"{where}." if where else ""
+    for key in schema.get("required") or []:
+        if key not in value:
+            errors.append(f"missing required parameter {prefix}{key}")
+    for key, item in value.items():
+        if key in properties:
+            errors += _value_errors(item, properties[key], f"{prefix}{key}")
+        elif schema.get("additionalProperties") is not True:
+            errors.append(f"parameter {prefix}{key} is not defined by the tool")
+    return errors
+
+
+def schema_errors(arguments: Any, parameters: Mapping[str, Any] | None) -> list[str]:
+    """Problems of ``arguments`` against a tool's JSON-schema ``parameters`` (empty list = valid).
+
+    Follows the evaluator's schema rules (SPEC 4.1) so that generated gold arguments pass its check:
+    ``float`` read as number, a property without ``type`` must be a string, an object without
+    ``properties`` accepts no key unless ``additionalProperties`` is true, ``enum`` membership,
+    ``anyOf``, nested objects and array items. Stricter in one way: booleans are not numbers.
+
+    Args:
+        arguments: the planner's argument object.
+        parameters: the tool's ``parameters`` schema (``None`` = takes no arguments).
+
+    Returns:
+        Human-readable reasons, one per problem, e.g. ``"missing required parameter city"``.
+    """
+    if not isinstance(arguments, dict):
+        return [f"arguments must be a JSON object, got {type(arguments).__name__}"]
+    return _object_errors(arguments, parameters or {"type": "object", "properties": {}}, "")
+
+
+def decision_errors(
+    decision: Mapping[str, Any],
+    *,
+    tools: Mapping[str, Mapping[str, Any]],
+    layer_type: str,
+    nodes: Sequence[Mapping[str, Any]],
+) -> list[str]:
+    """Rule problems of one planner decision for the current task (empty list = passes the rules).
+
+    Args:
+        decision: ``{"thought", "plan", "actions": [{"name", "arguments", "depends_on"}]}``.
+        tools: function name -> spec (see :func:`tools_by_name`).
+        layer_type: the task's layer type, ``ST`` / ``MT`` / ``CQ`` / ``CC``.
+        nodes: the task's accepted nodes so far, each ``{"name", "arguments", "step", ...}``;
+            ``depends_on`` indices refer to positions in this list.
+
+    Returns:
+        Reasons, e.g. ``"unknown tool getWether"``; the checker joins them into its rejection.
+    """
+    actions = decision.get("actions") or []
+    if not actions:
+        return ["the decision has no action"]
+    errors: list[str] = []
+    asks = [a for a in actions if a.get("name") == ASK_USER]
+    answers = [a for a in actions if a.get("name") == PREPARE_TO_ANSWER]
+    calls = [a for a in actions if a.get("name") not in PSEUDO_TOOLS]
+    if (asks or answers) and len(actions) > 1:
+        errors.append(f"{ASK_USER} and {PREPARE_TO_ANSWER} must be the only action of their step")
+    if len(calls) > MAX_CALLS_PER_STEP:
+        errors.append(f"at most {MAX_CALLS_PER_STEP} tool calls per step")
+    done_calls = [n for n in nodes if n.get("name") not in PSEUDO_TOOLS]
+    done_asks = [n for n in nodes if n.get("name") == ASK_USER]
+    for i, action in enumerate(actions):
+        name = action.get("name")
+        label = f"action {i} ({name})"
+        arguments = action.get("arguments")
+        if not isinstance(arguments, dict):
+            errors.append(f"{label}: arguments must be a JSON object")
+            continue
+        for dep in action.get("depends_on") or []:
+            if not isinstance(dep, int) or isinstance(dep, bool) or not 0 <= dep < len(nodes):
+                errors.append(f"{label}: depends_on {dep!r} is not the index of an earlier action (0..{len(nodes) - 1})")
+        if name == ASK_USER:
+            tool_name = arguments.get("tool_name")
+            missing = arguments.get("missing_required_parameters")
+            if tool_name not in tools:
+                errors.append(f"{label}: tool_name {tool_name!r} is not in the tool list")
+            elif not isinstance(missing, list) or not missing or not all(isinstance(m, str) for m in missing):
+                errors.append(f"{label}: missing_required_parameters must be a non-empty list of parameter names")
+            else:
+                known = ((tools[tool_name].get("parameters") or {}).get("properties") or {})
+                unknown = [m for m in missing if m not in known]
+                if unknown:
+                    errors.append(f"{label}: {unknown} are not parameters of {tool_name}")
+        elif name == PREPARE_TO_ANSWER:
+            answer_type = arguments.get("answer_type")
+            if answer_type not in ("tool", "chat"):
+                errors.append(f"{label}: answer_type must be 'tool' or 'chat'")
+            elif answer_type == "tool" and not done_calls:
+                errors.append(f"{label}: answer_type 'tool' needs at least one tool result first")
+            elif answer_type == "chat" and done_calls:
+                errors.append(f"{label}: tools were called, so answer_type must be 'tool'")
+        elif name not in tools:
+            errors.append(f"unknown tool {name!r} (not in the tool list)")
+        else:
+            errors += [f"{label}: {e}" for e in schema_errors(arguments, tools[name].get("parameters"))]
+    # What the task's layer type allows (SPEC 5: ST, MT, CQ, CC).
+    total_calls = len(done_calls) + len(calls)
+    if layer_type == "CC" and (calls or asks):
+        errors.append("this task is casual chat: answer directly with prepare_to_answer (answer_type chat)")
+    if layer_type == "CC" and answers and (answers[0].get("arguments") or {}).get("answer_type") != "chat":
+        errors.append("this task is casual chat: answer_type must be 'chat'")
+    if layer_type in ("ST", "MT") and asks:
+        errors.append("this task gives every required value: call the tools instead of asking")
+    if layer_type == "ST" and total_calls > 1:
+        errors.append("this task needs exactly one tool call")
+    if answers and layer_type == "ST" and len(done_calls) != 1:
+        errors.append("answer only after the single tool call of this task")
+    if answers and layer_type == "MT" and len(done_calls) < 2:
+        errors.append("this task needs several tool calls before the answer")
+    if answers and layer_type == "CQ" and (not done_asks or not done_calls):
+        errors.append("this task lacks a required value: ask the user, then call the tool, before answering")
+    return errors
+
+
+def results_errors(results: Any, calls: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Rule problems of simulated tool results for one step's calls (empty list = passes).
+
+    Args:
+        results: parsed tool output, expected a list with one observation per call.
+        calls: the step's call nodes, each ``{"name", "arguments"}``.
+
+    Returns:
+        Reasons: wrong count, an empty observation (``None``, ``""``, ``{}`` or ``[]``).
+    """
+    if not isinstance(results, list):
+        return ["tool output must be a list with one result per call"]
+    if len(results) != len(calls):
+        return [f"expected {len(calls)} results (one per call), got {len(results)}"]
+    errors = []
+    for i, (result, call) in enumerate(zip(results, calls)):
+        if result is None or result == "" or result == {} or result == []:
+            errors.append(f"result {i} for {call.get('name')} is empty")
+    return errors

@@ -1,0 +1,152 @@
+"""Plumbing shared by the generation role nodes: calling a role's model, recording the call,
+and rendering the blocks (tools, conversation, actions) that role prompts show.
+
+Internal to ``nodes``; role logic lives in ``nodes/user.py``, ``planner.py``, ``checker.py``,
+``tool.py`` and ``agent.py``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, Sequence
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from bench.paths import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
+from graphs.generation_state import Context, State
+from nodes.providers import ModelSettings, resolve_model
+from prompts import fragments
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON for prompts (UTF-8 kept)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def message_text(message: Any) -> str:
+    """Plain text of a chat model reply (string content or a list of content blocks)."""
+    content = getattr(message, "content", message)
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content if isinstance(b, (str, dict)))
+    return "" if content is None else str(content)
+
+
+async def ask_model(role: str, state: State, runtime: Runtime[Context], system: str, human: str) -> tuple[str, dict[str, Any]]:
+    """Send one request to ``role``'s model and capture it.
+
+    Args:
+        role: ``user`` / ``planner`` / ``checker`` / ``tool`` / ``agent`` (picks the model spec and base URL
+            from the context).
+        state: the session (its id and user-model pick).
+        runtime: graph runtime holding :class:`Context`.
+        system, human: the two prompt messages.
+
+    Returns:
+        ``(reply_text, call_record)``; the record is ``{"role", "task", "model", "request", "response"}``.
+
+    Raises:
+        Whatever the provider raises (transport errors, an exhausted script): the batch runner records
+        the session as failed with that reason.
+    """
+    context = runtime.context if runtime is not None and runtime.context is not None else Context()
+    spec = context.model_spec(role, state.user_model_index)
+    model = resolve_model(spec, ModelSettings(temperature=context.temperature, base_url=context.role_base_url(role)))
+    messages = [SystemMessage(content=system), HumanMessage(content=human)]
+    reply = await model.ainvoke(
+        messages, config={"metadata": {"wtb_role": role, "wtb_session": state.session_id}, "tags": [f"wtb:{role}"]}
+    )
+    text = message_text(reply)
+    record = {
+        "role": role,
+        "task": max(len(state.tasks) - 1, 0),
+        "model": spec,
+        "request": [{"role": "system", "content": system}, {"role": "user", "content": human}],
+        "response": text,
+    }
+    return text, record
+
+
+def entry_id(state: State, offset: int = 0) -> str:
+    """Id of the next transcript entry of this session (unique within the session)."""
+    return f"e{len(state.transcript) + offset:04d}"
+
+
+def current_task(state: State) -> dict[str, Any]:
+    """A deep copy of the task in progress (the last one)."""
+    return copy.deepcopy(state.tasks[-1])
+
+
+def replace_current(state: State, task: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``tasks`` list with the task in progress replaced by ``task``."""
+    return [*state.tasks[:-1], task]
+
+
+def labels(state: State) -> dict[str, str]:
+    """Prompt labels in the session's language."""
+    return fragments(state.language)["labels"]
+
+
+def tools_block(tools: Sequence[dict[str, Any]], *, full: bool = True) -> str:
+    """The tool list for a prompt: full specs, or ``name: description`` lines when ``full`` is false."""
+    if full:
+        return dumps([t.get("function", t) for t in tools])
+    lines = []
+    for tool in tools:
+        function = tool.get("function", tool)
+        lines.append(f"- {function.get('name')}: {function.get('description', '')}")
+    return "\n".join(lines)
+
+
+def conversation_lines(state: State, *, include_current: bool = True) -> list[str]:
+    """The visible conversation: each task's user message, questions and replies, final replies."""
+    names = labels(state)
+    tasks = state.tasks if include_current else state.tasks[:-1]
+    lines = []
+    for task in tasks:
+        lines.append(f"{names['user']}: {task['user_message']}")
+        for node in task.get("nodes", []):
+            if node["name"] == ASK_USER and node.get("observation"):
+                lines.append(f"{names['assistant']}: {node['observation']}")
+                if node.get("user_input"):
+                    lines.append(f"{names['user']}: {node['user_input']}")
+            elif node["name"] == PREPARE_TO_ANSWER and node.get("observation"):
+                lines.append(f"{names['assistant']}: {node['observation']}")
+    return lines
+
+
+def actions_lines(nodes: Sequence[dict[str, Any]]) -> list[str]:
+    """The current task's actions for the planner: ``index (step s): name(arguments) -> result``."""
+    lines = []
+    for index, node in enumerate(nodes):
+        if node["name"] == PREPARE_TO_ANSWER:
+            continue
+        result = node.get("observation")
+        if node["name"] == ASK_USER:
+            result = {"question": node.get("observation"), "user_reply": node.get("user_input")}
+        lines.append(f"{index} (step {node['step']}): {node['name']}({dumps(node.get('arguments') or {})}) -> {dumps(result)}")
+    return lines
+
+
+def session_results(state: State) -> list[str]:
+    """Every tool result so far in the session (``name(arguments) -> result``), for consistent simulation."""
+    lines = []
+    for task in state.tasks:
+        for node in task.get("nodes", []):
+            if node["name"] not in PSEUDO_TOOLS and node.get("observation") is not None:
+                lines.append(f"{node['name']}({dumps(node.get('arguments') or {})}) -> {dumps(node['observation'])}")
+    return lines
+
+
+def section(title: str, body: str | Sequence[str], empty: str) -> str:
+    """``## title`` followed by ``body`` (lines joined), or ``empty`` when there is nothing."""
+    text = body if isinstance(body, str) else "\n".join(body)
+    return f"## {title}\n{text.strip() or empty}\n"
+
+
+def fail(reason: str) -> dict[str, Any]:
+    """State update that ends the session as failed with ``reason``."""
+    return {"status": "failed", "failure_reason": reason, "pending": None}

@@ -1,0 +1,175 @@
+"""Checker role (SPEC 5): accepts or rejects each planner decision and each set of simulated tool
+results, with a reason.
+
+Rules first (``bench.generation_checks``: parse errors, unknown tools, argument schema, what the
+task's layer type allows); only output that passes them goes to the checker model (skipped when the
+context's ``checker_model`` is empty). A rejected output goes back to its role with the reason as
+feedback; after ``max_retries`` rejections of the same output the session fails.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langgraph.runtime import Runtime
+
+from bench.generation_checks import decision_errors, results_errors, tools_by_name
+from bench.paths import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
+from graphs.generation_state import CheckerVerdict, Context, State
+from nodes._roles import (
+    actions_lines,
+    ask_model,
+    conversation_lines,
+    current_task,
+    dumps,
+    entry_id,
+    labels,
+    replace_current,
+    section,
+    session_results,
+    tools_block,
+)
+from prompts import fragments, render
+
+def pending_calls(task: dict[str, Any]) -> list[dict[str, Any]]:
+    """Call nodes of the task's last step that still wait for their results."""
+    if not task["nodes"]:
+        return []
+    last = task["nodes"][-1]["step"]
+    return [n for n in task["nodes"] if n["step"] == last and n["name"] not in PSEUDO_TOOLS and n.get("observation") is None]
+
+
+def apply_decision(task: dict[str, Any], decision: dict[str, Any], step: int) -> tuple[dict[str, Any], str]:
+    """Append an accepted decision's actions to ``task`` as nodes of ``step``.
+
+    Returns:
+        ``(task, awaiting)`` with awaiting ``"question"`` (ask), ``"answer"`` (prepare) or ``""`` (calls).
+    """
+    awaiting = ""
+    for action in decision["actions"]:
+        task["nodes"].append(
+            {
+                "name": action["name"],
+                "arguments": action.get("arguments") or {},
+                "depends_on": list(action.get("depends_on") or []),
+                "step": step,
+                "observation": None,
+            }
+        )
+        if action["name"] == ASK_USER:
+            awaiting = "question"
+        elif action["name"] == PREPARE_TO_ANSWER:
+            awaiting = "answer"
+    return task, awaiting
+
+
+def _model_request(state: State, pending: dict[str, Any]) -> tuple[str, str]:
+    names = labels(state)
+    task = state.tasks[-1]
+    rule = fragments(state.language)["planner_rules"][task["layer_type"]]
+    parts = [
+        section(names["tools"], tools_block(state.tools), names["none"]),
+        section(names["conversation"], conversation_lines(state, include_current=False), names["none"]),
+        section(names["current_request"], task["user_message"], names["none"]),
+        section(names["actions"], actions_lines(task["nodes"]), names["none"]),
+    ]
+    if pending["kind"] == "decision":
+        system = render("checker_plan.md", state.language, env_info=state.env_info, task_rule=rule)
+        parts.append(section(names["proposal"], dumps(pending["decision"]), names["none"]))
+    else:
+        system = render("checker_tool.md", state.language, env_info=state.env_info)
+        calls = [{"name": n["name"], "arguments": n["arguments"]} for n in pending_calls(task)]
+        parts.append(section(names["calls"], dumps(calls), names["none"]))
+        parts.append(section(names["results"], dumps(pending["results"]), names["none"]))
+        parts.insert(1, section(names["earlier_results"], session_results(state), names["none"]))
+    return system, "\n".join(parts)
+
+
+async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Judge ``state.pending`` (a planner decision or tool results) and apply it when accepted.
+
+    Returns:
+        State update: on accept the new nodes (decision) or filled observations (results), ``awaiting``
+        and reset retries; on reject ``attempts + 1`` and ``feedback``; after ``max_retries`` rejections
+        ``status = "failed"`` with the reason. Always ``checked``, ``verdict`` and a transcript entry.
+    """
+    pending = state.pending
+    if state.status != "running" or not pending:
+        return {}
+    context = runtime.context if runtime is not None and runtime.context is not None else Context()
+    task = current_task(state)
+    kind = pending["kind"]
+    if pending.get("error"):
+        reasons = [pending["error"]]
+    elif kind == "decision":
+        reasons = decision_errors(
+            pending["decision"], tools=tools_by_name(state.tools), layer_type=task["layer_type"], nodes=task["nodes"]
+        )
+    else:
+        reasons = results_errors(pending["results"], pending_calls(task))
+    source, calls = "rules", []
+    if not reasons and context.checker_model:
+        system, human = _model_request(state, pending)
+        text, record = await ask_model("checker", state, runtime, system, human)
+        calls.append(record)
+        source = "model"
+        verdict, error = CheckerVerdict.parse(text)
+        if verdict is None:
+            reasons = [f"checker output unreadable ({error})"]
+        elif verdict.verdict == "reject":
+            reasons = [verdict.reason or "rejected without a reason"]
+    accepted = not reasons
+    reason = "; ".join(reasons)
+    entry = {
+        "id": entry_id(state),
+        "role": "checker",
+        "task": len(state.tasks) - 1,
+        "target": pending["id"],
+        "checked": kind,
+        "verdict": "accept" if accepted else "reject",
+        "reason": reason,
+        "source": source,
+    }
+    update: dict[str, Any] = {"transcript": [entry], "calls": calls, "checked": kind, "pending": None}
+    if accepted:
+        awaiting = ""
+        if kind == "decision":
+            task, awaiting = apply_decision(task, pending["decision"], pending["step"])
+        else:
+            for node, result in zip(pending_calls(task), pending["results"]):
+                node["observation"] = result
+        return {**update, "tasks": replace_current(state, task), "awaiting": awaiting, "verdict": "accept",
+                "attempts": 0, "feedback": ""}
+    attempts = state.attempts + 1
+    update.update(verdict="reject", attempts=attempts, feedback=reason)
+    if attempts >= context.max_retries:
+        what = "planner decision" if kind == "decision" else "tool results"
+        update.update(
+            status="failed",
+            failure_reason=f"{what} rejected {attempts} times (task {len(state.tasks) - 1}, step {_step(pending, task)}): {reason}",
+        )
+    return update
+
+
+def _step(pending: dict[str, Any], task: dict[str, Any]) -> int:
+    if "step" in pending:
+        return pending["step"]
+    return task["nodes"][-1]["step"] if task["nodes"] else 0
+
+
+def route_after_plan_check(state: State) -> Literal["run tools", "write", "retry", "fail"]:
+    """After a planner decision was judged: the tool (calls), the agent (question or answer), the
+    planner again (rejected, tries left), or the end (the session failed)."""
+    if state.status != "running":
+        return "fail"
+    if state.verdict == "reject":
+        return "retry"
+    return "write" if state.awaiting in ("question", "answer") else "run tools"
+
+
+def route_after_result_check(state: State) -> Literal["next step", "retry", "fail"]:
+    """After tool results were judged: the planner's next step, the tool again (rejected, tries
+    left), or the end (the session failed)."""
+    if state.status != "running":
+        return "fail"
+    return "retry" if state.verdict == "reject" else "next step"

@@ -1,0 +1,75 @@
+"""Tool role (SPEC 5): simulates the result of each call of the accepted step from the tool's schema
+and the arguments, consistent with earlier results of the session. The results wait in ``pending``
+for the checker; unreadable output is kept as a parse error, which the checker rejects."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from bench.generation_checks import extract_json
+from graphs.generation_state import Context, State, ToolResults
+from nodes._roles import ask_model, dumps, entry_id, labels, section, session_results
+from nodes.checker import pending_calls
+from prompts import render
+
+
+def tool_request(state: State, calls: list[dict[str, Any]]) -> tuple[str, str]:
+    """System and human messages of the tool role for ``calls`` (call nodes of the current step)."""
+    names = labels(state)
+    used = {c["name"] for c in calls}
+    specs = [t.get("function", t) for t in state.tools if t.get("function", t).get("name") in used]
+    system = render("tool.md", state.language, env_info=state.env_info)
+    parts = [
+        section(names["tools"], dumps(specs), names["none"]),
+        section(names["earlier_results"], session_results(state), names["none"]),
+        section(names["calls"], [f"{i}: {c['name']}({dumps(c['arguments'])})" for i, c in enumerate(calls)], names["none"]),
+    ]
+    if state.feedback:
+        parts.append(f"{names['feedback']}: {state.feedback}\n")
+    return system, "\n".join(parts)
+
+
+def parse_results(text: str, count: int) -> tuple[list[Any] | None, str | None]:
+    """Results from the tool model's text: ``{"results": [...]}`` or a bare list; for a single call a
+    bare JSON object is taken as its result. Returns ``(results, None)`` or ``(None, reason)``."""
+    parsed, error = ToolResults.parse(text)
+    if parsed is not None:
+        return parsed.results, None
+    if count == 1:
+        try:
+            value = extract_json(text)
+        except ValueError:
+            value = None
+        if isinstance(value, dict) and value:
+            return [value], None
+    return None, error
+
+
+async def tool(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Simulate the results of the current step's calls and leave them in ``pending`` for the checker.
+
+    Returns:
+        State update with ``pending = {"kind": "results", "id", "results" | None, "error" | None}``,
+        a transcript entry and the captured call.
+    """
+    if state.status != "running":
+        return {}
+    calls = pending_calls(state.tasks[-1])
+    system, human = tool_request(state, calls)
+    text, record = await ask_model("tool", state, runtime, system, human)
+    results, error = parse_results(text, len(calls))
+    eid = entry_id(state)
+    entry = {
+        "id": eid,
+        "role": "tool",
+        "task": len(state.tasks) - 1,
+        "step": calls[0]["step"] if calls else None,
+        "attempt": state.attempts + 1,
+        "content": text,
+        "results": results,
+        "error": error,
+    }
+    pending = {"kind": "results", "id": eid, "results": results, "error": error}
+    return {"pending": pending, "transcript": [entry], "calls": [record]}
