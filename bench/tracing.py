@@ -75,7 +75,7 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
             r"(?P<keep>\b(?:proxy-)?authorization|\bx-api-key|\bapi[_-]?key)(?P<sep>[\"']?\s*[:=]\s*[\"']?)"
-            r"(?P<scheme>(?:bearer|basic|token)\s+)?[^\s\"',;}]+",
+            r"(?P<scheme>(?:bearer|basic|token)\s+)?[^\s\"',;}&#]+",
             re.IGNORECASE,
         ),
         r"\g<keep>\g<sep>\g<scheme>" + REDACTED,
@@ -223,17 +223,52 @@ def tracing_requested(environ: Mapping[str, str] | None = None) -> bool:
     return False
 
 
+# Run fields the anonymizer does not cover: the model's constructor arguments ("serialized", which
+# holds base URLs) and "extra" (invocation parameters, runtime, metadata).
+_RUN_FIELDS_TO_REDACT = ("serialized", "extra", "events", "error")
+
+
+def redact_run_ops(runs: Any) -> list[dict[str, Any]]:
+    """``process_buffered_run_ops`` hook of the LangSmith client: redact the run fields the anonymizer skips.
+
+    Args:
+        runs: the buffered run dicts (``post`` and ``patch`` operations) as the SDK is about to send them.
+
+    Returns:
+        The same runs, in the same order and with the same ids, with :func:`redact` applied to
+        ``serialized``, ``extra``, ``events`` and ``error``.
+    """
+    secrets = secret_values()
+    out = []
+    for run in runs:
+        run = dict(run)
+        for key in _RUN_FIELDS_TO_REDACT:
+            if run.get(key) is not None:
+                run[key] = redact(run[key], secrets)
+        out.append(run)
+    return out
+
+
 def make_client(client_class: type | None = None, **kwargs: Any) -> Any:
     """Build a ``langsmith.Client`` that redacts secrets before anything is uploaded.
 
-    The client reads ``LANGSMITH_ENDPOINT`` / ``LANGSMITH_API_KEY`` as usual; ``anonymizer`` is
-    :func:`redact`, which the SDK applies to every run's inputs, outputs, metadata and error string
-    (it takes precedence over the ``hide_inputs`` / ``hide_outputs`` options, which cover less).
+    The client reads ``LANGSMITH_ENDPOINT`` / ``LANGSMITH_API_KEY`` as usual. Two SDK hooks redact:
+
+    - ``anonymizer`` = :func:`redact`, applied by the SDK to every run's inputs, outputs, metadata
+      and error string (it takes precedence over ``hide_inputs`` / ``hide_outputs``, which cover less);
+    - ``process_buffered_run_ops`` = :func:`redact_run_ops` for what the anonymizer does not see
+      (a model's serialized constructor arguments with its base URL, invocation parameters). Runs
+      are then sent in buffers of ``run_ops_buffer_size`` (default 50) or every
+      ``run_ops_buffer_timeout_ms`` (default 1000), and on ``client.flush()``.
+
     ``client_class`` (a ``langsmith.Client`` subclass) and extra keyword arguments go to the constructor.
     """
     import langsmith
 
     kwargs.setdefault("anonymizer", redact)
+    kwargs.setdefault("process_buffered_run_ops", redact_run_ops)
+    kwargs.setdefault("run_ops_buffer_size", 50)
+    kwargs.setdefault("run_ops_buffer_timeout_ms", 1000)
     return (client_class or langsmith.Client)(**kwargs)
 
 
