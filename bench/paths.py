@@ -90,10 +90,24 @@ def _expansions(names: Sequence[str], visited: Sequence[bool], in_degree: Sequen
     node per step. Implements rules 2-7 of SPEC 3.3.
     """
     ready = [i for i in range(len(names)) if not visited[i] and in_degree[i] == 0]
+    return _moves_from_ready(names, ready)
+
+
+def _moves_from_ready(names: Sequence[str], ready: Sequence[int]) -> list[list[Step]]:
+    """Rules 3-7 of SPEC 3.3 for the ready nodes ``ready`` (ascending index).
+
+    Returns the moves in reference order; each move is a list of steps (one
+    step, or a full same-name run issued one node per step).
+
+    Note on rule order: a combo's name sequence is added to ``seen`` (rule 5)
+    *before* the partial/full prefix check (rule 6), so a combo dropped by
+    rule 6 still hides every later combo with the same name sequence. See
+    ``tests/test_paths_lazy.py::test_seen_updated_before_prefix_check``.
+    """
     full: dict[tuple[int, ...], list[int]] = {}
     partial: set[tuple[int, ...]] = set()
     run: list[int] = []
-    for i in ready + [-1]:
+    for i in list(ready) + [-1]:
         if run and (i == -1 or names[i] != names[run[-1]]):
             if len(run) >= 2:
                 full[tuple(run)] = run[:]
@@ -112,7 +126,7 @@ def _expansions(names: Sequence[str], visited: Sequence[bool], in_degree: Sequen
             if key in seen:
                 continue
             seen.add(key)
-            if size >= 2:
+            if size >= 2 and partial:  # no partial combo (no same-name run): rule 6 drops nothing
                 prefixes = [combo[:k] for k in range(1, size + 1)]
                 if any(p in partial for p in prefixes) and not any(p in full for p in prefixes):
                     continue
@@ -136,7 +150,7 @@ def split_optimal(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
     return optimal, suboptimal
 
 
-class PathTracker:
+class MaterialisedPathTracker:
     """Candidates of each step of the step loop, with pruning (SPEC 3.2, 3.3).
 
     One tracker per task. ``candidates(s)`` gives the distinct node sets that a
@@ -145,7 +159,9 @@ class PathTracker:
     ``prune(s, nodes)`` keeps only the paths whose step ``s`` is ``nodes``.
 
     This version materialises every path (reference behaviour); it is the
-    executable definition that a lazy implementation must agree with.
+    executable definition that :class:`PathTracker` (lazy) must agree with,
+    kept for differential tests and benchmarks only: it is exponential in the
+    width of a layer (Fubini numbers for independent calls).
     """
 
     def __init__(self, answer_list: Sequence[Mapping[str, Any]]):
@@ -174,3 +190,229 @@ class PathTracker:
         """Keep only alive paths whose step ``step`` is the node set ``nodes`` (any order)."""
         target = sorted(nodes)
         self._alive = [p for p in self._alive if step < len(p) and sorted(p[step]) == target]
+
+
+_Move = tuple[tuple[tuple[int, ...], ...], int]
+"""One move from a state: its steps (each an ascending node tuple) and the visited mask after it."""
+
+_MOVE_CACHE_LIMIT = 100_000
+"""Most moves kept in a tracker's per-state move cache (bounds memory on wide layers)."""
+
+
+class PathTracker:
+    """Lazy candidates of each step of the step loop, with pruning (SPEC 3.2, 3.3).
+
+    Same answers as :class:`MaterialisedPathTracker` (the reference), without
+    ever listing the paths. The enumeration of SPEC 3.3 is a depth-first search
+    over *states* (the visited node set, a bit mask; in-degrees follow from it)
+    where each move is one step or a full same-name run issued one node per
+    step (:func:`_moves_from_ready`). A path is a sequence of moves from the
+    empty state to the full one, and position ``s`` of a path is the ``s``-th
+    step issued.
+
+    Pruning is kept as constraints ``{position: node set}``; a path is alive
+    when it satisfies all of them (an ask step adds none, so the constrained
+    positions need not be a prefix). Every state of a DAG can be completed, so
+    a partial path is alive iff it meets the constraints up to its end and some
+    completion meets the later ones; that test is memoised per
+    ``(state, position)`` and reset by :meth:`prune`.
+
+    ``min_length`` is the number of nodes on the longest dependency chain:
+    every path needs at least that many steps, and issuing all ready nodes in
+    one step is always a move (its name sequence is the only one of its
+    length, and its prefixes are partial only inside a leading run, which it
+    contains in full), which reaches it. The same bound from any state gives
+    the fewest remaining steps, so ``gold_path`` is found greedily: from each
+    state take the first move, in reference order, after which an optimal
+    completion still fits.
+
+    Attributes:
+        names: function name of every node, in index order.
+        min_length: fewest steps over all paths, before any pruning (int).
+        gold_path: the first optimal path in reference order (list of steps,
+            each an ascending list of node indices).
+
+    Raises:
+        KeyError, IndexError: a node lacks ``action.name`` / ``dependency_list``
+            or a dependency index is out of range (validate with ``bench.schema``).
+        ValueError: the dependencies contain a cycle (no path exists).
+    """
+
+    def __init__(self, answer_list: Sequence[Mapping[str, Any]]):
+        self.names = node_names(answer_list)
+        n = len(self.names)
+        successors, in_degree = _graph(answer_list)
+        self._n = n
+        self._full = (1 << n) - 1
+        self._pred_mask = [0] * n
+        self._pred_list: list[list[int]] = [[] for _ in range(n)]
+        for dep, succs in enumerate(successors):
+            for succ in succs:
+                self._pred_mask[succ] |= 1 << dep
+                self._pred_list[succ].append(dep)
+        self._topo = _topological_order(successors, in_degree)
+        self._move_cache: dict[int, list[_Move]] = {}
+        self._cached_moves = 0
+        self._remaining_cache: dict[int, int] = {}
+        self._constraints: dict[int, tuple[int, ...]] = {}
+        self._last_constrained = -1
+        self._dead = False
+        self._alive_memo: dict[tuple[int, int], bool] = {}
+        self.min_length: int = self._min_remaining(0)
+        self._gold_path: Path | None = None
+
+    @property
+    def gold_path(self) -> Path:
+        """The first optimal path in reference order (computed on first use, then cached)."""
+        if self._gold_path is None:
+            path: Path = []
+            mask = 0
+            while mask != self._full:
+                need = self._min_remaining(mask)
+                for steps, nxt in self._moves(mask):
+                    if len(steps) + self._min_remaining(nxt) == need:
+                        path.extend(list(step) for step in steps)
+                        mask = nxt
+                        break
+                else:  # pragma: no cover - the all-ready move always fits
+                    raise AssertionError("no optimal move from a reachable state")
+            self._gold_path = path
+        return self._gold_path
+
+    def candidates(self, step: int) -> list[Step]:
+        """Distinct node sets at position ``step`` over alive paths (SPEC 3.2).
+
+        Args:
+            step: 0-based step index (position in a path).
+
+        Returns:
+            The node sets in order of first occurrence in the reference
+            enumeration, each as a list sorted by function name (stable, from
+            ascending index). Empty when no alive path has that many steps.
+
+        Raises:
+            ValueError: ``step`` is negative.
+        """
+        if step < 0:
+            raise ValueError(f"step must be >= 0, got {step}")
+        out: list[Step] = []
+        if self._dead:
+            return out
+        found: set[tuple[int, ...]] = set()
+        explored: set[tuple[int, int]] = set()
+        names = self.names
+
+        def walk(mask: int, pos: int) -> None:
+            for steps, nxt in self._moves(mask):
+                if not self._meets_constraints(steps, pos):
+                    continue
+                end = pos + len(steps)
+                if end > step:
+                    node_set = steps[step - pos]
+                    if node_set not in found and self._alive(nxt, end):
+                        found.add(node_set)
+                        out.append(sorted(node_set, key=lambda i: names[i]))
+                    continue
+                state = (nxt, end)
+                if state in explored:
+                    continue  # same subtree already walked: no new first occurrence
+                explored.add(state)
+                if self._alive(nxt, end):
+                    walk(nxt, end)
+
+        walk(0, 0)
+        return out
+
+    def prune(self, step: int, nodes: Sequence[int]) -> None:
+        """Keep only alive paths whose step ``step`` is the node set ``nodes`` (any order).
+
+        A set that is no candidate at ``step`` (or a second, different set for
+        the same step) leaves no path alive, as in the reference.
+        """
+        target = tuple(sorted(nodes))
+        previous = self._constraints.get(step)
+        if previous is not None and previous != target:
+            self._dead = True
+        self._constraints[step] = target
+        self._last_constrained = max(self._last_constrained, step)
+        self._alive_memo.clear()
+
+    # -- internals -------------------------------------------------------
+
+    def _moves(self, mask: int) -> list[_Move]:
+        cached = self._move_cache.get(mask)
+        if cached is not None:
+            return cached
+        pred_mask = self._pred_mask
+        ready = [
+            i for i in range(self._n) if not (mask >> i) & 1 and not (pred_mask[i] & ~mask)
+        ]
+        moves: list[_Move] = []
+        for move in _moves_from_ready(self.names, ready):
+            nxt = mask
+            for step in move:
+                for i in step:
+                    nxt |= 1 << i
+            moves.append((tuple(tuple(step) for step in move), nxt))
+        if self._cached_moves + len(moves) <= _MOVE_CACHE_LIMIT:
+            self._move_cache[mask] = moves
+            self._cached_moves += len(moves)
+        return moves
+
+    def _meets_constraints(self, steps: tuple[tuple[int, ...], ...], pos: int) -> bool:
+        constraints = self._constraints
+        for offset, node_set in enumerate(steps):
+            wanted = constraints.get(pos + offset)
+            if wanted is not None and wanted != node_set:
+                return False
+        return True
+
+    def _alive(self, mask: int, pos: int) -> bool:
+        """Whether some completion from state ``mask`` at position ``pos`` meets every later constraint."""
+        if self._dead:
+            return False
+        if pos > self._last_constrained:
+            return True  # every state of a DAG can be completed
+        if mask == self._full:
+            return False  # the path ends before a constrained position
+        key = (mask, pos)
+        memo = self._alive_memo.get(key)
+        if memo is not None:
+            return memo
+        result = any(
+            self._meets_constraints(steps, pos) and self._alive(nxt, pos + len(steps))
+            for steps, nxt in self._moves(mask)
+        )
+        self._alive_memo[key] = result
+        return result
+
+    def _min_remaining(self, mask: int) -> int:
+        """Fewest steps from state ``mask`` to the end: nodes on the longest unvisited chain."""
+        cached = self._remaining_cache.get(mask)
+        if cached is not None:
+            return cached
+        depth = [0] * self._n
+        longest = 0
+        for i in self._topo:
+            if (mask >> i) & 1:
+                continue
+            d = 1 + max((depth[p] for p in self._pred_list[i] if not (mask >> p) & 1), default=0)
+            depth[i] = d
+            longest = max(longest, d)
+        self._remaining_cache[mask] = longest
+        return longest
+
+
+def _topological_order(successors: Sequence[Sequence[int]], in_degree: Sequence[int]) -> list[int]:
+    """Kahn order of the gold DAG; ValueError naming the nodes left on a cycle."""
+    remaining = list(in_degree)
+    order = [i for i, d in enumerate(remaining) if d == 0]
+    for i in order:  # grows while iterating
+        for succ in successors[i]:
+            remaining[succ] -= 1
+            if remaining[succ] == 0:
+                order.append(succ)
+    if len(order) != len(remaining):
+        stuck = sorted(set(range(len(remaining))) - set(order))
+        raise ValueError(f"gold dependency_list has a cycle through nodes {stuck}: no path exists")
+    return order

@@ -14,6 +14,11 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
 )
 
+
+@app.callback()
+def _root() -> None:
+    """WildToolBench on LangGraph: generate multi-turn tool-use sessions and evaluate models on them."""
+
 # Sub-command modules register on `app` when imported.
 from bench.cli import score as _score  # noqa: E402,F401
 from bench.cli import eval as _eval  # noqa: E402,F401

@@ -1,1 +1,78 @@
-"""Sub-command module (filled in by its issue)."""
+"""``wtb eval``: evaluate a model on WildToolBench sessions, then score the run (SPEC 3, 4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+
+from bench.cli import app
+
+_err = Console(stderr=True)
+
+
+@app.command("eval")
+def eval_command(
+    dataset: Path = typer.Option(..., "--dataset", help="Dataset JSON Lines file (one session per line).", dir_okay=False),
+    model: str = typer.Option(
+        ..., "--model", help="Candidate model spec: 'openai:MODEL' (OpenAI-compatible API) or 'replay:PATH#CANDIDATE'."
+    ),
+    out: Path = typer.Option(..., "--out", help="Output directory: result.jsonl, score.jsonl, metric.json.", file_okay=False),
+    ids: Optional[list[str]] = typer.Option(
+        None, "--ids", help="Only these sessions: comma-separated ids or numbers (e.g. '0,3,wild_tool_bench_7'); repeatable."
+    ),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N selected sessions.", min=0),
+    concurrency: int = typer.Option(4, "--concurrency", help="Sessions in flight at once.", min=1),
+    temperature: Optional[float] = typer.Option(None, "--temperature", help="Sampling temperature (default 0, or $WTB_TEMPERATURE)."),
+    base_url: Optional[str] = typer.Option(
+        None, "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default $OPENAI_BASE_URL)."
+    ),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Per-request timeout in seconds (default 120)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Start fresh instead of resuming an existing result.jsonl."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar."),
+) -> None:
+    """Run the model on the sessions (resuming an interrupted run), write DIR/result.jsonl, score it, print the table."""
+    from bench.runner import load_dataset, run_eval, select_sessions
+    from graphs.evaluation_context import EvaluationContext
+
+    try:
+        wanted = [part for item in ids or [] for part in item.split(",") if part.strip()]
+        sessions = select_sessions(load_dataset(dataset), wanted or None, limit)
+        settings: dict[str, Any] = {"model": model, "dataset": str(dataset)}
+        if temperature is not None:
+            settings["temperature"] = temperature
+        if base_url:
+            settings["base_url"] = base_url
+        if timeout is not None:
+            settings["timeout"] = timeout
+        context = EvaluationContext(**settings)
+        summary = run_eval(sessions, context, out, concurrency=concurrency, overwrite=overwrite, progress=progress)
+    except (OSError, ValueError, RuntimeError) as exc:
+        _err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(code=2) from None
+
+    _err.print(
+        f"{summary.selected} sessions: {summary.evaluated} evaluated, {summary.skipped} already done; "
+        f"tasks action-correct {summary.tasks_correct}/{summary.tasks}; {summary.wall_time:.1f}s -> {summary.result_path}"
+    )
+    if summary.inference_errors:
+        _err.print(f"[yellow]inference errors[/yellow] in {len(summary.inference_errors)} sessions: {', '.join(summary.inference_errors)}")
+    _score(dataset, summary.result_path, out)
+
+
+def _score(dataset: Path, result_path: Path, out: Path) -> None:
+    """Score the run into ``out/score.jsonl`` + ``out/metric.json`` and print the table (SPEC 4)."""
+    try:
+        from bench.scoring import score_run
+    except ImportError:  # pragma: no cover - until the scoring branch is merged
+        _err.print("[yellow]scoring is not available in this build; result.jsonl is written[/yellow]")
+        return
+    metric = score_run(dataset, result_path, out)
+    try:
+        from bench.report import print_metric_table
+    except ImportError:  # pragma: no cover
+        Console().print_json(data=metric)
+        return
+    print_metric_table(metric)

@@ -42,6 +42,7 @@ class ModelSettings:
 BUILTIN_PROVIDERS: dict[str, str] = {
     "openai": "nodes.providers.openai:create",
     "scripted": "nodes.providers.scripted:create",
+    "replay": "nodes.providers.replay:create",
 }
 
 _registry: dict[str, ProviderFactory] = {}

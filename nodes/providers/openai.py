@@ -3,26 +3,83 @@
 Works against OpenAI, DeepSeek, vLLM, SGLang and Ollama by pointing ``base_url``
 (or ``OPENAI_BASE_URL``) at the server; the key comes from ``api_key`` or
 ``OPENAI_API_KEY`` (any non-empty value for local servers).
+
+``ChatOpenAI`` drops what the benchmark record needs (SPEC 3.4): it parses the
+``arguments`` strings, turns ``content: null`` into ``""`` and ignores
+``reasoning_content`` (DeepSeek, vLLM reasoning parsers). :class:`RawChatOpenAI`
+keeps the raw assistant message of every reply in
+``additional_kwargs["wtb_raw_response"]`` (read by
+``nodes.messages.response_from_ai``) and ``reasoning_content`` in
+``additional_kwargs["reasoning_content"]``, and it sends messages built by
+``nodes.messages.to_langchain`` exactly as the reference would (raw argument
+strings, generated ids, ``reasoning_content`` of earlier replies).
 """
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
+import httpx
+import openai
+from langchain_core.language_models import LanguageModelInput
+from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
 
+from nodes.messages import RAW_RESPONSE_KEY, to_openai
 from nodes.providers import ModelSettings
 
 
-def create(name: str, settings: ModelSettings) -> ChatOpenAI:
-    """Build a ``ChatOpenAI`` for model ``name`` with ``settings`` (see ``ModelSettings``)."""
-    kwargs = dict(
+class RawChatOpenAI(ChatOpenAI):
+    """``ChatOpenAI`` that keeps the provider's raw assistant message (see module doc)."""
+
+    def _get_request_payload(self, input_: LanguageModelInput, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
+        payload = super()._get_request_payload(input_, stop=stop, **kwargs)
+        if "messages" in payload:  # Chat Completions (not the Responses API)
+            payload["messages"] = [to_openai(m) for m in self._convert_input(input_).to_messages()]
+        return payload
+
+    def _create_chat_result(self, response: dict | openai.BaseModel, generation_info: dict | None = None) -> ChatResult:
+        result = super()._create_chat_result(response, generation_info)
+        data = response if isinstance(response, dict) else response.model_dump(warnings=False)
+        for generation, choice in zip(result.generations, data.get("choices") or []):
+            message = choice.get("message") or {}
+            raw = {
+                "content": message.get("content"),
+                "tool_calls": message.get("tool_calls"),
+                "reasoning_content": message.get("reasoning_content"),
+            }
+            generation.message.additional_kwargs[RAW_RESPONSE_KEY] = raw
+            if raw["reasoning_content"] is not None:
+                generation.message.additional_kwargs["reasoning_content"] = raw["reasoning_content"]
+        return result
+
+
+def _is_loopback(base_url: str | None) -> bool:
+    if not base_url:
+        return False
+    host = httpx.URL(base_url).host
+    return host in ("localhost", "127.0.0.1", "::1")
+
+
+def create(name: str, settings: ModelSettings) -> RawChatOpenAI:
+    """Build a :class:`RawChatOpenAI` for model ``name`` with ``settings`` (see ``ModelSettings``).
+
+    The model gets its own ``httpx.AsyncClient`` so that models built inside
+    different event loops never share connections.
+    """
+    kwargs: dict[str, Any] = dict(
         model=name,
         temperature=settings.temperature,
         timeout=settings.timeout,
         max_retries=settings.max_retries,
+        http_async_client=httpx.AsyncClient(timeout=settings.timeout),
     )
     if settings.base_url:
         kwargs["base_url"] = settings.base_url
     if settings.api_key:
         kwargs["api_key"] = settings.api_key
+    elif not os.environ.get("OPENAI_API_KEY") and _is_loopback(settings.base_url):
+        kwargs["api_key"] = "not-needed"  # a local OpenAI-compatible server accepts any key
     kwargs.update(settings.extra)
-    return ChatOpenAI(**kwargs)
+    return RawChatOpenAI(**kwargs)

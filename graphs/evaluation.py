@@ -1,0 +1,55 @@
+"""Evaluation graph: one WildToolBench session against a candidate model (SPEC 3).
+
+    load_session -> build_prompt -> call_candidate -> match_response -> feed_back -> call_candidate ...
+                        ^                                  |
+                        +------ finish_task <--------------+  (task ended)
+                                     |
+                               finish_session -> END
+
+``build_prompt`` and ``match_response`` may also jump to ``finish_session``
+when the reference harness cannot run the session (quirk 11). Logic lives in
+``nodes/`` and ``bench/inference.py``; this module only wires.
+"""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from graphs.evaluation_context import EvaluationContext
+from graphs.evaluation_state import EvaluationInput, EvaluationOutput, EvaluationState
+from nodes.candidate import call_candidate
+from nodes.feedback import feed_back
+from nodes.finish import finish_session, finish_task
+from nodes.matcher import match_response
+from nodes.prompt import build_prompt, load_session
+
+RECURSION_LIMIT = 10_000
+"""Super-steps allowed per session (4 tasks x a few steps x 3 nodes needs far more than LangGraph's default 25)."""
+
+
+def build_evaluation_graph() -> CompiledStateGraph:
+    """Compile the evaluation graph (input: ``EvaluationInput``, output: ``EvaluationOutput``)."""
+    builder = StateGraph(
+        EvaluationState,
+        context_schema=EvaluationContext,
+        input_schema=EvaluationInput,
+        output_schema=EvaluationOutput,
+    )
+    builder.add_node("load_session", load_session)
+    builder.add_node("build_prompt", build_prompt)
+    builder.add_node("call_candidate", call_candidate)
+    builder.add_node("match_response", match_response)
+    builder.add_node("feed_back", feed_back)
+    builder.add_node("finish_task", finish_task)
+    builder.add_node("finish_session", finish_session)
+
+    builder.add_edge(START, "load_session")
+    builder.add_edge("load_session", "build_prompt")
+    builder.add_edge("call_candidate", "match_response")
+    builder.add_edge("feed_back", "call_candidate")
+    builder.add_edge("finish_session", END)
+    return builder.compile(name="evaluation").with_config(recursion_limit=RECURSION_LIMIT)
+
+
+graph = build_evaluation_graph()

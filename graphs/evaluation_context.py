@@ -1,0 +1,90 @@
+"""Run settings of the evaluation graph (its ``context_schema``).
+
+Each field has a description (shown by LangGraph Studio) and falls back to an
+environment variable when left at its default, as in the LangGraph templates.
+Nodes read it through ``Runtime[EvaluationContext]``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+DEFAULT_MODEL = "openai:gpt-4o-mini"
+
+
+@dataclass(kw_only=True)
+class EvaluationContext:
+    """Settings of one evaluation run; every session of the run shares them."""
+
+    model: str = field(
+        default=DEFAULT_MODEL,
+        metadata={
+            "description": "Candidate model spec 'provider:name', e.g. 'openai:gpt-4o', "
+            "'replay:candidates.jsonl#oracle'. Env: WTB_MODEL.",
+            "env": "WTB_MODEL",
+        },
+    )
+    model_name: str = field(
+        default="",
+        metadata={
+            "description": "Name written into result records and metrics; empty = derived from the model spec "
+            "(the part after 'provider:', or the candidate of a replay spec). Env: WTB_MODEL_NAME.",
+            "env": "WTB_MODEL_NAME",
+        },
+    )
+    base_url: str = field(
+        default="",
+        metadata={
+            "description": "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1; empty = the provider's "
+            "default (OPENAI_BASE_URL for openai:). Env: WTB_BASE_URL.",
+            "env": "WTB_BASE_URL",
+        },
+    )
+    temperature: float = field(
+        default=0.0,
+        metadata={"description": "Sampling temperature of the candidate. Env: WTB_TEMPERATURE.", "env": "WTB_TEMPERATURE"},
+    )
+    timeout: float = field(
+        default=120.0,
+        metadata={"description": "Per-request timeout in seconds. Env: WTB_TIMEOUT.", "env": "WTB_TIMEOUT"},
+    )
+    max_retries: int = field(
+        default=2,
+        metadata={
+            "description": "Transport retries inside the model client before a request counts as failed. "
+            "Env: WTB_MAX_RETRIES.",
+            "env": "WTB_MAX_RETRIES",
+        },
+    )
+    dataset: str = field(
+        default="",
+        metadata={
+            "description": "Dataset JSON Lines file; used when the graph input names a session by 'session_id' "
+            "instead of carrying it. Env: WTB_DATASET.",
+            "env": "WTB_DATASET",
+        },
+    )
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            env = f.metadata.get("env")
+            if not env or getattr(self, f.name) != f.default:
+                continue
+            raw = os.environ.get(env)
+            if raw is None or raw == "":
+                continue
+            setattr(self, f.name, _convert(raw, f.type, env))
+
+
+def _convert(raw: str, kind: Any, env: str) -> Any:
+    kind = kind if isinstance(kind, str) else getattr(kind, "__name__", str(kind))
+    try:
+        if kind == "float":
+            return float(raw)
+        if kind == "int":
+            return int(raw)
+    except ValueError:
+        raise ValueError(f"environment variable {env}={raw!r} is not a valid {kind}") from None
+    return raw

@@ -1,0 +1,66 @@
+"""State of the evaluation graph: one session, its tasks in order (SPEC 3.2, 3.4)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+
+
+class EvaluationInput(TypedDict, total=False):
+    """Graph input: the session itself, or its id (looked up in ``EvaluationContext.dataset``)."""
+
+    session: dict[str, Any]
+    """A dataset line (SPEC 2)."""
+    session_id: str
+    """``wild_tool_bench_<N>``, when ``session`` is not given."""
+
+
+class EvaluationOutput(TypedDict):
+    """Graph output: the session's SPEC 3.4 result line."""
+
+    record: dict[str, Any]
+    """``{"id", "model_name", "result": [per task] | "Error during inference: ..."}``."""
+
+
+class EvaluationState(TypedDict, total=False):
+    """Working state of one session.
+
+    ``messages`` is the conversation of the current request (LangChain
+    messages whose OpenAI dict form is kept losslessly, see
+    ``nodes.messages``); it is replaced at the start of every task because the
+    history is gold, never the model's own earlier output (SPEC 3.1).
+    """
+
+    session: dict[str, Any]
+    session_id: str
+    model_name: str
+    tools: list[dict[str, Any]]
+    """The session's ``english_tools`` with float -> number, bound to the candidate and recorded per step."""
+
+    task_idx: int
+    """Index of the current task (0-3)."""
+    step: int
+    """Index of the current step within the task."""
+    prunes: list[tuple[int, list[int]]]
+    """``(step, node indices)`` matched so far in the current task; replayed onto a fresh PathTracker."""
+    requests: int
+    """Model requests made so far in the session (the replay queue position)."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    response: dict[str, Any] | None
+    """The candidate's last raw response ``{"content", "tool_calls", "reasoning_content"}``."""
+    feedback: list[dict[str, Any]]
+    """OpenAI dict messages the matcher decided to append (assistant reply + gold observations / user reply)."""
+
+    task_result: dict[str, Any]
+    """The current task's SPEC 3.4 result, being built step by step."""
+    results: list[dict[str, Any]]
+    """Finished tasks' SPEC 3.4 results, in task order."""
+    error: str | None
+    """Session-level inference failure (quirk 11): the text after ``"Error during inference: "``."""
+    error_detail: str | None
+    """Human-readable cause of ``error`` (the reference's own message is often empty)."""
+    record: dict[str, Any]
+    """The finished SPEC 3.4 line (set by ``finish_session``)."""

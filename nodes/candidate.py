@@ -1,0 +1,92 @@
+"""The candidate model as a node: one request per step (SPEC 3.2, 3.4).
+
+A candidate is any LangChain chat model with the session's tools bound. The
+node sends the current messages, measures the latency, and stores the raw
+response (via :func:`nodes.messages.response_from_ai`) and token usage in the
+task result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import time
+import weakref
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.runtime import Runtime
+
+from graphs.evaluation_context import EvaluationContext
+from graphs.evaluation_state import EvaluationState
+from nodes.messages import response_from_ai, token_counts
+from nodes.providers import BUILTIN_PROVIDERS, ModelSettings, resolve_model, split_spec
+from nodes.providers.replay import REQUEST_INDEX_KEY, SESSION_KEY
+
+# One model per (event loop, settings): clients are never shared across loops.
+_models: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, BaseChatModel]]" = weakref.WeakKeyDictionary()
+
+
+def model_settings(context: EvaluationContext) -> ModelSettings:
+    """The provider settings of ``context``."""
+    return ModelSettings(
+        temperature=context.temperature,
+        base_url=context.base_url or None,
+        timeout=context.timeout,
+        max_retries=context.max_retries,
+    )
+
+
+def model_name_for(spec: str) -> str:
+    """Name recorded for model ``spec``: a provider's ``model_name(name)`` if it has one, else the name part."""
+    prefix, name = split_spec(spec)
+    target = BUILTIN_PROVIDERS.get(prefix)
+    if target:
+        module = importlib.import_module(target.partition(":")[0])
+        if hasattr(module, "model_name"):
+            return module.model_name(name)
+    return name
+
+
+def candidate_model(context: EvaluationContext) -> BaseChatModel:
+    """The chat model of ``context`` (resolved once per event loop and settings, then reused).
+
+    Raises:
+        ValueError: bad model spec; whatever the provider raises on bad settings.
+    """
+    settings = model_settings(context)
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return resolve_model(context.model, settings)
+    key = (context.model, settings.temperature, settings.base_url, settings.timeout, settings.max_retries)
+    per_loop = _models.setdefault(loop, {})
+    if key not in per_loop:
+        per_loop[key] = resolve_model(context.model, settings)
+    return per_loop[key]
+
+
+async def call_candidate(state: EvaluationState, runtime: Runtime[EvaluationContext]) -> dict[str, Any]:
+    """Send the current messages to the candidate; record latency (s), token counts and the raw response.
+
+    The run metadata carries the session id, the session-wide request index,
+    the task and the step (replay models use the first two; traces show all).
+    Exceptions of the model client (after its own retries) propagate: the
+    batch runner records the session as an inference error.
+    """
+    model = candidate_model(runtime.context).bind_tools(state["tools"])
+    metadata = {
+        SESSION_KEY: state["session_id"],
+        REQUEST_INDEX_KEY: state["requests"],
+        "wtb_task_idx": state["task_idx"],
+        "wtb_step": state["step"],
+    }
+    started = time.perf_counter()
+    reply = await model.ainvoke(state["messages"], config={"metadata": metadata, "run_name": "candidate"})
+    latency = time.perf_counter() - started
+    input_tokens, output_tokens = token_counts(reply)
+    task_result = dict(state["task_result"])
+    task_result["latency"] = [*task_result["latency"], latency]
+    task_result["input_token_count"] = [*task_result["input_token_count"], input_tokens]
+    task_result["output_token_count"] = [*task_result["output_token_count"], output_tokens]
+    return {"response": response_from_ai(reply), "requests": state["requests"] + 1, "task_result": task_result}

@@ -1,0 +1,17 @@
+"""Feed the step's outcome back into the conversation (SPEC 3.2)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphs.evaluation_state import EvaluationState
+from nodes.messages import to_langchain
+
+
+async def feed_back(state: EvaluationState) -> dict[str, Any]:
+    """Append the candidate's reply and the gold tool observations (or the gold user reply); next step."""
+    return {
+        "messages": [to_langchain(m) for m in state.get("feedback", [])],
+        "feedback": [],
+        "step": state["step"] + 1,
+    }

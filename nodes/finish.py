@@ -1,0 +1,34 @@
+"""Close a task and the session: the SPEC 3.4 record."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langgraph.types import Command
+
+from bench import inference
+from graphs.evaluation_state import EvaluationState
+
+
+async def finish_task(state: EvaluationState) -> Command[Literal["build_prompt", "finish_session"]]:
+    """Store the finished task's result; start the next task or end the session."""
+    results = [*state.get("results", []), state["task_result"]]
+    next_task = state["task_idx"] + 1
+    if next_task < len(state["session"]["english_tasks"]):
+        return Command(goto="build_prompt", update={"results": results, "task_idx": next_task})
+    return Command(goto="finish_session", update={"results": results, "task_idx": next_task})
+
+
+async def finish_session(state: EvaluationState) -> dict[str, Any]:
+    """Build the session's SPEC 3.4 line: per-task results, or ``"Error during inference: ..."``.
+
+    An error record also carries ``error_detail`` (a readable cause; the
+    reference's own message is often empty).
+    """
+    if state.get("error") is not None:
+        record = inference.error_record(state["session_id"], state["model_name"], state["error"])
+        if state.get("error_detail"):
+            record["error_detail"] = state["error_detail"]
+    else:
+        record = inference.session_record(state["session_id"], state["model_name"], state.get("results", []))
+    return {"record": record}

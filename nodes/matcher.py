@@ -1,0 +1,43 @@
+"""Match the candidate's response against the step's gold candidates (SPEC 3.2)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langgraph.types import Command
+
+from bench import inference
+from graphs.evaluation_state import EvaluationState
+from nodes.messages import to_openai
+
+
+async def match_response(state: EvaluationState) -> Command[Literal["feed_back", "finish_task", "finish_session"]]:
+    """Judge the last response, log the step, and route.
+
+    Writes ``step_<s>`` into the task result; a matched call step prunes the
+    task's paths. Goes to ``feed_back`` when the task continues, to
+    ``finish_task`` when it ends (correct or not), and to ``finish_session``
+    when the reference harness itself would crash (quirk 11).
+    """
+    task_idx, step = state["task_idx"], state["step"]
+    answer_list = state["session"]["english_answer_list"][task_idx]
+    tracker = inference.tracker_after(answer_list, state.get("prunes", []))
+    response = state["response"] or {}
+    try:
+        outcome = inference.match_step(tracker, answer_list, step, response, state.get("prunes", []))
+    except inference.InferenceError as exc:
+        return Command(goto="finish_session", update={"error": str(exc), "error_detail": exc.detail})
+
+    request = [to_openai(m) for m in state["messages"]]
+    task_result = dict(state["task_result"])
+    task_result["inference_log"] = {
+        **task_result["inference_log"],
+        f"step_{step}": inference.step_log(request, state["tools"], response, outcome),
+    }
+    prunes = list(state.get("prunes", []))
+    if outcome.prune is not None:
+        prunes.append((step, outcome.prune))
+    if outcome.task_end:
+        inference.close_task_result(task_result, outcome.task_correct, step, tracker.min_length)
+        return Command(goto="finish_task", update={"task_result": task_result, "prunes": prunes})
+    return Command(goto="feed_back", update={"task_result": task_result, "prunes": prunes, "feedback": outcome.messages})

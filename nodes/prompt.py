@@ -1,0 +1,84 @@
+"""Nodes that open a session and each of its tasks (SPEC 3.1)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from langchain_core.messages import RemoveMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from bench import inference
+from graphs.evaluation_context import EvaluationContext
+from graphs.evaluation_state import EvaluationState
+from nodes.candidate import model_name_for
+from nodes.messages import to_langchain
+
+
+def find_session(path: str, session_id: str) -> dict[str, Any]:
+    """The dataset line with ``"id" == session_id`` in the JSON Lines file ``path``.
+
+    Raises:
+        ValueError: no dataset path given, a line that is not JSON (file and line
+            named), or no such session.
+    """
+    if not path:
+        raise ValueError("the input names a session by 'session_id' but no dataset is set (context 'dataset' / WTB_DATASET)")
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}, line {number}: not valid JSON ({exc.msg})") from None
+            if isinstance(row, dict) and row.get("id") == session_id:
+                return row
+    raise ValueError(f"{path}: no session with id {session_id!r}")
+
+
+async def load_session(state: EvaluationState, runtime: Runtime[EvaluationContext]) -> dict[str, Any]:
+    """Resolve the input session and reset the per-session state.
+
+    Reads ``state["session"]`` (or looks ``state["session_id"]`` up in the
+    context's dataset), rewrites its tools float -> number (SPEC 3.1) and sets
+    the model name written into the record.
+    """
+    session = state.get("session") or find_session(runtime.context.dataset, state.get("session_id", ""))
+    return {
+        "session": session,
+        "session_id": session["id"],
+        "model_name": runtime.context.model_name or model_name_for(runtime.context.model),
+        "tools": inference.float_to_number(session["english_tools"]),
+        "task_idx": 0,
+        "requests": 0,
+        "results": [],
+        "error": None,
+        "error_detail": None,
+    }
+
+
+async def build_prompt(state: EvaluationState) -> Command[Literal["call_candidate", "finish_session"]]:
+    """Start task ``task_idx``: system message, gold history of earlier tasks, the task's user message.
+
+    Replaces ``messages`` and opens a fresh task result. A gold history the
+    reference cannot replay (quirk 11) ends the session with an inference error.
+    """
+    task_idx = state["task_idx"]
+    try:
+        prompt = inference.build_prompt(state["session"], task_idx)
+    except inference.InferenceError as exc:
+        return Command(goto="finish_session", update={"error": str(exc), "error_detail": exc.detail})
+    return Command(
+        goto="call_candidate",
+        update={
+            "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *(to_langchain(m) for m in prompt)],
+            "step": 0,
+            "prunes": [],
+            "response": None,
+            "feedback": [],
+            "task_result": inference.new_task_result(task_idx, prompt[-1]),
+        },
+    )
