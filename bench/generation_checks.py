@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any, Mapping, Sequence
 
+from bench.args import float_to_number, schema_error
 from bench.paths import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 
 # Most real calls one planner decision (one step) may carry; keeps gold DAGs small enough to enumerate.
@@ -168,6 +169,20 @@ def schema_errors(arguments: Any, parameters: Mapping[str, Any] | None) -> list[
     return _object_errors(arguments, parameters or {"type": "object", "properties": {}}, "")
 
 
+def scorer_schema_error(arguments: dict[str, Any], parameters: Mapping[str, Any] | None) -> str | None:
+    """The evaluator's own schema verdict on gold ``arguments`` (``bench.args.schema_error`` on the
+    float->number root schema it builds), or ``None`` when the scorer would accept them. Generated gold
+    arguments must pass it, or an oracle replay could not score 100%."""
+    parameters = float_to_number(dict(parameters or {}))
+    properties = parameters.get("properties")
+    root = {
+        "type": "object",
+        "required": list(parameters.get("required") or []),
+        "properties": dict(properties) if isinstance(properties, Mapping) else {},
+    }
+    return schema_error(arguments, root)
+
+
 def decision_errors(
     decision: Mapping[str, Any],
     *,
@@ -233,7 +248,11 @@ def decision_errors(
         elif name not in tools:
             errors.append(f"unknown tool {name!r} (not in the tool list)")
         else:
-            errors += [f"{label}: {e}" for e in schema_errors(arguments, tools[name].get("parameters"))]
+            problems = schema_errors(arguments, tools[name].get("parameters"))
+            if not problems:
+                scorer_error = scorer_schema_error(arguments, tools[name].get("parameters"))
+                problems = [scorer_error] if scorer_error else []
+            errors += [f"{label}: {e}" for e in problems]
     # What the task's layer type allows (SPEC 5: ST, MT, CQ, CC).
     total_calls = len(done_calls) + len(calls)
     if layer_type == "CC" and (calls or asks):

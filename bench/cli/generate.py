@@ -1,1 +1,97 @@
-"""Sub-command module (filled in by its issue)."""
+"""``wtb generate``: new benchmark sessions from real tool lists with the generation graph (SPEC 5)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from bench.cli import app
+from bench.generation import GenerationInputError, load_tool_lists, plan_sessions, select_type_paths
+
+DEFAULT_MODEL = "openai:gpt-4o-mini"
+
+
+@app.command("generate")
+def generate(
+    tools: Path = typer.Option(..., "--tools", help="Tool-list file: JSON Lines, one OpenAI tool list per line."),
+    out: Path = typer.Option(..., "--out", help="Output folder (sessions.jsonl, failures.jsonl, per-session files)."),
+    layers: int = typer.Option(4, "--layers", min=1, help="Tasks per session = depth of the task-type tree."),
+    paths: Optional[List[str]] = typer.Option(
+        None, "--paths", help="Type path to generate, e.g. ST,MT,CQ,CC (repeatable). Default: the whole tree."
+    ),
+    samples: Optional[int] = typer.Option(None, "--samples", min=1, help="Number of sessions: paths sampled from the tree."),
+    seed: int = typer.Option(0, "--seed", help="Seed of every random choice (paths, tool lists, dates, variants)."),
+    language: str = typer.Option("en", "--language", help="Session language: en or zh."),
+    year: int = typer.Option(2024, "--year", help="Year of the random environment date."),
+    user_model: Optional[List[str]] = typer.Option(
+        None, "--user-model", help=f"User model spec (repeatable; one per session). Default {DEFAULT_MODEL}."
+    ),
+    planner_model: str = typer.Option(DEFAULT_MODEL, "--planner-model", help="Planner model spec."),
+    tool_model: str = typer.Option(DEFAULT_MODEL, "--tool-model", help="Tool-simulator model spec."),
+    agent_model: str = typer.Option(DEFAULT_MODEL, "--agent-model", help="Agent model spec."),
+    checker_model: str = typer.Option(
+        DEFAULT_MODEL, "--checker-model", help="Checker model spec; 'none' = rule checks only."
+    ),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible base URL for every role."),
+    user_base_url: Optional[str] = typer.Option(None, "--user-base-url", help="Base URL of the user model."),
+    planner_base_url: Optional[str] = typer.Option(None, "--planner-base-url", help="Base URL of the planner model."),
+    tool_base_url: Optional[str] = typer.Option(None, "--tool-base-url", help="Base URL of the tool model."),
+    agent_base_url: Optional[str] = typer.Option(None, "--agent-base-url", help="Base URL of the agent model."),
+    checker_base_url: Optional[str] = typer.Option(None, "--checker-base-url", help="Base URL of the checker model."),
+    temperature: float = typer.Option(0.7, "--temperature", help="Sampling temperature of every role."),
+    concurrency: int = typer.Option(4, "--concurrency", min=1, help="Sessions generated at once."),
+    max_retries: int = typer.Option(3, "--max-retries", min=1, help="Tries per planner decision / tool result."),
+    max_steps: int = typer.Option(8, "--max-steps", min=1, help="Most planner steps per task."),
+    vague_rate: float = typer.Option(0.25, "--vague-rate", min=0.0, max=1.0, help="Share of vague first answers."),
+) -> None:
+    """Generate sessions: one per type path, each on one tool list, written to --out."""
+    from bench.generation_runner import run_batch
+    from graphs.generation_state import Context
+
+    try:
+        tool_lists = load_tool_lists(tools)
+        type_paths = select_type_paths(layers, paths, samples, seed)
+        users = list(user_model or [DEFAULT_MODEL])
+        plans = plan_sessions(tool_lists, type_paths, seed=seed, language=language, year=year, user_models=len(users))
+    except (GenerationInputError, OSError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    context = Context(
+        user_models=users,
+        planner_model=planner_model,
+        tool_model=tool_model,
+        agent_model=agent_model,
+        checker_model="" if checker_model.lower() in ("", "none") else checker_model,
+        base_url=base_url,
+        user_base_url=user_base_url,
+        planner_base_url=planner_base_url,
+        tool_base_url=tool_base_url,
+        agent_base_url=agent_base_url,
+        checker_base_url=checker_base_url,
+        temperature=temperature,
+        max_retries=max_retries,
+        max_steps=max_steps,
+        vague_answer_rate=vague_rate,
+    )
+    settings = {
+        "tools": str(tools), "layers": layers, "paths": paths, "samples": samples, "seed": seed,
+        "language": language, "year": year, "concurrency": concurrency,
+    }
+
+    def progress(outcome) -> None:
+        path = "-".join(outcome.plan.type_path)
+        detail = "" if outcome.status == "done" else f": {outcome.reason}"
+        typer.echo(f"{outcome.plan.key} {path} {outcome.status}{detail}", err=True)
+
+    summary = asyncio.run(
+        run_batch(plans, context, out, concurrency=concurrency, settings=settings, on_done=progress)
+    )
+    typer.echo(
+        f"generated {summary.succeeded} session(s), {summary.failed} failed -> {summary.sessions_file} "
+        f"(failures: {summary.failures_file}, oracle replay: {summary.replay_file})"
+    )
+    if summary.succeeded == 0:
+        raise typer.Exit(1)

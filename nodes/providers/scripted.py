@@ -11,7 +11,7 @@ Script formats (UTF-8):
 A response is a string (sent as is) or any other JSON value (sent as its JSON text, so a planner
 decision can be written as an object). The caller's role and session come from the call's metadata
 (``wtb_role`` / ``wtb_session``, set by the generation nodes; ``langgraph_node`` as fallback); a spec
-``scripted:PATH#role`` fixes the role. Cursors are per (file, session, role) and live for the process;
+``scripted:PATH#role`` fixes the role. A session's own queue comes first, then the shared one. Cursors are per (file, session, role) and live for the process;
 :func:`reset` rewinds them. An exhausted queue raises :class:`ScriptExhausted`.
 """
 
@@ -105,10 +105,14 @@ def _script(path: str) -> dict[str, Any]:
 def next_response(path: str, role: str, session: str = "") -> Any:
     """The next scripted response for ``role`` in ``session`` (advances the cursor).
 
+    The session's own queue is used first; once it is used up (or absent) the shared queue of the
+    role (or ``"*"``) follows.
+
     Raises:
-        ScriptExhausted: the matching queue is used up or missing.
+        ScriptExhausted: every matching queue is used up or none exists.
     """
     script = _script(path)
+    used_up: list[str] = []
     for scope, queues in ((session, script["sessions"].get(session)), ("", script["roles"])):
         if not queues:
             continue
@@ -116,17 +120,15 @@ def next_response(path: str, role: str, session: str = "") -> Any:
         if queue_role is None:
             continue
         key = (path, scope, queue_role)
+        queue = queues[queue_role]
         with _lock:
             position = _cursors.get(key, 0)
-            queue = queues[queue_role]
-            if position >= len(queue):
-                raise ScriptExhausted(
-                    f"script {path}: no response left for role {queue_role!r}"
-                    + (f" of session {scope!r}" if scope else "")
-                    + f" (all {len(queue)} used)"
-                )
-            _cursors[key] = position + 1
-        return queue[position]
+            if position < len(queue):
+                _cursors[key] = position + 1
+                return queue[position]
+        used_up.append(f"role {queue_role!r}" + (f" of session {scope!r}" if scope else "") + f" (all {len(queue)} used)")
+    if used_up:
+        raise ScriptExhausted(f"script {path}: no response left for " + " nor ".join(used_up))
     raise ScriptExhausted(f"script {path}: no queue for role {role!r}" + (f" in session {session!r}" if session else ""))
 
 

@@ -1,0 +1,173 @@
+"""Batch layer of session generation (SPEC 5): runs the generation graph once per planned session,
+with bounded concurrency, and writes every output atomically.
+
+One session's failure (rejected three times, a model error, an exhausted script) is recorded in
+``failures.jsonl`` with its reason; it never stops the other sessions.
+
+Output layout under ``out_dir``::
+
+    sessions/<key>/raw_transcript.json   every role message, checker verdicts and rejected attempts
+    sessions/<key>/transcript.json       streamlined: checker messages and rejected attempts removed
+    sessions/<key>/requests/<role>.jsonl captured request/response pairs of each role
+    sessions/<key>/session.json          the session in the dataset schema (successful sessions)
+    sessions/<key>/replay.json           oracle replay candidate along the gold paths
+    sessions.jsonl                       all successful sessions, ids wild_tool_bench_<line>
+    replay.jsonl                         their oracle replay candidates (candidates.jsonl format)
+    failures.jsonl                       {"key", "plan", "reason", "dir"} per failed session
+    manifest.json                        settings, counts, and id <-> key of every session
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from bench.generation import (
+    SessionPlan,
+    assemble_session,
+    oracle_candidate,
+    session_problems,
+    streamline,
+)
+from bench.io import write_json_atomic, write_jsonl_atomic
+from graphs.generation_state import ROLES, Context
+
+
+@dataclass
+class SessionOutcome:
+    """Result of one session run: final state values, status and (on success) the dataset session."""
+
+    plan: SessionPlan
+    status: str
+    reason: str = ""
+    state: dict[str, Any] = field(default_factory=dict)
+    session: dict[str, Any] | None = None
+
+
+async def run_session(plan: SessionPlan, context: Context, graph: Any = None) -> SessionOutcome:
+    """Run the generation graph for one planned session; never raises for a session-level failure.
+
+    Args:
+        plan: the session plan (its ``as_state()`` is the graph input).
+        context: role models and limits.
+        graph: a compiled generation graph (default ``graphs.generation.graph``).
+
+    Returns:
+        A :class:`SessionOutcome`; ``status`` is ``done`` (``session`` holds the dataset-schema
+        session with a provisional id) or ``failed`` (``reason`` says why). ``state`` holds the last
+        state values seen, so transcripts survive a failure.
+    """
+    if graph is None:
+        from graphs.generation import graph as default_graph
+
+        graph = default_graph
+    last: dict[str, Any] = plan.as_state()
+    try:
+        async for values in graph.astream(plan.as_state(), context=context, stream_mode="values"):
+            last = values
+    except Exception as exc:  # a model/transport error ends this session only
+        return SessionOutcome(plan, "failed", f"{type(exc).__name__}: {exc}", last)
+    status = last.get("status", "running")
+    if status != "done":
+        reason = last.get("failure_reason") or f"session stopped with status {status!r}"
+        return SessionOutcome(plan, "failed", reason, last)
+    problems = session_problems(last.get("tasks", []))
+    if problems:
+        return SessionOutcome(plan, "failed", "; ".join(problems), last)
+    session = assemble_session(
+        f"wild_tool_bench_{plan.index}", env_info=last["env_info"], tools=last["tools"], tasks=last["tasks"]
+    )
+    return SessionOutcome(plan, "done", "", last, session)
+
+
+def write_session_files(out_dir: Path, outcome: SessionOutcome) -> Path:
+    """Write one session's transcripts and captured requests under ``out_dir/sessions/<key>``; returns the folder."""
+    folder = out_dir / "sessions" / outcome.plan.key
+    transcript = list(outcome.state.get("transcript", []))
+    write_json_atomic(folder / "raw_transcript.json", transcript)
+    write_json_atomic(folder / "transcript.json", streamline(transcript))
+    calls = list(outcome.state.get("calls", []))
+    for role in ROLES:
+        write_jsonl_atomic(folder / "requests" / f"{role}.jsonl", [c for c in calls if c.get("role") == role])
+    return folder
+
+
+@dataclass
+class RunSummary:
+    """Counts and file paths of a generation run."""
+
+    out_dir: str
+    succeeded: int
+    failed: int
+    sessions_file: str
+    failures_file: str
+    replay_file: str
+
+
+async def run_batch(
+    plans: Sequence[SessionPlan],
+    context: Context,
+    out_dir: str | Path,
+    *,
+    concurrency: int = 4,
+    settings: dict[str, Any] | None = None,
+    graph: Any = None,
+    on_done: Callable[[SessionOutcome], None] | None = None,
+) -> RunSummary:
+    """Generate every planned session and write the outputs (layout in the module docstring).
+
+    Args:
+        plans: sessions to generate (see ``bench.generation.plan_sessions``).
+        context: role models and limits, shared by every session.
+        out_dir: output folder (created).
+        concurrency: sessions running at once (>= 1).
+        settings: run settings recorded in ``manifest.json``.
+        graph: compiled generation graph (default ``graphs.generation.graph``).
+        on_done: called with each outcome as soon as its session ends (progress display).
+
+    Returns:
+        A :class:`RunSummary`. Successful sessions get ids ``wild_tool_bench_<N>`` by their line in
+        ``sessions.jsonl`` (plan order); ``session.json`` / ``replay.json`` in their folders match.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    gate = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(plan: SessionPlan) -> SessionOutcome:
+        async with gate:
+            outcome = await run_session(plan, context, graph)
+        write_session_files(out, outcome)
+        if on_done is not None:
+            on_done(outcome)
+        return outcome
+
+    outcomes = await asyncio.gather(*(one(plan) for plan in plans))
+    sessions, replays, failures, index = [], [], [], []
+    for outcome in outcomes:
+        folder = out / "sessions" / outcome.plan.key
+        entry = {"key": outcome.plan.key, "dir": str(folder.relative_to(out)), **outcome.plan.summary()}
+        if outcome.session is None:
+            failures.append({"key": outcome.plan.key, "plan": outcome.plan.summary(), "reason": outcome.reason,
+                             "dir": entry["dir"]})
+            index.append({**entry, "id": None, "status": "failed"})
+            continue
+        session = {**outcome.session, "id": f"wild_tool_bench_{len(sessions)}"}
+        replay = oracle_candidate(session)
+        write_json_atomic(folder / "session.json", session)
+        write_json_atomic(folder / "replay.json", replay)
+        sessions.append(session)
+        replays.append(replay)
+        index.append({**entry, "id": session["id"], "status": "done"})
+    write_jsonl_atomic(out / "sessions.jsonl", sessions)
+    write_jsonl_atomic(out / "replay.jsonl", replays)
+    write_jsonl_atomic(out / "failures.jsonl", failures)
+    context_record = {k: v for k, v in asdict(context).items()}
+    write_json_atomic(
+        out / "manifest.json",
+        {"settings": settings or {}, "context": context_record, "succeeded": len(sessions), "failed": len(failures),
+         "sessions": index},
+    )
+    return RunSummary(str(out), len(sessions), len(failures), str(out / "sessions.jsonl"),
+                      str(out / "failures.jsonl"), str(out / "replay.jsonl"))

@@ -1,0 +1,113 @@
+"""``wtb generate`` end to end with scripted role models on 5 real tool lists, en and zh (issue 4 acceptance)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from bench.cli import app
+from bench.generation import load_tool_lists, oracle_candidate, plan_sessions, select_type_paths
+from bench.schema import validate_file
+from nodes.providers import scripted
+from tests.gen_scripts import session_script
+
+MULTI = {"Parallel Multi-Tool", "Sequential Multi-Tool", "Mixed Multi-Tool"}
+SINGLE = {"ST": "Single-Tool", "CQ": "Clarify", "CC": "Chat"}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_scripts():
+    scripted.reset()
+    yield
+    scripted.reset()
+
+
+def _read_jsonl(path):
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_generate_five_real_tool_lists(shared_dir, tmp_path, language):
+    lines = (shared_dir / "data" / f"tools_{language}.jsonl").read_text(encoding="utf-8").splitlines()
+    tools = tmp_path / "tools.jsonl"
+    tools.write_text("\n".join(lines[10:15]) + "\n", encoding="utf-8")
+    # The scripts are written for the sessions that `wtb generate` will plan with the same options.
+    options = dict(seed=3, language=language, year=2025)
+    paths = select_type_paths(4, None, 5, options["seed"])
+    plans = plan_sessions(load_tool_lists(tools), paths, **options)
+    script = tmp_path / "roles.json"
+    script.write_text(json.dumps({"sessions": {p.key: session_script(p.as_state()) for p in plans}}), encoding="utf-8")
+    spec = f"scripted:{script}"
+    out = tmp_path / "out"
+    args = ["generate", "--tools", str(tools), "--layers", "4", "--samples", "5", "--seed", "3", "--language", language,
+            "--year", "2025", "--out", str(out), "--vague-rate", "0", "--concurrency", "3",
+            "--user-model", spec, "--planner-model", spec, "--tool-model", spec, "--agent-model", spec,
+            "--checker-model", spec]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "generated 5 session(s), 0 failed" in result.output
+
+    report = validate_file(out / "sessions.jsonl")
+    assert report.ok, [str(i) for i in report.issues]
+    sessions = _read_jsonl(out / "sessions.jsonl")
+    assert [s["id"] for s in sessions] == [f"wild_tool_bench_{i}" for i in range(5)]
+    assert _read_jsonl(out / "failures.jsonl") == []
+    assert sorted(p.tool_line for p in plans) == [0, 1, 2, 3, 4]  # five different real tool lists
+    for plan, session in zip(plans, sessions):
+        assert session["english_tools"] == plan.tools and session["english_env_info"] == plan.env_info
+        for layer_type, task_type in zip(plan.type_path, session["english_task_types"]):
+            assert task_type in MULTI if layer_type == "MT" else task_type == SINGLE[layer_type]
+        folder = out / "sessions" / plan.key
+        assert json.loads((folder / "session.json").read_text(encoding="utf-8")) == session
+        raw = json.loads((folder / "raw_transcript.json").read_text(encoding="utf-8"))
+        lean = json.loads((folder / "transcript.json").read_text(encoding="utf-8"))
+        assert any(e["role"] == "checker" for e in raw) and not any(e["role"] == "checker" for e in lean)
+        requests = {role: _read_jsonl(folder / "requests" / f"{role}.jsonl") for role in ("user", "planner", "checker", "tool", "agent")}
+        assert all(requests.values())
+        assert all(set(r) == {"role", "task", "model", "request", "response"} for r in requests["planner"])
+        assert requests["planner"][0]["request"][0]["role"] == "system"
+    replays = _read_jsonl(out / "replay.jsonl")
+    assert replays == [oracle_candidate(s) for s in sessions]
+    assert all(r["responses"][-1]["content"].startswith("SPARE RESPONSE") for r in replays)
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["succeeded"] == 5 and manifest["failed"] == 0
+    assert [s["key"] for s in manifest["sessions"]] == [p.key for p in plans]
+
+
+def test_generate_explicit_paths_and_a_failing_session(shared_dir, tmp_path):
+    tools = tmp_path / "tools.jsonl"
+    tools.write_text((shared_dir / "data" / "tools_en.jsonl").read_text(encoding="utf-8").splitlines()[0] + "\n")
+    paths = ["ST,CC,CC,CC", "CC-ST-CC-CC"]
+    plans = plan_sessions(load_tool_lists(tools), select_type_paths(4, paths), seed=0)
+    good = {p.key: session_script(p.as_state()) for p in plans}
+    good[plans[0].key]["planner"] = ["not json at all"] * 2  # checker max-retries 2 -> fails
+    script = tmp_path / "roles.json"
+    script.write_text(json.dumps({"sessions": good}))
+    spec = f"scripted:{script}"
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, [
+        "generate", "--tools", str(tools), "--out", str(out), "--paths", paths[0], "--paths", paths[1],
+        "--max-retries", "2", "--checker-model", "none", "--user-model", spec, "--planner-model", spec,
+        "--tool-model", spec, "--agent-model", spec, "--concurrency", "1"])
+    assert result.exit_code == 0, result.output
+    assert "generated 1 session(s), 1 failed" in result.output
+    failures = _read_jsonl(out / "failures.jsonl")
+    assert [f["key"] for f in failures] == [plans[0].key]
+    assert failures[0]["reason"].startswith("planner decision rejected 2 times (task 0, step 0): output is not valid JSON")
+    assert failures[0]["plan"]["type_path"] == ["ST", "CC", "CC", "CC"]
+    sessions = _read_jsonl(out / "sessions.jsonl")
+    assert [s["english_task_types"] for s in sessions] == [["Chat", "Single-Tool", "Chat", "Chat"]]
+
+
+def test_generate_reports_bad_input(tmp_path):
+    tools = tmp_path / "tools.jsonl"
+    tools.write_text('[{"type": "function", "function": {"name": "a"}}]\n{oops\n')
+    result = CliRunner().invoke(app, ["generate", "--tools", str(tools), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert f"{tools}:2: not JSON" in result.output
+    tools.write_text('[{"type": "function", "function": {"name": "a"}}]\n')
+    result = CliRunner().invoke(app, ["generate", "--tools", str(tools), "--out", str(tmp_path / "o"), "--paths", "ST,XX,CC,CC"])
+    assert result.exit_code == 2 and "unknown layer type(s) ['XX']" in result.output
+    assert not (tmp_path / "o").exists()
