@@ -104,6 +104,10 @@ def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
+# Cheap pre-check: a string that matches none of these cannot match any pattern in _PATTERNS.
+_TRIGGER = re.compile(r"@|[?&][A-Za-z_\-]+=|authorization|api[_-]?key|bearer|sk-|lsv2_|hf_|AIza", re.IGNORECASE)
+
+
 def redact_text(text: str, secrets: list[str] | None = None) -> str:
     """Replace credentials inside ``text`` with ``[REDACTED]``.
 
@@ -119,9 +123,17 @@ def redact_text(text: str, secrets: list[str] | None = None) -> str:
     Returns:
         The text with every match replaced; unchanged text is returned as is.
     """
-    for secret in secret_values() if secrets is None else secrets:
+    return _redact_text_cached(text, tuple(secret_values() if secrets is None else secrets))
+
+
+@functools.lru_cache(maxsize=65536)
+def _redact_text_cached(text: str, secrets: tuple[str, ...]) -> str:
+    # Traced graph state repeats the same strings (tools, messages) in every node run: cache.
+    for secret in secrets:
         if secret and secret in text:
             text = text.replace(secret, REDACTED)
+    if not _TRIGGER.search(text):
+        return text
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
     return text
@@ -149,7 +161,7 @@ def redact(value: Any, secrets: list[str] | None = None) -> Any:
     if secrets is None:
         secrets = secret_values()
     if isinstance(value, str):
-        return redact_text(value, secrets)
+        return _redact_text_cached(value, tuple(secrets)) if len(value) >= 6 else value
     if isinstance(value, dict):
         return {
             k: (REDACTED if _is_secret_key(k) and isinstance(v, str) and v else redact(v, secrets))
@@ -440,3 +452,92 @@ def annotate_current_run(metadata: Mapping[str, Any] | None = None, tags: list[s
     if tags:
         run.add_tags(list(tags))
     return True
+
+
+def evaluation_node_metadata(
+    state: Mapping[str, Any],
+    *,
+    with_step: bool = True,
+    step_label: str | None = None,
+    task_label: str | None = None,
+) -> dict[str, Any]:
+    """Task / step metadata of an evaluation-graph node run, read from the graph state.
+
+    Args:
+        state: the evaluation state (``session``, ``task_idx``, ``step``).
+        with_step: include ``step_idx`` (nodes inside the step loop).
+        step_label: the step's ``current_action_name_label`` once the matcher has judged it.
+        task_label: the task's ``action_name_label`` when the task is finished.
+
+    Returns:
+        ``{"task_idx", "task_type", "turn_subtype"[, "step_idx"][, "step_label"][, "task_label"]}``.
+    """
+    session = state.get("session") or {}
+    task_idx = int(state.get("task_idx") or 0)
+    meta = task_metadata(task_idx, task_type_of(session, task_idx), turn_subtype_of(session, task_idx))
+    if with_step:
+        meta["step_idx"] = int(state.get("step") or 0)
+    if step_label is not None:
+        meta["step_label"] = step_label
+    if task_label is not None:
+        meta["task_label"] = task_label
+    return meta
+
+
+def annotate_evaluation_node(state: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """Attach :func:`evaluation_node_metadata` to the running node's LangSmith run; returns the metadata."""
+    meta = evaluation_node_metadata(state, **kwargs)
+    annotate_current_run(meta)
+    return meta
+
+
+def context_settings(context: Any, exclude: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The fields of a graph context (a dataclass such as ``EvaluationContext``) as a redacted dict.
+
+    Args:
+        context: a dataclass instance, a mapping, or ``None``.
+        exclude: field names to leave out (e.g. ``model``, already recorded on its own).
+
+    Returns:
+        ``{field: value}`` with credentials redacted (:func:`redact`); ``{}`` for ``None``.
+    """
+    import dataclasses
+
+    if context is None:
+        return {}
+    if dataclasses.is_dataclass(context) and not isinstance(context, type):
+        values = {f.name: getattr(context, f.name) for f in dataclasses.fields(context)}
+    else:
+        values = dict(context)
+    return redact({k: v for k, v in values.items() if k not in exclude})
+
+
+def generation_node_metadata(state: Any, role: str) -> dict[str, Any]:
+    """Task / step metadata of a generation-graph role call, read from the generation state.
+
+    Args:
+        state: the generation ``State`` (attributes ``tasks``, ``layer_types``, ``strategies``) or a mapping.
+        role: ``user`` / ``planner`` / ``checker`` / ``tool`` / ``agent``; recorded as ``step_label``.
+
+    Returns:
+        ``{"task_idx", "task_type" (the layer type: ST/MT/CQ/CC), "turn_subtype" (the implicit-intent
+        strategy, ``First Turn`` for task 0), "step_idx" (planner steps already taken in the task),
+        "step_label": role}``.
+    """
+
+    def get(name: str) -> Any:
+        return state.get(name) if isinstance(state, Mapping) else getattr(state, name, None)
+
+    tasks = get("tasks") or []
+    task_idx = max(len(tasks) - 1, 0)
+    layer_types = get("layer_types") or []
+    strategies = get("strategies") or []
+    nodes = (tasks[-1].get("nodes") or []) if tasks else []
+    steps = {n.get("step") for n in nodes if isinstance(n, Mapping)}
+    return step_metadata(
+        task_idx,
+        len(steps),
+        role,
+        task_type=layer_types[task_idx] if task_idx < len(layer_types) else None,
+        turn_subtype=(strategies[task_idx] or None) if task_idx < len(strategies) and task_idx > 0 else None,
+    )

@@ -162,3 +162,53 @@ async def test_experiment_feedback_matches_reference_scores(stub, client, refere
     assert stub.example_create_calls == calls_before
     assert len(stub.examples) == len(sessions)
     assert again.experiment_name != outcome.experiment_name
+
+
+def test_wtb_eval_langsmith_dataset_runs_the_graph_as_experiment(reference_dir, tmp_path):
+    """`wtb eval --langsmith-dataset`: the evaluation graph is the aevaluate target; re-running adds no example."""
+    from tests.test_tracing import _run_cli
+
+    candidate = "wrong_name"
+    dataset = tmp_path / "two_sessions.jsonl"
+    lines = (reference_dir / "sessions.jsonl").read_text(encoding="utf-8").splitlines()[:2]
+    dataset.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    sessions = [json.loads(line) for line in lines]
+    model = f"replay:{reference_dir / 'candidates.jsonl'}#{candidate}"
+    scores = {
+        row["session_id"]: row["results"]
+        for row in _jsonl(reference_dir / "expected_scores.jsonl")
+        if row["candidate"] == candidate
+    }
+    with LangSmithStub(lifetime=240) as stub:
+        args = ["eval", "--dataset", str(dataset), "--model", model, "--out", str(tmp_path / "exp"),
+                "--no-progress", "--langsmith-dataset", "wtb-two"]
+        proc = _run_cli(args, stub.url, tmp_path)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert len(stub.examples) == 2
+        calls_after_first = stub.example_create_calls
+
+        # the graph ran under the experiment's target run, one per example
+        (experiment,) = stub.sessions.values()
+        assert experiment["extra"]["metadata"]["model"] == model
+        targets = [r for r in stub.roots() if r.get("reference_example_id")]
+        assert len(targets) == 2
+        for target in targets:
+            names = {r["name"] for r in stub.children(target["id"])}
+            session_id = target["inputs"]["session"]["id"]
+            assert f"wtb eval {session_id}" in names
+            feedback = {f["key"]: f for f in stub.feedback.values() if str(f.get("run_id")) == str(target["id"])}
+            for index, task in enumerate(scores[session_id]):
+                assert feedback[f"task_{index + 1}_label"]["score"] == int(task["label"] == "correct")
+        summary = {f["key"]: f for f in stub.feedback.values() if not f.get("run_id")}
+        labels = [t["label"] for sid in scores if sid in {s["id"] for s in sessions} for t in scores[sid]]
+        assert summary["task_accuracy"]["score"] == pytest.approx(labels.count("correct") / len(labels), abs=1e-4)
+
+        # result files written like a local run
+        records = _jsonl(tmp_path / "exp" / "result.jsonl")
+        assert [r["id"] for r in records] == [s["id"] for s in sessions]
+        assert FAKE_LANGSMITH_KEY not in stub.all_payload_text()
+
+        proc = _run_cli(args, stub.url, tmp_path)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert len(stub.examples) == 2 and stub.example_create_calls == calls_after_first
+        assert len(stub.sessions) == 2  # a second experiment on the same dataset

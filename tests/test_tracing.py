@@ -248,3 +248,144 @@ async def test_no_trace_sends_nothing(langsmith_env):
     assert openai_server["headers"]
     assert stub.run_ingest_requests() == []
     assert stub.runs == {}
+
+
+# --------------------------------------------------------------------------- `wtb eval` end to end
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+EVAL_NODES = {"load_session", "build_prompt", "call_candidate", "match_response", "feed_back", "finish_task", "finish_session"}
+
+
+def _jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _run_cli(args: list[str], stub_url: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "LANGCHAIN_", "WTB_", "OPENAI_"))}
+    env.update(
+        LANGSMITH_TRACING="true",
+        LANGSMITH_ENDPOINT=stub_url,
+        LANGSMITH_API_KEY=FAKE_LANGSMITH_KEY,
+        LANGSMITH_PROJECT="wtb-e2e",
+        OPENAI_API_KEY=FAKE_OPENAI_KEY,
+        HOME=str(tmp_path),  # no LangSmith CLI profile from the real home
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "bench.cli", *args],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture()
+def two_sessions(reference_dir: Path, tmp_path: Path) -> Path:
+    path = tmp_path / "two_sessions.jsonl"
+    lines = (reference_dir / "sessions.jsonl").read_text(encoding="utf-8").splitlines()[:2]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_wtb_eval_traces_one_root_per_session(reference_dir, two_sessions, tmp_path):
+    sessions = {s["id"]: s for s in _jsonl(two_sessions)}
+    model = f"replay:{reference_dir / 'candidates.jsonl'}#noisy"
+    out = tmp_path / "run"
+    with LangSmithStub(lifetime=240) as stub:
+        proc = _run_cli(
+            ["eval", "--dataset", str(two_sessions), "--model", model, "--out", str(out), "--no-progress",
+             "--base-url", f"http://alice:{BASE_URL_PASSWORD}@127.0.0.1:9/v1"],
+            stub.url,
+            tmp_path,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        records = {r["id"]: r for r in _jsonl(out / "result.jsonl")}
+        assert set(records) == set(sessions)
+
+        roots = stub.roots()
+        assert sorted(r["name"] for r in roots) == [f"wtb eval {sid}" for sid in sorted(sessions)]
+        for root in roots:
+            meta = root["extra"]["metadata"]
+            session_id = meta["session_id"]
+            session, record = sessions[session_id], records[session_id]
+            assert root["name"] == f"wtb eval {session_id}"
+            assert meta["dataset"] == str(two_sessions)
+            assert meta["model"] == model
+            assert meta["language"] == "en"
+            assert meta["project_version"]
+            assert root["outputs"]["record"]["id"] == session_id
+
+            below = stub.descendants(root["id"])
+            nodes = [r for r in below if r["name"] in EVAL_NODES]
+            assert {r["name"] for r in nodes} >= EVAL_NODES - {"feed_back"}
+            for run in nodes:
+                assert str(run["parent_run_id"]) == str(root["id"]), run["name"]  # nodes sit right under the session
+            steps_in_record = {
+                (t, int(key.split("_")[1]))
+                for t, task in enumerate(record["result"])
+                for key in task["inference_log"]
+                if key.startswith("step_")
+            }
+            # one candidate node run (and one model run) per model request, with task and step metadata
+            calls = [r for r in nodes if r["name"] == "call_candidate"]
+            seen_steps = {(r["extra"]["metadata"]["task_idx"], r["extra"]["metadata"]["step_idx"]) for r in calls}
+            assert seen_steps == steps_in_record and len(calls) == len(steps_in_record)
+            for run in calls:
+                m = run["extra"]["metadata"]
+                assert m["task_type"] == session["english_task_types"][m["task_idx"]]
+                expected_subtype = "First Turn" if m["task_idx"] == 0 else session["english_turn_subtypes"][m["task_idx"] - 1]
+                assert m["turn_subtype"] == expected_subtype
+            # the matcher's run carries the step label the record holds
+            for run in (r for r in nodes if r["name"] == "match_response"):
+                m = run["extra"]["metadata"]
+                step = record["result"][m["task_idx"]]["inference_log"][f"step_{m['step_idx']}"]
+                assert m["step_label"] == step["inference_output"]["current_action_name_label"]
+            for run in (r for r in nodes if r["name"] == "finish_task"):
+                m = run["extra"]["metadata"]
+                assert m["task_label"] == record["result"][m["task_idx"]]["action_name_label"]
+                assert "step_idx" not in m
+
+            # the candidate's model runs hold the request messages and the tool calls it returned
+            llm_runs = [r for r in below if r.get("run_type") == "llm"]
+            assert len(llm_runs) == len(steps_in_record)
+            for run in llm_runs:
+                assert run["name"] == "candidate"
+                m = run["extra"]["metadata"]
+                assert str(run["parent_run_id"]) in {str(c["id"]) for c in calls}
+                step = record["result"][m["task_idx"]]["inference_log"][f"step_{m['step_idx']}"]
+                inputs = json.dumps(run["inputs"], ensure_ascii=False)
+                assert json.dumps(session["english_tasks"][m["task_idx"]], ensure_ascii=False)[1:-1] in inputs
+                outputs = json.dumps(run["outputs"], ensure_ascii=False)
+                for call in step["inference_output"]["tool_calls"] or []:
+                    assert call["function"]["name"] in outputs and call["id"] in outputs
+
+        # secrets: not in any upload, not in the result files
+        payloads = stub.all_payload_text()
+        headers = stub.all_header_text(exclude=("x-api-key",))
+        for secret in (FAKE_LANGSMITH_KEY, FAKE_OPENAI_KEY, BASE_URL_PASSWORD):
+            assert secret not in payloads, secret
+            assert secret not in headers, secret
+            for name in ("result.jsonl", "score.jsonl", "metric.json"):
+                if (out / name).exists():
+                    assert secret not in (out / name).read_text(encoding="utf-8"), (name, secret)
+        assert "[REDACTED]@127.0.0.1:9/v1" in payloads  # the base URL was traced, without its password
+
+
+def test_wtb_eval_no_trace_sends_nothing(reference_dir, two_sessions, tmp_path):
+    model = f"replay:{reference_dir / 'candidates.jsonl'}#oracle"
+    with LangSmithStub(lifetime=240) as stub:
+        proc = _run_cli(
+            ["eval", "--dataset", str(two_sessions), "--model", model, "--out", str(tmp_path / "quiet"),
+             "--no-progress", "--no-trace"],
+            stub.url,
+            tmp_path,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert len(_jsonl(tmp_path / "quiet" / "result.jsonl")) == 2
+        assert stub.requests == []
