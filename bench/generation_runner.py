@@ -32,7 +32,7 @@ from bench.generation import (
     streamline,
 )
 from bench.io import write_json_atomic, write_jsonl_atomic
-from bench.tracing import context_settings, redact_text, session_run_config
+from bench.tracing import context_settings, redact, redact_text, session_run_config
 from graphs.generation_state import ROLES, Context
 
 
@@ -173,10 +173,10 @@ async def run_batch(
     write_jsonl_atomic(out / "sessions.jsonl", sessions)
     write_jsonl_atomic(out / "replay.jsonl", replays)
     write_jsonl_atomic(out / "failures.jsonl", failures)
-    context_record = {k: v for k, v in asdict(context).items()}
+    context_record = redact({k: v for k, v in asdict(context).items()})  # no credentials in base URLs
     write_json_atomic(
         out / "manifest.json",
-        {"settings": settings or {}, "context": context_record, "succeeded": len(sessions), "failed": len(failures),
+        {"settings": redact(settings or {}), "context": context_record, "succeeded": len(sessions), "failed": len(failures),
          "sessions": index},
     )
     return RunSummary(str(out), len(sessions), len(failures), str(out / "sessions.jsonl"),

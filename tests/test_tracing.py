@@ -389,3 +389,62 @@ def test_wtb_eval_no_trace_sends_nothing(reference_dir, two_sessions, tmp_path):
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert len(_jsonl(tmp_path / "quiet" / "result.jsonl")) == 2
         assert stub.requests == []
+
+
+# --------------------------------------------------------------------------- `wtb generate`
+
+GEN_ROLE_NODES = {"user", "planner", "checker", "tool", "tool_checker", "agent"}
+
+
+def test_wtb_generate_traces_role_nodes(reference_dir, tmp_path):
+    from bench.generation import load_tool_lists, plan_sessions
+    from tests.gen_scripts import session_script
+
+    tools = tmp_path / "tools.jsonl"
+    first_session = json.loads((reference_dir / "sessions.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    tools.write_text(json.dumps(first_session["english_tools"]) + "\n", encoding="utf-8")
+    path = ("ST", "MT", "CQ", "CC")
+    (plan,) = plan_sessions(load_tool_lists(tools), [path], seed=5, language="en")
+    script = tmp_path / "roles.json"
+    script.write_text(json.dumps({"sessions": {plan.key: session_script(plan.as_state())}}), encoding="utf-8")
+    spec = f"scripted:{script}"
+    out = tmp_path / "gen"
+    args = ["generate", "--tools", str(tools), "--layers", "4", "--paths", ",".join(path), "--seed", "5",
+            "--out", str(out), "--vague-rate", "0", "--user-model", spec, "--planner-model", spec,
+            "--tool-model", spec, "--agent-model", spec, "--checker-model", spec,
+            "--base-url", f"http://alice:{BASE_URL_PASSWORD}@127.0.0.1:9/v1"]
+    with LangSmithStub(lifetime=240) as stub:
+        proc = _run_cli(args, stub.url, tmp_path)
+        assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-1000:]
+        (session,) = _jsonl(out / "sessions.jsonl")
+
+        (root,) = stub.roots()
+        assert root["name"] == f"wtb generate {plan.key}"
+        meta = root["extra"]["metadata"]
+        assert meta["session_id"] == plan.key and meta["language"] == "en" and meta["project_version"]
+        assert meta["model"] == {role: spec for role in ("user", "planner", "checker", "tool", "agent")}
+        assert meta["settings"]["type_path"] == list(path)
+
+        nodes = stub.children(root["id"])
+        assert {r["name"] for r in nodes} == GEN_ROLE_NODES
+        model_runs = [r for r in stub.descendants(root["id"]) if r.get("run_type") == "llm"]
+        assert model_runs, "no role model call was traced"
+        node_ids = {str(r["id"]): r for r in nodes}
+        for run in model_runs:
+            role = run["extra"]["metadata"]["wtb_role"]
+            assert run["name"] == f"{role} model"
+            parent = node_ids[str(run["parent_run_id"])]
+            assert parent["name"] in ({role, "tool_checker"} if role == "checker" else {role})
+            m = run["extra"]["metadata"]
+            assert m["step_label"] == role
+            assert m["task_type"] == path[m["task_idx"]]
+            assert parent["extra"]["metadata"]["step_label"] == role  # the node run carries it too
+        # each of the four tasks shows up in the planner's traced calls
+        assert {r["extra"]["metadata"]["task_idx"] for r in model_runs if r["extra"]["metadata"]["wtb_role"] == "planner"} == {0, 1, 2, 3}
+        assert session["english_task_types"][0] == "Single-Tool"
+
+        payloads = stub.all_payload_text()
+        for secret in (FAKE_LANGSMITH_KEY, FAKE_OPENAI_KEY, BASE_URL_PASSWORD):
+            assert secret not in payloads, secret
+            for file in out.rglob("*.json*"):
+                assert secret not in file.read_text(encoding="utf-8"), (file, secret)
