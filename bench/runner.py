@@ -158,12 +158,16 @@ class ResultFile:
 
     def append(self, record: Mapping[str, Any]) -> None:
         """Append one record as one line: a single write, then flush and fsync."""
-        line = dumps_line(record) + "\n"
+        data = (dumps_line(record) + "\n").encode("utf-8")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a", encoding="utf-8", newline="\n") as handle:
-            handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            view = memoryview(data)
+            while view:  # one write(2) for the whole line unless the kernel takes less
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def finalize(self) -> list[dict[str, Any]]:
         """Rewrite the file atomically with one record per id, sorted by id; returns the records."""

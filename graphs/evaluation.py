@@ -13,6 +13,7 @@ when the reference harness cannot run the session (quirk 11). Logic lives in
 
 from __future__ import annotations
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
@@ -28,8 +29,15 @@ RECURSION_LIMIT = 10_000
 """Super-steps allowed per session (4 tasks x a few steps x 3 nodes needs far more than LangGraph's default 25)."""
 
 
-def build_evaluation_graph() -> CompiledStateGraph:
-    """Compile the evaluation graph (input: ``EvaluationInput``, output: ``EvaluationOutput``)."""
+def build_evaluation_graph(config: RunnableConfig | None = None) -> CompiledStateGraph:
+    """Compile the evaluation graph (input: ``EvaluationInput``, output: ``EvaluationOutput``).
+
+    Args:
+        config: run config merged into every run of the graph (e.g. ``tags``,
+            ``metadata``, ``callbacks``, ``recursion_limit``); the default
+            recursion limit is :data:`RECURSION_LIMIT`. This signature also lets
+            ``langgraph.json`` point at the factory instead of ``graph``.
+    """
     builder = StateGraph(
         EvaluationState,
         context_schema=EvaluationContext,
@@ -49,7 +57,7 @@ def build_evaluation_graph() -> CompiledStateGraph:
     builder.add_edge("call_candidate", "match_response")
     builder.add_edge("feed_back", "call_candidate")
     builder.add_edge("finish_session", END)
-    return builder.compile(name="evaluation").with_config(recursion_limit=RECURSION_LIMIT)
+    return builder.compile(name="evaluation").with_config({"recursion_limit": RECURSION_LIMIT, **(config or {})})
 
 
 graph = build_evaluation_graph()

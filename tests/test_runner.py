@@ -1,0 +1,123 @@
+"""Batch runner: result file, resume, errors, concurrency, lock (bench.runner)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from filelock import FileLock
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from bench.runner import LOCK_FILE, ResultFile, arun_eval, load_dataset, run_eval, select_sessions, session_sort_key
+from graphs.evaluation_context import EvaluationContext
+from nodes.providers import register_provider
+
+
+def _jsonl(path):
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+@pytest.fixture()
+def oracle(reference_dir):
+    sessions = load_dataset(reference_dir / "sessions.jsonl")
+    return sessions, EvaluationContext(model=f"replay:{reference_dir / 'candidates.jsonl'}#oracle")
+
+
+def test_select_sessions(oracle):
+    sessions, _ = oracle
+    chosen = select_sessions(sessions, ["3", "wild_tool_bench_1", "3"], None)
+    assert [s["id"] for s in chosen] == ["wild_tool_bench_3", "wild_tool_bench_1"]
+    assert [s["id"] for s in select_sessions(sessions, None, 2)] == ["wild_tool_bench_0", "wild_tool_bench_1"]
+    with pytest.raises(ValueError, match="wild_tool_bench_99"):
+        select_sessions(sessions, ["99"], None)
+    assert sorted(["wild_tool_bench_10", "wild_tool_bench_9", "x"], key=session_sort_key) == ["wild_tool_bench_9", "wild_tool_bench_10", "x"]
+
+
+def test_resume_skips_done_sessions_and_drops_a_torn_line(oracle, tmp_path):
+    sessions, context = oracle
+    first = run_eval(sessions[:3], context, tmp_path, concurrency=2, progress=False)
+    assert (first.evaluated, first.skipped, first.tasks, first.tasks_correct) == (3, 0, 12, 12)
+    path = tmp_path / "result.jsonl"
+    done = path.read_text(encoding="utf-8")
+    # a crash in the middle of an append leaves a line without its newline
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write('{"id": "wild_tool_bench_3", "model_name": "oracle", "res')
+    second = run_eval(sessions[:5], context, tmp_path, concurrency=2, progress=False)
+    assert (second.evaluated, second.skipped) == (2, 3)
+    records = _jsonl(path)
+    assert [r["id"] for r in records] == [f"wild_tool_bench_{i}" for i in range(5)]
+    assert path.read_text(encoding="utf-8").startswith(done)
+    # nothing left to do: nothing is run or duplicated
+    third = run_eval(sessions[:5], context, tmp_path, progress=False)
+    assert (third.evaluated, third.skipped, third.tasks_correct) == (0, 5, 20)
+    assert len(_jsonl(path)) == 5
+    # --overwrite starts again
+    fourth = run_eval(sessions[:1], context, tmp_path, overwrite=True, progress=False)
+    assert fourth.evaluated == 1 and [r["id"] for r in _jsonl(path)] == ["wild_tool_bench_0"]
+
+
+def test_refuses_results_of_another_model_and_bad_lines(oracle, reference_dir, tmp_path):
+    sessions, context = oracle
+    run_eval(sessions[:1], context, tmp_path, progress=False)
+    other = EvaluationContext(model=f"replay:{reference_dir / 'candidates.jsonl'}#noisy")
+    with pytest.raises(ValueError, match="holds results of model oracle"):
+        run_eval(sessions[:2], other, tmp_path, progress=False)
+    path = tmp_path / "result.jsonl"
+    path.write_text('{"id": "wild_tool_bench_0"}\nnot json\n{"id": "wild_tool_bench_1"}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"result.jsonl, line 2: not valid JSON"):
+        ResultFile(path).load()
+
+
+def test_lock_refuses_a_second_run(oracle, tmp_path):
+    sessions, context = oracle
+    with FileLock(str(tmp_path / LOCK_FILE)):
+        with pytest.raises(RuntimeError, match="another `wtb eval`"):
+            run_eval(sessions[:1], context, tmp_path, progress=False)
+
+
+class _FlakyModel(BaseChatModel):
+    """Answers in plain text; raises for one session; tracks requests in flight."""
+
+    fail_session: str = ""
+    active: int = 0
+    peak: int = 0
+
+    @property
+    def _llm_type(self) -> str:
+        return "flaky"
+
+    def bind_tools(self, tools, **kwargs: Any):
+        return self
+
+    def _generate(self, *args: Any, **kwargs: Any) -> ChatResult:  # pragma: no cover - async only
+        raise NotImplementedError
+
+    async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs: Any) -> ChatResult:
+        if run_manager.metadata["wtb_session_id"] == self.fail_session:
+            raise ConnectionError("server went away")
+        self.active += 1
+        self.peak = max(self.peak, self.active)
+        await asyncio.sleep(0.005)
+        self.active -= 1
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content="A plain answer."))])
+
+
+def test_failing_session_is_recorded_and_the_run_goes_on(oracle, tmp_path):
+    sessions, _ = oracle
+    model = _FlakyModel(fail_session="wild_tool_bench_2")
+    register_provider("flaky-test", lambda name, settings: model)
+    context = EvaluationContext(model="flaky-test:m")
+    summary = asyncio.run(arun_eval(sessions[:8], context, tmp_path, concurrency=3, progress=False))
+    records = {r["id"]: r for r in _jsonl(tmp_path / "result.jsonl")}
+    assert len(records) == 8 and summary.evaluated == 8
+    assert summary.inference_errors == ["wild_tool_bench_2"]
+    failed = records["wild_tool_bench_2"]
+    assert failed["result"] == "Error during inference: server went away"
+    assert failed["model_name"] == "m" and failed["error_detail"] == "ConnectionError: server went away"
+    assert all(isinstance(r["result"], list) and len(r["result"]) == 4 for i, r in records.items() if i != "wild_tool_bench_2")
+    assert 1 <= model.peak <= 3
