@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench.args import check_arguments, float_to_number
-from bench.generation import assemble_session, oracle_responses, plan_sessions, select_type_paths, streamline, load_tool_lists
+from bench.generation import load_tool_lists, oracle_responses, plan_sessions, streamline
 from bench.generation_runner import run_batch, run_session
 from bench.paths import PathTracker
 from bench.schema import Session
