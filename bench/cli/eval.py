@@ -81,15 +81,10 @@ def eval_command(
 
 def _score(dataset: Path, result_path: Path, out: Path) -> None:
     """Score the run into ``out/score.jsonl`` + ``out/metric.json`` and print the table (SPEC 4)."""
-    try:
-        from bench.scoring import score_run
-    except ImportError:  # pragma: no cover - until the scoring branch is merged
-        _err.print("[yellow]scoring is not available in this build; result.jsonl is written[/yellow]")
-        return
+    # (integration of the eval and scoring branches: score_run lives in bench.score_run,
+    # the table in bench.report.metric_table)
+    from bench.report import metric_table
+    from bench.score_run import score_run
+
     metric = score_run(dataset, result_path, out)
-    try:
-        from bench.report import print_metric_table
-    except ImportError:  # pragma: no cover
-        Console().print_json(data=metric)
-        return
-    print_metric_table(metric)
+    Console().print(metric_table(metric))
