@@ -32,6 +32,7 @@ from bench.generation import (
     streamline,
 )
 from bench.io import write_json_atomic, write_jsonl_atomic
+from bench.tracing import context_settings, redact, redact_text, session_run_config
 from graphs.generation_state import ROLES, Context
 
 
@@ -65,10 +66,19 @@ async def run_session(plan: SessionPlan, context: Context, graph: Any = None) ->
         graph = default_graph
     last: dict[str, Any] = plan.as_state()
     try:
-        async for values in graph.astream(plan.as_state(), context=context, stream_mode="values"):
+        config = session_run_config(
+            kind="generate",
+            session_id=plan.key,
+            dataset=None,
+            model={role: context.model_spec(role, plan.user_model_index) for role in ROLES},
+            language=plan.language,
+            settings={**context_settings(context), "type_path": list(plan.type_path), "tool_line": plan.tool_line},
+            tags=["-".join(plan.type_path)],
+        )
+        async for values in graph.astream(plan.as_state(), context=context, stream_mode="values", config=config):
             last = values
     except Exception as exc:  # a model/transport error ends this session only
-        return SessionOutcome(plan, "failed", f"{type(exc).__name__}: {exc}", last)
+        return SessionOutcome(plan, "failed", redact_text(f"{type(exc).__name__}: {exc}"), last)
     status = last.get("status", "running")
     if status != "done":
         reason = last.get("failure_reason") or f"session stopped with status {status!r}"
@@ -163,10 +173,10 @@ async def run_batch(
     write_jsonl_atomic(out / "sessions.jsonl", sessions)
     write_jsonl_atomic(out / "replay.jsonl", replays)
     write_jsonl_atomic(out / "failures.jsonl", failures)
-    context_record = {k: v for k, v in asdict(context).items()}
+    context_record = redact({k: v for k, v in asdict(context).items()})  # no credentials in base URLs
     write_json_atomic(
         out / "manifest.json",
-        {"settings": settings or {}, "context": context_record, "succeeded": len(sessions), "failed": len(failures),
+        {"settings": redact(settings or {}), "context": context_record, "succeeded": len(sessions), "failed": len(failures),
          "sessions": index},
     )
     return RunSummary(str(out), len(sessions), len(failures), str(out / "sessions.jsonl"),

@@ -33,6 +33,7 @@ from filelock import FileLock, Timeout
 from bench.inference import error_record
 from bench.io import atomic_write_text, dumps_line
 from bench.schema import load_sessions
+from bench.tracing import context_settings, redact_record, session_run_config
 
 RESULT_FILE = "result.jsonl"
 LOCK_FILE = ".wtb-eval.lock"
@@ -170,17 +171,21 @@ async def evaluate_session(graph: Any, session: Mapping[str, Any], context: Any)
         ``error_detail`` names the exception; the exception is not re-raised.
         ``asyncio.CancelledError`` and ``KeyboardInterrupt`` propagate.
     """
-    config = {
-        "run_name": f"evaluation {session['id']}",
-        "metadata": {"session_id": session["id"], "model": context.model},
-    }
+    config = session_run_config(
+        kind="eval",
+        session_id=session["id"],
+        dataset=context.dataset or None,
+        model=context.model,
+        language="en",
+        settings=context_settings(context, exclude=("model", "dataset")),
+    )
     try:
         output = await graph.ainvoke({"session": dict(session)}, context=context, config=config)
-        return output["record"]
+        return redact_record(output["record"])
     except Exception as exc:  # noqa: BLE001 - any failure of one session is recorded, the run goes on
         record = error_record(session["id"], recorded_model_name(context), str(exc))
         record["error_detail"] = f"{type(exc).__name__}: {exc}"
-        return record
+        return redact_record(record)
 
 
 # --------------------------------------------------------------------------- the run

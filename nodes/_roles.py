@@ -18,6 +18,7 @@ from bench.paths import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 from graphs.generation_state import Context, State
 from nodes.providers import ModelSettings, resolve_model
 from prompts import fragments
+from bench.tracing import annotate_current_run, generation_node_metadata
 
 
 def dumps(value: Any) -> str:
@@ -56,8 +57,15 @@ async def ask_model(role: str, state: State, runtime: Runtime[Context], system: 
     spec = context.model_spec(role, state.user_model_index)
     model = resolve_model(spec, ModelSettings(temperature=context.temperature, base_url=context.role_base_url(role)))
     messages = [SystemMessage(content=system), HumanMessage(content=human)]
+    trace_meta = generation_node_metadata(state, role)
+    annotate_current_run(trace_meta)  # task/step metadata on the role node's trace run
     reply = await model.ainvoke(
-        messages, config={"metadata": {"wtb_role": role, "wtb_session": state.session_id}, "tags": [f"wtb:{role}"]}
+        messages,
+        config={
+            "metadata": {"wtb_role": role, "wtb_session": state.session_id, **trace_meta},
+            "tags": [f"wtb:{role}"],
+            "run_name": f"{role} model",
+        },
     )
     text = message_text(reply)
     record = {

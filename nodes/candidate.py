@@ -22,6 +22,7 @@ from graphs.evaluation_state import EvaluationState
 from nodes.messages import response_from_ai, token_counts
 from nodes.providers import BUILTIN_PROVIDERS, MODEL_ALIASES, ModelSettings, resolve_model, split_spec
 from nodes.providers.replay import REQUEST_INDEX_KEY, SESSION_KEY
+from bench.tracing import annotate_evaluation_node
 
 # One model per (event loop, settings): clients are never shared across loops.
 _models: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, BaseChatModel]]" = weakref.WeakKeyDictionary()
@@ -83,6 +84,7 @@ async def call_candidate(state: EvaluationState, runtime: Runtime[EvaluationCont
         REQUEST_INDEX_KEY: state["requests"],
         "wtb_task_idx": state["task_idx"],
         "wtb_step": state["step"],
+        **annotate_evaluation_node(state),  # task/step metadata on this node's and the model's trace runs
     }
     started = time.perf_counter()
     reply = await model.ainvoke(state["messages"], config={"metadata": metadata, "run_name": "candidate"})

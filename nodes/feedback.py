@@ -6,10 +6,12 @@ from typing import Any
 
 from graphs.evaluation_state import EvaluationState
 from nodes.messages import to_langchain
+from bench.tracing import annotate_evaluation_node
 
 
 async def feed_back(state: EvaluationState) -> dict[str, Any]:
     """Append the candidate's reply and the gold tool observations (or the gold user reply); next step."""
+    annotate_evaluation_node(state)
     return {
         "messages": [to_langchain(m) for m in state.get("feedback", [])],
         "feedback": [],

@@ -9,6 +9,7 @@ from langgraph.types import Command
 from bench import inference
 from graphs.evaluation_state import EvaluationState
 from nodes.messages import to_openai
+from bench.tracing import annotate_evaluation_node
 
 
 async def match_response(state: EvaluationState) -> Command[Literal["feed_back", "finish_task", "finish_session"]]:
@@ -34,6 +35,7 @@ async def match_response(state: EvaluationState) -> Command[Literal["feed_back",
         **task_result["inference_log"],
         f"step_{step}": inference.step_log(request, state["tools"], response, outcome),
     }
+    annotate_evaluation_node(state, step_label=outcome.label)
     prunes = list(state.get("prunes", []))
     if outcome.prune is not None:
         prunes.append((step, outcome.prune))

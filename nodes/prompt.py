@@ -15,6 +15,7 @@ from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
 from nodes.candidate import model_name_for
 from nodes.messages import to_langchain
+from bench.tracing import annotate_evaluation_node
 
 
 def find_session(path: str, session_id: str) -> dict[str, Any]:
@@ -67,6 +68,7 @@ async def build_prompt(state: EvaluationState) -> Command[Literal["call_candidat
     reference cannot replay (quirk 11) ends the session with an inference error.
     """
     task_idx = state["task_idx"]
+    annotate_evaluation_node(state, with_step=False)
     try:
         prompt = inference.build_prompt(state["session"], task_idx)
     except inference.InferenceError as exc:

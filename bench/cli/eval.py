@@ -35,6 +35,15 @@ def eval_command(
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Per-request timeout in seconds (default 120)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Start fresh instead of resuming an existing result.jsonl."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar."),
+    no_trace: bool = typer.Option(
+        False, "--no-trace", help="Do not send LangSmith traces for this run, even with LANGSMITH_TRACING=true."
+    ),
+    langsmith_dataset: Optional[str] = typer.Option(
+        None,
+        "--langsmith-dataset",
+        help="Run as a LangSmith experiment: upload the sessions to this LangSmith dataset (idempotent) and "
+        "evaluate them with langsmith.aevaluate (per-task and summary feedback). Needs LANGSMITH_API_KEY.",
+    ),
 ) -> None:
     """Run the model on the sessions (resuming an interrupted run), write DIR/result.jsonl, score it, print the table."""
     from bench.runner import load_dataset, run_eval, select_sessions
@@ -54,7 +63,15 @@ def eval_command(
         if timeout is not None:
             settings["timeout"] = timeout
         context = EvaluationContext(**settings)
-        summary = run_eval(sessions, context, out, concurrency=concurrency, overwrite=overwrite, progress=progress)
+        if langsmith_dataset:
+            from bench.cli.experiment import run_langsmith_experiment
+
+            run_langsmith_experiment(sessions, context, dataset, out, langsmith_dataset, concurrency)
+            return
+        from bench.tracing import tracing_scope
+
+        with tracing_scope(no_trace=no_trace):
+            summary = run_eval(sessions, context, out, concurrency=concurrency, overwrite=overwrite, progress=progress)
     except DatasetError as exc:
         for issue in exc.issues:
             _err.print(str(issue), markup=False)

@@ -46,6 +46,9 @@ def generate(
     max_retries: int = typer.Option(3, "--max-retries", min=1, help="Tries per planner decision / tool result."),
     max_steps: int = typer.Option(8, "--max-steps", min=1, help="Most planner steps per task."),
     vague_rate: float = typer.Option(0.25, "--vague-rate", min=0.0, max=1.0, help="Share of vague first answers."),
+    no_trace: bool = typer.Option(
+        False, "--no-trace", help="Do not send LangSmith traces for this run, even with LANGSMITH_TRACING=true."
+    ),
 ) -> None:
     """Generate sessions: one per type path, each on one tool list, written to --out."""
     from bench.generation_runner import run_batch
@@ -86,9 +89,12 @@ def generate(
         detail = "" if outcome.status == "done" else f": {outcome.reason}"
         typer.echo(f"{outcome.plan.key} {path} {outcome.status}{detail}", err=True)
 
-    summary = asyncio.run(
-        run_batch(plans, context, out, concurrency=concurrency, settings=settings, on_done=progress)
-    )
+    from bench.tracing import tracing_scope
+
+    with tracing_scope(no_trace=no_trace):
+        summary = asyncio.run(
+            run_batch(plans, context, out, concurrency=concurrency, settings=settings, on_done=progress)
+        )
     typer.echo(
         f"generated {summary.succeeded} session(s), {summary.failed} failed -> {summary.sessions_file} "
         f"(failures: {summary.failures_file}, oracle replay: {summary.replay_file})"

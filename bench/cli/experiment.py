@@ -1,0 +1,92 @@
+"""``wtb eval --langsmith-dataset NAME``: the evaluation run as a LangSmith experiment (issue 5).
+
+Not a sub-command of its own: ``bench/cli/eval.py`` calls :func:`run_langsmith_experiment` when the
+option is given. The logic lives in :mod:`bench.experiments`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from rich.console import Console
+
+_err = Console(stderr=True)
+
+
+def run_langsmith_experiment(
+    sessions: Sequence[Mapping[str, Any]],
+    context: Any,
+    dataset_path: Path,
+    out: Path,
+    langsmith_dataset: str,
+    concurrency: int,
+) -> Path:
+    """Upload ``sessions`` to LangSmith dataset ``langsmith_dataset``, evaluate them there, write the run files.
+
+    Args:
+        sessions: selected dataset lines.
+        context: the ``EvaluationContext`` (model spec and settings; recorded as experiment metadata).
+        dataset_path: the local dataset file (for scoring and metadata).
+        out: output folder: ``result.jsonl`` (every selected session, sorted by id), ``score.jsonl``,
+            ``metric.json``; written atomically. Unlike a local run, an experiment always runs every
+            selected session (it does not resume).
+        langsmith_dataset: LangSmith dataset name.
+        concurrency: sessions evaluated at once.
+
+    Returns:
+        The path of ``result.jsonl``.
+
+    Raises:
+        RuntimeError: LangSmith is not configured (no API key) or an API call failed.
+    """
+    import os
+
+    from bench.experiments import make_experiment_client, run_experiment
+    from bench.io import write_jsonl_atomic
+    from bench.report import metric_table
+    from bench.runner import RESULT_FILE, evaluate_session, session_sort_key
+    from bench.score_run import score_run
+    from bench.tracing import context_settings
+    from graphs.evaluation import graph
+
+    if not (os.environ.get("LANGSMITH_API_KEY") or os.environ.get("LANGCHAIN_API_KEY")):
+        raise RuntimeError("--langsmith-dataset needs LANGSMITH_API_KEY (and LANGSMITH_ENDPOINT for a self-hosted LangSmith)")
+
+    async def run_session(session: dict[str, Any]) -> dict[str, Any]:
+        return await evaluate_session(graph, session, context)
+
+    async def main() -> Any:
+        client = make_experiment_client()
+        try:
+            return await run_experiment(
+                sessions=list(sessions),
+                dataset_name=langsmith_dataset,
+                model=context.model,
+                run_session=run_session,
+                settings={**context_settings(context, exclude=("model",)), "dataset_file": str(dataset_path)},
+                client=client,
+                max_concurrency=concurrency,
+            )
+        finally:
+            client.flush()
+
+    try:
+        outcome = asyncio.run(main())
+    except Exception as exc:  # langsmith raises its own error types; report them as a CLI error
+        if isinstance(exc, (OSError, ValueError, RuntimeError)):
+            raise
+        raise RuntimeError(f"LangSmith experiment failed: {type(exc).__name__}: {exc}") from exc
+    out.mkdir(parents=True, exist_ok=True)
+    result_path = out / RESULT_FILE
+    records = sorted(outcome.records.values(), key=lambda r: session_sort_key(r["id"]))
+    write_jsonl_atomic(result_path, records)
+    _err.print(
+        f"LangSmith experiment [bold]{outcome.experiment_name}[/bold] on dataset {langsmith_dataset!r}: "
+        f"{len(outcome.upload.created)} example(s) uploaded, {len(outcome.upload.existing)} already there; "
+        f"{len(records)} session(s) -> {result_path}"
+    )
+    metric = score_run(dataset_path, result_path, out)
+    Console().print(metric_table(metric))
+    return result_path

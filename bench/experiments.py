@@ -1,0 +1,430 @@
+"""LangSmith experiments: sessions as a LangSmith dataset, the evaluation graph as ``aevaluate`` target.
+
+Flow (issue 5, part 2)::
+
+    upload_dataset(client, "wtb-demo", sessions)          # idempotent: deterministic example ids
+    await run_experiment(sessions=..., dataset_name="wtb-demo", model="openai:gpt-4o",
+                         run_session=..., settings={...})
+
+- Each session is one example: ``inputs = {"session": <the session dict, SPEC 2>}``, reference
+  outputs = the gold side (answer lists, task types, turn subtypes), metadata = id and task types.
+  The example id is ``uuid5(EXAMPLE_NAMESPACE, "<dataset name>/<session id>")``; before creating,
+  the dataset's existing ids are listed and only the missing examples are sent, so re-running
+  never duplicates an example.
+- The target runs the evaluation graph on ``inputs["session"]`` and returns ``{"record": <SPEC 3.4
+  result record>}``.
+- Per-session evaluators (one feedback per task, keys ``task_<n>_label``,
+  ``task_<n>_argument_label``, ``task_<n>_optimal`` with ``n`` 1-based, plus ``session_correct``)
+  and the summary evaluator (``task_accuracy``, ``session_accuracy``, ``optimal_path_rate``,
+  ``accomplish_progress_rate``, ``accuracy/<task type>``) are computed with the project's
+  scoring functions (:func:`bench.scoring.score_session`, :func:`bench.metrics.compute_metrics`):
+  the numbers in LangSmith are the numbers of ``wtb score``.
+
+The evaluators are pure functions over plain data; only :func:`upload_dataset` and
+:func:`run_experiment` talk to LangSmith.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import re
+import uuid
+from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence
+
+from bench.metrics import MULTI_TOOL, compute_metrics
+from bench.schema import TASK_TYPES, Session
+from bench.scoring import CORRECT, INFERENCE_ERROR_PREFIX, score_session
+from bench.tracing import make_client, project_version, redact, redact_record
+
+EXAMPLE_NAMESPACE = uuid.UUID("5b7c3f0e-2a41-4e55-9d0c-8f1f5e0c7a11")
+"""Namespace of the deterministic example ids (uuid5)."""
+
+RunSession = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+"""``async (session dict) -> result record`` (SPEC 3.4): one session through the evaluation graph."""
+
+
+# --------------------------------------------------------------------------- dataset
+
+
+def example_id(dataset_name: str, session_id: str) -> uuid.UUID:
+    """Deterministic LangSmith example id of ``session_id`` in dataset ``dataset_name`` (uuid5)."""
+    return uuid.uuid5(EXAMPLE_NAMESPACE, f"{dataset_name}/{session_id}")
+
+
+def _as_dict(session: Session | Mapping[str, Any]) -> dict[str, Any]:
+    return session.to_dict() if isinstance(session, Session) else dict(session)
+
+
+def session_example(dataset_name: str, session: Session | Mapping[str, Any]) -> dict[str, Any]:
+    """The LangSmith example of one session.
+
+    Returns:
+        ``{"id", "inputs": {"session": <session dict>}, "reference_outputs": {"answer_list", "task_types",
+        "turn_subtypes"}, "metadata": {"session_id", "task_types", "turn_subtypes"}}`` where
+        ``answer_list`` / ``task_types`` / ``turn_subtypes`` are the ``english_*`` fields.
+    """
+    data = _as_dict(session)
+    return {
+        "id": str(example_id(dataset_name, data["id"])),
+        "inputs": {"session": data},
+        "reference_outputs": {
+            "answer_list": data.get("english_answer_list"),
+            "task_types": data.get("english_task_types"),
+            "turn_subtypes": data.get("english_turn_subtypes"),
+        },
+        "metadata": {
+            "session_id": data["id"],
+            "task_types": data.get("english_task_types"),
+            "turn_subtypes": data.get("english_turn_subtypes"),
+        },
+    }
+
+
+@dataclasses.dataclass
+class UploadReport:
+    """What :func:`upload_dataset` did: dataset id, and example ids created / already present."""
+
+    dataset_id: str
+    dataset_created: bool
+    created: list[str]
+    existing: list[str]
+
+
+def upload_dataset(
+    client: Any,
+    dataset_name: str,
+    sessions: Iterable[Session | Mapping[str, Any]],
+    *,
+    description: str | None = None,
+) -> UploadReport:
+    """Create (or reuse) LangSmith dataset ``dataset_name`` holding one example per session; idempotent.
+
+    Args:
+        client: a ``langsmith.Client``.
+        dataset_name: dataset name in LangSmith.
+        sessions: sessions (SPEC 2), as :class:`Session` or dicts.
+        description: dataset description for a new dataset.
+
+    Returns:
+        :class:`UploadReport`. Examples whose deterministic id is already in the dataset are not
+        sent again (their content is not updated either).
+
+    Raises:
+        langsmith.utils.LangSmithError: API failures.
+        ValueError: two sessions with the same id.
+    """
+    examples = [session_example(dataset_name, s) for s in sessions]
+    ids = [e["id"] for e in examples]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"duplicate session ids in the sessions uploaded to {dataset_name!r}")
+    created_dataset = False
+    if client.has_dataset(dataset_name=dataset_name):
+        dataset = client.read_dataset(dataset_name=dataset_name)
+    else:
+        dataset = client.create_dataset(
+            dataset_name,
+            description=description or "WildToolBench sessions (one example per session)",
+            metadata={"project_version": project_version()},
+        )
+        created_dataset = True
+    present = {str(e.id) for e in client.list_examples(dataset_id=dataset.id)}
+    missing = [e for e in examples if e["id"] not in present]
+    if missing:
+        client.create_examples(dataset_id=dataset.id, examples=missing)
+    return UploadReport(
+        dataset_id=str(dataset.id),
+        dataset_created=created_dataset,
+        created=[e["id"] for e in missing],
+        existing=[i for i in ids if i in present],
+    )
+
+
+# --------------------------------------------------------------------------- scoring glue
+
+
+def _field(obj: Any, name: str) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def record_of(run: Any, example: Any, model_name: str = "unknown") -> dict[str, Any]:
+    """The result record a target run produced, or an inference-error record when the run failed.
+
+    Args:
+        run: a LangSmith ``Run`` (or dict) whose ``outputs`` is ``{"record": ...}``.
+        example: the LangSmith ``Example`` (or dict) of the session.
+        model_name: model name for the error record.
+
+    Returns:
+        A SPEC 3.4 record; a run without a record scores as ``"Error during inference: <error>"``.
+    """
+    outputs = _field(run, "outputs") or {}
+    record = outputs.get("record") if isinstance(outputs, Mapping) else None
+    if isinstance(record, Mapping):
+        return dict(record)
+    session = (_field(example, "inputs") or {})["session"]
+    error = _field(run, "error") or "target returned no record"
+    return {"id": session["id"], "model_name": model_name, "result": f"{INFERENCE_ERROR_PREFIX}: {error}"}
+
+
+def score_example(run: Any, example: Any) -> tuple[Session, list[dict[str, Any]]]:
+    """Score one target run against its example with :func:`bench.scoring.score_session`.
+
+    Returns:
+        ``(session, scored_tasks)`` as ``compute_metrics`` takes them.
+    """
+    session = Session.model_validate((_field(example, "inputs") or {})["session"])
+    return session, score_session(record_of(run, example), session)
+
+
+def _task_results(run: Any, example: Any, key: str) -> dict[str, Any]:
+    session, tasks = score_example(run, example)
+    results = []
+    for index, task in enumerate(tasks):
+        task_type = session.english_task_types[index]
+        if key == "label":
+            value = task.get("label")
+            score = int(value == CORRECT)
+        elif key == "argument_label":
+            value = task.get("action_arguments_label")
+            if value is None:
+                # no label when names already failed (SPEC 4.2): the arguments were not judged
+                results.append(
+                    {"key": f"task_{index + 1}_argument_label", "score": None, "value": "not checked",
+                     "comment": f"{task_type}; name label {task.get('action_name_label')}"}
+                )
+                continue
+            score = int(value == CORRECT)
+        else:  # optimal
+            value = bool(task.get("is_optimal"))
+            score = int(value)
+        results.append(
+            {"key": f"task_{index + 1}_{key}", "score": score, "value": str(value), "comment": task_type}
+        )
+    return {"results": results}
+
+
+def task_label_evaluator(run: Any, example: Any) -> dict[str, Any]:
+    """Per-task feedback ``task_<n>_label``: 1 when task n is ``correct`` (SPEC 4.2), else 0."""
+    return _task_results(run, example, "label")
+
+
+def argument_label_evaluator(run: Any, example: Any) -> dict[str, Any]:
+    """Per-task feedback ``task_<n>_argument_label``: 1 correct / 0 error / none when names failed first."""
+    return _task_results(run, example, "argument_label")
+
+
+def optimal_evaluator(run: Any, example: Any) -> dict[str, Any]:
+    """Per-task feedback ``task_<n>_optimal``: 1 when task n ended on an optimal path (``is_optimal``)."""
+    return _task_results(run, example, "optimal")
+
+
+def session_correct_evaluator(run: Any, example: Any) -> dict[str, Any]:
+    """Feedback ``session_correct``: 1 when all tasks of the session are correct (SPEC 4.3)."""
+    _, tasks = score_example(run, example)
+    return {"key": "session_correct", "score": int(all(t.get("label") == CORRECT for t in tasks))}
+
+
+PER_SESSION_EVALUATORS = (task_label_evaluator, argument_label_evaluator, optimal_evaluator, session_correct_evaluator)
+
+
+def metric_feedback(metric: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Summary feedback from a metric dict of :func:`bench.metrics.compute_metrics` (SPEC 4.3).
+
+    Returns:
+        ``task_accuracy``, ``session_accuracy``, ``optimal_path_rate``, ``accomplish_progress_rate``
+        and ``accuracy/<task type>`` for the six task types and ``Multi-Tool``; scores are
+        fractions in [0, 1] (the leaderboard shows them as percentages).
+    """
+    total = metric["total_info"]
+    out = [
+        {"key": "task_accuracy", "score": total["task"]["accuracy"]},
+        {"key": "session_accuracy", "score": total["session"]["accuracy"]},
+        {"key": "optimal_path_rate", "score": metric["optimal_info"]["Total"]["accuracy"]},
+        {"key": "accomplish_progress_rate", "score": metric["progress_info"]["Total"]["rate"]},
+    ]
+    for name in (*TASK_TYPES, MULTI_TOOL):
+        bucket = metric["task_type_info"][name]
+        out.append(
+            {
+                "key": f"accuracy/{name}",
+                "score": bucket["accuracy"],
+                "comment": f"{bucket['correct_count']}/{bucket['total_count']} tasks",
+            }
+        )
+    return out
+
+
+def summary_evaluator(runs: Sequence[Any], examples: Sequence[Any]) -> dict[str, Any]:
+    """Experiment-level feedback (``aevaluate`` summary evaluator): the run metrics of SPEC 4.3.
+
+    Args:
+        runs: the target runs, in the order of ``examples``.
+        examples: the LangSmith examples (sessions).
+
+    Returns:
+        ``{"results": metric_feedback(compute_metrics(...))}``.
+    """
+    scored = [score_example(run, example) for run, example in zip(runs, examples)]
+    model_names = {record_of(r, e).get("model_name") for r, e in zip(runs, examples)}
+    model_name = next(iter(model_names)) if len(model_names) == 1 else "mixed"
+    return {"results": metric_feedback(compute_metrics(str(model_name), scored))}
+
+
+# --------------------------------------------------------------------------- experiment
+
+
+def make_experiment_client(**kwargs: Any) -> Any:
+    """A redacting LangSmith client (see :func:`bench.tracing.make_client`) that can wait for its feedback.
+
+    ``aevaluate`` (langsmith 0.15) posts per-example feedback from a thread pool that it never
+    joins, so scores can still be in flight when the experiment returns (and are lost if the
+    process or server stops). This client routes that feedback through its own pool and
+    ``client.wait_for_feedback()`` blocks until every score has been sent; :func:`run_experiment`
+    calls it. Keyword arguments go to ``langsmith.Client``.
+    """
+    return make_client(client_class=_feedback_client_class(), **kwargs)
+
+
+@functools.lru_cache(maxsize=1)
+def _feedback_client_class() -> type:
+    import concurrent.futures
+    import threading
+
+    import langsmith
+
+    class FeedbackJoiningClient(langsmith.Client):
+        """``langsmith.Client`` whose evaluation feedback goes through a pool that can be joined."""
+
+        def _log_evaluation_feedback(self, *args: Any, _executor: Any = None, **kwargs: Any) -> Any:
+            with self._wtb_lock:
+                if self._wtb_pool is None:
+                    self._wtb_pool = concurrent.futures.ThreadPoolExecutor(max_workers=4)
+                pool = self._wtb_pool
+            return super()._log_evaluation_feedback(*args, _executor=pool, **kwargs)
+
+        def wait_for_feedback(self) -> None:
+            """Block until every feedback submitted so far has been sent."""
+            with self._wtb_lock:
+                pool, self._wtb_pool = self._wtb_pool, None
+            if pool is not None:
+                pool.shutdown(wait=True)
+
+    FeedbackJoiningClient._wtb_pool = None
+    FeedbackJoiningClient._wtb_lock = threading.Lock()
+    return FeedbackJoiningClient
+
+
+def experiment_metadata(
+    model: str, settings: Mapping[str, Any] | None = None, dataset_name: str | None = None
+) -> dict[str, Any]:
+    """Experiment metadata: model spec, settings (redacted), dataset name, project version."""
+    meta: dict[str, Any] = {"model": model, "project_version": project_version(), "benchmark": "WildToolBench"}
+    if dataset_name:
+        meta["dataset"] = dataset_name
+    if settings:
+        meta["settings"] = redact(dict(settings))
+    return meta
+
+
+def default_experiment_prefix(model: str) -> str:
+    """``wtb-<provider>-<model name>`` with only ``[A-Za-z0-9._-]`` kept (a replay file path keeps its file name)."""
+    provider, _, name = model.partition(":")
+    name = name.replace("\\", "/").rsplit("/", 1)[-1]
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", f"wtb-{provider}-{name}").strip("-")
+
+
+def make_target(run_session: RunSession) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+    """Wrap ``run_session`` as an ``aevaluate`` target: ``inputs -> {"record": redacted record}``."""
+
+    async def evaluation_graph(inputs: dict[str, Any]) -> dict[str, Any]:
+        record = await run_session(inputs["session"])
+        return {"record": redact_record(record)}
+
+    return evaluation_graph
+
+
+@dataclasses.dataclass
+class ExperimentOutcome:
+    """Result of :func:`run_experiment`: experiment name, upload report, records (by session id), metric dict."""
+
+    experiment_name: str
+    upload: UploadReport
+    records: dict[str, dict[str, Any]]
+    metric: dict[str, Any]
+
+
+async def run_experiment(
+    *,
+    sessions: Sequence[Session | Mapping[str, Any]],
+    dataset_name: str,
+    model: str,
+    run_session: RunSession,
+    settings: Mapping[str, Any] | None = None,
+    client: Any = None,
+    experiment_prefix: str | None = None,
+    max_concurrency: int = 4,
+    upload_results: bool = True,
+) -> ExperimentOutcome:
+    """Upload ``sessions`` as dataset ``dataset_name`` and run a LangSmith experiment on it.
+
+    Args:
+        sessions: the sessions to evaluate (uploaded idempotently, see :func:`upload_dataset`).
+        dataset_name: LangSmith dataset name.
+        model: the candidate's model spec (experiment metadata, default experiment prefix).
+        run_session: ``async (session dict) -> result record``; runs the evaluation graph.
+        settings: run settings recorded as experiment metadata (temperature, base URL, ...; redacted).
+        client: a client from :func:`make_experiment_client` (default); with a plain
+            ``langsmith.Client`` some per-example feedback may still be in flight on return.
+        experiment_prefix: experiment name prefix (default ``wtb-<model>``).
+        max_concurrency: sessions evaluated at once.
+        upload_results: ``False`` runs locally without sending runs or feedback (the dataset is still
+            uploaded).
+
+    Returns:
+        :class:`ExperimentOutcome` with the records of the sessions of this call and the metric
+        dict computed by the scoring core.
+
+    Raises:
+        langsmith.utils.LangSmithError: API failures.
+    """
+    from langsmith import aevaluate
+
+    client = client or make_experiment_client()
+    report = upload_dataset(client, dataset_name, sessions)
+    wanted = {_as_dict(s)["id"] for s in sessions}
+    examples = [e for e in client.list_examples(dataset_id=report.dataset_id) if e.inputs["session"]["id"] in wanted]
+    examples.sort(key=lambda e: e.inputs["session"]["id"])
+    results = await aevaluate(
+        make_target(run_session),
+        data=examples,
+        evaluators=list(PER_SESSION_EVALUATORS),
+        summary_evaluators=[summary_evaluator],
+        metadata=experiment_metadata(model, settings, dataset_name),
+        experiment_prefix=experiment_prefix or default_experiment_prefix(model),
+        description=f"WildToolBench evaluation of {model}",
+        max_concurrency=max_concurrency,
+        client=client,
+        upload_results=upload_results,
+    )
+    rows = [row async for row in results]
+    await results.wait()
+    wait_for_feedback = getattr(client, "wait_for_feedback", None)
+    if wait_for_feedback is not None:
+        await asyncio.to_thread(wait_for_feedback)
+    records = {}
+    scored = []
+    for row in rows:
+        record = record_of(row["run"], row["example"], model)
+        records[record["id"]] = record
+        scored.append(score_example(row["run"], row["example"]))
+    metric = compute_metrics(next(iter(records.values()))["model_name"] if records else model, scored)
+    client.flush()
+    return ExperimentOutcome(
+        experiment_name=results.experiment_name, upload=report, records=records, metric=metric
+    )
