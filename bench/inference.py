@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import string
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Sequence
@@ -54,6 +55,9 @@ __all__ = [
     "session_record",
     "error_record",
     "ERROR_PREFIX",
+    "text_tool_calls",
+    "response_diagnostics",
+    "step_limit_reason",
 ]
 
 HISTORY_ID_PREFIX = "toolu_bdrk_"
@@ -386,7 +390,8 @@ def step_log(
     Returns:
         ``{"inference_input": {"messages", "tools"}, "inference_output": {"reasoning_content",
         "content", "tool_calls", "current_action_name_label", "error_reason"?},
-        "inference_answer"?}``.
+        "inference_answer"?}``. ``inference_output`` also gets ``"diagnostics"`` when
+        :func:`response_diagnostics` finds something (scoring ignores it).
     """
     output: dict[str, Any] = {
         "reasoning_content": response.get("reasoning_content"),
@@ -396,6 +401,9 @@ def step_log(
     }
     if outcome.error_reason is not None:
         output["error_reason"] = outcome.error_reason
+    diagnostics = response_diagnostics(response)
+    if diagnostics:
+        output["diagnostics"] = diagnostics
     entry: dict[str, Any] = {
         "inference_input": {"messages": [dict(m) for m in messages], "tools": tools},
         "inference_output": output,
@@ -403,6 +411,85 @@ def step_log(
     if outcome.inference_answer is not None:
         entry["inference_answer"] = outcome.inference_answer
     return entry
+
+
+_TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+
+
+def _call_names(value: Any) -> list[str] | None:
+    """Tool names if ``value`` looks like one tool call ``{"name", "arguments"|"parameters"}`` or a list of them."""
+    items = value if isinstance(value, list) and value else [value]
+    names = []
+    for item in items:
+        if isinstance(item, Mapping) and isinstance(item.get("function"), Mapping):
+            item = item["function"]
+        if not (isinstance(item, Mapping) and isinstance(item.get("name"), str) and ("arguments" in item or "parameters" in item)):
+            return None
+        names.append(item["name"])
+    return names
+
+
+def text_tool_calls(content: Any) -> dict[str, Any] | None:
+    """A tool call written into the text content instead of ``tool_calls``, or ``None``.
+
+    Recognises ``<tool_call>{...}</tool_call>`` blocks (Qwen/Hermes style, the
+    closing tag optional) and a content that is, as a whole, a JSON object
+    ``{"name", "arguments"|"parameters"}`` or a list of them (optionally in a
+    Markdown code fence).
+
+    Returns:
+        ``{"format": "tool_call_tag" | "json", "names": [tool names, "?" where unreadable]}``.
+    """
+    if not isinstance(content, str) or not content.strip():
+        return None
+    text = content.strip()
+    blocks = _TOOL_CALL_TAG.findall(text)
+    if blocks:
+        names = []
+        for block in blocks:
+            try:
+                found = _call_names(json.loads(block))
+            except ValueError:
+                found = None
+            names.extend(found or ["?"])
+        return {"format": "tool_call_tag", "names": names}
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1)
+    if text[:1] not in "{[":
+        return None
+    try:
+        names = _call_names(json.loads(text))
+    except ValueError:
+        return None
+    return {"format": "json", "names": names} if names else None
+
+
+def response_diagnostics(response: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Notes about a response that the reference scoring does not see (recorded, never scored).
+
+    Currently one kind: ``{"kind": "text_tool_call", "format", "names", "message"}``
+    when ``tool_calls`` is empty but the text content holds a tool call
+    (:func:`text_tool_calls`); reference mode scores such a reply as text, and
+    the note makes a server whose tool-call parser is off visible.
+    """
+    if response.get("tool_calls"):
+        return []
+    found = text_tool_calls(response.get("content"))
+    if found is None:
+        return []
+    message = (
+        f"the reply has no tool_calls but its text holds a tool call ({found['format']}: "
+        f"{', '.join(found['names'])}); scored as a text reply. Check the server's tool-call parser "
+        "(e.g. vLLM --enable-auto-tool-choice --tool-call-parser) or the chat template."
+    )
+    return [{"kind": "text_tool_call", **found, "message": message}]
+
+
+def step_limit_reason(max_steps: int) -> str:
+    """The task-level ``error_reason`` of a task stopped by the step limit (``--max-steps``)."""
+    return f"step limit reached: {max_steps} model requests in this task without an end (--max-steps {max_steps})"
 
 
 def new_task_result(task_idx: int, begin_message: Mapping[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,22 @@ Result file ``DIR/result.jsonl`` (:class:`ResultFile`):
 
 A second run on the same directory while one is active is refused (lock file
 ``DIR/.wtb-eval.lock``).
+
+Infrastructure errors (issue 6): a model request that still fails after its
+retries (``nodes.providers.transport.ModelRequestError``) leaves nothing to
+score, so its session gets no line in ``result.jsonl``; it is appended to
+``DIR/errors.jsonl`` instead, listed in the run summary, and run again by the
+next resume (at the end of a run ``errors.jsonl`` keeps only the latest entry
+of each session still without a result). This differs from the reference
+harness on purpose: it scored such sessions as ``"Error during inference"``.
+Reference-mode inference failures (quirk 11) and any other exception still
+give an ``"Error during inference: ..."`` record, which is scored.
+
+Accounting: every session record carries a top-level ``"usage"`` key
+(model requests, tries, provider-reported input/output tokens, retried
+requests, wall time in seconds, cost in USD when prices are given); scoring
+ignores it. ``DIR/summary.json`` holds the run's totals, the retried requests
+and the infrastructure errors (:class:`RunSummary`).
 """
 
 from __future__ import annotations
@@ -31,11 +47,13 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from filelock import FileLock, Timeout
 
 from bench.inference import error_record
-from bench.io import atomic_write_text, dumps_line
+from bench.io import atomic_write_text, dumps_line, write_json_atomic
 from bench.schema import load_sessions
 from bench.tracing import context_settings, redact_record, session_run_config
 
 RESULT_FILE = "result.jsonl"
+ERRORS_FILE = "errors.jsonl"
+SUMMARY_FILE = "summary.json"
 LOCK_FILE = ".wtb-eval.lock"
 _ID_PATTERN = re.compile(r"^wild_tool_bench_(\d+)$")
 
@@ -156,22 +174,37 @@ def recorded_model_name(context: Any) -> str:
     return context.model_name or model_name_for(context.model)
 
 
-async def evaluate_session(graph: Any, session: Mapping[str, Any], context: Any) -> dict[str, Any]:
-    """Run one session through the evaluation graph; return its SPEC 3.4 record.
+@dataclass(frozen=True)
+class Prices:
+    """Model prices in USD per million tokens (``--price-input`` / ``--price-output``)."""
 
-    Args:
-        graph: the compiled evaluation graph (``graphs.evaluation.graph``).
-        session: a dataset line.
-        context: an ``EvaluationContext``.
+    input_per_million: float = 0.0
+    output_per_million: float = 0.0
 
-    Returns:
-        ``{"id", "model_name", "result"}``. If the graph raises (a model
-        request failing after the client's retries, a bad replay script ...),
-        ``result`` is ``"Error during inference: <message>"`` and
-        ``error_detail`` names the exception; the exception is not re-raised.
-        ``asyncio.CancelledError`` and ``KeyboardInterrupt`` propagate.
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        """USD for the given token counts, rounded to 1e-6."""
+        return round((input_tokens * self.input_per_million + output_tokens * self.output_per_million) / 1e6, 6)
+
+
+@dataclass
+class SessionOutcome:
+    """One session run by :func:`run_session`.
+
+    Attributes:
+        session_id: the session.
+        record: the SPEC 3.4 line with its ``"usage"`` key, or ``None`` after an infrastructure error.
+        error: the ``errors.jsonl`` entry after an infrastructure error, else ``None``.
+        usage: the session's accounting (see the module doc).
     """
-    config = session_run_config(
+
+    session_id: str
+    record: dict[str, Any] | None
+    error: dict[str, Any] | None
+    usage: dict[str, Any]
+
+
+def _graph_config(session: Mapping[str, Any], context: Any) -> dict[str, Any]:
+    return session_run_config(
         kind="eval",
         session_id=session["id"],
         dataset=context.dataset or None,
@@ -179,13 +212,75 @@ async def evaluate_session(graph: Any, session: Mapping[str, Any], context: Any)
         language="en",
         settings=context_settings(context, exclude=("model", "dataset")),
     )
-    try:
-        output = await graph.ainvoke({"session": dict(session)}, context=context, config=config)
-        return redact_record(output["record"])
-    except Exception as exc:  # noqa: BLE001 - any failure of one session is recorded, the run goes on
-        record = error_record(session["id"], recorded_model_name(context), str(exc))
-        record["error_detail"] = f"{type(exc).__name__}: {exc}"
-        return redact_record(record)
+
+
+async def run_session(graph: Any, session: Mapping[str, Any], context: Any, *, prices: Prices | None = None) -> SessionOutcome:
+    """Run one session through the evaluation graph, with per-session accounting.
+
+    Args:
+        graph: the compiled evaluation graph (``graphs.evaluation.graph``).
+        session: a dataset line.
+        context: an ``EvaluationContext``.
+        prices: when given, ``usage`` gets ``cost_usd``.
+
+    Returns:
+        A :class:`SessionOutcome`: a record (``{"id", "model_name", "result", "usage"}``),
+        where a graph exception other than a failed model request gives
+        ``result = "Error during inference: <message>"`` and ``error_detail``;
+        or, when a model request failed for good (``ModelRequestError``), no
+        record and an ``errors.jsonl`` entry ``{"id", "model_name", "error",
+        "attempts", "errors", "where", "usage"}``. Never raises for a failing
+        model or endpoint; ``asyncio.CancelledError`` and ``KeyboardInterrupt`` propagate.
+    """
+    from nodes.providers.transport import ModelRequestError, usage_scope
+
+    started = time.perf_counter()
+    record: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    with usage_scope() as counted:
+        try:
+            output = await graph.ainvoke({"session": dict(session)}, context=context, config=_graph_config(session, context))
+            record = dict(output["record"])
+        except ModelRequestError as exc:
+            error = {
+                "id": session["id"],
+                "model_name": recorded_model_name(context),
+                "error": str(exc),
+                "attempts": exc.attempts,
+                "errors": exc.errors,
+                "where": exc.where,
+            }
+        except Exception as exc:  # noqa: BLE001 - any other failure of one session is recorded, the run goes on
+            record = error_record(session["id"], recorded_model_name(context), str(exc))
+            record["error_detail"] = f"{type(exc).__name__}: {exc}"
+    usage = counted.as_dict()
+    usage["wall_time"] = round(time.perf_counter() - started, 6)
+    if prices is not None:
+        usage["cost_usd"] = prices.cost(usage["input_tokens"], usage["output_tokens"])
+    if record is not None:
+        record["usage"] = usage
+        record = redact_record(record)
+    else:
+        error = redact_record({**error, "usage": usage})
+    return SessionOutcome(session["id"], record, error, usage)
+
+
+async def evaluate_session(graph: Any, session: Mapping[str, Any], context: Any) -> dict[str, Any]:
+    """Run one session through the evaluation graph; return its SPEC 3.4 record (with ``"usage"``).
+
+    See :func:`run_session`; used where a record is always needed (LangSmith experiments).
+
+    Raises:
+        nodes.providers.transport.ModelRequestError: a model request failed for
+            good (an infrastructure error: there is nothing to score).
+    """
+    from nodes.providers.transport import ModelRequestError
+
+    outcome = await run_session(graph, session, context)
+    if outcome.record is None:
+        error = outcome.error or {}
+        raise ModelRequestError(error.get("attempts", 0), error.get("errors", []), True, error.get("where", {}))
+    return outcome.record
 
 
 # --------------------------------------------------------------------------- the run
@@ -199,10 +294,17 @@ class RunSummary:
         result_path: the result file.
         selected: sessions asked for.
         skipped: of those, already in the result file (resume).
-        evaluated: sessions run now.
+        evaluated: sessions run now that got a record.
         inference_errors: ids whose record is ``"Error during inference: ..."`` (this run and earlier ones).
+        infrastructure_errors: ``errors.jsonl`` entries of this run (sessions without a record, re-run on resume).
+        retried_requests: requests of this run that needed more than one try, each
+            ``{"id", "task", "step", "attempts", "errors", "waited", "ok"}``.
         tasks / tasks_correct: tasks in the selected sessions' records and how many are action-name correct.
+        requests / attempts / input_tokens / output_tokens: model requests of this run (all sessions run now,
+            infrastructure errors included), their tries, and provider-reported tokens.
+        cost_usd: cost of this run when prices were given, else ``None``.
         wall_time: seconds.
+        summary_path: ``DIR/summary.json``.
     """
 
     result_path: Path
@@ -210,9 +312,27 @@ class RunSummary:
     skipped: int = 0
     evaluated: int = 0
     inference_errors: list[str] = field(default_factory=list)
+    infrastructure_errors: list[dict[str, Any]] = field(default_factory=list)
+    retried_requests: list[dict[str, Any]] = field(default_factory=list)
     tasks: int = 0
     tasks_correct: int = 0
+    requests: int = 0
+    attempts: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
     wall_time: float = 0.0
+    summary_path: Path | None = None
+
+    def add_usage(self, session_id: str, usage: Mapping[str, Any]) -> None:
+        """Add one session's accounting (this run)."""
+        self.requests += int(usage.get("requests", 0))
+        self.attempts += int(usage.get("attempts", 0))
+        self.input_tokens += int(usage.get("input_tokens", 0))
+        self.output_tokens += int(usage.get("output_tokens", 0))
+        if "cost_usd" in usage:
+            self.cost_usd = round((self.cost_usd or 0.0) + float(usage["cost_usd"]), 6)
+        self.retried_requests.extend({"id": session_id, **entry} for entry in usage.get("retried_requests", []))
 
 
 def _task_counts(record: Mapping[str, Any]) -> tuple[int, int]:
@@ -279,21 +399,23 @@ async def arun_eval(
     progress: bool = True,
     graph: Any = None,
     on_record: Callable[[dict[str, Any]], None] | None = None,
+    prices: Prices | None = None,
 ) -> RunSummary:
     """Evaluate ``sessions`` with ``context``'s model into ``out_dir/result.jsonl``.
 
     Args:
         sessions: dataset lines to evaluate (see :func:`select_sessions`).
-        context: an ``EvaluationContext`` (model spec and settings).
+        context: an ``EvaluationContext`` (model spec and settings, retry policy, step limit).
         out_dir: output directory (created).
         concurrency: sessions in flight at once (>= 1).
-        overwrite: delete an existing ``result.jsonl`` first instead of resuming.
+        overwrite: delete an existing ``result.jsonl`` / ``errors.jsonl`` first instead of resuming.
         progress: show the progress bar (on stderr).
         graph: the compiled evaluation graph (default ``graphs.evaluation.graph``).
         on_record: called with each new record after it is written.
+        prices: USD per million input / output tokens; adds ``cost_usd`` to the accounting.
 
     Returns:
-        A :class:`RunSummary`.
+        A :class:`RunSummary`, also written to ``out_dir/summary.json``.
 
     Raises:
         ValueError: ``concurrency < 1``; a malformed existing result file; an
@@ -313,19 +435,42 @@ async def arun_eval(
     try:
         lock.acquire(timeout=0)
     except Timeout:
-        raise RuntimeError(f"another `wtb eval` is writing to {out} (lock {out / LOCK_FILE}); wait for it or use another --out") from None
+        raise RuntimeError(
+            f"another `wtb eval` is already writing to {out} (lock {out / LOCK_FILE} is held); "
+            "wait for it to finish or use another --out"
+        ) from None
     try:
-        return await _run_locked(sessions, context, out, concurrency, overwrite, progress, graph, on_record)
+        return await _run_locked(sessions, context, out, concurrency, overwrite, progress, graph, on_record, prices)
     finally:
         lock.release()
 
 
-async def _run_locked(sessions, context, out, concurrency, overwrite, progress, graph, on_record) -> RunSummary:
+def _latest_errors(path: Path, done: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Entries of ``errors.jsonl``: the latest per session, only sessions still without a record, sorted by id."""
+    if not path.exists():
+        return []
+    latest: dict[str, dict[str, Any]] = {}
+    text = path.read_text(encoding="utf-8")
+    for line in text[: text.rfind("\n") + 1].splitlines():
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("id"), str) and entry["id"] not in done:
+            latest[entry["id"]] = entry
+    return sorted(latest.values(), key=lambda e: session_sort_key(e["id"]))
+
+
+async def _run_locked(sessions, context, out, concurrency, overwrite, progress, graph, on_record, prices) -> RunSummary:
     started = time.perf_counter()
     results = ResultFile(out / RESULT_FILE)
-    if overwrite and results.path.exists():
-        results.path.unlink()
+    errors = ResultFile(out / ERRORS_FILE)
+    if overwrite:
+        for path in (results.path, errors.path):
+            if path.exists():
+                path.unlink()
     done = results.load()
+    errors.load()  # cuts a torn last line
     model_name = recorded_model_name(context)
     others = sorted({r.get("model_name") for r in done.values() if r.get("model_name") not in (None, model_name)})
     if others:
@@ -334,7 +479,7 @@ async def _run_locked(sessions, context, out, concurrency, overwrite, progress, 
             "use --overwrite or another --out directory"
         )
 
-    summary = RunSummary(result_path=results.path, selected=len(sessions))
+    summary = RunSummary(result_path=results.path, selected=len(sessions), summary_path=out / SUMMARY_FILE)
     todo = [s for s in sessions if s["id"] not in done]
     summary.skipped = len(sessions) - len(todo)
     for session in sessions:
@@ -358,7 +503,14 @@ async def _run_locked(sessions, context, out, concurrency, overwrite, progress, 
                     session = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
-                record = await evaluate_session(graph, session, context)
+                outcome = await run_session(graph, session, context, prices=prices)
+                summary.add_usage(outcome.session_id, outcome.usage)
+                if outcome.record is None:
+                    errors.append(outcome.error or {"id": outcome.session_id})
+                    summary.infrastructure_errors.append(outcome.error or {"id": outcome.session_id})
+                    bar.advance(0, 0)
+                    continue
+                record = outcome.record
                 results.append(record)
                 tasks, correct = _task_counts(record)
                 summary.evaluated += 1
@@ -372,10 +524,75 @@ async def _run_locked(sessions, context, out, concurrency, overwrite, progress, 
 
         await asyncio.gather(*(worker() for _ in range(min(concurrency, len(todo)) or 1)))
 
-    results.finalize()
+    records = results.finalize()
+    remaining = _latest_errors(errors.path, {r["id"] for r in records})
+    if errors.path.exists() or remaining:
+        atomic_write_text(errors.path, "".join(dumps_line(e) + "\n" for e in remaining))
     summary.inference_errors.sort(key=session_sort_key)
+    summary.infrastructure_errors.sort(key=lambda e: session_sort_key(e["id"]))
+    summary.retried_requests.sort(key=lambda e: session_sort_key(e["id"]))
     summary.wall_time = time.perf_counter() - started
+    write_json_atomic(summary.summary_path, summary_json(summary, model_name, records, sessions, prices))
     return summary
+
+
+def _usage_totals(usages: Iterable[Mapping[str, Any]], prices: Prices | None) -> dict[str, Any]:
+    totals = {"sessions": 0, "requests": 0, "attempts": 0, "failed_requests": 0, "input_tokens": 0, "output_tokens": 0}
+    for usage in usages:
+        totals["sessions"] += 1
+        for key in ("requests", "attempts", "failed_requests", "input_tokens", "output_tokens"):
+            totals[key] += int(usage.get(key, 0) or 0)
+    if prices is not None:
+        totals["cost_usd"] = prices.cost(totals["input_tokens"], totals["output_tokens"])
+    return totals
+
+
+def summary_json(
+    summary: RunSummary,
+    model_name: str,
+    records: Sequence[Mapping[str, Any]],
+    sessions: Sequence[Mapping[str, Any]],
+    prices: Prices | None,
+) -> dict[str, Any]:
+    """The content of ``DIR/summary.json``.
+
+    ``this_run`` counts the sessions run by this invocation (infrastructure
+    errors included); ``selected_sessions`` sums the ``usage`` of every record
+    of the selected sessions in the result file, earlier runs included (cost at
+    this run's prices).
+    """
+    selected = {s["id"] for s in sessions}
+    this_run = {
+        "sessions": summary.evaluated + len(summary.infrastructure_errors),
+        "requests": summary.requests,
+        "attempts": summary.attempts,
+        "input_tokens": summary.input_tokens,
+        "output_tokens": summary.output_tokens,
+    }
+    if summary.cost_usd is not None:
+        this_run["cost_usd"] = summary.cost_usd
+    return {
+        "model_name": model_name,
+        "result_file": str(summary.result_path),
+        "selected": summary.selected,
+        "evaluated": summary.evaluated,
+        "skipped": summary.skipped,
+        "tasks": summary.tasks,
+        "tasks_correct": summary.tasks_correct,
+        "wall_time": round(summary.wall_time, 3),
+        "prices_usd_per_million_tokens": (
+            {"input": prices.input_per_million, "output": prices.output_per_million} if prices is not None else None
+        ),
+        "this_run": this_run,
+        "selected_sessions": _usage_totals(
+            (r.get("usage") or {} for r in records if r["id"] in selected), prices
+        ),
+        "inference_errors": summary.inference_errors,
+        "infrastructure_errors": [
+            {k: e.get(k) for k in ("id", "error", "attempts", "where")} for e in summary.infrastructure_errors
+        ],
+        "retried_requests": summary.retried_requests,
+    }
 
 
 def run_eval(*args: Any, **kwargs: Any) -> RunSummary:

@@ -52,11 +52,43 @@ class EvaluationContext:
         metadata={"description": "Per-request timeout in seconds. Env: WTB_TIMEOUT.", "env": "WTB_TIMEOUT"},
     )
     max_retries: int = field(
-        default=2,
+        default=0,
         metadata={
-            "description": "Transport retries inside the model client before a request counts as failed. "
-            "Env: WTB_MAX_RETRIES.",
+            "description": "Retries inside the model client itself (default 0: the harness retries, see "
+            "max_attempts, so that retries are counted and reported). Env: WTB_MAX_RETRIES.",
             "env": "WTB_MAX_RETRIES",
+        },
+    )
+    max_attempts: int = field(
+        default=5,
+        metadata={
+            "description": "Tries per model request on transient failures (HTTP 429/5xx, timeouts, dropped "
+            "connections) before the session is set aside as an infrastructure error. Env: WTB_MAX_ATTEMPTS.",
+            "env": "WTB_MAX_ATTEMPTS",
+        },
+    )
+    backoff: float = field(
+        default=1.0,
+        metadata={
+            "description": "First wait in seconds before a retry; doubles each time, plus random jitter, and never "
+            "less than the server's Retry-After. Env: WTB_BACKOFF.",
+            "env": "WTB_BACKOFF",
+        },
+    )
+    rps: float = field(
+        default=0.0,
+        metadata={
+            "description": "Requests per second to the model endpoint, shared by all sessions in flight "
+            "(0 = no limit). Env: WTB_RPS.",
+            "env": "WTB_RPS",
+        },
+    )
+    max_steps: int = field(
+        default=32,
+        metadata={
+            "description": "Model requests allowed in one task; a task still going after that many ends as an "
+            "error with the reason recorded. Env: WTB_MAX_STEPS.",
+            "env": "WTB_MAX_STEPS",
         },
     )
     dataset: str = field(

@@ -22,6 +22,7 @@ from graphs.evaluation_state import EvaluationState
 from nodes.messages import response_from_ai, token_counts
 from nodes.providers import BUILTIN_PROVIDERS, MODEL_ALIASES, ModelSettings, resolve_model, split_spec
 from nodes.providers.replay import REQUEST_INDEX_KEY, SESSION_KEY
+from nodes.providers.transport import RetryPolicy, current_usage, request_with_retries
 from bench.tracing import annotate_evaluation_node
 
 # One model per (event loop, settings): clients are never shared across loops.
@@ -70,13 +71,24 @@ def candidate_model(context: EvaluationContext) -> BaseChatModel:
     return per_loop[key]
 
 
+def retry_policy(context: EvaluationContext) -> RetryPolicy:
+    """The transport retry policy of ``context`` (attempts, backoff, requests per second)."""
+    return RetryPolicy(max_attempts=context.max_attempts, backoff=context.backoff, rps=context.rps)
+
+
 async def call_candidate(state: EvaluationState, runtime: Runtime[EvaluationContext]) -> dict[str, Any]:
     """Send the current messages to the candidate; record latency (s), token counts and the raw response.
 
     The run metadata carries the session id, the session-wide request index,
     the task and the step (replay models use the first two; traces show all).
-    Exceptions of the model client (after its own retries) propagate: the
-    batch runner records the session as an inference error.
+    The request goes through :func:`nodes.providers.transport.request_with_retries`
+    (transient failures retried with backoff, optional rate limit); the
+    latency includes retries and waits. Tokens are also added to the
+    enclosing ``usage_scope`` (per-session accounting).
+
+    Raises:
+        ModelRequestError: the request failed for good (an infrastructure
+            error: the batch runner keeps the session out of the scored results).
     """
     model = candidate_model(runtime.context).bind_tools(state["tools"])
     metadata = {
@@ -86,10 +98,19 @@ async def call_candidate(state: EvaluationState, runtime: Runtime[EvaluationCont
         "wtb_step": state["step"],
         **annotate_evaluation_node(state),  # task/step metadata on this node's and the model's trace runs
     }
+    context = runtime.context
     started = time.perf_counter()
-    reply = await model.ainvoke(state["messages"], config={"metadata": metadata, "run_name": "candidate"})
+    reply = await request_with_retries(
+        lambda: model.ainvoke(state["messages"], config={"metadata": metadata, "run_name": "candidate"}),
+        retry_policy(context),
+        endpoint=context.base_url or context.model,
+        where={"task": state["task_idx"], "step": state["step"]},
+    )
     latency = time.perf_counter() - started
     input_tokens, output_tokens = token_counts(reply)
+    usage = current_usage()
+    if usage is not None:
+        usage.add_tokens(input_tokens, output_tokens)
     task_result = dict(state["task_result"])
     task_result["latency"] = [*task_result["latency"], latency]
     task_result["input_token_count"] = [*task_result["input_token_count"], input_tokens]

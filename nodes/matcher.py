@@ -4,21 +4,27 @@ from __future__ import annotations
 
 from typing import Literal
 
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from bench import inference
+from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
 from nodes.messages import to_openai
 from bench.tracing import annotate_evaluation_node
 
 
-async def match_response(state: EvaluationState) -> Command[Literal["feed_back", "finish_task", "finish_session"]]:
+async def match_response(
+    state: EvaluationState, runtime: Runtime[EvaluationContext]
+) -> Command[Literal["feed_back", "finish_task", "finish_session"]]:
     """Judge the last response, log the step, and route.
 
     Writes ``step_<s>`` into the task result; a matched call step prunes the
     task's paths. Goes to ``feed_back`` when the task continues, to
     ``finish_task`` when it ends (correct or not), and to ``finish_session``
-    when the reference harness itself would crash (quirk 11).
+    when the reference harness itself would crash (quirk 11). A task that
+    would continue after ``context.max_steps`` requests ends as an error with
+    the task-level ``error_reason`` of :func:`bench.inference.step_limit_reason`.
     """
     task_idx, step = state["task_idx"], state["step"]
     answer_list = state["session"]["english_answer_list"][task_idx]
@@ -41,5 +47,10 @@ async def match_response(state: EvaluationState) -> Command[Literal["feed_back",
         prunes.append((step, outcome.prune))
     if outcome.task_end:
         inference.close_task_result(task_result, outcome.task_correct, step, tracker.min_length)
+        return Command(goto="finish_task", update={"task_result": task_result, "prunes": prunes})
+    max_steps = runtime.context.max_steps if runtime is not None and runtime.context is not None else None
+    if max_steps is not None and step + 1 >= max_steps:
+        inference.close_task_result(task_result, False, step, tracker.min_length)
+        task_result["error_reason"] = inference.step_limit_reason(max_steps)
         return Command(goto="finish_task", update={"task_result": task_result, "prunes": prunes})
     return Command(goto="feed_back", update={"task_result": task_result, "prunes": prunes, "feedback": outcome.messages})

@@ -27,25 +27,45 @@ RAW_RESPONSE_KEY = "wtb_raw_response"
 """``additional_kwargs`` key where a provider puts the raw ``{"content", "tool_calls", "reasoning_content"}``."""
 
 
-def _parse_calls(raw_calls: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Split raw OpenAI tool calls into LangChain ``tool_calls`` / ``invalid_tool_calls`` (lenient)."""
+def parse_tool_calls(raw_calls: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Split raw OpenAI tool calls into LangChain ``tool_calls`` / ``invalid_tool_calls``; never raises.
+
+    Args:
+        raw_calls: the ``tool_calls`` list of an assistant message as it arrived
+            (any shape: missing ids, ``arguments`` as an object, ``null`` ...).
+
+    Returns:
+        ``(valid, invalid)``: a call is valid when its name is a string and its
+        arguments are an object or a JSON string of one (empty or ``null``
+        arguments count as ``{}``); every other call is an invalid tool call
+        whose ``args`` is the raw text (objects JSON-encoded) and ``error`` says
+        why. Non-string ids are turned into strings (``None`` stays ``None``).
+    """
     valid: list[dict[str, Any]] = []
     invalid: list[dict[str, Any]] = []
-    for call in raw_calls or []:
+    for call in raw_calls if isinstance(raw_calls, list) else []:
         function = call.get("function") if isinstance(call, Mapping) else None
         if not isinstance(function, Mapping):
             invalid.append({"type": "invalid_tool_call", "name": None, "args": None, "id": None, "error": "malformed tool call"})
             continue
         name, arguments, call_id = function.get("name"), function.get("arguments"), call.get("id")
+        call_id = call_id if call_id is None or isinstance(call_id, str) else json.dumps(call_id)
         try:
-            args = json.loads(arguments) if isinstance(arguments, str) else arguments
-            if not isinstance(args, dict) or not isinstance(name, str):
-                raise ValueError("arguments are not a JSON object")
+            args = (json.loads(arguments) if arguments else {}) if isinstance(arguments, str) or arguments is None else arguments
+            if not isinstance(name, str):
+                raise ValueError("tool name is not a string")
+            if not isinstance(args, dict):
+                raise ValueError(f"arguments are not a JSON object (got {type(args).__name__})")
             valid.append({"type": "tool_call", "name": name, "args": args, "id": call_id})
         except (ValueError, TypeError) as exc:
-            text = arguments if isinstance(arguments, str) or arguments is None else json.dumps(arguments)
-            invalid.append({"type": "invalid_tool_call", "name": name, "args": text, "id": call_id, "error": str(exc)})
+            text = arguments if isinstance(arguments, str) or arguments is None else json.dumps(arguments, ensure_ascii=False)
+            invalid.append(
+                {"type": "invalid_tool_call", "name": name if isinstance(name, str) else None, "args": text, "id": call_id, "error": str(exc)}
+            )
     return valid, invalid
+
+
+_parse_calls = parse_tool_calls
 
 
 def to_langchain(message: Mapping[str, Any]) -> BaseMessage:

@@ -107,17 +107,35 @@ class _FlakyModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content="A plain answer."))])
 
 
-def test_failing_session_is_recorded_and_the_run_goes_on(oracle, tmp_path):
+def test_failing_endpoint_is_an_infrastructure_error_and_resume_reruns_it(oracle, tmp_path):
     sessions, _ = oracle
     model = _FlakyModel(fail_session="wild_tool_bench_2")
     register_provider("flaky-test", lambda name, settings: model)
-    context = EvaluationContext(model="flaky-test:m")
+    context = EvaluationContext(model="flaky-test:m", max_attempts=3, backoff=0.001)
     summary = asyncio.run(arun_eval(sessions[:8], context, tmp_path, concurrency=3, progress=False))
     records = {r["id"]: r for r in _jsonl(tmp_path / "result.jsonl")}
-    assert len(records) == 8 and summary.evaluated == 8
-    assert summary.inference_errors == ["wild_tool_bench_2"]
-    failed = records["wild_tool_bench_2"]
-    assert failed["result"] == "Error during inference: server went away"
-    assert failed["model_name"] == "m" and failed["error_detail"] == "ConnectionError: server went away"
-    assert all(isinstance(r["result"], list) and len(r["result"]) == 4 for i, r in records.items() if i != "wild_tool_bench_2")
+    # the failing session is not scored: no record, an errors.jsonl entry, listed in the summary
+    assert sorted(records) == [f"wild_tool_bench_{i}" for i in range(8) if i != 2] and summary.evaluated == 7
+    assert summary.inference_errors == []
+    (error,) = _jsonl(tmp_path / "errors.jsonl")
+    assert (error["id"], error["model_name"], error["attempts"]) == ("wild_tool_bench_2", "m", 3)
+    assert error["where"] == {"task": 0, "step": 0}
+    assert error["errors"] == ["connection: ConnectionError: server went away"] * 3
+    assert error["error"] == "model request failed after 3 attempts: connection: ConnectionError: server went away"
+    assert [e["id"] for e in summary.infrastructure_errors] == ["wild_tool_bench_2"]
+    assert summary.retried_requests == [
+        {"id": "wild_tool_bench_2", "task": 0, "step": 0, "attempts": 3, "errors": error["errors"],
+         "waited": summary.retried_requests[0]["waited"], "ok": False}
+    ]  # fmt: skip
+    saved = json.loads((tmp_path / "summary.json").read_text())
+    assert [e["id"] for e in saved["infrastructure_errors"]] == ["wild_tool_bench_2"]
+    assert saved["this_run"]["sessions"] == 8 and saved["this_run"]["attempts"] == saved["this_run"]["requests"] + 3
+    assert all(isinstance(r["result"], list) and len(r["result"]) == 4 for r in records.values())
     assert 1 <= model.peak <= 3
+
+    # the endpoint recovers: the resume runs only the missing session, and errors.jsonl empties
+    model.fail_session = ""
+    again = asyncio.run(arun_eval(sessions[:8], context, tmp_path, concurrency=3, progress=False))
+    assert (again.evaluated, again.skipped, again.infrastructure_errors) == (1, 7, [])
+    assert [r["id"] for r in _jsonl(tmp_path / "result.jsonl")] == [f"wild_tool_bench_{i}" for i in range(8)]
+    assert _jsonl(tmp_path / "errors.jsonl") == []

@@ -23,10 +23,11 @@ from typing import Any
 import httpx
 import openai
 from langchain_core.language_models import LanguageModelInput
+from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
 
-from nodes.messages import RAW_RESPONSE_KEY, to_openai
+from nodes.messages import RAW_RESPONSE_KEY, parse_tool_calls, to_openai
 from nodes.providers import ModelSettings
 
 
@@ -40,18 +41,42 @@ class RawChatOpenAI(ChatOpenAI):
         return payload
 
     def _create_chat_result(self, response: dict | openai.BaseModel, generation_info: dict | None = None) -> ChatResult:
-        result = super()._create_chat_result(response, generation_info)
+        """LangChain's result, built without letting malformed tool calls crash it.
+
+        ``ChatOpenAI`` raises a pydantic ``ValidationError`` for tool-call
+        arguments that decode to something other than an object (``"[1]"``, a
+        double-encoded string) or that arrive as an object instead of a string;
+        such a reply is model output to score, not a transport failure. So the
+        raw tool calls are taken out before LangChain parses the message and
+        put back with :func:`nodes.messages.parse_tool_calls` (lenient: anything
+        undecodable becomes an ``invalid_tool_call``); the raw message is kept
+        under ``additional_kwargs["wtb_raw_response"]``.
+        """
         data = response if isinstance(response, dict) else response.model_dump(warnings=False)
-        for generation, choice in zip(result.generations, data.get("choices") or []):
-            message = choice.get("message") or {}
-            raw = {
-                "content": message.get("content"),
-                "tool_calls": message.get("tool_calls"),
-                "reasoning_content": message.get("reasoning_content"),
-            }
-            generation.message.additional_kwargs[RAW_RESPONSE_KEY] = raw
+        raws: list[dict[str, Any]] = []
+        stripped = dict(data)
+        if isinstance(data.get("choices"), list):
+            stripped["choices"] = []
+            for choice in data["choices"]:
+                message = (choice.get("message") if isinstance(choice, dict) else None) or {}
+                raws.append(
+                    {
+                        "content": message.get("content"),
+                        "tool_calls": message.get("tool_calls"),
+                        "reasoning_content": message.get("reasoning_content"),
+                    }
+                )
+                if isinstance(choice, dict) and isinstance(message, dict):
+                    choice = {**choice, "message": {k: v for k, v in message.items() if k != "tool_calls"}}
+                stripped["choices"].append(choice)
+        result = super()._create_chat_result(stripped, generation_info)
+        for generation, raw in zip(result.generations, raws):
+            message = generation.message
+            message.additional_kwargs[RAW_RESPONSE_KEY] = raw
             if raw["reasoning_content"] is not None:
-                generation.message.additional_kwargs["reasoning_content"] = raw["reasoning_content"]
+                message.additional_kwargs["reasoning_content"] = raw["reasoning_content"]
+            if raw["tool_calls"] and isinstance(message, AIMessage):
+                message.tool_calls, message.invalid_tool_calls = parse_tool_calls(raw["tool_calls"])
         return result
 
 

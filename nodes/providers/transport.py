@@ -1,0 +1,327 @@
+"""Transport faults of model requests: retries, backoff, rate limits, per-session request accounting.
+
+One helper, :func:`request_with_retries`, wraps every model request the
+harness makes (the candidate in ``nodes/candidate.py``, the generation roles in
+``nodes/_roles.py``). The clients' own retries are switched off
+(``max_retries=0``), so what happens is decided and recorded here:
+
+- a request is tried at most :attr:`RetryPolicy.max_attempts` times;
+- only transient failures are retried (:func:`transient_kind`): HTTP 408, 409,
+  429 and 5xx, connection errors (refused, dropped, reset) and timeouts;
+  anything else (HTTP 400/401/404, a bad replay script ...) fails at once;
+- the wait before a retry is exponential with random jitter (the formula of
+  tenacity's ``wait_exponential_jitter``; tenacity runs the retry loop), and never shorter than what the server asked
+  for in ``Retry-After`` / ``retry-after-ms`` (capped by ``max_wait``);
+- an optional rate limit (requests per second, :func:`rate_limiter`) is shared
+  by every request to the same endpoint in the event loop, retries included;
+- a request that still fails raises :class:`ModelRequestError`, an
+  *infrastructure* error: the evaluation runner keeps such sessions out of the
+  scored results and runs them again on resume.
+
+Accounting: :func:`usage_scope` opens a :class:`RequestUsage` for the code
+inside it (one session); every request made there adds its attempts, retries
+and (through :meth:`RequestUsage.add_tokens`) provider-reported tokens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import email.utils
+import random
+import time
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Iterator, Mapping, TypeVar
+
+import httpx
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+T = TypeVar("T")
+
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+"""HTTP statuses retried besides every 5xx (the openai SDK's own set)."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How one model request is retried.
+
+    Attributes:
+        max_attempts: tries per request, first one included (>= 1).
+        backoff: seconds of the first wait; each later wait doubles, plus up
+            to ``backoff`` seconds of random jitter.
+        max_wait: longest single wait in seconds (also caps ``Retry-After``).
+        rps: requests per second allowed to one endpoint (0 = no limit).
+    """
+
+    max_attempts: int = 5
+    backoff: float = 1.0
+    max_wait: float = 60.0
+    rps: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts}")
+        if self.backoff < 0 or self.max_wait < 0 or self.rps < 0:
+            raise ValueError("backoff, max_wait and rps must be >= 0")
+
+
+class ModelRequestError(RuntimeError):
+    """A model request failed for good (retries exhausted, or a failure that is not retried).
+
+    An infrastructure error, not a model error: nothing came back to score.
+
+    Attributes:
+        attempts: tries made.
+        errors: one short description per failed try (see :func:`describe_error`).
+        transient: the last failure was of a retried kind (the retries ran out).
+        where: what the request was for (``{"task": 1, "step": 0}``, ``{"role": "planner"}`` ...).
+    """
+
+    def __init__(self, attempts: int, errors: list[str], transient: bool, where: Mapping[str, Any]):
+        self.attempts = attempts
+        self.errors = list(errors)
+        self.transient = transient
+        self.where = dict(where)
+        last = errors[-1] if errors else "unknown error"
+        reason = f"after {attempts} attempt{'s' if attempts != 1 else ''}" if transient else "(not retried)"
+        super().__init__(f"model request failed {reason}: {last}")
+
+
+# --------------------------------------------------------------------------- classification
+
+
+def _status_of(exc: BaseException) -> int | None:
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        return status
+    response = getattr(exc, "response", None)
+    status = getattr(response, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def transient_kind(exc: BaseException) -> str | None:
+    """The kind of a transient failure (``"http 429"``, ``"timeout"``, ``"connection"``), or ``None`` if not retried.
+
+    Recognises the openai SDK's errors, httpx's, and the built-in ``TimeoutError`` / ``ConnectionError``.
+    """
+    import openai
+
+    if isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException, asyncio.TimeoutError, TimeoutError)):
+        return "timeout"
+    if isinstance(exc, openai.APIStatusError) or isinstance(exc, httpx.HTTPStatusError):
+        status = _status_of(exc)
+        if status is not None and (status in RETRYABLE_STATUS or status >= 500):
+            return f"http {status}"
+        return None
+    if isinstance(exc, (openai.APIConnectionError, httpx.TransportError, ConnectionError)):
+        return "connection"
+    return None
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line for logs and summaries: ``"http 429: RateLimitError: ..."``, ``"timeout: ..."``."""
+    kind = transient_kind(exc)
+    if kind is None:
+        status = _status_of(exc)
+        kind = f"http {status}" if status is not None else "error"
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    if len(text) > 200:
+        text = text[:200] + "..."
+    return f"{kind}: {type(exc).__name__}{': ' + text if text else ''}"
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """Seconds the server asked to wait (``retry-after-ms``, else ``Retry-After`` seconds or HTTP date), or ``None``."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms:
+        try:
+            return max(0.0, float(raw_ms) / 1000.0)
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(raw) if raw else None
+        if parsed is None:
+            return None
+        return max(0.0, parsed.timestamp() - time.time())
+
+
+def wait_seconds(policy: RetryPolicy, attempt: int, exc: BaseException | None, *, jitter: float | None = None) -> float:
+    """Seconds to wait after failed try number ``attempt`` (1-based): exponential backoff with jitter,
+    at least the server's ``Retry-After``, at most ``policy.max_wait``.
+
+    ``jitter`` fixes the random part (for tests); by default it is drawn uniformly from ``[0, backoff]``.
+    """
+    if jitter is None:
+        jitter = random.uniform(0.0, policy.backoff)
+    base = min(policy.backoff * 2 ** (attempt - 1) + jitter, policy.max_wait)
+    asked = retry_after(exc) if exc is not None else None
+    return min(max(base, asked or 0.0), policy.max_wait)
+
+
+# --------------------------------------------------------------------------- accounting
+
+
+@dataclass
+class RequestUsage:
+    """Model requests of one session (or one generated session).
+
+    Attributes:
+        requests: requests that got a reply.
+        attempts: tries, failed ones included.
+        failed: requests that failed for good.
+        input_tokens / output_tokens: provider-reported usage, summed.
+        retried: one entry per request that needed more than one try:
+            ``{**where, "attempts": n, "errors": [...], "waited": seconds, "ok": bool}``.
+    """
+
+    requests: int = 0
+    attempts: int = 0
+    failed: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    retried: list[dict[str, Any]] = field(default_factory=list)
+
+    def add_tokens(self, input_tokens: int, output_tokens: int) -> None:
+        """Add one reply's token counts."""
+        self.input_tokens += int(input_tokens or 0)
+        self.output_tokens += int(output_tokens or 0)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain-data form (JSON-serialisable)."""
+        return {
+            "requests": self.requests,
+            "attempts": self.attempts,
+            "failed_requests": self.failed,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "retried_requests": [dict(r) for r in self.retried],
+        }
+
+
+_usage: contextvars.ContextVar[RequestUsage | None] = contextvars.ContextVar("wtb_request_usage", default=None)
+
+
+@contextlib.contextmanager
+def usage_scope(usage: RequestUsage | None = None) -> Iterator[RequestUsage]:
+    """Count the model requests made inside the ``with`` block (and tasks it starts) into ``usage`` (a new one by default)."""
+    usage = usage if usage is not None else RequestUsage()
+    token = _usage.set(usage)
+    try:
+        yield usage
+    finally:
+        _usage.reset(token)
+
+
+def current_usage() -> RequestUsage | None:
+    """The :class:`RequestUsage` of the enclosing :func:`usage_scope`, or ``None``."""
+    return _usage.get()
+
+
+# --------------------------------------------------------------------------- rate limit
+
+_limiters: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, float], Any]]" = weakref.WeakKeyDictionary()
+
+
+def rate_limiter(key: str, rps: float) -> Any:
+    """The ``aiolimiter.AsyncLimiter`` of endpoint ``key`` at ``rps`` requests/s in the running loop, or ``None`` if ``rps <= 0``.
+
+    Requests are spaced evenly (one per ``1 / rps`` seconds, no bursts); every
+    caller with the same ``(key, rps)`` in the same event loop shares the limiter.
+    """
+    if rps <= 0:
+        return None
+    from aiolimiter import AsyncLimiter
+
+    loop = asyncio.get_running_loop()
+    per_loop = _limiters.setdefault(loop, {})
+    limiter = per_loop.get((key, rps))
+    if limiter is None:
+        limiter = per_loop[(key, rps)] = AsyncLimiter(1, 1.0 / rps)
+    return limiter
+
+
+# --------------------------------------------------------------------------- the request
+
+
+async def request_with_retries(
+    send: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    *,
+    endpoint: str = "",
+    where: Mapping[str, Any] | None = None,
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+) -> T:
+    """Run ``send()`` (one model request) with the retries, waits and rate limit of ``policy``.
+
+    Args:
+        send: makes one attempt; called again for each retry.
+        policy: attempts, backoff and rate limit.
+        endpoint: rate-limit key (e.g. the base URL or model spec).
+        where: what the request is for; copied into retry records and errors.
+        sleep: the wait function (tests may pass a fake).
+
+    Returns:
+        What ``send()`` returned on the first successful try.
+
+    Raises:
+        ModelRequestError: every try failed, or one failed with a non-transient error.
+        asyncio.CancelledError: propagates untouched.
+    """
+    where = dict(where or {})
+    usage = current_usage()
+    limiter = rate_limiter(endpoint, policy.rps)
+    errors: list[str] = []
+    waited = 0.0
+
+    def record_wait(state: RetryCallState) -> None:
+        nonlocal waited
+        waited += state.next_action.sleep if state.next_action else 0.0
+
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(policy.max_attempts),
+        wait=lambda state: wait_seconds(policy, state.attempt_number, state.outcome.exception() if state.outcome else None),
+        retry=retry_if_exception(lambda exc: transient_kind(exc) is not None),
+        before_sleep=record_wait,
+        sleep=sleep,
+        reraise=True,
+    )
+    attempts = 0
+    try:
+        async for attempt in retrying:
+            with attempt:
+                attempts += 1
+                if usage is not None:
+                    usage.attempts += 1
+                try:
+                    if limiter is not None:
+                        async with limiter:
+                            result = await send()
+                    else:
+                        result = await send()
+                except Exception as exc:
+                    errors.append(describe_error(exc))
+                    raise
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        if usage is not None:
+            usage.failed += 1
+            usage.retried.append({**where, "attempts": attempts, "errors": errors, "waited": round(waited, 3), "ok": False})
+        raise ModelRequestError(attempts, errors, transient_kind(exc) is not None, where) from exc
+    if usage is not None:
+        usage.requests += 1
+        if attempts > 1:
+            usage.retried.append({**where, "attempts": attempts, "errors": errors, "waited": round(waited, 3), "ok": True})
+    return result
