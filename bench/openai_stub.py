@@ -54,6 +54,15 @@ def session_key(messages: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     return str(system), str(user)
 
 
+def session_copy(session: Mapping[str, Any], new_id: str, tag: str) -> dict[str, Any]:
+    """A copy of ``session`` with id ``new_id`` whose first task message ends with ``" [tag]"``,
+    so that :class:`ScriptedServer` tells the copies apart (gold answers unchanged)."""
+    copy = json.loads(json.dumps(session))
+    copy["id"] = new_id
+    copy["english_tasks"][0] = f"{copy['english_tasks'][0]} [{tag}]"
+    return copy
+
+
 def _default_usage(session_id: str, index: int) -> tuple[int, int]:
     return 100 + index, 10 + index
 

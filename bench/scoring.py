@@ -108,8 +108,11 @@ def _gold_sort_key(action: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _predicted_sort_key(call: Mapping[str, Any]) -> tuple[str, str]:
+    # Raw arguments strings as the reference sorts them; arguments a server sent as
+    # an object (or null) sort by their JSON text instead of failing to compare.
     function = call["function"]
-    return function["name"], function["arguments"]
+    arguments = function["arguments"]
+    return function["name"], arguments if isinstance(arguments, str) else _as_json_text(arguments)
 
 
 def _as_json_text(arguments: Any) -> str:

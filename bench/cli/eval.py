@@ -33,6 +33,16 @@ def eval_command(
         None, "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default $OPENAI_BASE_URL)."
     ),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Per-request timeout in seconds (default 120)."),
+    max_attempts: Optional[int] = typer.Option(
+        None, "--max-attempts", min=1, help="Tries per model request on HTTP 429/5xx, timeouts and dropped connections (default 5)."
+    ),
+    backoff: Optional[float] = typer.Option(
+        None, "--backoff", min=0.0, help="First retry wait in seconds; doubles per retry, plus jitter; Retry-After wins if longer (default 1)."
+    ),
+    rps: Optional[float] = typer.Option(None, "--rps", min=0.0, help="Most model requests per second, shared by all sessions (default: no limit)."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Model requests allowed per task before it ends as an error (default 32)."),
+    price_input: Optional[float] = typer.Option(None, "--price-input", min=0.0, help="USD per million input tokens (adds cost to the summary)."),
+    price_output: Optional[float] = typer.Option(None, "--price-output", min=0.0, help="USD per million output tokens (adds cost to the summary)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Start fresh instead of resuming an existing result.jsonl."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar."),
     no_trace: bool = typer.Option(
@@ -45,8 +55,12 @@ def eval_command(
         "evaluate them with langsmith.aevaluate (per-task and summary feedback). Needs LANGSMITH_API_KEY.",
     ),
 ) -> None:
-    """Run the model on the sessions (resuming an interrupted run), write DIR/result.jsonl, score it, print the table."""
-    from bench.runner import load_dataset, run_eval, select_sessions
+    """Run the model on the sessions (resuming an interrupted run), write DIR/result.jsonl, score it, print the table.
+
+    Exit status 3: some sessions hit infrastructure errors (a model request failed after its retries);
+    they are in DIR/errors.jsonl, not scored, and the same command runs them again.
+    """
+    from bench.runner import Prices, load_dataset, run_eval, select_sessions
     from bench.schema import DatasetError
     from graphs.evaluation_context import EvaluationContext
 
@@ -60,8 +74,10 @@ def eval_command(
             settings["temperature"] = temperature
         if base_url:
             settings["base_url"] = base_url
-        if timeout is not None:
-            settings["timeout"] = timeout
+        for key, value in (("timeout", timeout), ("max_attempts", max_attempts), ("backoff", backoff), ("rps", rps), ("max_steps", max_steps)):
+            if value is not None:
+                settings[key] = value
+        prices = None if price_input is None and price_output is None else Prices(price_input or 0.0, price_output or 0.0)
         context = EvaluationContext(**settings)
         if langsmith_dataset:
             from bench.cli.experiment import run_langsmith_experiment
@@ -71,7 +87,9 @@ def eval_command(
         from bench.tracing import tracing_scope
 
         with tracing_scope(no_trace=no_trace):
-            summary = run_eval(sessions, context, out, concurrency=concurrency, overwrite=overwrite, progress=progress)
+            summary = run_eval(
+                sessions, context, out, concurrency=concurrency, overwrite=overwrite, progress=progress, prices=prices
+            )
     except DatasetError as exc:
         for issue in exc.issues:
             _err.print(str(issue), markup=False)
@@ -86,7 +104,42 @@ def eval_command(
     )
     if summary.inference_errors:
         _err.print(f"[yellow]inference errors[/yellow] in {len(summary.inference_errors)} sessions: {', '.join(summary.inference_errors)}")
-    _score(dataset, summary.result_path, out)
+    _print_accounting(summary)
+    if summary.evaluated + summary.skipped:
+        _score(dataset, summary.result_path, out)
+    if summary.infrastructure_errors:
+        raise typer.Exit(code=3)
+
+
+def _print_accounting(summary: Any, limit: int = 20) -> None:
+    """Model requests, tokens, cost, retried requests and infrastructure errors of the run (stderr)."""
+    cost = f", cost ${summary.cost_usd:.4f}" if summary.cost_usd is not None else ""
+    _err.print(
+        f"model requests {summary.requests} ({summary.attempts} tries); tokens in {summary.input_tokens}, "
+        f"out {summary.output_tokens}{cost}; summary -> {summary.summary_path}",
+        markup=False,
+    )
+    retried = summary.retried_requests
+    if retried:
+        _err.print(f"retried requests: {len(retried)}", markup=False)
+        for entry in retried[:limit]:
+            status = "ok" if entry.get("ok") else "FAILED"
+            _err.print(
+                f"  {entry['id']} task {entry.get('task')} step {entry.get('step')}: {entry['attempts']} tries, "
+                f"{status}; {'; '.join(entry.get('errors', []))}",
+                markup=False,
+            )
+        if len(retried) > limit:
+            _err.print(f"  ... and {len(retried) - limit} more (see summary.json)", markup=False)
+    errors = summary.infrastructure_errors
+    if errors:
+        _err.print(
+            f"infrastructure errors in {len(errors)} sessions (not scored, kept in errors.jsonl; "
+            "run the same command again to retry them):",
+            markup=False,
+        )
+        for entry in errors[:limit]:
+            _err.print(f"  {entry['id']}: {entry.get('error')}", markup=False)
 
 
 def _score(dataset: Path, result_path: Path, out: Path) -> None:
