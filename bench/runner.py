@@ -330,8 +330,6 @@ class RunSummary:
         self.attempts += int(usage.get("attempts", 0))
         self.input_tokens += int(usage.get("input_tokens", 0))
         self.output_tokens += int(usage.get("output_tokens", 0))
-        if "cost_usd" in usage:
-            self.cost_usd = round((self.cost_usd or 0.0) + float(usage["cost_usd"]), 6)
         self.retried_requests.extend({"id": session_id, **entry} for entry in usage.get("retried_requests", []))
 
 
@@ -532,6 +530,8 @@ async def _run_locked(sessions, context, out, concurrency, overwrite, progress, 
     summary.infrastructure_errors.sort(key=lambda e: session_sort_key(e["id"]))
     summary.retried_requests.sort(key=lambda e: session_sort_key(e["id"]))
     summary.wall_time = time.perf_counter() - started
+    if prices is not None:
+        summary.cost_usd = prices.cost(summary.input_tokens, summary.output_tokens)
     write_json_atomic(summary.summary_path, summary_json(summary, model_name, records, sessions, prices))
     return summary
 

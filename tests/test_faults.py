@@ -1,0 +1,307 @@
+"""Transport faults (issue 6): retries, backoff, Retry-After, timeouts, dropped connections, rate limit.
+
+The end-to-end tests run `wtb eval` as a subprocess against the loopback stub
+(``bench/openai_stub.py``) with injected faults; backoffs are a few
+milliseconds and the request timeout half a second, so the suite stays fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+
+from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
+from bench.openai_stub import ScriptedServer
+from bench.runner import load_dataset, run_eval
+from bench.score_run import score_run
+from graphs.evaluation_context import EvaluationContext
+from nodes.providers.transport import (
+    ModelRequestError,
+    RetryPolicy,
+    rate_limiter,
+    request_with_retries,
+    retry_after,
+    transient_kind,
+    usage_scope,
+    wait_seconds,
+)
+from tests.test_evaluation_reference import normalise
+
+REPO = Path(__file__).resolve().parents[1]
+CANDIDATE = "demo-model"
+
+
+def _jsonl(path):
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def _env():
+    env = dict(os.environ, OPENAI_API_KEY="test-key", NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
+    env.pop("OPENAI_BASE_URL", None)
+    return env
+
+
+def _status_error(status, headers=None):
+    request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+    response = httpx.Response(status, headers=headers or {}, request=request, json={"error": {"message": "x"}})
+    classes = {429: openai.RateLimitError, 500: openai.InternalServerError, 400: openai.BadRequestError}
+    return classes.get(status, openai.APIStatusError)(f"HTTP {status}", response=response, body=None)
+
+
+# --------------------------------------------------------------------------- unit
+
+
+def test_which_failures_are_retried():
+    request = httpx.Request("POST", "http://127.0.0.1/v1")
+    assert transient_kind(_status_error(429)) == "http 429"
+    assert transient_kind(_status_error(500)) == "http 500"
+    assert transient_kind(_status_error(503)) == "http 503"
+    assert transient_kind(_status_error(408)) == "http 408"
+    assert transient_kind(openai.APITimeoutError(request=request)) == "timeout"
+    assert transient_kind(openai.APIConnectionError(request=request)) == "connection"
+    assert transient_kind(httpx.RemoteProtocolError("Server disconnected", request=request)) == "connection"
+    assert transient_kind(ConnectionResetError()) == "connection"
+    assert transient_kind(_status_error(400)) is None
+    assert transient_kind(_status_error(401)) is None
+    assert transient_kind(ValueError("bad script")) is None
+
+
+def test_retry_after_is_honoured_and_capped():
+    policy = RetryPolicy(backoff=0.01, max_wait=30.0)
+    assert retry_after(_status_error(429, {"Retry-After": "7"})) == 7.0
+    assert retry_after(_status_error(429, {"retry-after-ms": "250", "Retry-After": "7"})) == 0.25
+    assert 59 <= retry_after(_status_error(429, {"Retry-After": _http_date(60)})) <= 61
+    assert retry_after(_status_error(500)) is None
+    # the wait is the longer of the backoff and Retry-After, never more than max_wait
+    assert wait_seconds(policy, 1, _status_error(429, {"Retry-After": "7"}), jitter=0.0) == 7.0
+    assert wait_seconds(policy, 1, _status_error(429, {"Retry-After": "120"}), jitter=0.0) == 30.0
+    assert wait_seconds(policy, 1, _status_error(500), jitter=0.005) == pytest.approx(0.015)
+    assert wait_seconds(policy, 4, _status_error(500), jitter=0.0) == pytest.approx(0.08)  # doubles per try
+    assert wait_seconds(RetryPolicy(backoff=10, max_wait=30), 5, None, jitter=0.0) == 30.0
+    for _ in range(20):  # random jitter stays in [0, backoff]
+        assert 0.04 <= wait_seconds(policy, 3, None) <= 0.05
+
+
+def _http_date(seconds_from_now):
+    import email.utils
+    import time
+
+    return email.utils.formatdate(time.time() + seconds_from_now, usegmt=True)
+
+
+def test_request_with_retries_records_tries_and_gives_up():
+    waits: list[float] = []
+
+    async def fake_sleep(seconds):
+        waits.append(seconds)
+
+    async def scenario():
+        outcomes = [_status_error(429, {"retry-after-ms": "300"}), _status_error(500), "reply"]
+
+        async def flaky():
+            outcome = outcomes.pop(0)
+            if isinstance(outcome, Exception):
+                raise outcome
+            return outcome
+
+        policy = RetryPolicy(max_attempts=3, backoff=0.01)
+        with usage_scope() as usage:
+            assert await request_with_retries(flaky, policy, where={"task": 1, "step": 2}, sleep=fake_sleep) == "reply"
+
+            async def always_down():
+                raise openai.APIConnectionError(request=httpx.Request("POST", "http://127.0.0.1/v1"))
+
+            with pytest.raises(ModelRequestError) as failed:
+                await request_with_retries(always_down, policy, where={"task": 0, "step": 0}, sleep=fake_sleep)
+
+            async def bad_request():
+                raise _status_error(400)
+
+            with pytest.raises(ModelRequestError) as rejected:
+                await request_with_retries(bad_request, policy, where={"task": 3, "step": 0}, sleep=fake_sleep)
+        return usage, failed.value, rejected.value
+
+    usage, failed, rejected = asyncio.run(scenario())
+    assert waits[0] == pytest.approx(0.3)  # retry-after-ms beats the 0.01 s backoff
+    assert 0.02 <= waits[1] <= 0.03
+    assert (usage.requests, usage.attempts, usage.failed) == (1, 7, 2)
+    first, second, third = usage.retried
+    assert (first["task"], first["step"], first["attempts"], first["ok"]) == (1, 2, 3, True)
+    assert [e.split(":")[0] for e in first["errors"]] == ["http 429", "http 500"]
+    assert first["waited"] == pytest.approx(sum(waits[:2]), abs=1e-3)
+    assert (second["attempts"], second["ok"], failed.attempts, failed.transient) == (3, False, 3, True)
+    assert str(failed) == "model request failed after 3 attempts: connection: APIConnectionError: Connection error."
+    assert (third["attempts"], rejected.attempts, rejected.transient) == (1, 1, False)
+    assert str(rejected).startswith("model request failed (not retried): http 400: BadRequestError")
+
+
+def test_rate_limit_is_shared_and_spaces_requests():
+    async def scenario():
+        loop = asyncio.get_running_loop()
+        assert rate_limiter("http://a/v1", 50) is rate_limiter("http://a/v1", 50)
+        assert rate_limiter("http://a/v1", 50) is not rate_limiter("http://b/v1", 50)
+        assert rate_limiter("http://a/v1", 0) is None
+        starts: list[float] = []
+
+        async def send():
+            starts.append(loop.time())
+            return None
+
+        policy = RetryPolicy(rps=50)
+
+        async def session():
+            for _ in range(3):
+                await request_with_retries(send, policy, endpoint="http://shared/v1")
+
+        await asyncio.gather(*(session() for _ in range(3)))  # 9 requests from 3 sessions share one limit
+        return sorted(starts)
+
+    starts = asyncio.run(scenario())
+    gaps = [b - a for a, b in zip(starts, starts[1:])]
+    assert len(starts) == 9
+    assert min(gaps) >= 0.02 * 0.9  # one request per 1/50 s (timer resolution tolerance)
+
+
+# --------------------------------------------------------------------------- end to end
+
+
+def _demo_script():
+    return {r["session_id"]: r["responses"] for r in _jsonl(CANDIDATES_PATH) if r["candidate"] == CANDIDATE}
+
+
+def _request_steps(record):
+    """(task, step) of each model request of a record, in request order."""
+    return [
+        (t, int(key.split("_")[1]))
+        for t, task in enumerate(record["result"])
+        for key in task["inference_log"]
+        if key.startswith("step_")
+    ]
+
+
+def _comparable(record):
+    return normalise(record["result"]), record["usage"]["requests"], record["usage"]["input_tokens"]
+
+
+@pytest.fixture(scope="module")
+def fault_free(tmp_path_factory):
+    """The demo candidate over HTTP without faults: records and metrics to compare with."""
+    out = tmp_path_factory.mktemp("fault-free")
+    sessions = load_dataset(SESSIONS_PATH)
+    with ScriptedServer(sessions, _demo_script()) as server:
+        context = EvaluationContext(model=f"openai:{CANDIDATE}", base_url=server.base_url)
+        run_eval(sessions, context, out, progress=False)
+    metric = score_run(SESSIONS_PATH, out / "result.jsonl", out)
+    return {r["id"]: r for r in _jsonl(out / "result.jsonl")}, metric
+
+
+def _eval_command(out, base_url, *extra):
+    return [
+        sys.executable, "-m", "bench.cli", "eval", "--dataset", str(SESSIONS_PATH), "--model", f"openai:{CANDIDATE}",
+        "--out", str(out), "--base-url", base_url, "--concurrency", "3", "--no-progress",
+        "--backoff", "0.01", "--timeout", "0.5", *extra,
+    ]  # fmt: skip
+
+
+FAULTS = {
+    ("wild_tool_bench_0", 0): [{"status": 429, "headers": {"retry-after-ms": "150"}}, {"status": 429, "headers": {"Retry-After": "0"}}],
+    ("wild_tool_bench_1", 2): [{"status": 500}],
+    ("wild_tool_bench_2", 1): [{"hang": 30}],
+    ("wild_tool_bench_3", 3): [{"drop": True}],
+    ("wild_tool_bench_4", 0): [{"drop": True}, {"status": 503}],
+}
+
+
+def test_faults_are_retried_and_the_run_equals_a_fault_free_one(fault_free, tmp_path):
+    expected_records, expected_metric = fault_free
+    sessions = load_dataset(SESSIONS_PATH)
+    with ScriptedServer(sessions, _demo_script(), faults=FAULTS) as server:
+        done = subprocess.run(
+            _eval_command(tmp_path, server.base_url, "--max-attempts", "4", "--price-input", "2.5", "--price-output", "10"),
+            cwd=REPO, env=_env(), capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        injected = [a for a in server.outcomes() if a[2] != "ok"]
+    assert done.returncode == 0, done.stderr
+    assert sorted(injected) == sorted(
+        [("wild_tool_bench_0", 0, "status 429")] * 2
+        + [("wild_tool_bench_1", 2, "status 500"), ("wild_tool_bench_2", 1, "hang"), ("wild_tool_bench_3", 3, "drop"),
+           ("wild_tool_bench_4", 0, "drop"), ("wild_tool_bench_4", 0, "status 503")]
+    )  # fmt: skip
+
+    # same records (modulo latency and accounting), same metrics
+    records = {r["id"]: r for r in _jsonl(tmp_path / "result.jsonl")}
+    assert list(records) == list(expected_records)
+    for session_id, record in records.items():
+        assert _comparable(record) == _comparable(expected_records[session_id]), session_id
+    assert json.loads((tmp_path / "metric.json").read_text()) == expected_metric
+    assert not (tmp_path / "errors.jsonl").exists() or _jsonl(tmp_path / "errors.jsonl") == []
+
+    # the summary lists every retried request with its tries and errors
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    steps = {sid: _request_steps(r) for sid, r in expected_records.items()}
+    listed = {(e["id"], e["task"], e["step"]): e for e in summary["retried_requests"]}
+    expected_kinds = {
+        "wild_tool_bench_0": (0, ["http 429", "http 429"]),
+        "wild_tool_bench_1": (2, ["http 500"]),
+        "wild_tool_bench_2": (1, ["timeout"]),
+        "wild_tool_bench_3": (3, ["connection"]),
+        "wild_tool_bench_4": (0, ["connection", "http 503"]),
+    }
+    assert sorted(listed) == sorted((sid, *steps[sid][index]) for sid, (index, _) in expected_kinds.items())
+    for sid, (index, kinds) in expected_kinds.items():
+        entry = listed[(sid, *steps[sid][index])]
+        assert [e.split(":")[0] for e in entry["errors"]] == kinds and entry["ok"] is True
+        assert entry["attempts"] == len(kinds) + 1
+    assert listed[(("wild_tool_bench_0", *steps["wild_tool_bench_0"][0]))]["waited"] >= 0.15  # Retry-After honoured
+    requests = sum(len(s) for s in steps.values())
+    assert summary["this_run"]["requests"] == requests and summary["this_run"]["attempts"] == requests + 7
+    assert summary["infrastructure_errors"] == [] and summary["evaluated"] == len(sessions)
+    tokens_in = sum(r["usage"]["input_tokens"] for r in records.values())
+    tokens_out = sum(r["usage"]["output_tokens"] for r in records.values())
+    assert (summary["this_run"]["input_tokens"], summary["this_run"]["output_tokens"]) == (tokens_in, tokens_out)
+    assert summary["this_run"]["cost_usd"] == pytest.approx((tokens_in * 2.5 + tokens_out * 10) / 1e6)
+    assert "retried requests: 5" in done.stderr
+    assert f"model requests {requests} ({requests + 7} tries)" in done.stderr
+
+
+def test_retries_exhausted_is_an_infrastructure_error_then_resume_completes(fault_free, tmp_path):
+    expected_records, expected_metric = fault_free
+    sessions = load_dataset(SESSIONS_PATH)
+    faults = {("wild_tool_bench_3", 2): [{"status": 500}, {"status": 502}]}
+    with ScriptedServer(sessions, _demo_script(), faults=faults) as server:
+        command = _eval_command(tmp_path, server.base_url, "--max-attempts", "2")
+        first = subprocess.run(command, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=120)
+        assert first.returncode == 3, first.stderr
+        assert "infrastructure errors in 1 sessions" in first.stderr and "wild_tool_bench_3" in first.stderr
+        records = _jsonl(tmp_path / "result.jsonl")
+        assert [r["id"] for r in records] == [s["id"] for s in sessions if s["id"] != "wild_tool_bench_3"]
+        (error,) = _jsonl(tmp_path / "errors.jsonl")
+        assert error["id"] == "wild_tool_bench_3" and error["attempts"] == 2
+        assert [e.split(":")[0] for e in error["errors"]] == ["http 500", "http 502"]
+        summary = json.loads((tmp_path / "summary.json").read_text())
+        assert [e["id"] for e in summary["infrastructure_errors"]] == ["wild_tool_bench_3"]
+        # scored without it: it is not counted as a wrong answer
+        partial = json.loads((tmp_path / "metric.json").read_text())
+        assert partial != expected_metric  # scored over the five sessions with a record
+
+    # the endpoint recovered (a fresh server: the stub's reply queues restart): the same command finishes the run
+    with ScriptedServer(sessions, _demo_script()) as server:
+        command = _eval_command(tmp_path, server.base_url, "--max-attempts", "2")
+        second = subprocess.run(command, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=120)
+        assert list(server.served.values()).count(0) == 5  # only the missing session ran again
+    assert second.returncode == 0, second.stderr
+    assert "5 already done" in second.stderr
+    records = {r["id"]: r for r in _jsonl(tmp_path / "result.jsonl")}
+    assert list(records) == list(expected_records)
+    assert _comparable(records["wild_tool_bench_3"]) == _comparable(expected_records["wild_tool_bench_3"])
+    assert _jsonl(tmp_path / "errors.jsonl") == []
+    assert json.loads((tmp_path / "metric.json").read_text()) == expected_metric
