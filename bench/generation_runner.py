@@ -45,6 +45,10 @@ class SessionOutcome:
     reason: str = ""
     state: dict[str, Any] = field(default_factory=dict)
     session: dict[str, Any] | None = None
+    infrastructure: bool = False
+    """The session failed because a model request failed for good (not because of the models' output)."""
+    usage: dict[str, Any] = field(default_factory=dict)
+    """Model requests, tries, tokens and retried requests of the session (``RequestUsage.as_dict()``)."""
 
 
 async def run_session(plan: SessionPlan, context: Context, graph: Any = None) -> SessionOutcome:
@@ -60,6 +64,17 @@ async def run_session(plan: SessionPlan, context: Context, graph: Any = None) ->
         session with a provisional id) or ``failed`` (``reason`` says why). ``state`` holds the last
         state values seen, so transcripts survive a failure.
     """
+    from nodes.providers.transport import usage_scope
+
+    with usage_scope() as usage:
+        outcome = await _run_session(plan, context, graph)
+    outcome.usage = usage.as_dict()
+    return outcome
+
+
+async def _run_session(plan: SessionPlan, context: Context, graph: Any) -> SessionOutcome:
+    from nodes.providers.transport import ModelRequestError
+
     if graph is None:
         from graphs.generation import graph as default_graph
 
@@ -77,7 +92,11 @@ async def run_session(plan: SessionPlan, context: Context, graph: Any = None) ->
         )
         async for values in graph.astream(plan.as_state(), context=context, stream_mode="values", config=config):
             last = values
-    except Exception as exc:  # a model/transport error ends this session only
+    except ModelRequestError as exc:  # a model request failed for good: this session only
+        cause = exc.__cause__ if not exc.transient and exc.__cause__ is not None else exc
+        reason = str(exc) if cause is exc else f"{type(cause).__name__}: {cause}"
+        return SessionOutcome(plan, "failed", redact_text(reason), last, infrastructure=exc.transient)
+    except Exception as exc:  # any other error ends this session only
         return SessionOutcome(plan, "failed", redact_text(f"{type(exc).__name__}: {exc}"), last)
     status = last.get("status", "running")
     if status != "done":
@@ -114,6 +133,10 @@ class RunSummary:
     sessions_file: str
     failures_file: str
     replay_file: str
+    requests: int = 0
+    attempts: int = 0
+    retried_requests: list[dict[str, Any]] = field(default_factory=list)
+    """``{"key", "role", "task", "attempts", "errors", "waited", "ok"}`` per request that needed retries."""
 
 
 async def run_batch(
@@ -160,7 +183,7 @@ async def run_batch(
         entry = {"key": outcome.plan.key, "dir": str(folder.relative_to(out)), **outcome.plan.summary()}
         if outcome.session is None:
             failures.append({"key": outcome.plan.key, "plan": outcome.plan.summary(), "reason": outcome.reason,
-                             "dir": entry["dir"]})
+                             "dir": entry["dir"], "infrastructure": outcome.infrastructure})
             index.append({**entry, "id": None, "status": "failed"})
             continue
         session = {**outcome.session, "id": f"wild_tool_bench_{len(sessions)}"}
@@ -174,10 +197,15 @@ async def run_batch(
     write_jsonl_atomic(out / "replay.jsonl", replays)
     write_jsonl_atomic(out / "failures.jsonl", failures)
     context_record = redact({k: v for k, v in asdict(context).items()})  # no credentials in base URLs
+    retried = [{"key": o.plan.key, **r} for o in outcomes for r in o.usage.get("retried_requests", [])]
+    usage = {
+        key: sum(int(o.usage.get(key, 0)) for o in outcomes)
+        for key in ("requests", "attempts", "failed_requests", "input_tokens", "output_tokens")
+    }
     write_json_atomic(
         out / "manifest.json",
         {"settings": redact(settings or {}), "context": context_record, "succeeded": len(sessions), "failed": len(failures),
-         "sessions": index},
+         "usage": usage, "retried_requests": retried, "sessions": index},
     )
     return RunSummary(str(out), len(sessions), len(failures), str(out / "sessions.jsonl"),
-                      str(out / "failures.jsonl"), str(out / "replay.jsonl"))
+                      str(out / "failures.jsonl"), str(out / "replay.jsonl"), usage["requests"], usage["attempts"], retried)

@@ -69,6 +69,22 @@ class Context:
         default=3, metadata={"description": "Tries of a planner decision or tool result before the session fails."}
     )
     max_steps: int = field(default=8, metadata={"description": "Most planner steps in one task before the session fails."})
+    request_timeout: float = field(
+        default_factory=lambda: float(_env("WTB_TIMEOUT", "120")),
+        metadata={"description": "Per-request timeout of every role model, in seconds."},
+    )
+    max_attempts: int = field(
+        default_factory=lambda: int(_env("WTB_MAX_ATTEMPTS", "5")),
+        metadata={"description": "Tries per role-model request on HTTP 429/5xx, timeouts and dropped connections."},
+    )
+    backoff: float = field(
+        default_factory=lambda: float(_env("WTB_BACKOFF", "1.0")),
+        metadata={"description": "First retry wait in seconds (doubles per retry, plus jitter; Retry-After wins if longer)."},
+    )
+    rps: float = field(
+        default_factory=lambda: float(_env("WTB_RPS", "0")),
+        metadata={"description": "Requests per second to each role endpoint, shared by all sessions (0 = no limit)."},
+    )
     vague_answer_rate: float = field(
         default=0.25, metadata={"description": "Share of tasks whose first user answer to a question is vague."}
     )

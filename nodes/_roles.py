@@ -16,7 +16,9 @@ from langgraph.runtime import Runtime
 
 from bench.paths import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 from graphs.generation_state import Context, State
+from nodes.messages import token_counts
 from nodes.providers import ModelSettings, resolve_model
+from nodes.providers.transport import RetryPolicy, current_usage, request_with_retries
 from prompts import fragments
 from bench.tracing import annotate_current_run, generation_node_metadata
 
@@ -49,24 +51,40 @@ async def ask_model(role: str, state: State, runtime: Runtime[Context], system: 
     Returns:
         ``(reply_text, call_record)``; the record is ``{"role", "task", "model", "request", "response"}``.
 
+    The request goes through :func:`nodes.providers.transport.request_with_retries` (the same
+    retries, backoff and rate limit as the evaluation's candidate requests; the context's
+    ``max_attempts``, ``backoff``, ``rps`` and ``request_timeout``).
+
     Raises:
-        Whatever the provider raises (transport errors, an exhausted script): the batch runner records
-        the session as failed with that reason.
+        ModelRequestError: the request failed for good (retries exhausted, or a failure that is not
+            retried such as an exhausted script, kept as ``__cause__``): the batch runner records the
+            session as failed with that reason.
     """
     context = runtime.context if runtime is not None and runtime.context is not None else Context()
     spec = context.model_spec(role, state.user_model_index)
-    model = resolve_model(spec, ModelSettings(temperature=context.temperature, base_url=context.role_base_url(role)))
+    base_url = context.role_base_url(role)
+    model = resolve_model(
+        spec,
+        ModelSettings(temperature=context.temperature, base_url=base_url, timeout=context.request_timeout, max_retries=0),
+    )
     messages = [SystemMessage(content=system), HumanMessage(content=human)]
     trace_meta = generation_node_metadata(state, role)
     annotate_current_run(trace_meta)  # task/step metadata on the role node's trace run
-    reply = await model.ainvoke(
-        messages,
-        config={
-            "metadata": {"wtb_role": role, "wtb_session": state.session_id, **trace_meta},
-            "tags": [f"wtb:{role}"],
-            "run_name": f"{role} model",
-        },
+    config = {
+        "metadata": {"wtb_role": role, "wtb_session": state.session_id, **trace_meta},
+        "tags": [f"wtb:{role}"],
+        "run_name": f"{role} model",
+    }
+    policy = RetryPolicy(max_attempts=context.max_attempts, backoff=context.backoff, rps=context.rps)
+    reply = await request_with_retries(
+        lambda: model.ainvoke(messages, config=config),
+        policy,
+        endpoint=base_url or spec,
+        where={"role": role, "task": max(len(state.tasks) - 1, 0)},
     )
+    usage = current_usage()
+    if usage is not None:
+        usage.add_tokens(*token_counts(reply))
     text = message_text(reply)
     record = {
         "role": role,

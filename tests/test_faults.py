@@ -305,3 +305,74 @@ def test_retries_exhausted_is_an_infrastructure_error_then_resume_completes(faul
     assert _comparable(records["wild_tool_bench_3"]) == _comparable(expected_records["wild_tool_bench_3"])
     assert _jsonl(tmp_path / "errors.jsonl") == []
     assert json.loads((tmp_path / "metric.json").read_text()) == expected_metric
+
+
+# --------------------------------------------------------------------------- wtb generate: the same treatment
+
+
+class _FlakyRoles:
+    """A provider wrapping ``scripted:``: the first ``failures[role]`` requests of a role fail with ``error``."""
+
+    def __init__(self, failures, error):
+        self.failures, self.error = dict(failures), error
+
+    def __call__(self, name, settings):
+        from langchain_core.language_models import BaseChatModel
+
+        from nodes.providers import resolve_model
+
+        inner = resolve_model(f"scripted:{name}", settings)
+        wrapper = self
+
+        class Flaky(BaseChatModel):
+            @property
+            def _llm_type(self) -> str:
+                return "flaky-roles"
+
+            def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+                role = run_manager.metadata.get("wtb_role")
+                if wrapper.failures.get(role, 0) > 0:
+                    wrapper.failures[role] -= 1
+                    raise wrapper.error()
+                return inner._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+        return Flaky()
+
+
+def _generation_run(shared_dir, tmp_path, failures, error, **context):
+    from bench.generation import load_tool_lists, plan_sessions
+    from bench.generation_runner import run_batch
+    from graphs.generation_state import Context
+    from nodes.providers import register_provider, scripted
+    from tests.gen_scripts import session_script
+
+    scripted.reset()
+    plan = plan_sessions(load_tool_lists(shared_dir / "data" / "tools_en.jsonl"), [("ST",)], seed=21)[0]
+    script = tmp_path / "roles.json"
+    script.write_text(json.dumps({"sessions": {plan.key: session_script(plan.as_state())}}), encoding="utf-8")
+    register_provider("flaky-roles", _FlakyRoles(failures, error))
+    spec = f"flaky-roles:{script}"
+    ctx = Context(user_models=[spec], planner_model=spec, tool_model=spec, agent_model=spec, checker_model=spec,
+                  vague_answer_rate=0.0, backoff=0.001, **context)  # fmt: skip
+    try:
+        return asyncio.run(run_batch([plan], ctx, tmp_path / "out")), tmp_path / "out"
+    finally:
+        scripted.reset()
+
+
+def test_generate_retries_role_requests(shared_dir, tmp_path):
+    summary, out = _generation_run(shared_dir, tmp_path, {"planner": 2, "tool": 1}, lambda: _status_error(429), max_attempts=3)
+    assert (summary.succeeded, summary.failed) == (1, 0)
+    manifest = json.loads((out / "manifest.json").read_text())
+    retried = sorted((r["role"], r["attempts"], r["ok"]) for r in manifest["retried_requests"])
+    assert retried == [("planner", 3, True), ("tool", 2, True)]
+    assert manifest["usage"]["attempts"] == manifest["usage"]["requests"] + 3
+    assert summary.retried_requests == manifest["retried_requests"]
+
+
+def test_generate_request_failing_for_good_fails_the_session_as_infrastructure(shared_dir, tmp_path):
+    summary, out = _generation_run(shared_dir, tmp_path, {"user": 5}, lambda: _status_error(503), max_attempts=2)
+    assert (summary.succeeded, summary.failed) == (0, 1)
+    (failure,) = _jsonl(out / "failures.jsonl")
+    assert failure["infrastructure"] is True
+    assert failure["reason"].startswith("model request failed after 2 attempts: http 503: APIStatusError")

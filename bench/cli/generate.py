@@ -46,6 +46,12 @@ def generate(
     max_retries: int = typer.Option(3, "--max-retries", min=1, help="Tries per planner decision / tool result."),
     max_steps: int = typer.Option(8, "--max-steps", min=1, help="Most planner steps per task."),
     vague_rate: float = typer.Option(0.25, "--vague-rate", min=0.0, max=1.0, help="Share of vague first answers."),
+    timeout: float = typer.Option(120.0, "--timeout", min=0.001, help="Per-request timeout of every role model, seconds."),
+    max_attempts: int = typer.Option(
+        5, "--max-attempts", min=1, help="Tries per role-model request on HTTP 429/5xx, timeouts, dropped connections."
+    ),
+    backoff: float = typer.Option(1.0, "--backoff", min=0.0, help="First retry wait in seconds (doubles, plus jitter)."),
+    rps: float = typer.Option(0.0, "--rps", min=0.0, help="Requests per second to each role endpoint (0 = no limit)."),
     no_trace: bool = typer.Option(
         False, "--no-trace", help="Do not send LangSmith traces for this run, even with LANGSMITH_TRACING=true."
     ),
@@ -78,6 +84,10 @@ def generate(
         max_retries=max_retries,
         max_steps=max_steps,
         vague_answer_rate=vague_rate,
+        request_timeout=timeout,
+        max_attempts=max_attempts,
+        backoff=backoff,
+        rps=rps,
     )
     settings = {
         "tools": str(tools), "layers": layers, "paths": paths, "samples": samples, "seed": seed,
@@ -99,5 +109,8 @@ def generate(
         f"generated {summary.succeeded} session(s), {summary.failed} failed -> {summary.sessions_file} "
         f"(failures: {summary.failures_file}, oracle replay: {summary.replay_file})"
     )
+    if summary.retried_requests:
+        typer.echo(f"model requests {summary.requests} ({summary.attempts} tries); retried requests: "
+                   f"{len(summary.retried_requests)} (listed in manifest.json)", err=True)
     if summary.succeeded == 0:
         raise typer.Exit(1)
