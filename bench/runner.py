@@ -36,9 +36,11 @@ and the infrastructure errors (:class:`RunSummary`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +49,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from filelock import FileLock, Timeout
 
 from bench.inference import error_record
-from bench.io import atomic_write_text, dumps_line, write_json_atomic
+from bench.io import atomic_write_text, dumps_line, iter_jsonl, write_json_atomic
 from bench.schema import load_sessions
 from bench.tracing import context_settings, redact_record, session_run_config
 
@@ -76,10 +78,17 @@ def normalise_id(value: str) -> str:
 def load_dataset(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Sessions of a dataset JSON Lines file (SPEC 2) as plain dicts, validated by ``bench.schema``.
 
+    The lines are validated first (``bench.schema.load_sessions``), then
+    returned as parsed from the file: holding the validated models and their
+    dumps at once doubled the peak memory of large runs (``python -m bench.perf``).
+
     Raises:
         bench.schema.DatasetError: every malformed line (file, line and field named), a missing or empty file.
     """
-    return [session.to_dict() for session in load_sessions(path)]
+    validated = len(load_sessions(path))
+    sessions = [json.loads(line) for _, line in iter_jsonl(path)]
+    assert len(sessions) == validated
+    return sessions
 
 
 def select_sessions(
@@ -109,39 +118,106 @@ def select_sessions(
 # --------------------------------------------------------------------------- result file
 
 
+@dataclass
+class RecordInfo:
+    """What the runner keeps of one result line (the record itself stays on disk).
+
+    Attributes:
+        id / model_name: the record's identity.
+        tasks / correct: tasks in the record and how many are action-name correct.
+        inference_error: ``result`` is an ``"Error during inference: ..."`` string.
+        usage: the record's ``"usage"`` accounting (``{}`` for records written before it existed).
+    """
+
+    id: str
+    model_name: Any
+    tasks: int
+    correct: int
+    inference_error: bool
+    usage: dict[str, Any]
+
+    @classmethod
+    def of(cls, record: Mapping[str, Any]) -> "RecordInfo":
+        """The info of a parsed record."""
+        tasks, correct = _task_counts(record)
+        usage = record.get("usage")
+        return cls(
+            record["id"], record.get("model_name"), tasks, correct, isinstance(record.get("result"), str),
+            dict(usage) if isinstance(usage, Mapping) else {},
+        )
+
+
 class ResultFile:
-    """``DIR/result.jsonl``: per-session append with fsync, torn-tail recovery, sorted final rewrite."""
+    """``DIR/result.jsonl``: per-session append with fsync, torn-tail recovery, sorted final rewrite.
+
+    Memory stays small for large runs: the file is read line by line and only
+    :class:`RecordInfo` and each line's byte range are kept; the final sorted
+    rewrite copies byte ranges (no parsing). The object assumes it is the only
+    writer (the run's lock guarantees it).
+    """
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
+        self._lines: list[tuple[str, int, int]] | None = None  # (id, offset, length) in file order
+        self._infos: dict[str, RecordInfo] = {}
 
-    def load(self) -> dict[str, dict[str, Any]]:
-        """Records already in the file, by id (first occurrence wins).
+    def _parse_line(self, raw: bytes, number: int) -> dict[str, Any]:
+        try:
+            record = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            message = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise ValueError(f"{self.path}, line {number}: not valid JSON ({message})") from None
+        if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+            raise ValueError(f"{self.path}, line {number}: field 'id' missing or not a string")
+        return record
+
+    def scan(self) -> dict[str, RecordInfo]:
+        """Index the file; returns the info of each record by id (first occurrence wins).
 
         A last line without its final newline is a torn write from a crash: it
-        is cut off the file (atomically) and its session is not counted as done.
+        is cut off the file (truncated, fsync'd) and its session is not counted as done.
 
         Raises:
             ValueError: a complete line that is not a JSON object with an ``id``
                 (file and line named); the file is then left untouched.
         """
-        if not self.path.exists():
-            return {}
-        text = self.path.read_text(encoding="utf-8")
-        if text and not text.endswith("\n"):
-            text = text[: text.rfind("\n") + 1]
-            atomic_write_text(self.path, text)
+        lines: list[tuple[str, int, int]] = []
+        infos: dict[str, RecordInfo] = {}
+        torn_at: int | None = None
+        if self.path.exists():
+            offset = 0
+            with open(self.path, "rb") as handle:
+                for number, raw in enumerate(handle, start=1):
+                    if not raw.endswith(b"\n"):
+                        torn_at = offset
+                        break
+                    if raw.strip():
+                        record = self._parse_line(raw, number)
+                        lines.append((record["id"], offset, len(raw)))
+                        if record["id"] not in infos:
+                            infos[record["id"]] = RecordInfo.of(record)
+                    offset += len(raw)
+        if torn_at is not None:
+            with open(self.path, "r+b") as handle:
+                handle.truncate(torn_at)
+                handle.flush()
+                os.fsync(handle.fileno())
+        self._lines, self._infos = lines, infos
+        return dict(infos)
+
+    def load(self) -> dict[str, dict[str, Any]]:
+        """The records in the file, parsed, by id (first occurrence wins); cuts a torn last line like :meth:`scan`.
+
+        Reads everything into memory: for tools and tests; the runner uses :meth:`scan`.
+        """
+        self.scan()
         records: dict[str, dict[str, Any]] = {}
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{self.path}, line {number}: not valid JSON ({exc.msg})") from None
-            if not isinstance(record, dict) or not isinstance(record.get("id"), str):
-                raise ValueError(f"{self.path}, line {number}: field 'id' missing or not a string")
-            records.setdefault(record["id"], record)
+        if self.path.exists():
+            with open(self.path, "rb") as handle:
+                for number, raw in enumerate(handle, start=1):
+                    if raw.strip():
+                        record = self._parse_line(raw, number)
+                        records.setdefault(record["id"], record)
         return records
 
     def append(self, record: Mapping[str, Any]) -> None:
@@ -150,18 +226,52 @@ class ResultFile:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
+            offset = os.lseek(fd, 0, os.SEEK_END)
             view = memoryview(data)
             while view:  # one write(2) for the whole line unless the kernel takes less
                 view = view[os.write(fd, view) :]
             os.fsync(fd)
         finally:
             os.close(fd)
+        if self._lines is not None:
+            self._lines.append((record["id"], offset, len(data)))
+            self._infos.setdefault(record["id"], RecordInfo.of(record))
 
-    def finalize(self) -> list[dict[str, Any]]:
-        """Rewrite the file atomically with one record per id, sorted by id; returns the records."""
-        records = sorted(self.load().values(), key=lambda r: session_sort_key(r["id"]))
-        atomic_write_text(self.path, "".join(dumps_line(r) + "\n" for r in records))
-        return records
+    def finalize(self) -> list[RecordInfo]:
+        """Rewrite the file atomically with one line per id, sorted by id (skipped when it already is).
+
+        Returns:
+            The records' infos in id order.
+        """
+        if self._lines is None:
+            self.scan()
+        assert self._lines is not None
+        first: dict[str, tuple[str, int, int]] = {}
+        for entry in self._lines:
+            first.setdefault(entry[0], entry)
+        ordered = sorted(first.values(), key=lambda e: session_sort_key(e[0]))
+        if ordered != self._lines:
+            directory = self.path.parent
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=directory)
+            try:
+                with os.fdopen(fd, "wb") as out, open(self.path, "rb") as source:
+                    lines, offset = [], 0
+                    for session_id, start, length in ordered:
+                        source.seek(start)
+                        out.write(source.read(length))
+                        lines.append((session_id, offset, length))
+                        offset += length
+                    out.flush()
+                    os.fsync(out.fileno())
+                os.replace(tmp, self.path)
+            except BaseException:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+                raise
+            self._lines = lines
+        elif not self.path.exists():
+            atomic_write_text(self.path, "")
+        return [self._infos[session_id] for session_id, _, _ in ordered]
 
 
 # --------------------------------------------------------------------------- one session
@@ -443,7 +553,7 @@ async def arun_eval(
         lock.release()
 
 
-def _latest_errors(path: Path, done: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _latest_errors(path: Path, done: set[str]) -> list[dict[str, Any]]:
     """Entries of ``errors.jsonl``: the latest per session, only sessions still without a record, sorted by id."""
     if not path.exists():
         return []
@@ -467,10 +577,11 @@ async def _run_locked(sessions, context, out, concurrency, overwrite, progress, 
         for path in (results.path, errors.path):
             if path.exists():
                 path.unlink()
-    done = results.load()
-    errors.load()  # cuts a torn last line
+    done = results.scan()
+    with contextlib.suppress(ValueError):  # errors.jsonl is a log: a bad line there never blocks a run
+        errors.scan()  # cuts a torn last line
     model_name = recorded_model_name(context)
-    others = sorted({r.get("model_name") for r in done.values() if r.get("model_name") not in (None, model_name)})
+    others = sorted({str(r.model_name) for r in done.values() if r.model_name not in (None, model_name)})
     if others:
         raise ValueError(
             f"{results.path} holds results of model {', '.join(map(str, others))}, not {model_name!r}; "
@@ -481,13 +592,12 @@ async def _run_locked(sessions, context, out, concurrency, overwrite, progress, 
     todo = [s for s in sessions if s["id"] not in done]
     summary.skipped = len(sessions) - len(todo)
     for session in sessions:
-        record = done.get(session["id"])
-        if record is not None:
-            tasks, correct = _task_counts(record)
-            summary.tasks += tasks
-            summary.tasks_correct += correct
-            if isinstance(record.get("result"), str):
-                summary.inference_errors.append(record["id"])
+        info = done.get(session["id"])
+        if info is not None:
+            summary.tasks += info.tasks
+            summary.tasks_correct += info.correct
+            if info.inference_error:
+                summary.inference_errors.append(info.id)
 
     queue: asyncio.Queue[Mapping[str, Any]] = asyncio.Queue()
     for session in todo:
@@ -523,7 +633,7 @@ async def _run_locked(sessions, context, out, concurrency, overwrite, progress, 
         await asyncio.gather(*(worker() for _ in range(min(concurrency, len(todo)) or 1)))
 
     records = results.finalize()
-    remaining = _latest_errors(errors.path, {r["id"] for r in records})
+    remaining = _latest_errors(errors.path, {r.id for r in records})
     if errors.path.exists() or remaining:
         atomic_write_text(errors.path, "".join(dumps_line(e) + "\n" for e in remaining))
     summary.inference_errors.sort(key=session_sort_key)
@@ -550,7 +660,7 @@ def _usage_totals(usages: Iterable[Mapping[str, Any]], prices: Prices | None) ->
 def summary_json(
     summary: RunSummary,
     model_name: str,
-    records: Sequence[Mapping[str, Any]],
+    records: Sequence[RecordInfo],
     sessions: Sequence[Mapping[str, Any]],
     prices: Prices | None,
 ) -> dict[str, Any]:
@@ -585,7 +695,7 @@ def summary_json(
         ),
         "this_run": this_run,
         "selected_sessions": _usage_totals(
-            (r.get("usage") or {} for r in records if r["id"] in selected), prices
+            (r.usage for r in records if r.id in selected), prices
         ),
         "inference_errors": summary.inference_errors,
         "infrastructure_errors": [

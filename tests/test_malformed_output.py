@@ -71,8 +71,7 @@ HTTP_CASES = {
     "double_encoded": ("wild_tool_bench_0", 0, [_calls(_call("searchFlights", json.dumps(FLIGHTS_JSON))), ANSWER_0]),
     "null_id": ("wild_tool_bench_0", 0, [_calls(_call("searchFlights", FLIGHTS_JSON, call_id=None)), ANSWER_0]),
     "missing_id_on_the_wire": (
-        "wild_tool_bench_0", 0,
-        [_calls({"type": "function", "function": {"name": "searchFlights", "arguments": FLIGHTS_JSON}}), ANSWER_0],
+        "wild_tool_bench_0", 0, [_calls({"type": "function", "function": {"name": "searchFlights", "arguments": FLIGHTS_JSON}})],
     ),
     "duplicate_ids": (
         "wild_tool_bench_0", 2,
@@ -188,14 +187,22 @@ def test_arguments_sent_as_an_object_are_checked_as_their_json(http_run):
     assert scored["inference_log"]["step_0"]["inference_output"]["current_action_arguments_label"] == "correct"
 
 
-@pytest.mark.parametrize("name", ["null_id", "missing_id_on_the_wire"])
-def test_a_call_without_id_is_matched_and_its_observation_carries_a_null_id(http_run, name):
-    recorded, scored, _, _ = _case(http_run, name)
+def test_a_null_call_id_is_matched_and_its_observation_carries_it(http_run):
+    recorded, scored, _, _ = _case(http_run, "null_id")
     steps = _steps(recorded)
-    assert steps[0]["inference_output"]["tool_calls"][0]["id"] is None  # the SDK fills a missing id with null
+    assert steps[0]["inference_output"]["tool_calls"][0]["id"] is None
     tool_message = steps[1]["inference_input"]["messages"][-1]
     assert tool_message["role"] == "tool" and tool_message["tool_call_id"] is None
     assert scored["label"] == "correct"
+
+
+def test_a_call_without_an_id_field_cannot_be_read(http_run):
+    """The raw reply is recorded as sent (no ``id`` key); reading the call fails like the reference's parse."""
+    recorded, scored, _, _ = _case(http_run, "missing_id_on_the_wire")
+    (step,) = _steps(recorded)
+    assert "id" not in step["inference_output"]["tool_calls"][0]
+    assert step["inference_output"]["error_reason"] == "parse tool_calls failed, error: 'id'"
+    assert (recorded["action_name_label"], scored["label"]) == ("error", "error")
 
 
 def test_duplicate_call_ids_are_kept_and_scored(http_run):

@@ -139,3 +139,27 @@ def test_failing_endpoint_is_an_infrastructure_error_and_resume_reruns_it(oracle
     assert (again.evaluated, again.skipped, again.infrastructure_errors) == (1, 7, [])
     assert [r["id"] for r in _jsonl(tmp_path / "result.jsonl")] == [f"wild_tool_bench_{i}" for i in range(8)]
     assert _jsonl(tmp_path / "errors.jsonl") == []
+
+
+def test_result_file_index_sorts_by_copying_lines_and_cuts_a_torn_tail(tmp_path):
+    path = tmp_path / "result.jsonl"
+    lines = [
+        '{"id": "wild_tool_bench_10", "model_name": "m", "result": []}\n',
+        '{"id": "wild_tool_bench_2", "model_name": "m", "result": "Error during inference: x"}\n',
+        '{"id": "wild_tool_bench_10", "model_name": "m", "result": "second copy"}\n',
+        '{"id": "wild_tool_bench_9",  "model_name": "m", "result": [], "usage": {"requests": 3}}\n',
+    ]
+    path.write_text("".join(lines) + '{"id": "wild_tool_bench_1", "mo', encoding="utf-8")
+    results = ResultFile(path)
+    infos = results.scan()
+    assert sorted(infos) == ["wild_tool_bench_10", "wild_tool_bench_2", "wild_tool_bench_9"]
+    assert path.read_text(encoding="utf-8") == "".join(lines)  # the torn tail is cut
+    assert infos["wild_tool_bench_2"].inference_error and infos["wild_tool_bench_9"].usage == {"requests": 3}
+    results.append({"id": "wild_tool_bench_0", "model_name": "m", "result": []})
+    ordered = results.finalize()
+    assert [i.id for i in ordered] == ["wild_tool_bench_0", "wild_tool_bench_2", "wild_tool_bench_9", "wild_tool_bench_10"]
+    # lines are copied byte for byte (the odd spacing survives), the first copy of a duplicate wins
+    assert path.read_text(encoding="utf-8") == (
+        '{"id": "wild_tool_bench_0", "model_name": "m", "result": []}\n' + lines[1] + lines[3] + lines[0]
+    )
+    assert ResultFile(path).finalize() == ordered  # already sorted: nothing to do
