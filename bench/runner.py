@@ -603,6 +603,14 @@ async def _run_locked(sessions, context, out, concurrency, overwrite, progress, 
     for session in todo:
         queue.put_nowait(session)
 
+    # Appends (write + fsync) run in a thread so a slow disk never stalls the sessions in flight;
+    # the lock keeps one append at a time, in the order the index records them.
+    writing = asyncio.Lock()
+
+    async def write(file: ResultFile, line: Mapping[str, Any]) -> None:
+        async with writing:
+            await asyncio.to_thread(file.append, line)
+
     with _Progress(progress, len(sessions), summary.skipped, summary.tasks, summary.tasks_correct, model_name) as bar:
 
         async def worker() -> None:
@@ -614,12 +622,12 @@ async def _run_locked(sessions, context, out, concurrency, overwrite, progress, 
                 outcome = await run_session(graph, session, context, prices=prices)
                 summary.add_usage(outcome.session_id, outcome.usage)
                 if outcome.record is None:
-                    errors.append(outcome.error or {"id": outcome.session_id})
+                    await write(errors, outcome.error or {"id": outcome.session_id})
                     summary.infrastructure_errors.append(outcome.error or {"id": outcome.session_id})
                     bar.advance(0, 0)
                     continue
                 record = outcome.record
-                results.append(record)
+                await write(results, record)
                 tasks, correct = _task_counts(record)
                 summary.evaluated += 1
                 summary.tasks += tasks
