@@ -40,7 +40,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from bench.io import iter_jsonl
+from bench.io import UndecodableLine, iter_jsonl
 
 ASK_USER = "ask_user_for_required_parameters"
 PREPARE_TO_ANSWER = "prepare_to_answer"
@@ -168,7 +168,7 @@ def answer_list_issues(nodes: Sequence[Node], prefix: str) -> list[tuple[str, st
     """Structural problems of one gold answer list, as ``(field, message)`` pairs.
 
     Checks: non-empty; every dependency index in range and not the node itself;
-    no cycle; pseudo-tool argument shapes (``ask_user_for_required_parameters``:
+    no cycle (reported at the first node's dependency entry that leads into it); pseudo-tool argument shapes (``ask_user_for_required_parameters``:
     ``{"tool_name": str, "missing_required_parameters": [str, ...]}`` plus a
     string ``user_input``; ``prepare_to_answer``: ``{"answer_type": "tool"|"chat"}``).
     ``prefix`` names the list in the messages (e.g. ``"english_answer_list[2]"``).
@@ -212,7 +212,12 @@ def answer_list_issues(nodes: Sequence[Node], prefix: str) -> list[tuple[str, st
     if edges_ok:
         cycle = _find_cycle([node.dependency_list for node in nodes])
         if cycle:
-            issues.append((f"{prefix}", "dependency cycle (node -> node it depends on): " + " -> ".join(str(i) for i in cycle)))
+            first, second = cycle[0], cycle[1]
+            j = nodes[first].dependency_list.index(second)
+            issues.append((
+                f"{prefix}[{first}].dependency_list[{j}]",
+                "dependency cycle (node -> node it depends on): " + " -> ".join(str(i) for i in cycle),
+            ))
     return issues
 
 
@@ -273,7 +278,7 @@ class DatasetIssue:
     ``line`` is 1-based (``None`` for file-level problems such as a missing
     file); ``field`` is a path like ``english_answer_list[1][2].dependency_list[0]``
     (``"(json)"`` for a line that is not valid JSON, ``"(line)"`` for one that is not an object,
-    ``None`` for file-level problems).
+    ``"(encoding)"`` for one that is not UTF-8, ``None`` for file-level problems).
     """
 
     file: str
@@ -333,11 +338,12 @@ def _parse_sessions(path: str | os.PathLike[str]) -> tuple[list[Session], list[D
         lines = list(iter_jsonl(file))
     except FileNotFoundError:
         return [], [DatasetIssue(file, None, None, "file not found")]
-    except UnicodeDecodeError as exc:
-        return [], [DatasetIssue(file, None, None, f"not UTF-8 text: {exc}")]
     except OSError as exc:
         return [], [DatasetIssue(file, None, None, f"cannot read: {exc.strerror or exc}")]
     for number, text in lines:
+        if isinstance(text, UndecodableLine):
+            issues.append(DatasetIssue(file, number, "(encoding)", text.message))
+            continue
         try:
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
