@@ -86,12 +86,12 @@ class InferenceError(Exception):
 
 
 def system_message(env_info: str) -> dict[str, str]:
-    """The system message of every request: ``"Current Date: " + env_info`` (quirk 1)."""
+    """The system message of every request: ``"Current Date: " + env_info`` (quirk 1; SPEC 3.1)."""
     return {"role": "system", "content": f"Current Date: {env_info}"}
 
 
 def history_tool_call_id(rng: random.Random) -> str:
-    """A fresh history tool-call id: ``toolu_bdrk_`` + 24 alphanumerics drawn from ``rng``."""
+    """A fresh history tool-call id: ``toolu_bdrk_`` + 24 alphanumerics drawn from ``rng`` (SPEC 3.1)."""
     return HISTORY_ID_PREFIX + "".join(rng.choice(_ID_ALPHABET) for _ in range(24))
 
 
@@ -218,7 +218,7 @@ class StepOutcome:
 
 
 def tracker_after(answer_list: Sequence[Mapping[str, Any]], prunes: Sequence[tuple[int, Sequence[int]]]) -> PathTracker:
-    """A fresh tracker of ``answer_list`` with the ``(step, nodes)`` prunes of the steps so far applied in order."""
+    """A fresh tracker of ``answer_list`` with the ``(step, nodes)`` prunes so far applied in order (SPEC 3.2, 3.3)."""
     tracker = PathTracker(answer_list)
     for step, nodes in prunes:
         tracker.prune(step, nodes)
@@ -427,7 +427,7 @@ def is_optimal(task_correct: bool, last_step: int, min_length: int) -> bool:
 
 
 def close_task_result(result: dict[str, Any], task_correct: bool, last_step: int, min_length: int) -> dict[str, Any]:
-    """Set ``action_name_label`` and ``is_optimal`` of a finished task result (returns it)."""
+    """Set ``action_name_label`` and ``is_optimal`` of a finished task result (returns it; SPEC 3.2, 3.4)."""
     result["action_name_label"] = "correct" if task_correct else "error"
     result["is_optimal"] = is_optimal(task_correct, last_step, min_length)
     return result

@@ -22,7 +22,7 @@ PSEUDO_TOOLS = frozenset({ASK_USER, PREPARE_TO_ANSWER})
 
 
 def node_names(answer_list: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Function name of every node, in index order.
+    """Function name of every node, in index order (SPEC 1).
 
     Args:
         answer_list: gold nodes, each ``{"action": {"name", ...}, "dependency_list", ...}``.
@@ -176,7 +176,7 @@ class MaterialisedPathTracker:
         self.gold_path: Path = next(p for p in self._all if len(p) == self.min_length)
 
     def candidates(self, step: int) -> list[Step]:
-        """Distinct node sets at position ``step`` over alive paths, each sorted by name (stable).
+        """Distinct node sets at position ``step`` over alive paths, each sorted by name (stable; SPEC 3.2).
 
         Returns an empty list when no alive path has that many steps.
         """
@@ -224,7 +224,7 @@ class MaterialisedPathTracker:
         return entries()
 
     def count_step_entries(self, step: int) -> int:
-        """Number of entries :meth:`step_entries` yields: alive paths with more than ``step`` steps.
+        """Number of entries :meth:`step_entries` yields: alive paths with more than ``step`` steps (SPEC 3.2).
 
         Raises:
             ValueError: ``step`` is negative.
@@ -247,7 +247,7 @@ class MaterialisedPathTracker:
         return 0 <= step < len(self.names)
 
     def prune(self, step: int, nodes: Sequence[int]) -> None:
-        """Keep only alive paths whose step ``step`` is the node set ``nodes`` (any order)."""
+        """Keep only alive paths whose step ``step`` is the node set ``nodes`` (any order; SPEC 3.2)."""
         target = sorted(nodes)
         self._alive = [p for p in self._alive if step < len(p) and sorted(p[step]) == target]
 
@@ -394,7 +394,7 @@ class PathTracker:
 
     @property
     def gold_path(self) -> Path:
-        """The first optimal path in reference order (computed once per distinct gold DAG; a fresh copy per access)."""
+        """The first optimal path in reference order (SPEC 3.1, 3.3); computed once per gold DAG, a fresh copy per access."""
         shape = self._shape
         if shape.gold_path is None:
             path: list[tuple[int, ...]] = []
@@ -569,7 +569,7 @@ class PathTracker:
         return 0 <= step < self._n
 
     def prune(self, step: int, nodes: Sequence[int]) -> None:
-        """Keep only alive paths whose step ``step`` is the node set ``nodes`` (any order).
+        """Keep only alive paths whose step ``step`` is the node set ``nodes`` (any order; SPEC 3.2).
 
         A set that is no candidate at ``step`` (or a second, different set for
         the same step) leaves no path alive, as in the reference.

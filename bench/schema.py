@@ -149,7 +149,7 @@ class Session(BaseModel):
         return self._source
 
     def to_dict(self) -> dict[str, Any]:
-        """The session as a plain JSON-ready dict, equal to the input line (``model_dump(mode="json")``)."""
+        """The session as a plain JSON-ready dict, equal to the input line (``model_dump(mode="json")``; SPEC 2)."""
         return self.model_dump(mode="json")
 
 
@@ -165,7 +165,7 @@ def _tool_names(tools: Sequence[Mapping[str, Any]]) -> list[tuple[int, Any]]:
 
 
 def answer_list_issues(nodes: Sequence[Node], prefix: str) -> list[tuple[str, str]]:
-    """Structural problems of one gold answer list, as ``(field, message)`` pairs.
+    """Structural problems of one gold answer list, as ``(field, message)`` pairs (SPEC 1, 2).
 
     Checks: non-empty; every dependency index in range and not the node itself;
     no cycle (reported at the first node's dependency entry that leads into it); pseudo-tool argument shapes (``ask_user_for_required_parameters``:
@@ -251,7 +251,7 @@ def _find_cycle(dependencies: Sequence[Sequence[int]]) -> list[int]:
 
 
 def session_structure_issues(session: Session) -> list[tuple[str, str]]:
-    """Cross-field problems of a session whose fields already type-check, as ``(field, message)`` pairs.
+    """Cross-field problems of a session whose fields already type-check, as ``(field, message)`` pairs (SPEC 2).
 
     Covers both answer-list sides (:func:`answer_list_issues`) and tool entries
     without ``function.name``.
@@ -377,7 +377,7 @@ def _parse_sessions(path: str | os.PathLike[str]) -> tuple[list[Session], list[D
 
 
 def load_sessions(path: str | os.PathLike[str]) -> list[Session]:
-    """Read a dataset file (JSON Lines, one session per line, blank lines ignored).
+    """Read a dataset file (JSON Lines, one session per line, blank lines ignored; SPEC 2).
 
     Returns:
         The sessions in file order (each knows its ``(file, line)`` via ``.source``).
@@ -394,7 +394,7 @@ def load_sessions(path: str | os.PathLike[str]) -> list[Session]:
 
 
 def sessions_by_id(sessions: Iterable[Session]) -> dict[str, Session]:
-    """Index sessions by their ``id`` (never by line position).
+    """Index sessions by their ``id`` (never by line position; SPEC 2).
 
     Raises:
         DatasetError: when an id occurs twice (the issue names the second line when known).
@@ -430,7 +430,7 @@ class ValidationReport:
         return not self.issues
 
     def summary(self) -> str:
-        """One line: session count, tasks per type, turn subtypes (fixed label order)."""
+        """One line: session count, tasks per type, turn subtypes (fixed label order; SPEC 2)."""
         types = ", ".join(f"{t} {self.task_types.get(t, 0)}" for t in TASK_TYPES)
         subtypes = ", ".join(f"{s} {self.turn_subtypes.get(s, 0)}" for s in TURN_SUBTYPES)
         tasks = sum(self.task_types.values())
@@ -438,7 +438,7 @@ class ValidationReport:
 
 
 def validate_file(path: str | os.PathLike[str]) -> ValidationReport:
-    """Check a dataset file without raising: every issue, plus counts over the sessions that parsed.
+    """Check a dataset file without raising: every issue, plus counts over the sessions that parsed (SPEC 2).
 
     Returns:
         A :class:`ValidationReport`; ``report.ok`` is False when any issue was found.

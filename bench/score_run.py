@@ -23,7 +23,7 @@ METRIC_FILE = "metric.json"
 
 
 def natural_id_key(session_id: str) -> tuple:
-    """Sort key that orders ``wild_tool_bench_2`` before ``wild_tool_bench_10``."""
+    """Sort key that orders ``wild_tool_bench_2`` before ``wild_tool_bench_10`` (SPEC 3.4)."""
     return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", session_id))
 
 
@@ -86,7 +86,7 @@ def score_records(
     results_file: str = "<results>",
     checker: Optional[ArgumentChecker] = None,
 ) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
-    """Score result records against their sessions (looked up by id) and compute the metric dict.
+    """Score result records against their sessions (looked up by id) and compute the metric dict (SPEC 4.2, 4.3).
 
     Returns:
         ``(model_name, score_lines, metric)``: ``score_lines`` are

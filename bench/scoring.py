@@ -90,7 +90,7 @@ def scoring_tools(session: Session | Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def step_keys(inference_log: Mapping[str, Any]) -> list[str]:
-    """The ``step_<s>`` keys of an inference log, in ascending ``s``."""
+    """The ``step_<s>`` keys of an inference log, in ascending ``s`` (SPEC 3.4)."""
     found = [(int(m.group(1)), key) for key in inference_log if (m := _STEP_KEY.match(key))]
     return [key for _, key in sorted(found)]
 
@@ -241,7 +241,7 @@ def score_task(
 
 
 def inference_error_tasks(message: str, task_count: int = 4) -> list[dict[str, Any]]:
-    """Scored tasks for a session whose whole inference failed: every task wrong (see module docstring)."""
+    """Scored tasks for a session whose whole inference failed: every task wrong (see module docstring; SPEC 3.4, 4.2)."""
     return [
         {
             "label": ERROR,
@@ -259,7 +259,7 @@ def inference_error_tasks(message: str, task_count: int = 4) -> list[dict[str, A
 
 def record_identity(record: Mapping[str, Any]) -> tuple[str, str]:
     """``(session id, model name)`` of a result record in our format (``id``, ``model_name``)
-    or the fixture format (``session_id``, ``candidate``).
+    or the fixture format (``session_id``, ``candidate``; SPEC 3.4).
 
     Raises:
         ResultRecordError: when neither form is present.
