@@ -44,7 +44,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from bench.paths import PREPARE_TO_ANSWER, PathTracker
+from bench.paths import PREPARE_TO_ANSWER, PathTracker, _shape_for
 
 TARGET_SECONDS = 1.0
 TARGET_MIB = 200.0
@@ -238,6 +238,7 @@ def measure(case: str, candidate: str) -> dict[str, Any]:
         wall = time.perf_counter() - started
         maxrss = _maxrss_mib()
 
+        _shape_for.cache_clear()  # the traced run must not reuse the first run's shared DAG caches
         tracemalloc.start()
         run_case(case, candidate, folder)
         _, peak = tracemalloc.get_traced_memory()
