@@ -245,3 +245,18 @@ def test_eval_sends_temperature_and_uses_base_url_or_env(reference_dir, tmp_path
         records = [json.loads(line) for line in (tmp_path / folder / "result.jsonl").read_text(encoding="utf-8").splitlines()]
         assert [r["id"] for r in records] == [session_id]
         assert [t["action_name_label"] for t in records[0]["result"]] == ["correct"] * 4
+
+
+def test_context_settings_reach_the_openai_client(monkeypatch):
+    """`--temperature`, `--timeout`, `--base-url` and the retry count end up on the ChatOpenAI client."""
+    from graphs.evaluation_context import EvaluationContext
+    from nodes.candidate import model_settings
+    from nodes.providers import resolve_model
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    context = EvaluationContext(model="openai:some-model", temperature=0.3, timeout=7.5, base_url="http://127.0.0.1:9/v1", max_retries=1)
+    model = resolve_model(context.model, model_settings(context))
+    assert (model.model_name, model.temperature, model.request_timeout, model.openai_api_base, model.max_retries) == (
+        "some-model", 0.3, 7.5, "http://127.0.0.1:9/v1", 1,
+    )
+    assert model.openai_api_key.get_secret_value() == "not-needed"  # a loopback server needs no key
