@@ -132,7 +132,7 @@ def float_to_number(tools: Any) -> Any:
 
 
 def parameters_schema(tools: Sequence[Mapping[str, Any]], name: str) -> dict[str, Any]:
-    """The root object schema the checker validates a call to ``name`` against.
+    """The root object schema the checker validates a call to ``name`` against (SPEC 4.1).
 
     Args:
         tools: OpenAI tool list ``[{"type": "function", "function": {"name",

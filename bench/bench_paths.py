@@ -21,6 +21,7 @@ from bench.paths import (
     PREPARE_TO_ANSWER,
     MaterialisedPathTracker,
     PathTracker,
+    _shape_for,
     enumerate_paths,
 )
 
@@ -95,6 +96,7 @@ def _run_once(case: str, impl: str) -> dict[str, Any]:
 def _measure(case: str, impl: str) -> dict[str, Any]:
     """One case in this process: timings, tracemalloc peak (MiB) and ru_maxrss (MiB)."""
     result = _run_once(case, impl)
+    _shape_for.cache_clear()  # the traced run must not reuse the first run's shared DAG caches
     tracemalloc.start()
     _run_once(case, impl)
     _, peak = tracemalloc.get_traced_memory()

@@ -65,7 +65,7 @@ class GenerationInputError(ValueError):
 
 
 def enumerate_type_paths(layers: int) -> list[tuple[str, ...]]:
-    """Every ``layers``-long path of the task-type tree, in ``itertools.product`` order (4**layers paths).
+    """Every ``layers``-long path of the task-type tree, in ``itertools.product`` order (4**layers paths; SPEC 5).
 
     Raises:
         GenerationInputError: ``layers`` < 1.
@@ -76,7 +76,7 @@ def enumerate_type_paths(layers: int) -> list[tuple[str, ...]]:
 
 
 def parse_type_path(text: str, layers: int) -> tuple[str, ...]:
-    """Parse a path such as ``"ST,MT,CQ,CC"`` or ``"ST-MT-CQ-CC"`` (case-insensitive).
+    """Parse a path such as ``"ST,MT,CQ,CC"`` or ``"ST-MT-CQ-CC"`` (case-insensitive; SPEC 5).
 
     Raises:
         GenerationInputError: unknown layer type or a length other than ``layers``.
@@ -93,7 +93,7 @@ def parse_type_path(text: str, layers: int) -> tuple[str, ...]:
 def select_type_paths(
     layers: int, paths: Sequence[str] | None = None, samples: int | None = None, seed: int = 0
 ) -> list[tuple[str, ...]]:
-    """The type paths to generate: the given ``paths``, else ``samples`` drawn from the tree, else all.
+    """The type paths to generate: the given ``paths``, else ``samples`` drawn from the tree, else all (SPEC 5).
 
     Args:
         layers: tasks per session.
@@ -130,7 +130,7 @@ def select_type_paths(
 
 
 def load_tool_lists(path: str | Path) -> list[list[dict[str, Any]]]:
-    """Read a tool-list file: JSON Lines, one OpenAI-style tool list (a JSON array) per line.
+    """Read a tool-list file: JSON Lines, one OpenAI-style tool list (a JSON array) per line (SPEC 5).
 
     Raises:
         GenerationInputError: unreadable JSON, a line that is not a non-empty list of
@@ -213,7 +213,7 @@ class SessionPlan:
 
 
 def random_env_info(rng: random.Random, year: int) -> str:
-    """A random date-time in ``year`` with its English weekday: ``"2024-05-03 10:12:00 Friday"``."""
+    """A random date-time in ``year`` with its English weekday: ``"2024-05-03 10:12:00 Friday"`` (SPEC 5)."""
     start = _dt.datetime(year, 1, 1)
     days = (_dt.datetime(year + 1, 1, 1) - start).days
     moment = start + _dt.timedelta(days=rng.randrange(days), minutes=rng.randrange(24 * 60))
@@ -221,7 +221,7 @@ def random_env_info(rng: random.Random, year: int) -> str:
 
 
 def chinese_env_info(env_info: str) -> str:
-    """The Chinese-side env string: the English weekday of ``env_info`` replaced by 星期X."""
+    """The Chinese-side env string: the English weekday of ``env_info`` replaced by 星期X (SPEC 5)."""
     for en, zh in zip(WEEKDAYS_EN, WEEKDAYS_ZH):
         if env_info.endswith(en):
             return env_info[: -len(en)] + zh
@@ -247,7 +247,7 @@ def plan_sessions(
     year: int = 2024,
     user_models: int = 1,
 ) -> list[SessionPlan]:
-    """One :class:`SessionPlan` per type path, reproducible from ``seed``.
+    """One :class:`SessionPlan` per type path, reproducible from ``seed`` (SPEC 5).
 
     Tool lists are dealt from a seeded shuffle of the file's lines, so ``k`` sessions on a file of
     at least ``k`` lines use ``k`` different lists. Each session's random choices come from its own
@@ -303,7 +303,7 @@ def should_answer_vaguely(seed: int, task_index: int, ask_index: int, rate: floa
 
 
 def dependency_lists(nodes: Sequence[Mapping[str, Any]]) -> list[list[int]]:
-    """``dependency_list`` of each node of one task, from the planner's step structure.
+    """``dependency_list`` of each node of one task, from the planner's step structure (SPEC 5).
 
     Args:
         nodes: the task's nodes in order, each ``{"name", "step", "depends_on"}``; ``step`` is the
@@ -336,7 +336,7 @@ def dependency_lists(nodes: Sequence[Mapping[str, Any]]) -> list[list[int]]:
 
 
 def task_steps(nodes: Sequence[Mapping[str, Any]]) -> list[list[int]]:
-    """Node indices grouped by planner step, in step order."""
+    """Node indices grouped by planner step, in step order (SPEC 5)."""
     steps: dict[int, list[int]] = {}
     for index, node in enumerate(nodes):
         steps.setdefault(int(node["step"]), []).append(index)
@@ -516,5 +516,5 @@ def oracle_responses(session: Mapping[str, Any], *, sid: str | None = None) -> l
 
 def oracle_candidate(session: Mapping[str, Any], candidate: str = "oracle") -> dict[str, Any]:
     """A replay-candidate record ``{"session_id", "candidate", "responses"}`` for ``session`` (see
-    :func:`oracle_responses`); ``wtb eval`` with it should score every task correct."""
+    :func:`oracle_responses`); ``wtb eval`` with it should score every task correct (SPEC 5)."""
     return {"session_id": session["id"], "candidate": candidate, "responses": oracle_responses(session)}

@@ -172,7 +172,7 @@ def schema_errors(arguments: Any, parameters: Mapping[str, Any] | None) -> list[
 def scorer_schema_error(arguments: dict[str, Any], parameters: Mapping[str, Any] | None) -> str | None:
     """The evaluator's own schema verdict on gold ``arguments`` (``bench.args.schema_error`` on the
     float->number root schema it builds), or ``None`` when the scorer would accept them. Generated gold
-    arguments must pass it, or an oracle replay could not score 100%."""
+    arguments must pass it, or an oracle replay could not score 100% (SPEC 4.1)."""
     parameters = float_to_number(dict(parameters or {}))
     properties = parameters.get("properties")
     root = {
@@ -190,7 +190,7 @@ def decision_errors(
     layer_type: str,
     nodes: Sequence[Mapping[str, Any]],
 ) -> list[str]:
-    """Rule problems of one planner decision for the current task (empty list = passes the rules).
+    """Rule problems of one planner decision for the current task (empty list = passes the rules; SPEC 5).
 
     Args:
         decision: ``{"thought", "plan", "actions": [{"name", "arguments", "depends_on"}]}``.
@@ -273,7 +273,7 @@ def decision_errors(
 
 
 def results_errors(results: Any, calls: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Rule problems of simulated tool results for one step's calls (empty list = passes).
+    """Rule problems of simulated tool results for one step's calls (empty list = passes; SPEC 5).
 
     Args:
         results: parsed tool output, expected a list with one observation per call.

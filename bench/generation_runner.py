@@ -52,7 +52,7 @@ class SessionOutcome:
 
 
 async def run_session(plan: SessionPlan, context: Context, graph: Any = None) -> SessionOutcome:
-    """Run the generation graph for one planned session; never raises for a session-level failure.
+    """Run the generation graph for one planned session; never raises for a session-level failure (SPEC 5).
 
     Args:
         plan: the session plan (its ``as_state()`` is the graph input).
@@ -112,7 +112,7 @@ async def _run_session(plan: SessionPlan, context: Context, graph: Any) -> Sessi
 
 
 def write_session_files(out_dir: Path, outcome: SessionOutcome) -> Path:
-    """Write one session's transcripts and captured requests under ``out_dir/sessions/<key>``; returns the folder."""
+    """Write one session's transcripts and captured requests under ``out_dir/sessions/<key>``; returns the folder (SPEC 5)."""
     folder = out_dir / "sessions" / outcome.plan.key
     transcript = list(outcome.state.get("transcript", []))
     write_json_atomic(folder / "raw_transcript.json", transcript)
@@ -149,7 +149,7 @@ async def run_batch(
     graph: Any = None,
     on_done: Callable[[SessionOutcome], None] | None = None,
 ) -> RunSummary:
-    """Generate every planned session and write the outputs (layout in the module docstring).
+    """Generate every planned session and write the outputs (layout in the module docstring; SPEC 5).
 
     Args:
         plans: sessions to generate (see ``bench.generation.plan_sessions``).

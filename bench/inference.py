@@ -90,12 +90,12 @@ class InferenceError(Exception):
 
 
 def system_message(env_info: str) -> dict[str, str]:
-    """The system message of every request: ``"Current Date: " + env_info`` (quirk 1)."""
+    """The system message of every request: ``"Current Date: " + env_info`` (quirk 1; SPEC 3.1)."""
     return {"role": "system", "content": f"Current Date: {env_info}"}
 
 
 def history_tool_call_id(rng: random.Random) -> str:
-    """A fresh history tool-call id: ``toolu_bdrk_`` + 24 alphanumerics drawn from ``rng``."""
+    """A fresh history tool-call id: ``toolu_bdrk_`` + 24 alphanumerics drawn from ``rng`` (SPEC 3.1)."""
     return HISTORY_ID_PREFIX + "".join(rng.choice(_ID_ALPHABET) for _ in range(24))
 
 
@@ -222,7 +222,7 @@ class StepOutcome:
 
 
 def tracker_after(answer_list: Sequence[Mapping[str, Any]], prunes: Sequence[tuple[int, Sequence[int]]]) -> PathTracker:
-    """A fresh tracker of ``answer_list`` with the ``(step, nodes)`` prunes of the steps so far applied in order."""
+    """A fresh tracker of ``answer_list`` with the ``(step, nodes)`` prunes so far applied in order (SPEC 3.2, 3.3)."""
     tracker = PathTracker(answer_list)
     for step, nodes in prunes:
         tracker.prune(step, nodes)
@@ -353,7 +353,8 @@ def match_step(
                 observation = json.dumps(observation, ensure_ascii=False)
             # Quirk 5: observations in the gold step's sorted order, ids in the model's original order.
             messages.append({"role": "tool", "content": observation, "tool_call_id": call_ids[j]})
-        if tracker.count_step_entries(0) != tracker.count_step_entries(step):
+        shortest = tracker.shortest_alive_length()
+        if shortest is not None and shortest <= step:
             # Pruning indexes position ``step`` of every alive path; a shorter one crashes the reference.
             raise InferenceError(
                 "list index out of range",
@@ -431,7 +432,7 @@ def _call_names(value: Any) -> list[str] | None:
 
 
 def text_tool_calls(content: Any) -> dict[str, Any] | None:
-    """A tool call written into the text content instead of ``tool_calls``, or ``None``.
+    """A tool call written into the text content instead of ``tool_calls``, or ``None`` (SPEC 3.2 still scores it as text).
 
     Recognises ``<tool_call>{...}</tool_call>`` blocks (Qwen/Hermes style, the
     closing tag optional) and a content that is, as a whole, a JSON object
@@ -467,7 +468,7 @@ def text_tool_calls(content: Any) -> dict[str, Any] | None:
 
 
 def response_diagnostics(response: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Notes about a response that the reference scoring does not see (recorded, never scored).
+    """Notes about a response that the reference scoring does not see (an extra key of the SPEC 3.4 step log, never scored).
 
     Currently one kind: ``{"kind": "text_tool_call", "format", "names", "message"}``
     when ``tool_calls`` is empty but the text content holds a tool call
@@ -488,7 +489,7 @@ def response_diagnostics(response: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def step_limit_reason(max_steps: int) -> str:
-    """The task-level ``error_reason`` of a task stopped by the step limit (``--max-steps``)."""
+    """The task-level ``error_reason`` of a task stopped by the step limit (``--max-steps``; a guard on the SPEC 3.2 step loop)."""
     return f"step limit reached: {max_steps} model requests in this task without an end (--max-steps {max_steps})"
 
 
@@ -513,7 +514,7 @@ def is_optimal(task_correct: bool, last_step: int, min_length: int) -> bool:
 
 
 def close_task_result(result: dict[str, Any], task_correct: bool, last_step: int, min_length: int) -> dict[str, Any]:
-    """Set ``action_name_label`` and ``is_optimal`` of a finished task result (returns it)."""
+    """Set ``action_name_label`` and ``is_optimal`` of a finished task result (returns it; SPEC 3.2, 3.4)."""
     result["action_name_label"] = "correct" if task_correct else "error"
     result["is_optimal"] = is_optimal(task_correct, last_step, min_length)
     return result

@@ -9,16 +9,32 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 
+def _read_umask() -> int:
+    """The process umask, read once at import (setting it briefly is not thread-safe later on)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
+
+
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically: temp file in the same folder, fsync, rename.
 
     A reader sees either the old file or the whole new one, never a torn file.
+    The file gets the permissions a plain ``open(path, "w")`` would give
+    (0o666 minus the umask; ``mkstemp`` alone would leave it owner-only).
     Creates the parent folder if needed. Raises ``OSError`` on I/O failure.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        try:
+            os.chmod(tmp, 0o666 & ~_UMASK)
+        except OSError:  # a file system without POSIX modes: keep what mkstemp gave
+            pass
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
@@ -47,12 +63,39 @@ def write_json_atomic(path: str | os.PathLike[str], value: Any) -> None:
     atomic_write_text(path, json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
 
-def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
+class UndecodableLine(ValueError):
+    """A line of a JSON Lines file that is not UTF-8 text.
+
+    Attributes:
+        line: 1-based line number.
+        message: what is wrong, e.g. ``not UTF-8 text (byte 12 of the line is 0xe9)``.
+    """
+
+    def __init__(self, line: int, message: str):
+        self.line = line
+        self.message = message
+        super().__init__(f"line {line}: {message}")
+
+
+def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, str | UndecodableLine]]:
     """Yield ``(line_number, text)`` for each non-blank line of ``path`` (1-based line numbers).
 
-    Parsing is left to the caller so that it can report the file, line and field at fault.
+    The file is read as bytes and each line decoded as UTF-8 on its own, so a
+    bad byte spoils only its line: for such a line the second item is an
+    :class:`UndecodableLine` (not raised) and reading goes on. Lines end at
+    ``\n`` (``\r\n`` works: JSON ignores the ``\r``). Parsing is left to the
+    caller so that it can report the file, line and field at fault.
+
+    Raises:
+        OSError: the file cannot be opened or read (missing, a directory, no permission).
     """
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                bad = raw[exc.start : exc.start + 1].hex()
+                yield number, UndecodableLine(number, f"not UTF-8 text (byte {exc.start + 1} of the line is 0x{bad})")
+                continue
             if line.strip():
                 yield number, line

@@ -9,6 +9,7 @@ This module is pure: it imports nothing from LangGraph and does no I/O.
 
 from __future__ import annotations
 
+import functools
 from itertools import combinations
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -21,7 +22,7 @@ PSEUDO_TOOLS = frozenset({ASK_USER, PREPARE_TO_ANSWER})
 
 
 def node_names(answer_list: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Function name of every node, in index order.
+    """Function name of every node, in index order (SPEC 1).
 
     Args:
         answer_list: gold nodes, each ``{"action": {"name", ...}, "dependency_list", ...}``.
@@ -175,7 +176,7 @@ class MaterialisedPathTracker:
         self.gold_path: Path = next(p for p in self._all if len(p) == self.min_length)
 
     def candidates(self, step: int) -> list[Step]:
-        """Distinct node sets at position ``step`` over alive paths, each sorted by name (stable).
+        """Distinct node sets at position ``step`` over alive paths, each sorted by name (stable; SPEC 3.2).
 
         Returns an empty list when no alive path has that many steps.
         """
@@ -223,7 +224,7 @@ class MaterialisedPathTracker:
         return entries()
 
     def count_step_entries(self, step: int) -> int:
-        """Number of entries :meth:`step_entries` yields: alive paths with more than ``step`` steps.
+        """Number of entries :meth:`step_entries` yields: alive paths with more than ``step`` steps (SPEC 3.2).
 
         Raises:
             ValueError: ``step`` is negative.
@@ -231,6 +232,10 @@ class MaterialisedPathTracker:
         if step < 0:
             raise ValueError(f"step must be >= 0, got {step}")
         return sum(1 for path in self._alive if step < len(path))
+
+    def shortest_alive_length(self) -> int | None:
+        """Fewest steps over the alive paths, or ``None`` when no path is alive (SPEC 3.2)."""
+        return min((len(path) for path in self._alive), default=None)
 
     def has_step_table(self, step: int) -> bool:
         """Whether the reference builds a candidate table for ``step``: ``0 <= step < n`` (SPEC 3.2).
@@ -242,7 +247,7 @@ class MaterialisedPathTracker:
         return 0 <= step < len(self.names)
 
     def prune(self, step: int, nodes: Sequence[int]) -> None:
-        """Keep only alive paths whose step ``step`` is the node set ``nodes`` (any order)."""
+        """Keep only alive paths whose step ``step`` is the node set ``nodes`` (any order; SPEC 3.2)."""
         target = sorted(nodes)
         self._alive = [p for p in self._alive if step < len(p) and sorted(p[step]) == target]
 
@@ -251,7 +256,64 @@ _Move = tuple[tuple[tuple[int, ...], ...], int]
 """One move from a state: its steps (each an ascending node tuple) and the visited mask after it."""
 
 _MOVE_CACHE_LIMIT = 100_000
-"""Most moves kept in a tracker's per-state move cache (bounds memory on wide layers)."""
+"""Most moves kept in a gold DAG's per-state move cache (bounds memory on wide layers)."""
+
+_SHAPE_CACHE_SIZE = 32
+"""Distinct gold DAGs whose prune-independent caches are kept (least recently used dropped first)."""
+
+
+class _DagShape:
+    """What a :class:`PathTracker` knows about a gold DAG before any pruning, shared by every tracker of
+    the same DAG (same names, same dependency lists): the dependency bit masks, and the caches of moves
+    per state, fewest remaining steps per state, unconstrained completion counts and the gold path.
+
+    The evaluation loop builds a fresh tracker at every step (its state carries only the prunes) and
+    one per earlier task for the gold history of every request; sharing these caches makes that cheap.
+    Every cached value is a pure function of the DAG, so sharing cannot change an answer.
+    """
+
+    def __init__(self, names: tuple[str, ...], dependencies: tuple[tuple[int, ...], ...]):
+        n = len(names)
+        successors: list[list[int]] = [[] for _ in range(n)]
+        in_degree = [0] * n
+        for index, deps in enumerate(dependencies):
+            for dep in deps:
+                successors[dep].append(index)
+                in_degree[index] += 1
+        self.names = names
+        self.n = n
+        self.full = (1 << n) - 1
+        self.pred_mask = [0] * n
+        self.pred_list: list[list[int]] = [[] for _ in range(n)]
+        for dep, succs in enumerate(successors):
+            for succ in succs:
+                self.pred_mask[succ] |= 1 << dep
+                self.pred_list[succ].append(dep)
+        self.topo = _topological_order(successors, in_degree)
+        self.move_cache: dict[int, list[_Move]] = {}
+        self.cached_moves = 0
+        self.remaining_cache: dict[int, int] = {}
+        self.at_least_memo: dict[tuple[int, int], int] = {}
+        self.distinct_ready_cache: dict[int, int | None] = {}
+        self.pipe_free = all("|" not in name for name in names)
+        self.gold_path: tuple[tuple[int, ...], ...] | None = None
+
+
+@functools.lru_cache(maxsize=_SHAPE_CACHE_SIZE)
+def _shape_for(names: tuple[str, ...], dependencies: tuple[tuple[int, ...], ...]) -> _DagShape:
+    return _DagShape(names, dependencies)
+
+
+def _shape_of(answer_list: Sequence[Mapping[str, Any]]) -> _DagShape:
+    """The shared :class:`_DagShape` of ``answer_list`` (KeyError / IndexError / ValueError as :class:`PathTracker`)."""
+    names = tuple(node_names(answer_list))
+    dependencies = tuple(tuple(node["dependency_list"]) for node in answer_list)
+    n = len(names)
+    for deps in dependencies:
+        for dep in deps:
+            if not 0 <= dep < n:  # a negative index would silently wrap around in the bit masks
+                raise IndexError(f"dependency index {dep} out of range for {n} nodes")
+    return _shape_for(names, dependencies)
 
 
 class PathTracker:
@@ -286,6 +348,14 @@ class PathTracker:
     state take the first move, in reference order, after which an optimal
     completion still fits.
 
+    Everything that does not depend on the prunes (moves per state, fewest
+    remaining steps, unconstrained path counts, the gold path) is cached on a
+    :class:`_DagShape` shared by all trackers of the same gold DAG (a small
+    LRU keyed by names and dependency lists), so building a fresh tracker per
+    step, as the evaluation loop does, costs only the prunes.
+    :meth:`shortest_alive_length` answers "is some alive path shorter than
+    step s" without counting paths.
+
     Attributes:
         names: function name of every node, in index order.
         min_length: fewest steps over all paths, before any pruning (int).
@@ -299,50 +369,47 @@ class PathTracker:
     """
 
     def __init__(self, answer_list: Sequence[Mapping[str, Any]]):
-        self.names = node_names(answer_list)
-        n = len(self.names)
-        successors, in_degree = _graph(answer_list)
-        self._n = n
-        self._full = (1 << n) - 1
-        self._pred_mask = [0] * n
-        self._pred_list: list[list[int]] = [[] for _ in range(n)]
-        for dep, succs in enumerate(successors):
-            for succ in succs:
-                self._pred_mask[succ] |= 1 << dep
-                self._pred_list[succ].append(dep)
-        self._topo = _topological_order(successors, in_degree)
-        self._move_cache: dict[int, list[_Move]] = {}
-        self._cached_moves = 0
-        self._remaining_cache: dict[int, int] = {}
+        shape = _shape_of(answer_list)
+        self._shape = shape
+        self.names = list(shape.names)
+        self._n = shape.n
+        self._full = shape.full
+        self._pred_mask = shape.pred_mask
+        self._pred_list = shape.pred_list
+        self._topo = shape.topo
+        # prune-independent caches live on the shared shape (one per distinct gold DAG, see _shape_of)
+        self._move_cache = shape.move_cache
+        self._remaining_cache = shape.remaining_cache
+        self._at_least_memo = shape.at_least_memo  # (mask, r) -> count; never reset
+        self._distinct_ready_cache = shape.distinct_ready_cache
+        self._pipe_free = shape.pipe_free
         self._constraints: dict[int, tuple[int, ...]] = {}
         self._last_constrained = -1
         self._dead = False
         self._alive_memo: dict[tuple[int, int], bool] = {}
         self._version = 0  # bumped by prune; a running step_entries generator checks it
         self._count_memo: dict[tuple[int, int, int], int] = {}  # (mask, pos, step) -> count; reset by prune
-        self._at_least_memo: dict[tuple[int, int], int] = {}  # (mask, r) -> count; never reset
-        self._distinct_ready_cache: dict[int, int | None] = {}
-        self._pipe_free = all("|" not in name for name in self.names)
+        self._shortest_memo: dict[tuple[int, int], int | None] = {}  # (mask, pos) -> steps; reset by prune
         self.min_length: int = self._min_remaining(0)
-        self._gold_path: Path | None = None
 
     @property
     def gold_path(self) -> Path:
-        """The first optimal path in reference order (computed on first use, then cached)."""
-        if self._gold_path is None:
-            path: Path = []
+        """The first optimal path in reference order (SPEC 3.1, 3.3); computed once per gold DAG, a fresh copy per access."""
+        shape = self._shape
+        if shape.gold_path is None:
+            path: list[tuple[int, ...]] = []
             mask = 0
             while mask != self._full:
                 need = self._min_remaining(mask)
                 for steps, nxt in self._moves(mask):
                     if len(steps) + self._min_remaining(nxt) == need:
-                        path.extend(list(step) for step in steps)
+                        path.extend(steps)
                         mask = nxt
                         break
                 else:  # pragma: no cover - the all-ready move always fits
                     raise AssertionError("no optimal move from a reachable state")
-            self._gold_path = path
-        return self._gold_path
+            shape.gold_path = tuple(path)
+        return [list(step) for step in shape.gold_path]
 
     def candidates(self, step: int) -> list[Step]:
         """Distinct node sets at position ``step`` over alive paths (SPEC 3.2).
@@ -478,6 +545,17 @@ class PathTracker:
             raise ValueError(f"step must be >= 0, got {step}")
         return self._count(0, 0, step)
 
+    def shortest_alive_length(self) -> int | None:
+        """Fewest steps over the alive paths (those meeting every prune), or ``None`` when none is alive.
+
+        ``shortest_alive_length() <= s`` exactly when ``count_step_entries(0) !=
+        count_step_entries(s)`` (some alive path has no step ``s``), but it is
+        found by a min-DP over (state, position) instead of counting paths, so
+        it stays cheap on wide layers (SPEC 3.2: pruning at step ``s`` while
+        such a path is alive is where the reference crashes).
+        """
+        return self._shortest(0, 0)
+
     def has_step_table(self, step: int) -> bool:
         """Whether the reference builds a candidate table for ``step``: ``0 <= step < n`` (SPEC 3.2).
 
@@ -491,7 +569,7 @@ class PathTracker:
         return 0 <= step < self._n
 
     def prune(self, step: int, nodes: Sequence[int]) -> None:
-        """Keep only alive paths whose step ``step`` is the node set ``nodes`` (any order).
+        """Keep only alive paths whose step ``step`` is the node set ``nodes`` (any order; SPEC 3.2).
 
         A set that is no candidate at ``step`` (or a second, different set for
         the same step) leaves no path alive, as in the reference.
@@ -504,6 +582,7 @@ class PathTracker:
         self._last_constrained = max(self._last_constrained, step)
         self._alive_memo.clear()
         self._count_memo.clear()
+        self._shortest_memo.clear()
         self._version += 1
 
     # -- internals -------------------------------------------------------
@@ -523,9 +602,10 @@ class PathTracker:
                 for i in step:
                     nxt |= 1 << i
             moves.append((tuple(tuple(step) for step in move), nxt))
-        if self._cached_moves + len(moves) <= _MOVE_CACHE_LIMIT:
+        shape = self._shape
+        if shape.cached_moves + len(moves) <= _MOVE_CACHE_LIMIT:
             self._move_cache[mask] = moves
-            self._cached_moves += len(moves)
+            shape.cached_moves += len(moves)
         return moves
 
     def _meets_constraints(self, steps: tuple[tuple[int, ...], ...], pos: int) -> bool:
@@ -554,6 +634,27 @@ class PathTracker:
         )
         self._alive_memo[key] = result
         return result
+
+    def _shortest(self, mask: int, pos: int) -> int | None:
+        """Length of the shortest alive completion from state ``mask`` at position ``pos`` (None: no alive one)."""
+        if self._dead:
+            return None
+        if pos > self._last_constrained:
+            return pos + self._min_remaining(mask)
+        if mask == self._full:
+            return None  # the path ends before a constrained position
+        key = (mask, pos)
+        memo = self._shortest_memo
+        if key in memo:
+            return memo[key]
+        best: int | None = None
+        for steps, nxt in self._moves(mask):
+            if self._meets_constraints(steps, pos):
+                length = self._shortest(nxt, pos + len(steps))
+                if length is not None and (best is None or length < best):
+                    best = length
+        memo[key] = best
+        return best
 
     def _distinct_ready(self, mask: int) -> int | None:
         """Ready-node bit mask of state ``mask`` when every subset of it is a move, else None.

@@ -51,6 +51,7 @@ from filelock import FileLock, Timeout
 from bench.inference import error_record
 from bench.io import atomic_write_text, dumps_line, iter_jsonl, write_json_atomic
 from bench.schema import load_sessions
+from bench.score_run import natural_id_key
 from bench.tracing import context_settings, redact_record, session_run_config
 
 RESULT_FILE = "result.jsonl"
@@ -60,10 +61,9 @@ LOCK_FILE = ".wtb-eval.lock"
 _ID_PATTERN = re.compile(r"^wild_tool_bench_(\d+)$")
 
 
-def session_sort_key(session_id: str) -> tuple[int, int, str]:
-    """Order of ids in result files: ``wild_tool_bench_<N>`` by N, then any other id by text."""
-    match = _ID_PATTERN.match(session_id)
-    return (0, int(match.group(1)), "") if match else (1, 0, session_id)
+def session_sort_key(session_id: str) -> tuple:
+    """Order of ids in result files: natural order, the same as ``score.jsonl`` (``bench.score_run.natural_id_key``)."""
+    return natural_id_key(session_id)
 
 
 def normalise_id(value: str) -> str:

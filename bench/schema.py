@@ -40,7 +40,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from bench.io import iter_jsonl
+from bench.io import UndecodableLine, iter_jsonl
 
 ASK_USER = "ask_user_for_required_parameters"
 PREPARE_TO_ANSWER = "prepare_to_answer"
@@ -149,7 +149,7 @@ class Session(BaseModel):
         return self._source
 
     def to_dict(self) -> dict[str, Any]:
-        """The session as a plain JSON-ready dict, equal to the input line (``model_dump(mode="json")``)."""
+        """The session as a plain JSON-ready dict, equal to the input line (``model_dump(mode="json")``; SPEC 2)."""
         return self.model_dump(mode="json")
 
 
@@ -165,10 +165,10 @@ def _tool_names(tools: Sequence[Mapping[str, Any]]) -> list[tuple[int, Any]]:
 
 
 def answer_list_issues(nodes: Sequence[Node], prefix: str) -> list[tuple[str, str]]:
-    """Structural problems of one gold answer list, as ``(field, message)`` pairs.
+    """Structural problems of one gold answer list, as ``(field, message)`` pairs (SPEC 1, 2).
 
     Checks: non-empty; every dependency index in range and not the node itself;
-    no cycle; pseudo-tool argument shapes (``ask_user_for_required_parameters``:
+    no cycle (reported at the first node's dependency entry that leads into it); pseudo-tool argument shapes (``ask_user_for_required_parameters``:
     ``{"tool_name": str, "missing_required_parameters": [str, ...]}`` plus a
     string ``user_input``; ``prepare_to_answer``: ``{"answer_type": "tool"|"chat"}``).
     ``prefix`` names the list in the messages (e.g. ``"english_answer_list[2]"``).
@@ -212,7 +212,12 @@ def answer_list_issues(nodes: Sequence[Node], prefix: str) -> list[tuple[str, st
     if edges_ok:
         cycle = _find_cycle([node.dependency_list for node in nodes])
         if cycle:
-            issues.append((f"{prefix}", "dependency cycle (node -> node it depends on): " + " -> ".join(str(i) for i in cycle)))
+            first, second = cycle[0], cycle[1]
+            j = nodes[first].dependency_list.index(second)
+            issues.append((
+                f"{prefix}[{first}].dependency_list[{j}]",
+                "dependency cycle (node -> node it depends on): " + " -> ".join(str(i) for i in cycle),
+            ))
     return issues
 
 
@@ -246,7 +251,7 @@ def _find_cycle(dependencies: Sequence[Sequence[int]]) -> list[int]:
 
 
 def session_structure_issues(session: Session) -> list[tuple[str, str]]:
-    """Cross-field problems of a session whose fields already type-check, as ``(field, message)`` pairs.
+    """Cross-field problems of a session whose fields already type-check, as ``(field, message)`` pairs (SPEC 2).
 
     Covers both answer-list sides (:func:`answer_list_issues`) and tool entries
     without ``function.name``.
@@ -273,7 +278,7 @@ class DatasetIssue:
     ``line`` is 1-based (``None`` for file-level problems such as a missing
     file); ``field`` is a path like ``english_answer_list[1][2].dependency_list[0]``
     (``"(json)"`` for a line that is not valid JSON, ``"(line)"`` for one that is not an object,
-    ``None`` for file-level problems).
+    ``"(encoding)"`` for one that is not UTF-8, ``None`` for file-level problems).
     """
 
     file: str
@@ -333,11 +338,12 @@ def _parse_sessions(path: str | os.PathLike[str]) -> tuple[list[Session], list[D
         lines = list(iter_jsonl(file))
     except FileNotFoundError:
         return [], [DatasetIssue(file, None, None, "file not found")]
-    except UnicodeDecodeError as exc:
-        return [], [DatasetIssue(file, None, None, f"not UTF-8 text: {exc}")]
     except OSError as exc:
         return [], [DatasetIssue(file, None, None, f"cannot read: {exc.strerror or exc}")]
     for number, text in lines:
+        if isinstance(text, UndecodableLine):
+            issues.append(DatasetIssue(file, number, "(encoding)", text.message))
+            continue
         try:
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -371,7 +377,7 @@ def _parse_sessions(path: str | os.PathLike[str]) -> tuple[list[Session], list[D
 
 
 def load_sessions(path: str | os.PathLike[str]) -> list[Session]:
-    """Read a dataset file (JSON Lines, one session per line, blank lines ignored).
+    """Read a dataset file (JSON Lines, one session per line, blank lines ignored; SPEC 2).
 
     Returns:
         The sessions in file order (each knows its ``(file, line)`` via ``.source``).
@@ -388,7 +394,7 @@ def load_sessions(path: str | os.PathLike[str]) -> list[Session]:
 
 
 def sessions_by_id(sessions: Iterable[Session]) -> dict[str, Session]:
-    """Index sessions by their ``id`` (never by line position).
+    """Index sessions by their ``id`` (never by line position; SPEC 2).
 
     Raises:
         DatasetError: when an id occurs twice (the issue names the second line when known).
@@ -424,7 +430,7 @@ class ValidationReport:
         return not self.issues
 
     def summary(self) -> str:
-        """One line: session count, tasks per type, turn subtypes (fixed label order)."""
+        """One line: session count, tasks per type, turn subtypes (fixed label order; SPEC 2)."""
         types = ", ".join(f"{t} {self.task_types.get(t, 0)}" for t in TASK_TYPES)
         subtypes = ", ".join(f"{s} {self.turn_subtypes.get(s, 0)}" for s in TURN_SUBTYPES)
         tasks = sum(self.task_types.values())
@@ -432,7 +438,7 @@ class ValidationReport:
 
 
 def validate_file(path: str | os.PathLike[str]) -> ValidationReport:
-    """Check a dataset file without raising: every issue, plus counts over the sessions that parsed.
+    """Check a dataset file without raising: every issue, plus counts over the sessions that parsed (SPEC 2).
 
     Returns:
         A :class:`ValidationReport`; ``report.ok`` is False when any issue was found.

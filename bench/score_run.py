@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any, Optional
 
-from bench.io import iter_jsonl, write_json_atomic, write_jsonl_atomic
+from bench.io import UndecodableLine, iter_jsonl, write_json_atomic, write_jsonl_atomic
 from bench.metrics import compute_metrics
 from bench.schema import DatasetError, DatasetIssue, Session, load_sessions, sessions_by_id
 from bench.scoring import ArgumentChecker, ScoringError, record_identity, score_session
@@ -23,7 +23,7 @@ METRIC_FILE = "metric.json"
 
 
 def natural_id_key(session_id: str) -> tuple:
-    """Sort key that orders ``wild_tool_bench_2`` before ``wild_tool_bench_10``."""
+    """Sort key that orders ``wild_tool_bench_2`` before ``wild_tool_bench_10`` (SPEC 3.4)."""
     return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", session_id))
 
 
@@ -48,9 +48,12 @@ def load_result_records(path: str | os.PathLike[str]) -> list[tuple[int, dict[st
         lines = list(iter_jsonl(file))
     except FileNotFoundError:
         raise DatasetError([DatasetIssue(file, None, None, "file not found")]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DatasetError([DatasetIssue(file, None, None, f"cannot read: {exc}")]) from None
+    except OSError as exc:
+        raise DatasetError([DatasetIssue(file, None, None, f"cannot read: {exc.strerror or exc}")]) from None
     for number, text in lines:
+        if isinstance(text, UndecodableLine):
+            issues.append(DatasetIssue(file, number, "(encoding)", text.message))
+            continue
         try:
             record = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -83,7 +86,7 @@ def score_records(
     results_file: str = "<results>",
     checker: Optional[ArgumentChecker] = None,
 ) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
-    """Score result records against their sessions (looked up by id) and compute the metric dict.
+    """Score result records against their sessions (looked up by id) and compute the metric dict (SPEC 4.2, 4.3).
 
     Returns:
         ``(model_name, score_lines, metric)``: ``score_lines`` are

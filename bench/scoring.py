@@ -90,7 +90,7 @@ def scoring_tools(session: Session | Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def step_keys(inference_log: Mapping[str, Any]) -> list[str]:
-    """The ``step_<s>`` keys of an inference log, in ascending ``s``."""
+    """The ``step_<s>`` keys of an inference log, in ascending ``s`` (SPEC 3.4)."""
     found = [(int(m.group(1)), key) for key in inference_log if (m := _STEP_KEY.match(key))]
     return [key for _, key in sorted(found)]
 
@@ -108,11 +108,22 @@ def _gold_sort_key(action: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _predicted_sort_key(call: Mapping[str, Any]) -> tuple[str, str]:
-    # Raw arguments strings as the reference sorts them; arguments a server sent as
-    # an object (or null) sort by their JSON text instead of failing to compare.
     function = call["function"]
-    arguments = function["arguments"]
-    return function["name"], arguments if isinstance(arguments, str) else _as_json_text(arguments)
+    # Providers send the raw JSON string (the reference sorts on it); anything else (None from an
+    # invalid tool call of a non-OpenAI model) sorts by its JSON text instead of failing.
+    return function["name"], _as_json_text(function["arguments"])
+
+
+def _well_formed_calls(calls: Any) -> bool:
+    if calls is None:
+        return True
+    return isinstance(calls, list) and all(
+        isinstance(call, Mapping)
+        and isinstance(call.get("function"), Mapping)
+        and isinstance(call["function"].get("name"), str)
+        and "arguments" in call["function"]
+        for call in calls
+    )
 
 
 def _as_json_text(arguments: Any) -> str:
@@ -143,7 +154,10 @@ def score_task(
         are written back; the step after the first argument error is deleted.
 
     Raises:
-        ResultRecordError: when a field the walk needs is missing or malformed.
+        ResultRecordError: when a field the walk needs is missing or malformed
+            (``action_name_label`` not ``correct``/``error``, ``is_optimal`` not a
+            boolean, a checked step's ``tool_calls`` not a list of calls with a
+            string ``function.name`` and a ``function.arguments``).
         ScoringError: when the checker cannot run (a called tool is not in ``tools``).
     """
     check = checker or _default_checker()
@@ -157,6 +171,10 @@ def score_task(
         raise ResultRecordError(f"{where}.inference_log", "missing or not an object")
     if "action_name_label" not in task:
         raise ResultRecordError(f"{where}.action_name_label", "missing")
+    if task["action_name_label"] not in (CORRECT, ERROR):
+        raise ResultRecordError(f"{where}.action_name_label", f"expected 'correct' or 'error', got {task['action_name_label']!r}")
+    if not isinstance(task.get("is_optimal"), bool):
+        raise ResultRecordError(f"{where}.is_optimal", f"expected true or false, got {task.get('is_optimal')!r}")
 
     argument_error = False
     for key in step_keys(log):
@@ -177,6 +195,11 @@ def score_task(
             ) from None
         if any(name in PSEUDO_TOOLS for name in gold_names):
             continue
+        if not _well_formed_calls(output.get("tool_calls")):
+            raise ResultRecordError(
+                f"{field}.inference_output.tool_calls",
+                'expected a list of calls, each {"function": {"name": <string>, "arguments": <JSON text>}}',
+            )
         try:
             predicted = sorted(output.get("tool_calls") or [], key=_predicted_sort_key)
             gold = sorted(gold_actions, key=_gold_sort_key)
@@ -218,7 +241,7 @@ def score_task(
 
 
 def inference_error_tasks(message: str, task_count: int = 4) -> list[dict[str, Any]]:
-    """Scored tasks for a session whose whole inference failed: every task wrong (see module docstring)."""
+    """Scored tasks for a session whose whole inference failed: every task wrong (see module docstring; SPEC 3.4, 4.2)."""
     return [
         {
             "label": ERROR,
@@ -236,7 +259,7 @@ def inference_error_tasks(message: str, task_count: int = 4) -> list[dict[str, A
 
 def record_identity(record: Mapping[str, Any]) -> tuple[str, str]:
     """``(session id, model name)`` of a result record in our format (``id``, ``model_name``)
-    or the fixture format (``session_id``, ``candidate``).
+    or the fixture format (``session_id``, ``candidate``; SPEC 3.4).
 
     Raises:
         ResultRecordError: when neither form is present.

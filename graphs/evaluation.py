@@ -30,7 +30,7 @@ RECURSION_LIMIT = 10_000
 
 
 def build_evaluation_graph(config: RunnableConfig | None = None) -> CompiledStateGraph:
-    """Compile the evaluation graph (input: ``EvaluationInput``, output: ``EvaluationOutput``).
+    """Compile the evaluation graph (input: ``EvaluationInput``, output: ``EvaluationOutput``; SPEC 3).
 
     Args:
         config: run config merged into every run of the graph (e.g. ``tags``,

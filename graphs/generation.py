@@ -28,7 +28,7 @@ RECURSION_LIMIT = 1000
 
 
 def build() -> StateGraph:
-    """The uncompiled generation graph (for callers that add a role or a checkpointer)."""
+    """The uncompiled generation graph (for callers that add a role or a checkpointer; SPEC 5)."""
     builder = StateGraph(State, context_schema=Context)
     builder.add_node("user", user)
     builder.add_node("planner", planner)

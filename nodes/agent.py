@@ -25,7 +25,7 @@ from prompts import fragments, render
 
 
 def agent_request(state: State) -> tuple[str, str]:
-    """System and human messages of the agent for the last node of the current task."""
+    """System and human messages of the agent for the last node of the current task (SPEC 5)."""
     names = labels(state)
     task = state.tasks[-1]
     node = task["nodes"][-1]
@@ -47,7 +47,7 @@ def agent_request(state: State) -> tuple[str, str]:
 
 
 async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Write the question or the final reply into the last node's observation.
+    """Write the question or the final reply into the last node's observation (SPEC 5).
 
     An empty output is retried up to ``max_retries`` times, then the session fails. After a final
     reply of the last layer the session is done.
@@ -87,5 +87,5 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 def route_after_agent(state: State) -> Literal["user's turn", "done"]:
     """After the agent: the user's turn (answer the question, or open the next layer's task), or the
-    end when the last layer's reply is written (or the session failed)."""
+    end when the last layer's reply is written (or the session failed; SPEC 5)."""
     return "user's turn" if state.status == "running" else "done"

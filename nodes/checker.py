@@ -40,7 +40,7 @@ def pending_calls(task: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def apply_decision(task: dict[str, Any], decision: dict[str, Any], step: int) -> tuple[dict[str, Any], str]:
-    """Append an accepted decision's actions to ``task`` as nodes of ``step``.
+    """Append an accepted decision's actions to ``task`` as nodes of ``step`` (SPEC 5).
 
     Returns:
         ``(task, awaiting)`` with awaiting ``"question"`` (ask), ``"answer"`` (prepare) or ``""`` (calls).
@@ -86,7 +86,7 @@ def _model_request(state: State, pending: dict[str, Any]) -> tuple[str, str]:
 
 
 async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Judge ``state.pending`` (a planner decision or tool results) and apply it when accepted.
+    """Judge ``state.pending`` (a planner decision or tool results) and apply it when accepted (SPEC 5).
 
     Returns:
         State update: on accept the new nodes (decision) or filled observations (results), ``awaiting``
@@ -159,7 +159,7 @@ def _step(pending: dict[str, Any], task: dict[str, Any]) -> int:
 
 def route_after_plan_check(state: State) -> Literal["run tools", "write", "retry", "fail"]:
     """After a planner decision was judged: the tool (calls), the agent (question or answer), the
-    planner again (rejected, tries left), or the end (the session failed)."""
+    planner again (rejected, tries left), or the end (the session failed; SPEC 5)."""
     if state.status != "running":
         return "fail"
     if state.verdict == "reject":
@@ -169,7 +169,7 @@ def route_after_plan_check(state: State) -> Literal["run tools", "write", "retry
 
 def route_after_result_check(state: State) -> Literal["next step", "retry", "fail"]:
     """After tool results were judged: the planner's next step, the tool again (rejected, tries
-    left), or the end (the session failed)."""
+    left), or the end (the session failed; SPEC 5)."""
     if state.status != "running":
         return "fail"
     return "retry" if state.verdict == "reject" else "next step"

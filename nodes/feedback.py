@@ -10,7 +10,7 @@ from bench.tracing import annotate_evaluation_node
 
 
 async def feed_back(state: EvaluationState) -> dict[str, Any]:
-    """Append the candidate's reply and the gold tool observations (or the gold user reply); next step."""
+    """Append the candidate's reply and the gold tool observations (or the gold user reply); next step (SPEC 3.2)."""
     annotate_evaluation_node(state)
     return {
         "messages": [to_langchain(m) for m in state.get("feedback", [])],

@@ -12,7 +12,7 @@ from bench.tracing import annotate_evaluation_node
 
 
 async def finish_task(state: EvaluationState) -> Command[Literal["build_prompt", "finish_session"]]:
-    """Store the finished task's result; start the next task or end the session."""
+    """Store the finished task's result; start the next task or end the session (SPEC 3.4)."""
     annotate_evaluation_node(state, with_step=False, task_label=state["task_result"].get("action_name_label"))
     results = [*state.get("results", []), state["task_result"]]
     next_task = state["task_idx"] + 1

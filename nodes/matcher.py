@@ -17,7 +17,7 @@ from bench.tracing import annotate_evaluation_node
 async def match_response(
     state: EvaluationState, runtime: Runtime[EvaluationContext]
 ) -> Command[Literal["feed_back", "finish_task", "finish_session"]]:
-    """Judge the last response, log the step, and route.
+    """Judge the last response, log the step, and route (SPEC 3.2).
 
     Writes ``step_<s>`` into the task result; a matched call step prunes the
     task's paths. Goes to ``feed_back`` when the task continues, to

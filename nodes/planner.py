@@ -17,7 +17,7 @@ from prompts import fragments, render
 
 
 def planner_request(state: State) -> tuple[str, str]:
-    """System and human messages of the planner for the current step of the current task."""
+    """System and human messages of the planner for the current step of the current task (SPEC 5)."""
     names = labels(state)
     task = state.tasks[-1]
     rule = fragments(state.language)["planner_rules"][task["layer_type"]]
@@ -39,7 +39,7 @@ def next_step(task: dict[str, Any]) -> int:
 
 
 async def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Ask the planner model for the next step's decision and leave it in ``pending`` for the checker.
+    """Ask the planner model for the next step's decision and leave it in ``pending`` for the checker (SPEC 5).
 
     Returns:
         State update with ``pending = {"kind": "decision", "id", "step", "decision" | None, "error" | None}``,

@@ -19,7 +19,7 @@ from bench.tracing import annotate_evaluation_node
 
 
 def find_session(path: str, session_id: str) -> dict[str, Any]:
-    """The dataset line with ``"id" == session_id`` in the JSON Lines file ``path``.
+    """The dataset line with ``"id" == session_id`` in the JSON Lines file ``path`` (SPEC 2).
 
     Raises:
         ValueError: no dataset path given, a line that is not JSON (file and line
@@ -62,7 +62,7 @@ async def load_session(state: EvaluationState, runtime: Runtime[EvaluationContex
 
 
 async def build_prompt(state: EvaluationState) -> Command[Literal["call_candidate", "finish_session"]]:
-    """Start task ``task_idx``: system message, gold history of earlier tasks, the task's user message.
+    """Start task ``task_idx``: system message, gold history of earlier tasks, the task's user message (SPEC 3.1).
 
     Replaces ``messages`` and opens a fresh task result. A gold history the
     reference cannot replay (quirk 11) ends the session with an inference error.

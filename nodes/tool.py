@@ -16,7 +16,7 @@ from prompts import render
 
 
 def tool_request(state: State, calls: list[dict[str, Any]]) -> tuple[str, str]:
-    """System and human messages of the tool role for ``calls`` (call nodes of the current step)."""
+    """System and human messages of the tool role for ``calls`` (call nodes of the current step; SPEC 5)."""
     names = labels(state)
     used = {c["name"] for c in calls}
     specs = [t.get("function", t) for t in state.tools if t.get("function", t).get("name") in used]
@@ -48,7 +48,7 @@ def parse_results(text: str, count: int) -> tuple[list[Any] | None, str | None]:
 
 
 async def tool(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Simulate the results of the current step's calls and leave them in ``pending`` for the checker.
+    """Simulate the results of the current step's calls and leave them in ``pending`` for the checker (SPEC 5).
 
     Returns:
         State update with ``pending = {"kind": "results", "id", "results" | None, "error" | None}``,

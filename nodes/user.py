@@ -28,7 +28,7 @@ from prompts import fragments, render
 
 
 def task_kind(state: State, layer: int) -> str:
-    """Description of the task the user must write for ``layer`` (type, and MT variant)."""
+    """Description of the task the user must write for ``layer`` (type, and MT variant; SPEC 5)."""
     layer_type = state.layer_types[layer]
     variant = state.mt_variants[layer] if layer < len(state.mt_variants) else ""
     key = f"MT.{variant or 'plain'}" if layer_type == "MT" else layer_type
@@ -36,7 +36,7 @@ def task_kind(state: State, layer: int) -> str:
 
 
 async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Write the user's next message.
+    """Write the user's next message (SPEC 5).
 
     Mode by state: no task yet -> open task 1 (layer 0); ``awaiting == "reply"`` -> answer the
     question of the last ask node (fills its ``user_input``); otherwise -> open the next layer's task.

@@ -51,6 +51,10 @@ def _assert_same_entries(naive: MaterialisedPathTracker, lazy: PathTracker, step
             distinct.append(entry)
     assert distinct == lazy.candidates(step), where
     assert lazy.has_step_table(step) == naive.has_step_table(step) == (step < len(naive.names)), where
+    assert lazy.shortest_alive_length() == naive.shortest_alive_length(), where
+    # the step loop's crash test (an alive path with no step ``step``), by counting and by the min-DP
+    shorter_alive = lazy.count_step_entries(0) != lazy.count_step_entries(step)
+    assert shorter_alive == (naive.shortest_alive_length() is not None and naive.shortest_alive_length() <= step), where
 
 
 def _differential_walk(answer_list, rng: random.Random, policy: str) -> int:
@@ -491,3 +495,38 @@ def _name_patterns(n: int) -> list[list[str]]:
     for _ in range(n):
         out = [p + [name] for p in out for name in sorted(set(p)) + [f"t{len(set(p))}"]]
     return out
+
+
+def test_trackers_of_one_dag_share_caches_but_not_prunes():
+    """Trackers of equal gold DAGs share the prune-independent caches (the step loop builds one per step);
+    pruning one never changes another, and the gold path handed out is a copy."""
+    names = ["get_a", "get_b", "get_a", PREPARE_TO_ANSWER]
+    deps = [[], [], [], [0, 1, 2]]
+    first, second = PathTracker(_task(names, deps)), PathTracker(_task(names, deps))
+    assert first._shape is second._shape
+    assert PathTracker(_task(names, [[], [], [0], [0, 1, 2]]))._shape is not first._shape
+    naive = MaterialisedPathTracker(_task(names, deps))
+    first.prune(0, [1])
+    naive_pruned = MaterialisedPathTracker(_task(names, deps))
+    naive_pruned.prune(0, [1])
+    for step in range(5):
+        assert first.candidates(step) == naive_pruned.candidates(step), step
+        assert second.candidates(step) == naive.candidates(step), step
+    assert first.shortest_alive_length() == naive_pruned.shortest_alive_length() == 3
+    assert second.shortest_alive_length() == naive.shortest_alive_length() == 2
+    gold = second.gold_path
+    gold[0].append(99)
+    gold.append([42])
+    assert second.gold_path == first.gold_path == naive.gold_path == [[0, 1, 2], [3]]
+
+
+def test_shortest_alive_length_after_ask_steps_and_dead_prunes():
+    """No prune keeps the unconstrained minimum; a prune that no path meets leaves nothing alive."""
+    names = ["get_a", "get_b", PREPARE_TO_ANSWER]
+    tracker = PathTracker(_task(names, [[], [0], [1]]))
+    assert tracker.shortest_alive_length() == tracker.min_length == 3
+    tracker.prune(0, [1])  # get_b depends on get_a: no path starts with it
+    assert tracker.shortest_alive_length() is None and tracker.candidates(0) == []
+    bad_index = _task(["get_a", PREPARE_TO_ANSWER], [[], [-1]])
+    with pytest.raises(IndexError, match="dependency index -1 out of range"):
+        PathTracker(bad_index)

@@ -63,7 +63,7 @@ def test_structural_error_lists_every_problem_with_its_field():
         Session.model_validate(raw)
     (error,) = info.value.errors()
     fields = [field for field, _ in error["ctx"]["issues"]]
-    assert fields == ["english_answer_list[0][2].dependency_list[1]", "answer_list[3]"]
+    assert fields == ["english_answer_list[0][2].dependency_list[1]", "answer_list[3][0].dependency_list[0]"]
 
 
 @pytest.mark.parametrize(
@@ -164,7 +164,7 @@ def _broken(kind: str) -> tuple[list, int, str | None]:
         return [good[0], bad, good[2]], 2, "english_answer_list[3][2].dependency_list[0]"
     if kind == "cycle":
         bad["english_answer_list"][3][0]["dependency_list"] = [2]
-        return [good[0], good[2], bad], 3, "english_answer_list[3]"
+        return [good[0], good[2], bad], 3, "english_answer_list[3][0].dependency_list[0]"
     if kind == "three_tasks":
         bad["english_tasks"] = bad["english_tasks"][:3]
         return [bad, good[0], good[2]], 1, "english_tasks"

@@ -114,6 +114,7 @@ class ReplayChatModel(BaseChatModel):
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def model_post_init(self, __context: Any) -> None:
+        """Load the candidate's script once, when the model is built (errors as :func:`load_script`)."""
         self._script = load_script(self.path, self.candidate)
 
     @property
