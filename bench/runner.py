@@ -136,6 +136,12 @@ class RecordInfo:
     inference_error: bool
     usage: dict[str, Any]
 
+    def __getitem__(self, key: str) -> Any:
+        """Record-style access to the kept fields (``info["id"]``, ``info["model_name"]``, ``info["usage"]``)."""
+        if key not in ("id", "model_name", "usage"):
+            raise KeyError(key)
+        return getattr(self, key)
+
     @classmethod
     def of(cls, record: Mapping[str, Any]) -> "RecordInfo":
         """The info of a parsed record."""
