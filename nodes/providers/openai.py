@@ -106,12 +106,6 @@ class RawChatOpenAI(ChatOpenAI):
         return result
 
 
-HTTP_LIMITS = httpx.Limits(max_connections=512, max_keepalive_connections=512, keepalive_expiry=30.0)
-"""Connection pool of each model client: every session in flight keeps its connection alive between
-requests (httpx's default keeps only 20, so at ``--concurrency 64`` most requests opened a new
-connection; ``python -m bench.perf``)."""
-
-
 def _is_loopback(base_url: str | None) -> bool:
     if not base_url:
         return False
@@ -130,7 +124,7 @@ def create(name: str, settings: ModelSettings) -> RawChatOpenAI:
         temperature=settings.temperature,
         timeout=settings.timeout,
         max_retries=settings.max_retries,
-        http_async_client=httpx.AsyncClient(timeout=settings.timeout, limits=HTTP_LIMITS),
+        http_async_client=httpx.AsyncClient(timeout=settings.timeout),
     )
     if settings.base_url:
         kwargs["base_url"] = settings.base_url
