@@ -36,7 +36,15 @@ def message_text(message: Any) -> str:
     return "" if content is None else str(content)
 
 
-async def ask_model(role: str, state: State, runtime: Runtime[Context], system: str, human: str) -> tuple[str, dict[str, Any]]:
+async def ask_model(
+    role: str,
+    state: State,
+    runtime: Runtime[Context],
+    system: str,
+    human: str,
+    *,
+    json_schema: dict[str, Any] | None = None,
+) -> tuple[str, dict[str, Any]]:
     """Send one request to ``role``'s model and capture it.
 
     Args:
@@ -45,6 +53,9 @@ async def ask_model(role: str, state: State, runtime: Runtime[Context], system: 
         state: the session (its id and user-model pick).
         runtime: graph runtime holding :class:`Context`.
         system, human: the two prompt messages.
+        json_schema: the JSON schema of the expected output (``nodes.role_schemas``). A model whose
+            class sets ``supports_json_schema_grammar`` (the local llama.cpp server) gets it as
+            ``response_format`` and samples only JSON of that shape; other models get the prompt only.
 
     Returns:
         ``(reply_text, call_record)``; the record is ``{"role", "task", "model", "request", "response"}``.
@@ -56,6 +67,8 @@ async def ask_model(role: str, state: State, runtime: Runtime[Context], system: 
     context = runtime.context if runtime is not None and runtime.context is not None else Context()
     spec = context.model_spec(role, state.user_model_index)
     model = resolve_model(spec, ModelSettings(temperature=context.temperature, base_url=context.role_base_url(role)))
+    if json_schema is not None and getattr(model, "supports_json_schema_grammar", False):
+        model = model.bind(response_format={"type": "json_object", "schema": json_schema})
     messages = [SystemMessage(content=system), HumanMessage(content=human)]
     trace_meta = generation_node_metadata(state, role)
     annotate_current_run(trace_meta)  # task/step metadata on the role node's trace run

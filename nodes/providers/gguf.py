@@ -53,7 +53,7 @@ import uuid
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 import httpx
 from langchain_core.messages import AIMessage, BaseMessage
@@ -295,6 +295,7 @@ class LocalChatOpenAI(RawChatOpenAI):
       (:func:`lift_text_tool_calls`), so callers see OpenAI-style tool calls, and the kept raw
       message is rewritten as a server-side tool parser would return it (raw argument strings);
     - streaming is off (``disable_streaming=True``) so every call goes through that lifting;
+    - ``supports_json_schema_grammar``: callers may bind a JSON schema as ``response_format``;
     - :meth:`with_structured_output` uses ``function_calling`` (the server constrains a named
       tool call's arguments with a grammar built from the schema) when the caller asked for
       ``json_schema`` or left the method unset.
@@ -303,6 +304,9 @@ class LocalChatOpenAI(RawChatOpenAI):
     """
 
     disable_streaming: bool | str = True
+    #: The server can constrain sampling to a JSON schema (``response_format={"type": "json_object",
+    #: "schema": ...}``, a llama.cpp grammar); the generation roles use it (``nodes._roles.ask_model``).
+    supports_json_schema_grammar: ClassVar[bool] = True
     _server: "LocalServer | None" = PrivateAttr(default=None)
 
     @property

@@ -1,0 +1,157 @@
+"""JSON schemas of the generation roles (``nodes.role_schemas``) and how ``ask_model`` uses them."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import os
+from typing import Any, ClassVar
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from bench.generation import plan_sessions
+from bench.generation_runner import run_session
+from graphs.generation_state import Context
+from nodes.providers import _registry
+from nodes.role_schemas import CHECKER_SCHEMA, grammar_safe_schema, planner_schema, tool_results_schema
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "getWeather",
+        "description": "Weather of a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "description": "City name."},
+                "unit": {"type": "string", "enum": ["C", "F"]},
+                "days": {"type": "float", "format": "x"},
+                "spots": {"type": "array", "items": {"type": "object", "properties": {"lat": {"type": "double"}},
+                                                       "required": ["lat", "ghost"]}},
+            },
+            "required": ["city"],
+        },
+    },
+}
+NEWS = {"type": "function", "function": {"name": "getNews", "description": "News.", "parameters": {"type": "object"}}}
+
+
+def test_grammar_safe_schema_keeps_structure_and_maps_benchmark_types():
+    assert grammar_safe_schema(WEATHER["function"]["parameters"]) == {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "unit": {"type": "string", "enum": ["C", "F"]},
+            "days": {"type": "number"},
+            "spots": {"type": "array", "items": {"type": "object", "properties": {"lat": {"type": "number"}},
+                                                   "required": ["lat"]}},
+        },
+        "required": ["city"],
+    }
+    assert grammar_safe_schema({"type": "weird"}) == {}
+    assert grammar_safe_schema("nonsense") == {}
+    assert grammar_safe_schema({"type": "integer", "enum": [1, 2]}) == {"enum": [1, 2]}
+
+
+def test_planner_schema_actions_per_layer_type():
+    schema = planner_schema([WEATHER, NEWS, WEATHER], "ST")
+    assert schema["required"] == ["thought", "plan", "actions"]
+    actions = schema["properties"]["actions"]
+    assert (actions["minItems"], actions["maxItems"]) == (1, 1)
+    choices = actions["items"]["anyOf"]
+    assert [c["properties"]["name"]["const"] for c in choices] == [
+        "getWeather", "getNews", "ask_user_for_required_parameters", "prepare_to_answer"]
+    assert choices[0]["properties"]["arguments"]["required"] == ["city"]
+    assert choices[1]["properties"]["arguments"] == {"type": "object"}
+    assert choices[2]["properties"]["arguments"]["properties"]["tool_name"] == {"enum": ["getWeather", "getNews"]}
+    assert choices[3]["properties"]["arguments"]["properties"]["answer_type"] == {"enum": ["tool", "chat"]}
+    assert planner_schema([WEATHER], "MT")["properties"]["actions"]["maxItems"] == 6
+    # No tools (a chat-only list): only the answer is possible.
+    assert [c["properties"]["name"]["const"] for c in planner_schema([], "CC")["properties"]["actions"]["items"]["anyOf"]] == [
+        "prepare_to_answer"]
+
+
+def test_tool_and_checker_schemas():
+    results = tool_results_schema(3)["properties"]["results"]
+    assert (results["minItems"], results["maxItems"]) == (3, 3)
+    assert CHECKER_SCHEMA["properties"]["verdict"] == {"enum": ["accept", "reject"]}
+
+
+def test_llama_cpp_accepts_the_planner_schema_of_every_real_tool_list(shared_dir):
+    if importlib.util.find_spec("llama_cpp") is None:
+        if os.environ.get("WTB_REQUIRE_LOCAL") == "1":
+            pytest.fail("llama_cpp is not installed (the `local` extra)")
+        pytest.skip("llama_cpp is not installed (the `local` extra)")
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    for language in ("en", "zh"):
+        lines = (shared_dir / "data" / f"tools_{language}.jsonl").read_text(encoding="utf-8").splitlines()
+        for number, line in enumerate(lines, start=1):
+            for layer_type in ("ST", "MT"):
+                grammar = json_schema_to_gbnf(json.dumps(planner_schema(json.loads(line), layer_type)))
+                assert grammar.startswith("actions ::="), (language, number)
+    assert "accept" in json_schema_to_gbnf(json.dumps(CHECKER_SCHEMA))
+
+
+class _GrammarModel(BaseChatModel):
+    """A chat model that claims grammar support, answers by role and records each request's kwargs."""
+
+    supports_json_schema_grammar: ClassVar[bool] = True
+    seen: ClassVar[list[tuple[str, dict[str, Any]]]] = []
+
+    @property
+    def _llm_type(self) -> str:
+        return "grammar-test"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+        system = messages[0].content
+        role = ("planner" if system.startswith("You are the planner") else "checker" if system.startswith("You review")
+                else "tool" if system.startswith("You simulate") else "user" if system.startswith("You play") else "agent")
+        self.seen.append((role, kwargs))
+        planner_steps = sum(1 for r, _ in self.seen if r == "planner")
+        text = {
+            "user": "What's the weather in Oslo?",
+            "checker": json.dumps({"verdict": "accept", "reason": "fine"}),
+            "tool": json.dumps({"results": [{"city": "Oslo", "sky": "clear"}]}),
+            "agent": "It is clear in Oslo.",
+            "planner": json.dumps({"thought": "t", "plan": "p", "actions": [
+                {"name": "getWeather", "arguments": {"city": "Oslo"}, "depends_on": []} if planner_steps == 1 else
+                {"name": "prepare_to_answer", "arguments": {"answer_type": "tool"}, "depends_on": []}]}),
+        }[role]
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+
+def test_ask_model_binds_the_schema_for_grammar_models_only(monkeypatch):
+    monkeypatch.setitem(_registry, "grammartest", lambda name, settings: _GrammarModel())
+    _GrammarModel.seen = []
+    spec = "grammartest:x"
+    context = Context(user_models=[spec], planner_model=spec, tool_model=spec, agent_model=spec, checker_model=spec)
+    plan = plan_sessions([[WEATHER, NEWS]], [("ST",)], seed=3)[0]
+    outcome = asyncio.run(run_session(plan, context))
+    assert outcome.status == "done", outcome.reason
+    formats = {role: kwargs.get("response_format") for role, kwargs in _GrammarModel.seen}
+    assert [role for role, _ in _GrammarModel.seen] == [
+        "user", "planner", "checker", "tool", "checker", "planner", "checker", "agent"]
+    assert formats["user"] is None and formats["agent"] is None
+    assert formats["checker"] == {"type": "json_object", "schema": CHECKER_SCHEMA}
+    assert formats["tool"] == {"type": "json_object", "schema": tool_results_schema(1)}
+    assert formats["planner"] == {"type": "json_object", "schema": planner_schema([WEATHER, NEWS], "ST")}
+
+
+class _PlainModel(_GrammarModel):
+    supports_json_schema_grammar: ClassVar[bool] = False
+
+
+def test_models_without_grammar_support_get_the_prompt_only(monkeypatch):
+    monkeypatch.setitem(_registry, "plaintest", lambda name, settings: _PlainModel())
+    _GrammarModel.seen = []
+    spec = "plaintest:x"
+    context = Context(user_models=[spec], planner_model=spec, tool_model=spec, agent_model=spec, checker_model=spec)
+    outcome = asyncio.run(run_session(plan_sessions([[WEATHER]], [("ST",)], seed=3)[0], context))
+    assert outcome.status == "done", outcome.reason
+    assert len(_GrammarModel.seen) == 8
+    assert all("response_format" not in kwargs for _, kwargs in _GrammarModel.seen)
