@@ -155,3 +155,19 @@ def test_models_without_grammar_support_get_the_prompt_only(monkeypatch):
     assert outcome.status == "done", outcome.reason
     assert len(_GrammarModel.seen) == 8
     assert all("response_format" not in kwargs for _, kwargs in _GrammarModel.seen)
+
+
+def test_generate_defaults_every_role_to_local_one_session_at_a_time(monkeypatch):
+    from bench.cli.generate import default_concurrency
+
+    for role in ("USER", "PLANNER", "TOOL", "AGENT", "CHECKER"):
+        monkeypatch.delenv(f"WTB_{role}_MODEL", raising=False)
+    context = Context()
+    assert context.user_models == ["local"]
+    assert {context.model_spec(r) for r in ("planner", "tool", "agent", "checker")} == {"local"}
+    assert default_concurrency(context) == 1
+    remote = Context(user_models=["openai:a"], planner_model="openai:b", tool_model="openai:c", agent_model="openai:d",
+                     checker_model="")
+    assert default_concurrency(remote) == 4
+    # One role on the local server is enough to serialise the sessions.
+    assert default_concurrency(Context(**{**remote.__dict__, "tool_model": "gguf:/m.gguf"})) == 1
