@@ -198,7 +198,10 @@ def test_adapter_maps_json_schema_response_format_and_structured_output() -> Non
     payload = adapt_payload(
         {"messages": [], "response_format": {"type": "json_schema", "json_schema": {"name": "r", "schema": schema}}}
     )
-    assert payload["response_format"] == {"type": "json_object", "schema": schema}
+    assert "response_format" not in payload
+    assert payload["extra_body"] == {"response_format": {"type": "json_object", "schema": schema}}
+    kept = adapt_payload({"messages": [], "extra_body": {"grammar": "g"}, "response_format": {"type": "json_object"}})
+    assert kept["extra_body"] == {"grammar": "g", "response_format": {"type": "json_object"}}
     chain = _dummy_model().with_structured_output({"title": "Verdict", "description": "A verdict.", **schema})
     assert chain.first.kwargs["tool_choice"] == {"type": "function", "function": {"name": "Verdict"}}
 

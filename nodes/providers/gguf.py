@@ -102,7 +102,11 @@ def adapt_payload(payload: dict[str, Any]) -> dict[str, Any]:
     2. ``tools`` without ``tool_choice``: ``tool_choice="auto"`` is set explicitly (its
        ``chatml-function-calling`` format ignores tools otherwise; harmless for the others).
     3. ``response_format`` of type ``json_schema`` (rejected by the server) becomes the server's
-       own ``{"type": "json_object", "schema": ...}`` (grammar-constrained JSON).
+       own ``{"type": "json_object", "schema": ...}`` (grammar-constrained JSON). Any
+       ``response_format`` is sent in ``extra_body`` (the same JSON body on the wire): with a
+       top-level ``response_format`` langchain-openai switches to the client's ``parse()``
+       helper, which raises on a reply cut off at ``max_tokens`` instead of returning it, so a
+       long-winded JSON answer would abort the run instead of being rejected and retried.
     4. ``max_completion_tokens`` (what ``ChatOpenAI`` sends) is unknown to the server and would
        be ignored: it is sent as ``max_tokens``.
 
@@ -123,10 +127,12 @@ def adapt_payload(payload: dict[str, Any]) -> dict[str, Any]:
     if "max_completion_tokens" in out:
         limit = out.pop("max_completion_tokens")
         out.setdefault("max_tokens", limit)
-    response_format = payload.get("response_format")
+    response_format = out.pop("response_format", None)
     if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
         schema = (response_format.get("json_schema") or {}).get("schema")
-        out["response_format"] = {"type": "json_object", **({"schema": schema} if schema else {})}
+        response_format = {"type": "json_object", **({"schema": schema} if schema else {})}
+    if response_format is not None:
+        out["extra_body"] = {**(out.get("extra_body") or {}), "response_format": response_format}
     return out
 
 
