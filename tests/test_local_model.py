@@ -461,6 +461,24 @@ def test_adapter_over_http_lifts_text_tool_call(tmp_path: Path, monkeypatch: pyt
     assert [t["function"]["name"] for t in sent["tools"]] == ["get_weather"]
     assert [(c["name"], c["args"]) for c in reply.tool_calls] == [("get_weather", {"city": "Paris"})]
     assert reply.content == "" and reply.usage_metadata["output_tokens"] == 7
+    record = response_from_ai(reply)
+    assert record["content"] is None and record["tool_calls"][0]["function"]["arguments"] == '{"city": "Paris"}'
+
+
+def test_json_schema_reaches_the_server_as_response_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bound response_format travels in extra_body, i.e. top-level in the JSON body the server reads."""
+    monkeypatch.setenv("WTB_CACHE_DIR", str(tmp_path))
+    schema = {"type": "object", "properties": {"verdict": {"enum": ["accept", "reject"]}}, "required": ["verdict"]}
+    server = _ScriptServer(tmp_path / "m.gguf", ServerOptions(), start_timeout=30)
+    try:
+        model = gguf.chat_model_for_server(server, ModelSettings(timeout=30, max_retries=0))
+        reply = model.bind(response_format={"type": "json_object", "schema": schema}).invoke("Judge this.")
+        sent = json.loads(Path(str(server.log_path) + ".request.json").read_text())
+    finally:
+        server.stop()
+    assert sent["response_format"] == {"type": "json_object", "schema": schema}
+    assert "extra_body" not in sent and "tools" not in sent
+    assert "get_weather" in reply.content and reply.tool_calls == []  # no tools offered: nothing lifted
 
 
 async def test_concurrent_requests_are_serialised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
