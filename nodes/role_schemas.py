@@ -9,7 +9,9 @@ rule-checked exactly as for any other model (``graphs.generation_state``,
 
 - planner: ``{"thought", "plan", "actions": [...]}``, each action a call of a listed tool (its
   arguments shaped by the tool's parameter schema), ``ask_user_for_required_parameters`` or
-  ``prepare_to_answer``; at most one action per step unless the task is multi-tool;
+  ``prepare_to_answer``, limited to the kinds the rule checker would accept at this point of the
+  task (a single-tool task: one call, then the answer); at most one action per step unless the
+  task is multi-tool;
 - checker: ``{"verdict": "accept" | "reject", "reason"}``;
 - tool: ``{"results": [one object per call]}``.
 
@@ -88,23 +90,50 @@ def _call_schema(function: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def planner_schema(tools: Sequence[Mapping[str, Any]], layer_type: str) -> dict[str, Any]:
+def allowed_action_kinds(layer_type: str, nodes: Sequence[Mapping[str, Any]] = ()) -> tuple[str, ...]:
+    """What the rule checker can accept as the next step of a task (``bench.generation_checks``).
+
+    Kinds: ``"call"``, ``"ask"``, ``"answer"``. ``CC``: answer. ``ST``: a call, then the answer.
+    ``MT``: calls, the answer once two calls are done. ``CQ``: questions and calls, the answer
+    once both a question and a call are done. ``nodes`` are the task's accepted nodes.
+    """
+    calls = sum(1 for n in nodes if n.get("name") not in (ASK_USER, PREPARE_TO_ANSWER))
+    asks = sum(1 for n in nodes if n.get("name") == ASK_USER)
+    if layer_type == "CC":
+        return ("answer",)
+    if layer_type == "ST":
+        return ("answer",) if calls >= 1 else ("call",)
+    if layer_type == "MT":
+        return ("call", "answer") if calls >= 2 else ("call",)
+    if layer_type == "CQ":
+        return ("call", "ask", "answer") if asks and calls else ("call", "ask")
+    return ("call", "ask", "answer")
+
+
+def planner_schema(
+    tools: Sequence[Mapping[str, Any]], layer_type: str, nodes: Sequence[Mapping[str, Any]] = ()
+) -> dict[str, Any]:
     """Schema of a planner decision for a task of ``layer_type`` over ``tools`` (OpenAI tool specs).
 
-    Each action is one of: a call of a listed tool (``name`` const, ``arguments`` following the
-    tool's parameters, ``depends_on`` integers), ``ask_user_for_required_parameters`` (``tool_name``
-    one of the tools, ``missing_required_parameters`` a non-empty string list) or
-    ``prepare_to_answer`` (``answer_type`` ``tool`` or ``chat``). ``actions`` holds 1 item, or up to
-    ``MAX_CALLS_PER_STEP`` for a multi-tool (``MT``) task.
+    Each action is one of the kinds :func:`allowed_action_kinds` permits at this point of the task
+    (``nodes``: its accepted nodes so far): a call of a listed tool (``name`` const, ``arguments``
+    following the tool's parameters, ``depends_on`` integers), ``ask_user_for_required_parameters``
+    (``tool_name`` one of the tools, ``missing_required_parameters`` a non-empty string list) or
+    ``prepare_to_answer`` (``answer_type`` ``chat`` for a chat task, else ``tool``). ``actions``
+    holds 1 item, or up to ``MAX_CALLS_PER_STEP`` for a multi-tool (``MT``) task. The grammar thus
+    mirrors the rule checker; which tool, which values, and the words are the model's.
 
     Returns:
         A JSON schema dict (``thought``, ``plan`` and ``actions`` required, in that order).
     """
+    kinds = allowed_action_kinds(layer_type, nodes)
     functions = [t.get("function", t) for t in tools]
     named = [f for f in functions if isinstance(f, Mapping) and isinstance(f.get("name"), str) and f.get("name")]
     unique = list({f["name"]: f for f in named}.values())
-    choices = [_call_schema(f) for f in unique]
-    if unique:
+    if not unique:
+        kinds = ("answer",)
+    choices = [_call_schema(f) for f in unique] if "call" in kinds else []
+    if "ask" in kinds:
         choices.append({
             "type": "object",
             "properties": {
@@ -121,19 +150,20 @@ def planner_schema(tools: Sequence[Mapping[str, Any]], layer_type: str) -> dict[
             },
             "required": ["name", "arguments", "depends_on"],
         })
-    choices.append({
-        "type": "object",
-        "properties": {
-            "name": {"const": PREPARE_TO_ANSWER},
-            "arguments": {
-                "type": "object",
-                "properties": {"answer_type": {"enum": ["tool", "chat"]}},
-                "required": ["answer_type"],
+    if "answer" in kinds:
+        choices.append({
+            "type": "object",
+            "properties": {
+                "name": {"const": PREPARE_TO_ANSWER},
+                "arguments": {
+                    "type": "object",
+                    "properties": {"answer_type": {"const": "chat" if layer_type == "CC" else "tool"}},
+                    "required": ["answer_type"],
+                },
+                "depends_on": {"type": "array", "maxItems": 0},
             },
-            "depends_on": {"type": "array", "maxItems": 0},
-        },
-        "required": ["name", "arguments", "depends_on"],
-    })
+            "required": ["name", "arguments", "depends_on"],
+        })
     return {
         "type": "object",
         "properties": {
@@ -143,7 +173,7 @@ def planner_schema(tools: Sequence[Mapping[str, Any]], layer_type: str) -> dict[
                 "type": "array",
                 "items": {"anyOf": choices},
                 "minItems": 1,
-                "maxItems": MAX_CALLS_PER_STEP if layer_type == "MT" else 1,
+                "maxItems": MAX_CALLS_PER_STEP if layer_type == "MT" and "call" in kinds else 1,
             },
         },
         "required": ["thought", "plan", "actions"],

@@ -17,7 +17,13 @@ from bench.generation import plan_sessions
 from bench.generation_runner import run_session
 from graphs.generation_state import Context
 from nodes.providers import _registry
-from nodes.role_schemas import CHECKER_SCHEMA, grammar_safe_schema, planner_schema, tool_results_schema
+from nodes.role_schemas import (
+    CHECKER_SCHEMA,
+    allowed_action_kinds,
+    grammar_safe_schema,
+    planner_schema,
+    tool_results_schema,
+)
 
 WEATHER = {
     "type": "function",
@@ -57,22 +63,64 @@ def test_grammar_safe_schema_keeps_structure_and_maps_benchmark_types():
     assert grammar_safe_schema({"type": "integer", "enum": [1, 2]}) == {"enum": [1, 2]}
 
 
-def test_planner_schema_actions_per_layer_type():
+def _names(schema):
+    return [c["properties"]["name"]["const"] for c in schema["properties"]["actions"]["items"]["anyOf"]]
+
+
+CALL = {"name": "getWeather", "arguments": {"city": "Oslo"}, "step": 0}
+ASK = {"name": "ask_user_for_required_parameters", "arguments": {}, "step": 0}
+
+
+def test_planner_schema_follows_what_the_rules_allow():
     schema = planner_schema([WEATHER, NEWS, WEATHER], "ST")
     assert schema["required"] == ["thought", "plan", "actions"]
     actions = schema["properties"]["actions"]
     assert (actions["minItems"], actions["maxItems"]) == (1, 1)
-    choices = actions["items"]["anyOf"]
-    assert [c["properties"]["name"]["const"] for c in choices] == [
-        "getWeather", "getNews", "ask_user_for_required_parameters", "prepare_to_answer"]
-    assert choices[0]["properties"]["arguments"]["required"] == ["city"]
-    assert choices[1]["properties"]["arguments"] == {"type": "object"}
-    assert choices[2]["properties"]["arguments"]["properties"]["tool_name"] == {"enum": ["getWeather", "getNews"]}
-    assert choices[3]["properties"]["arguments"]["properties"]["answer_type"] == {"enum": ["tool", "chat"]}
+    assert _names(schema) == ["getWeather", "getNews"]  # ST, nothing done yet: one call
+    call = actions["items"]["anyOf"][0]["properties"]
+    assert call["arguments"]["required"] == ["city"] and call["depends_on"]["items"]["type"] == "integer"
+    assert actions["items"]["anyOf"][1]["properties"]["arguments"] == {"type": "object"}
+    answer = planner_schema([WEATHER], "ST", [CALL])
+    assert _names(answer) == ["prepare_to_answer"]  # ST after its call: the answer
+    assert answer["properties"]["actions"]["items"]["anyOf"][0]["properties"]["arguments"]["properties"] == {
+        "answer_type": {"const": "tool"}}
+    chat = planner_schema([WEATHER], "CC")
+    assert _names(chat) == ["prepare_to_answer"]
+    assert chat["properties"]["actions"]["items"]["anyOf"][0]["properties"]["arguments"]["properties"] == {
+        "answer_type": {"const": "chat"}}
+    assert _names(planner_schema([WEATHER], "MT")) == ["getWeather"]
     assert planner_schema([WEATHER], "MT")["properties"]["actions"]["maxItems"] == 6
-    # No tools (a chat-only list): only the answer is possible.
-    assert [c["properties"]["name"]["const"] for c in planner_schema([], "CC")["properties"]["actions"]["items"]["anyOf"]] == [
-        "prepare_to_answer"]
+    assert _names(planner_schema([WEATHER], "MT", [CALL, CALL])) == ["getWeather", "prepare_to_answer"]
+    assert planner_schema([WEATHER], "MT", [CALL, CALL])["properties"]["actions"]["maxItems"] == 6
+    ask = planner_schema([WEATHER, NEWS], "CQ")
+    assert _names(ask) == ["getWeather", "getNews", "ask_user_for_required_parameters"]
+    assert ask["properties"]["actions"]["items"]["anyOf"][2]["properties"]["arguments"]["properties"]["tool_name"] == {
+        "enum": ["getWeather", "getNews"]}
+    assert _names(planner_schema([WEATHER], "CQ", [ASK])) == ["getWeather", "ask_user_for_required_parameters"]
+    assert _names(planner_schema([WEATHER], "CQ", [CALL])) == ["getWeather", "ask_user_for_required_parameters"]
+    assert _names(planner_schema([WEATHER], "CQ", [ASK, CALL])) == [
+        "getWeather", "ask_user_for_required_parameters", "prepare_to_answer"]
+    assert _names(planner_schema([], "ST")) == ["prepare_to_answer"]  # no usable tool: only an answer fits
+
+
+def test_allowed_action_kinds_agree_with_the_rule_checker():
+    """Every kind the grammar allows can pass bench.generation_checks; every kind it leaves out cannot."""
+    from bench.generation_checks import decision_errors, tools_by_name
+
+    tools = tools_by_name([WEATHER])
+    examples = {
+        "call": {"name": "getWeather", "arguments": {"city": "Oslo"}, "depends_on": []},
+        "ask": {"name": "ask_user_for_required_parameters",
+                "arguments": {"tool_name": "getWeather", "missing_required_parameters": ["city"]}, "depends_on": []},
+    }
+    for layer_type, nodes in [("ST", []), ("ST", [CALL]), ("MT", []), ("MT", [CALL]), ("MT", [CALL, CALL]),
+                              ("CQ", []), ("CQ", [ASK]), ("CQ", [ASK, CALL]), ("CC", [])]:
+        answer_type = "chat" if layer_type == "CC" else "tool"
+        examples["answer"] = {"name": "prepare_to_answer", "arguments": {"answer_type": answer_type}, "depends_on": []}
+        allowed = allowed_action_kinds(layer_type, nodes)
+        for kind, action in examples.items():
+            errors = decision_errors({"actions": [action]}, tools=tools, layer_type=layer_type, nodes=nodes)
+            assert (not errors) == (kind in allowed), (layer_type, len(nodes), kind, errors)
 
 
 def test_tool_and_checker_schemas():
@@ -139,7 +187,11 @@ def test_ask_model_binds_the_schema_for_grammar_models_only(monkeypatch):
     assert formats["user"] is None and formats["agent"] is None
     assert formats["checker"] == {"type": "json_object", "schema": CHECKER_SCHEMA}
     assert formats["tool"] == {"type": "json_object", "schema": tool_results_schema(1)}
-    assert formats["planner"] == {"type": "json_object", "schema": planner_schema([WEATHER, NEWS], "ST")}
+    planner_formats = [kwargs.get("response_format") for role, kwargs in _GrammarModel.seen if role == "planner"]
+    assert planner_formats == [
+        {"type": "json_object", "schema": planner_schema([WEATHER, NEWS], "ST")},
+        {"type": "json_object", "schema": planner_schema([WEATHER, NEWS], "ST", [CALL])},
+    ]
 
 
 class _PlainModel(_GrammarModel):
