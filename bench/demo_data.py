@@ -36,6 +36,23 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 SESSIONS_PATH = DATA_DIR / "demo_sessions.jsonl"
 CANDIDATES_PATH = DATA_DIR / "demo_candidates.jsonl"
 
+def bundled_demo_sessions() -> Path:
+    """Path of the bundled demo dataset ``demo_sessions.jsonl`` (package data of ``bench``).
+
+    Located with ``importlib.resources``, so it works from a source tree, an editable install and
+    an installed wheel (package data is a real file there; ``wtb eval`` reads it by path).
+
+    Raises:
+        FileNotFoundError: the package was installed without its data files.
+    """
+    from importlib.resources import files
+
+    path = Path(str(files("bench").joinpath("data").joinpath("demo_sessions.jsonl")))
+    if not path.is_file():
+        raise FileNotFoundError(f"bundled demo dataset missing at {path}; reinstall the package with its data files")
+    return path
+
+
 ASK = "ask_user_for_required_parameters"
 ANSWER = "prepare_to_answer"
 SPARE_RESPONSE: dict[str, Any] = {"content": "SPARE RESPONSE", "tool_calls": None, "reasoning_content": None}

@@ -19,6 +19,7 @@ Pure module: no LangGraph import; the only I/O is reading a dataset file in
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections import Counter
@@ -35,6 +36,7 @@ from pydantic import (
     StrictInt,
     StrictStr,
     ValidationError,
+    create_model,
     model_serializer,
     model_validator,
 )
@@ -151,6 +153,39 @@ class Session(BaseModel):
     def to_dict(self) -> dict[str, Any]:
         """The session as a plain JSON-ready dict, equal to the input line (``model_dump(mode="json")``; SPEC 2)."""
         return self.model_dump(mode="json")
+
+
+@functools.lru_cache(maxsize=None)
+def session_model(tasks: int = TASKS_PER_SESSION) -> type[Session]:
+    """The session model for sessions of ``tasks`` tasks: :class:`Session` itself for the benchmark's 4.
+
+    Other lengths serve generated sessions (``wtb generate --layers N``, checked with
+    ``wtb validate --tasks N``): same fields and checks, with the per-task lists holding ``tasks``
+    entries and the turn-subtype lists ``tasks - 1``.
+
+    Raises:
+        ValueError: ``tasks`` < 1.
+    """
+    if tasks == TASKS_PER_SESSION:
+        return Session
+    if tasks < 1:
+        raise ValueError(f"a session has at least 1 task, got {tasks}")
+
+    def per_task(kind: Any, count: int = tasks) -> Any:
+        return (list[kind], Field(min_length=count, max_length=count))
+
+    return create_model(
+        f"Session{tasks}Tasks",
+        __base__=Session,
+        english_tasks=per_task(StrictStr),
+        english_answer_list=per_task(AnswerList),
+        english_task_types=per_task(TaskType),
+        english_turn_subtypes=per_task(TurnSubtype, tasks - 1),
+        tasks=per_task(StrictStr),
+        answer_list=per_task(AnswerList),
+        task_types=per_task(ChineseTaskType),
+        turn_subtypes=per_task(ChineseTurnSubtype, tasks - 1),
+    )
 
 
 # --------------------------------------------------------------------------- structural checks
@@ -329,7 +364,10 @@ def _validation_issues(file: str, line: int, error: ValidationError) -> list[Dat
     return issues
 
 
-def _parse_sessions(path: str | os.PathLike[str]) -> tuple[list[Session], list[DatasetIssue]]:
+def _parse_sessions(
+    path: str | os.PathLike[str], tasks: int = TASKS_PER_SESSION
+) -> tuple[list[Session], list[DatasetIssue]]:
+    model = session_model(tasks)
     file = os.fspath(path)
     sessions: list[Session] = []
     issues: list[DatasetIssue] = []
@@ -353,7 +391,7 @@ def _parse_sessions(path: str | os.PathLike[str]) -> tuple[list[Session], list[D
             issues.append(DatasetIssue(file, number, "(line)", f"expected a JSON object, got {type(raw).__name__}"))
             continue
         try:
-            session = Session.model_validate(raw)
+            session = model.model_validate(raw)
         except ValidationError as exc:
             issues.extend(_validation_issues(file, number, exc))
             sid = raw.get("id")
@@ -437,13 +475,17 @@ class ValidationReport:
         return f"{self.path}: {self.sessions} sessions, {tasks} tasks ({types}); turn subtypes: {subtypes}"
 
 
-def validate_file(path: str | os.PathLike[str]) -> ValidationReport:
+def validate_file(path: str | os.PathLike[str], *, tasks: int = TASKS_PER_SESSION) -> ValidationReport:
     """Check a dataset file without raising: every issue, plus counts over the sessions that parsed (SPEC 2).
+
+    Args:
+        path: the dataset file.
+        tasks: tasks per session (the benchmark's 4; see :func:`session_model`).
 
     Returns:
         A :class:`ValidationReport`; ``report.ok`` is False when any issue was found.
     """
-    sessions, issues = _parse_sessions(path)
+    sessions, issues = _parse_sessions(path, tasks)
     report = ValidationReport(path=os.fspath(path), sessions=len(sessions), issues=issues)
     for session in sessions:
         report.task_types.update(session.english_task_types)

@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from bench.generation_checks import extract_json
+from nodes.providers import DEFAULT_MODEL
 
 ROLES = ("user", "planner", "checker", "tool", "agent")
 
@@ -33,23 +34,23 @@ class Context:
     """Run settings of the generation graph (its ``context_schema``); one value per run."""
 
     user_models: list[str] = field(
-        default_factory=lambda: [m for m in _env("WTB_USER_MODEL", "openai:gpt-4o-mini").split(",") if m],
+        default_factory=lambda: [m for m in _env("WTB_USER_MODEL", DEFAULT_MODEL).split(",") if m],
         metadata={"description": "Model specs of the User role ('provider:name'); each session uses one of them."},
     )
     planner_model: str = field(
-        default_factory=lambda: _env("WTB_PLANNER_MODEL", "openai:gpt-4o-mini"),
+        default_factory=lambda: _env("WTB_PLANNER_MODEL", DEFAULT_MODEL),
         metadata={"description": "Model spec of the Planner role."},
     )
     tool_model: str = field(
-        default_factory=lambda: _env("WTB_TOOL_MODEL", "openai:gpt-4o-mini"),
+        default_factory=lambda: _env("WTB_TOOL_MODEL", DEFAULT_MODEL),
         metadata={"description": "Model spec of the Tool role (simulates tool results)."},
     )
     agent_model: str = field(
-        default_factory=lambda: _env("WTB_AGENT_MODEL", "openai:gpt-4o-mini"),
+        default_factory=lambda: _env("WTB_AGENT_MODEL", DEFAULT_MODEL),
         metadata={"description": "Model spec of the Agent role (questions and final replies)."},
     )
     checker_model: str = field(
-        default_factory=lambda: _env("WTB_CHECKER_MODEL", "openai:gpt-4o-mini"),
+        default_factory=lambda: _env("WTB_CHECKER_MODEL", DEFAULT_MODEL),
         metadata={"description": "Model spec of the Checker role; empty = rule checks only."},
     )
     base_url: str | None = field(

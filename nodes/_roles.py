@@ -38,7 +38,15 @@ def message_text(message: Any) -> str:
     return "" if content is None else str(content)
 
 
-async def ask_model(role: str, state: State, runtime: Runtime[Context], system: str, human: str) -> tuple[str, dict[str, Any]]:
+async def ask_model(
+    role: str,
+    state: State,
+    runtime: Runtime[Context],
+    system: str,
+    human: str,
+    *,
+    json_schema: dict[str, Any] | None = None,
+) -> tuple[str, dict[str, Any]]:
     """Send one request to ``role``'s model and capture it.
 
     Args:
@@ -47,6 +55,9 @@ async def ask_model(role: str, state: State, runtime: Runtime[Context], system: 
         state: the session (its id and user-model pick).
         runtime: graph runtime holding :class:`Context`.
         system, human: the two prompt messages.
+        json_schema: the JSON schema of the expected output (``nodes.role_schemas``). A model whose
+            class sets ``supports_json_schema_grammar`` (the local llama.cpp server) gets it as
+            ``response_format`` and samples only JSON of that shape; other models get the prompt only.
 
     Returns:
         ``(reply_text, call_record)``; the record is ``{"role", "task", "model", "request", "response"}``.
@@ -65,8 +76,15 @@ async def ask_model(role: str, state: State, runtime: Runtime[Context], system: 
     base_url = context.role_base_url(role)
     model = resolve_model(
         spec,
-        ModelSettings(temperature=context.temperature, base_url=base_url, timeout=context.request_timeout, max_retries=0),
+        ModelSettings(
+            temperature=context.temperature,
+            base_url=base_url,
+            timeout=context.request_timeout,
+            max_retries=0,
+        ),
     )
+    if json_schema is not None and getattr(model, "supports_json_schema_grammar", False):
+        model = model.bind(response_format={"type": "json_object", "schema": json_schema})
     messages = [SystemMessage(content=system), HumanMessage(content=human)]
     trace_meta = generation_node_metadata(state, role)
     annotate_current_run(trace_meta)  # task/step metadata on the role node's trace run

@@ -29,6 +29,7 @@ from nodes._roles import (
     session_results,
     tools_block,
 )
+from nodes.role_schemas import CHECKER_SCHEMA
 from prompts import fragments, render
 
 def pending_calls(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -110,7 +111,7 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     source, calls = "rules", []
     if not reasons and context.checker_model:
         system, human = _model_request(state, pending)
-        text, record = await ask_model("checker", state, runtime, system, human)
+        text, record = await ask_model("checker", state, runtime, system, human, json_schema=CHECKER_SCHEMA)
         calls.append(record)
         source = "model"
         verdict, error = CheckerVerdict.parse(text)

@@ -13,6 +13,7 @@ from langgraph.runtime import Runtime
 
 from graphs.generation_state import Context, PlannerDecision, State
 from nodes._roles import actions_lines, ask_model, conversation_lines, entry_id, fail, labels, section, tools_block
+from nodes.role_schemas import planner_schema
 from prompts import fragments, render
 
 
@@ -54,7 +55,8 @@ async def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if step >= context.max_steps:
         return fail(f"task {len(state.tasks) - 1} did not finish within {context.max_steps} planner steps")
     system, human = planner_request(state)
-    text, record = await ask_model("planner", state, runtime, system, human)
+    schema = planner_schema(state.tools, task["layer_type"], task["nodes"])
+    text, record = await ask_model("planner", state, runtime, system, human, json_schema=schema)
     decision, error = PlannerDecision.parse(text)
     dumped = decision.model_dump() if decision is not None else None
     eid = entry_id(state)

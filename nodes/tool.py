@@ -12,6 +12,7 @@ from bench.generation_checks import extract_json
 from graphs.generation_state import Context, State, ToolResults
 from nodes._roles import ask_model, dumps, entry_id, labels, section, session_results
 from nodes.checker import pending_calls
+from nodes.role_schemas import tool_results_schema
 from prompts import render
 
 
@@ -58,7 +59,7 @@ async def tool(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         return {}
     calls = pending_calls(state.tasks[-1])
     system, human = tool_request(state, calls)
-    text, record = await ask_model("tool", state, runtime, system, human)
+    text, record = await ask_model("tool", state, runtime, system, human, json_schema=tool_results_schema(len(calls)))
     results, error = parse_results(text, len(calls))
     eid = entry_id(state)
     entry = {

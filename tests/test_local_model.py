@@ -30,7 +30,9 @@ from nodes.providers.bundled import (
     assemble,
 )
 from nodes.providers._llama_child import decode_tool_call_arguments
+from nodes.messages import RAW_RESPONSE_KEY, response_from_ai, to_langchain
 from nodes.providers.gguf import (
+    RAW_TEXT_KEY,
     LocalChatOpenAI,
     LocalServer,
     LocalServerError,
@@ -196,7 +198,10 @@ def test_adapter_maps_json_schema_response_format_and_structured_output() -> Non
     payload = adapt_payload(
         {"messages": [], "response_format": {"type": "json_schema", "json_schema": {"name": "r", "schema": schema}}}
     )
-    assert payload["response_format"] == {"type": "json_object", "schema": schema}
+    assert "response_format" not in payload
+    assert payload["extra_body"] == {"response_format": {"type": "json_object", "schema": schema}}
+    kept = adapt_payload({"messages": [], "extra_body": {"grammar": "g"}, "response_format": {"type": "json_object"}})
+    assert kept["extra_body"] == {"grammar": "g", "response_format": {"type": "json_object"}}
     chain = _dummy_model().with_structured_output({"title": "Verdict", "description": "A verdict.", **schema})
     assert chain.first.kwargs["tool_choice"] == {"type": "function", "function": {"name": "Verdict"}}
 
@@ -215,8 +220,26 @@ NAMES = ["get_weather", "book_flight"]
 )
 def test_parse_text_tool_calls_forms(text: str) -> None:
     rest, calls = parse_text_tool_calls(text, NAMES)
-    assert calls == [{"name": "get_weather", "args": {"city": "Paris"}}]
+    assert calls == [{"name": "get_weather", "args": {"city": "Paris"}, "arguments": '{"city": "Paris"}'}]
     assert rest == ""
+
+
+def test_parse_text_tool_calls_keeps_the_models_argument_text() -> None:
+    """The raw arguments string is the model's own text (spacing, key order, escapes), not a re-dump."""
+    text = '<tool_call>\n{ "name" : "book_flight" ,\n "arguments":{"date":"2026-12-01","to" : "Z\\u00fcrich"} }\n</tool_call>'
+    rest, calls = parse_text_tool_calls(text, NAMES)
+    assert rest == ""
+    assert calls == [
+        {"name": "book_flight", "args": {"date": "2026-12-01", "to": "Zürich"}, "arguments": '{"date":"2026-12-01","to" : "Z\\u00fcrich"}'}
+    ]
+    # No arguments at all, or an empty string: "{}".
+    assert parse_text_tool_calls('{"name": "get_weather"}', NAMES)[1][0]["arguments"] == "{}"
+    assert parse_text_tool_calls('{"name": "get_weather", "arguments": ""}', NAMES)[1][0]["arguments"] == "{}"
+    # A repeated key counts once, with its last value (as json.loads reads it).
+    twice = '{"name": "get_weather", "arguments": {"city": "Rome"}, "arguments": {"city": "Oslo"}}'
+    assert parse_text_tool_calls(twice, NAMES)[1] == [
+        {"name": "get_weather", "args": {"city": "Oslo"}, "arguments": '{"city": "Oslo"}'}
+    ]
 
 
 def test_parse_text_tool_calls_several_mixed_and_rejected() -> None:
@@ -228,6 +251,7 @@ def test_parse_text_tool_calls_several_mixed_and_rejected() -> None:
     rest, calls = parse_text_tool_calls(text, NAMES)
     assert [c["name"] for c in calls] == ["get_weather", "book_flight"]
     assert calls[1]["args"]["destination"] == "CDG"
+    assert calls[1]["arguments"] == '{"origin": "LHR", "destination": "CDG", "date": "2026-12-01"}'
     assert rest == 'Let me check.\n\n\n{"name": "delete_everything", "arguments": {}}'
     # Plain text, JSON that is not a call, arguments that are not an object, broken JSON: no calls.
     for text in (
@@ -251,10 +275,64 @@ def test_lift_text_tool_calls_builds_openai_style_calls() -> None:
     assert raw["id"] == lifted.tool_calls[0]["id"] and raw["id"].startswith("call_")
     assert json.loads(raw["function"]["arguments"]) == {"city": "Paris"}
     assert lifted.response_metadata["finish_reason"] == "tool_calls"
+    assert lifted.additional_kwargs[RAW_TEXT_KEY] == message.content
+    assert RAW_RESPONSE_KEY not in lifted.additional_kwargs  # nothing invented when no raw message was kept
     # Without offered tools nothing is lifted.
     plain = AIMessage(content='{"name": "get_weather", "arguments": {}}')
     same = lift_text_tool_calls(ChatResult(generations=[ChatGeneration(message=plain)]), [])
     assert same.generations[0].message.tool_calls == []
+
+
+def test_lift_rewrites_the_kept_raw_message_like_a_server_tool_parser() -> None:
+    """Through RawChatOpenAI's result building: the record gets raw argument strings, ids and content."""
+    model = _dummy_model()
+    text = 'Checking both.\n<tool_call>\n{"name": "get_weather", "arguments": {"city":"Paris", "unit":"celsius"}}\n</tool_call>\n' \
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Lyon"}}\n</tool_call>'
+    response = {
+        "id": "x", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+    result = lift_text_tool_calls(model._create_chat_result(response), NAMES)
+    message = result.generations[0].message
+    record = response_from_ai(message)
+    assert record["content"] == "Checking both."
+    assert record["reasoning_content"] is None
+    assert [c["function"] for c in record["tool_calls"]] == [
+        {"name": "get_weather", "arguments": '{"city":"Paris", "unit":"celsius"}'},
+        {"name": "get_weather", "arguments": '{"city": "Lyon"}'},
+    ]
+    assert [c["id"] for c in record["tool_calls"]] == [c["id"] for c in message.tool_calls]
+    assert message.additional_kwargs[RAW_TEXT_KEY] == text
+    # A reply that is only a call has content None, as an OpenAI-compatible server sends it.
+    only = {**response, "choices": [{**response["choices"][0], "message": {"role": "assistant", "content": '{"name": "get_weather", "arguments": {}}'}}]}
+    assert response_from_ai(lift_text_tool_calls(model._create_chat_result(only), NAMES).generations[0].message)["content"] is None
+    # Plain text stays exactly as the server sent it.
+    plain = {**response, "choices": [{**response["choices"][0], "message": {"role": "assistant", "content": "Sunny."}}]}
+    kept = response_from_ai(lift_text_tool_calls(model._create_chat_result(plain), NAMES).generations[0].message)
+    assert kept == {"content": "Sunny.", "tool_calls": None, "reasoning_content": None}
+
+
+def test_local_model_sends_the_history_dicts_exactly() -> None:
+    """RawChatOpenAI's request path: stored OpenAI dicts (raw argument strings, ids) go out unchanged,
+    then the adapter replaces a null assistant content with ""."""
+    history = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_7", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}]},
+        {"role": "tool", "tool_call_id": "call_7", "content": '"{\\"t\\": 21}"'},
+    ]
+    payload = _dummy_model()._get_request_payload([to_langchain(m) for m in history])
+    assert payload["messages"] == [history[0], {**history[1], "content": ""}, history[2]]
+
+
+def test_local_providers_advertise_one_session_at_a_time() -> None:
+    assert providers.max_concurrency("local") == 1
+    assert providers.max_concurrency("gguf:/models/x.gguf") == 1
+    assert providers.max_concurrency("openai:gpt-4o-mini") is None
+    assert providers.max_concurrency("replay:/tmp/c.jsonl#oracle") is None
+    with pytest.raises(ValueError, match="provider:name"):
+        providers.max_concurrency("nonsense")
 
 
 def test_child_decodes_tool_call_arguments_for_templates() -> None:
@@ -383,6 +461,24 @@ def test_adapter_over_http_lifts_text_tool_call(tmp_path: Path, monkeypatch: pyt
     assert [t["function"]["name"] for t in sent["tools"]] == ["get_weather"]
     assert [(c["name"], c["args"]) for c in reply.tool_calls] == [("get_weather", {"city": "Paris"})]
     assert reply.content == "" and reply.usage_metadata["output_tokens"] == 7
+    record = response_from_ai(reply)
+    assert record["content"] is None and record["tool_calls"][0]["function"]["arguments"] == '{"city": "Paris"}'
+
+
+def test_json_schema_reaches_the_server_as_response_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bound response_format travels in extra_body, i.e. top-level in the JSON body the server reads."""
+    monkeypatch.setenv("WTB_CACHE_DIR", str(tmp_path))
+    schema = {"type": "object", "properties": {"verdict": {"enum": ["accept", "reject"]}}, "required": ["verdict"]}
+    server = _ScriptServer(tmp_path / "m.gguf", ServerOptions(), start_timeout=30)
+    try:
+        model = gguf.chat_model_for_server(server, ModelSettings(timeout=30, max_retries=0))
+        reply = model.bind(response_format={"type": "json_object", "schema": schema}).invoke("Judge this.")
+        sent = json.loads(Path(str(server.log_path) + ".request.json").read_text())
+    finally:
+        server.stop()
+    assert sent["response_format"] == {"type": "json_object", "schema": schema}
+    assert "extra_body" not in sent and "tools" not in sent
+    assert "get_weather" in reply.content and reply.tool_calls == []  # no tools offered: nothing lifted
 
 
 async def test_concurrent_requests_are_serialised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

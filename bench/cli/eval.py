@@ -15,19 +15,34 @@ _err = Console(stderr=True)
 
 @app.command("eval")
 def eval_command(
-    dataset: Path = typer.Option(..., "--dataset", help="Dataset JSON Lines file (one session per line).", dir_okay=False),
+    dataset: Optional[Path] = typer.Option(
+        None,
+        "--dataset",
+        help="Dataset JSON Lines file (one session per line). Default: the bundled demo (6 sessions).",
+        dir_okay=False,
+    ),
     model: Optional[str] = typer.Option(
         None,
         "--model",
         help="Candidate model spec: 'openai:MODEL' (OpenAI-compatible API), 'replay:PATH#CANDIDATE', "
         "'gguf:PATH', or 'local' (the bundled local model, the default; $WTB_MODEL overrides the default).",
     ),
-    out: Path = typer.Option(..., "--out", help="Output directory: result.jsonl, score.jsonl, metric.json.", file_okay=False),
+    out: Optional[Path] = typer.Option(
+        None,
+        "--out",
+        help="Output directory: result.jsonl, score.jsonl, metric.json. Default: runs/<model name>/<dataset stem>.",
+        file_okay=False,
+    ),
     ids: Optional[list[str]] = typer.Option(
         None, "--ids", help="Only these sessions: comma-separated ids or numbers (e.g. '0,3,wild_tool_bench_7'); repeatable."
     ),
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N selected sessions.", min=0),
-    concurrency: int = typer.Option(4, "--concurrency", help="Sessions in flight at once.", min=1),
+    concurrency: Optional[int] = typer.Option(
+        None,
+        "--concurrency",
+        help="Sessions in flight at once. Default: 4, or what the provider advertises (1 for 'local' and 'gguf:').",
+        min=1,
+    ),
     temperature: Optional[float] = typer.Option(None, "--temperature", help="Sampling temperature (default 0, or $WTB_TEMPERATURE)."),
     base_url: Optional[str] = typer.Option(
         None, "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default $OPENAI_BASE_URL)."
@@ -62,9 +77,12 @@ def eval_command(
     """
     from bench.runner import Prices, load_dataset, run_eval, select_sessions
     from bench.schema import DatasetError
+    from bench.demo_data import bundled_demo_sessions
     from graphs.evaluation_context import EvaluationContext
 
     try:
+        if dataset is None:
+            dataset = bundled_demo_sessions()
         wanted = [part for item in ids or [] for part in item.split(",") if part.strip()]
         sessions = select_sessions(load_dataset(dataset), wanted or None, limit)
         settings: dict[str, Any] = {"dataset": str(dataset)}
@@ -79,6 +97,10 @@ def eval_command(
                 settings[key] = value
         prices = None if price_input is None and price_output is None else Prices(price_input or 0.0, price_output or 0.0)
         context = EvaluationContext(**settings)
+        if out is None:
+            out = default_out_dir(context, dataset)
+        if concurrency is None:
+            concurrency = default_concurrency(context.model)
         if langsmith_dataset:
             from bench.cli.experiment import run_langsmith_experiment
 
@@ -142,6 +164,28 @@ def _print_accounting(summary: Any, limit: int = 20) -> None:
             _err.print(f"  {entry['id']}: {entry.get('error')}", markup=False)
 
 
+def default_out_dir(context: Any, dataset: Path) -> Path:
+    """``runs/<model name>/<dataset stem>`` (relative to the working directory) for ``wtb eval`` without ``--out``.
+
+    The model name is the one written into the records (``local``, ``gpt-4o-mini``, a replay
+    candidate ...), with characters other than letters, digits, ``.``, ``_`` and ``-`` made ``_``.
+    """
+    import re
+
+    from bench.runner import recorded_model_name
+
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", recorded_model_name(context)).strip("._") or "model"
+    return Path("runs") / name / dataset.stem
+
+
+def default_concurrency(model: str) -> int:
+    """Sessions in flight when ``--concurrency`` is not given: the provider's advertised limit
+    (``nodes.providers.max_concurrency``; 1 for a local llama.cpp server), else 4."""
+    from nodes.providers import max_concurrency
+
+    return max_concurrency(model) or 4
+
+
 def _score(dataset: Path, result_path: Path, out: Path) -> None:
     """Score the run into ``out/score.jsonl`` + ``out/metric.json`` and print the table (SPEC 4)."""
     from bench.report import metric_table
@@ -156,3 +200,4 @@ def _score(dataset: Path, result_path: Path, out: Path) -> None:
         raise typer.Exit(code=1) from None
     Console(highlight=False, soft_wrap=True).print(metric_table(metric))
     _err.print(f"wrote {result_path}, {out / SCORE_FILE} and {out / METRIC_FILE}", markup=False)
+    typer.echo(f"outputs in {out}/")

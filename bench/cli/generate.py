@@ -10,8 +10,18 @@ import typer
 
 from bench.cli import app
 from bench.generation import GenerationInputError, load_tool_lists, plan_sessions, select_type_paths
+from nodes.providers import DEFAULT_MODEL
 
-DEFAULT_MODEL = "openai:gpt-4o-mini"
+
+def default_concurrency(context) -> int:
+    """Sessions in flight when ``--concurrency`` is not given: the lowest concurrency any role's provider
+    advertises (``nodes.providers.max_concurrency``; 1 for a local llama.cpp server), else 4."""
+    from graphs.generation_state import ROLES
+    from nodes.providers import max_concurrency
+
+    specs = [*context.user_models, *(context.model_spec(r) for r in ROLES if r != "user")]
+    limits = [limit for spec in specs if spec and (limit := max_concurrency(spec)) is not None]
+    return min(limits, default=4)
 
 
 @app.command("generate")
@@ -42,7 +52,13 @@ def generate(
     agent_base_url: Optional[str] = typer.Option(None, "--agent-base-url", help="Base URL of the agent model."),
     checker_base_url: Optional[str] = typer.Option(None, "--checker-base-url", help="Base URL of the checker model."),
     temperature: float = typer.Option(0.7, "--temperature", help="Sampling temperature of every role."),
-    concurrency: int = typer.Option(4, "--concurrency", min=1, help="Sessions generated at once."),
+    concurrency: Optional[int] = typer.Option(
+        None,
+        "--concurrency",
+        min=1,
+        help="Sessions generated at once. Default: 4, or the lowest limit a role's provider advertises "
+        "(1 when a role runs on 'local' or 'gguf:').",
+    ),
     max_retries: int = typer.Option(3, "--max-retries", min=1, help="Tries per planner decision / tool result."),
     max_steps: int = typer.Option(8, "--max-steps", min=1, help="Most planner steps per task."),
     vague_rate: float = typer.Option(0.25, "--vague-rate", min=0.0, max=1.0, help="Share of vague first answers."),
@@ -89,6 +105,8 @@ def generate(
         backoff=backoff,
         rps=rps,
     )
+    if concurrency is None:
+        concurrency = default_concurrency(context)
     settings = {
         "tools": str(tools), "layers": layers, "paths": paths, "samples": samples, "seed": seed,
         "language": language, "year": year, "concurrency": concurrency,

@@ -28,13 +28,16 @@ def _print_issues(issues) -> None:
 @app.command("validate")
 def validate(
     path: Path = typer.Argument(..., help="Dataset file (JSON Lines, one session per line)."),
+    tasks: int = typer.Option(
+        4, "--tasks", min=1, help="Tasks per session: 4 in the benchmark; N for sessions made by `wtb generate --layers N`."
+    ),
 ) -> None:
     """Check a dataset file against the session schema (SPEC 2).
 
     Prints every problem as `file:line: field: message` and exits 1, or prints a
     one-line summary (sessions, tasks per type, turn subtypes) and exits 0.
     """
-    report = validate_file(path)
+    report = validate_file(path, tasks=tasks)
     if not report.ok:
         _print_issues(report.issues)
         _err.print(f"{path}: {len(report.issues)} problem(s) found", markup=False)

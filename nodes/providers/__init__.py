@@ -86,6 +86,26 @@ def known_providers() -> list[str]:
     return sorted(set(BUILTIN_PROVIDERS) | set(_registry))
 
 
+def max_concurrency(spec: str) -> int | None:
+    """How many sessions the provider of ``spec`` usefully serves at once; ``None`` = no limit advertised.
+
+    A built-in provider module advertises it as ``MAX_CONCURRENCY`` (``gguf:`` and ``local`` say 1:
+    one llama.cpp server computes one request at a time, and interleaved conversations lose its
+    prompt-prefix reuse). Batch runners use it as their default concurrency. Providers added with
+    :func:`register_provider` advertise nothing. Nothing is imported beyond the provider's module
+    (no model is built, no server started).
+
+    Raises:
+        ValueError: malformed spec.
+    """
+    prefix, _name = split_spec(MODEL_ALIASES.get(spec, spec))
+    target = BUILTIN_PROVIDERS.get(prefix)
+    if prefix in _registry or target is None:
+        return None
+    value = getattr(importlib.import_module(target.partition(":")[0]), "MAX_CONCURRENCY", None)
+    return int(value) if value is not None else None
+
+
 def resolve_model(spec: str, settings: ModelSettings | None = None) -> BaseChatModel:
     """Build the chat model named by ``spec``.
 

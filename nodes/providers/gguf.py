@@ -53,15 +53,16 @@ import uuid
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 import httpx
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatResult
-from langchain_openai import ChatOpenAI
 from pydantic import PrivateAttr
 
+from nodes.messages import RAW_RESPONSE_KEY
 from nodes.providers import ModelSettings
+from nodes.providers.openai import RawChatOpenAI
 from nodes.providers.bundled import INSTALL_HINT, LocalModelUnavailable, bundled_model_path, cache_dir
 
 DEFAULT_N_CTX = 8192
@@ -75,6 +76,13 @@ DEFAULT_MIN_TIMEOUT = 600.0
 PROMPT_CACHE_BYTES = 256 << 20
 #: ``ModelSettings.extra`` keys that configure the server (not passed to ``ChatOpenAI``).
 SERVER_KEYS = ("n_ctx", "n_threads", "chat_format", "prompt_cache")
+
+
+#: ``additional_kwargs`` key keeping the server's original text of a reply whose tool calls were lifted.
+RAW_TEXT_KEY = "wtb_raw_text"
+#: Sessions a local server usefully serves at once (see :func:`nodes.providers.max_concurrency`):
+#: it computes one request at a time, and interleaving conversations defeats its prompt-prefix reuse.
+MAX_CONCURRENCY = 1
 
 
 class LocalServerError(RuntimeError):
@@ -94,7 +102,11 @@ def adapt_payload(payload: dict[str, Any]) -> dict[str, Any]:
     2. ``tools`` without ``tool_choice``: ``tool_choice="auto"`` is set explicitly (its
        ``chatml-function-calling`` format ignores tools otherwise; harmless for the others).
     3. ``response_format`` of type ``json_schema`` (rejected by the server) becomes the server's
-       own ``{"type": "json_object", "schema": ...}`` (grammar-constrained JSON).
+       own ``{"type": "json_object", "schema": ...}`` (grammar-constrained JSON). Any
+       ``response_format`` is sent in ``extra_body`` (the same JSON body on the wire): with a
+       top-level ``response_format`` langchain-openai switches to the client's ``parse()``
+       helper, which raises on a reply cut off at ``max_tokens`` instead of returning it, so a
+       long-winded JSON answer would abort the run instead of being rejected and retried.
     4. ``max_completion_tokens`` (what ``ChatOpenAI`` sends) is unknown to the server and would
        be ignored: it is sent as ``max_tokens``.
 
@@ -115,14 +127,40 @@ def adapt_payload(payload: dict[str, Any]) -> dict[str, Any]:
     if "max_completion_tokens" in out:
         limit = out.pop("max_completion_tokens")
         out.setdefault("max_tokens", limit)
-    response_format = payload.get("response_format")
+    response_format = out.pop("response_format", None)
     if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
         schema = (response_format.get("json_schema") or {}).get("schema")
-        out["response_format"] = {"type": "json_object", **({"schema": schema} if schema else {})}
+        response_format = {"type": "json_object", **({"schema": schema} if schema else {})}
+    if response_format is not None:
+        out["extra_body"] = {**(out.get("extra_body") or {}), "response_format": response_format}
     return out
 
 
 _TAG_RE = re.compile(r"</?tool_call>|```(?:json)?")
+_WS_RE = re.compile(r"[ \t\n\r]*")
+
+
+def _member_spans(text: str, start: int) -> dict[str, tuple[int, int]]:
+    """``key -> (begin, end)`` of each top-level member value of the JSON object at ``text[start]``.
+
+    ``text[start:]`` must begin with an object that ``json`` decodes (checked by the caller); a
+    repeated key keeps its last value, as ``json.loads`` does.
+    """
+    decoder = json.JSONDecoder()
+    spans: dict[str, tuple[int, int]] = {}
+    index = _WS_RE.match(text, start + 1).end()
+    if text[index] == "}":
+        return spans
+    while True:
+        key, index = decoder.raw_decode(text, index)
+        index = _WS_RE.match(text, index).end() + 1  # past ':'
+        begin = _WS_RE.match(text, index).end()
+        _value, end = decoder.raw_decode(text, begin)
+        spans[key] = (begin, end)
+        index = _WS_RE.match(text, end).end()
+        if text[index] == "}":
+            return spans
+        index = _WS_RE.match(text, index + 1).end()  # past ','
 
 
 def parse_text_tool_calls(text: str, tool_names: Sequence[str]) -> tuple[str, list[dict[str, Any]]]:
@@ -134,13 +172,21 @@ def parse_text_tool_calls(text: str, tool_names: Sequence[str]) -> tuple[str, li
     call only when its ``name`` is one of ``tool_names`` and its arguments (``arguments`` or
     ``parameters``; an object, a JSON string of an object, or absent = ``{}``) form an object.
 
+    This is the client-side counterpart of a server-side tool parser (vLLM's ``hermes`` parser
+    does the same for Qwen models). Unlike vLLM, which re-serialises the arguments with
+    ``json.dumps``, the raw ``arguments`` string kept here is exactly the text the model wrote for
+    the arguments object (or, when the model wrote the arguments as a JSON string, that string's
+    value; ``"{}"`` when it wrote none).
+
     Args:
         text: the assistant message content.
         tool_names: names of the tools offered in the request.
 
     Returns:
         ``(rest, calls)``: the text with the calls, tags and fences removed (stripped), and one
-        ``{"name": str, "args": dict}`` per call, in order. ``([text], [])`` when none is found.
+        ``{"name": str, "args": dict, "arguments": str}`` per call, in order (``arguments`` is the
+        raw string described above; ``json.loads(arguments) == args``). ``(text, [])`` when none
+        is found.
     """
     names = set(tool_names)
     decoder = json.JSONDecoder()
@@ -154,15 +200,23 @@ def parse_text_tool_calls(text: str, tool_names: Sequence[str]) -> tuple[str, li
             index = text.find("{", index + 1)
             continue
         args: Any = None
+        raw = "{}"
         if isinstance(value, dict) and value.get("name") in names:
-            args = value.get("arguments", value.get("parameters", {}))
+            key = "arguments" if "arguments" in value else "parameters"
+            args = value.get(key, {})
+            if key in value:
+                begin, stop = _member_spans(text, index)[key]
+                raw = text[begin:stop]
             if isinstance(args, str):
+                raw = args
                 try:
                     args = json.loads(args) if args.strip() else {}
                 except json.JSONDecodeError:
                     args = None
+                if not args and isinstance(args, dict):
+                    raw = "{}"
         if isinstance(args, dict):
-            calls.append({"name": value["name"], "args": args})
+            calls.append({"name": value["name"], "args": args, "arguments": raw})
             spans.append((index, end))
             index = text.find("{", end)
         else:
@@ -191,8 +245,12 @@ def lift_text_tool_calls(result: ChatResult, tool_names: Sequence[str]) -> ChatR
 
     Messages that already carry tool calls, or when ``tool_names`` is empty, are left alone. A
     lifted call gets a fresh id ``call_<hex>``, is mirrored in ``additional_kwargs["tool_calls"]``
-    in OpenAI form (``arguments`` a JSON-object string), and the message content keeps only the
-    remaining text. Returns ``result`` (modified in place).
+    in OpenAI form (``arguments`` the raw string of :func:`parse_text_tool_calls`), and the message
+    content keeps only the remaining text. When the message carries the provider's raw message
+    (``additional_kwargs[RAW_RESPONSE_KEY]``, kept by :class:`RawChatOpenAI`), that is rewritten to
+    what a server-side tool parser would have returned: ``content`` the remaining text (``None``
+    when empty), ``tool_calls`` the lifted calls with their raw ``arguments`` strings; the server's
+    original text stays in ``additional_kwargs[RAW_TEXT_KEY]``. Returns ``result`` (modified in place).
     """
     if not tool_names:
         return result
@@ -203,19 +261,24 @@ def lift_text_tool_calls(result: ChatResult, tool_names: Sequence[str]) -> ChatR
         rest, calls = parse_text_tool_calls(message.content, tool_names)
         if not calls:
             continue
+        ids = [f"call_{uuid.uuid4().hex[:24]}" for _ in calls]
         tool_calls = [
-            {"name": c["name"], "args": c["args"], "id": f"call_{uuid.uuid4().hex[:24]}", "type": "tool_call"}
-            for c in calls
+            {"name": c["name"], "args": c["args"], "id": call_id, "type": "tool_call"} for c, call_id in zip(calls, ids)
+        ]
+        openai_calls = [
+            {"id": call_id, "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+            for c, call_id in zip(calls, ids)
         ]
         additional = dict(message.additional_kwargs)
-        additional["tool_calls"] = [
-            {
-                "id": c["id"],
-                "type": "function",
-                "function": {"name": c["name"], "arguments": json.dumps(c["args"], ensure_ascii=False)},
+        additional["tool_calls"] = openai_calls
+        additional[RAW_TEXT_KEY] = message.content
+        raw = additional.get(RAW_RESPONSE_KEY)
+        if isinstance(raw, dict):
+            additional[RAW_RESPONSE_KEY] = {
+                **raw,
+                "content": rest or None,
+                "tool_calls": [{**c, "function": dict(c["function"])} for c in openai_calls],
             }
-            for c in tool_calls
-        ]
         metadata = {**message.response_metadata, "finish_reason": "tool_calls"}
         new_message = message.model_copy(
             update={"content": rest, "tool_calls": tool_calls, "additional_kwargs": additional, "response_metadata": metadata}
@@ -225,16 +288,20 @@ def lift_text_tool_calls(result: ChatResult, tool_names: Sequence[str]) -> ChatR
     return result
 
 
-class LocalChatOpenAI(ChatOpenAI):
+class LocalChatOpenAI(RawChatOpenAI):
     """``ChatOpenAI`` for a llama-cpp-python server; everything else is the stock langchain-openai path.
 
-    Differences from ``ChatOpenAI``:
+    It builds on :class:`~nodes.providers.openai.RawChatOpenAI`, so requests carry the exact
+    OpenAI dicts of the evaluation history and every reply keeps the provider's raw message for
+    the result record (SPEC 3.4). Differences from ``RawChatOpenAI``:
 
     - request bodies pass through :func:`adapt_payload`;
     - :meth:`bind_tools` passes ``tool_choice="auto"`` unless the caller chose one;
     - tool calls the model wrote as JSON text are lifted into ``AIMessage.tool_calls``
-      (:func:`lift_text_tool_calls`), so callers see OpenAI-style tool calls;
+      (:func:`lift_text_tool_calls`), so callers see OpenAI-style tool calls, and the kept raw
+      message is rewritten as a server-side tool parser would return it (raw argument strings);
     - streaming is off (``disable_streaming=True``) so every call goes through that lifting;
+    - ``supports_json_schema_grammar``: callers may bind a JSON schema as ``response_format``;
     - :meth:`with_structured_output` uses ``function_calling`` (the server constrains a named
       tool call's arguments with a grammar built from the schema) when the caller asked for
       ``json_schema`` or left the method unset.
@@ -243,6 +310,9 @@ class LocalChatOpenAI(ChatOpenAI):
     """
 
     disable_streaming: bool | str = True
+    #: The server can constrain sampling to a JSON schema (``response_format={"type": "json_object",
+    #: "schema": ...}``, a llama.cpp grammar); the generation roles use it (``nodes._roles.ask_model``).
+    supports_json_schema_grammar: ClassVar[bool] = True
     _server: "LocalServer | None" = PrivateAttr(default=None)
 
     @property

@@ -1,0 +1,146 @@
+"""Check the outputs of CI's real-model runs (issue 7): exit 1 with the reasons when one is malformed.
+
+Usage:
+    python .ci/check_local_run.py eval DIR [--sessions N] [--model-name NAME]
+    python .ci/check_local_run.py generate DIR --sessions N
+
+``eval``: ``DIR/result.jsonl`` holds N result records of the SPEC 3.4 shape (no inference error:
+a real local model that fails to answer is a CI failure), ``DIR/score.jsonl`` N lines and
+``DIR/metric.json`` the task / session counts of those records.
+
+``generate``: ``DIR/manifest.json`` accounts for all N planned sessions; every success is a line
+of ``DIR/sessions.jsonl`` (validated separately with ``wtb validate --tasks LAYERS``) with its
+folder; every failure is a line of ``DIR/failures.jsonl`` with a non-empty reason and a raw
+transcript showing what the roles produced. Prints one summary line per check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+TASK_KEYS = {"action_name_label", "is_optimal", "inference_log", "latency", "input_token_count", "output_token_count"}
+OUTPUT_KEYS = {"reasoning_content", "content", "tool_calls", "current_action_name_label"}
+
+
+def _jsonl(path: Path) -> list[Any]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def task_problems(task: Any, where: str) -> list[str]:
+    """SPEC 3.4 shape problems of one task result."""
+    if not isinstance(task, dict):
+        return [f"{where}: not an object"]
+    problems = [f"{where}: missing {key}" for key in sorted(TASK_KEYS - set(task))]
+    if problems:
+        return problems
+    if task["action_name_label"] not in ("correct", "error"):
+        problems.append(f"{where}.action_name_label: {task['action_name_label']!r}")
+    if not isinstance(task["is_optimal"], bool):
+        problems.append(f"{where}.is_optimal: not a boolean")
+    log = task["inference_log"]
+    steps = sorted(k for k in log if k.startswith("step_"))
+    if not isinstance(log.get("task_idx"), int) or not isinstance(log.get("begin_of_current_task"), dict) or not steps:
+        problems.append(f"{where}.inference_log: needs task_idx, begin_of_current_task and step_<s> entries")
+    for key in steps:
+        step = log[key]
+        inputs, output = step.get("inference_input"), step.get("inference_output")
+        if not isinstance(inputs, dict) or not {"messages", "tools"} <= set(inputs):
+            problems.append(f"{where}.{key}.inference_input: needs messages and tools")
+        if not isinstance(output, dict) or not OUTPUT_KEYS <= set(output):
+            problems.append(f"{where}.{key}.inference_output: needs {sorted(OUTPUT_KEYS)}")
+            continue
+        for i, call in enumerate(output["tool_calls"] or []):
+            function = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(function, dict) or not isinstance(function.get("arguments"), str) or not call.get("id"):
+                problems.append(f"{where}.{key}.tool_calls[{i}]: needs an id and a raw arguments string")
+        if not isinstance(step.get("inference_answer"), dict):
+            problems.append(f"{where}.{key}.inference_answer: missing")
+    counts = {len(task[k]) for k in ("latency", "input_token_count", "output_token_count")}
+    if counts != {len(steps)}:
+        problems.append(f"{where}: latency / token lists do not have one entry per step ({len(steps)})")
+    elif any(not isinstance(v, (int, float)) or v < 0 for v in task["latency"]):
+        problems.append(f"{where}.latency: not non-negative numbers")
+    return problems
+
+
+def check_eval(out: Path, sessions: int, model_name: str) -> list[str]:
+    """Problems of a ``wtb eval`` output folder (empty = well-formed)."""
+    problems: list[str] = []
+    records = _jsonl(out / "result.jsonl")
+    if len(records) != sessions:
+        problems.append(f"result.jsonl: {len(records)} records, expected {sessions}")
+    tasks = 0
+    for n, record in enumerate(records, start=1):
+        where = f"result.jsonl:{n}"
+        if set(record) - {"error_detail"} != {"id", "model_name", "result"}:
+            problems.append(f"{where}: keys {sorted(record)}")
+            continue
+        if record["model_name"] != model_name:
+            problems.append(f"{where}.model_name: {record['model_name']!r}, expected {model_name!r}")
+        if not isinstance(record["result"], list):
+            problems.append(f"{where}.result: {str(record['result'])[:300]}")
+            continue
+        tasks += len(record["result"])
+        for t, task in enumerate(record["result"]):
+            problems += task_problems(task, f"{where}.result[{t}]")
+    scores = _jsonl(out / "score.jsonl")
+    if len(scores) != sessions:
+        problems.append(f"score.jsonl: {len(scores)} lines, expected {sessions}")
+    metric = json.loads((out / "metric.json").read_text(encoding="utf-8"))
+    total = metric.get("total_info", {})
+    if total.get("task", {}).get("total_count") != tasks or total.get("session", {}).get("total_count") != sessions:
+        problems.append(f"metric.json: total_info {total} does not count {tasks} tasks in {sessions} sessions")
+    if not problems:
+        print(f"check: {out}: {sessions} result record(s), {tasks} tasks, task accuracy "
+              f"{total['task']['correct_count']}/{tasks}, metric.json and score.jsonl consistent")
+    return problems
+
+
+def check_generate(out: Path, sessions: int) -> list[str]:
+    """Problems of a ``wtb generate`` output folder (empty = well-formed)."""
+    problems: list[str] = []
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    done, failures = _jsonl(out / "sessions.jsonl"), _jsonl(out / "failures.jsonl")
+    if (manifest.get("succeeded"), manifest.get("failed")) != (len(done), len(failures)):
+        problems.append(f"manifest.json: succeeded/failed {manifest.get('succeeded')}/{manifest.get('failed')} "
+                        f"but {len(done)} sessions and {len(failures)} failures on file")
+    if len(done) + len(failures) != sessions:
+        problems.append(f"{len(done)} sessions + {len(failures)} failures, expected {sessions} planned sessions")
+    for failure in failures:
+        if not isinstance(failure.get("reason"), str) or not failure["reason"].strip():
+            problems.append(f"failures.jsonl: {failure.get('key')}: no reason")
+        transcript = out / str(failure.get("dir")) / "raw_transcript.json"
+        if not transcript.is_file() or not json.loads(transcript.read_text(encoding="utf-8")):
+            problems.append(f"failures.jsonl: {failure.get('key')}: no raw transcript at {transcript}")
+    for session in done:
+        if len(session.get("english_tasks", [])) < 1:
+            problems.append(f"sessions.jsonl: {session.get('id')}: no task")
+    if not problems:
+        print(f"check: {out}: {len(done)} generated session(s), {len(failures)} recorded failure(s)"
+              + "".join(f"\n  failed {f['key']}: {f['reason'][:300]}" for f in failures))
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kind", choices=("eval", "generate"))
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--sessions", type=int, default=1)
+    parser.add_argument("--model-name", default="local")
+    args = parser.parse_args(argv)
+    try:
+        problems = check_eval(args.out, args.sessions, args.model_name) if args.kind == "eval" \
+            else check_generate(args.out, args.sessions)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        problems = [f"{type(exc).__name__}: {exc}"]
+    for problem in problems:
+        print(f"check: {args.out}: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""``wtb eval`` defaults: the bundled demo dataset, ``runs/<model>/<dataset stem>``, and the
+provider's advertised concurrency (1 for the local llama.cpp server)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import bench.runner
+from bench.cli import app
+from bench.cli.eval import default_concurrency, default_out_dir
+from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH, bundled_demo_sessions
+from graphs.evaluation_context import EvaluationContext
+
+
+def test_bundled_demo_is_the_package_data_file():
+    path = bundled_demo_sessions()
+    assert path.samefile(SESSIONS_PATH)
+    assert len(path.read_text(encoding="utf-8").splitlines()) == 6
+
+
+def test_default_out_dir_names_model_and_dataset(monkeypatch):
+    monkeypatch.delenv("WTB_MODEL", raising=False)
+    monkeypatch.delenv("WTB_MODEL_NAME", raising=False)
+    data = Path("/data/my_sessions.jsonl")
+    assert default_out_dir(EvaluationContext(), data) == Path("runs/local/my_sessions")
+    assert default_out_dir(EvaluationContext(model="openai:gpt-4o-mini"), data) == Path("runs/gpt-4o-mini/my_sessions")
+    assert default_out_dir(EvaluationContext(model="openai:meta/llama 3"), data) == Path("runs/meta_llama_3/my_sessions")
+    assert default_out_dir(EvaluationContext(model="replay:/x/c.jsonl#oracle"), data) == Path("runs/oracle/my_sessions")
+
+
+def test_default_concurrency_follows_the_provider():
+    assert default_concurrency("local") == 1
+    assert default_concurrency("gguf:/models/other.gguf") == 1
+    assert default_concurrency("openai:gpt-4o-mini") == 4
+    assert default_concurrency("replay:/x/c.jsonl#oracle") == 4
+
+
+def test_eval_without_dataset_and_out_runs_the_demo_into_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(
+        app, ["eval", "--model", f"replay:{CANDIDATES_PATH}#demo-model", "--no-progress"], catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "runs" / "demo-model" / "demo_sessions"
+    records = [json.loads(line) for line in (out / "result.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [r["id"] for r in records] == [f"wild_tool_bench_{i}" for i in range(6)]
+    assert {r["model_name"] for r in records} == {"demo-model"}
+    metric = json.loads((out / "metric.json").read_text(encoding="utf-8"))
+    # demo-model's scripted mistakes (tests/test_demo_data.py): 4 wrong actions and 4 wrong arguments.
+    assert metric["total_info"]["task"]["correct_count"] == 16 and metric["total_info"]["task"]["total_count"] == 24
+    assert "outputs in runs/demo-model/demo_sessions/" in result.output
+
+
+@pytest.mark.parametrize(("argv", "expected"), [([], 1), (["--concurrency", "3"], 3)])
+def test_eval_passes_the_default_or_given_concurrency(tmp_path, monkeypatch, argv, expected):
+    seen = {}
+
+    def fake_run_eval(sessions, context, out, **kwargs):
+        seen.update(kwargs, out=out, model=context.model)
+        raise RuntimeError("stopped by the test")
+
+    monkeypatch.setattr(bench.runner, "run_eval", fake_run_eval)
+    result = CliRunner().invoke(
+        app, ["eval", "--model", "gguf:/nowhere/model.gguf", "--out", str(tmp_path / "o"), "--limit", "1", *argv]
+    )
+    assert result.exit_code == 1 and "stopped by the test" in result.output
+    assert seen["concurrency"] == expected and seen["model"] == "gguf:/nowhere/model.gguf"

@@ -1,0 +1,225 @@
+"""JSON schemas of the generation roles (``nodes.role_schemas``) and how ``ask_model`` uses them."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import os
+from typing import Any, ClassVar
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from bench.generation import plan_sessions
+from bench.generation_runner import run_session
+from graphs.generation_state import Context
+from nodes.providers import _registry
+from nodes.role_schemas import (
+    CHECKER_SCHEMA,
+    allowed_action_kinds,
+    grammar_safe_schema,
+    planner_schema,
+    tool_results_schema,
+)
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "getWeather",
+        "description": "Weather of a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "description": "City name."},
+                "unit": {"type": "string", "enum": ["C", "F"]},
+                "days": {"type": "float", "format": "x"},
+                "spots": {"type": "array", "items": {"type": "object", "properties": {"lat": {"type": "double"}},
+                                                       "required": ["lat", "ghost"]}},
+            },
+            "required": ["city"],
+        },
+    },
+}
+NEWS = {"type": "function", "function": {"name": "getNews", "description": "News.", "parameters": {"type": "object"}}}
+
+
+def test_grammar_safe_schema_keeps_structure_and_maps_benchmark_types():
+    assert grammar_safe_schema(WEATHER["function"]["parameters"]) == {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "unit": {"type": "string", "enum": ["C", "F"]},
+            "days": {"type": "number"},
+            "spots": {"type": "array", "items": {"type": "object", "properties": {"lat": {"type": "number"}},
+                                                   "required": ["lat"]}},
+        },
+        "required": ["city"],
+    }
+    assert grammar_safe_schema({"type": "weird"}) == {}
+    assert grammar_safe_schema("nonsense") == {}
+    assert grammar_safe_schema({"type": "integer", "enum": [1, 2]}) == {"enum": [1, 2]}
+
+
+def _names(schema):
+    return [c["properties"]["name"]["const"] for c in schema["properties"]["actions"]["items"]["anyOf"]]
+
+
+CALL = {"name": "getWeather", "arguments": {"city": "Oslo"}, "step": 0}
+ASK = {"name": "ask_user_for_required_parameters", "arguments": {}, "step": 0}
+
+
+def test_planner_schema_follows_what_the_rules_allow():
+    schema = planner_schema([WEATHER, NEWS, WEATHER], "ST")
+    assert schema["required"] == ["thought", "plan", "actions"]
+    actions = schema["properties"]["actions"]
+    assert (actions["minItems"], actions["maxItems"]) == (1, 1)
+    assert _names(schema) == ["getWeather", "getNews"]  # ST, nothing done yet: one call
+    call = actions["items"]["anyOf"][0]["properties"]
+    assert call["arguments"]["required"] == ["city"] and call["depends_on"]["items"]["type"] == "integer"
+    assert actions["items"]["anyOf"][1]["properties"]["arguments"] == {"type": "object"}
+    answer = planner_schema([WEATHER], "ST", [CALL])
+    assert _names(answer) == ["prepare_to_answer"]  # ST after its call: the answer
+    assert answer["properties"]["actions"]["items"]["anyOf"][0]["properties"]["arguments"]["properties"] == {
+        "answer_type": {"const": "tool"}}
+    chat = planner_schema([WEATHER], "CC")
+    assert _names(chat) == ["prepare_to_answer"]
+    assert chat["properties"]["actions"]["items"]["anyOf"][0]["properties"]["arguments"]["properties"] == {
+        "answer_type": {"const": "chat"}}
+    assert _names(planner_schema([WEATHER], "MT")) == ["getWeather"]
+    assert planner_schema([WEATHER], "MT")["properties"]["actions"]["maxItems"] == 6
+    assert _names(planner_schema([WEATHER], "MT", [CALL, CALL])) == ["getWeather", "prepare_to_answer"]
+    assert planner_schema([WEATHER], "MT", [CALL, CALL])["properties"]["actions"]["maxItems"] == 6
+    ask = planner_schema([WEATHER, NEWS], "CQ")
+    assert _names(ask) == ["getWeather", "getNews", "ask_user_for_required_parameters"]
+    assert ask["properties"]["actions"]["items"]["anyOf"][2]["properties"]["arguments"]["properties"]["tool_name"] == {
+        "enum": ["getWeather", "getNews"]}
+    assert _names(planner_schema([WEATHER], "CQ", [ASK])) == ["getWeather", "ask_user_for_required_parameters"]
+    assert _names(planner_schema([WEATHER], "CQ", [CALL])) == ["getWeather", "ask_user_for_required_parameters"]
+    assert _names(planner_schema([WEATHER], "CQ", [ASK, CALL])) == [
+        "getWeather", "ask_user_for_required_parameters", "prepare_to_answer"]
+    assert _names(planner_schema([], "ST")) == ["prepare_to_answer"]  # no usable tool: only an answer fits
+
+
+def test_allowed_action_kinds_agree_with_the_rule_checker():
+    """Every kind the grammar allows can pass bench.generation_checks; every kind it leaves out cannot."""
+    from bench.generation_checks import decision_errors, tools_by_name
+
+    tools = tools_by_name([WEATHER])
+    examples = {
+        "call": {"name": "getWeather", "arguments": {"city": "Oslo"}, "depends_on": []},
+        "ask": {"name": "ask_user_for_required_parameters",
+                "arguments": {"tool_name": "getWeather", "missing_required_parameters": ["city"]}, "depends_on": []},
+    }
+    for layer_type, nodes in [("ST", []), ("ST", [CALL]), ("MT", []), ("MT", [CALL]), ("MT", [CALL, CALL]),
+                              ("CQ", []), ("CQ", [ASK]), ("CQ", [ASK, CALL]), ("CC", [])]:
+        answer_type = "chat" if layer_type == "CC" else "tool"
+        examples["answer"] = {"name": "prepare_to_answer", "arguments": {"answer_type": answer_type}, "depends_on": []}
+        allowed = allowed_action_kinds(layer_type, nodes)
+        for kind, action in examples.items():
+            errors = decision_errors({"actions": [action]}, tools=tools, layer_type=layer_type, nodes=nodes)
+            assert (not errors) == (kind in allowed), (layer_type, len(nodes), kind, errors)
+
+
+def test_tool_and_checker_schemas():
+    results = tool_results_schema(3)["properties"]["results"]
+    assert (results["minItems"], results["maxItems"]) == (3, 3)
+    assert CHECKER_SCHEMA["properties"]["verdict"] == {"enum": ["accept", "reject"]}
+
+
+def test_llama_cpp_accepts_the_planner_schema_of_every_real_tool_list(shared_dir):
+    if importlib.util.find_spec("llama_cpp") is None:
+        if os.environ.get("WTB_REQUIRE_LOCAL") == "1":
+            pytest.fail("llama_cpp is not installed (the `local` extra)")
+        pytest.skip("llama_cpp is not installed (the `local` extra)")
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    for language in ("en", "zh"):
+        lines = (shared_dir / "data" / f"tools_{language}.jsonl").read_text(encoding="utf-8").splitlines()
+        for number, line in enumerate(lines, start=1):
+            for layer_type in ("ST", "MT"):
+                grammar = json_schema_to_gbnf(json.dumps(planner_schema(json.loads(line), layer_type)))
+                assert grammar.startswith("actions ::="), (language, number)
+    assert "accept" in json_schema_to_gbnf(json.dumps(CHECKER_SCHEMA))
+
+
+class _GrammarModel(BaseChatModel):
+    """A chat model that claims grammar support, answers by role and records each request's kwargs."""
+
+    supports_json_schema_grammar: ClassVar[bool] = True
+    seen: ClassVar[list[tuple[str, dict[str, Any]]]] = []
+
+    @property
+    def _llm_type(self) -> str:
+        return "grammar-test"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+        system = messages[0].content
+        role = ("planner" if system.startswith("You are the planner") else "checker" if system.startswith("You review")
+                else "tool" if system.startswith("You simulate") else "user" if system.startswith("You play") else "agent")
+        self.seen.append((role, kwargs))
+        planner_steps = sum(1 for r, _ in self.seen if r == "planner")
+        text = {
+            "user": "What's the weather in Oslo?",
+            "checker": json.dumps({"verdict": "accept", "reason": "fine"}),
+            "tool": json.dumps({"results": [{"city": "Oslo", "sky": "clear"}]}),
+            "agent": "It is clear in Oslo.",
+            "planner": json.dumps({"thought": "t", "plan": "p", "actions": [
+                {"name": "getWeather", "arguments": {"city": "Oslo"}, "depends_on": []} if planner_steps == 1 else
+                {"name": "prepare_to_answer", "arguments": {"answer_type": "tool"}, "depends_on": []}]}),
+        }[role]
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+
+def test_ask_model_binds_the_schema_for_grammar_models_only(monkeypatch):
+    monkeypatch.setitem(_registry, "grammartest", lambda name, settings: _GrammarModel())
+    _GrammarModel.seen = []
+    spec = "grammartest:x"
+    context = Context(user_models=[spec], planner_model=spec, tool_model=spec, agent_model=spec, checker_model=spec)
+    plan = plan_sessions([[WEATHER, NEWS]], [("ST",)], seed=3)[0]
+    outcome = asyncio.run(run_session(plan, context))
+    assert outcome.status == "done", outcome.reason
+    formats = {role: kwargs.get("response_format") for role, kwargs in _GrammarModel.seen}
+    assert [role for role, _ in _GrammarModel.seen] == [
+        "user", "planner", "checker", "tool", "checker", "planner", "checker", "agent"]
+    assert formats["user"] is None and formats["agent"] is None
+    assert formats["checker"] == {"type": "json_object", "schema": CHECKER_SCHEMA}
+    assert formats["tool"] == {"type": "json_object", "schema": tool_results_schema(1)}
+    planner_formats = [kwargs.get("response_format") for role, kwargs in _GrammarModel.seen if role == "planner"]
+    assert planner_formats == [
+        {"type": "json_object", "schema": planner_schema([WEATHER, NEWS], "ST")},
+        {"type": "json_object", "schema": planner_schema([WEATHER, NEWS], "ST", [CALL])},
+    ]
+
+
+class _PlainModel(_GrammarModel):
+    supports_json_schema_grammar: ClassVar[bool] = False
+
+
+def test_models_without_grammar_support_get_the_prompt_only(monkeypatch):
+    monkeypatch.setitem(_registry, "plaintest", lambda name, settings: _PlainModel())
+    _GrammarModel.seen = []
+    spec = "plaintest:x"
+    context = Context(user_models=[spec], planner_model=spec, tool_model=spec, agent_model=spec, checker_model=spec)
+    outcome = asyncio.run(run_session(plan_sessions([[WEATHER]], [("ST",)], seed=3)[0], context))
+    assert outcome.status == "done", outcome.reason
+    assert len(_GrammarModel.seen) == 8
+    assert all("response_format" not in kwargs for _, kwargs in _GrammarModel.seen)
+
+
+def test_generate_defaults_every_role_to_local_one_session_at_a_time(monkeypatch):
+    from bench.cli.generate import default_concurrency
+
+    for role in ("USER", "PLANNER", "TOOL", "AGENT", "CHECKER"):
+        monkeypatch.delenv(f"WTB_{role}_MODEL", raising=False)
+    context = Context()
+    assert context.user_models == ["local"]
+    assert {context.model_spec(r) for r in ("planner", "tool", "agent", "checker")} == {"local"}
+    assert default_concurrency(context) == 1
+    remote = Context(user_models=["openai:a"], planner_model="openai:b", tool_model="openai:c", agent_model="openai:d",
+                     checker_model="")
+    assert default_concurrency(remote) == 4
+    # One role on the local server is enough to serialise the sessions.
+    assert default_concurrency(Context(**{**remote.__dict__, "tool_model": "gguf:/m.gguf"})) == 1
