@@ -157,7 +157,7 @@ class Session(BaseModel):
 
 @functools.lru_cache(maxsize=None)
 def session_model(tasks: int = TASKS_PER_SESSION) -> type[Session]:
-    """The session model for sessions of ``tasks`` tasks: :class:`Session` itself for the benchmark's 4.
+    """The session model for sessions of ``tasks`` tasks (SPEC 2): :class:`Session` itself for the benchmark's 4.
 
     Other lengths serve generated sessions (``wtb generate --layers N``, checked with
     ``wtb validate --tasks N``): same fields and checks, with the per-task lists holding ``tasks``
