@@ -28,6 +28,7 @@ import json
 import random
 import re
 import string
+from itertools import islice
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Sequence
 
@@ -210,6 +211,7 @@ class StepOutcome:
         prune: node indices to prune the tracker with (a matched call step), else ``None``.
         task_end: the task stops after this step.
         task_correct: the task is action-name correct (a text reply matched ``prepare_to_answer``).
+        diagnostics: notes for the step log's ``inference_output.diagnostics`` (never scored).
     """
 
     label: Label
@@ -219,6 +221,7 @@ class StepOutcome:
     prune: list[int] | None = None
     task_end: bool = False
     task_correct: bool = False
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
 
 
 def tracker_after(answer_list: Sequence[Mapping[str, Any]], prunes: Sequence[tuple[int, Sequence[int]]]) -> PathTracker:
@@ -244,13 +247,39 @@ def _answer_entry(answer_list: Sequence[Mapping[str, Any]], nodes: Sequence[int]
     return entry
 
 
-def _all_candidates(answer_list: Sequence[Mapping[str, Any]], tracker: PathTracker, step: int) -> dict[str, Any] | None:
-    """Every entry of the step's candidate table (one per alive path, duplicates kept), or ``None`` if empty."""
+MAX_RECORDED_CANDIDATES = 1000
+"""Entries of an error step's candidate table recorded at most (see :func:`_error_outcome`)."""
+
+
+def _error_outcome(
+    answer_list: Sequence[Mapping[str, Any]], tracker: PathTracker, step: int, reason: str
+) -> StepOutcome:
+    """A name-error step that ends the task, recording the step's candidate table (SPEC 3.2, 3.4).
+
+    The reference records every entry of the table: one per alive path, duplicates kept
+    (``tracker.step_entries``). On a wide layer that is astronomically many (8 independent
+    distinct calls: 545,835 entries; 12: about 28 billion), which the reference could only
+    produce by materialising every path. Here the first :data:`MAX_RECORDED_CANDIDATES`
+    entries are recorded, exactly the reference's prefix, and a ``candidates_truncated``
+    diagnostic gives the full count. Scoring never reads an error step's candidates.
+    """
+    total = tracker.count_step_entries(step)
     entries = {
         f"candidate_{i}_answer_function_list": _answer_entry(answer_list, nodes, with_pseudo_fields=True)
-        for i, nodes in enumerate(tracker.step_entries(step))
+        for i, nodes in enumerate(islice(tracker.step_entries(step), MAX_RECORDED_CANDIDATES))
     }
-    return entries or None
+    diagnostics = []
+    if total > len(entries):
+        diagnostics.append(
+            {
+                "kind": "candidates_truncated",
+                "recorded": len(entries),
+                "total": total,
+                "message": f"the step's candidate table has {total} entries (one per alive gold path); "
+                f"the first {len(entries)} are recorded",
+            }
+        )
+    return StepOutcome("error", reason, inference_answer=entries or None, task_end=True, diagnostics=diagnostics)
 
 
 def _single_pseudo(answer_list: Sequence[Mapping[str, Any]], nodes: Sequence[int], name: str) -> Mapping[str, Any]:
@@ -325,7 +354,7 @@ def match_step(
                     task_end=True,
                     task_correct=True,
                 )
-        return StepOutcome("error", ERROR_ACTION_NAME, inference_answer=_all_candidates(answer_list, tracker, step), task_end=True)
+        return _error_outcome(answer_list, tracker, step, ERROR_ACTION_NAME)
 
     try:
         call_ids = [call["id"] for call in tool_calls]
@@ -367,7 +396,7 @@ def match_step(
             inference_answer={"candidate_0_answer_function_list": _answer_entry(answer_list, nodes, with_pseudo_fields=False)},
             prune=list(nodes),
         )
-    return StepOutcome("error", ERROR_ACTION_NAME, inference_answer=_all_candidates(answer_list, tracker, step), task_end=True)
+    return _error_outcome(answer_list, tracker, step, ERROR_ACTION_NAME)
 
 
 # --------------------------------------------------------------------------- result record (SPEC 3.4)
@@ -392,7 +421,7 @@ def step_log(
         ``{"inference_input": {"messages", "tools"}, "inference_output": {"reasoning_content",
         "content", "tool_calls", "current_action_name_label", "error_reason"?},
         "inference_answer"?}``. ``inference_output`` also gets ``"diagnostics"`` when
-        :func:`response_diagnostics` finds something (scoring ignores it).
+        the outcome or :func:`response_diagnostics` has notes (scoring ignores them).
     """
     output: dict[str, Any] = {
         "reasoning_content": response.get("reasoning_content"),
@@ -402,7 +431,7 @@ def step_log(
     }
     if outcome.error_reason is not None:
         output["error_reason"] = outcome.error_reason
-    diagnostics = response_diagnostics(response)
+    diagnostics = outcome.diagnostics + response_diagnostics(response)
     if diagnostics:
         output["diagnostics"] = diagnostics
     entry: dict[str, Any] = {

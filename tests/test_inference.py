@@ -230,3 +230,39 @@ def test_matched_call_while_a_shorter_path_is_alive_crashes_like_the_reference()
     fresh = PathTracker(nodes[2:3] + [node("prepare_to_answer", {}, "r", deps=[0])])
     ok = inference.match_step(fresh, nodes[2:3] + [node("prepare_to_answer", {}, "r", deps=[0])], 0, {"content": None, "tool_calls": [call("c", "getA")]})
     assert ok.label == "correct" and ok.prune == [0]
+
+
+def _independent(count):
+    """``count`` independent distinct calls, then a final answer depending on all of them."""
+    nodes = [node(f"get{i:02d}", {"i": i}, {"v": i}) for i in range(count)]
+    return nodes + [node("prepare_to_answer", {"answer_type": "tool"}, "reply", deps=range(count))]
+
+
+def test_error_step_records_the_whole_table_when_it_is_small():
+    # 5 independent distinct calls: every ordered set partition is a path, Fubini a(5) = 541 entries.
+    answer_list = _independent(5)
+    outcome = inference.match_step(PathTracker(answer_list), answer_list, 0, {"tool_calls": [call("c0", "nope")]})
+    assert outcome.label == "error" and outcome.error_reason == inference.ERROR_ACTION_NAME
+    assert len(outcome.inference_answer) == 541
+    assert outcome.diagnostics == []
+    log = inference.step_log([], [], {"tool_calls": [call("c0", "nope")]}, outcome)
+    assert "diagnostics" not in log["inference_output"]
+
+
+def test_error_step_on_a_wide_layer_records_the_reference_prefix_and_the_count():
+    # 12 independent distinct calls: a(12) = 28,091,567,595 entries in the reference's table.
+    answer_list = _independent(12)
+    tracker = PathTracker(answer_list)
+    outcome = inference.match_step(tracker, answer_list, 0, {"tool_calls": [call("c0", "nope")]})
+    assert len(outcome.inference_answer) == inference.MAX_RECORDED_CANDIDATES
+    expected_prefix = [nodes for nodes, _ in zip(tracker.step_entries(0), range(inference.MAX_RECORDED_CANDIDATES))]
+    recorded = [
+        [int(json.loads(action["arguments"])["i"]) for action in entry["action"]]
+        for entry in outcome.inference_answer.values()
+    ]
+    assert recorded == [sorted(nodes, key=lambda i: f"get{i:02d}") for nodes in expected_prefix]
+    (note,) = outcome.diagnostics
+    assert note["kind"] == "candidates_truncated"
+    assert (note["recorded"], note["total"]) == (1000, 28091567595)
+    log = inference.step_log([], [], {"tool_calls": [call("c0", "nope")]}, outcome)
+    assert log["inference_output"]["diagnostics"] == [note]
