@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from bench.io import json_lines
 from bench.paths import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS, PathTracker
 
 LAYER_TYPES: tuple[str, ...] = ("ST", "MT", "CQ", "CC")
@@ -138,21 +139,14 @@ def load_tool_lists(path: str | Path) -> list[list[dict[str, Any]]]:
             the message names the file, the line and the field.
     """
     lists: list[list[dict[str, Any]]] = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise GenerationInputError(f"{path}:{number}: not JSON ({exc.msg})") from None
-            if not isinstance(value, list) or not value:
-                raise GenerationInputError(f"{path}:{number}: a line must be a non-empty JSON array of tools")
-            for i, tool in enumerate(value):
-                function = tool.get("function") if isinstance(tool, dict) else None
-                if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-                    raise GenerationInputError(f"{path}:{number}: tool [{i}] lacks field function.name")
-            lists.append(value)
+    for number, value in json_lines(path, GenerationInputError):
+        if not isinstance(value, list) or not value:
+            raise GenerationInputError(f"{path}:{number}: a line must be a non-empty JSON array of tools")
+        for i, tool in enumerate(value):
+            function = tool.get("function") if isinstance(tool, dict) else None
+            if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+                raise GenerationInputError(f"{path}:{number}: tool [{i}] lacks field function.name")
+        lists.append(value)
     if not lists:
         raise GenerationInputError(f"{path}: no tool list found")
     return lists

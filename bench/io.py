@@ -99,3 +99,23 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, str | Undeco
                 continue
             if line.strip():
                 yield number, line
+
+
+def json_lines(path: str | os.PathLike[str], error: type[Exception] = ValueError) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, value)`` for each non-blank line of the JSON Lines file ``path``.
+
+    For callers that stop at the first bad line (the dataset and result loaders
+    collect every problem with :func:`iter_jsonl` instead).
+
+    Raises:
+        error: a line that is not UTF-8 or not JSON, as ``"<path>:<line>: not JSON (<reason>)"``.
+        OSError: the file cannot be opened or read.
+    """
+    for number, text in iter_jsonl(path):
+        if isinstance(text, UndecodableLine):
+            raise error(f"{path}:{number}: {text.message}")
+        try:
+            yield number, json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise error(f"{path}:{number}: not JSON ({exc.msg})") from None
+

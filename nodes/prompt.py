@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from langchain_core.messages import RemoveMessage
@@ -12,6 +11,7 @@ from langgraph.types import Command
 
 from bench import inference
 from graphs.evaluation_context import EvaluationContext
+from bench.io import json_lines
 from graphs.evaluation_state import EvaluationState
 from nodes.candidate import model_name_for
 from nodes.messages import to_langchain
@@ -27,16 +27,9 @@ def find_session(path: str, session_id: str) -> dict[str, Any]:
     """
     if not path:
         raise ValueError("the input names a session by 'session_id' but no dataset is set (context 'dataset' / WTB_DATASET)")
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}, line {number}: not valid JSON ({exc.msg})") from None
-            if isinstance(row, dict) and row.get("id") == session_id:
-                return row
+    for _, row in json_lines(path):
+        if isinstance(row, dict) and row.get("id") == session_id:
+            return row
     raise ValueError(f"{path}: no session with id {session_id!r}")
 
 

@@ -224,3 +224,18 @@ def test_every_original_tool_list_is_accepted(shared_dir):
     for en, zh in zip(english, chinese):
         raw = make_session() | {"english_tools": json.loads(en), "tools": json.loads(zh)}
         assert Session.model_validate(raw).model_dump(mode="json")["english_tools"] == raw["english_tools"]
+
+
+def test_json_lines_names_file_and_line(tmp_path):
+    from bench.io import json_lines
+
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b'{"a": 1}\n\n[2]\n{broken\n')
+    rows = json_lines(path, KeyError)
+    assert next(rows) == (1, {"a": 1})
+    assert next(rows) == (3, [2])
+    with pytest.raises(KeyError, match=r"rows.jsonl:4: not JSON"):
+        next(rows)
+    path.write_bytes(b'{"a": "\xff"}\n')
+    with pytest.raises(ValueError, match=r"rows.jsonl:1: not UTF-8"):
+        list(json_lines(path))
