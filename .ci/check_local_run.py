@@ -76,7 +76,7 @@ def check_eval(out: Path, sessions: int, model_name: str) -> list[str]:
     tasks = 0
     for n, record in enumerate(records, start=1):
         where = f"result.jsonl:{n}"
-        if set(record) - {"error_detail"} != {"id", "model_name", "result"}:
+        if set(record) - {"error_detail", "usage"} != {"id", "model_name", "result"}:
             problems.append(f"{where}: keys {sorted(record)}")
             continue
         if record["model_name"] != model_name:

@@ -10,7 +10,7 @@ from rich.console import Console
 
 from bench.cli import app
 
-_err = Console(stderr=True)
+_err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 @app.command("eval")

@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 
 from rich.console import Console
 
-_err = Console(stderr=True)
+_err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def run_langsmith_experiment(
