@@ -23,6 +23,10 @@ from prompts import fragments
 from bench.tracing import annotate_current_run, generation_node_metadata
 
 
+#: Token cap of a JSON role reply (planner, checker, tool) on a model with grammar support.
+JSON_MAX_TOKENS = 400
+
+
 def dumps(value: Any) -> str:
     """Compact JSON for prompts (UTF-8 kept)."""
     return json.dumps(value, ensure_ascii=False)
@@ -57,7 +61,8 @@ async def ask_model(
         system, human: the two prompt messages.
         json_schema: the JSON schema of the expected output (``nodes.role_schemas``). A model whose
             class sets ``supports_json_schema_grammar`` (the local llama.cpp server) gets it as
-            ``response_format`` and samples only JSON of that shape; other models get the prompt only.
+            ``response_format`` and samples only JSON of that shape, at most :data:`JSON_MAX_TOKENS`
+            tokens; other models get the prompt only.
 
     Returns:
         ``(reply_text, call_record)``; the record is ``{"role", "task", "model", "request", "response"}``.
@@ -84,7 +89,11 @@ async def ask_model(
         ),
     )
     if json_schema is not None and getattr(model, "supports_json_schema_grammar", False):
-        model = model.bind(response_format={"type": "json_object", "schema": json_schema})
+        # The grammar fixes the shape but not the length of free-text fields: a token cap keeps a
+        # rambling small model from spending minutes on one "thought" (a cut reply is a rejection).
+        model = model.bind(
+            response_format={"type": "json_object", "schema": json_schema}, max_tokens=JSON_MAX_TOKENS
+        )
     messages = [SystemMessage(content=system), HumanMessage(content=human)]
     trace_meta = generation_node_metadata(state, role)
     annotate_current_run(trace_meta)  # task/step metadata on the role node's trace run

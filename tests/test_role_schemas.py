@@ -16,6 +16,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from bench.generation import plan_sessions
 from bench.generation_runner import run_session
 from graphs.generation_state import Context
+from nodes._roles import JSON_MAX_TOKENS
 from nodes.providers import _registry
 from nodes.role_schemas import (
     CHECKER_SCHEMA,
@@ -185,6 +186,8 @@ def test_ask_model_binds_the_schema_for_grammar_models_only(monkeypatch):
     assert [role for role, _ in _GrammarModel.seen] == [
         "user", "planner", "checker", "tool", "checker", "planner", "checker", "agent"]
     assert formats["user"] is None and formats["agent"] is None
+    caps = {role: kwargs.get("max_tokens") for role, kwargs in _GrammarModel.seen}
+    assert caps == {"user": None, "agent": None, "planner": JSON_MAX_TOKENS, "checker": JSON_MAX_TOKENS, "tool": JSON_MAX_TOKENS}
     assert formats["checker"] == {"type": "json_object", "schema": CHECKER_SCHEMA}
     assert formats["tool"] == {"type": "json_object", "schema": tool_results_schema(1)}
     planner_formats = [kwargs.get("response_format") for role, kwargs in _GrammarModel.seen if role == "planner"]
