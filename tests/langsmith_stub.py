@@ -77,6 +77,7 @@ class LangSmithStub:
         self.lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
         self.runs: dict[str, dict[str, Any]] = {}
+        self._run_ops: dict[str, list[tuple[str, dict[str, Any]]]] = {}
         self.datasets: dict[str, dict[str, Any]] = {}
         self.examples: dict[str, dict[str, Any]] = {}
         self.sessions: dict[str, dict[str, Any]] = {}
@@ -183,22 +184,33 @@ class LangSmithStub:
 
     # -- run store --------------------------------------------------------------------------------
     def _merge_run(self, op: str, run: dict[str, Any]) -> None:
+        """Record one ``post`` / ``patch`` of a run and rebuild its merged view.
+
+        The SDK sends batches from several threads and this server answers them concurrently, so a
+        run's ``patch`` (end time, outputs) can arrive before its ``post``. The merged view is
+        therefore rebuilt in a fixed order, whatever the arrival order: the posts, then the patches
+        (a patch's ``None`` fields do not erase what the post said).
+        """
         run_id = str(run.get("id"))
-        current = self.runs.setdefault(run_id, {"id": run_id})
-        for key, value in run.items():
-            if value is None and op == "patch":
-                continue
-            if key == "extra" and isinstance(value, dict) and isinstance(current.get("extra"), dict):
-                merged = dict(current["extra"])
-                for k, v in value.items():
-                    if k == "metadata" and isinstance(v, dict):
-                        merged["metadata"] = {**merged.get("metadata", {}), **v}
-                    else:
-                        merged[k] = v
-                current["extra"] = merged
-            else:
-                current[key] = value
-        current.setdefault("_ops", []).append(op)
+        ops = self._run_ops.setdefault(run_id, [])
+        ops.append((op, run))
+        merged: dict[str, Any] = {"id": run_id}
+        for kind, payload in sorted(ops, key=lambda item: item[0] != "post"):  # stable: posts first
+            for key, value in payload.items():
+                if value is None and kind == "patch":
+                    continue
+                if key == "extra" and isinstance(value, dict) and isinstance(merged.get("extra"), dict):
+                    extra = dict(merged["extra"])
+                    for k, v in value.items():
+                        if k == "metadata" and isinstance(v, dict):
+                            extra["metadata"] = {**extra.get("metadata", {}), **v}
+                        else:
+                            extra[k] = v
+                    merged["extra"] = extra
+                else:
+                    merged[key] = value
+        merged["_ops"] = [kind for kind, _ in ops]
+        self.runs[run_id] = merged
 
     def _ingest_multipart(self, body: bytes, content_type: str) -> None:
         pending: dict[tuple[str, str], dict[str, Any]] = {}

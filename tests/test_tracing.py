@@ -448,3 +448,21 @@ def test_wtb_generate_traces_role_nodes(reference_dir, tmp_path):
             assert secret not in payloads, secret
             for file in out.rglob("*.json*"):
                 assert secret not in file.read_text(encoding="utf-8"), (file, secret)
+
+
+def test_stub_merges_a_patch_that_arrives_before_its_post():
+    """The SDK sends batches from several threads, so the stub must not depend on arrival order."""
+    stub = LangSmithStub()
+    post = {"id": "r1", "name": "wtb eval s1", "inputs": {"a": 1}, "outputs": {}, "extra": {"metadata": {"x": 1}}}
+    patch = {"id": "r1", "outputs": {"record": {"id": "s1"}}, "end_time": "t", "error": None,
+             "extra": {"metadata": {"y": 2}}}
+    stub._merge_run("patch", patch)
+    stub._merge_run("post", post)
+    late = stub.runs["r1"]
+    stub2 = LangSmithStub()
+    stub2._merge_run("post", post)
+    stub2._merge_run("patch", patch)
+    in_order = stub2.runs["r1"]
+    assert late["outputs"] == {"record": {"id": "s1"}}
+    assert late["extra"]["metadata"] == {"x": 1, "y": 2}
+    assert {k: v for k, v in late.items() if k != "_ops"} == {k: v for k, v in in_order.items() if k != "_ops"}
