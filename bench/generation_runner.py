@@ -11,6 +11,8 @@ Output layout under ``out_dir``::
     sessions/<key>/requests/<role>.jsonl captured request/response pairs of each role
     sessions/<key>/session.json          the session in the dataset schema (successful sessions)
     sessions/<key>/replay.json           oracle replay candidate along the gold paths
+    sessions/<key>/outcome.json          status, reason, usage, plan and (if done) the session: the
+                                         resume point (a finished session is not generated again)
     sessions.jsonl                       all successful sessions, ids wild_tool_bench_<line>
     replay.jsonl                         their oracle replay candidates (candidates.jsonl format)
     failures.jsonl                       {"key", "plan", "reason", "dir"} per failed session
@@ -20,6 +22,7 @@ Output layout under ``out_dir``::
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -123,6 +126,65 @@ def write_session_files(out_dir: Path, outcome: SessionOutcome) -> Path:
     return folder
 
 
+OUTCOME_FILE = "outcome.json"
+
+
+def write_outcome(out_dir: Path, outcome: SessionOutcome) -> Path:
+    """Write ``sessions/<key>/outcome.json``, the record a resumed run reuses (SPEC 5 outputs).
+
+    Args:
+        out_dir: the run's output folder.
+        outcome: a finished session's outcome.
+
+    Returns:
+        The path written (atomically: a crash leaves the old file or the new one, never half of one).
+    """
+    path = out_dir / "sessions" / outcome.plan.key / OUTCOME_FILE
+    write_json_atomic(
+        path,
+        {"plan": outcome.plan.summary(), "status": outcome.status, "reason": outcome.reason,
+         "infrastructure": outcome.infrastructure, "usage": outcome.usage, "session": outcome.session},
+    )
+    return path
+
+
+def load_finished_outcome(out_dir: Path, plan: SessionPlan) -> SessionOutcome | None:
+    """The outcome a previous run recorded for ``plan``, if it should be kept on resume.
+
+    Args:
+        out_dir: the run's output folder.
+        plan: the session plan of this run.
+
+    Returns:
+        The recorded :class:`SessionOutcome` (without graph state) when ``outcome.json`` exists and
+        says ``done`` or a failure caused by the models' output; ``None`` when there is no record, it
+        is unreadable (an interrupted write of an older version), or the failure was an
+        infrastructure error (a model request that failed for good: generated again).
+
+    Raises:
+        ValueError: the folder holds a different plan under the same key (another seed, layer count,
+            language or tool file): the message says to use ``--overwrite`` or another ``--out``.
+    """
+    path = out_dir / "sessions" / plan.key / OUTCOME_FILE
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if data.get("plan") != plan.summary():
+        raise ValueError(
+            f"{path}: plan: this folder holds a different run (another seed, --layers, --paths, language or "
+            f"tool file); use --overwrite to replace it or choose another --out"
+        )
+    if data.get("status") != "done" and data.get("infrastructure"):
+        return None
+    return SessionOutcome(
+        plan, str(data.get("status")), str(data.get("reason") or ""), {}, data.get("session"),
+        bool(data.get("infrastructure")), dict(data.get("usage") or {}),
+    )
+
+
 @dataclass
 class RunSummary:
     """Counts and file paths of a generation run."""
@@ -135,6 +197,8 @@ class RunSummary:
     replay_file: str
     requests: int = 0
     attempts: int = 0
+    reused: int = 0
+    """Sessions kept from an earlier, interrupted run of the same command (resume)."""
     retried_requests: list[dict[str, Any]] = field(default_factory=list)
     """``{"key", "role", "task", "attempts", "errors", "waited", "ok"}`` per request that needed retries."""
 
@@ -148,6 +212,7 @@ async def run_batch(
     settings: dict[str, Any] | None = None,
     graph: Any = None,
     on_done: Callable[[SessionOutcome], None] | None = None,
+    overwrite: bool = False,
 ) -> RunSummary:
     """Generate every planned session and write the outputs (layout in the module docstring; SPEC 5).
 
@@ -159,6 +224,13 @@ async def run_batch(
         settings: run settings recorded in ``manifest.json``.
         graph: compiled generation graph (default ``graphs.generation.graph``).
         on_done: called with each outcome as soon as its session ends (progress display).
+        overwrite: generate every session again instead of resuming: by default a session whose
+            ``outcome.json`` says done, or failed because of the models' output, is kept as recorded
+            (infrastructure failures are generated again).
+
+    Raises:
+        ValueError: ``out_dir`` holds another run's sessions under the same keys (see
+            :func:`load_finished_outcome`).
 
     Returns:
         A :class:`RunSummary`. Successful sessions get ids ``wild_tool_bench_<N>`` by their line in
@@ -167,11 +239,15 @@ async def run_batch(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     gate = asyncio.Semaphore(max(1, concurrency))
+    kept = {} if overwrite else {p.key: o for p in plans if (o := load_finished_outcome(out, p)) is not None}
 
     async def one(plan: SessionPlan) -> SessionOutcome:
+        if plan.key in kept:
+            return kept[plan.key]
         async with gate:
             outcome = await run_session(plan, context, graph)
         write_session_files(out, outcome)
+        write_outcome(out, outcome)
         if on_done is not None:
             on_done(outcome)
         return outcome
@@ -208,4 +284,5 @@ async def run_batch(
          "usage": usage, "retried_requests": retried, "sessions": index},
     )
     return RunSummary(str(out), len(sessions), len(failures), str(out / "sessions.jsonl"),
-                      str(out / "failures.jsonl"), str(out / "replay.jsonl"), usage["requests"], usage["attempts"], retried)
+                      str(out / "failures.jsonl"), str(out / "replay.jsonl"), usage["requests"], usage["attempts"],
+                      len(kept), retried)

@@ -111,3 +111,83 @@ def test_generate_reports_bad_input(tmp_path):
     result = CliRunner().invoke(app, ["generate", "--tools", str(tools), "--out", str(tmp_path / "o"), "--paths", "ST,XX,CC,CC"])
     assert result.exit_code == 2 and "unknown layer type(s) ['XX']" in result.output
     assert not (tmp_path / "o").exists()
+
+
+def _two_session_run(shared_dir, tmp_path):
+    """One session that fails on the models' output and one that succeeds, scripted; returns (args, plans, out)."""
+    tools = tmp_path / "tools.jsonl"
+    tools.write_text((shared_dir / "data" / "tools_en.jsonl").read_text(encoding="utf-8").splitlines()[0] + "\n")
+    paths = ["ST,CC,CC,CC", "CC-ST-CC-CC"]
+    plans = plan_sessions(load_tool_lists(tools), select_type_paths(4, paths), seed=0)
+    scripts = {p.key: session_script(p.as_state()) for p in plans}
+    scripts[plans[0].key]["planner"] = ["not json at all"] * 2
+    script = tmp_path / "roles.json"
+    script.write_text(json.dumps({"sessions": scripts}))
+    spec = f"scripted:{script}"
+    out = tmp_path / "out"
+    args = ["generate", "--tools", str(tools), "--out", str(out), "--paths", paths[0], "--paths", paths[1],
+            "--max-retries", "2", "--checker-model", "none", "--user-model", spec, "--planner-model", spec,
+            "--tool-model", spec, "--agent-model", spec, "--concurrency", "1"]
+    return args, plans, out
+
+
+def test_generate_resumes_finished_sessions(shared_dir, tmp_path):
+    args, plans, out = _two_session_run(shared_dir, tmp_path)
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert "resumed" not in first.output
+    sessions_before = (out / "sessions.jsonl").read_text(encoding="utf-8")
+    failures_before = _read_jsonl(out / "failures.jsonl")
+    outcomes = {p.key: json.loads((out / "sessions" / p.key / "outcome.json").read_text(encoding="utf-8")) for p in plans}
+    assert [outcomes[p.key]["status"] for p in plans] == ["failed", "done"]
+    assert outcomes[plans[1].key]["session"]["english_task_types"] == ["Chat", "Single-Tool", "Chat", "Chat"]
+
+    # Same command again: both sessions are kept (the failure came from the models' output), nothing runs.
+    scripted.reset()
+    (out / "sessions" / plans[1].key / "raw_transcript.json").write_text("[]", encoding="utf-8")  # would be rewritten by a re-run
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0, again.output
+    assert "resumed: kept 2 session(s)" in again.output
+    assert "generated 1 session(s), 1 failed" in again.output
+    assert (out / "sessions.jsonl").read_text(encoding="utf-8") == sessions_before
+    assert _read_jsonl(out / "failures.jsonl") == failures_before
+    assert (out / "sessions" / plans[1].key / "raw_transcript.json").read_text(encoding="utf-8") == "[]"
+
+    # An interrupted session (no outcome.json) runs again; the other one is kept.
+    (out / "sessions" / plans[1].key / "outcome.json").unlink()
+    scripted.reset()
+    third = CliRunner().invoke(app, args)
+    assert third.exit_code == 0, third.output
+    assert "resumed: kept 1 session(s)" in third.output
+    assert (out / "sessions.jsonl").read_text(encoding="utf-8") == sessions_before
+    assert json.loads((out / "sessions" / plans[1].key / "raw_transcript.json").read_text(encoding="utf-8"))
+
+    # --overwrite runs everything again.
+    scripted.reset()
+    fresh = CliRunner().invoke(app, [*args, "--overwrite"])
+    assert fresh.exit_code == 0, fresh.output
+    assert "resumed" not in fresh.output and "generated 1 session(s), 1 failed" in fresh.output
+
+
+def test_generate_refuses_to_resume_another_run(shared_dir, tmp_path):
+    args, plans, out = _two_session_run(shared_dir, tmp_path)
+    assert CliRunner().invoke(app, args).exit_code == 0
+    scripted.reset()
+    other = CliRunner().invoke(app, [*args, "--seed", "5"])
+    assert other.exit_code == 1
+    assert f"{out / 'sessions' / plans[0].key / 'outcome.json'}: plan: this folder holds a different run" in other.output
+    assert "--overwrite" in other.output
+
+
+def test_infrastructure_failures_are_generated_again(tmp_path):
+    from bench.generation import SessionPlan
+    from bench.generation_runner import SessionOutcome, load_finished_outcome, write_outcome
+
+    plan = SessionPlan("session_0000", 0, ("ST",), 0, [], "2024-01-01 00:00:00 Monday", ("",), ("",), 7)
+    write_outcome(tmp_path, SessionOutcome(plan, "failed", "ConnectError: refused", infrastructure=True))
+    assert load_finished_outcome(tmp_path, plan) is None
+    write_outcome(tmp_path, SessionOutcome(plan, "failed", "planner decision rejected 3 times", usage={"requests": 4}))
+    kept = load_finished_outcome(tmp_path, plan)
+    assert (kept.status, kept.reason, kept.usage, kept.session) == ("failed", "planner decision rejected 3 times", {"requests": 4}, None)
+    (tmp_path / "sessions" / plan.key / "outcome.json").write_text('{"plan": ', encoding="utf-8")  # torn by an old crash
+    assert load_finished_outcome(tmp_path, plan) is None

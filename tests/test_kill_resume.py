@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from filelock import FileLock
 from typer.testing import CliRunner
 
@@ -114,3 +115,38 @@ def test_a_second_run_on_the_same_directory_is_refused(reference_dir, tmp_path):
     done = subprocess.run(_command(dataset, model, tmp_path), cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert len(_lines(tmp_path / "result.jsonl")) == SESSIONS
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_prints_a_resume_hint_and_the_rerun_completes(tmp_path, signum):
+    out = tmp_path / "run"
+    command = [
+        sys.executable, "-m", "bench.cli", "eval", "--model", "replay:bench/data/demo_candidates.jsonl#oracle",
+        "--out", str(out), "--concurrency", "1", "--no-progress",
+    ]  # fmt: skip
+    process = subprocess.Popen(
+        command, cwd=REPO, env=dict(os.environ, WTB_REPLAY_DELAY="0.2"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120  # a bound on waiting, not a timing assertion
+        while not _lines(out / "result.jsonl") and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert process.poll() is None, "the run ended before it could be interrupted"
+        process.send_signal(signum)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    kept = len(_lines(out / "result.jsonl"))
+    assert process.returncode == 130, stderr
+    assert 1 <= kept < 6
+    assert f"interrupted: {kept} of 6 sessions are in {out / 'result.jsonl'}; run the same command again" in stderr
+    assert not (out / "metric.json").exists()
+
+    rerun = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"6 sessions: {6 - kept} evaluated, {kept} already done" in rerun.stderr
+    ids = [json.loads(line)["id"] for line in _lines(out / "result.jsonl")]
+    assert sorted(ids) == sorted(set(ids)) and len(ids) == 6

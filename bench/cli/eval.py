@@ -106,12 +106,15 @@ def eval_command(
 
             run_langsmith_experiment(sessions, context, dataset, out, langsmith_dataset, concurrency)
             return
+        from bench.cli._interrupt import resumable_run
         from bench.tracing import tracing_scope
 
-        with tracing_scope(no_trace=no_trace):
+        with resumable_run(lambda: _kept_sessions(out, sessions)), tracing_scope(no_trace=no_trace):
             summary = run_eval(
                 sessions, context, out, concurrency=concurrency, overwrite=overwrite, progress=progress, prices=prices
             )
+    except typer.Exit:  # a click Exit is a RuntimeError: let it through unchanged
+        raise
     except DatasetError as exc:
         for issue in exc.issues:
             _err.print(str(issue), markup=False)
@@ -131,6 +134,19 @@ def eval_command(
         _score(dataset, summary.result_path, out)
     if summary.infrastructure_errors:
         raise typer.Exit(code=3)
+
+
+def _kept_sessions(out: Path, sessions: list[dict[str, Any]]) -> str:
+    """How many of the selected sessions have a record in ``out/result.jsonl`` (for the resume hint)."""
+    from bench.runner import RESULT_FILE, ResultFile
+
+    path = out / RESULT_FILE
+    try:
+        done = ResultFile(path).scan()
+    except (OSError, ValueError):
+        return f"the finished sessions are in {path}"
+    count = sum(1 for session in sessions if session["id"] in done)
+    return f"{count} of {len(sessions)} sessions are in {path}"
 
 
 def _print_accounting(summary: Any, limit: int = 20) -> None:

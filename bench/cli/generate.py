@@ -71,8 +71,15 @@ def generate(
     no_trace: bool = typer.Option(
         False, "--no-trace", help="Do not send LangSmith traces for this run, even with LANGSMITH_TRACING=true."
     ),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", help="Generate every session again instead of keeping the ones an earlier run of this command finished."
+    ),
 ) -> None:
-    """Generate sessions: one per type path, each on one tool list, written to --out."""
+    """Generate sessions: one per type path, each on one tool list, written to --out.
+
+    Running the same command again on the same --out resumes: sessions that finished (done, or failed
+    because of the models' output) are kept; interrupted ones and infrastructure failures run again.
+    """
     from bench.generation_runner import run_batch
     from graphs.generation_state import Context
 
@@ -117,12 +124,25 @@ def generate(
         detail = "" if outcome.status == "done" else f": {outcome.reason}"
         typer.echo(f"{outcome.plan.key} {path} {outcome.status}{detail}", err=True)
 
+    from bench.cli._interrupt import resumable_run
+    from bench.generation_runner import OUTCOME_FILE
     from bench.tracing import tracing_scope
 
-    with tracing_scope(no_trace=no_trace):
-        summary = asyncio.run(
-            run_batch(plans, context, out, concurrency=concurrency, settings=settings, on_done=progress)
-        )
+    def kept() -> str:
+        done = sum(1 for plan in plans if (out / "sessions" / plan.key / OUTCOME_FILE).exists())
+        return f"{done} of {len(plans)} sessions are finished under {out / 'sessions'}"
+
+    try:
+        with resumable_run(kept), tracing_scope(no_trace=no_trace):
+            summary = asyncio.run(
+                run_batch(plans, context, out, concurrency=concurrency, settings=settings, on_done=progress,
+                          overwrite=overwrite)
+            )
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    if summary.reused:
+        typer.echo(f"resumed: kept {summary.reused} session(s) finished by an earlier run (--overwrite redoes them)", err=True)
     typer.echo(
         f"generated {summary.succeeded} session(s), {summary.failed} failed -> {summary.sessions_file} "
         f"(failures: {summary.failures_file}, oracle replay: {summary.replay_file})"
