@@ -29,6 +29,12 @@ def _env(name: str, default: str) -> str:
     return os.environ.get(name) or default
 
 
+def _model_field(variable: str, description: str) -> Any:
+    """A dataclass field holding one role's model spec: ``$variable`` when set and non-empty, else
+    :data:`nodes.providers.DEFAULT_MODEL`, read when the :class:`Context` is built."""
+    return field(default_factory=lambda: _env(variable, DEFAULT_MODEL), metadata={"description": description})
+
+
 @dataclass(kw_only=True)
 class Context:
     """Run settings of the generation graph (its ``context_schema``); one value per run."""
@@ -37,22 +43,10 @@ class Context:
         default_factory=lambda: [m for m in _env("WTB_USER_MODEL", DEFAULT_MODEL).split(",") if m],
         metadata={"description": "Model specs of the User role ('provider:name'); each session uses one of them."},
     )
-    planner_model: str = field(
-        default_factory=lambda: _env("WTB_PLANNER_MODEL", DEFAULT_MODEL),
-        metadata={"description": "Model spec of the Planner role."},
-    )
-    tool_model: str = field(
-        default_factory=lambda: _env("WTB_TOOL_MODEL", DEFAULT_MODEL),
-        metadata={"description": "Model spec of the Tool role (simulates tool results)."},
-    )
-    agent_model: str = field(
-        default_factory=lambda: _env("WTB_AGENT_MODEL", DEFAULT_MODEL),
-        metadata={"description": "Model spec of the Agent role (questions and final replies)."},
-    )
-    checker_model: str = field(
-        default_factory=lambda: _env("WTB_CHECKER_MODEL", DEFAULT_MODEL),
-        metadata={"description": "Model spec of the Checker role; empty = rule checks only."},
-    )
+    planner_model: str = _model_field("WTB_PLANNER_MODEL", "Model spec of the Planner role.")
+    tool_model: str = _model_field("WTB_TOOL_MODEL", "Model spec of the Tool role (simulates tool results).")
+    agent_model: str = _model_field("WTB_AGENT_MODEL", "Model spec of the Agent role (questions and final replies).")
+    checker_model: str = _model_field("WTB_CHECKER_MODEL", "Model spec of the Checker role; empty = rule checks only.")
     base_url: str | None = field(
         default_factory=lambda: os.environ.get("WTB_BASE_URL"),
         metadata={"description": "OpenAI-compatible base URL for every role without its own."},
