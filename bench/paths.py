@@ -94,16 +94,18 @@ def _expansions(names: Sequence[str], visited: Sequence[bool], in_degree: Sequen
     return _moves_from_ready(names, ready)
 
 
-def _moves_from_ready(names: Sequence[str], ready: Sequence[int]) -> list[list[Step]]:
-    """Rules 3-7 of SPEC 3.3 for the ready nodes ``ready`` (ascending index).
+def _same_name_runs(
+    names: Sequence[str], ready: Sequence[int]
+) -> tuple[dict[tuple[int, ...], list[int]], set[tuple[int, ...]], dict[int, list[int]]]:
+    """The same-name runs among the ready nodes (rules 3-4 of SPEC 3.3), as the prefix rule needs them.
 
-    Returns the moves in reference order; each move is a list of steps (one
-    step, or a full same-name run issued one node per step).
+    A run is a maximal stretch of two or more consecutive ready nodes (ascending
+    index) with one name.
 
-    Note on rule order: a combo's name sequence is added to ``seen`` (rule 5)
-    *before* the partial/full prefix check (rule 6), so a combo dropped by
-    rule 6 still hides every later combo with the same name sequence. See
-    ``tests/test_paths_lazy.py::test_seen_updated_before_prefix_check``.
+    Returns:
+        ``(full, partial, first_of_full)``: ``full`` maps each run (a tuple of node
+        indices) to itself as a list; ``partial`` holds every proper sub-combination
+        of a run; ``first_of_full`` maps a run's first node to the whole run.
     """
     full: dict[tuple[int, ...], list[int]] = {}
     partial: set[tuple[int, ...]] = set()
@@ -118,6 +120,21 @@ def _moves_from_ready(names: Sequence[str], ready: Sequence[int]) -> list[list[S
         if i != -1:
             run.append(i)
     first_of_full = {r[0]: r for r in full.values()}
+    return full, partial, first_of_full
+
+
+def _moves_from_ready(names: Sequence[str], ready: Sequence[int]) -> list[list[Step]]:
+    """Rules 3-7 of SPEC 3.3 for the ready nodes ``ready`` (ascending index).
+
+    Returns the moves in reference order; each move is a list of steps (one
+    step, or a full same-name run issued one node per step).
+
+    Note on rule order: a combo's name sequence is added to ``seen`` (rule 5)
+    *before* the partial/full prefix check (rule 6), so a combo dropped by
+    rule 6 still hides every later combo with the same name sequence. See
+    ``tests/test_paths_lazy.py::test_seen_updated_before_prefix_check``.
+    """
+    full, partial, first_of_full = _same_name_runs(names, ready)
 
     moves: list[list[Step]] = []
     seen: set[str] = set()

@@ -24,7 +24,7 @@ import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Literal, Mapping, Optional, Sequence, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -364,14 +364,35 @@ def _validation_issues(file: str, line: int, error: ValidationError) -> list[Dat
     return issues
 
 
-def _parse_sessions(
-    path: str | os.PathLike[str], tasks: int = TASKS_PER_SESSION
-) -> tuple[list[Session], list[DatasetIssue]]:
-    model = session_model(tasks)
+T = TypeVar("T")
+
+LineParser = Callable[[str, int, Any], tuple[Optional[T], list[DatasetIssue]]]
+
+
+def parse_jsonl_file(
+    path: str | os.PathLike[str], parse_line: LineParser, *, empty_message: str
+) -> tuple[list[T], list[DatasetIssue]]:
+    """Read a JSON Lines file, collecting every problem instead of stopping at the first (SPEC 2, 3.4).
+
+    Shared by the dataset loader and the result-file loader. Each non-blank line
+    is decoded (UTF-8, then JSON) here; the decoded value goes to ``parse_line``.
+
+    Args:
+        path: the file.
+        parse_line: ``(file, line_number, value) -> (parsed or None, issues)``; ``None``
+            leaves the line out of the returned values, ``issues`` are added in order.
+        empty_message: the file-level issue for a file without any non-blank line.
+
+    Returns:
+        ``(values, issues)``: the parsed values in file order, and every
+        :class:`DatasetIssue` in line order (a file-level one last): ``"(encoding)"``
+        for a line that is not UTF-8, ``"(json)"`` for one that is not JSON, whatever
+        ``parse_line`` reports, and ``"file not found"`` / ``"cannot read: ..."`` /
+        ``empty_message`` for the file as a whole. Never raises for bad input.
+    """
     file = os.fspath(path)
-    sessions: list[Session] = []
+    values: list[T] = []
     issues: list[DatasetIssue] = []
-    first_line_of: dict[str, int] = {}
     try:
         lines = list(iter_jsonl(file))
     except FileNotFoundError:
@@ -387,31 +408,57 @@ def _parse_sessions(
         except json.JSONDecodeError as exc:
             issues.append(DatasetIssue(file, number, "(json)", f"invalid JSON: {exc.msg} (column {exc.colno})"))
             continue
+        value, line_issues = parse_line(file, number, raw)
+        issues.extend(line_issues)
+        if value is not None:
+            values.append(value)
+    if not lines:
+        issues.append(DatasetIssue(file, None, None, empty_message))
+    return values, issues
+
+
+def note_session_id(first_line_of: dict[str, int], file: str, line: int, session_id: str) -> Optional[DatasetIssue]:
+    """Remember the first line that holds ``session_id``; the ``id`` issue when an earlier line had it (SPEC 2).
+
+    Args:
+        first_line_of: session id -> first line number seen so far (updated in place).
+        file, line: where ``session_id`` stands now.
+
+    Returns:
+        ``None`` the first time, else ``DatasetIssue(file, line, "id", "duplicate id ... (first on line N)")``.
+    """
+    first = first_line_of.setdefault(session_id, line)
+    if first == line:
+        return None
+    return DatasetIssue(file, line, "id", f"duplicate id {session_id!r} (first on line {first})")
+
+
+def _parse_sessions(
+    path: str | os.PathLike[str], tasks: int = TASKS_PER_SESSION
+) -> tuple[list[Session], list[DatasetIssue]]:
+    model = session_model(tasks)
+    first_line_of: dict[str, int] = {}
+
+    def parse_line(file: str, number: int, raw: Any) -> tuple[Optional[Session], list[DatasetIssue]]:
         if not isinstance(raw, dict):
-            issues.append(DatasetIssue(file, number, "(line)", f"expected a JSON object, got {type(raw).__name__}"))
-            continue
+            return None, [DatasetIssue(file, number, "(line)", f"expected a JSON object, got {type(raw).__name__}")]
+        issues: list[DatasetIssue] = []
         try:
             session = model.model_validate(raw)
         except ValidationError as exc:
             issues.extend(_validation_issues(file, number, exc))
+            session = None
             sid = raw.get("id")
-            if isinstance(sid, str) and sid:
-                if sid in first_line_of:
-                    issues.append(DatasetIssue(file, number, "id", f"duplicate id {sid!r} (first on line {first_line_of[sid]})"))
-                else:
-                    first_line_of[sid] = number
-            continue
-        session._source = (file, number)
-        if session.id in first_line_of:
-            issues.append(
-                DatasetIssue(file, number, "id", f"duplicate id {session.id!r} (first on line {first_line_of[session.id]})")
-            )
         else:
-            first_line_of[session.id] = number
-        sessions.append(session)
-    if not lines:
-        issues.append(DatasetIssue(file, None, None, "file holds no sessions"))
-    return sessions, issues
+            session._source = (file, number)
+            sid = session.id
+        if isinstance(sid, str) and sid:
+            duplicate = note_session_id(first_line_of, file, number, sid)
+            if duplicate is not None:
+                issues.append(duplicate)
+        return session, issues
+
+    return parse_jsonl_file(path, parse_line, empty_message="file holds no sessions")
 
 
 def load_sessions(path: str | os.PathLike[str]) -> list[Session]:

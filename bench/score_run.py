@@ -7,15 +7,22 @@ This is the I/O layer around the pure :mod:`bench.scoring` and
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 from typing import Any, Optional
 
-from bench.io import UndecodableLine, iter_jsonl, write_json_atomic, write_jsonl_atomic
+from bench.io import write_json_atomic, write_jsonl_atomic
 from bench.metrics import compute_metrics
-from bench.schema import DatasetError, DatasetIssue, Session, load_sessions, sessions_by_id
+from bench.schema import (
+    DatasetError,
+    DatasetIssue,
+    Session,
+    load_sessions,
+    note_session_id,
+    parse_jsonl_file,
+    sessions_by_id,
+)
 from bench.scoring import ArgumentChecker, ScoringError, record_identity, score_session
 
 SCORE_FILE = "score.jsonl"
@@ -40,40 +47,22 @@ def load_result_records(path: str | os.PathLike[str]) -> list[tuple[int, dict[st
         DatasetError: every bad line (bad JSON, not an object, no id / model name),
             duplicate session ids, a missing or empty file.
     """
-    file = os.fspath(path)
-    issues: list[DatasetIssue] = []
-    records: list[tuple[int, dict[str, Any]]] = []
     first_line: dict[str, int] = {}
-    try:
-        lines = list(iter_jsonl(file))
-    except FileNotFoundError:
-        raise DatasetError([DatasetIssue(file, None, None, "file not found")]) from None
-    except OSError as exc:
-        raise DatasetError([DatasetIssue(file, None, None, f"cannot read: {exc.strerror or exc}")]) from None
-    for number, text in lines:
-        if isinstance(text, UndecodableLine):
-            issues.append(DatasetIssue(file, number, "(encoding)", text.message))
-            continue
-        try:
-            record = json.loads(text)
-        except json.JSONDecodeError as exc:
-            issues.append(DatasetIssue(file, number, "(json)", f"invalid JSON: {exc.msg} (column {exc.colno})"))
-            continue
+    Numbered = tuple[int, dict[str, Any]]
+
+    def parse_line(file: str, number: int, record: Any) -> tuple[Optional[Numbered], list[DatasetIssue]]:
         try:
             session_id, _ = record_identity(record)
         except ScoringError as exc:
-            issues.append(DatasetIssue(file, number, exc.field, exc.message))
-            continue
+            return None, [DatasetIssue(file, number, exc.field, exc.message)]
         if "result" not in record:
-            issues.append(DatasetIssue(file, number, "result", "missing"))
-            continue
-        if session_id in first_line:
-            issues.append(DatasetIssue(file, number, "id", f"duplicate id {session_id!r} (first on line {first_line[session_id]})"))
-            continue
-        first_line[session_id] = number
-        records.append((number, record))
-    if not lines:
-        issues.append(DatasetIssue(file, None, None, "file holds no result records"))
+            return None, [DatasetIssue(file, number, "result", "missing")]
+        duplicate = note_session_id(first_line, file, number, session_id)
+        if duplicate is not None:
+            return None, [duplicate]
+        return (number, record), []
+
+    records, issues = parse_jsonl_file(path, parse_line, empty_message="file holds no result records")
     if issues:
         raise DatasetError(issues)
     return records

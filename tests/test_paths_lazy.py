@@ -23,6 +23,7 @@ from bench.paths import (
     MaterialisedPathTracker,
     PathTracker,
     _moves_from_ready,
+    _same_name_runs,
     enumerate_paths,
 )
 
@@ -423,20 +424,10 @@ def test_empty_answer_list_and_cycle():
 
 def _moves_seen_only_when_kept(names, ready):
     """The other reading of SPEC 3.3 rules 5/6: a name sequence counts as seen
-    only when its combo survives the prefix rule. Test-only, for contrast."""
-    full: dict[tuple[int, ...], list[int]] = {}
-    partial: set[tuple[int, ...]] = set()
-    run: list[int] = []
-    for i in list(ready) + [-1]:
-        if run and (i == -1 or names[i] != names[run[-1]]):
-            if len(run) >= 2:
-                full[tuple(run)] = run[:]
-                for size in range(1, len(run)):
-                    partial.update(combinations(run, size))
-            run = []
-        if i != -1:
-            run.append(i)
-    first_of_full = {r[0]: r for r in full.values()}
+    only when its combo survives the prefix rule. Test-only, for contrast: it
+    shares the same-name runs (rules 3-4) with the library and differs from
+    ``_moves_from_ready`` only in the order of rules 5 and 6."""
+    full, partial, first_of_full = _same_name_runs(names, ready)
     moves, seen = [], set()
     for size in range(1, len(ready) + 1):
         for combo in combinations(ready, size):
