@@ -1,12 +1,13 @@
 """Check the outputs of CI's real-model runs (issue 7): exit 1 with the reasons when one is malformed.
 
 Usage:
-    python .ci/check_local_run.py eval DIR [--sessions N] [--model-name NAME]
+    python .ci/check_local_run.py eval DIR [--sessions N] [--model-name NAME] [--all-correct]
     python .ci/check_local_run.py generate DIR --sessions N
 
 ``eval``: ``DIR/result.jsonl`` holds N result records of the SPEC 3.4 shape (no inference error:
 a real local model that fails to answer is a CI failure), ``DIR/score.jsonl`` N lines and
-``DIR/metric.json`` the task / session counts of those records.
+``DIR/metric.json`` the task / session counts of those records; with ``--all-correct`` every task
+must be correct (an oracle replay of generated sessions).
 
 ``generate``: ``DIR/manifest.json`` accounts for all N planned sessions; every success is a line
 of ``DIR/sessions.jsonl`` (validated separately with ``wtb validate --tasks LAYERS``) with its
@@ -67,7 +68,7 @@ def task_problems(task: Any, where: str) -> list[str]:
     return problems
 
 
-def check_eval(out: Path, sessions: int, model_name: str) -> list[str]:
+def check_eval(out: Path, sessions: int, model_name: str, all_correct: bool = False) -> list[str]:
     """Problems of a ``wtb eval`` output folder (empty = well-formed)."""
     problems: list[str] = []
     records = _jsonl(out / "result.jsonl")
@@ -94,6 +95,8 @@ def check_eval(out: Path, sessions: int, model_name: str) -> list[str]:
     total = metric.get("total_info", {})
     if total.get("task", {}).get("total_count") != tasks or total.get("session", {}).get("total_count") != sessions:
         problems.append(f"metric.json: total_info {total} does not count {tasks} tasks in {sessions} sessions")
+    if all_correct and total.get("task", {}).get("correct_count") != tasks:
+        problems.append(f"metric.json: {total.get('task', {}).get('correct_count')} of {tasks} tasks correct, expected all")
     if not problems:
         print(f"check: {out}: {sessions} result record(s), {tasks} tasks, task accuracy "
               f"{total['task']['correct_count']}/{tasks}, metric.json and score.jsonl consistent")
@@ -131,9 +134,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--sessions", type=int, default=1)
     parser.add_argument("--model-name", default="local")
+    parser.add_argument("--all-correct", action="store_true", help="every task must be correct (oracle runs)")
     args = parser.parse_args(argv)
     try:
-        problems = check_eval(args.out, args.sessions, args.model_name) if args.kind == "eval" \
+        problems = check_eval(args.out, args.sessions, args.model_name, args.all_correct) if args.kind == "eval" \
             else check_generate(args.out, args.sessions)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         problems = [f"{type(exc).__name__}: {exc}"]

@@ -461,8 +461,13 @@ def _parse_sessions(
     return parse_jsonl_file(path, parse_line, empty_message="file holds no sessions")
 
 
-def load_sessions(path: str | os.PathLike[str]) -> list[Session]:
+def load_sessions(path: str | os.PathLike[str], *, tasks: int = TASKS_PER_SESSION) -> list[Session]:
     """Read a dataset file (JSON Lines, one session per line, blank lines ignored; SPEC 2).
+
+    Args:
+        path: the dataset file.
+        tasks: tasks per session: the benchmark's 4, or N for sessions made by
+            ``wtb generate --layers N`` (see :func:`session_model`).
 
     Returns:
         The sessions in file order (each knows its ``(file, line)`` via ``.source``).
@@ -472,7 +477,7 @@ def load_sessions(path: str | os.PathLike[str]) -> list[Session]:
             structural errors, duplicate ids), plus a missing or empty file.
             Nothing is skipped silently.
     """
-    sessions, issues = _parse_sessions(path)
+    sessions, issues = _parse_sessions(path, tasks)
     if issues:
         raise DatasetError(issues)
     return sessions

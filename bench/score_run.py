@@ -120,6 +120,7 @@ def score_run(
     out_dir: str | os.PathLike[str],
     *,
     checker: Optional[ArgumentChecker] = None,
+    tasks: int = 4,
 ) -> dict[str, Any]:
     """Score a result file against a dataset and write ``out_dir/score.jsonl`` and ``out_dir/metric.json``.
 
@@ -128,6 +129,7 @@ def score_run(
         results_path: one result record per session (SPEC 3.4), one model.
         out_dir: created if needed; both files are written atomically.
         checker: argument checker override (default ``bench.args.check_arguments``).
+        tasks: tasks per session in the dataset (4 in the benchmark; N for ``wtb generate --layers N``).
 
     Returns:
         The metric dict (also written to ``metric.json``). Sessions of the dataset
@@ -136,7 +138,7 @@ def score_run(
     Raises:
         DatasetError: any problem with either input file; nothing is written then.
     """
-    sessions = sessions_by_id(load_sessions(dataset_path))
+    sessions = sessions_by_id(load_sessions(dataset_path, tasks=tasks))
     records = load_result_records(results_path)
     _, lines, metric = score_records(sessions, records, results_file=os.fspath(results_path), checker=checker)
     out = Path(out_dir)

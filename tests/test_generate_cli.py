@@ -191,3 +191,46 @@ def test_infrastructure_failures_are_generated_again(tmp_path):
     assert (kept.status, kept.reason, kept.usage, kept.session) == ("failed", "planner decision rejected 3 times", {"requests": 4}, None)
     (tmp_path / "sessions" / plan.key / "outcome.json").write_text('{"plan": ', encoding="utf-8")  # torn by an old crash
     assert load_finished_outcome(tmp_path, plan) is None
+
+
+def test_generated_two_layer_sessions_evaluate_with_tasks_option(shared_dir, tmp_path):
+    """Generation -> evaluation loop for sessions that are not 4 tasks long: the oracle replay scores 100%."""
+    tools = tmp_path / "tools.jsonl"
+    tools.write_text("\n".join((shared_dir / "data" / "tools_en.jsonl").read_text(encoding="utf-8").splitlines()[20:23]) + "\n")
+    paths = ["ST,CC", "MT,ST", "CQ,ST"]
+    plans = plan_sessions(load_tool_lists(tools), select_type_paths(2, paths), seed=4)
+    script = tmp_path / "roles.json"
+    script.write_text(json.dumps({"sessions": {p.key: session_script(p.as_state()) for p in plans}}), encoding="utf-8")
+    spec = f"scripted:{script}"
+    gen = tmp_path / "gen"
+    args = ["generate", "--tools", str(tools), "--layers", "2", "--seed", "4", "--out", str(gen), "--vague-rate", "0",
+            "--user-model", spec, "--planner-model", spec, "--tool-model", spec, "--agent-model", spec,
+            "--checker-model", spec, "--concurrency", "1"]
+    for path in paths:
+        args += ["--paths", path]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "generated 3 session(s), 0 failed" in result.output
+
+    dataset, oracle = gen / "sessions.jsonl", f"replay:{gen / 'replay.jsonl'}#oracle"
+    wrong_depth = CliRunner().invoke(app, ["eval", "--dataset", str(dataset), "--model", oracle, "--out", str(tmp_path / "e4")])
+    assert wrong_depth.exit_code == 1
+    assert f"{dataset}:1: english_tasks:" in wrong_depth.output
+
+    run = tmp_path / "eval"
+    result = CliRunner().invoke(
+        app, ["eval", "--dataset", str(dataset), "--tasks", "2", "--model", oracle, "--out", str(run), "--no-progress"]
+    )
+    assert result.exit_code == 0, result.output
+    metric = json.loads((run / "metric.json").read_text(encoding="utf-8"))
+    assert metric["total_info"] == {
+        "task": {"accuracy": 1.0, "correct_count": 6, "total_count": 6},
+        "session": {"accuracy": 1.0, "correct_count": 3, "total_count": 3},
+    }
+    assert set(metric["layer_info"]) == {"0", "1", "2", "3"}
+    assert metric["layer_info"]["1"]["total_count"] == 3 and metric["layer_info"]["2"]["total_count"] == 0
+
+    rescored = CliRunner().invoke(app, ["score", "--dataset", str(dataset), "--results", str(run / "result.jsonl"),
+                                        "--out", str(tmp_path / "rescored"), "--tasks", "2"])
+    assert rescored.exit_code == 0, rescored.output
+    assert json.loads((tmp_path / "rescored" / "metric.json").read_text(encoding="utf-8")) == metric

@@ -37,6 +37,9 @@ def eval_command(
         None, "--ids", help="Only these sessions: comma-separated ids or numbers (e.g. '0,3,wild_tool_bench_7'); repeatable."
     ),
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N selected sessions.", min=0),
+    tasks: int = typer.Option(
+        4, "--tasks", min=1, help="Tasks per session: 4 in the benchmark; N for sessions made by `wtb generate --layers N`."
+    ),
     concurrency: Optional[int] = typer.Option(
         None,
         "--concurrency",
@@ -84,7 +87,7 @@ def eval_command(
         if dataset is None:
             dataset = bundled_demo_sessions()
         wanted = [part for item in ids or [] for part in item.split(",") if part.strip()]
-        sessions = select_sessions(load_dataset(dataset), wanted or None, limit)
+        sessions = select_sessions(load_dataset(dataset, tasks=tasks), wanted or None, limit)
         settings: dict[str, Any] = {"dataset": str(dataset)}
         if model:
             settings["model"] = model
@@ -104,7 +107,7 @@ def eval_command(
         if langsmith_dataset:
             from bench.cli.experiment import run_langsmith_experiment
 
-            run_langsmith_experiment(sessions, context, dataset, out, langsmith_dataset, concurrency)
+            run_langsmith_experiment(sessions, context, dataset, out, langsmith_dataset, concurrency, tasks)
             return
         from bench.cli._interrupt import resumable_run
         from bench.tracing import tracing_scope
@@ -131,7 +134,7 @@ def eval_command(
         _err.print(f"[yellow]inference errors[/yellow] in {len(summary.inference_errors)} sessions: {', '.join(summary.inference_errors)}")
     _print_accounting(summary)
     if summary.evaluated + summary.skipped:
-        _score(dataset, summary.result_path, out)
+        _score(dataset, summary.result_path, out, tasks)
     if summary.infrastructure_errors:
         raise typer.Exit(code=3)
 
@@ -202,14 +205,14 @@ def default_concurrency(model: str) -> int:
     return max_concurrency(model) or 4
 
 
-def _score(dataset: Path, result_path: Path, out: Path) -> None:
+def _score(dataset: Path, result_path: Path, out: Path, tasks: int = 4) -> None:
     """Score the run into ``out/score.jsonl`` + ``out/metric.json`` and print the table (SPEC 4)."""
     from bench.report import metric_table
     from bench.schema import DatasetError
     from bench.score_run import METRIC_FILE, SCORE_FILE, score_run
 
     try:
-        metric = score_run(dataset, result_path, out)
+        metric = score_run(dataset, result_path, out, tasks=tasks)
     except DatasetError as exc:
         for issue in exc.issues:
             _err.print(str(issue), markup=False)

@@ -22,6 +22,7 @@ def run_langsmith_experiment(
     out: Path,
     langsmith_dataset: str,
     concurrency: int,
+    tasks: int = 4,
 ) -> Path:
     """Upload ``sessions`` to LangSmith dataset ``langsmith_dataset``, evaluate them there, write the run files.
 
@@ -87,6 +88,6 @@ def run_langsmith_experiment(
         f"{len(outcome.upload.created)} example(s) uploaded, {len(outcome.upload.existing)} already there; "
         f"{len(records)} session(s) -> {result_path}"
     )
-    metric = score_run(dataset_path, result_path, out)
+    metric = score_run(dataset_path, result_path, out, tasks=tasks)
     Console().print(metric_table(metric))
     return result_path

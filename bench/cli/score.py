@@ -50,10 +50,13 @@ def score(
     dataset: Path = typer.Option(..., "--dataset", help="Dataset file the run was made on (sessions, JSON Lines)."),
     results: Path = typer.Option(..., "--results", help="Result file: one record per session (JSON Lines)."),
     out: Path = typer.Option(..., "--out", help=f"Output folder for {SCORE_FILE} and {METRIC_FILE}."),
+    tasks: int = typer.Option(
+        4, "--tasks", min=1, help="Tasks per session: 4 in the benchmark; N for sessions made by `wtb generate --layers N`."
+    ),
 ) -> None:
     """Score a result file against its dataset (SPEC 4): writes OUT/score.jsonl and OUT/metric.json, prints the table."""
     try:
-        metric = score_run(dataset, results, out)
+        metric = score_run(dataset, results, out, tasks=tasks)
     except DatasetError as exc:
         _print_issues(exc.issues)
         raise typer.Exit(code=1) from None
