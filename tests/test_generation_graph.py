@@ -341,3 +341,48 @@ def test_oracle_replay_responses_follow_the_gold_path(tool_lists_en, tmp_path):
     # 3 + (ask, call, answer) + (call, answer) + chat answer + spare
     assert len(responses) == 3 + 3 + 2 + 1 + 1
     assert replay_is_perfect(session)
+
+
+def test_extra_roles_are_inserted_on_plain_edges(tool_lists_en, tmp_path):
+    """README "Adding a role": a reviewer after the user can end the session; an observer after the planner sees every decision."""
+    from graphs.generation import ExtraRole, compile_graph
+
+    plan = plan_for(tool_lists_en, ("ST", "CC"))
+    seen: list[tuple[int, int]] = []
+
+    def observer(state, runtime):  # runs after every planner decision, before the checker
+        seen.append((len(state.tasks), state.attempts))
+        return {}
+
+    def reviewer(state, runtime):  # reads every user message before the planner does
+        if len(state.tasks) == 2:
+            return {"status": "failed", "failure_reason": "reviewer: the second task is out of scope"}
+        return {}
+
+    graph_with_roles = compile_graph([ExtraRole("reviewer", reviewer, after="user"), ExtraRole("observer", observer, after="planner")])
+    drawn = graph_with_roles.get_graph()
+    edges = {(e.source, e.target) for e in drawn.edges}
+    assert {("user", "reviewer"), ("reviewer", "planner"), ("reviewer", "__end__"), ("planner", "observer"),
+            ("observer", "checker"), ("tool", "tool_checker")} <= edges
+    assert ("user", "planner") not in edges and ("planner", "checker") not in edges
+
+    file = tmp_path / "script.json"
+    file.write_text(json.dumps(session_script(plan.as_state())), encoding="utf-8")
+    outcome = asyncio.run(run_session(plan, scripted_context(file), graph_with_roles))
+    assert (outcome.status, outcome.reason) == ("failed", "reviewer: the second task is out of scope")
+    assert len(outcome.state["tasks"]) == 2 and seen and all(tasks == 1 for tasks, _ in seen)
+
+    # The observer alone changes nothing: the session is generated as with the default graph.
+    scripted.reset()
+    seen.clear()
+    observed = asyncio.run(run_session(plan, scripted_context(file), compile_graph([ExtraRole("observer", observer, after="planner")])))
+    scripted.reset()
+    default = asyncio.run(run_session(plan, scripted_context(file)))
+    assert observed.status == default.status == "done"
+    assert observed.session == default.session
+    assert len(seen) == sum(1 for e in default.state["transcript"] if e.get("role") == "planner")
+
+    with pytest.raises(ValueError, match="after='agent'"):
+        compile_graph([ExtraRole("late", observer, after="agent")])
+    with pytest.raises(ValueError, match="already exists"):
+        compile_graph([ExtraRole("checker", observer, after="user")])
