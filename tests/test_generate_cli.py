@@ -77,20 +77,8 @@ def test_generate_five_real_tool_lists(shared_dir, tmp_path, language):
 
 
 def test_generate_explicit_paths_and_a_failing_session(shared_dir, tmp_path):
-    tools = tmp_path / "tools.jsonl"
-    tools.write_text((shared_dir / "data" / "tools_en.jsonl").read_text(encoding="utf-8").splitlines()[0] + "\n")
-    paths = ["ST,CC,CC,CC", "CC-ST-CC-CC"]
-    plans = plan_sessions(load_tool_lists(tools), select_type_paths(4, paths), seed=0)
-    good = {p.key: session_script(p.as_state()) for p in plans}
-    good[plans[0].key]["planner"] = ["not json at all"] * 2  # checker max-retries 2 -> fails
-    script = tmp_path / "roles.json"
-    script.write_text(json.dumps({"sessions": good}))
-    spec = f"scripted:{script}"
-    out = tmp_path / "out"
-    result = CliRunner().invoke(app, [
-        "generate", "--tools", str(tools), "--out", str(out), "--paths", paths[0], "--paths", paths[1],
-        "--max-retries", "2", "--checker-model", "none", "--user-model", spec, "--planner-model", spec,
-        "--tool-model", spec, "--agent-model", spec, "--concurrency", "1"])
+    args, plans, out = _two_session_run(shared_dir, tmp_path)  # checker max-retries 2 -> the first session fails
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "generated 1 session(s), 1 failed" in result.output
     failures = _read_jsonl(out / "failures.jsonl")
