@@ -98,7 +98,8 @@ async def _run_session(plan: SessionPlan, context: Context, graph: Any) -> Sessi
     except ModelRequestError as exc:  # a model request failed for good: this session only
         cause = exc.__cause__ if not exc.transient and exc.__cause__ is not None else exc
         reason = str(exc) if cause is exc else f"{type(cause).__name__}: {cause}"
-        return SessionOutcome(plan, "failed", redact_text(reason), last, infrastructure=exc.transient)
+        # infrastructure (generated again on resume) unless the provider refused the request's content
+        return SessionOutcome(plan, "failed", redact_text(reason), last, infrastructure=not exc.rejected)
     except Exception as exc:  # any other error ends this session only
         return SessionOutcome(plan, "failed", redact_text(f"{type(exc).__name__}: {exc}"), last)
     status = last.get("status", "running")

@@ -23,8 +23,10 @@ score, so its session gets no line in ``result.jsonl``; it is appended to
 next resume (at the end of a run ``errors.jsonl`` keeps only the latest entry
 of each session still without a result). This differs from the reference
 harness on purpose: it scored such sessions as ``"Error during inference"``.
-Reference-mode inference failures (quirk 11) and any other exception still
-give an ``"Error during inference: ..."`` record, which is scored.
+Reference-mode inference failures (quirk 11), a request the provider refused
+for its content (HTTP 400/413/422, e.g. the context length of the model
+exceeded: re-running cannot change it) and any other exception still give an
+``"Error during inference: ..."`` record, which is scored.
 
 Accounting: every session record carries a top-level ``"usage"`` key
 (model requests, tries, provider-reported input/output tokens, retried
@@ -343,8 +345,9 @@ async def run_session(graph: Any, session: Mapping[str, Any], context: Any, *, p
     Returns:
         A :class:`SessionOutcome`: a record (``{"id", "model_name", "result", "usage"}``),
         where a graph exception other than a failed model request gives
-        ``result = "Error during inference: <message>"`` and ``error_detail``;
-        or, when a model request failed for good (``ModelRequestError``), no
+        ``result = "Error during inference: <message>"`` and ``error_detail`` (so does a model
+        request the provider refused with HTTP 400/413/422, ``ModelRequestError.rejected``);
+        or, when a model request failed for good otherwise (``ModelRequestError``), no
         record and an ``errors.jsonl`` entry ``{"id", "model_name", "error",
         "attempts", "errors", "where", "usage"}``. Never raises for a failing
         model or endpoint; ``asyncio.CancelledError`` and ``KeyboardInterrupt`` propagate.
@@ -359,14 +362,18 @@ async def run_session(graph: Any, session: Mapping[str, Any], context: Any, *, p
             output = await graph.ainvoke({"session": dict(session)}, context=context, config=_graph_config(session, context))
             record = dict(output["record"])
         except ModelRequestError as exc:
-            error = {
-                "id": session["id"],
-                "model_name": recorded_model_name(context),
-                "error": str(exc),
-                "attempts": exc.attempts,
-                "errors": exc.errors,
-                "where": exc.where,
-            }
+            if exc.rejected:  # the provider refused this request's content: the model's limit, scored (SPEC 3.4)
+                record = error_record(session["id"], recorded_model_name(context), str(exc))
+                record["error_detail"] = f"{type(exc).__name__}: {exc}"
+            else:  # infrastructure: nothing to score, run again on resume
+                error = {
+                    "id": session["id"],
+                    "model_name": recorded_model_name(context),
+                    "error": str(exc),
+                    "attempts": exc.attempts,
+                    "errors": exc.errors,
+                    "where": exc.where,
+                }
         except Exception as exc:  # noqa: BLE001 - any other failure of one session is recorded, the run goes on
             record = error_record(session["id"], recorded_model_name(context), str(exc))
             record["error_detail"] = f"{type(exc).__name__}: {exc}"

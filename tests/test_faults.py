@@ -142,6 +142,10 @@ def test_request_with_retries_records_tries_and_gives_up():
     assert str(failed) == "model request failed after 3 attempts: connection: APIConnectionError: Connection error."
     assert (third["attempts"], rejected.attempts, rejected.transient) == (1, 1, False)
     assert str(rejected).startswith("model request failed (not retried): http 400: BadRequestError")
+    assert (rejected.status, rejected.rejected) == (400, True)
+    assert (failed.status, failed.rejected) == (None, False)
+    assert not ModelRequestError(1, ["http 401: AuthenticationError"], False, {}, 401).rejected
+    assert not ModelRequestError(3, ["http 500: InternalServerError"], True, {}, 500).rejected
 
 
 def test_rate_limit_is_shared_and_spaces_requests():
@@ -307,6 +311,33 @@ def test_retries_exhausted_is_an_infrastructure_error_then_resume_completes(faul
     assert json.loads((tmp_path / "metric.json").read_text()) == expected_metric
 
 
+def test_a_request_the_provider_refuses_is_scored_and_a_wrong_key_is_infrastructure(fault_free, tmp_path):
+    """HTTP 400 (e.g. context length exceeded) is the model's limit: an "Error during inference" record,
+    scored as wrong tasks, as the reference does (SPEC 3.4). HTTP 401 is a set-up problem: errors.jsonl, exit 3."""
+    expected_records, _ = fault_free
+    sessions = load_dataset(SESSIONS_PATH)
+    faults = {("wild_tool_bench_3", 2): [{"status": 400}], ("wild_tool_bench_1", 0): [{"status": 401}]}
+    with ScriptedServer(sessions, _demo_script(), faults=faults) as server:
+        done = subprocess.run(_eval_command(tmp_path, server.base_url), cwd=REPO, env=_env(), capture_output=True,
+                              text=True, timeout=120)  # fmt: skip
+        injected = sorted(a for a in server.outcomes() if a[2] != "ok")
+    assert injected == [("wild_tool_bench_1", 0, "status 401"), ("wild_tool_bench_3", 2, "status 400")]  # neither retried
+    assert done.returncode == 3, done.stderr
+    records = {r["id"]: r for r in _jsonl(tmp_path / "result.jsonl")}
+    assert sorted(records) == sorted(s["id"] for s in sessions if s["id"] != "wild_tool_bench_1")
+    refused = records["wild_tool_bench_3"]
+    assert refused["result"].startswith("Error during inference: model request failed (not retried): http 400: BadRequestError")
+    assert refused["error_detail"].startswith("ModelRequestError: model request failed (not retried): http 400")
+    assert refused["usage"]["failed_requests"] == 1
+    (error,) = _jsonl(tmp_path / "errors.jsonl")
+    assert error["id"] == "wild_tool_bench_1" and error["errors"][0].startswith("http 401")
+    scores = {line["id"]: line for line in _jsonl(tmp_path / "score.jsonl")}
+    assert [task["action_name_label"] for task in scores["wild_tool_bench_3"]["results"]] == ["error"] * 4
+    metric = json.loads((tmp_path / "metric.json").read_text())
+    assert metric["total_info"]["session"]["total_count"] == len(sessions) - 1
+    assert "inference errors in 1 sessions: wild_tool_bench_3" in done.stderr
+
+
 # --------------------------------------------------------------------------- wtb generate: the same treatment
 
 
@@ -376,3 +407,15 @@ def test_generate_request_failing_for_good_fails_the_session_as_infrastructure(s
     (failure,) = _jsonl(out / "failures.jsonl")
     assert failure["infrastructure"] is True
     assert failure["reason"].startswith("model request failed after 2 attempts: http 503: APIStatusError")
+
+
+def test_generate_refused_request_is_a_kept_failure_and_a_wrong_key_is_infrastructure(shared_dir, tmp_path):
+    (tmp_path / "refused").mkdir()
+    (tmp_path / "key").mkdir()
+    summary, out = _generation_run(shared_dir, tmp_path / "refused", {"planner": 1}, lambda: _status_error(400))
+    (failure,) = _jsonl(out / "failures.jsonl")
+    assert failure["infrastructure"] is False  # kept on resume: the same request would be refused again
+    assert failure["reason"].startswith("BadRequestError")
+    summary, out = _generation_run(shared_dir, tmp_path / "key", {"user": 1}, lambda: _status_error(401))
+    (failure,) = _jsonl(out / "failures.jsonl")
+    assert failure["infrastructure"] is True  # generated again once the key is fixed

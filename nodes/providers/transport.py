@@ -68,26 +68,45 @@ class RetryPolicy:
             raise ValueError("backoff, max_wait and rps must be >= 0")
 
 
+REJECTED_STATUS = frozenset({400, 413, 422})
+"""HTTP statuses by which a provider refuses the content of a request (context length exceeded,
+payload too large, a message or tool schema the model does not accept): see
+:attr:`ModelRequestError.rejected`."""
+
+
 class ModelRequestError(RuntimeError):
     """A model request failed for good (retries exhausted, or a failure that is not retried).
 
-    An infrastructure error, not a model error: nothing came back to score.
+    Usually an infrastructure error (nothing came back to score: 429/5xx/timeouts after the
+    retries, or 401/403/404 from a wrong key, model name or URL). When :attr:`rejected` is true
+    the provider refused this request's content instead, which is the model's limit, not the
+    infrastructure's: the evaluation records it as the reference harness does (SPEC 3.4,
+    ``"Error during inference: ..."``, scored as wrong tasks), since re-running cannot change it.
 
     Attributes:
         attempts: tries made.
         errors: one short description per failed try (see :func:`describe_error`).
         transient: the last failure was of a retried kind (the retries ran out).
         where: what the request was for (``{"task": 1, "step": 0}``, ``{"role": "planner"}`` ...).
+        status: HTTP status of the last failed try, if it had one.
     """
 
-    def __init__(self, attempts: int, errors: list[str], transient: bool, where: Mapping[str, Any]):
+    def __init__(
+        self, attempts: int, errors: list[str], transient: bool, where: Mapping[str, Any], status: int | None = None
+    ):
         self.attempts = attempts
         self.errors = list(errors)
         self.transient = transient
         self.where = dict(where)
+        self.status = status
         last = errors[-1] if errors else "unknown error"
         reason = f"after {attempts} attempt{'s' if attempts != 1 else ''}" if transient else "(not retried)"
         super().__init__(f"model request failed {reason}: {last}")
+
+    @property
+    def rejected(self) -> bool:
+        """The provider refused the request's content (HTTP 400, 413 or 422, not retried; :data:`REJECTED_STATUS`)."""
+        return not self.transient and self.status in REJECTED_STATUS
 
 
 # --------------------------------------------------------------------------- classification
@@ -319,7 +338,7 @@ async def request_with_retries(
         if usage is not None:
             usage.failed += 1
             usage.retried.append({**where, "attempts": attempts, "errors": errors, "waited": round(waited, 3), "ok": False})
-        raise ModelRequestError(attempts, errors, transient_kind(exc) is not None, where) from exc
+        raise ModelRequestError(attempts, errors, transient_kind(exc) is not None, where, _status_of(exc)) from exc
     if usage is not None:
         usage.requests += 1
         if attempts > 1:
