@@ -117,6 +117,12 @@ def test_a_second_run_on_the_same_directory_is_refused(reference_dir, tmp_path):
     assert len(_lines(tmp_path / "result.jsonl")) == SESSIONS
 
 
+def _default_sigint() -> None:
+    """In the child before exec: SIGINT as in a terminal. A shell runs background jobs (``cmd &``, as CI
+    may run this suite) with SIGINT ignored, and an ignored signal stays ignored across exec."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_prints_a_resume_hint_and_the_rerun_completes(tmp_path, signum):
     out = tmp_path / "run"
@@ -126,7 +132,7 @@ def test_interrupt_prints_a_resume_hint_and_the_rerun_completes(tmp_path, signum
     ]  # fmt: skip
     process = subprocess.Popen(
         command, cwd=REPO, env=dict(os.environ, WTB_REPLAY_DELAY="0.2"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True,
+        text=True, preexec_fn=_default_sigint,
     )
     try:
         deadline = time.monotonic() + 120  # a bound on waiting, not a timing assertion
