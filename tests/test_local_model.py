@@ -465,14 +465,22 @@ def test_adapter_over_http_lifts_text_tool_call(tmp_path: Path, monkeypatch: pyt
     assert record["content"] is None and record["tool_calls"][0]["function"]["arguments"] == '{"city": "Paris"}'
 
 
-def test_json_schema_reaches_the_server_as_response_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A bound response_format travels in extra_body, i.e. top-level in the JSON body the server reads."""
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_json_schema_reaches_the_server_as_response_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """A bound response_format travels in extra_body, i.e. top-level in the JSON body the server reads.
+
+    Both paths: ``invoke`` goes through the SDK's ``create`` and ``ainvoke`` (what the graphs use)
+    through ``RawChatOpenAI``'s direct post, which must merge ``extra_body`` the same way.
+    """
+    import asyncio
+
     monkeypatch.setenv("WTB_CACHE_DIR", str(tmp_path))
     schema = {"type": "object", "properties": {"verdict": {"enum": ["accept", "reject"]}}, "required": ["verdict"]}
     server = _ScriptServer(tmp_path / "m.gguf", ServerOptions(), start_timeout=30)
     try:
         model = gguf.chat_model_for_server(server, ModelSettings(timeout=30, max_retries=0))
-        reply = model.bind(response_format={"type": "json_object", "schema": schema}).invoke("Judge this.")
+        bound = model.bind(response_format={"type": "json_object", "schema": schema})
+        reply = bound.invoke("Judge this.") if mode == "sync" else asyncio.run(bound.ainvoke("Judge this."))
         sent = json.loads(Path(str(server.log_path) + ".request.json").read_text())
     finally:
         server.stop()

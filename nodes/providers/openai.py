@@ -56,13 +56,18 @@ class RawChatOpenAI(ChatOpenAI):
         request in ``python -m bench.perf``; the body here is already exactly what
         the endpoint must get (see :meth:`_get_request_payload`), so it goes out
         through the SDK's plain ``post`` (same client: base URL, key, timeout,
-        error types, no retries). Structured output, the Responses API, streaming
+        error types, no retries). ``extra_body`` is merged into the body as the
+        SDK's ``create`` does (vLLM's ``chat_template_kwargs``, llama.cpp's
+        ``response_format`` schema). Structured output, the Responses API, streaming
         and response headers take ``ChatOpenAI``'s own path.
         """
         payload = self._get_request_payload(messages, stop=stop, **kwargs)
         if payload.get("stream") or "response_format" in payload or self._use_responses_api(payload) or self.include_response_headers:
             return await super()._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
         payload.pop("stream", None)
+        extra_body = payload.pop("extra_body", None)
+        if extra_body:
+            payload.update(extra_body)
         response = await self.root_async_client.post("/chat/completions", body=payload, cast_to=dict)
         return self._create_chat_result(response if isinstance(response, dict) else dict(response), {})
 
