@@ -68,7 +68,9 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     elif not state.tasks:
         vague, layer, strategy, kind = False, 0, "", "open"
         system = render("user_open.md", state.language, env_info=env_info, task_kind=task_kind(state, 0))
-        human = section(names["tools"], tools_block(state.tools, full=False), names["none"])
+        # The closing cue matters for small models, which otherwise continue the last thing they read
+        # (the tool list) instead of writing a request.
+        human = section(names["tools"], tools_block(state.tools, full=False), names["none"]) + "\n" + names["open_cue"]
     else:
         vague, layer, kind = False, len(state.tasks), "next"
         strategy = state.strategies[layer] if layer < len(state.strategies) and state.strategies[layer] else "partial"
@@ -79,7 +81,10 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             task_kind=task_kind(state, layer),
             strategy=fragments(state.language)["strategies"][strategy],
         )
-        human = section(names["tools"], tools_block(state.tools, full=False), names["none"]) + "\n" + conversation
+        human = (
+            section(names["tools"], tools_block(state.tools, full=False), names["none"]) + "\n" + conversation
+            + "\n" + names["next_cue"]
+        )
 
     calls, entries, text = [], [], ""
     for attempt in range(max(1, context.max_retries)):

@@ -386,3 +386,15 @@ def test_extra_roles_are_inserted_on_plain_edges(tool_lists_en, tmp_path):
         compile_graph([ExtraRole("late", observer, after="agent")])
     with pytest.raises(ValueError, match="already exists"):
         compile_graph([ExtraRole("checker", observer, after="user")])
+
+
+def test_user_requests_end_with_a_cue_to_write_the_message(tool_lists_en, tmp_path):
+    """Small models continue the last thing they read: the user role's request ends with the instruction."""
+    plan = plan_for(tool_lists_en, ("ST", "CC"))
+    outcome = run(plan, session_script(plan.as_state()), tmp_path)
+    assert outcome.status == "done"
+    user_calls = [c for c in outcome.state["calls"] if c["role"] == "user"]
+    human = [m["content"] for m in user_calls[0]["request"] if m["role"] in ("user", "human")][-1]
+    assert human.endswith("Now write your first message to the assistant (a request in your own words, not a list of tools):")
+    later = [m["content"] for m in user_calls[-1]["request"] if m["role"] in ("user", "human")][-1]
+    assert later.endswith("Now write your next message to the assistant (a new request in your own words, not a list of tools):")
