@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -59,6 +60,8 @@ from bench.tracing import context_settings, redact_record, session_run_config
 RESULT_FILE = "result.jsonl"
 ERRORS_FILE = "errors.jsonl"
 SUMMARY_FILE = "summary.json"
+RUN_FILE = "run.json"
+"""``{"dataset", "dataset_sha256", "model_name"}`` of the results in the directory (resume check)."""
 LOCK_FILE = ".wtb-eval.lock"
 _ID_PATTERN = re.compile(r"^wild_tool_bench_(\d+)$")
 
@@ -541,8 +544,9 @@ async def arun_eval(
 
     Raises:
         ValueError: ``concurrency < 1``; a malformed existing result file; an
-            existing result file written for another model (use ``--overwrite``
-            or another directory).
+            existing result file written for another model, or for another dataset
+            file or another version of it (``run.json``; use ``--overwrite`` or
+            another directory).
         RuntimeError: another run holds the directory's lock.
     """
     if concurrency < 1:
@@ -565,6 +569,48 @@ async def arun_eval(
         return await _run_locked(sessions, context, out, concurrency, overwrite, progress, graph, on_record, prices)
     finally:
         lock.release()
+
+
+def dataset_identity(path: str | os.PathLike[str] | None) -> dict[str, str] | None:
+    """``{"dataset": absolute path, "dataset_sha256": hex digest of the file}``, or ``None`` without a file.
+
+    Records are matched to sessions by id on resume, and ids repeat across datasets
+    (``wild_tool_bench_0`` ...), so the directory remembers which file its results belong to.
+    """
+    if not path or not Path(path).is_file():
+        return None
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return {"dataset": str(Path(path).resolve()), "dataset_sha256": digest.hexdigest()}
+
+
+def _check_run_identity(out: Path, context: Any, model_name: str, has_results: bool) -> None:
+    """Refuse to resume results made on another dataset; record this run's identity in ``RUN_FILE``.
+
+    Raises:
+        ValueError: ``out`` holds results whose ``run.json`` names a dataset with other content.
+    """
+    identity = dataset_identity(getattr(context, "dataset", None))
+    if identity is None:
+        return
+    path = out / RUN_FILE
+    recorded: dict[str, Any] = {}
+    if has_results and path.exists():
+        with contextlib.suppress(OSError, ValueError):
+            loaded = json.loads(path.read_text(encoding="utf-8"))
+            recorded = loaded if isinstance(loaded, dict) else {}
+    if recorded.get("dataset_sha256") not in (None, identity["dataset_sha256"]):
+        same_file = recorded.get("dataset") == identity["dataset"]
+        raise ValueError(
+            f"{out / RESULT_FILE} holds results for "
+            + ("an earlier version of " if same_file else "another dataset, ")
+            + f"{recorded.get('dataset')} (sha256 {str(recorded['dataset_sha256'])[:12]}...), not "
+            f"{identity['dataset']} (sha256 {identity['dataset_sha256'][:12]}...); session ids repeat across "
+            "datasets, so resuming would mix them: use --overwrite or another --out directory"
+        )
+    write_json_atomic(path, {**identity, "model_name": model_name})
 
 
 def _latest_errors(path: Path, done: set[str]) -> list[dict[str, Any]]:
@@ -601,6 +647,7 @@ async def _run_locked(sessions, context, out, concurrency, overwrite, progress, 
             f"{results.path} holds results of model {', '.join(map(str, others))}, not {model_name!r}; "
             "use --overwrite or another --out directory"
         )
+    _check_run_identity(out, context, model_name, bool(done) or errors.path.exists())
 
     summary = RunSummary(result_path=results.path, selected=len(sessions), summary_path=out / SUMMARY_FILE)
     todo = [s for s in sessions if s["id"] not in done]

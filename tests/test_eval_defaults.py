@@ -69,3 +69,36 @@ def test_eval_passes_the_default_or_given_concurrency(tmp_path, monkeypatch, arg
     )
     assert result.exit_code == 1 and "stopped by the test" in result.output
     assert seen["concurrency"] == expected and seen["model"] == "gguf:/nowhere/model.gguf"
+
+
+def test_resume_refuses_results_of_another_dataset(tmp_path):
+    """Session ids repeat across datasets, so a directory remembers which file (and version) its results are for."""
+    oracle = f"replay:{CANDIDATES_PATH}#oracle"
+    lines = SESSIONS_PATH.read_text(encoding="utf-8").splitlines()
+    first, other = tmp_path / "first.jsonl", tmp_path / "other.jsonl"
+    first.write_text("\n".join(lines[:3]) + "\n", encoding="utf-8")
+    other.write_text("\n".join(lines[3:]) + "\n", encoding="utf-8")
+    out = tmp_path / "run"
+
+    def run(dataset, *extra):
+        return CliRunner().invoke(app, ["eval", "--dataset", str(dataset), "--model", oracle, "--out", str(out),
+                                        "--no-progress", "--no-trace", "--limit", "1", *extra])
+
+    assert run(first).exit_code == 0
+    recorded = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert recorded["dataset"] == str(first.resolve()) and recorded["model_name"] == "oracle"
+    assert len(recorded["dataset_sha256"]) == 64
+    assert run(first).exit_code == 0  # same file, same content: resumes
+
+    refused = run(other)
+    assert refused.exit_code == 1
+    assert f"holds results for another dataset, {first.resolve()}" in refused.output
+    assert "use --overwrite or another --out directory" in refused.output
+    assert [json.loads(line)["id"] for line in (out / "result.jsonl").read_text().splitlines()] == ["wild_tool_bench_0"]
+
+    first.write_text("\n".join(lines[1:4]) + "\n", encoding="utf-8")  # the same path, new content
+    edited = run(first)
+    assert edited.exit_code == 1 and f"an earlier version of {first.resolve()}" in edited.output
+
+    assert run(other, "--overwrite").exit_code == 0
+    assert json.loads((out / "run.json").read_text(encoding="utf-8"))["dataset"] == str(other.resolve())

@@ -651,3 +651,18 @@ def test_server_exits_when_its_parent_is_killed(local_extra: None) -> None:
     else:
         os.kill(server_pid, signal.SIGKILL)
         pytest.fail(f"server {server_pid} outlived its killed parent")
+
+
+def test_other_local_servers_are_found_in_proc(tmp_path: Path) -> None:
+    """The warning about a second server on the same cores reads /proc/<pid>/cmdline."""
+    def process(pid: int, *argv: str) -> None:
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "cmdline").write_bytes(b"\0".join(a.encode() for a in argv) + b"\0")
+
+    process(101, "/venv/bin/python", "/x/nodes/providers/_llama_child.py", "100", "--model", "m.gguf")
+    process(202, "/venv/bin/python", "-m", "bench.cli", "eval")
+    process(303, "/usr/bin/python3", "/other/clone/nodes/providers/_llama_child.py", "300")
+    (tmp_path / "self").mkdir()
+    (tmp_path / "404").mkdir()  # a process that vanished: no cmdline
+    assert gguf.other_local_servers(tmp_path) == [101, 303]
+    assert gguf.other_local_servers(tmp_path / "missing") == []

@@ -12,6 +12,9 @@ app = typer.Typer(
     help="WildToolBench on LangGraph: generate multi-turn tool-use sessions and evaluate models on them.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
+    # Plain click help: it wraps long option texts at any width; rich's panels cut them with "…"
+    # when the output is not a terminal (80 columns).
+    rich_markup_mode=None,
 )
 
 # Sub-command modules register on `app` when imported.

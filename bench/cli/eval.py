@@ -128,7 +128,8 @@ def eval_command(
 
     _err.print(
         f"{summary.selected} sessions: {summary.evaluated} evaluated, {summary.skipped} already done; "
-        f"tasks action-correct {summary.tasks_correct}/{summary.tasks}; {summary.wall_time:.1f}s -> {summary.result_path}"
+        f"right actions in {summary.tasks_correct}/{summary.tasks} tasks (before the argument check; task accuracy "
+        f"is in the table); {summary.wall_time:.1f}s -> {summary.result_path}"
     )
     if summary.inference_errors:
         _err.print(f"[yellow]inference errors[/yellow] in {len(summary.inference_errors)} sessions: {', '.join(summary.inference_errors)}")

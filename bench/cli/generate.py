@@ -130,6 +130,8 @@ def generate(
 
     def kept() -> str:
         done = sum(1 for plan in plans if (out / "sessions" / plan.key / OUTCOME_FILE).exists())
+        if not done:
+            return f"none of the {len(plans)} sessions had finished"
         return f"{done} of {len(plans)} sessions are finished under {out / 'sessions'}"
 
     try:

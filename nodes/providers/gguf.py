@@ -566,6 +566,27 @@ _servers: dict[tuple[str, ServerOptions], LocalServer] = {}
 _servers_lock = threading.Lock()
 
 
+def other_local_servers(proc: str | os.PathLike[str] = "/proc") -> list[int]:
+    """Process ids of llama.cpp servers started by this project that this process did not start.
+
+    Reads ``/proc/<pid>/cmdline`` (Linux; elsewhere, or without permission, the list is empty).
+    Two servers on the same cores slow each other down far more than their share of the CPU
+    suggests, so :func:`get_server` warns when it finds one.
+    """
+    ours = {s.pid for s in running_servers()}
+    found: list[int] = []
+    root = Path(proc)
+    with contextlib.suppress(OSError):
+        for entry in root.iterdir():
+            if not entry.name.isdigit() or int(entry.name) in ours or int(entry.name) == os.getpid():
+                continue
+            with contextlib.suppress(OSError):
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+                if any(arg.endswith(_CHILD_SCRIPT.name.encode()) for arg in argv[:3]):
+                    found.append(int(entry.name))
+    return sorted(found)
+
+
 def get_server(model_path: str | os.PathLike[str], options: ServerOptions | None = None) -> LocalServer:
     """Return the process-wide server for ``model_path`` with ``options``, starting it on first use.
 
@@ -588,6 +609,13 @@ def get_server(model_path: str | os.PathLike[str], options: ServerOptions | None
         if server is not None and server.alive():
             return server
         timeout = float(os.environ.get("WTB_LOCAL_START_TIMEOUT") or DEFAULT_START_TIMEOUT)
+        others = other_local_servers()
+        if others:
+            print(
+                f"wtb: warning: {len(others)} other local model server(s) already running on this machine "
+                f"(pid {', '.join(map(str, others))}); sharing the CPU makes every run several times slower",
+                file=sys.stderr,
+            )
         server = LocalServer(path, options, start_timeout=timeout)
         _servers[key] = server
         return server
