@@ -48,17 +48,25 @@ def load_result_records(path: str | os.PathLike[str]) -> list[tuple[int, dict[st
             duplicate session ids, a missing or empty file.
     """
     first_line: dict[str, int] = {}
+    first_model: dict[str, Any] = {}
     Numbered = tuple[int, dict[str, Any]]
 
     def parse_line(file: str, number: int, record: Any) -> tuple[Optional[Numbered], list[DatasetIssue]]:
         try:
-            session_id, _ = record_identity(record)
+            session_id, model_name = record_identity(record)
         except ScoringError as exc:
             return None, [DatasetIssue(file, number, exc.field, exc.message)]
         if "result" not in record:
             return None, [DatasetIssue(file, number, "result", "missing")]
+        first_model.setdefault(session_id, model_name)
         duplicate = note_session_id(first_line, file, number, session_id)
         if duplicate is not None:
+            if first_model[session_id] != model_name:  # e.g. the fixtures' expected_results.jsonl
+                duplicate = DatasetIssue(
+                    duplicate.file, duplicate.line, duplicate.field,
+                    f"{duplicate.message}: model {model_name!r} here, {first_model[session_id]!r} there; the file "
+                    "holds several models' results: score one model per file",
+                )
             return None, [duplicate]
         return (number, record), []
 

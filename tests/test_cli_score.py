@@ -145,3 +145,14 @@ def test_metric_table_rows():
     assert rows[-1] == ("Path", "Accomplish progress rate (AP)", "71.43%", "5/7 steps")
     text = render_metric_table(metric)
     assert "Session accuracy" in text and "50.00%" in text and "\x1b[" not in text
+
+
+def test_score_says_when_a_file_mixes_models(reference_dir, tmp_path):
+    """The fixtures' expected_results.jsonl holds every candidate's records: one model per file is the rule."""
+    result = CliRunner().invoke(app, ["score", "--dataset", str(reference_dir / "sessions.jsonl"),
+                                      "--results", str(reference_dir / "expected_results.jsonl"), "--out", str(tmp_path)])
+    assert result.exit_code == 1
+    first = result.output.splitlines()[0]
+    assert first.endswith("id: duplicate id 'wild_tool_bench_0' (first on line 1): model 'suboptimal' here, 'oracle' there; "
+                          "the file holds several models' results: score one model per file")
+    assert not (tmp_path / "metric.json").exists()
