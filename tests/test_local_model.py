@@ -665,4 +665,5 @@ def test_other_local_servers_are_found_in_proc(tmp_path: Path) -> None:
     (tmp_path / "self").mkdir()
     (tmp_path / "404").mkdir()  # a process that vanished: no cmdline
     assert gguf.other_local_servers(tmp_path) == [101, 303]
+    assert gguf.other_local_servers(tmp_path, exclude=[101, None]) == [303]
     assert gguf.other_local_servers(tmp_path / "missing") == []

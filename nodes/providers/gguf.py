@@ -566,14 +566,14 @@ _servers: dict[tuple[str, ServerOptions], LocalServer] = {}
 _servers_lock = threading.Lock()
 
 
-def other_local_servers(proc: str | os.PathLike[str] = "/proc") -> list[int]:
-    """Process ids of llama.cpp servers started by this project that this process did not start.
+def other_local_servers(proc: str | os.PathLike[str] = "/proc", exclude: Sequence[int | None] = ()) -> list[int]:
+    """Process ids of llama.cpp servers started by this project, other than those in ``exclude``.
 
     Reads ``/proc/<pid>/cmdline`` (Linux; elsewhere, or without permission, the list is empty).
     Two servers on the same cores slow each other down far more than their share of the CPU
-    suggests, so :func:`get_server` warns when it finds one.
+    suggests, so :func:`get_server` warns when it finds one that this process did not start.
     """
-    ours = {s.pid for s in running_servers()}
+    ours = {pid for pid in exclude if pid is not None}
     found: list[int] = []
     root = Path(proc)
     with contextlib.suppress(OSError):
@@ -609,7 +609,7 @@ def get_server(model_path: str | os.PathLike[str], options: ServerOptions | None
         if server is not None and server.alive():
             return server
         timeout = float(os.environ.get("WTB_LOCAL_START_TIMEOUT") or DEFAULT_START_TIMEOUT)
-        others = other_local_servers()
+        others = other_local_servers(exclude=[s.pid for s in _servers.values()])  # _servers_lock is held
         if others:
             print(
                 f"wtb: warning: {len(others)} other local model server(s) already running on this machine "
