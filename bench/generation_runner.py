@@ -22,6 +22,7 @@ Output layout under ``out_dir``::
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -130,6 +131,11 @@ def write_session_files(out_dir: Path, outcome: SessionOutcome) -> Path:
 OUTCOME_FILE = "outcome.json"
 
 
+def _tools_digest(plan: SessionPlan) -> str:
+    """sha256 of the plan's tool list (canonical JSON): the plan summary names only the tool-file line."""
+    return hashlib.sha256(json.dumps(plan.tools, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
 def write_outcome(out_dir: Path, outcome: SessionOutcome) -> Path:
     """Write ``sessions/<key>/outcome.json``, the record a resumed run reuses (SPEC 5 outputs).
 
@@ -143,7 +149,7 @@ def write_outcome(out_dir: Path, outcome: SessionOutcome) -> Path:
     path = out_dir / "sessions" / outcome.plan.key / OUTCOME_FILE
     write_json_atomic(
         path,
-        {"plan": outcome.plan.summary(), "status": outcome.status, "reason": outcome.reason,
+        {"plan": outcome.plan.summary(), "tools_sha256": _tools_digest(outcome.plan), "status": outcome.status, "reason": outcome.reason,
          "infrastructure": outcome.infrastructure, "usage": outcome.usage, "session": outcome.session},
     )
     return path
@@ -173,7 +179,7 @@ def load_finished_outcome(out_dir: Path, plan: SessionPlan) -> SessionOutcome | 
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if data.get("plan") != plan.summary():
+    if data.get("plan") != plan.summary() or data.get("tools_sha256") != _tools_digest(plan):
         raise ValueError(
             f"{path}: plan: this folder holds a different run (another seed, --layers, --paths, language or "
             f"tool file); use --overwrite to replace it or choose another --out"

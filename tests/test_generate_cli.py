@@ -166,6 +166,13 @@ def test_generate_refuses_to_resume_another_run(shared_dir, tmp_path):
     assert f"{out / 'sessions' / plans[0].key / 'outcome.json'}: plan: this folder holds a different run" in other.output
     assert "--overwrite" in other.output
 
+    # The same options on another tool file: the plans match line for line, the tool lists do not.
+    tools = out.parent / "tools.jsonl"
+    tools.write_text((shared_dir / "data" / "tools_en.jsonl").read_text(encoding="utf-8").splitlines()[1] + "\n")
+    scripted.reset()
+    swapped = CliRunner().invoke(app, args)
+    assert swapped.exit_code == 1 and "this folder holds a different run" in swapped.output
+
 
 def test_infrastructure_failures_are_generated_again(tmp_path):
     from bench.generation import SessionPlan
