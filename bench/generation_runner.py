@@ -53,6 +53,8 @@ class SessionOutcome:
     """The session failed because a model request failed for good (not because of the models' output)."""
     usage: dict[str, Any] = field(default_factory=dict)
     """Model requests, tries, tokens and retried requests of the session (``RequestUsage.as_dict()``)."""
+    reused: bool = False
+    """Kept from an earlier run of the same command (read from ``outcome.json``, not generated now)."""
 
 
 async def run_session(plan: SessionPlan, context: Context, graph: Any = None) -> SessionOutcome:
@@ -188,7 +190,7 @@ def load_finished_outcome(out_dir: Path, plan: SessionPlan) -> SessionOutcome | 
         return None
     return SessionOutcome(
         plan, str(data.get("status")), str(data.get("reason") or ""), {}, data.get("session"),
-        bool(data.get("infrastructure")), dict(data.get("usage") or {}),
+        bool(data.get("infrastructure")), dict(data.get("usage") or {}), reused=True,
     )
 
 
@@ -230,7 +232,8 @@ async def run_batch(
         concurrency: sessions running at once (>= 1).
         settings: run settings recorded in ``manifest.json``.
         graph: compiled generation graph (default ``graphs.generation.graph``).
-        on_done: called with each outcome as soon as its session ends (progress display).
+        on_done: called with each outcome as soon as its session ends (progress display), and at
+            once for each session kept from an earlier run (``outcome.reused``).
         overwrite: generate every session again instead of resuming: by default a session whose
             ``outcome.json`` says done, or failed because of the models' output, is kept as recorded
             (infrastructure failures are generated again).
@@ -250,6 +253,8 @@ async def run_batch(
 
     async def one(plan: SessionPlan) -> SessionOutcome:
         if plan.key in kept:
+            if on_done is not None:
+                on_done(kept[plan.key])
             return kept[plan.key]
         async with gate:
             outcome = await run_session(plan, context, graph)

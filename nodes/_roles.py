@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Sequence
+from contextvars import ContextVar
+from typing import Any, Callable, Sequence
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
@@ -25,6 +26,12 @@ from bench.tracing import annotate_current_run, generation_node_metadata
 
 #: Token cap of a JSON role reply (planner, checker, tool) on a model with grammar support.
 JSON_MAX_TOKENS = 400
+
+#: Called as ``listener(session_id, role, task_index)`` just before each role-model request, in the
+#: context that runs the graph (``wtb generate``'s progress display sets it); ``None`` = nobody listens.
+ROLE_REQUEST_LISTENER: ContextVar[Callable[[str, str, int], None] | None] = ContextVar(
+    "wtb_role_request_listener", default=None
+)
 
 
 def dumps(value: Any) -> str:
@@ -103,6 +110,9 @@ async def ask_model(
         "run_name": f"{role} model",
     }
     policy = RetryPolicy(max_attempts=context.max_attempts, backoff=context.backoff, rps=context.rps)
+    listener = ROLE_REQUEST_LISTENER.get()
+    if listener is not None:
+        listener(state.session_id, role, max(len(state.tasks) - 1, 0))
     reply = await request_with_retries(
         lambda: model.ainvoke(messages, config=config),
         policy,

@@ -136,6 +136,7 @@ def test_generate_resumes_finished_sessions(shared_dir, tmp_path):
     again = CliRunner().invoke(app, args)
     assert again.exit_code == 0, again.output
     assert "resumed: kept 2 session(s)" in again.output
+    assert f"{plans[1].key} CC-ST-CC-CC done (kept from an earlier run)" in again.output
     assert "generated 1 session(s), 1 failed" in again.output
     assert (out / "sessions.jsonl").read_text(encoding="utf-8") == sessions_before
     assert _read_jsonl(out / "failures.jsonl") == failures_before

@@ -398,3 +398,20 @@ def test_user_requests_end_with_a_cue_to_write_the_message(tool_lists_en, tmp_pa
     assert human.endswith("Now write your first message to the assistant (a request in your own words, not a list of tools):")
     later = [m["content"] for m in user_calls[-1]["request"] if m["role"] in ("user", "human")][-1]
     assert later.endswith("Now write your next message to the assistant (a new request in your own words, not a list of tools):")
+
+
+def test_role_request_listener_sees_every_request(tool_lists_en, tmp_path):
+    """``wtb generate``'s progress display: one call per role-model request, with session, role and task."""
+    from nodes._roles import ROLE_REQUEST_LISTENER
+
+    plan = plan_for(tool_lists_en, ("ST", "CC"))
+    heard: list[tuple[str, str, int]] = []
+    token = ROLE_REQUEST_LISTENER.set(lambda session_id, role, task: heard.append((session_id, role, task)))
+    try:
+        outcome = run(plan, session_script(plan.as_state()), tmp_path)
+    finally:
+        ROLE_REQUEST_LISTENER.reset(token)
+    assert outcome.status == "done"
+    assert heard[:2] == [(plan.key, "user", 0), (plan.key, "planner", 0)]
+    assert [(role, task) for _, role, task in heard] == [(c["role"], c["task"]) for c in outcome.state["calls"]]
+    assert {task for _, _, task in heard} == {0, 1}

@@ -74,6 +74,9 @@ def generate(
     overwrite: bool = typer.Option(
         False, "--overwrite", help="Generate every session again instead of keeping the ones an earlier run of this command finished."
     ),
+    show_progress: bool = typer.Option(
+        True, "--progress/--no-progress", help="Show a progress bar with the role being asked (on a terminal)."
+    ),
 ) -> None:
     """Generate sessions: one per type path, each on one tool list, written to --out.
 
@@ -119,10 +122,29 @@ def generate(
         "language": language, "year": year, "concurrency": concurrency,
     }
 
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from nodes._roles import ROLE_REQUEST_LISTENER
+
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    bar = Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=console, disable=not (show_progress and console.is_terminal),
+    )
+    bar_task = bar.add_task("starting", total=len(plans))
+    requests = {"count": 0}
+
+    def on_request(session_id: str, role: str, task_index: int) -> None:
+        requests["count"] += 1
+        bar.update(bar_task, description=f"{session_id} task {task_index + 1}: {role} (request {requests['count']})")
+
     def progress(outcome) -> None:
         path = "-".join(outcome.plan.type_path)
         detail = "" if outcome.status == "done" else f": {outcome.reason}"
-        typer.echo(f"{outcome.plan.key} {path} {outcome.status}{detail}", err=True)
+        kept_note = " (kept from an earlier run)" if outcome.reused else ""
+        console.print(f"{outcome.plan.key} {path} {outcome.status}{detail}{kept_note}", markup=False)
+        bar.advance(bar_task)
 
     from bench.cli._interrupt import resumable_run
     from bench.generation_runner import OUTCOME_FILE
@@ -134,8 +156,9 @@ def generate(
             return f"none of the {len(plans)} sessions had finished"
         return f"{done} of {len(plans)} sessions are finished under {out / 'sessions'}"
 
+    listening = ROLE_REQUEST_LISTENER.set(on_request)
     try:
-        with resumable_run(kept), tracing_scope(no_trace=no_trace):
+        with resumable_run(kept), tracing_scope(no_trace=no_trace), bar:
             summary = asyncio.run(
                 run_batch(plans, context, out, concurrency=concurrency, settings=settings, on_done=progress,
                           overwrite=overwrite)
@@ -143,6 +166,8 @@ def generate(
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
+    finally:
+        ROLE_REQUEST_LISTENER.reset(listening)
     if summary.reused:
         typer.echo(f"resumed: kept {summary.reused} session(s) finished by an earlier run (--overwrite redoes them)", err=True)
     typer.echo(
