@@ -110,14 +110,15 @@ async def ask_model(
         "run_name": f"{role} model",
     }
     policy = RetryPolicy(max_attempts=context.max_attempts, backoff=context.backoff, rps=context.rps)
+    task_index = max(len(state.tasks) - 1, 0)
     listener = ROLE_REQUEST_LISTENER.get()
     if listener is not None:
-        listener(state.session_id, role, max(len(state.tasks) - 1, 0))
+        listener(state.session_id, role, task_index)
     reply = await request_with_retries(
         lambda: model.ainvoke(messages, config=config),
         policy,
         endpoint=base_url or spec,
-        where={"role": role, "task": max(len(state.tasks) - 1, 0)},
+        where={"role": role, "task": task_index},
     )
     usage = current_usage()
     if usage is not None:
@@ -125,7 +126,7 @@ async def ask_model(
     text = message_text(reply)
     record = {
         "role": role,
-        "task": max(len(state.tasks) - 1, 0),
+        "task": task_index,
         "model": spec,
         "request": [{"role": "system", "content": system}, {"role": "user", "content": human}],
         "response": text,

@@ -5,6 +5,8 @@ Each sub-command lives in its own module below and registers itself on :data:`ap
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 app = typer.Typer(
@@ -16,6 +18,15 @@ app = typer.Typer(
     # when the output is not a terminal (80 columns).
     rich_markup_mode=None,
 )
+
+
+def tasks_option() -> Any:
+    """The ``--tasks N`` option (a typer ``OptionInfo`` used as a parameter default) of ``wtb validate``,
+    ``eval`` and ``score``: tasks per session, default 4 (SPEC 2)."""
+    return typer.Option(
+        4, "--tasks", min=1, help="Tasks per session: 4 in the benchmark; N for sessions made by `wtb generate --layers N`."
+    )
+
 
 # Sub-command modules register on `app` when imported.
 from bench.cli import score as _score  # noqa: E402,F401

@@ -8,7 +8,7 @@ from typing import Any, Optional
 import typer
 from rich.console import Console
 
-from bench.cli import app
+from bench.cli import app, tasks_option
 
 _err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -37,9 +37,7 @@ def eval_command(
         None, "--ids", help="Only these sessions: comma-separated ids or numbers (e.g. '0,3,wild_tool_bench_7'); repeatable."
     ),
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N selected sessions.", min=0),
-    tasks: int = typer.Option(
-        4, "--tasks", min=1, help="Tasks per session: 4 in the benchmark; N for sessions made by `wtb generate --layers N`."
-    ),
+    tasks: int = tasks_option(),
     concurrency: Optional[int] = typer.Option(
         None,
         "--concurrency",

@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from bench.cli import app
+from bench.cli import app, tasks_option
 from bench.report import metric_table
 from bench.schema import DatasetError, validate_file
 from bench.score_run import METRIC_FILE, SCORE_FILE, score_run
@@ -28,9 +28,7 @@ def _print_issues(issues) -> None:
 @app.command("validate")
 def validate(
     path: Path = typer.Argument(..., help="Dataset file (JSON Lines, one session per line)."),
-    tasks: int = typer.Option(
-        4, "--tasks", min=1, help="Tasks per session: 4 in the benchmark; N for sessions made by `wtb generate --layers N`."
-    ),
+    tasks: int = tasks_option(),
 ) -> None:
     """Check a dataset file against the session schema (SPEC 2).
 
@@ -50,9 +48,7 @@ def score(
     dataset: Path = typer.Option(..., "--dataset", help="Dataset file the run was made on (sessions, JSON Lines)."),
     results: Path = typer.Option(..., "--results", help="Result file: one record per session (JSON Lines)."),
     out: Path = typer.Option(..., "--out", help=f"Output folder for {SCORE_FILE} and {METRIC_FILE}."),
-    tasks: int = typer.Option(
-        4, "--tasks", min=1, help="Tasks per session: 4 in the benchmark; N for sessions made by `wtb generate --layers N`."
-    ),
+    tasks: int = tasks_option(),
 ) -> None:
     """Score a result file against its dataset (SPEC 4): writes OUT/score.jsonl and OUT/metric.json, prints the table."""
     try:
