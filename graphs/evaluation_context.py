@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from nodes.providers import DEFAULT_MODEL
+from models import DEFAULT_MODEL
 
 
 @dataclass(kw_only=True)

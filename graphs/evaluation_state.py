@@ -30,7 +30,7 @@ class EvaluationState(TypedDict, total=False):
 
     ``messages`` is the conversation of the current request (LangChain
     messages whose OpenAI dict form is kept losslessly, see
-    ``nodes.messages``); it is replaced at the start of every task because the
+    ``models.messages``); it is replaced at the start of every task because the
     history is gold, never the model's own earlier output (SPEC 3.1).
     """
 

@@ -22,7 +22,8 @@ from typing import Any, Callable, Literal, Sequence
 
 from langgraph.graph import END, START, StateGraph
 
-from graphs.generation_state import Context, State
+from graphs.generation_context import Context
+from graphs.generation_state import State
 from nodes.agent import agent, route_after_agent
 from nodes.checker import checker, route_after_plan_check, route_after_result_check
 from nodes.planner import planner

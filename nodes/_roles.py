@@ -16,12 +16,13 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from bench.paths import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
-from graphs.generation_state import Context, State
-from nodes.messages import token_counts
-from nodes.providers import ModelSettings, resolve_model
-from nodes.providers.transport import RetryPolicy, current_usage, request_with_retries
+from graphs.generation_context import Context
+from graphs.generation_state import State
+from models.messages import token_counts
+from models import ModelSettings, resolve_model
+from models.transport import RetryPolicy, current_usage, request_with_retries
 from prompts import fragments
-from bench.tracing import annotate_current_run, generation_node_metadata
+from nodes.tracing import annotate_current_run, generation_node_metadata
 
 
 #: Token cap of a JSON role reply (planner, checker, tool) on a model with grammar support.
@@ -74,7 +75,7 @@ async def ask_model(
     Returns:
         ``(reply_text, call_record)``; the record is ``{"role", "task", "model", "request", "response"}``.
 
-    The request goes through :func:`nodes.providers.transport.request_with_retries` (the same
+    The request goes through :func:`models.transport.request_with_retries` (the same
     retries, backoff and rate limit as the evaluation's candidate requests; the context's
     ``max_attempts``, ``backoff``, ``rps`` and ``request_timeout``).
 

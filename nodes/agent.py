@@ -9,7 +9,8 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 
 from bench.generation_checks import plain_text
-from graphs.generation_state import Context, State
+from graphs.generation_context import Context
+from graphs.generation_state import State
 from nodes._roles import (
     actions_lines,
     ask_model,

@@ -2,7 +2,7 @@
 
 A candidate is any LangChain chat model with the session's tools bound. The
 node sends the current messages, measures the latency, and stores the raw
-response (via :func:`nodes.messages.response_from_ai`) and token usage in the
+response (via :func:`models.messages.response_from_ai`) and token usage in the
 task result.
 """
 
@@ -19,11 +19,11 @@ from langgraph.runtime import Runtime
 
 from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
-from nodes.messages import response_from_ai, token_counts
-from nodes.providers import BUILTIN_PROVIDERS, MODEL_ALIASES, ModelSettings, resolve_model, split_spec
-from nodes.providers.replay import REQUEST_INDEX_KEY, SESSION_KEY
-from nodes.providers.transport import RetryPolicy, current_usage, request_with_retries
-from bench.tracing import annotate_evaluation_node
+from models.messages import response_from_ai, token_counts
+from models import BUILTIN_PROVIDERS, MODEL_ALIASES, ModelSettings, resolve_model, split_spec
+from models.replay import REQUEST_INDEX_KEY, SESSION_KEY
+from models.transport import RetryPolicy, current_usage, request_with_retries
+from nodes.tracing import annotate_evaluation_node
 
 # One model per (event loop, settings): clients are never shared across loops.
 _models: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, BaseChatModel]]" = weakref.WeakKeyDictionary()
@@ -81,7 +81,7 @@ async def call_candidate(state: EvaluationState, runtime: Runtime[EvaluationCont
 
     The run metadata carries the session id, the session-wide request index,
     the task and the step (replay models use the first two; traces show all).
-    The request goes through :func:`nodes.providers.transport.request_with_retries`
+    The request goes through :func:`models.transport.request_with_retries`
     (transient failures retried with backoff, optional rate limit); the
     latency includes retries and waits. Tokens are also added to the
     enclosing ``usage_scope`` (per-session accounting).

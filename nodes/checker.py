@@ -15,7 +15,8 @@ from langgraph.runtime import Runtime
 
 from bench.generation_checks import decision_errors, results_errors, tools_by_name
 from bench.paths import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
-from graphs.generation_state import CheckerVerdict, Context, State
+from graphs.generation_context import Context
+from graphs.generation_state import CheckerVerdict, State
 from nodes._roles import (
     actions_lines,
     ask_model,

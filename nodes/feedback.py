@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from graphs.evaluation_state import EvaluationState
-from nodes.messages import to_langchain
-from bench.tracing import annotate_evaluation_node
+from models.messages import to_langchain
+from nodes.tracing import annotate_evaluation_node
 
 
 async def feed_back(state: EvaluationState) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from langgraph.types import Command
 
 from bench import inference
 from graphs.evaluation_state import EvaluationState
-from bench.tracing import annotate_evaluation_node
+from nodes.tracing import annotate_evaluation_node
 
 
 async def finish_task(state: EvaluationState) -> Command[Literal["build_prompt", "finish_session"]]:

@@ -10,8 +10,8 @@ from langgraph.types import Command
 from bench import inference
 from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
-from nodes.messages import to_openai
-from bench.tracing import annotate_evaluation_node
+from models.messages import to_openai
+from nodes.tracing import annotate_evaluation_node
 
 
 async def match_response(

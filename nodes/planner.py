@@ -11,7 +11,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graphs.generation_state import Context, PlannerDecision, State
+from graphs.generation_context import Context
+from graphs.generation_state import PlannerDecision, State
 from nodes._roles import actions_lines, ask_model, conversation_lines, entry_id, fail, labels, section, tools_block
 from nodes.role_schemas import planner_schema
 from prompts import fragments, render

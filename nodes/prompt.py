@@ -14,8 +14,8 @@ from graphs.evaluation_context import EvaluationContext
 from bench.io import json_lines
 from graphs.evaluation_state import EvaluationState
 from nodes.candidate import model_name_for
-from nodes.messages import to_langchain
-from bench.tracing import annotate_evaluation_node
+from models.messages import to_langchain
+from nodes.tracing import annotate_evaluation_node
 
 
 def find_session(path: str, session_id: str) -> dict[str, Any]:

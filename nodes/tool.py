@@ -9,7 +9,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from bench.generation_checks import extract_json
-from graphs.generation_state import Context, State, ToolResults
+from graphs.generation_context import Context
+from graphs.generation_state import State, ToolResults
 from nodes._roles import ask_model, dumps, entry_id, labels, section, session_results
 from nodes.checker import pending_calls
 from nodes.role_schemas import tool_results_schema

@@ -12,7 +12,8 @@ from langgraph.runtime import Runtime
 from bench.generation import random_env_info, should_answer_vaguely
 from bench.generation_checks import plain_text
 from bench.paths import ASK_USER
-from graphs.generation_state import Context, State
+from graphs.generation_context import Context
+from graphs.generation_state import State
 from nodes._roles import (
     ask_model,
     conversation_lines,

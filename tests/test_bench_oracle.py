@@ -1,10 +1,10 @@
-"""The end-to-end benchmark's inputs and runs are right (no timing asserted here; see bench/bench_oracle.py)."""
+"""The end-to-end benchmark's inputs and runs are right (no timing asserted here; see benchmarks/oracle.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench.bench_oracle import run_case, scripted_responses, synthetic_session, write_inputs
+from benchmarks.oracle import run_case, scripted_responses, synthetic_session, write_inputs
 from bench.schema import Session
 
 

@@ -22,7 +22,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_checker_accepts_a_replay_eval_and_rejects_a_broken_one(tmp_path):
     out = tmp_path / "eval"
-    run = _run("-m", "bench.cli", "eval", "--model", f"replay:{DEMO}#oracle", "--limit", "2",
+    run = _run("-m", "wtb.cli", "eval", "--model", f"replay:{DEMO}#oracle", "--limit", "2",
                "--out", str(out), "--no-progress", "--no-trace")
     assert run.returncode == 0, run.stderr
     ok = _run(str(CHECKER), "eval", str(out), "--sessions", "2", "--model-name", "oracle")
@@ -40,7 +40,7 @@ def test_checker_accepts_a_replay_eval_and_rejects_a_broken_one(tmp_path):
 
 def test_checker_all_correct_rejects_a_run_with_wrong_tasks(tmp_path):
     out = tmp_path / "eval"
-    run = _run("-m", "bench.cli", "eval", "--model", f"replay:{DEMO}#demo-model", "--limit", "2",
+    run = _run("-m", "wtb.cli", "eval", "--model", f"replay:{DEMO}#demo-model", "--limit", "2",
                "--out", str(out), "--no-progress", "--no-trace")
     assert run.returncode == 0, run.stderr
     metric = json.loads((out / "metric.json").read_text())

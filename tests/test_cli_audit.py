@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bench.cli import app
-from bench.runner import ResultFile, session_sort_key
+from wtb.cli import app
+from wtb.runner import ResultFile, session_sort_key
 from bench.schema import load_sessions, sessions_by_id
-from bench.score_run import natural_id_key, score_records
+from wtb.score_run import natural_id_key, score_records
 from graphs.evaluation import RECURSION_LIMIT, build_evaluation_graph
 from tests.session_factory import make_session
 
@@ -220,7 +220,7 @@ def test_graph_factory_merges_the_run_config():
 @pytest.mark.shared
 def test_eval_sends_temperature_and_uses_base_url_or_env(reference_dir, tmp_path, monkeypatch):
     """`--temperature` reaches the request body; `--base-url` or else $OPENAI_BASE_URL picks the server."""
-    from tests._openai_stub import ScriptedServer
+    from tests.support.openai_stub import ScriptedServer
 
     sessions = [s.to_dict() for s in load_sessions(reference_dir / "sessions.jsonl")]
     rows = [json.loads(line) for line in (reference_dir / "candidates.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -251,7 +251,7 @@ def test_context_settings_reach_the_openai_client(monkeypatch):
     """`--temperature`, `--timeout`, `--base-url` and the retry count end up on the ChatOpenAI client."""
     from graphs.evaluation_context import EvaluationContext
     from nodes.candidate import model_settings
-    from nodes.providers import resolve_model
+    from models import resolve_model
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     context = EvaluationContext(model="openai:some-model", temperature=0.3, timeout=7.5, base_url="http://127.0.0.1:9/v1", max_retries=1)

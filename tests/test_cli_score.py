@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bench.cli import app
-from bench.report import metric_rows, render_metric_table
+from wtb.cli import app
+from wtb.table import metric_rows, render_metric_table
 from bench.schema import DatasetError
-from bench.score_run import natural_id_key, score_run
+from wtb.score_run import natural_id_key, score_run
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,7 +42,7 @@ def test_wtb_score_subprocess_writes_both_files(reference_dir, tmp_path):
     results = _candidate_results(reference_dir, "noisy", tmp_path)
     out = tmp_path / "out"
     proc = subprocess.run(
-        [sys.executable, "-m", "bench.cli", "score", "--dataset", str(reference_dir / "sessions.jsonl"),
+        [sys.executable, "-m", "wtb.cli", "score", "--dataset", str(reference_dir / "sessions.jsonl"),
          "--results", str(results), "--out", str(out)],
         capture_output=True, text=True, cwd=REPO_ROOT, timeout=300,
     )
@@ -102,7 +102,7 @@ def test_wtb_score_bad_results_report_line_and_field(reference_dir, tmp_path):
 
 def test_wtb_score_missing_files_no_traceback(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "bench.cli", "score", "--dataset", str(tmp_path / "none.jsonl"),
+        [sys.executable, "-m", "wtb.cli", "score", "--dataset", str(tmp_path / "none.jsonl"),
          "--results", str(tmp_path / "r.jsonl"), "--out", str(tmp_path / "o")],
         capture_output=True, text=True, cwd=REPO_ROOT, timeout=120,
     )

@@ -316,7 +316,7 @@ def test_strict_schema_check_flags_the_demo_model_calls_that_break_the_schema():
 def test_dataset_loader_and_wtb_validate_accept_the_demo():
     from typer.testing import CliRunner
 
-    from bench.cli import app
+    from wtb.cli import app
     from bench.schema import load_sessions
 
     sessions = load_sessions(SESSIONS_PATH)

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import bench.runner
-from bench.cli import app
-from bench.cli.eval import default_concurrency, default_out_dir
+import wtb.runner
+from wtb.cli import app
+from wtb.cli.eval import default_concurrency, default_out_dir
 from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH, bundled_demo_sessions
 from graphs.evaluation_context import EvaluationContext
 
@@ -63,7 +63,7 @@ def test_eval_passes_the_default_or_given_concurrency(tmp_path, monkeypatch, arg
         seen.update(kwargs, out=out, model=context.model)
         raise RuntimeError("stopped by the test")
 
-    monkeypatch.setattr(bench.runner, "run_eval", fake_run_eval)
+    monkeypatch.setattr(wtb.runner, "run_eval", fake_run_eval)
     result = CliRunner().invoke(
         app, ["eval", "--model", "gguf:/nowhere/model.gguf", "--out", str(tmp_path / "o"), "--limit", "1", *argv]
     )

@@ -10,7 +10,7 @@ import json
 
 from typer.testing import CliRunner
 
-from bench.cli import app
+from wtb.cli import app
 
 
 def _jsonl(path):

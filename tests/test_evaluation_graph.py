@@ -10,8 +10,8 @@ from langchain_core.messages import AIMessage
 
 from graphs.evaluation import build_evaluation_graph, graph
 from graphs.evaluation_context import EvaluationContext
-from nodes.messages import RAW_RESPONSE_KEY, response_from_ai, to_langchain, to_openai
-from nodes.providers import ModelSettings, resolve_model
+from models.messages import RAW_RESPONSE_KEY, response_from_ai, to_langchain, to_openai
+from models import ModelSettings, resolve_model
 
 
 def test_graph_nodes_and_edges():

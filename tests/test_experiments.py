@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.experiments import (
+from wtb.experiments import (
     example_id,
     make_experiment_client,
     metric_feedback,

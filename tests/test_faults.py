@@ -1,7 +1,7 @@
 """Transport faults (issue 6): retries, backoff, Retry-After, timeouts, dropped connections, rate limit.
 
 The end-to-end tests run `wtb eval` as a subprocess against the loopback stub
-(``bench/openai_stub.py``) with injected faults; backoffs are a few
+(``tests/support/openai_stub.py``) with injected faults; backoffs are a few
 milliseconds and the request timeout half a second, so the suite stays fast.
 """
 
@@ -19,11 +19,11 @@ import openai
 import pytest
 
 from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
-from bench.openai_stub import ScriptedServer
-from bench.runner import load_dataset, run_eval
-from bench.score_run import score_run
+from tests.support.openai_stub import ScriptedServer
+from wtb.runner import load_dataset, run_eval
+from wtb.score_run import score_run
 from graphs.evaluation_context import EvaluationContext
-from nodes.providers.transport import (
+from models.transport import (
     ModelRequestError,
     RetryPolicy,
     rate_limiter,
@@ -210,7 +210,7 @@ def fault_free(tmp_path_factory):
 
 def _eval_command(out, base_url, *extra):
     return [
-        sys.executable, "-m", "bench.cli", "eval", "--dataset", str(SESSIONS_PATH), "--model", f"openai:{CANDIDATE}",
+        sys.executable, "-m", "wtb.cli", "eval", "--dataset", str(SESSIONS_PATH), "--model", f"openai:{CANDIDATE}",
         "--out", str(out), "--base-url", base_url, "--concurrency", "3", "--no-progress",
         "--backoff", "0.01", "--timeout", "0.5", *extra,
     ]  # fmt: skip
@@ -350,7 +350,7 @@ class _FlakyRoles:
     def __call__(self, name, settings):
         from langchain_core.language_models import BaseChatModel
 
-        from nodes.providers import resolve_model
+        from models import resolve_model
 
         inner = resolve_model(f"scripted:{name}", settings)
         wrapper = self
@@ -372,9 +372,9 @@ class _FlakyRoles:
 
 def _generation_run(shared_dir, tmp_path, failures, error, **context):
     from bench.generation import load_tool_lists, plan_sessions
-    from bench.generation_runner import run_batch
-    from graphs.generation_state import Context
-    from nodes.providers import register_provider, scripted
+    from wtb.generation_runner import run_batch
+    from graphs.generation_context import Context
+    from models import register_provider, scripted
     from tests.gen_scripts import session_script
 
     scripted.reset()

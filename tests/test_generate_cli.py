@@ -7,10 +7,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from bench.cli import app
+from wtb.cli import app
 from bench.generation import load_tool_lists, oracle_candidate, plan_sessions, select_type_paths
 from bench.schema import validate_file
-from nodes.providers import scripted
+from models import scripted
 from tests.gen_scripts import session_script
 
 MULTI = {"Parallel Multi-Tool", "Sequential Multi-Tool", "Mixed Multi-Tool"}
@@ -177,7 +177,7 @@ def test_generate_refuses_to_resume_another_run(shared_dir, tmp_path):
 
 def test_infrastructure_failures_are_generated_again(tmp_path):
     from bench.generation import SessionPlan
-    from bench.generation_runner import SessionOutcome, load_finished_outcome, write_outcome
+    from wtb.generation_runner import SessionOutcome, load_finished_outcome, write_outcome
 
     plan = SessionPlan("session_0000", 0, ("ST",), 0, [], "2024-01-01 00:00:00 Monday", ("",), ("",), 7)
     write_outcome(tmp_path, SessionOutcome(plan, "failed", "ConnectError: refused", infrastructure=True))

@@ -11,12 +11,12 @@ import pytest
 
 from bench.args import check_arguments, float_to_number
 from bench.generation import load_tool_lists, oracle_responses, plan_sessions, streamline
-from bench.generation_runner import run_batch, run_session
+from wtb.generation_runner import run_batch, run_session
 from bench.paths import PathTracker
 from bench.schema import Session
 from graphs.generation import build, graph
-from graphs.generation_state import Context
-from nodes.providers import scripted
+from graphs.generation_context import Context
+from models import scripted
 from tests.gen_scripts import ACCEPT, session_script
 
 REJECT = {"verdict": "reject", "reason": "the city was never mentioned"}

@@ -1,6 +1,6 @@
 """The real HTTP path: ``wtb eval --model openai:...`` against a local OpenAI-compatible server.
 
-The server (tests/_openai_stub.py) serves the fixture candidates' scripted
+The server (tests/support/openai_stub.py) serves the fixture candidates' scripted
 responses on 127.0.0.1; it recognises a session by its system + first user
 message. The run must give the same records as ``replay:`` (apart from
 latency, history ids and token counts, which here come from the server's
@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.runner import arun_eval, load_dataset, run_eval
-from bench.score_run import score_run
+from wtb.runner import arun_eval, load_dataset, run_eval
+from wtb.score_run import score_run
 from graphs.evaluation_context import EvaluationContext
-from tests._openai_stub import ScriptedServer
+from tests.support.openai_stub import ScriptedServer
 from tests.test_evaluation_reference import normalise
 
 REPO = Path(__file__).resolve().parents[1]
@@ -63,7 +63,7 @@ def test_openai_over_http_matches_replay(reference_dir, tmp_path, candidate):
 
     with ScriptedServer(sessions, script) as server:
         command = [
-            sys.executable, "-m", "bench.cli", "eval",
+            sys.executable, "-m", "wtb.cli", "eval",
             "--dataset", str(dataset), "--model", f"openai:{candidate}", "--out", str(http_dir),
             "--base-url", server.base_url, "--concurrency", "4", "--no-progress",
         ]  # fmt: skip

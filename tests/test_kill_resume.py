@@ -23,8 +23,8 @@ import pytest
 from filelock import FileLock
 from typer.testing import CliRunner
 
-from bench.cli import app
-from bench.runner import LOCK_FILE
+from wtb.cli import app
+from wtb.runner import LOCK_FILE
 from tests.test_evaluation_reference import normalise
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,7 +45,7 @@ def _comparable(record):
 
 def _command(dataset, model, out):
     return [
-        sys.executable, "-m", "bench.cli", "eval", "--dataset", str(dataset), "--model", model,
+        sys.executable, "-m", "wtb.cli", "eval", "--dataset", str(dataset), "--model", model,
         "--out", str(out), "--ids", IDS, "--concurrency", "2", "--no-progress",
     ]  # fmt: skip
 
@@ -127,7 +127,7 @@ def _default_sigint() -> None:
 def test_interrupt_prints_a_resume_hint_and_the_rerun_completes(tmp_path, signum):
     out = tmp_path / "run"
     command = [
-        sys.executable, "-m", "bench.cli", "eval", "--model", "replay:bench/data/demo_candidates.jsonl#oracle",
+        sys.executable, "-m", "wtb.cli", "eval", "--model", "replay:bench/data/demo_candidates.jsonl#oracle",
         "--out", str(out), "--concurrency", "1", "--no-progress",
     ]  # fmt: skip
     process = subprocess.Popen(

@@ -19,19 +19,19 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 
-from nodes import providers
-from nodes.providers import ModelSettings, resolve_model
-from nodes.providers import bundled, gguf
-from nodes.providers.bundled import (
+import models as providers
+from models import ModelSettings, resolve_model
+from models import bundled, gguf
+from models.bundled import (
     BUNDLED_MODELS,
     BundledModel,
     LocalModelUnavailable,
     ModelAssemblyError,
     assemble,
 )
-from nodes.providers._llama_child import decode_tool_call_arguments
-from nodes.messages import RAW_RESPONSE_KEY, response_from_ai, to_langchain
-from nodes.providers.gguf import (
+from models._llama_child import decode_tool_call_arguments
+from models.messages import RAW_RESPONSE_KEY, response_from_ai, to_langchain
+from models.gguf import (
     RAW_TEXT_KEY,
     LocalChatOpenAI,
     LocalServer,
@@ -630,7 +630,7 @@ def test_server_exits_when_its_parent_is_killed(local_extra: None) -> None:
 
     code = (
         "import sys, time\n"
-        "from nodes.providers import resolve_model\n"
+        "from models import resolve_model\n"
         "model = resolve_model('local')\n"
         "print(model.server.pid, flush=True)\n"
         "time.sleep(600)\n"
@@ -659,9 +659,9 @@ def test_other_local_servers_are_found_in_proc(tmp_path: Path) -> None:
         (tmp_path / str(pid)).mkdir()
         (tmp_path / str(pid) / "cmdline").write_bytes(b"\0".join(a.encode() for a in argv) + b"\0")
 
-    process(101, "/venv/bin/python", "/x/nodes/providers/_llama_child.py", "100", "--model", "m.gguf")
-    process(202, "/venv/bin/python", "-m", "bench.cli", "eval")
-    process(303, "/usr/bin/python3", "/other/clone/nodes/providers/_llama_child.py", "300")
+    process(101, "/venv/bin/python", "/x/models/_llama_child.py", "100", "--model", "m.gguf")
+    process(202, "/venv/bin/python", "-m", "wtb.cli", "eval")
+    process(303, "/usr/bin/python3", "/other/clone/models/_llama_child.py", "300")
     (tmp_path / "self").mkdir()
     (tmp_path / "404").mkdir()  # a process that vanished: no cmdline
     assert gguf.other_local_servers(tmp_path) == [101, 303]

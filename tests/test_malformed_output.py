@@ -1,7 +1,7 @@
 """Malformed model output (issue 6): every case is a recorded, scored outcome, never a crash.
 
 Cases that can be written in OpenAI wire format go through the real HTTP path:
-the loopback stub (``bench/openai_stub.py``) serves them as raw JSON, so the
+the loopback stub (``tests/support/openai_stub.py``) serves them as raw JSON, so the
 openai SDK and langchain-openai parse them before the harness sees them. The
 others (a tool call without an ``id`` key or without ``function``; the step
 limit) go through the replay provider. Each case replaces the responses of one
@@ -18,10 +18,10 @@ import pytest
 
 from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
 from bench.inference import ERROR_ACTION_NAME
-from bench.openai_stub import ScriptedServer, session_copy
+from tests.support.openai_stub import ScriptedServer, session_copy
 from bench.paths import PathTracker
-from bench.runner import arun_eval, load_dataset, run_eval
-from bench.score_run import score_run
+from wtb.runner import arun_eval, load_dataset, run_eval
+from wtb.score_run import score_run
 from graphs.evaluation_context import EvaluationContext
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from bench.bench_paths import oracle_walk, parallel_task
+from benchmarks.paths import oracle_walk, parallel_task
 from bench.paths import (
     ASK_USER,
     PREPARE_TO_ANSWER,

@@ -14,10 +14,10 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from bench.generation import plan_sessions
-from bench.generation_runner import run_session
-from graphs.generation_state import Context
+from wtb.generation_runner import run_session
+from graphs.generation_context import Context
 from nodes._roles import JSON_MAX_TOKENS
-from nodes.providers import _registry
+from models import _registry
 from nodes.role_schemas import (
     CHECKER_SCHEMA,
     allowed_action_kinds,
@@ -213,7 +213,7 @@ def test_models_without_grammar_support_get_the_prompt_only(monkeypatch):
 
 
 def test_generate_defaults_every_role_to_local_one_session_at_a_time(monkeypatch):
-    from bench.cli.generate import default_concurrency
+    from wtb.cli.generate import default_concurrency
 
     for role in ("USER", "PLANNER", "TOOL", "AGENT", "CHECKER"):
         monkeypatch.delenv(f"WTB_{role}_MODEL", raising=False)

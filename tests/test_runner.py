@@ -1,4 +1,4 @@
-"""Batch runner: result file, resume, errors, concurrency, lock (bench.runner)."""
+"""Batch runner: result file, resume, errors, concurrency, lock (wtb.runner)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from bench.runner import LOCK_FILE, ResultFile, arun_eval, load_dataset, run_eval, select_sessions, session_sort_key
+from wtb.runner import LOCK_FILE, ResultFile, arun_eval, load_dataset, run_eval, select_sessions, session_sort_key
 from graphs.evaluation_context import EvaluationContext
-from nodes.providers import register_provider
+from models import register_provider
 
 
 def _jsonl(path):

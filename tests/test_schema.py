@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from bench.cli import app
+from wtb.cli import app
 from bench.schema import (
     DatasetError,
     DatasetIssue,
@@ -204,7 +204,7 @@ def test_wtb_validate_subprocess_all_problems_no_traceback(tmp_path):
     missing = tmp_path / "missing.jsonl"
     for target, expected in [(path, [1, 2, 3, 4]), (missing, [])]:
         proc = subprocess.run(
-            [sys.executable, "-m", "bench.cli", "validate", str(target)],
+            [sys.executable, "-m", "wtb.cli", "validate", str(target)],
             capture_output=True, text=True, cwd=REPO_ROOT, timeout=120,
         )
         assert proc.returncode == 1

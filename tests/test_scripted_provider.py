@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from nodes.providers import resolve_model
-from nodes.providers import scripted
+from models import resolve_model
+from models import scripted
 
 
 @pytest.fixture(autouse=True)

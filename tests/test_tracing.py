@@ -14,17 +14,16 @@ from typing import Any, Iterator
 
 import pytest
 
-from bench.tracing import (
+from wtb.tracing import (
     REDACTED,
     redact,
     redact_record,
     redact_text,
     secret_values,
     session_run_config,
-    step_metadata,
-    task_metadata,
     tracing_scope,
 )
+from nodes.tracing import step_metadata, task_metadata
 from tests.langsmith_stub import LangSmithStub
 
 FAKE_LANGSMITH_KEY = "lsv2_fake_SECRET123"
@@ -276,7 +275,7 @@ def _run_cli(args: list[str], stub_url: str, tmp_path: Path) -> subprocess.Compl
         HOME=str(tmp_path),  # no LangSmith CLI profile from the real home
     )
     return subprocess.run(
-        [sys.executable, "-m", "bench.cli", *args],
+        [sys.executable, "-m", "wtb.cli", *args],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,

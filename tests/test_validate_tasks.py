@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from bench.cli import app
+from wtb.cli import app
 from bench.demo_data import SESSIONS_PATH
 from bench.schema import Session, session_model, validate_file
 

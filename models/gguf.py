@@ -5,7 +5,7 @@ extra) for that file on a free loopback port, once per process per model file an
 and returns a :class:`LocalChatOpenAI` pointed at it: every session and role shares one server and
 talks the same chat-completions protocol as any remote endpoint. ``local`` (alias
 ``local:default``) is the bundled Qwen2.5-Coder-0.5B-Instruct Q4_K_M file, assembled once into the
-cache (:mod:`nodes.providers.bundled`).
+cache (:mod:`models.bundled`).
 
 Chat format: the server renders prompts with the chat template stored in the GGUF file. For the
 bundled model that is Qwen2.5's own tool format (tools listed in the system turn, calls written as
@@ -22,7 +22,7 @@ cannot take the run down; its CPU work runs outside this process's GIL; and one 
 by concurrent sessions (it serialises requests itself).
 
 The server is stopped at interpreter exit (``atexit``) or by :func:`stop_all_servers`; a watchdog
-in the child (:mod:`nodes.providers._llama_child`) also exits when this process disappears (even
+in the child (:mod:`models._llama_child`) also exits when this process disappears (even
 after ``SIGKILL``), so no server outlives its run.
 
 Server options come from ``ModelSettings.extra`` keys :data:`SERVER_KEYS` (not passed on to
@@ -60,10 +60,10 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatResult
 from pydantic import PrivateAttr
 
-from nodes.messages import RAW_RESPONSE_KEY
-from nodes.providers import ModelSettings
-from nodes.providers.openai import RawChatOpenAI
-from nodes.providers.bundled import INSTALL_HINT, LocalModelUnavailable, bundled_model_path, cache_dir
+from models.messages import RAW_RESPONSE_KEY
+from models import ModelSettings
+from models.openai import RawChatOpenAI
+from models.bundled import INSTALL_HINT, LocalModelUnavailable, bundled_model_path, cache_dir
 
 DEFAULT_N_CTX = 8192
 DEFAULT_THREADS = 2
@@ -80,7 +80,7 @@ SERVER_KEYS = ("n_ctx", "n_threads", "chat_format", "prompt_cache")
 
 #: ``additional_kwargs`` key keeping the server's original text of a reply whose tool calls were lifted.
 RAW_TEXT_KEY = "wtb_raw_text"
-#: Sessions a local server usefully serves at once (see :func:`nodes.providers.max_concurrency`):
+#: Sessions a local server usefully serves at once (see :func:`models.max_concurrency`):
 #: it computes one request at a time, and interleaving conversations defeats its prompt-prefix reuse.
 MAX_CONCURRENCY = 1
 
@@ -291,7 +291,7 @@ def lift_text_tool_calls(result: ChatResult, tool_names: Sequence[str]) -> ChatR
 class LocalChatOpenAI(RawChatOpenAI):
     """``ChatOpenAI`` for a llama-cpp-python server; everything else is the stock langchain-openai path.
 
-    It builds on :class:`~nodes.providers.openai.RawChatOpenAI`, so requests carry the exact
+    It builds on :class:`~models.openai.RawChatOpenAI`, so requests carry the exact
     OpenAI dicts of the evaluation history and every reply keeps the provider's raw message for
     the result record (SPEC 3.4). Differences from ``RawChatOpenAI``:
 

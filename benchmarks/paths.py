@@ -1,6 +1,6 @@
 """Benchmark of the lazy path tracker against the materialised reference (SPEC 3.3).
 
-Run ``python -m bench.bench_paths``. Each case runs in a fresh subprocess so
+Run ``python -m benchmarks.paths``. Each case runs in a fresh subprocess so
 that ``ru_maxrss`` (peak resident set of that process) belongs to the case;
 wall time is measured without tracing, and the peak of Python allocations is
 measured by a second, ``tracemalloc``-traced run. Not a test: prints a table.
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> None:
     print("-" * len(header))
     for case, impl in RUNS:
         out = subprocess.run(
-            [sys.executable, "-m", "bench.bench_paths", "--case", case, "--impl", impl],
+            [sys.executable, "-m", "benchmarks.paths", "--case", case, "--impl", impl],
             capture_output=True, text=True, check=True,
         )
         r = json.loads(out.stdout)

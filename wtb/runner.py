@@ -17,7 +17,7 @@ A second run on the same directory while one is active is refused (lock file
 ``DIR/.wtb-eval.lock``).
 
 Infrastructure errors (issue 6): a model request that still fails after its
-retries (``nodes.providers.transport.ModelRequestError``) leaves nothing to
+retries (``models.transport.ModelRequestError``) leaves nothing to
 score, so its session gets no line in ``result.jsonl``; it is appended to
 ``DIR/errors.jsonl`` instead, listed in the run summary, and run again by the
 next resume (at the end of a run ``errors.jsonl`` keeps only the latest entry
@@ -54,8 +54,8 @@ from filelock import FileLock, Timeout
 from bench.inference import error_record
 from bench.io import atomic_write_text, dumps_line, iter_jsonl, write_json_atomic
 from bench.schema import load_sessions
-from bench.score_run import natural_id_key
-from bench.tracing import context_settings, redact_record, session_run_config
+from wtb.score_run import natural_id_key
+from wtb.tracing import context_settings, redact_record, session_run_config
 
 RESULT_FILE = "result.jsonl"
 ERRORS_FILE = "errors.jsonl"
@@ -67,7 +67,7 @@ _ID_PATTERN = re.compile(r"^wild_tool_bench_(\d+)$")
 
 
 def session_sort_key(session_id: str) -> tuple:
-    """Order of ids in result files: natural order, the same as ``score.jsonl`` (``bench.score_run.natural_id_key``)."""
+    """Order of ids in result files: natural order, the same as ``score.jsonl`` (``wtb.score_run.natural_id_key``)."""
     return natural_id_key(session_id)
 
 
@@ -85,7 +85,7 @@ def load_dataset(path: str | os.PathLike[str], *, tasks: int = 4) -> list[dict[s
 
     The lines are validated first (``bench.schema.load_sessions``), then
     returned as parsed from the file: holding the validated models and their
-    dumps at once doubled the peak memory of large runs (``python -m bench.perf``).
+    dumps at once doubled the peak memory of large runs (``python -m benchmarks.perf``).
     ``tasks`` is the number of tasks per session (4 in the benchmark; N for ``wtb generate --layers N``).
 
     Raises:
@@ -355,7 +355,7 @@ async def run_session(graph: Any, session: Mapping[str, Any], context: Any, *, p
         "attempts", "errors", "where", "usage"}``. Never raises for a failing
         model or endpoint; ``asyncio.CancelledError`` and ``KeyboardInterrupt`` propagate.
     """
-    from nodes.providers.transport import ModelRequestError, usage_scope
+    from models.transport import ModelRequestError, usage_scope
 
     started = time.perf_counter()
     record: dict[str, Any] | None = None
@@ -398,10 +398,10 @@ async def evaluate_session(graph: Any, session: Mapping[str, Any], context: Any)
     See :func:`run_session`; used where a record is always needed (LangSmith experiments).
 
     Raises:
-        nodes.providers.transport.ModelRequestError: a model request failed for
+        models.transport.ModelRequestError: a model request failed for
             good (an infrastructure error: there is nothing to score).
     """
-    from nodes.providers.transport import ModelRequestError
+    from models.transport import ModelRequestError
 
     outcome = await run_session(graph, session, context)
     if outcome.record is None:

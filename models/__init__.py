@@ -40,11 +40,11 @@ class ModelSettings:
 
 # prefix -> "module:function"; adding a built-in provider is one module plus one line here.
 BUILTIN_PROVIDERS: dict[str, str] = {
-    "openai": "nodes.providers.openai:create",
-    "replay": "nodes.providers.replay:create",
-    "scripted": "nodes.providers.scripted:create",
-    "gguf": "nodes.providers.gguf:create",
-    "local": "nodes.providers.gguf:create_local",
+    "openai": "models.openai:create",
+    "replay": "models.replay:create",
+    "scripted": "models.scripted:create",
+    "gguf": "models.gguf:create",
+    "local": "models.gguf:create_local",
 }
 
 # Bare names accepted as specs, each standing for a full "provider:name" spec.

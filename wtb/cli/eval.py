@@ -8,7 +8,7 @@ from typing import Any, Optional
 import typer
 from rich.console import Console
 
-from bench.cli import app, tasks_option
+from wtb.cli import app, tasks_option
 
 _err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -76,7 +76,7 @@ def eval_command(
     Exit status 3: some sessions hit infrastructure errors (a model request failed after its retries);
     they are in DIR/errors.jsonl, not scored, and the same command runs them again.
     """
-    from bench.runner import Prices, load_dataset, run_eval, select_sessions
+    from wtb.runner import Prices, load_dataset, run_eval, select_sessions
     from bench.schema import DatasetError
     from bench.demo_data import bundled_demo_sessions
     from graphs.evaluation_context import EvaluationContext
@@ -103,12 +103,12 @@ def eval_command(
         if concurrency is None:
             concurrency = default_concurrency(context.model)
         if langsmith_dataset:
-            from bench.cli.experiment import run_langsmith_experiment
+            from wtb.cli.experiment import run_langsmith_experiment
 
             run_langsmith_experiment(sessions, context, dataset, out, langsmith_dataset, concurrency, tasks)
             return
-        from bench.cli._interrupt import resumable_run
-        from bench.tracing import tracing_scope
+        from wtb.cli._interrupt import resumable_run
+        from wtb.tracing import tracing_scope
 
         with resumable_run(lambda: _kept_sessions(out, sessions)), tracing_scope(no_trace=no_trace):
             summary = run_eval(
@@ -140,7 +140,7 @@ def eval_command(
 
 def _kept_sessions(out: Path, sessions: list[dict[str, Any]]) -> str:
     """How many of the selected sessions have a record in ``out/result.jsonl`` (for the resume hint)."""
-    from bench.runner import RESULT_FILE, ResultFile
+    from wtb.runner import RESULT_FILE, ResultFile
 
     path = out / RESULT_FILE
     try:
@@ -190,7 +190,7 @@ def default_out_dir(context: Any, dataset: Path) -> Path:
     """
     import re
 
-    from bench.runner import recorded_model_name
+    from wtb.runner import recorded_model_name
 
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", recorded_model_name(context)).strip("._") or "model"
     return Path("runs") / name / dataset.stem
@@ -198,17 +198,17 @@ def default_out_dir(context: Any, dataset: Path) -> Path:
 
 def default_concurrency(model: str) -> int:
     """Sessions in flight when ``--concurrency`` is not given: the provider's advertised limit
-    (``nodes.providers.max_concurrency``; 1 for a local llama.cpp server), else 4."""
-    from nodes.providers import max_concurrency
+    (``models.max_concurrency``; 1 for a local llama.cpp server), else 4."""
+    from models import max_concurrency
 
     return max_concurrency(model) or 4
 
 
 def _score(dataset: Path, result_path: Path, out: Path, tasks: int = 4) -> None:
     """Score the run into ``out/score.jsonl`` + ``out/metric.json`` and print the table (SPEC 4)."""
-    from bench.report import metric_table
+    from wtb.table import metric_table
     from bench.schema import DatasetError
-    from bench.score_run import METRIC_FILE, SCORE_FILE, score_run
+    from wtb.score_run import METRIC_FILE, SCORE_FILE, score_run
 
     try:
         metric = score_run(dataset, result_path, out, tasks=tasks)

@@ -1,6 +1,6 @@
 """Benchmark: wide gold layers matched and scored end to end (SPEC 3.2, 3.3, 4; issue 2).
 
-Run ``python -m bench.bench_oracle``. Not a test: it prints a table.
+Run ``python -m benchmarks.oracle``. Not a test: it prints a table.
 
 Each case is one synthetic session of 4 tasks (a synthetic tool list, a small
 Single-Tool task, the *wide* task, a Chat task and a Sequential task; the wide
@@ -16,7 +16,7 @@ A ``replay:`` candidate file is written on the fly with two candidates:
 ``oracle`` (the first optimal gold path: all the wide calls in one step) and
 ``suboptimal`` (one call per step). The session runs through the real
 evaluation graph (``graphs.evaluation.graph`` with an ``EvaluationContext``)
-and the record is scored by the real scorer (``bench.score_run.score_run``,
+and the record is scored by the real scorer (``wtb.score_run.score_run``,
 which calls ``bench.scoring.score_session`` and ``bench.metrics``). The labels
 are checked (every task correct; ``is_optimal`` true for the oracle, false for
 the suboptimal run on the wide task) so the figures are of a correct run.
@@ -193,7 +193,7 @@ def run_case(case: str, candidate: str, folder: Path) -> dict[str, Any]:
     Raises:
         AssertionError: the run is not what an oracle / one-call-per-step run must give.
     """
-    from bench.score_run import SCORE_FILE, score_run
+    from wtb.score_run import SCORE_FILE, score_run
     from bench.schema import load_sessions
     from graphs.evaluation import graph
     from graphs.evaluation_context import EvaluationContext
@@ -227,7 +227,7 @@ def _maxrss_mib() -> float:
 def measure(case: str, candidate: str) -> dict[str, Any]:
     """Measure one (case, candidate) in this process; see the module doc for what is measured."""
     import graphs.evaluation  # noqa: F401 - imports are not part of the measurement
-    import bench.score_run  # noqa: F401
+    import wtb.score_run  # noqa: F401
 
     baseline = _maxrss_mib()
     with tempfile.TemporaryDirectory(prefix="wtb-bench-") as tmp:
@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     for case in ("distinct_12", "same_name_10"):
         for candidate in CANDIDATES:
             proc = subprocess.run(
-                [sys.executable, "-m", "bench.bench_oracle", "--case", case, "--candidate", candidate],
+                [sys.executable, "-m", "benchmarks.oracle", "--case", case, "--candidate", candidate],
                 capture_output=True, text=True,
             )
             if proc.returncode != 0:

@@ -36,7 +36,7 @@ from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence
 from bench.metrics import MULTI_TOOL, compute_metrics
 from bench.schema import TASK_TYPES, Session
 from bench.scoring import CORRECT, INFERENCE_ERROR_PREFIX, score_session
-from bench.tracing import make_client, project_version, redact, redact_record
+from wtb.tracing import make_client, project_version, redact, redact_record
 
 EXAMPLE_NAMESPACE = uuid.UUID("5b7c3f0e-2a41-4e55-9d0c-8f1f5e0c7a11")
 """Namespace of the deterministic example ids (uuid5)."""
@@ -280,7 +280,7 @@ def summary_evaluator(runs: Sequence[Any], examples: Sequence[Any]) -> dict[str,
 
 
 def make_experiment_client(**kwargs: Any) -> Any:
-    """A redacting LangSmith client (see :func:`bench.tracing.make_client`) that can wait for its feedback.
+    """A redacting LangSmith client (see :func:`wtb.tracing.make_client`) that can wait for its feedback.
 
     ``aevaluate`` (langsmith 0.15) posts per-example feedback from a thread pool that it never
     joins, so scores can still be in flight when the experiment returns (and are lost if the

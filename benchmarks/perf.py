@@ -1,9 +1,9 @@
-"""Performance benchmark of the evaluation harness (issue 6): ``python -m bench.perf``.
+"""Performance benchmark of the evaluation harness (issue 6): ``python -m benchmarks.perf``.
 
-What it measures: ``wtb eval``'s batch runner (:func:`bench.runner.arun_eval`,
+What it measures: ``wtb eval``'s batch runner (:func:`wtb.runner.arun_eval`,
 the evaluation graph, the ``openai:`` provider with its HTTP client, retries
 and accounting) against a local OpenAI-compatible server
-(:mod:`bench.openai_stub`) that answers every request after a fixed latency.
+(:mod:`tests.support.openai_stub`) that answers every request after a fixed latency.
 The server runs in its own process, so the harness's CPU time is measured
 apart from the server's; each configuration runs in a fresh harness process
 (clean peak-memory figure, no warm caches from the previous one).
@@ -20,9 +20,9 @@ the harness's peak resident memory (``ru_maxrss``).
 
 Usage::
 
-    python -m bench.perf                              # 1,024 sessions; latency 0 and 200 ms; concurrency 1, 4, 16, 64
-    python -m bench.perf --latency 0 --concurrency 16 --sessions 256
-    python -m bench.perf --json perf.json             # also write the figures as JSON
+    python -m benchmarks.perf                              # 1,024 sessions; latency 0 and 200 ms; concurrency 1, 4, 16, 64
+    python -m benchmarks.perf --latency 0 --concurrency 16 --sessions 256
+    python -m benchmarks.perf --json perf.json             # also write the figures as JSON
 
 At 200 ms a run of ``--sessions`` at concurrency 1 would take hours, so each
 200 ms configuration runs at most ``--budget`` seconds' worth of sessions
@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
-from bench.openai_stub import session_copy
+from tests.support.openai_stub import session_copy
 
 REQUESTS_PER_DEMO_SESSION = 9.5  # the oracle's mean over the 6 demo sessions (57 requests)
 
@@ -75,12 +75,12 @@ def synthetic_run(sessions: int, directory: Path, candidate: str = "oracle") -> 
 
 
 class _Server:
-    """``python -m bench.openai_stub`` in a child process; its CPU time is read when it exits."""
+    """``python -m tests.support.openai_stub`` in a child process; its CPU time is read when it exits."""
 
     def __init__(self, dataset: Path, candidates: Path, latency: float):
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "bench.openai_stub", "--dataset", str(dataset), "--candidates", str(candidates),
+            [sys.executable, "-m", "tests.support.openai_stub", "--dataset", str(dataset), "--candidates", str(candidates),
              "--latency", str(latency)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
         )  # fmt: skip
@@ -103,12 +103,12 @@ class _Server:
 
 def run_worker(dataset: Path, base_url: str, concurrency: int, out: Path) -> dict[str, Any]:
     """One measured run in this process: ``arun_eval`` over the whole dataset (called by ``--worker``)."""
-    from bench.runner import arun_eval, load_dataset
-    from bench.tracing import tracing_scope
+    from wtb.runner import arun_eval, load_dataset
+    from wtb.tracing import tracing_scope
     from graphs.evaluation_context import EvaluationContext
 
     import graphs.evaluation  # noqa: F401 - imports happen before the measurement
-    import nodes.providers.openai  # noqa: F401
+    import models.openai  # noqa: F401
 
     sessions = load_dataset(dataset)
     context = EvaluationContext(model="openai:perf", base_url=base_url, timeout=600.0)
@@ -136,7 +136,7 @@ def measure(sessions: int, latency: float, concurrency: int, workdir: Path) -> d
     server = _Server(dataset, candidates, latency)
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "bench.perf", "--worker", "--dataset", str(dataset), "--base-url", server.base_url,
+            [sys.executable, "-m", "benchmarks.perf", "--worker", "--dataset", str(dataset), "--base-url", server.base_url,
              "--concurrency", str(concurrency), "--out", str(folder / "out")],
             capture_output=True, text=True, env={k: v for k, v in os.environ.items() if not k.startswith("LANGSMITH_")},
         )  # fmt: skip
@@ -182,7 +182,7 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line (see the module doc)."""
-    parser = argparse.ArgumentParser(prog="python -m bench.perf", description="Throughput, CPU and memory of wtb eval.")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.perf", description="Throughput, CPU and memory of wtb eval.")
     parser.add_argument("--sessions", type=int, default=1024, help="sessions per configuration (default 1024)")
     parser.add_argument("--latency", type=float, nargs="+", default=[0.0, 0.2], help="server latency in seconds")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16, 64])

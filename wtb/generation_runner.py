@@ -36,8 +36,8 @@ from bench.generation import (
     streamline,
 )
 from bench.io import write_json_atomic, write_jsonl_atomic
-from bench.tracing import context_settings, redact, redact_text, session_run_config
-from graphs.generation_state import ROLES, Context
+from wtb.tracing import context_settings, redact, redact_text, session_run_config
+from graphs.generation_context import ROLES, Context
 
 
 @dataclass
@@ -70,7 +70,7 @@ async def run_session(plan: SessionPlan, context: Context, graph: Any = None) ->
         session with a provisional id) or ``failed`` (``reason`` says why). ``state`` holds the last
         state values seen, so transcripts survive a failure.
     """
-    from nodes.providers.transport import usage_scope
+    from models.transport import usage_scope
 
     with usage_scope() as usage:
         outcome = await _run_session(plan, context, graph)
@@ -79,7 +79,7 @@ async def run_session(plan: SessionPlan, context: Context, graph: Any = None) ->
 
 
 async def _run_session(plan: SessionPlan, context: Context, graph: Any) -> SessionOutcome:
-    from nodes.providers.transport import ModelRequestError
+    from models.transport import ModelRequestError
 
     if graph is None:
         from graphs.generation import graph as default_graph

@@ -9,9 +9,9 @@ Works against OpenAI, DeepSeek, vLLM, SGLang and Ollama by pointing ``base_url``
 ``reasoning_content`` (DeepSeek, vLLM reasoning parsers). :class:`RawChatOpenAI`
 keeps the raw assistant message of every reply in
 ``additional_kwargs["wtb_raw_response"]`` (read by
-``nodes.messages.response_from_ai``) and ``reasoning_content`` in
+``models.messages.response_from_ai``) and ``reasoning_content`` in
 ``additional_kwargs["reasoning_content"]``, and it sends messages built by
-``nodes.messages.to_langchain`` exactly as the reference would (raw argument
+``models.messages.to_langchain`` exactly as the reference would (raw argument
 strings, generated ids, ``reasoning_content`` of earlier replies).
 """
 
@@ -28,8 +28,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
 
-from nodes.messages import RAW_RESPONSE_KEY, parse_tool_calls, to_openai
-from nodes.providers import ModelSettings
+from models.messages import RAW_RESPONSE_KEY, parse_tool_calls, to_openai
+from models import ModelSettings
 
 
 class RawChatOpenAI(ChatOpenAI):
@@ -53,7 +53,7 @@ class RawChatOpenAI(ChatOpenAI):
         ``ChatOpenAI`` sends through ``client.chat.completions.create``, whose
         recursive typed-dict transform of the whole request (every message of the
         history, every tool schema) cost about a quarter of the harness's CPU per
-        request in ``python -m bench.perf``; the body here is already exactly what
+        request in ``python -m benchmarks.perf``; the body here is already exactly what
         the endpoint must get (see :meth:`_get_request_payload`), so it goes out
         through the SDK's plain ``post`` (same client: base URL, key, timeout,
         error types, no retries). ``extra_body`` is merged into the body as the
@@ -79,7 +79,7 @@ class RawChatOpenAI(ChatOpenAI):
         double-encoded string) or that arrive as an object instead of a string;
         such a reply is model output to score, not a transport failure. So the
         raw tool calls are taken out before LangChain parses the message and
-        put back with :func:`nodes.messages.parse_tool_calls` (lenient: anything
+        put back with :func:`models.messages.parse_tool_calls` (lenient: anything
         undecodable becomes an ``invalid_tool_call``); the raw message is kept
         under ``additional_kwargs["wtb_raw_response"]``.
         """

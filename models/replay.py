@@ -38,8 +38,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
-from nodes.messages import RAW_RESPONSE_KEY, to_langchain
-from nodes.providers import ModelSettings
+from models.messages import RAW_RESPONSE_KEY, to_langchain
+from models import ModelSettings
 
 SESSION_KEY = "wtb_session_id"
 REQUEST_INDEX_KEY = "wtb_request_index"

@@ -8,16 +8,16 @@ from typing import List, Optional
 
 import typer
 
-from bench.cli import app
+from wtb.cli import app
 from bench.generation import GenerationInputError, load_tool_lists, plan_sessions, select_type_paths
-from nodes.providers import DEFAULT_MODEL
+from models import DEFAULT_MODEL
 
 
 def default_concurrency(context) -> int:
     """Sessions in flight when ``--concurrency`` is not given: the lowest concurrency any role's provider
-    advertises (``nodes.providers.max_concurrency``; 1 for a local llama.cpp server), else 4."""
-    from graphs.generation_state import ROLES
-    from nodes.providers import max_concurrency
+    advertises (``models.max_concurrency``; 1 for a local llama.cpp server), else 4."""
+    from graphs.generation_context import ROLES
+    from models import max_concurrency
 
     specs = [*context.user_models, *(context.model_spec(r) for r in ROLES if r != "user")]
     limits = [limit for spec in specs if spec and (limit := max_concurrency(spec)) is not None]
@@ -83,8 +83,8 @@ def generate(
     Running the same command again on the same --out resumes: sessions that finished (done, or failed
     because of the models' output) are kept; interrupted ones and infrastructure failures run again.
     """
-    from bench.generation_runner import run_batch
-    from graphs.generation_state import Context
+    from wtb.generation_runner import run_batch
+    from graphs.generation_context import Context
 
     try:
         tool_lists = load_tool_lists(tools)
@@ -146,9 +146,9 @@ def generate(
         console.print(f"{outcome.plan.key} {path} {outcome.status}{detail}{kept_note}", markup=False)
         bar.advance(bar_task)
 
-    from bench.cli._interrupt import resumable_run
-    from bench.generation_runner import OUTCOME_FILE
-    from bench.tracing import tracing_scope
+    from wtb.cli._interrupt import resumable_run
+    from wtb.generation_runner import OUTCOME_FILE
+    from wtb.tracing import tracing_scope
 
     def kept() -> str:
         done = sum(1 for plan in plans if (out / "sessions" / plan.key / OUTCOME_FILE).exists())

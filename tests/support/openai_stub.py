@@ -1,8 +1,8 @@
 """A local OpenAI-compatible chat server that replays scripted candidate responses, with fault injection.
 
-Used by the HTTP tests (``tests/_openai_stub.py`` re-exports it) and by the
-performance benchmark (``bench/perf.py`` runs it in a separate process with
-``python -m bench.openai_stub``). Never talks to anything but 127.0.0.1.
+Used by the HTTP tests (``tests/support/openai_stub.py`` re-exports it) and by the
+performance benchmark (``benchmarks/perf.py`` runs it in a separate process with
+``python -m tests.support.openai_stub``). Never talks to anything but 127.0.0.1.
 
 How a request finds its reply: the script is keyed by session, and a session is
 recognised by the first two messages of every request, which never change
@@ -264,12 +264,12 @@ def _jsonl(path: str) -> list[dict[str, Any]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Serve a dataset's scripted candidate until stdin closes (``python -m bench.openai_stub``).
+    """Serve a dataset's scripted candidate until stdin closes (``python -m tests.support.openai_stub``).
 
     Prints ``READY <base_url>`` on stdout once listening, then ``served <n>`` when stdin
     reaches end of file and the server stops.
     """
-    parser = argparse.ArgumentParser(prog="python -m bench.openai_stub", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tests.support.openai_stub", description=main.__doc__)
     parser.add_argument("--dataset", required=True, help="sessions (JSON Lines)")
     parser.add_argument("--candidates", required=True, help="candidates.jsonl-style responses")
     parser.add_argument("--candidate", default="oracle", help="candidate name in the candidates file")

@@ -1,7 +1,7 @@
 """``wtb eval --langsmith-dataset NAME``: the evaluation run as a LangSmith experiment (issue 5).
 
-Not a sub-command of its own: ``bench/cli/eval.py`` calls :func:`run_langsmith_experiment` when the
-option is given. The logic lives in :mod:`bench.experiments`.
+Not a sub-command of its own: ``wtb/cli/eval.py`` calls :func:`run_langsmith_experiment` when the
+option is given. The logic lives in :mod:`wtb.experiments`.
 """
 
 from __future__ import annotations
@@ -44,12 +44,12 @@ def run_langsmith_experiment(
     """
     import os
 
-    from bench.experiments import make_experiment_client, run_experiment
+    from wtb.experiments import make_experiment_client, run_experiment
     from bench.io import write_jsonl_atomic
-    from bench.report import metric_table
-    from bench.runner import RESULT_FILE, evaluate_session, session_sort_key
-    from bench.score_run import score_run
-    from bench.tracing import context_settings
+    from wtb.table import metric_table
+    from wtb.runner import RESULT_FILE, evaluate_session, session_sort_key
+    from wtb.score_run import score_run
+    from wtb.tracing import context_settings
     from graphs.evaluation import graph
 
     if not (os.environ.get("LANGSMITH_API_KEY") or os.environ.get("LANGCHAIN_API_KEY")):

@@ -27,7 +27,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from nodes.providers import ModelSettings
+from models import ModelSettings
 
 _lock = threading.Lock()
 _cursors: dict[tuple[str, str, str], int] = {}

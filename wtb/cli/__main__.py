@@ -1,0 +1,3 @@
+from wtb.cli import main
+
+main()
