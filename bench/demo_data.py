@@ -53,8 +53,7 @@ def bundled_demo_sessions() -> Path:
     return path
 
 
-ASK = "ask_user_for_required_parameters"
-ANSWER = "prepare_to_answer"
+from bench.terms import ASK_USER as ASK, PREPARE_TO_ANSWER as ANSWER  # noqa: E402
 SPARE_RESPONSE: dict[str, Any] = {"content": "SPARE RESPONSE", "tool_calls": None, "reasoning_content": None}
 
 Response = dict[str, Any]

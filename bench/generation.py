@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from bench.io import json_lines
-from bench.paths import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS, PathTracker
+from bench.paths import PathTracker
+from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS, TASK_TYPE_ZH
 
 LAYER_TYPES: tuple[str, ...] = ("ST", "MT", "CQ", "CC")
 """Layer types of the task-type tree: single tool, multi tool, clarify (needs a question), casual chat."""
@@ -42,14 +43,6 @@ STRATEGY_LABELS: dict[str, tuple[str, str]] = {
     "long_range": ("Long-Range Dependency", "长期记忆"),
 }
 
-TASK_TYPE_ZH: dict[str, str] = {
-    "Single-Tool": "单工具",
-    "Parallel Multi-Tool": "多工具",
-    "Sequential Multi-Tool": "多工具",
-    "Mixed Multi-Tool": "多工具",
-    "Clarify": "澄清",
-    "Chat": "闲聊",
-}
 
 WEEKDAYS_EN = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 WEEKDAYS_ZH = ("星期一", "星期二", "星期三", "星期四", "星期五", "星期六", "星期日")

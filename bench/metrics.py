@@ -27,11 +27,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from bench.schema import MULTI_TOOL_TYPES, TASK_TYPES, TURN_SUBTYPES, Session
 from bench.scoring import CORRECT, step_keys
 
-FIRST_TURN = "First Turn"
-SUBSEQUENT_TURN = "Subsequent Turn"
-MULTI_TOOL = "Multi-Tool"
-OPTIMAL_TYPES = ("Parallel Multi-Tool", "Mixed Multi-Tool")
-PROGRESS_TYPES = ("Sequential Multi-Tool", "Mixed Multi-Tool")
+from bench.terms import FIRST_TURN, MULTI_TOOL, OPTIMAL_TYPES, PROGRESS_TYPES, SUBSEQUENT_TURN  # noqa: E402,F401
 LAYERS = 4
 
 

@@ -16,9 +16,7 @@ from typing import Any, Iterator, Mapping, Sequence
 Step = list[int]
 Path = list[Step]
 
-ASK_USER = "ask_user_for_required_parameters"
-PREPARE_TO_ANSWER = "prepare_to_answer"
-PSEUDO_TOOLS = frozenset({ASK_USER, PREPARE_TO_ANSWER})
+from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS  # noqa: F401  (re-exported)
 
 
 def node_names(answer_list: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -44,28 +44,19 @@ from pydantic_core import PydanticCustomError
 
 from bench.io import UndecodableLine, iter_jsonl
 
-ASK_USER = "ask_user_for_required_parameters"
-PREPARE_TO_ANSWER = "prepare_to_answer"
-PSEUDO_TOOLS = frozenset({ASK_USER, PREPARE_TO_ANSWER})
-
-TASKS_PER_SESSION = 4
-
-TaskType = Literal[
-    "Single-Tool",
-    "Parallel Multi-Tool",
-    "Sequential Multi-Tool",
-    "Mixed Multi-Tool",
-    "Clarify",
-    "Chat",
-]
-TASK_TYPES: tuple[str, ...] = TaskType.__args__  # type: ignore[attr-defined]
-MULTI_TOOL_TYPES: tuple[str, ...] = ("Parallel Multi-Tool", "Sequential Multi-Tool", "Mixed Multi-Tool")
-
-TurnSubtype = Literal["Coreferential Reference", "Partial Information", "Long-Range Dependency"]
-TURN_SUBTYPES: tuple[str, ...] = TurnSubtype.__args__  # type: ignore[attr-defined]
-
-ChineseTaskType = Literal["单工具", "多工具", "澄清", "闲聊"]
-ChineseTurnSubtype = Literal["指代", "省略成分", "长期记忆"]
+from bench.terms import (  # noqa: F401  (re-exported: the schema's vocabulary)
+    ASK_USER,
+    MULTI_TOOL_TYPES,
+    PREPARE_TO_ANSWER,
+    PSEUDO_TOOLS,
+    TASK_TYPES,
+    TASKS_PER_SESSION,
+    TURN_SUBTYPES,
+    ChineseTaskType,
+    ChineseTurnSubtype,
+    TaskType,
+    TurnSubtype,
+)
 
 
 class Action(BaseModel):

@@ -1,0 +1,66 @@
+"""The benchmark's vocabulary, defined once (SPEC 1): pseudo-tools, task types, turn subtypes.
+
+Every other module imports these names from here; the strings are the dataset's own labels.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+ASK_USER = "ask_user_for_required_parameters"
+"""Pseudo-tool: the assistant asks the user for missing required parameters, in plain text."""
+PREPARE_TO_ANSWER = "prepare_to_answer"
+"""Pseudo-tool: the assistant replies in plain text and the task ends."""
+PSEUDO_TOOLS = frozenset({ASK_USER, PREPARE_TO_ANSWER})
+"""Node names that a model never calls as functions."""
+
+TASKS_PER_SESSION = 4
+"""Tasks (user turns) per session in the benchmark; generated sessions may have another count."""
+
+TaskType = Literal[
+    "Single-Tool",
+    "Parallel Multi-Tool",
+    "Sequential Multi-Tool",
+    "Mixed Multi-Tool",
+    "Clarify",
+    "Chat",
+]
+TASK_TYPES: tuple[str, ...] = TaskType.__args__  # type: ignore[attr-defined]
+MULTI_TOOL_TYPES: tuple[str, ...] = ("Parallel Multi-Tool", "Sequential Multi-Tool", "Mixed Multi-Tool")
+MULTI_TOOL = "Multi-Tool"
+"""Metric bucket that sums the three multi-tool task types."""
+OPTIMAL_TYPES: tuple[str, ...] = ("Parallel Multi-Tool", "Mixed Multi-Tool")
+"""Task types counted by the optimal path rate."""
+PROGRESS_TYPES: tuple[str, ...] = ("Sequential Multi-Tool", "Mixed Multi-Tool")
+"""Task types counted by the accomplish progress rate."""
+
+TurnSubtype = Literal["Coreferential Reference", "Partial Information", "Long-Range Dependency"]
+TURN_SUBTYPES: tuple[str, ...] = TurnSubtype.__args__  # type: ignore[attr-defined]
+FIRST_TURN = "First Turn"
+"""Turn-subtype bucket of task 1 (the first user turn)."""
+SUBSEQUENT_TURN = "Subsequent Turn"
+"""Turn-subtype bucket of tasks 2-4."""
+
+ChineseTaskType = Literal["单工具", "多工具", "澄清", "闲聊"]
+ChineseTurnSubtype = Literal["指代", "省略成分", "长期记忆"]
+
+TASK_TYPE_ZH: dict[str, str] = {
+    "Single-Tool": "单工具",
+    "Parallel Multi-Tool": "多工具",
+    "Sequential Multi-Tool": "多工具",
+    "Mixed Multi-Tool": "多工具",
+    "Clarify": "澄清",
+    "Chat": "闲聊",
+}
+"""Chinese label (``task_types``) of each English task type."""
+
+TURN_SUBTYPE_ZH: dict[str, str] = {
+    "Coreferential Reference": "指代",
+    "Partial Information": "省略成分",
+    "Long-Range Dependency": "长期记忆",
+}
+"""Chinese label (``turn_subtypes``) of each English turn subtype."""
+
+CORRECT = "correct"
+ERROR = "error"
+"""Step and task labels."""
