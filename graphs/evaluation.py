@@ -8,7 +8,7 @@
 
 ``build_prompt`` and ``match_response`` may also jump to ``finish_session``
 when the reference harness cannot run the session (quirk 11). Logic lives in
-``nodes/`` and ``bench/inference.py``; this module only wires.
+``nodes/`` and ``bench/harness/``; this module only wires.
 """
 
 from __future__ import annotations

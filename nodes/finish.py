@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from langgraph.types import Command
 
-from bench import inference
+from bench import harness as inference
 from graphs.evaluation_state import EvaluationState
 from nodes.tracing import annotate_evaluation_node
 

@@ -7,7 +7,7 @@ from typing import Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from bench import inference
+from bench import harness as inference
 from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
 from models.messages import to_openai
@@ -24,7 +24,7 @@ async def match_response(
     ``finish_task`` when it ends (correct or not), and to ``finish_session``
     when the reference harness itself would crash (quirk 11). A task that
     would continue after ``context.max_steps`` requests ends as an error with
-    the task-level ``error_reason`` of :func:`bench.inference.step_limit_reason`.
+    the task-level ``error_reason`` of :func:`bench.harness.step_limit_reason`.
     """
     task_idx, step = state["task_idx"], state["step"]
     answer_list = state["session"]["english_answer_list"][task_idx]

@@ -9,7 +9,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from bench import inference
+from bench import harness as inference
 from graphs.evaluation_context import EvaluationContext
 from bench.io import json_lines
 from graphs.evaluation_state import EvaluationState

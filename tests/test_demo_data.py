@@ -330,7 +330,7 @@ def _run_scripted(session: dict[str, Any], responses: list[dict[str, Any]], mode
     """Drive the pure inference functions (branch eval) with a scripted response queue; SPEC 3.4 record."""
     import random
 
-    from bench.inference import (build_prompt, close_task_result, float_to_number, match_step, new_task_result,
+    from bench.harness import (build_prompt, close_task_result, float_to_number, match_step, new_task_result,
                                  session_record, step_log)
 
     tools = float_to_number(session["english_tools"])
@@ -358,7 +358,7 @@ def _run_scripted(session: dict[str, Any], responses: list[dict[str, Any]], mode
 
 
 def test_demo_scores_end_to_end_with_the_reference_rules():
-    pytest.importorskip("bench.inference", reason="bench.inference (branch eval) not merged yet")
+    pytest.importorskip("bench.harness", reason="bench.harness (branch eval) not merged yet")
     from bench.metrics import compute_metrics
     from bench.schema import load_sessions
     from bench.scoring import score_session

@@ -8,7 +8,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 SPEC_MODULES = [
-    "bench/args.py", "bench/inference.py", "bench/metrics.py", "bench/paths.py", "wtb/table.py",
+    "bench/args.py", "bench/harness/prompt.py", "bench/harness/matching.py", "bench/harness/record.py", "bench/metrics.py", "bench/paths.py", "wtb/table.py",
     "bench/schema.py", "wtb/score_run.py", "bench/scoring.py", "graphs/evaluation.py",
     "nodes/candidate.py", "nodes/feedback.py", "nodes/finish.py", "nodes/matcher.py", "models/messages.py",
     "nodes/prompt.py",

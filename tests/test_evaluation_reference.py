@@ -19,7 +19,7 @@ import re
 
 import pytest
 
-from bench.inference import float_to_number
+from bench.harness import float_to_number
 from graphs.evaluation import graph
 from graphs.evaluation_context import EvaluationContext
 from nodes.candidate import candidate_model

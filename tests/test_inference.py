@@ -1,4 +1,4 @@
-"""Pure harness logic of the evaluation loop (bench.inference; SPEC 3.1, 3.2, 3.4), on hand-written DAGs."""
+"""Pure harness logic of the evaluation loop (bench.harness; SPEC 3.1, 3.2, 3.4), on hand-written DAGs."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from bench import inference
+from bench import harness as inference
 from bench.paths import PathTracker
 
 ID = re.compile(r"^toolu_bdrk_[A-Za-z0-9]{24}$")

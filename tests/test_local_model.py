@@ -21,7 +21,7 @@ from langchain_openai import ChatOpenAI
 
 import models as providers
 from models import ModelSettings, resolve_model
-from models import bundled, gguf
+from models import bundled, gguf, llama_server
 from models.bundled import (
     BUNDLED_MODELS,
     BundledModel,
@@ -31,16 +31,9 @@ from models.bundled import (
 )
 from models._llama_child import decode_tool_call_arguments
 from models.messages import RAW_RESPONSE_KEY, response_from_ai, to_langchain
-from models.gguf import (
-    RAW_TEXT_KEY,
-    LocalChatOpenAI,
-    LocalServer,
-    LocalServerError,
-    ServerOptions,
-    adapt_payload,
-    lift_text_tool_calls,
-    parse_text_tool_calls,
-)
+from bench.text_calls import parse_text_tool_calls
+from models.llama_server import LocalServer, LocalServerError, ServerOptions
+from models.local_chat import RAW_TEXT_KEY, LocalChatOpenAI, adapt_payload, lift_text_tool_calls
 
 
 @tool
@@ -366,7 +359,7 @@ def test_gguf_missing_file_is_clear(tmp_path: Path) -> None:
 def test_missing_llama_cpp_says_install_local_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     real_find_spec = importlib.util.find_spec
     monkeypatch.setattr(
-        gguf.importlib.util, "find_spec", lambda name, *a: None if name == "llama_cpp" else real_find_spec(name, *a)
+        llama_server.importlib.util, "find_spec", lambda name, *a: None if name == "llama_cpp" else real_find_spec(name, *a)
     )
     model_file = tmp_path / "m.gguf"
     model_file.write_bytes(b"GGUF")
@@ -616,9 +609,9 @@ def test_local_model_tool_call_round_trip(local_extra: None) -> None:
             assert isinstance(json.loads(call["function"]["arguments"]), dict)
     finally:
         pid = server.pid
-        gguf.stop_all_servers()
+        llama_server.stop_all_servers()
     assert not server.alive() and _gone(pid)
-    assert gguf.running_servers() == []
+    assert llama_server.running_servers() == []
 
 
 @pytest.mark.local_model
@@ -664,6 +657,6 @@ def test_other_local_servers_are_found_in_proc(tmp_path: Path) -> None:
     process(303, "/usr/bin/python3", "/other/clone/models/_llama_child.py", "300")
     (tmp_path / "self").mkdir()
     (tmp_path / "404").mkdir()  # a process that vanished: no cmdline
-    assert gguf.other_local_servers(tmp_path) == [101, 303]
-    assert gguf.other_local_servers(tmp_path, exclude=[101, None]) == [303]
-    assert gguf.other_local_servers(tmp_path / "missing") == []
+    assert llama_server.other_local_servers(tmp_path) == [101, 303]
+    assert llama_server.other_local_servers(tmp_path, exclude=[101, None]) == [303]
+    assert llama_server.other_local_servers(tmp_path / "missing") == []

@@ -17,7 +17,7 @@ import json
 import pytest
 
 from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
-from bench.inference import ERROR_ACTION_NAME
+from bench.harness import ERROR_ACTION_NAME
 from tests.support.openai_stub import ScriptedServer, session_copy
 from bench.paths import PathTracker
 from wtb.runner import arun_eval, load_dataset, run_eval

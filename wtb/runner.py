@@ -51,7 +51,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from filelock import FileLock, Timeout
 
-from bench.inference import error_record
+from bench.harness import error_record
 from bench.io import atomic_write_text, dumps_line, iter_jsonl, write_json_atomic
 from bench.schema import load_sessions
 from wtb.score_run import natural_id_key

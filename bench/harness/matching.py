@@ -1,0 +1,220 @@
+"""One step of the step loop: judge a candidate response against the gold DAG (SPEC 3.2, 3.3)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any, Literal, Mapping, Sequence
+
+from bench.harness.errors import InferenceError
+from bench.paths import PathTracker
+from bench.terms import ASK_USER, PREPARE_TO_ANSWER
+
+ERROR_EMPTY_RESPONSE = "tool_calls and content are None or empty"
+ERROR_ACTION_NAME = "action name not in candidate_answer_function_list"
+
+Label = Literal["correct", "error"]
+
+
+@dataclass
+class StepOutcome:
+    """What one candidate response at one step leads to (SPEC 3.2).
+
+    Attributes:
+        label: ``"correct"`` or ``"error"`` (the step's ``current_action_name_label``).
+        error_reason: the reference's error string on an error step, else ``None``.
+        messages: OpenAI dict messages to append before the next request: the
+            assistant message as the model sent it, then the gold tool
+            observations or the gold user reply. Empty when the task ends.
+        inference_answer: the step's ``inference_answer`` dict, or ``None``
+            when the reference records none (empty response, no candidates).
+        prune: node indices to prune the tracker with (a matched call step), else ``None``.
+        task_end: the task stops after this step.
+        task_correct: the task is action-name correct (a text reply matched ``prepare_to_answer``).
+        diagnostics: notes for the step log's ``inference_output.diagnostics`` (never scored).
+    """
+
+    label: Label
+    error_reason: str | None = None
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    inference_answer: dict[str, Any] | None = None
+    prune: list[int] | None = None
+    task_end: bool = False
+    task_correct: bool = False
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+
+
+def tracker_after(answer_list: Sequence[Mapping[str, Any]], prunes: Sequence[tuple[int, Sequence[int]]]) -> PathTracker:
+    """A fresh tracker of ``answer_list`` with the ``(step, nodes)`` prunes so far applied in order (SPEC 3.2, 3.3)."""
+    tracker = PathTracker(answer_list)
+    for step, nodes in prunes:
+        tracker.prune(step, nodes)
+    return tracker
+
+
+def _answer_entry(answer_list: Sequence[Mapping[str, Any]], nodes: Sequence[int], *, with_pseudo_fields: bool) -> dict[str, Any]:
+    entry: dict[str, Any] = {"action": []}
+    for index in nodes:
+        node = answer_list[index]
+        name = node["action"]["name"]
+        entry["action"].append({"arguments": json.dumps(node["action"]["arguments"], ensure_ascii=False), "name": name})
+        if with_pseudo_fields:
+            if name == ASK_USER:
+                entry["observation"] = node["observation"]
+                entry["user_input"] = node.get("user_input")
+            elif name == PREPARE_TO_ANSWER:
+                entry["observation"] = node["observation"]
+    return entry
+
+
+MAX_RECORDED_CANDIDATES = 1000
+"""Entries of an error step's candidate table recorded at most (see :func:`_error_outcome`)."""
+
+
+def _error_outcome(
+    answer_list: Sequence[Mapping[str, Any]], tracker: PathTracker, step: int, reason: str
+) -> StepOutcome:
+    """A name-error step that ends the task, recording the step's candidate table (SPEC 3.2, 3.4).
+
+    The reference records every entry of the table: one per alive path, duplicates kept
+    (``tracker.step_entries``). On a wide layer that is astronomically many (8 independent
+    distinct calls: 545,835 entries; 12: about 28 billion), which the reference could only
+    produce by materialising every path. Here the first :data:`MAX_RECORDED_CANDIDATES`
+    entries are recorded, exactly the reference's prefix, and a ``candidates_truncated``
+    diagnostic gives the full count. Scoring never reads an error step's candidates.
+    """
+    total = tracker.count_step_entries(step)
+    entries = {
+        f"candidate_{i}_answer_function_list": _answer_entry(answer_list, nodes, with_pseudo_fields=True)
+        for i, nodes in enumerate(islice(tracker.step_entries(step), MAX_RECORDED_CANDIDATES))
+    }
+    diagnostics = []
+    if total > len(entries):
+        diagnostics.append(
+            {
+                "kind": "candidates_truncated",
+                "recorded": len(entries),
+                "total": total,
+                "message": f"the step's candidate table has {total} entries (one per alive gold path); "
+                f"the first {len(entries)} are recorded",
+            }
+        )
+    return StepOutcome("error", reason, inference_answer=entries or None, task_end=True, diagnostics=diagnostics)
+
+
+def _single_pseudo(answer_list: Sequence[Mapping[str, Any]], nodes: Sequence[int], name: str) -> Mapping[str, Any]:
+    if len(nodes) != 1:
+        raise InferenceError(
+            "",
+            f"the matched gold step {list(nodes)} holds {name} together with other nodes; "
+            "the reference harness fails on it (quirk 11)",
+        )
+    return answer_list[nodes[0]]
+
+
+def match_step(
+    tracker: PathTracker,
+    answer_list: Sequence[Mapping[str, Any]],
+    step: int,
+    response: Mapping[str, Any],
+) -> StepOutcome:
+    """Judge the candidate's response at step ``step`` of a task (SPEC 3.2, quirks 3-6).
+
+    Args:
+        tracker: the task's path tracker, pruned by the earlier steps (not modified here;
+            apply ``outcome.prune`` with ``tracker.prune(step, outcome.prune)``).
+            Matching scans the distinct ``candidates(step)`` (same first-match
+            result as the reference's undeduplicated table); an error step
+            records every ``step_entries(step)`` entry, duplicates included.
+        answer_list: the task's gold nodes (observations, user inputs, arguments).
+        step: 0-based step index within the task.
+        response: ``{"content", "tool_calls", "reasoning_content"}`` in raw OpenAI
+            form; ``tool_calls`` items carry ``id`` and ``function.name`` /
+            ``function.arguments`` (a JSON string, never parsed here).
+
+    Returns:
+        A :class:`StepOutcome`.
+
+    Raises:
+        InferenceError: where the reference harness itself crashes: a text
+            reply matched to a gold step that holds a pseudo-tool node with
+            other nodes, a text reply at a step index beyond the node count, or
+            a matched call step while a shorter gold path is still alive.
+    """
+    content = response.get("content")
+    tool_calls = response.get("tool_calls")
+    reasoning = response.get("reasoning_content")
+
+    if not tool_calls:
+        if not content:
+            return StepOutcome("error", ERROR_EMPTY_RESPONSE, task_end=True)
+        if not tracker.has_step_table(step):
+            # The reference looks the step up in a table keyed by node index and raises KeyError.
+            raise InferenceError(str(step), f"text reply at step {step}, beyond the task's {len(answer_list)} nodes")
+        for nodes in tracker.candidates(step):
+            names = [answer_list[i]["action"]["name"] for i in nodes]
+            if ASK_USER in names:
+                node = _single_pseudo(answer_list, nodes, ASK_USER)
+                entry = _answer_entry(answer_list, nodes, with_pseudo_fields=False)
+                entry["observation"] = node["observation"]
+                entry["user_input"] = node.get("user_input")
+                return StepOutcome(
+                    "correct",
+                    messages=[{"role": "assistant", "content": content}, {"role": "user", "content": node.get("user_input")}],
+                    inference_answer={"candidate_0_answer_function_list": entry},
+                )
+            if PREPARE_TO_ANSWER in names:
+                node = _single_pseudo(answer_list, nodes, PREPARE_TO_ANSWER)
+                entry = _answer_entry(answer_list, nodes, with_pseudo_fields=False)
+                entry["observation"] = node["observation"]
+                return StepOutcome(
+                    "correct",
+                    messages=[{"role": "assistant", "content": content}],
+                    inference_answer={"candidate_0_answer_function_list": entry},
+                    task_end=True,
+                    task_correct=True,
+                )
+        return _error_outcome(answer_list, tracker, step, ERROR_ACTION_NAME)
+
+    try:
+        call_ids = [call["id"] for call in tool_calls]
+        call_names = [call["function"]["name"] for call in tool_calls]
+        for call in tool_calls:
+            call["function"]["arguments"]
+    except Exception as exc:  # noqa: BLE001 - the reference records any parse failure as a step error
+        return StepOutcome("error", f"parse tool_calls failed, error: {exc}", task_end=True)
+
+    predicted = sorted(call_names)
+    if not tracker.has_step_table(step):
+        return StepOutcome("error", f"current step: {step}, idx_list is None", task_end=True)
+    for nodes in tracker.candidates(step):
+        if [answer_list[i]["action"]["name"] for i in nodes] != predicted:
+            continue
+        assistant: dict[str, Any] = {"role": "assistant"}
+        if reasoning is not None:
+            assistant["reasoning_content"] = reasoning
+        assistant["content"] = content
+        assistant["tool_calls"] = tool_calls
+        messages = [assistant]
+        for j, index in enumerate(nodes):
+            observation = answer_list[index]["observation"]
+            if not isinstance(observation, str):
+                observation = json.dumps(observation, ensure_ascii=False)
+            # Quirk 5: observations in the gold step's sorted order, ids in the model's original order.
+            messages.append({"role": "tool", "content": observation, "tool_call_id": call_ids[j]})
+        shortest = tracker.shortest_alive_length()
+        if shortest is not None and shortest <= step:
+            # Pruning indexes position ``step`` of every alive path; a shorter one crashes the reference.
+            raise InferenceError(
+                "list index out of range",
+                f"a still-alive gold path has fewer than {step + 1} steps when step {step} is pruned "
+                "(reachable only after extra clarification turns); the reference harness crashes here",
+            )
+        return StepOutcome(
+            "correct",
+            messages=messages,
+            inference_answer={"candidate_0_answer_function_list": _answer_entry(answer_list, nodes, with_pseudo_fields=False)},
+            prune=list(nodes),
+        )
+    return _error_outcome(answer_list, tracker, step, ERROR_ACTION_NAME)

@@ -1,0 +1,197 @@
+"""``LocalChatOpenAI``: langchain-openai's ``ChatOpenAI`` adapted to llama-cpp-python's server.
+
+Chat format: the server renders prompts with the chat template stored in the GGUF file. For the
+bundled model that is Qwen2.5's own tool format (calls written as ``{"name": ..., "arguments":
+{...}}`` JSON text), which the model was trained on; this adapter lifts those calls into real tool
+calls with the project's one text tool-call parser (:mod:`bench.text_calls`). llama-cpp-python
+0.3.36's ``chatml-function-calling`` format was tried first and rejected: with
+``tool_choice="auto"`` every text reply came back as ``"functions.<name>:"`` and ``tool`` messages
+were dropped. It stays selectable (``chat_format``), with the two request fixes applied.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from typing import TYPE_CHECKING, Any, ClassVar, Sequence
+
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatResult
+from pydantic import PrivateAttr
+
+from bench.text_calls import parse_text_tool_calls
+from models.messages import RAW_RESPONSE_KEY
+from models.openai import RawChatOpenAI
+
+if TYPE_CHECKING:
+    from models.llama_server import LocalServer
+
+#: ``additional_kwargs`` key keeping the server's original text of a reply whose tool calls were lifted.
+RAW_TEXT_KEY = "wtb_raw_text"
+
+
+
+def adapt_payload(payload: dict[str, Any]) -> dict[str, Any]:
+    """Rewrite an OpenAI chat-completions request body for llama-cpp-python's server.
+
+    1. An assistant message whose ``content`` is ``None`` (a pure tool call) makes the server
+       answer HTTP 500 (its request schema wants a string): ``""`` is sent instead.
+    2. ``tools`` without ``tool_choice``: ``tool_choice="auto"`` is set explicitly (its
+       ``chatml-function-calling`` format ignores tools otherwise; harmless for the others).
+    3. ``response_format`` of type ``json_schema`` (rejected by the server) becomes the server's
+       own ``{"type": "json_object", "schema": ...}`` (grammar-constrained JSON). Any
+       ``response_format`` is sent in ``extra_body`` (the same JSON body on the wire): with a
+       top-level ``response_format`` langchain-openai switches to the client's ``parse()``
+       helper, which raises on a reply cut off at ``max_tokens`` instead of returning it, so a
+       long-winded JSON answer would abort the run instead of being rejected and retried.
+    4. ``max_completion_tokens`` (what ``ChatOpenAI`` sends) is unknown to the server and would
+       be ignored: it is sent as ``max_tokens``.
+
+    Args:
+        payload: the dict built by ``ChatOpenAI._get_request_payload``. Not modified.
+
+    Returns:
+        A new payload dict with the fixes applied; other keys unchanged.
+    """
+    out = dict(payload)
+    if "messages" in payload:
+        out["messages"] = [
+            {**m, "content": ""} if m.get("role") == "assistant" and m.get("content") is None else m
+            for m in payload["messages"]
+        ]
+    if payload.get("tools") and not payload.get("tool_choice"):
+        out["tool_choice"] = "auto"
+    if "max_completion_tokens" in out:
+        limit = out.pop("max_completion_tokens")
+        out.setdefault("max_tokens", limit)
+    response_format = out.pop("response_format", None)
+    if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
+        schema = (response_format.get("json_schema") or {}).get("schema")
+        response_format = {"type": "json_object", **({"schema": schema} if schema else {})}
+    if response_format is not None:
+        out["extra_body"] = {**(out.get("extra_body") or {}), "response_format": response_format}
+    return out
+
+
+def _tool_names(kwargs: dict[str, Any]) -> list[str]:
+    names = []
+    for spec in kwargs.get("tools") or []:
+        function = spec.get("function") if isinstance(spec, dict) else None
+        if isinstance(function, dict) and function.get("name"):
+            names.append(function["name"])
+    return names
+
+
+def lift_text_tool_calls(result: ChatResult, tool_names: Sequence[str]) -> ChatResult:
+    """Turn tool calls written as text in ``result``'s messages into real ``AIMessage.tool_calls``.
+
+    Messages that already carry tool calls, or when ``tool_names`` is empty, are left alone. A
+    lifted call gets a fresh id ``call_<hex>``, is mirrored in ``additional_kwargs["tool_calls"]``
+    in OpenAI form (``arguments`` the raw string of :func:`parse_text_tool_calls`), and the message
+    content keeps only the remaining text. When the message carries the provider's raw message
+    (``additional_kwargs[RAW_RESPONSE_KEY]``, kept by :class:`RawChatOpenAI`), that is rewritten to
+    what a server-side tool parser would have returned: ``content`` the remaining text (``None``
+    when empty), ``tool_calls`` the lifted calls with their raw ``arguments`` strings; the server's
+    original text stays in ``additional_kwargs[RAW_TEXT_KEY]``. Returns ``result`` (modified in place).
+    """
+    if not tool_names:
+        return result
+    for generation in result.generations:
+        message = generation.message
+        if not isinstance(message, AIMessage) or message.tool_calls or not isinstance(message.content, str):
+            continue
+        rest, calls = parse_text_tool_calls(message.content, tool_names)
+        if not calls:
+            continue
+        ids = [f"call_{uuid.uuid4().hex[:24]}" for _ in calls]
+        tool_calls = [
+            {"name": c["name"], "args": c["args"], "id": call_id, "type": "tool_call"} for c, call_id in zip(calls, ids)
+        ]
+        openai_calls = [
+            {"id": call_id, "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+            for c, call_id in zip(calls, ids)
+        ]
+        additional = dict(message.additional_kwargs)
+        additional["tool_calls"] = openai_calls
+        additional[RAW_TEXT_KEY] = message.content
+        raw = additional.get(RAW_RESPONSE_KEY)
+        if isinstance(raw, dict):
+            additional[RAW_RESPONSE_KEY] = {
+                **raw,
+                "content": rest or None,
+                "tool_calls": [{**c, "function": dict(c["function"])} for c in openai_calls],
+            }
+        metadata = {**message.response_metadata, "finish_reason": "tool_calls"}
+        new_message = message.model_copy(
+            update={"content": rest, "tool_calls": tool_calls, "additional_kwargs": additional, "response_metadata": metadata}
+        )
+        generation.message = new_message
+        generation.text = rest
+    return result
+
+
+class LocalChatOpenAI(RawChatOpenAI):
+    """``ChatOpenAI`` for a llama-cpp-python server; everything else is the stock langchain-openai path.
+
+    It builds on :class:`~models.openai.RawChatOpenAI`, so requests carry the exact
+    OpenAI dicts of the evaluation history and every reply keeps the provider's raw message for
+    the result record (SPEC 3.4). Differences from ``RawChatOpenAI``:
+
+    - request bodies pass through :func:`adapt_payload`;
+    - :meth:`bind_tools` passes ``tool_choice="auto"`` unless the caller chose one;
+    - tool calls the model wrote as JSON text are lifted into ``AIMessage.tool_calls``
+      (:func:`lift_text_tool_calls`), so callers see OpenAI-style tool calls, and the kept raw
+      message is rewritten as a server-side tool parser would return it (raw argument strings);
+    - streaming is off (``disable_streaming=True``) so every call goes through that lifting;
+    - ``supports_json_schema_grammar``: callers may bind a JSON schema as ``response_format``;
+    - :meth:`with_structured_output` uses ``function_calling`` (the server constrains a named
+      tool call's arguments with a grammar built from the schema) when the caller asked for
+      ``json_schema`` or left the method unset.
+
+    ``server`` is the :class:`LocalServer` it talks to; that server lives for the whole process.
+    """
+
+    disable_streaming: bool | str = True
+    #: The server can constrain sampling to a JSON schema (``response_format={"type": "json_object",
+    #: "schema": ...}``, a llama.cpp grammar); the generation roles use it (``nodes._roles.ask_model``).
+    supports_json_schema_grammar: ClassVar[bool] = True
+    _server: "LocalServer | None" = PrivateAttr(default=None)
+
+    @property
+    def server(self) -> "LocalServer | None":
+        """The :class:`LocalServer` this model talks to (``None`` when built directly)."""
+        return self._server
+
+    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any):  # type: ignore[override]
+        """``ChatOpenAI.bind_tools`` with ``tool_choice`` defaulting to ``"auto"`` when tools are given."""
+        if tool_choice is None and tools:
+            tool_choice = "auto"
+        return super().bind_tools(tools, tool_choice=tool_choice, **kwargs)
+
+    def with_structured_output(self, schema: Any = None, *, method: str | None = None, **kwargs: Any):  # type: ignore[override]
+        """``ChatOpenAI.with_structured_output``; ``json_schema`` or unset method → ``function_calling``."""
+        if method in (None, "json_schema"):
+            method = "function_calling"
+        kwargs.pop("strict", None)
+        return super().with_structured_output(schema, method=method, **kwargs)
+
+    def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
+        return adapt_payload(super()._get_request_payload(input_, stop=stop, **kwargs))
+
+    # The server computes one request at a time. Requests wait their turn here, on the client side,
+    # so that the HTTP timeout measures service time rather than queueing behind other sessions
+    # (and a timed-out request is not retried while the server still works on it).
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        with self._server.request_lock if self._server else contextlib.nullcontext():
+            result = super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+        return lift_text_tool_calls(result, _tool_names(kwargs))
+
+    async def _agenerate(
+        self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        async with self._server.async_request_lock() if self._server else contextlib.nullcontext():
+            result = await super()._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
+        return lift_text_tool_calls(result, _tool_names(kwargs))
+
+
