@@ -473,8 +473,8 @@ def oracle_responses(session: Mapping[str, Any], *, sid: str | None = None) -> l
     Returns:
         One response per model request of the evaluation step loop, then one spare response:
         ``{"content", "tool_calls", "reasoning_content"}``. A call step lists its calls in gold-path
-        order with arguments as ``json.dumps`` text (ASCII escapes, as the scorer sorts the gold side,
-        so same-name calls pair up identically); an ask step answers with the gold question, the
+        order with arguments as ``json.dumps(..., ensure_ascii=False)`` text (the form the scorer sorts
+        the gold side by, so same-name calls pair up identically); an ask step answers with the gold question, the
         final step with the gold reply.
     """
     sid = sid if sid is not None else str(session["id"]).rsplit("_", 1)[-1]
@@ -491,7 +491,7 @@ def oracle_responses(session: Mapping[str, Any], *, sid: str | None = None) -> l
                     "type": "function",
                     "function": {
                         "name": answer_list[i]["action"]["name"],
-                        "arguments": json.dumps(answer_list[i]["action"]["arguments"]),
+                        "arguments": json.dumps(answer_list[i]["action"]["arguments"], ensure_ascii=False),
                     },
                 }
                 for j, i in enumerate(step)

@@ -14,9 +14,9 @@ reference scorer labels it, quirks included:
 - a step whose matched gold candidate holds ``ask_user_for_required_parameters``
   or ``prepare_to_answer`` is skipped;
 - otherwise the predicted calls are sorted by ``(name, raw arguments string)``
-  and the gold actions by ``(name, json.dumps(arguments object))`` (default
-  ``json.dumps`` separators and ASCII escapes; the log holds the arguments as
-  JSON text, which is parsed first), written back into
+  and the gold actions by ``(name, json.dumps(arguments object, ensure_ascii=False))``
+  (default ``json.dumps`` separators, non-ASCII text raw; the log holds the
+  arguments as JSON text, which is parsed first), written back into
   the log in that order, paired by position and each pair checked; the step
   gets ``current_action_arguments_label`` and, on error,
   ``current_action_arguments_check_result`` (one result per pair);
@@ -95,16 +95,24 @@ def step_keys(inference_log: Mapping[str, Any]) -> list[str]:
     return [key for _, key in sorted(found)]
 
 
-def _gold_sort_key(action: Mapping[str, Any]) -> tuple[str, str]:
-    # The reference sorts the gold side by ``json.dumps`` of the arguments *object*
-    # (default separators, ASCII escapes); the log stores them as JSON text.
-    arguments = action["arguments"]
+def gold_arguments_text(arguments: Any) -> str:
+    """The text the reference sorts a gold call by: ``json.dumps(arguments, ensure_ascii=False)``.
+
+    ``arguments`` is the gold arguments object, or the JSON text the log holds for it (parsed
+    first, so the dataset's key order is kept and only the text form is normalised: default
+    separators, non-ASCII characters raw, e.g. "São" after "Santiago"). Text that is not JSON is
+    returned as it is. (SPEC 4.2; bug report ``nonascii-pairing``)
+    """
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
         except ValueError:
-            return action["name"], arguments
-    return action["name"], json.dumps(arguments)
+            return arguments
+    return json.dumps(arguments, ensure_ascii=False)
+
+
+def _gold_sort_key(action: Mapping[str, Any]) -> tuple[str, str]:
+    return action["name"], gold_arguments_text(action["arguments"])
 
 
 def _predicted_sort_key(call: Mapping[str, Any]) -> tuple[str, str]:

@@ -23,8 +23,10 @@ async def match_response(
     task's paths. Goes to ``feed_back`` when the task continues, to
     ``finish_task`` when it ends (correct or not), and to ``finish_session``
     when the reference harness itself would crash (quirk 11). A task that
-    would continue after ``context.max_steps`` requests ends as an error with
-    the task-level ``error_reason`` of :func:`bench.harness.step_limit_reason`.
+    would continue after ``context.max_steps`` requests (never fewer than the
+    task's gold node count + 1, :func:`bench.harness.effective_step_limit`) ends
+    as an error with the task-level ``error_reason`` of
+    :func:`bench.harness.step_limit_reason`.
     """
     task_idx, step = state["task_idx"], state["step"]
     answer_list = state["session"]["english_answer_list"][task_idx]
@@ -48,7 +50,8 @@ async def match_response(
     if outcome.task_end:
         inference.close_task_result(task_result, outcome.task_correct, step, tracker.min_length)
         return Command(goto="finish_task", update={"task_result": task_result, "prunes": prunes})
-    max_steps = runtime.context.max_steps if runtime is not None and runtime.context is not None else None
+    configured = runtime.context.max_steps if runtime is not None and runtime.context is not None else None
+    max_steps = inference.effective_step_limit(configured, len(answer_list))
     if max_steps is not None and step + 1 >= max_steps:
         inference.close_task_result(task_result, False, step, tracker.min_length)
         task_result["error_reason"] = inference.step_limit_reason(max_steps)

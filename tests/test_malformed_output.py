@@ -280,24 +280,3 @@ def test_calls_that_cannot_be_read_are_step_errors(tmp_path):
         assert step["inference_output"]["error_reason"] == reason
         assert "inference_answer" not in step
         assert [t["label"] for t in scores[session_id]] == ["error", "correct", "correct", "correct"]
-
-
-def test_step_limit_ends_the_task_as_an_error(tmp_path):
-    """``--max-steps 2``: a three-step task is cut after its second request; the reason is recorded."""
-    sessions = [s for s in load_dataset(SESSIONS_PATH) if s["id"] == "wild_tool_bench_2"]
-    oracle = _oracle_by_task("wild_tool_bench_2")
-    # task 0 needs 3 requests, task 2 needs 4; each is cut after 2, the others fit
-    script = [*oracle[0][:2], *oracle[1], *oracle[2][:2], *oracle[3], _text("SPARE RESPONSE")]
-    candidates = tmp_path / "candidates.jsonl"
-    candidates.write_text(json.dumps({"session_id": "wild_tool_bench_2", "candidate": "loop", "responses": script}) + "\n")
-    context = EvaluationContext(model=f"replay:{candidates}#loop", max_steps=2)
-    run_eval(sessions, context, tmp_path, progress=False)
-    score_run(SESSIONS_PATH, tmp_path / "result.jsonl", tmp_path)
-    (record,) = _jsonl(tmp_path / "result.jsonl")
-    (scored,) = _jsonl(tmp_path / "score.jsonl")
-    reason = "step limit reached: 2 model requests in this task without an end (--max-steps 2)"
-    assert [t.get("error_reason") for t in record["result"]] == [reason, None, reason, None]
-    assert [len(_steps(t)) for t in record["result"]] == [2, 2, 2, 1]
-    assert [t["action_name_label"] for t in record["result"]] == ["error", "correct", "error", "correct"]
-    assert [t["label"] for t in scored["results"]] == ["error", "correct", "error", "correct"]
-    assert record["usage"]["requests"] == 7

@@ -36,6 +36,7 @@ from bench.harness.matching import (
 from bench.harness.prompt import HISTORY_ID_PREFIX, build_prompt, gold_history, history_tool_call_id, system_message
 from bench.harness.record import (
     close_task_result,
+    effective_step_limit,
     error_record,
     is_optimal,
     new_task_result,
@@ -57,6 +58,7 @@ __all__ = [
     "StepOutcome",
     "build_prompt",
     "close_task_result",
+    "effective_step_limit",
     "error_record",
     "float_to_number",
     "gold_history",

@@ -71,6 +71,23 @@ def response_diagnostics(response: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{"kind": "text_tool_call", **found, "message": message}]
 
 
+def effective_step_limit(max_steps: int | None, node_count: int) -> int | None:
+    """Model requests allowed in one task: the configured limit, raised to ``node_count + 1``.
+
+    The published step loop is bounded by the task's gold node count (a request at step
+    ``s >= node_count`` ends the task by its own rules, docs/evaluation.md §3), so a safety limit
+    below ``node_count + 1`` could change a score the published evaluation gives; it never does here.
+
+    Args:
+        max_steps: the configured limit (``--max-steps``), or ``None`` for none.
+        node_count: number of nodes in the task's gold answer list.
+
+    Returns:
+        ``max(max_steps, node_count + 1)``, or ``None`` when ``max_steps`` is ``None``.
+    """
+    return None if max_steps is None else max(max_steps, node_count + 1)
+
+
 def step_limit_reason(max_steps: int) -> str:
     """The task-level ``error_reason`` of a task stopped by the step limit (``--max-steps``; a guard on the SPEC 3.2 step loop)."""
     return f"step limit reached: {max_steps} model requests in this task without an end (--max-steps {max_steps})"
