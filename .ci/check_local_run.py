@@ -4,7 +4,7 @@ Usage:
     python .ci/check_local_run.py eval DIR [--sessions N] [--model-name NAME] [--all-correct]
     python .ci/check_local_run.py generate DIR --sessions N
 
-``eval``: ``DIR/result.jsonl`` holds N result records of the SPEC 3.4 shape (no inference error:
+``eval``: ``DIR/result.jsonl`` holds N result records of the docs/evaluation.md §5 shape (no inference error:
 a real local model that fails to answer is a CI failure), ``DIR/score.jsonl`` N lines and
 ``DIR/metric.json`` the task / session counts of those records; with ``--all-correct`` every task
 must be correct (an oracle replay of generated sessions).
@@ -32,7 +32,7 @@ def _jsonl(path: Path) -> list[Any]:
 
 
 def task_problems(task: Any, where: str) -> list[str]:
-    """SPEC 3.4 shape problems of one task result."""
+    """docs/evaluation.md §5 shape problems of one task result."""
     if not isinstance(task, dict):
         return [f"{where}: not an object"]
     problems = [f"{where}: missing {key}" for key in sorted(TASK_KEYS - set(task))]

@@ -1,4 +1,4 @@
-"""Argument checker: one predicted tool call against one gold call (SPEC 4.1).
+"""Argument checker: one predicted tool call against one gold call (docs/arguments.md).
 
 Reference mode, including the quirks 21-27 of
 ``fixtures/reference/README.md``. :func:`check_arguments` returns the literal
@@ -105,7 +105,7 @@ class UnknownToolError(KeyError):
 
 
 def float_to_number(tools: Any) -> Any:
-    """Deep copy of a tool list with every JSON-schema ``"type": "float"`` made ``"number"`` (SPEC 3.1).
+    """Deep copy of a tool list with every JSON-schema ``"type": "float"`` made ``"number"`` (docs/evaluation.md §2).
 
     Args:
         tools: OpenAI tool list (or any JSON-like structure). Not modified.
@@ -132,7 +132,7 @@ def float_to_number(tools: Any) -> Any:
 
 
 def parameters_schema(tools: Sequence[Mapping[str, Any]], name: str) -> dict[str, Any]:
-    """The root object schema the checker validates a call to ``name`` against (SPEC 4.1).
+    """The root object schema the checker validates a call to ``name`` against (docs/arguments.md).
 
     Args:
         tools: OpenAI tool list ``[{"type": "function", "function": {"name",
@@ -191,7 +191,7 @@ def _in_enum(value: Any, enum: Any) -> bool:
 
 
 def schema_error(value: Any, schema: Any, *, root: bool = True) -> str | None:
-    """First schema violation of a decoded argument value, or ``None`` (SPEC 4.1 stage 1).
+    """First schema violation of a decoded argument value, or ``None`` (docs/arguments.md stage 1).
 
     Args:
         value: decoded JSON value (dict / list / str / int / float / bool / None).
@@ -300,7 +300,7 @@ def _key_list(keys: set[str]) -> str:
 
 
 def match_error(predicted: Any, gold: Any, path: str = "") -> str | None:
-    """First difference between a predicted and a gold argument value, or ``None`` (SPEC 4.1 stage 2).
+    """First difference between a predicted and a gold argument value, or ``None`` (docs/arguments.md stage 2).
 
     Args:
         predicted: decoded predicted value.
@@ -366,11 +366,11 @@ def check_arguments(
     predicted_arguments: str,
     gold_arguments: str,
 ) -> str:
-    """Check one predicted tool call's arguments against the gold call (SPEC 4.1, quirks 21-27).
+    """Check one predicted tool call's arguments against the gold call (docs/arguments.md, quirks 21-27).
 
     Args:
         tools: OpenAI tool list, used exactly as given. Apply
-            :func:`float_to_number` first when the SPEC asks for it (scoring does;
+            :func:`float_to_number` first when the rules ask for it (docs/arguments.md) (scoring does;
             ``args_cases.jsonl`` does not, so there ``"float"`` accepts floats only).
         name: the called tool's name (predicted and gold names already agree).
         predicted_arguments: the model's raw arguments string (JSON text).

@@ -1,13 +1,13 @@
 """Scripted candidates for the bundled demo sessions.
 
-The demo sessions (``bench/data/demo_sessions.jsonl``, dataset schema of SPEC 2)
+The demo sessions (``bench/data/demo_sessions.jsonl``, dataset schema of docs/dataset.md)
 are hand-written data. This module derives the two scripted candidates that
 ship beside them in ``bench/data/demo_candidates.jsonl`` (format of the
 reference ``candidates.jsonl``: ``{"session_id", "candidate", "responses"}``,
 one response per model request over the whole session, tasks in order, plus
 one spare response that must never be consumed):
 
-- ``oracle`` follows each task's gold path (the first optimal path, SPEC 3.3)
+- ``oracle`` follows each task's gold path (the first optimal path, docs/paths.md)
   with the exact gold arguments, the gold question at ask steps and the gold
   reply at the final step;
 - ``demo-model`` is the oracle with the realistic mistakes listed in
@@ -77,7 +77,7 @@ def _calls(calls: Sequence[tuple[str, Mapping[str, Any]]]) -> Response:
 
 
 def gold_task_responses(answer_list: Sequence[Mapping[str, Any]]) -> list[Response]:
-    """One oracle response per step of the task's gold path (SPEC 3.3), call ids left blank.
+    """One oracle response per step of the task's gold path (docs/paths.md), call ids left blank.
 
     Input: one gold answer list (nodes with ``action``, ``observation``, ``dependency_list``).
     Output: a list of responses: a call step gives ``content=None`` and its calls in path order
@@ -106,7 +106,7 @@ def _assign_call_ids(responses: list[Response], session_index: int, task_index: 
 
 
 def session_index(session: Mapping[str, Any]) -> int:
-    """Numeric suffix of a session id ``wild_tool_bench_<N>`` (SPEC 2). Raises ``ValueError`` otherwise."""
+    """Numeric suffix of a session id ``wild_tool_bench_<N>`` (docs/dataset.md). Raises ``ValueError`` otherwise."""
     prefix, _, number = str(session["id"]).rpartition("_")
     if prefix != "wild_tool_bench" or not number.isdigit():
         raise ValueError(f"session id {session['id']!r} is not of the form wild_tool_bench_<N>")

@@ -1,4 +1,4 @@
-"""Session generation, pure parts (SPEC 5): task-type path tree, session plans, dataset assembly.
+"""Session generation, pure parts (docs/generation.md): task-type path tree, session plans, dataset assembly.
 
 The generation graph (``graphs/generation.py``) runs the roles; everything here is plain data in,
 plain data out, so it is testable without a model:
@@ -6,7 +6,7 @@ plain data out, so it is testable without a model:
 - the task-type tree: every ``layers``-long sequence over ``ST`` / ``MT`` / ``CQ`` / ``CC``;
 - session plans: tool list, environment date, multi-tool variants and implicit-intent strategies,
   all drawn from a seed;
-- turning the nodes a session produced into the dataset schema (SPEC 2): ``dependency_list`` from
+- turning the nodes a session produced into the dataset schema (docs/dataset.md): ``dependency_list`` from
   the planner's step structure, task types and turn subtypes, both language sides;
 - the streamlined transcript and an oracle replay candidate that follows each task's gold path.
 
@@ -35,7 +35,7 @@ MT_VARIANTS: tuple[str, ...] = ("plain", "parallel", "serial_parallel")
 """Multi-tool variants the user is asked for: any several calls, all independent, or a chain with a parallel part."""
 
 STRATEGIES: tuple[str, ...] = ("coreferential", "partial", "long_range")
-"""Implicit-intent strategies for tasks 2..N (SPEC 1 turn subtypes)."""
+"""Implicit-intent strategies for tasks 2..N (docs/terms.md turn subtypes)."""
 
 STRATEGY_LABELS: dict[str, tuple[str, str]] = {
     "coreferential": ("Coreferential Reference", "指代"),
@@ -59,7 +59,7 @@ class GenerationInputError(ValueError):
 
 
 def enumerate_type_paths(layers: int) -> list[tuple[str, ...]]:
-    """Every ``layers``-long path of the task-type tree, in ``itertools.product`` order (4**layers paths; SPEC 5).
+    """Every ``layers``-long path of the task-type tree, in ``itertools.product`` order (4**layers paths; docs/generation.md).
 
     Raises:
         GenerationInputError: ``layers`` < 1.
@@ -70,7 +70,7 @@ def enumerate_type_paths(layers: int) -> list[tuple[str, ...]]:
 
 
 def parse_type_path(text: str, layers: int) -> tuple[str, ...]:
-    """Parse a path such as ``"ST,MT,CQ,CC"`` or ``"ST-MT-CQ-CC"`` (case-insensitive; SPEC 5).
+    """Parse a path such as ``"ST,MT,CQ,CC"`` or ``"ST-MT-CQ-CC"`` (case-insensitive; docs/generation.md).
 
     Raises:
         GenerationInputError: unknown layer type or a length other than ``layers``.
@@ -87,7 +87,7 @@ def parse_type_path(text: str, layers: int) -> tuple[str, ...]:
 def select_type_paths(
     layers: int, paths: Sequence[str] | None = None, samples: int | None = None, seed: int = 0
 ) -> list[tuple[str, ...]]:
-    """The type paths to generate: the given ``paths``, else ``samples`` drawn from the tree, else all (SPEC 5).
+    """The type paths to generate: the given ``paths``, else ``samples`` drawn from the tree, else all (docs/generation.md).
 
     Args:
         layers: tasks per session.
@@ -124,7 +124,7 @@ def select_type_paths(
 
 
 def load_tool_lists(path: str | Path) -> list[list[dict[str, Any]]]:
-    """Read a tool-list file: JSON Lines, one OpenAI-style tool list (a JSON array) per line (SPEC 5).
+    """Read a tool-list file: JSON Lines, one OpenAI-style tool list (a JSON array) per line (docs/generation.md).
 
     Raises:
         GenerationInputError: unreadable JSON, a line that is not a non-empty list of
@@ -147,7 +147,7 @@ def load_tool_lists(path: str | Path) -> list[list[dict[str, Any]]]:
 
 @dataclass(frozen=True)
 class SessionPlan:
-    """Everything drawn before a session runs (SPEC 5), reproducible from the run seed.
+    """Everything drawn before a session runs (docs/generation.md), reproducible from the run seed.
 
     Attributes:
         key: session key used for folders and model scripts, ``session_<index:04d>``.
@@ -200,7 +200,7 @@ class SessionPlan:
 
 
 def random_env_info(rng: random.Random, year: int) -> str:
-    """A random date-time in ``year`` with its English weekday: ``"2024-05-03 10:12:00 Friday"`` (SPEC 5)."""
+    """A random date-time in ``year`` with its English weekday: ``"2024-05-03 10:12:00 Friday"`` (docs/generation.md)."""
     start = _dt.datetime(year, 1, 1)
     days = (_dt.datetime(year + 1, 1, 1) - start).days
     moment = start + _dt.timedelta(days=rng.randrange(days), minutes=rng.randrange(24 * 60))
@@ -208,7 +208,7 @@ def random_env_info(rng: random.Random, year: int) -> str:
 
 
 def chinese_env_info(env_info: str) -> str:
-    """The Chinese-side env string: the English weekday of ``env_info`` replaced by 星期X (SPEC 5)."""
+    """The Chinese-side env string: the English weekday of ``env_info`` replaced by 星期X (docs/generation.md)."""
     for en, zh in zip(WEEKDAYS_EN, WEEKDAYS_ZH):
         if env_info.endswith(en):
             return env_info[: -len(en)] + zh
@@ -217,7 +217,7 @@ def chinese_env_info(env_info: str) -> str:
 
 def pick_strategies(rng: random.Random, layers: int) -> tuple[str, ...]:
     """Implicit-intent strategy per layer: ``""`` for layer 0; long-range only from layer 3 on
-    (its missing information must lie more than two turns back, SPEC 1)."""
+    (its missing information must lie more than two turns back, docs/terms.md)."""
     out = [""]
     for layer in range(1, layers):
         options = STRATEGIES if layer >= 3 else STRATEGIES[:2]
@@ -234,7 +234,7 @@ def plan_sessions(
     year: int = 2024,
     user_models: int = 1,
 ) -> list[SessionPlan]:
-    """One :class:`SessionPlan` per type path, reproducible from ``seed`` (SPEC 5).
+    """One :class:`SessionPlan` per type path, reproducible from ``seed`` (docs/generation.md).
 
     Tool lists are dealt from a seeded shuffle of the file's lines, so ``k`` sessions on a file of
     at least ``k`` lines use ``k`` different lists. Each session's random choices come from its own
@@ -274,7 +274,7 @@ def plan_sessions(
 
 
 def should_answer_vaguely(seed: int, task_index: int, ask_index: int, rate: float) -> bool:
-    """Whether the user's answer to the ``ask_index``-th question of a task is vague (SPEC 5).
+    """Whether the user's answer to the ``ask_index``-th question of a task is vague (docs/generation.md).
 
     Deterministic in its arguments; true for about ``rate`` of (task, ask) pairs. Only a task's
     first answer can be vague, so a vague answer forces exactly one more question.
@@ -290,7 +290,7 @@ def should_answer_vaguely(seed: int, task_index: int, ask_index: int, rate: floa
 
 
 def dependency_lists(nodes: Sequence[Mapping[str, Any]]) -> list[list[int]]:
-    """``dependency_list`` of each node of one task, from the planner's step structure (SPEC 5).
+    """``dependency_list`` of each node of one task, from the planner's step structure (docs/generation.md).
 
     Args:
         nodes: the task's nodes in order, each ``{"name", "step", "depends_on"}``; ``step`` is the
@@ -323,7 +323,7 @@ def dependency_lists(nodes: Sequence[Mapping[str, Any]]) -> list[list[int]]:
 
 
 def task_steps(nodes: Sequence[Mapping[str, Any]]) -> list[list[int]]:
-    """Node indices grouped by planner step, in step order (SPEC 5)."""
+    """Node indices grouped by planner step, in step order (docs/generation.md)."""
     steps: dict[int, list[int]] = {}
     for index, node in enumerate(nodes):
         steps.setdefault(int(node["step"]), []).append(index)
@@ -331,7 +331,7 @@ def task_steps(nodes: Sequence[Mapping[str, Any]]) -> list[list[int]]:
 
 
 def derive_task_type(layer_type: str, nodes: Sequence[Mapping[str, Any]]) -> str:
-    """English task type of a finished task (SPEC 1, 5).
+    """English task type of a finished task (docs/terms.md, docs/generation.md).
 
     ``CQ`` -> Clarify, ``CC`` -> Chat; otherwise from the real calls' steps: one call ->
     Single-Tool; all calls in one step -> Parallel Multi-Tool; one call per step -> Sequential
@@ -356,7 +356,7 @@ def derive_task_type(layer_type: str, nodes: Sequence[Mapping[str, Any]]) -> str
 
 
 def gold_nodes(nodes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """A task's nodes in the dataset schema (SPEC 1): ``{"action", "observation", "dependency_list"[, "user_input"]}``."""
+    """A task's nodes in the dataset schema (docs/terms.md): ``{"action", "observation", "dependency_list"[, "user_input"]}``."""
     deps = dependency_lists(nodes)
     out = []
     for node, dep in zip(nodes, deps):
@@ -376,7 +376,7 @@ def session_problems(tasks: Sequence[Mapping[str, Any]]) -> list[str]:
 
     Checks that every task ends with an answered ``prepare_to_answer`` node, every ask node has its
     question and the user's reply, every call has an observation, and the gold path of each task
-    (SPEC 3.3) has no step that mixes an ask node with other nodes (the evaluator could not replay it).
+    (docs/paths.md) has no step that mixes an ask node with other nodes (the evaluator could not replay it).
     """
     problems = []
     for t, task in enumerate(tasks):
@@ -407,7 +407,7 @@ def assemble_session(
     tools: Sequence[Mapping[str, Any]],
     tasks: Sequence[Mapping[str, Any]],
 ) -> dict[str, Any]:
-    """One session in the dataset schema (SPEC 2).
+    """One session in the dataset schema (docs/dataset.md).
 
     Args:
         session_id: ``wild_tool_bench_<N>``.
@@ -443,7 +443,7 @@ def assemble_session(
 
 
 def streamline(transcript: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The streamlined transcript (SPEC 5): checker entries and rejected attempts removed.
+    """The streamlined transcript (docs/generation.md): checker entries and rejected attempts removed.
 
     Args:
         transcript: raw entries ``{"id", "role", ...}``; a checker entry carries ``"target"`` (the id it
@@ -464,7 +464,7 @@ SPARE_RESPONSE = {"content": "SPARE RESPONSE - should never be requested", "tool
 
 
 def oracle_responses(session: Mapping[str, Any], *, sid: str | None = None) -> list[dict[str, Any]]:
-    """Scripted responses that follow each task's gold path (SPEC 3.3) with the gold arguments and texts.
+    """Scripted responses that follow each task's gold path (docs/paths.md) with the gold arguments and texts.
 
     Args:
         session: a session in the dataset schema (``english_answer_list`` is followed).
@@ -503,5 +503,5 @@ def oracle_responses(session: Mapping[str, Any], *, sid: str | None = None) -> l
 
 def oracle_candidate(session: Mapping[str, Any], candidate: str = "oracle") -> dict[str, Any]:
     """A replay-candidate record ``{"session_id", "candidate", "responses"}`` for ``session`` (see
-    :func:`oracle_responses`); ``wtb eval`` with it should score every task correct (SPEC 5)."""
+    :func:`oracle_responses`); ``wtb eval`` with it should score every task correct (docs/generation.md)."""
     return {"session_id": session["id"], "candidate": candidate, "responses": oracle_responses(session)}

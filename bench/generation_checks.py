@@ -1,4 +1,4 @@
-"""Rule checks on generation role outputs (SPEC 5): JSON extraction, argument schema, decision rules.
+"""Rule checks on generation role outputs (docs/generation.md): JSON extraction, argument schema, decision rules.
 
 The checker role runs these rules before asking its model: a decision or a tool result that breaks
 one of them is rejected with the returned reasons, and the role that produced it retries. Rules never
@@ -152,7 +152,7 @@ def _object_errors(value: Mapping[str, Any], schema: Mapping[str, Any], where: s
 def schema_errors(arguments: Any, parameters: Mapping[str, Any] | None) -> list[str]:
     """Problems of ``arguments`` against a tool's JSON-schema ``parameters`` (empty list = valid).
 
-    Follows the evaluator's schema rules (SPEC 4.1) so that generated gold arguments pass its check:
+    Follows the evaluator's schema rules (docs/arguments.md) so that generated gold arguments pass its check:
     ``float`` read as number, a property without ``type`` must be a string, an object without
     ``properties`` accepts no key unless ``additionalProperties`` is true, ``enum`` membership,
     ``anyOf``, nested objects and array items. Stricter in one way: booleans are not numbers.
@@ -172,7 +172,7 @@ def schema_errors(arguments: Any, parameters: Mapping[str, Any] | None) -> list[
 def scorer_schema_error(arguments: dict[str, Any], parameters: Mapping[str, Any] | None) -> str | None:
     """The evaluator's own schema verdict on gold ``arguments`` (``bench.args.schema_error`` on the
     float->number root schema it builds), or ``None`` when the scorer would accept them. Generated gold
-    arguments must pass it, or an oracle replay could not score 100% (SPEC 4.1)."""
+    arguments must pass it, or an oracle replay could not score 100% (docs/arguments.md)."""
     parameters = float_to_number(dict(parameters or {}))
     properties = parameters.get("properties")
     root = {
@@ -190,7 +190,7 @@ def decision_errors(
     layer_type: str,
     nodes: Sequence[Mapping[str, Any]],
 ) -> list[str]:
-    """Rule problems of one planner decision for the current task (empty list = passes the rules; SPEC 5).
+    """Rule problems of one planner decision for the current task (empty list = passes the rules; docs/generation.md).
 
     Args:
         decision: ``{"thought", "plan", "actions": [{"name", "arguments", "depends_on"}]}``.
@@ -253,7 +253,7 @@ def decision_errors(
                 scorer_error = scorer_schema_error(arguments, tools[name].get("parameters"))
                 problems = [scorer_error] if scorer_error else []
             errors += [f"{label}: {e}" for e in problems]
-    # What the task's layer type allows (SPEC 5: ST, MT, CQ, CC).
+    # What the task's layer type allows (docs/generation.md: ST, MT, CQ, CC).
     total_calls = len(done_calls) + len(calls)
     if layer_type == "CC" and (calls or asks):
         errors.append("this task is casual chat: answer directly with prepare_to_answer (answer_type chat)")
@@ -273,7 +273,7 @@ def decision_errors(
 
 
 def results_errors(results: Any, calls: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Rule problems of simulated tool results for one step's calls (empty list = passes; SPEC 5).
+    """Rule problems of simulated tool results for one step's calls (empty list = passes; docs/generation.md).
 
     Args:
         results: parsed tool output, expected a list with one observation per call.

@@ -1,4 +1,4 @@
-"""Run-level metrics over scored sessions (SPEC 4.3; fixtures README quirks 17-20).
+"""Run-level metrics over scored sessions (docs/metrics.md; fixtures README quirks 17-20).
 
 The metric dict has exactly the reference's keys and key order::
 
@@ -73,7 +73,7 @@ def compute_metrics(
     model_name: str,
     scored: Iterable[tuple[Session | Mapping[str, Any], Sequence[Mapping[str, Any]]]],
 ) -> dict[str, Any]:
-    """The metric dict of one model's run (SPEC 4.3), identical to the reference's.
+    """The metric dict of one model's run (docs/metrics.md), identical to the reference's.
 
     Args:
         model_name: stored as ``metric["model_name"]``.

@@ -1,4 +1,4 @@
-"""Gold-DAG path enumeration and the per-step candidate tracker (SPEC 3.3, 3.2).
+"""Gold-DAG path enumeration and the per-step candidate tracker (docs/paths.md, docs/evaluation.md §3).
 
 A *node* is one entry of a task's gold answer list. A *step* is a list of node
 indices issued together in one assistant message; a *path* is a list of steps
@@ -20,7 +20,7 @@ from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS  # noqa: F401 
 
 
 def node_names(answer_list: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Function name of every node, in index order (SPEC 1).
+    """Function name of every node, in index order (docs/terms.md).
 
     Args:
         answer_list: gold nodes, each ``{"action": {"name", ...}, "dependency_list", ...}``.
@@ -43,7 +43,7 @@ def _graph(answer_list: Sequence[Mapping[str, Any]]) -> tuple[list[list[int]], l
 
 
 def enumerate_paths(answer_list: Sequence[Mapping[str, Any]]) -> list[Path]:
-    """Every path through a gold DAG, in the reference enumeration order (SPEC 3.3).
+    """Every path through a gold DAG, in the reference enumeration order (docs/paths.md).
 
     Args:
         answer_list: the task's gold nodes (``dependency_list`` indices refer to
@@ -86,7 +86,7 @@ def _expansions(names: Sequence[str], visited: Sequence[bool], in_degree: Sequen
     """The moves available from one DFS state, in reference order.
 
     Each move is a list of steps: one step, or a full same-name run issued one
-    node per step. Implements rules 2-7 of SPEC 3.3.
+    node per step. Implements rules 2-7 of docs/paths.md.
     """
     ready = [i for i in range(len(names)) if not visited[i] and in_degree[i] == 0]
     return _moves_from_ready(names, ready)
@@ -95,7 +95,7 @@ def _expansions(names: Sequence[str], visited: Sequence[bool], in_degree: Sequen
 def _same_name_runs(
     names: Sequence[str], ready: Sequence[int]
 ) -> tuple[dict[tuple[int, ...], list[int]], set[tuple[int, ...]], dict[int, list[int]]]:
-    """The same-name runs among the ready nodes (rules 3-4 of SPEC 3.3), as the prefix rule needs them.
+    """The same-name runs among the ready nodes (rules 3-4 of docs/paths.md), as the prefix rule needs them.
 
     A run is a maximal stretch of two or more consecutive ready nodes (ascending
     index) with one name.
@@ -122,7 +122,7 @@ def _same_name_runs(
 
 
 def _moves_from_ready(names: Sequence[str], ready: Sequence[int]) -> list[list[Step]]:
-    """Rules 3-7 of SPEC 3.3 for the ready nodes ``ready`` (ascending index).
+    """Rules 3-7 of docs/paths.md for the ready nodes ``ready`` (ascending index).
 
     Returns the moves in reference order; each move is a list of steps (one
     step, or a full same-name run issued one node per step).
@@ -154,12 +154,12 @@ def _moves_from_ready(names: Sequence[str], ready: Sequence[int]) -> list[list[S
 
 
 def min_length(paths: Sequence[Path]) -> int:
-    """Fewest steps over ``paths`` (SPEC 3.3). Raises ValueError on an empty list."""
+    """Fewest steps over ``paths`` (docs/paths.md). Raises ValueError on an empty list."""
     return min(len(p) for p in paths)
 
 
 def split_optimal(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
-    """Split paths into (optimal, suboptimal), each in enumeration order (SPEC 3.3)."""
+    """Split paths into (optimal, suboptimal), each in enumeration order (docs/paths.md)."""
     shortest = min_length(paths)
     optimal = [p for p in paths if len(p) == shortest]
     suboptimal = [p for p in paths if len(p) != shortest]
@@ -167,7 +167,7 @@ def split_optimal(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
 
 
 class MaterialisedPathTracker:
-    """Candidates of each step of the step loop, with pruning (SPEC 3.2, 3.3).
+    """Candidates of each step of the step loop, with pruning (docs/evaluation.md §3, docs/paths.md).
 
     One tracker per task. ``candidates(s)`` gives the distinct node sets that a
     still-alive path has at position ``s``, in order of first occurrence in
@@ -191,7 +191,7 @@ class MaterialisedPathTracker:
         self.gold_path: Path = next(p for p in self._all if len(p) == self.min_length)
 
     def candidates(self, step: int) -> list[Step]:
-        """Distinct node sets at position ``step`` over alive paths, each sorted by name (stable; SPEC 3.2).
+        """Distinct node sets at position ``step`` over alive paths, each sorted by name (stable; docs/evaluation.md §3).
 
         Returns an empty list when no alive path has that many steps.
         """
@@ -206,7 +206,7 @@ class MaterialisedPathTracker:
         return out
 
     def step_entries(self, step: int) -> Iterator[Step]:
-        """The reference's per-step candidate table: one entry per alive path (SPEC 3.2, 3.3).
+        """The reference's per-step candidate table: one entry per alive path (docs/evaluation.md §3, docs/paths.md).
 
         Args:
             step: 0-based step index.
@@ -239,7 +239,7 @@ class MaterialisedPathTracker:
         return entries()
 
     def count_step_entries(self, step: int) -> int:
-        """Number of entries :meth:`step_entries` yields: alive paths with more than ``step`` steps (SPEC 3.2).
+        """Number of entries :meth:`step_entries` yields: alive paths with more than ``step`` steps (docs/evaluation.md §3).
 
         Raises:
             ValueError: ``step`` is negative.
@@ -249,11 +249,11 @@ class MaterialisedPathTracker:
         return sum(1 for path in self._alive if step < len(path))
 
     def shortest_alive_length(self) -> int | None:
-        """Fewest steps over the alive paths, or ``None`` when no path is alive (SPEC 3.2)."""
+        """Fewest steps over the alive paths, or ``None`` when no path is alive (docs/evaluation.md §3)."""
         return min((len(path) for path in self._alive), default=None)
 
     def has_step_table(self, step: int) -> bool:
-        """Whether the reference builds a candidate table for ``step``: ``0 <= step < n`` (SPEC 3.2).
+        """Whether the reference builds a candidate table for ``step``: ``0 <= step < n`` (docs/evaluation.md §3).
 
         At ``step >= n`` (n = number of nodes) there is no table at all and a
         tool-call step is the error ``current step: s, idx_list is None``; at
@@ -262,7 +262,7 @@ class MaterialisedPathTracker:
         return 0 <= step < len(self.names)
 
     def prune(self, step: int, nodes: Sequence[int]) -> None:
-        """Keep only alive paths whose step ``step`` is the node set ``nodes`` (any order; SPEC 3.2)."""
+        """Keep only alive paths whose step ``step`` is the node set ``nodes`` (any order; docs/evaluation.md §3)."""
         target = sorted(nodes)
         self._alive = [p for p in self._alive if step < len(p) and sorted(p[step]) == target]
 
@@ -332,10 +332,10 @@ def _shape_of(answer_list: Sequence[Mapping[str, Any]]) -> _DagShape:
 
 
 class PathTracker:
-    """Lazy candidates of each step of the step loop, with pruning (SPEC 3.2, 3.3).
+    """Lazy candidates of each step of the step loop, with pruning (docs/evaluation.md §3, docs/paths.md).
 
     Same answers as :class:`MaterialisedPathTracker` (the reference), without
-    ever listing the paths. The enumeration of SPEC 3.3 is a depth-first search
+    ever listing the paths. The enumeration of docs/paths.md is a depth-first search
     over *states* (the visited node set, a bit mask; in-degrees follow from it)
     where each move is one step or a full same-name run issued one node per
     step (:func:`_moves_from_ready`). A path is a sequence of moves from the
@@ -409,7 +409,7 @@ class PathTracker:
 
     @property
     def gold_path(self) -> Path:
-        """The first optimal path in reference order (SPEC 3.1, 3.3); computed once per gold DAG, a fresh copy per access."""
+        """The first optimal path in reference order (docs/evaluation.md §2, docs/paths.md); computed once per gold DAG, a fresh copy per access."""
         shape = self._shape
         if shape.gold_path is None:
             path: list[tuple[int, ...]] = []
@@ -427,7 +427,7 @@ class PathTracker:
         return [list(step) for step in shape.gold_path]
 
     def candidates(self, step: int) -> list[Step]:
-        """Distinct node sets at position ``step`` over alive paths (SPEC 3.2).
+        """Distinct node sets at position ``step`` over alive paths (docs/evaluation.md §3).
 
         Args:
             step: 0-based step index (position in a path).
@@ -471,7 +471,7 @@ class PathTracker:
         return out
 
     def step_entries(self, step: int) -> Iterator[Step]:
-        """The reference's per-step candidate table, lazily: one entry per alive path (SPEC 3.2, 3.3).
+        """The reference's per-step candidate table, lazily: one entry per alive path (docs/evaluation.md §3, docs/paths.md).
 
         The published evaluation does not deduplicate the candidates of a
         step: its table holds, for every still-alive path that has a step at
@@ -535,7 +535,7 @@ class PathTracker:
         return walk(0, 0)
 
     def count_step_entries(self, step: int) -> int:
-        """Number of entries :meth:`step_entries` yields, without enumerating them (SPEC 3.2, 3.3).
+        """Number of entries :meth:`step_entries` yields, without enumerating them (docs/evaluation.md §3, docs/paths.md).
 
         It is the number of alive paths (those meeting every prune
         constraint) with more than ``step`` steps. Computed by a DP over
@@ -566,13 +566,13 @@ class PathTracker:
         ``shortest_alive_length() <= s`` exactly when ``count_step_entries(0) !=
         count_step_entries(s)`` (some alive path has no step ``s``), but it is
         found by a min-DP over (state, position) instead of counting paths, so
-        it stays cheap on wide layers (SPEC 3.2: pruning at step ``s`` while
+        it stays cheap on wide layers (docs/evaluation.md §3: pruning at step ``s`` while
         such a path is alive is where the reference crashes).
         """
         return self._shortest(0, 0)
 
     def has_step_table(self, step: int) -> bool:
-        """Whether the reference builds a candidate table for ``step``: ``0 <= step < n`` (SPEC 3.2).
+        """Whether the reference builds a candidate table for ``step``: ``0 <= step < n`` (docs/evaluation.md §3).
 
         The reference builds its per-step tables only for step indices
         ``0..n-1`` (n = number of nodes). At ``step >= n`` there is no table
@@ -584,7 +584,7 @@ class PathTracker:
         return 0 <= step < self._n
 
     def prune(self, step: int, nodes: Sequence[int]) -> None:
-        """Keep only alive paths whose step ``step`` is the node set ``nodes`` (any order; SPEC 3.2).
+        """Keep only alive paths whose step ``step`` is the node set ``nodes`` (any order; docs/evaluation.md §3).
 
         A set that is no candidate at ``step`` (or a second, different set for
         the same step) leaves no path alive, as in the reference.

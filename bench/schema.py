@@ -1,4 +1,4 @@
-"""Dataset schema and loader for WildToolBench sessions (SPEC section 2).
+"""Dataset schema and loader for WildToolBench sessions (docs/dataset.md).
 
 One line of the official ``Wild-Tool-Bench.jsonl`` is one :class:`Session`.
 The models are deliberately loose where the benchmark's data is loose: tool
@@ -69,7 +69,7 @@ class Action(BaseModel):
 
 
 class Node(BaseModel):
-    """One node of a gold answer DAG (SPEC 1).
+    """One node of a gold answer DAG (docs/terms.md).
 
     ``dependency_list`` holds indices of nodes of the same answer list that must
     finish first. ``user_input`` exists only on ``ask_user_for_required_parameters``
@@ -96,7 +96,7 @@ AnswerList = list[Node]
 
 
 class Session(BaseModel):
-    """One benchmark session: tool list, environment string and 4 tasks with gold DAGs (SPEC 2).
+    """One benchmark session: tool list, environment string and 4 tasks with gold DAGs (docs/dataset.md).
 
     ``english_*`` fields drive the English evaluation; the unprefixed fields
     are the Chinese side (only ``answer_list`` matters for scoring: it is the
@@ -142,13 +142,13 @@ class Session(BaseModel):
         return self._source
 
     def to_dict(self) -> dict[str, Any]:
-        """The session as a plain JSON-ready dict, equal to the input line (``model_dump(mode="json")``; SPEC 2)."""
+        """The session as a plain JSON-ready dict, equal to the input line (``model_dump(mode="json")``; docs/dataset.md)."""
         return self.model_dump(mode="json")
 
 
 @functools.lru_cache(maxsize=None)
 def session_model(tasks: int = TASKS_PER_SESSION) -> type[Session]:
-    """The session model for sessions of ``tasks`` tasks (SPEC 2): :class:`Session` itself for the benchmark's 4.
+    """The session model for sessions of ``tasks`` tasks (docs/dataset.md): :class:`Session` itself for the benchmark's 4.
 
     Other lengths serve generated sessions (``wtb generate --layers N``, checked with
     ``wtb validate --tasks N``): same fields and checks, with the per-task lists holding ``tasks``
@@ -191,7 +191,7 @@ def _tool_names(tools: Sequence[Mapping[str, Any]]) -> list[tuple[int, Any]]:
 
 
 def answer_list_issues(nodes: Sequence[Node], prefix: str) -> list[tuple[str, str]]:
-    """Structural problems of one gold answer list, as ``(field, message)`` pairs (SPEC 1, 2).
+    """Structural problems of one gold answer list, as ``(field, message)`` pairs (docs/terms.md, docs/dataset.md).
 
     Checks: non-empty; every dependency index in range and not the node itself;
     no cycle (reported at the first node's dependency entry that leads into it); pseudo-tool argument shapes (``ask_user_for_required_parameters``:
@@ -277,7 +277,7 @@ def _find_cycle(dependencies: Sequence[Sequence[int]]) -> list[int]:
 
 
 def session_structure_issues(session: Session) -> list[tuple[str, str]]:
-    """Cross-field problems of a session whose fields already type-check, as ``(field, message)`` pairs (SPEC 2).
+    """Cross-field problems of a session whose fields already type-check, as ``(field, message)`` pairs (docs/dataset.md).
 
     Covers both answer-list sides (:func:`answer_list_issues`) and tool entries
     without ``function.name``.
@@ -363,7 +363,7 @@ LineParser = Callable[[str, int, Any], tuple[Optional[T], list[DatasetIssue]]]
 def parse_jsonl_file(
     path: str | os.PathLike[str], parse_line: LineParser, *, empty_message: str
 ) -> tuple[list[T], list[DatasetIssue]]:
-    """Read a JSON Lines file, collecting every problem instead of stopping at the first (SPEC 2, 3.4).
+    """Read a JSON Lines file, collecting every problem instead of stopping at the first (docs/dataset.md, docs/evaluation.md §5).
 
     Shared by the dataset loader and the result-file loader. Each non-blank line
     is decoded (UTF-8, then JSON) here; the decoded value goes to ``parse_line``.
@@ -409,7 +409,7 @@ def parse_jsonl_file(
 
 
 def note_session_id(first_line_of: dict[str, int], file: str, line: int, session_id: str) -> Optional[DatasetIssue]:
-    """Remember the first line that holds ``session_id``; the ``id`` issue when an earlier line had it (SPEC 2).
+    """Remember the first line that holds ``session_id``; the ``id`` issue when an earlier line had it (docs/dataset.md).
 
     Args:
         first_line_of: session id -> first line number seen so far (updated in place).
@@ -453,7 +453,7 @@ def _parse_sessions(
 
 
 def load_sessions(path: str | os.PathLike[str], *, tasks: int = TASKS_PER_SESSION) -> list[Session]:
-    """Read a dataset file (JSON Lines, one session per line, blank lines ignored; SPEC 2).
+    """Read a dataset file (JSON Lines, one session per line, blank lines ignored; docs/dataset.md).
 
     Args:
         path: the dataset file.
@@ -475,7 +475,7 @@ def load_sessions(path: str | os.PathLike[str], *, tasks: int = TASKS_PER_SESSIO
 
 
 def sessions_by_id(sessions: Iterable[Session]) -> dict[str, Session]:
-    """Index sessions by their ``id`` (never by line position; SPEC 2).
+    """Index sessions by their ``id`` (never by line position; docs/dataset.md).
 
     Raises:
         DatasetError: when an id occurs twice (the issue names the second line when known).
@@ -511,7 +511,7 @@ class ValidationReport:
         return not self.issues
 
     def summary(self) -> str:
-        """One line: session count, tasks per type, turn subtypes (fixed label order; SPEC 2)."""
+        """One line: session count, tasks per type, turn subtypes (fixed label order; docs/dataset.md)."""
         types = ", ".join(f"{t} {self.task_types.get(t, 0)}" for t in TASK_TYPES)
         subtypes = ", ".join(f"{s} {self.turn_subtypes.get(s, 0)}" for s in TURN_SUBTYPES)
         tasks = sum(self.task_types.values())
@@ -519,7 +519,7 @@ class ValidationReport:
 
 
 def validate_file(path: str | os.PathLike[str], *, tasks: int = TASKS_PER_SESSION) -> ValidationReport:
-    """Check a dataset file without raising: every issue, plus counts over the sessions that parsed (SPEC 2).
+    """Check a dataset file without raising: every issue, plus counts over the sessions that parsed (docs/dataset.md).
 
     Args:
         path: the dataset file.

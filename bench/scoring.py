@@ -1,6 +1,6 @@
-"""Per-task and per-session scoring of inference results (SPEC 4.2; fixtures README quirks 12-16).
+"""Per-task and per-session scoring of inference results (docs/scoring.md; fixtures README quirks 12-16).
 
-Input is what the evaluation loop recorded (SPEC 3.4): per task a dict with
+Input is what the evaluation loop recorded (docs/evaluation.md §5): per task a dict with
 ``action_name_label``, ``is_optimal``, ``inference_log`` (``step_<s>`` entries
 holding ``inference_output`` and, except after an empty response,
 ``inference_answer``), ``latency``, ``input_token_count``,
@@ -31,7 +31,7 @@ them from the gold DAG); the argument checker gets the session's
 ``english_tools`` with ``"float"`` rewritten to ``"number"``.
 
 Whole-session inference failure: a record whose ``result`` is the string
-``"Error during inference: ..."`` (SPEC 3.4) scores as 4 wrong tasks, each
+``"Error during inference: ..."`` (docs/evaluation.md §5) scores as 4 wrong tasks, each
 ``{"label": "error", "action_name_label": "error", "is_optimal": false,
 "inference_log": {"task_idx": i}, "latency": [], "input_token_count": [],
 "output_token_count": [], "error_reason": <the string>}``: it counts in task and
@@ -53,7 +53,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from bench.schema import PSEUDO_TOOLS, Session
 
 ArgumentChecker = Callable[[list, str, str, str], str]
-"""``check(tools, name, predicted_arguments_json, gold_arguments_json) -> "correct" | error message`` (SPEC 4.1)."""
+"""``check(tools, name, predicted_arguments_json, gold_arguments_json) -> "correct" | error message`` (docs/arguments.md)."""
 
 CORRECT = "correct"
 ERROR = "error"
@@ -72,7 +72,7 @@ class ScoringError(ValueError):
 
 
 class ResultRecordError(ScoringError):
-    """A result record does not have the shape of SPEC 3.4; the message names the field at fault."""
+    """A result record does not have the shape of docs/evaluation.md §5; the message names the field at fault."""
 
 
 def _default_checker() -> ArgumentChecker:
@@ -82,7 +82,7 @@ def _default_checker() -> ArgumentChecker:
 
 
 def scoring_tools(session: Session | Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The tool list the argument checker sees: ``english_tools`` with ``"float"`` → ``"number"`` (SPEC 3.1, 4.1)."""
+    """The tool list the argument checker sees: ``english_tools`` with ``"float"`` → ``"number"`` (docs/evaluation.md §2, docs/arguments.md)."""
     from bench.args import float_to_number
 
     tools = session.english_tools if isinstance(session, Session) else session["english_tools"]
@@ -90,7 +90,7 @@ def scoring_tools(session: Session | Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def step_keys(inference_log: Mapping[str, Any]) -> list[str]:
-    """The ``step_<s>`` keys of an inference log, in ascending ``s`` (SPEC 3.4)."""
+    """The ``step_<s>`` keys of an inference log, in ascending ``s`` (docs/evaluation.md §5)."""
     found = [(int(m.group(1)), key) for key in inference_log if (m := _STEP_KEY.match(key))]
     return [key for _, key in sorted(found)]
 
@@ -101,7 +101,7 @@ def gold_arguments_text(arguments: Any) -> str:
     ``arguments`` is the gold arguments object, or the JSON text the log holds for it (parsed
     first, so the dataset's key order is kept and only the text form is normalised: default
     separators, non-ASCII characters raw, e.g. "São" after "Santiago"). Text that is not JSON is
-    returned as it is. (SPEC 4.2; bug report ``nonascii-pairing``)
+    returned as it is. (docs/scoring.md; bug report ``nonascii-pairing``)
     """
     if isinstance(arguments, str):
         try:
@@ -145,10 +145,10 @@ def score_task(
     checker: Optional[ArgumentChecker] = None,
     where: str = "task",
 ) -> dict[str, Any]:
-    """Label one task result exactly as the reference scorer does (SPEC 4.2, quirks 12-16).
+    """Label one task result exactly as the reference scorer does (docs/scoring.md, quirks 12-16).
 
     Args:
-        task_result: one per-task dict of a result record (SPEC 3.4). Not modified.
+        task_result: one per-task dict of a result record (docs/evaluation.md §5). Not modified.
         tools: the session's tools as the checker must see them (already float→number,
             see :func:`scoring_tools`).
         checker: the argument checker; defaults to ``bench.args.check_arguments``.
@@ -249,7 +249,7 @@ def score_task(
 
 
 def inference_error_tasks(message: str, task_count: int = 4) -> list[dict[str, Any]]:
-    """Scored tasks for a session whose whole inference failed: every task wrong (see module docstring; SPEC 3.4, 4.2)."""
+    """Scored tasks for a session whose whole inference failed: every task wrong (see module docstring; docs/evaluation.md §5, docs/scoring.md)."""
     return [
         {
             "label": ERROR,
@@ -267,7 +267,7 @@ def inference_error_tasks(message: str, task_count: int = 4) -> list[dict[str, A
 
 def record_identity(record: Mapping[str, Any]) -> tuple[str, str]:
     """``(session id, model name)`` of a result record in our format (``id``, ``model_name``)
-    or the fixture format (``session_id``, ``candidate``; SPEC 3.4).
+    or the fixture format (``session_id``, ``candidate``; docs/evaluation.md §5).
 
     Raises:
         ResultRecordError: when neither form is present.
@@ -290,7 +290,7 @@ def score_session(
     checker: Optional[ArgumentChecker] = None,
     tools: Optional[Sequence[Mapping[str, Any]]] = None,
 ) -> list[dict[str, Any]]:
-    """Score every task of one session's result record (SPEC 4.2).
+    """Score every task of one session's result record (docs/scoring.md).
 
     Args:
         record: ``{"id", "model_name", "result"}`` or ``{"session_id", "candidate", "result"}``;

@@ -1,4 +1,4 @@
-"""The benchmark's vocabulary, defined once (SPEC 1): pseudo-tools, task types, turn subtypes.
+"""The benchmark's vocabulary, defined once (docs/terms.md): pseudo-tools, task types, turn subtypes.
 
 Every other module imports these names from here; the strings are the dataset's own labels.
 """

@@ -54,6 +54,9 @@ def parse_text_tool_calls(text: str, tool_names: Sequence[str] | None = None) ->
     the arguments object (or, when the model wrote the arguments as a JSON string, that string's
     value; ``"{}"`` when it wrote none).
 
+    Reference mode still scores such a reply as text (docs/evaluation.md §3.3); only the local-model
+    provider lifts the calls, as a server-side tool parser would.
+
     Args:
         text: the assistant message content.
         tool_names: names of the tools offered in the request; ``None`` accepts any string name
@@ -119,7 +122,8 @@ def text_tool_calls(content: Any) -> dict[str, Any] | None:
 
     Recognises the forms :func:`parse_text_tool_calls` reads (a JSON object ``{"name",
     "arguments"|"parameters"}``, optionally in ``<tool_call>`` tags or a code fence), with any tool
-    name, plus ``<tool_call>`` blocks whose content cannot be read (name ``"?"``).
+    name, plus ``<tool_call>`` blocks whose content cannot be read (name ``"?"``). The note goes into
+    a step's diagnostics (docs/evaluation.md §5.5); the reply is still scored as text (§3.3).
 
     Args:
         content: the response's ``content`` (any type; only a non-empty string can hold a call).

@@ -1,4 +1,4 @@
-"""Benchmark: wide gold layers matched and scored end to end (SPEC 3.2, 3.3, 4; issue 2).
+"""Benchmark: wide gold layers matched and scored end to end (docs/evaluation.md §3, docs/paths.md, docs/scoring.md; issue 2).
 
 Run ``python -m benchmarks.oracle``. Not a test: it prints a table.
 
@@ -82,7 +82,7 @@ def wide_task(names: list[str]) -> list[dict[str, Any]]:
 
 
 def synthetic_session(case: str, session_id: str = "wild_tool_bench_0") -> dict[str, Any]:
-    """A valid 4-task session (SPEC 2) whose task 1 is the wide task of ``case``.
+    """A valid 4-task session (docs/dataset.md) whose task 1 is the wide task of ``case``.
 
     Raises:
         KeyError: unknown case.
@@ -188,7 +188,7 @@ def run_case(case: str, candidate: str, folder: Path) -> dict[str, Any]:
     """Match (evaluation graph, ``replay:`` candidate) and score (``score_run``) the case's session once.
 
     Returns:
-        ``{"record", "metric", "scores"}``: the SPEC 3.4 record, the metric dict and the score lines.
+        ``{"record", "metric", "scores"}``: the docs/evaluation.md §5 record, the metric dict and the score lines.
 
     Raises:
         AssertionError: the run is not what an oracle / one-call-per-step run must give.

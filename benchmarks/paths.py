@@ -1,4 +1,4 @@
-"""Benchmark of the lazy path tracker against the materialised reference (SPEC 3.3).
+"""Benchmark of the lazy path tracker against the materialised reference (docs/paths.md).
 
 Run ``python -m benchmarks.paths``. Each case runs in a fresh subprocess so
 that ``ru_maxrss`` (peak resident set of that process) belongs to the case;

@@ -1,4 +1,4 @@
-"""Evaluation graph: one WildToolBench session against a candidate model (SPEC 3).
+"""Evaluation graph: one WildToolBench session against a candidate model (docs/evaluation.md).
 
     load_session -> build_prompt -> call_candidate -> match_response -> feed_back -> call_candidate ...
                         ^                                  |
@@ -19,18 +19,18 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationInput, EvaluationOutput, EvaluationState
-from nodes.candidate import call_candidate
-from nodes.feedback import feed_back
-from nodes.finish import finish_session, finish_task
-from nodes.matcher import match_response
-from nodes.prompt import build_prompt, load_session
+from nodes.evaluation.candidate import call_candidate
+from nodes.evaluation.feedback import feed_back
+from nodes.evaluation.finish import finish_session, finish_task
+from nodes.evaluation.match import match_response
+from nodes.evaluation.prompt import build_prompt, load_session
 
 RECURSION_LIMIT = 10_000
 """Super-steps allowed per session (4 tasks x a few steps x 3 nodes needs far more than LangGraph's default 25)."""
 
 
 def build_evaluation_graph(config: RunnableConfig | None = None) -> CompiledStateGraph:
-    """Compile the evaluation graph (input: ``EvaluationInput``, output: ``EvaluationOutput``; SPEC 3).
+    """Compile the evaluation graph (input: ``EvaluationInput``, output: ``EvaluationOutput``; docs/evaluation.md).
 
     Args:
         config: run config merged into every run of the graph (e.g. ``tags``,

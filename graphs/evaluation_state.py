@@ -1,4 +1,4 @@
-"""State of the evaluation graph: one session, its tasks in order (SPEC 3.2, 3.4)."""
+"""State of the evaluation graph: one session, its tasks in order (docs/evaluation.md §3, §5)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ class EvaluationInput(TypedDict, total=False):
     """Graph input: the session itself, or its id (looked up in ``EvaluationContext.dataset``)."""
 
     session: dict[str, Any]
-    """A dataset line (SPEC 2)."""
+    """A dataset line (docs/dataset.md)."""
     session_id: str
     """``wild_tool_bench_<N>``, when ``session`` is not given."""
 
 
 class EvaluationOutput(TypedDict):
-    """Graph output: the session's SPEC 3.4 result line."""
+    """Graph output: the session's docs/evaluation.md §5 result line."""
 
     record: dict[str, Any]
     """``{"id", "model_name", "result": [per task] | "Error during inference: ..."}``."""
@@ -31,7 +31,7 @@ class EvaluationState(TypedDict, total=False):
     ``messages`` is the conversation of the current request (LangChain
     messages whose OpenAI dict form is kept losslessly, see
     ``models.messages``); it is replaced at the start of every task because the
-    history is gold, never the model's own earlier output (SPEC 3.1).
+    history is gold, never the model's own earlier output (docs/evaluation.md §2).
     """
 
     session: dict[str, Any]
@@ -56,12 +56,12 @@ class EvaluationState(TypedDict, total=False):
     """OpenAI dict messages the matcher decided to append (assistant reply + gold observations / user reply)."""
 
     task_result: dict[str, Any]
-    """The current task's SPEC 3.4 result, being built step by step."""
+    """The current task's docs/evaluation.md §5 result, being built step by step."""
     results: list[dict[str, Any]]
-    """Finished tasks' SPEC 3.4 results, in task order."""
+    """Finished tasks' docs/evaluation.md §5 results, in task order."""
     error: str | None
     """Session-level inference failure (quirk 11): the text after ``"Error during inference: "``."""
     error_detail: str | None
     """Human-readable cause of ``error`` (the reference's own message is often empty)."""
     record: dict[str, Any]
-    """The finished SPEC 3.4 line (set by ``finish_session``)."""
+    """The finished docs/evaluation.md §5 line (set by ``finish_session``)."""

@@ -1,4 +1,4 @@
-"""Generation graph (SPEC 5): User, Planner, Checker, Tool and Agent as nodes; one run = one session.
+"""Generation graph (docs/generation.md): User, Planner, Checker, Tool and Agent as nodes; one run = one session.
 
     START -> user -> planner -> checker --run tools--> tool -> tool_checker --next step--> planner
                                      |--retry--> planner               |--retry--> tool
@@ -24,11 +24,11 @@ from langgraph.graph import END, START, StateGraph
 
 from graphs.generation_context import Context
 from graphs.generation_state import State
-from nodes.agent import agent, route_after_agent
-from nodes.checker import checker, route_after_plan_check, route_after_result_check
-from nodes.planner import planner
-from nodes.tool import tool
-from nodes.user import user
+from nodes.generation.agent import agent, route_after_agent
+from nodes.generation.checker import checker, route_after_plan_check, route_after_result_check
+from nodes.generation.planner import planner
+from nodes.generation.tool import tool
+from nodes.generation.user import user
 
 RECURSION_LIMIT = 1000
 
@@ -65,7 +65,7 @@ def _continue_or_end(next_node: str) -> Callable[[State], str]:
 
 
 def build(extra_roles: Sequence[ExtraRole] = ()) -> StateGraph:
-    """The uncompiled generation graph (for callers that add a role or a checkpointer; SPEC 5).
+    """The uncompiled generation graph (for callers that add a role or a checkpointer; docs/generation.md).
 
     Args:
         extra_roles: roles to insert (see :class:`ExtraRole`); after each one the session goes on to

@@ -1,4 +1,4 @@
-"""State, context (settings) and structured role outputs of the generation graph (SPEC 5).
+"""State, context (settings) and structured role outputs of the generation graph (docs/generation.md).
 
 - :class:`Context` is the graph's ``context_schema``: the model of each role, base URLs, temperature
   and retry limits; every field has a description (shown in LangGraph Studio) and an environment
@@ -109,7 +109,7 @@ class PlannedAction(BaseModel):
 
 
 class PlannerDecision(_Parsed):
-    """The planner's structured decision for one step (SPEC 5): thought, plan, actions."""
+    """The planner's structured decision for one step (docs/generation.md): thought, plan, actions."""
 
     thought: str = ""
     plan: str = ""

@@ -135,7 +135,7 @@ class LocalChatOpenAI(RawChatOpenAI):
 
     It builds on :class:`~models.openai.RawChatOpenAI`, so requests carry the exact
     OpenAI dicts of the evaluation history and every reply keeps the provider's raw message for
-    the result record (SPEC 3.4). Differences from ``RawChatOpenAI``:
+    the result record (docs/evaluation.md §5). Differences from ``RawChatOpenAI``:
 
     - request bodies pass through :func:`adapt_payload`;
     - :meth:`bind_tools` passes ``tool_choice="auto"`` unless the caller chose one;
@@ -153,7 +153,7 @@ class LocalChatOpenAI(RawChatOpenAI):
 
     disable_streaming: bool | str = True
     #: The server can constrain sampling to a JSON schema (``response_format={"type": "json_object",
-    #: "schema": ...}``, a llama.cpp grammar); the generation roles use it (``nodes._roles.ask_model``).
+    #: "schema": ...}``, a llama.cpp grammar); the generation roles use it (``nodes.generation._common.ask_model``).
     supports_json_schema_grammar: ClassVar[bool] = True
     _server: "LocalServer | None" = PrivateAttr(default=None)
 

@@ -9,7 +9,7 @@ original dict in ``additional_kwargs[OPENAI_MESSAGE_KEY]`` and
 
 :func:`response_from_ai` is the one adapter from a chat model's ``AIMessage``
 back to the raw response shape ``{"content", "tool_calls", "reasoning_content"}``
-that the step matcher and the result record use (SPEC 3.2, 3.4).
+that the step matcher and the result record use (docs/evaluation.md §3, §5).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ RAW_RESPONSE_KEY = "wtb_raw_response"
 
 
 def parse_tool_calls(raw_calls: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Split raw OpenAI tool calls (SPEC 3.4 ``tool_calls``) into LangChain ``tool_calls`` / ``invalid_tool_calls``; never raises.
+    """Split raw OpenAI tool calls (docs/evaluation.md §5 ``tool_calls``) into LangChain ``tool_calls`` / ``invalid_tool_calls``; never raises.
 
     Args:
         raw_calls: the ``tool_calls`` list of an assistant message as it arrived
@@ -69,7 +69,7 @@ _parse_calls = parse_tool_calls
 
 
 def to_langchain(message: Mapping[str, Any]) -> BaseMessage:
-    """Build the LangChain message of an OpenAI dict message; :func:`to_openai` inverts it exactly (SPEC 3.1).
+    """Build the LangChain message of an OpenAI dict message; :func:`to_openai` inverts it exactly (docs/evaluation.md §2).
 
     Args:
         message: ``{"role": "system"|"user"|"assistant"|"tool", "content", ...}``.
@@ -103,7 +103,7 @@ def to_langchain(message: Mapping[str, Any]) -> BaseMessage:
 
 
 def to_openai(message: BaseMessage) -> dict[str, Any]:
-    """The OpenAI dict of a LangChain message (a shallow copy of the stored original when there is one; SPEC 3.1).
+    """The OpenAI dict of a LangChain message (a shallow copy of the stored original when there is one; docs/evaluation.md §2).
 
     Messages not built by :func:`to_langchain` are converted the usual way:
     tool-call arguments JSON-encoded with ``ensure_ascii=False``.
@@ -173,7 +173,7 @@ def _reasoning_of(message: AIMessage) -> str | None:
 
 
 def response_from_ai(message: AIMessage) -> dict[str, Any]:
-    """The raw response ``{"content", "tool_calls", "reasoning_content"}`` of a chat model's reply (SPEC 3.4).
+    """The raw response ``{"content", "tool_calls", "reasoning_content"}`` of a chat model's reply (docs/evaluation.md §5).
 
     Uses ``additional_kwargs[RAW_RESPONSE_KEY]`` when the provider kept the
     raw message (``openai:`` and ``replay:`` do: raw ``arguments`` strings,
@@ -201,6 +201,6 @@ def response_from_ai(message: AIMessage) -> dict[str, Any]:
 
 
 def token_counts(message: AIMessage) -> tuple[int, int]:
-    """``(input_tokens, output_tokens)`` from the message's usage metadata; 0 where absent (SPEC 3.4)."""
+    """``(input_tokens, output_tokens)`` from the message's usage metadata; 0 where absent (docs/evaluation.md §5)."""
     usage = message.usage_metadata or {}
     return int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)

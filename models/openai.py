@@ -4,7 +4,7 @@ Works against OpenAI, DeepSeek, vLLM, SGLang and Ollama by pointing ``base_url``
 (or ``OPENAI_BASE_URL``) at the server; the key comes from ``api_key`` or
 ``OPENAI_API_KEY`` (any non-empty value for local servers).
 
-``ChatOpenAI`` drops what the benchmark record needs (SPEC 3.4): it parses the
+``ChatOpenAI`` drops what the benchmark record needs (docs/evaluation.md §5): it parses the
 ``arguments`` strings, turns ``content: null`` into ``""`` and ignores
 ``reasoning_content`` (DeepSeek, vLLM reasoning parsers). :class:`RawChatOpenAI`
 keeps the raw assistant message of every reply in

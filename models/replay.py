@@ -10,7 +10,7 @@ The responses of one session form one queue that spans the whole session
 (task 0 first, then tasks 1-3): request number ``k`` of the session gets
 ``responses[k]``. The evaluation graph tells the model which session and which
 request it is serving through the run metadata (``wtb_session_id``,
-``wtb_request_index``; see ``nodes.candidate``), so one model object serves any
+``wtb_request_index``; see ``nodes.evaluation.candidate``), so one model object serves any
 number of concurrent sessions, and re-running a session starts its queue again.
 Without that metadata the model keeps its own per-session counter.
 

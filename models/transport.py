@@ -1,8 +1,8 @@
 """Transport faults of model requests: retries, backoff, rate limits, per-session request accounting.
 
 One helper, :func:`request_with_retries`, wraps every model request the
-harness makes (the candidate in ``nodes/candidate.py``, the generation roles in
-``nodes/_roles.py``). The clients' own retries are switched off
+harness makes (the candidate in ``nodes/evaluation/candidate.py``, the generation roles in
+``nodes/generation/_common.py``). The clients' own retries are switched off
 (``max_retries=0``), so what happens is decided and recorded here:
 
 - a request is tried at most :attr:`RetryPolicy.max_attempts` times;
@@ -80,7 +80,7 @@ class ModelRequestError(RuntimeError):
     Usually an infrastructure error (nothing came back to score: 429/5xx/timeouts after the
     retries, or 401/403/404 from a wrong key, model name or URL). When :attr:`rejected` is true
     the provider refused this request's content instead, which is the model's limit, not the
-    infrastructure's: the evaluation records it as the reference harness does (SPEC 3.4,
+    infrastructure's: the evaluation records it as the reference harness does (docs/evaluation.md §5,
     ``"Error during inference: ..."``, scored as wrong tasks), since re-running cannot change it.
 
     Attributes:

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 def task_metadata(task_idx: int, task_type: str | None, turn_subtype: str | None) -> dict[str, Any]:
     """Metadata of a task's runs: ``task_idx`` (0-based), ``task_type``, ``turn_subtype`` (``First Turn`` for task 0).
 
-    ``turn_subtype`` is the session's ``english_turn_subtypes[task_idx - 1]`` for later tasks (SPEC 4.3).
+    ``turn_subtype`` is the session's ``english_turn_subtypes[task_idx - 1]`` for later tasks (docs/metrics.md).
     """
     return {
         "task_idx": task_idx,

@@ -1,4 +1,4 @@
-"""The argument checker against every row of args_cases.jsonl (SPEC 4.1, quirks 21-27)."""
+"""The argument checker against every row of args_cases.jsonl (docs/arguments.md, quirks 21-27)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Unit tests for bench.args with hand-written schemas (SPEC 4.1, quirks 21-27)."""
+"""Unit tests for bench.args with hand-written schemas (docs/arguments.md, quirks 21-27)."""
 
 from __future__ import annotations
 

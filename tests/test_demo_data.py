@@ -1,4 +1,4 @@
-"""The bundled demo data: sessions in the dataset schema (SPEC 2) and scripted candidates."""
+"""The bundled demo data: sessions in the dataset schema (docs/dataset.md) and scripted candidates."""
 
 from __future__ import annotations
 
@@ -67,14 +67,14 @@ def _schema_errors(schema: dict[str, Any], value: Any, where: str) -> list[str]:
     return errors
 
 
-# --- the step loop at the level of names (SPEC 3.2), enough to count consumed responses -----------------
+# --- the step loop at the level of names (docs/evaluation.md §3), enough to count consumed responses -----------------
 
 
 def _replay_names(session, responses, pairs: list | None = None) -> tuple[list[str], int]:
     """Outcome per task ('optimal', 'correct' or 'error') and the number of responses consumed.
 
     When ``pairs`` is a list, appends ``(task, call id, tool name, predicted arguments string, gold
-    arguments)`` for every matched call, paired as the scorer pairs them (SPEC 4.2).
+    arguments)`` for every matched call, paired as the scorer pairs them (docs/scoring.md).
     """
     queue = iter(responses)
     consumed = 0
@@ -327,7 +327,7 @@ def test_dataset_loader_and_wtb_validate_accept_the_demo():
 
 
 def _run_scripted(session: dict[str, Any], responses: list[dict[str, Any]], model_name: str) -> dict[str, Any]:
-    """Drive the pure inference functions (branch eval) with a scripted response queue; SPEC 3.4 record."""
+    """Drive the pure inference functions (branch eval) with a scripted response queue; docs/evaluation.md §5 record."""
     import random
 
     from bench.harness import (build_prompt, close_task_result, float_to_number, match_step, new_task_result,

@@ -1,4 +1,4 @@
-"""``wtb eval`` with ``replay:`` for every fixture candidate gives exactly expected_metrics.jsonl (SPEC 3-4).
+"""``wtb eval`` with ``replay:`` for every fixture candidate gives exactly expected_metrics.jsonl (docs/evaluation.md-4).
 
 Each candidate runs through the CLI (runner + graph + scorer) on the sessions
 where it exists; metric.json must equal the fixture's metric dict.

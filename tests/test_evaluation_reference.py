@@ -1,4 +1,4 @@
-"""The evaluation graph against every scripted candidate of the reference fixtures (SPEC 3, quirks 1-11).
+"""The evaluation graph against every scripted candidate of the reference fixtures (docs/evaluation.md, quirks 1-11).
 
 For each of the 240 rows of candidates.jsonl the graph runs the session with
 ``replay:candidates.jsonl#<candidate>``; the record must equal the row of
@@ -22,7 +22,7 @@ import pytest
 from bench.harness import float_to_number
 from graphs.evaluation import graph
 from graphs.evaluation_context import EvaluationContext
-from nodes.candidate import candidate_model
+from nodes.evaluation.candidate import candidate_model
 
 HISTORY_ID = re.compile(r"toolu_bdrk_[A-Za-z0-9]{24}")
 

@@ -313,7 +313,7 @@ def test_retries_exhausted_is_an_infrastructure_error_then_resume_completes(faul
 
 def test_a_request_the_provider_refuses_is_scored_and_a_wrong_key_is_infrastructure(fault_free, tmp_path):
     """HTTP 400 (e.g. context length exceeded) is the model's limit: an "Error during inference" record,
-    scored as wrong tasks, as the reference does (SPEC 3.4). HTTP 401 is a set-up problem: errors.jsonl, exit 3."""
+    scored as wrong tasks, as the reference does (docs/evaluation.md §5). HTTP 401 is a set-up problem: errors.jsonl, exit 3."""
     expected_records, _ = fault_free
     sessions = load_dataset(SESSIONS_PATH)
     faults = {("wild_tool_bench_3", 2): [{"status": 400}], ("wild_tool_bench_1", 0): [{"status": 401}]}

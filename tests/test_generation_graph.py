@@ -1,4 +1,4 @@
-"""The generation graph with scripted role models on real tool lists (SPEC 5; no network)."""
+"""The generation graph with scripted role models on real tool lists (docs/generation.md; no network)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def run(plan, script, tmp_path, **overrides):
 
 
 def replay_is_perfect(session: dict) -> bool:
-    """Mini step loop (SPEC 3.2 + 4.2) over the oracle responses: every step matches a candidate,
+    """Mini step loop (docs/evaluation.md §3 + 4.2) over the oracle responses: every step matches a candidate,
     every argument pair checks correct, and every task ends at its min_length."""
     tools = float_to_number(session["english_tools"])
     responses = iter(oracle_responses(session))
@@ -117,7 +117,7 @@ def test_every_layer_type_gives_valid_sessions(tool_lists_en, tmp_path, path, va
     outcome = run(plan, session_script(plan.as_state()), tmp_path)
     assert outcome.status == "done", outcome.reason
     session = outcome.session
-    Session.model_validate(session)  # the dataset schema (SPEC 2) accepts it
+    Session.model_validate(session)  # the dataset schema (docs/dataset.md) accepts it
     expected = {"ST": "Single-Tool", "CQ": "Clarify", "CC": "Chat"}
     for layer_type, variant, task_type in zip(plan.type_path, plan.mt_variants, session["english_task_types"]):
         if layer_type == "MT":
@@ -402,7 +402,7 @@ def test_user_requests_end_with_a_cue_to_write_the_message(tool_lists_en, tmp_pa
 
 def test_role_request_listener_sees_every_request(tool_lists_en, tmp_path):
     """``wtb generate``'s progress display: one call per role-model request, with session, role and task."""
-    from nodes._roles import ROLE_REQUEST_LISTENER
+    from nodes.generation._common import ROLE_REQUEST_LISTENER
 
     plan = plan_for(tool_lists_en, ("ST", "CC"))
     heard: list[tuple[str, str, int]] = []

@@ -1,4 +1,4 @@
-"""Pure parts of session generation (SPEC 5): type-path tree, plans, derivations, rule checks, parsing."""
+"""Pure parts of session generation (docs/generation.md): type-path tree, plans, derivations, rule checks, parsing."""
 
 from __future__ import annotations
 

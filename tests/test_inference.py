@@ -1,4 +1,4 @@
-"""Pure harness logic of the evaluation loop (bench.harness; SPEC 3.1, 3.2, 3.4), on hand-written DAGs."""
+"""Pure harness logic of the evaluation loop (bench.harness; docs/evaluation.md §2, §3, §5), on hand-written DAGs."""
 
 from __future__ import annotations
 

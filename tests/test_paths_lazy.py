@@ -1,4 +1,4 @@
-"""The lazy PathTracker against the materialised reference (SPEC 3.2, 3.3).
+"""The lazy PathTracker against the materialised reference (docs/evaluation.md §3, docs/paths.md).
 
 The materialised tracker lists every path of ``enumerate_paths`` (which
 matches all rows of paths.jsonl, see test_paths_reference.py); the lazy one
@@ -423,7 +423,7 @@ def test_empty_answer_list_and_cycle():
 
 
 def _moves_seen_only_when_kept(names, ready):
-    """The other reading of SPEC 3.3 rules 5/6: a name sequence counts as seen
+    """The other reading of docs/paths.md rules 5/6: a name sequence counts as seen
     only when its combo survives the prefix rule. Test-only, for contrast: it
     shares the same-name runs (rules 3-4) with the library and differs from
     ``_moves_from_ready`` only in the order of rules 5 and 6."""

@@ -1,4 +1,4 @@
-"""Path enumeration against every row of paths.jsonl (SPEC 3.3)."""
+"""Path enumeration against every row of paths.jsonl (docs/paths.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""JSON schemas of the generation roles (``nodes.role_schemas``) and how ``ask_model`` uses them."""
+"""JSON schemas of the generation roles (``nodes.generation.role_schemas``) and how ``ask_model`` uses them."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from bench.generation import plan_sessions
 from wtb.generation_runner import run_session
 from graphs.generation_context import Context
-from nodes._roles import JSON_MAX_TOKENS
+from nodes.generation._common import JSON_MAX_TOKENS
 from models import _registry
-from nodes.role_schemas import (
+from nodes.generation.role_schemas import (
     CHECKER_SCHEMA,
     allowed_action_kinds,
     grammar_safe_schema,

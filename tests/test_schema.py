@@ -1,4 +1,4 @@
-"""Dataset schema, loader and `wtb validate` (SPEC 2)."""
+"""Dataset schema, loader and `wtb validate` (docs/dataset.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Per-task scoring rules (SPEC 4.2, quirks 12-16) and metrics (SPEC 4.3, quirks 17-20) on hand-made records.
+"""Per-task scoring rules (docs/scoring.md, quirks 12-16) and metrics (docs/metrics.md, quirks 17-20) on hand-made records.
 
 A stub argument checker is injected so these tests pin the scoring walk itself;
 tests/test_scoring_reference.py runs the real checker on the reference fixtures.

@@ -6,12 +6,12 @@ Flow (issue 5, part 2)::
     await run_experiment(sessions=..., dataset_name="wtb-demo", model="openai:gpt-4o",
                          run_session=..., settings={...})
 
-- Each session is one example: ``inputs = {"session": <the session dict, SPEC 2>}``, reference
+- Each session is one example: ``inputs = {"session": <the session dict, docs/dataset.md>}``, reference
   outputs = the gold side (answer lists, task types, turn subtypes), metadata = id and task types.
   The example id is ``uuid5(EXAMPLE_NAMESPACE, "<dataset name>/<session id>")``; before creating,
   the dataset's existing ids are listed and only the missing examples are sent, so re-running
   never duplicates an example.
-- The target runs the evaluation graph on ``inputs["session"]`` and returns ``{"record": <SPEC 3.4
+- The target runs the evaluation graph on ``inputs["session"]`` and returns ``{"record": <docs/evaluation.md §5
   result record>}``.
 - Per-session evaluators (one feedback per task, keys ``task_<n>_label``,
   ``task_<n>_argument_label``, ``task_<n>_optimal`` with ``n`` 1-based, plus ``session_correct``)
@@ -42,7 +42,7 @@ EXAMPLE_NAMESPACE = uuid.UUID("5b7c3f0e-2a41-4e55-9d0c-8f1f5e0c7a11")
 """Namespace of the deterministic example ids (uuid5)."""
 
 RunSession = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
-"""``async (session dict) -> result record`` (SPEC 3.4): one session through the evaluation graph."""
+"""``async (session dict) -> result record`` (docs/evaluation.md §5): one session through the evaluation graph."""
 
 
 # --------------------------------------------------------------------------- dataset
@@ -104,7 +104,7 @@ def upload_dataset(
     Args:
         client: a ``langsmith.Client``.
         dataset_name: dataset name in LangSmith.
-        sessions: sessions (SPEC 2), as :class:`Session` or dicts.
+        sessions: sessions (docs/dataset.md), as :class:`Session` or dicts.
         description: dataset description for a new dataset.
 
     Returns:
@@ -161,7 +161,7 @@ def record_of(run: Any, example: Any, model_name: str = "unknown") -> dict[str, 
         model_name: model name for the error record.
 
     Returns:
-        A SPEC 3.4 record; a run without a record scores as ``"Error during inference: <error>"``.
+        A docs/evaluation.md §5 record; a run without a record scores as ``"Error during inference: <error>"``.
     """
     outputs = _field(run, "outputs") or {}
     record = outputs.get("record") if isinstance(outputs, Mapping) else None
@@ -193,7 +193,7 @@ def _task_results(run: Any, example: Any, key: str) -> dict[str, Any]:
         elif key == "argument_label":
             value = task.get("action_arguments_label")
             if value is None:
-                # no label when names already failed (SPEC 4.2): the arguments were not judged
+                # no label when names already failed (docs/scoring.md): the arguments were not judged
                 results.append(
                     {"key": f"task_{index + 1}_argument_label", "score": None, "value": "not checked",
                      "comment": f"{task_type}; name label {task.get('action_name_label')}"}
@@ -210,7 +210,7 @@ def _task_results(run: Any, example: Any, key: str) -> dict[str, Any]:
 
 
 def task_label_evaluator(run: Any, example: Any) -> dict[str, Any]:
-    """Per-task feedback ``task_<n>_label``: 1 when task n is ``correct`` (SPEC 4.2), else 0."""
+    """Per-task feedback ``task_<n>_label``: 1 when task n is ``correct`` (docs/scoring.md), else 0."""
     return _task_results(run, example, "label")
 
 
@@ -225,7 +225,7 @@ def optimal_evaluator(run: Any, example: Any) -> dict[str, Any]:
 
 
 def session_correct_evaluator(run: Any, example: Any) -> dict[str, Any]:
-    """Feedback ``session_correct``: 1 when all tasks of the session are correct (SPEC 4.3)."""
+    """Feedback ``session_correct``: 1 when all tasks of the session are correct (docs/metrics.md)."""
     _, tasks = score_example(run, example)
     return {"key": "session_correct", "score": int(all(t.get("label") == CORRECT for t in tasks))}
 
@@ -234,7 +234,7 @@ PER_SESSION_EVALUATORS = (task_label_evaluator, argument_label_evaluator, optima
 
 
 def metric_feedback(metric: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Summary feedback from a metric dict of :func:`bench.metrics.compute_metrics` (SPEC 4.3).
+    """Summary feedback from a metric dict of :func:`bench.metrics.compute_metrics` (docs/metrics.md).
 
     Returns:
         ``task_accuracy``, ``session_accuracy``, ``optimal_path_rate``, ``accomplish_progress_rate``
@@ -261,7 +261,7 @@ def metric_feedback(metric: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def summary_evaluator(runs: Sequence[Any], examples: Sequence[Any]) -> dict[str, Any]:
-    """Experiment-level feedback (``aevaluate`` summary evaluator): the run metrics of SPEC 4.3.
+    """Experiment-level feedback (``aevaluate`` summary evaluator): the run metrics of docs/metrics.md.
 
     Args:
         runs: the target runs, in the order of ``examples``.

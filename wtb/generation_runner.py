@@ -1,4 +1,4 @@
-"""Batch layer of session generation (SPEC 5): runs the generation graph once per planned session,
+"""Batch layer of session generation (docs/generation.md): runs the generation graph once per planned session,
 with bounded concurrency, and writes every output atomically.
 
 One session's failure (rejected three times, a model error, an exhausted script) is recorded in
@@ -58,7 +58,7 @@ class SessionOutcome:
 
 
 async def run_session(plan: SessionPlan, context: Context, graph: Any = None) -> SessionOutcome:
-    """Run the generation graph for one planned session; never raises for a session-level failure (SPEC 5).
+    """Run the generation graph for one planned session; never raises for a session-level failure (docs/generation.md).
 
     Args:
         plan: the session plan (its ``as_state()`` is the graph input).
@@ -119,7 +119,7 @@ async def _run_session(plan: SessionPlan, context: Context, graph: Any) -> Sessi
 
 
 def write_session_files(out_dir: Path, outcome: SessionOutcome) -> Path:
-    """Write one session's transcripts and captured requests under ``out_dir/sessions/<key>``; returns the folder (SPEC 5)."""
+    """Write one session's transcripts and captured requests under ``out_dir/sessions/<key>``; returns the folder (docs/generation.md)."""
     folder = out_dir / "sessions" / outcome.plan.key
     transcript = list(outcome.state.get("transcript", []))
     write_json_atomic(folder / "raw_transcript.json", transcript)
@@ -139,7 +139,7 @@ def _tools_digest(plan: SessionPlan) -> str:
 
 
 def write_outcome(out_dir: Path, outcome: SessionOutcome) -> Path:
-    """Write ``sessions/<key>/outcome.json``, the record a resumed run reuses (SPEC 5 outputs).
+    """Write ``sessions/<key>/outcome.json``, the record a resumed run reuses (docs/generation.md outputs).
 
     Args:
         out_dir: the run's output folder.
@@ -223,7 +223,7 @@ async def run_batch(
     on_done: Callable[[SessionOutcome], None] | None = None,
     overwrite: bool = False,
 ) -> RunSummary:
-    """Generate every planned session and write the outputs (layout in the module docstring; SPEC 5).
+    """Generate every planned session and write the outputs (layout in the module docstring; docs/generation.md).
 
     Args:
         plans: sessions to generate (see ``bench.generation.plan_sessions``).

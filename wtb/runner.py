@@ -2,7 +2,7 @@
 
 Layers (as in tau2-bench): the evaluation graph runs one session
 (``graphs/evaluation.py``); :func:`evaluate_session` turns one graph run into
-one SPEC 3.4 record and never raises for a failing model; :func:`arun_eval`
+one docs/evaluation.md §5 record and never raises for a failing model; :func:`arun_eval`
 owns concurrency, the result file, resume and the progress bar.
 
 Result file ``DIR/result.jsonl`` (:class:`ResultFile`):
@@ -81,7 +81,7 @@ def normalise_id(value: str) -> str:
 
 
 def load_dataset(path: str | os.PathLike[str], *, tasks: int = 4) -> list[dict[str, Any]]:
-    """Sessions of a dataset JSON Lines file (SPEC 2) as plain dicts, validated by ``bench.schema``.
+    """Sessions of a dataset JSON Lines file (docs/dataset.md) as plain dicts, validated by ``bench.schema``.
 
     The lines are validated first (``bench.schema.load_sessions``), then
     returned as parsed from the file: holding the validated models and their
@@ -291,7 +291,7 @@ class ResultFile:
 
 def recorded_model_name(context: Any) -> str:
     """The ``model_name`` that records of ``context`` carry."""
-    from nodes.candidate import model_name_for
+    from nodes.evaluation.candidate import model_name_for
 
     return context.model_name or model_name_for(context.model)
 
@@ -314,7 +314,7 @@ class SessionOutcome:
 
     Attributes:
         session_id: the session.
-        record: the SPEC 3.4 line with its ``"usage"`` key, or ``None`` after an infrastructure error.
+        record: the docs/evaluation.md §5 line with its ``"usage"`` key, or ``None`` after an infrastructure error.
         error: the ``errors.jsonl`` entry after an infrastructure error, else ``None``.
         usage: the session's accounting (see the module doc).
     """
@@ -365,7 +365,7 @@ async def run_session(graph: Any, session: Mapping[str, Any], context: Any, *, p
             output = await graph.ainvoke({"session": dict(session)}, context=context, config=_graph_config(session, context))
             record = dict(output["record"])
         except ModelRequestError as exc:
-            if exc.rejected:  # the provider refused this request's content: the model's limit, scored (SPEC 3.4)
+            if exc.rejected:  # the provider refused this request's content: the model's limit, scored (docs/evaluation.md §5)
                 record = error_record(session["id"], recorded_model_name(context), str(exc))
                 record["error_detail"] = f"{type(exc).__name__}: {exc}"
             else:  # infrastructure: nothing to score, run again on resume
@@ -393,7 +393,7 @@ async def run_session(graph: Any, session: Mapping[str, Any], context: Any, *, p
 
 
 async def evaluate_session(graph: Any, session: Mapping[str, Any], context: Any) -> dict[str, Any]:
-    """Run one session through the evaluation graph; return its SPEC 3.4 record (with ``"usage"``).
+    """Run one session through the evaluation graph; return its docs/evaluation.md §5 record (with ``"usage"``).
 
     See :func:`run_session`; used where a record is always needed (LangSmith experiments).
 

@@ -1,4 +1,4 @@
-"""Score a whole run: dataset file + result file in, ``score.jsonl`` + ``metric.json`` out (SPEC 4).
+"""Score a whole run: dataset file + result file in, ``score.jsonl`` + ``metric.json`` out (docs/scoring.md).
 
 This is the I/O layer around the pure :mod:`bench.scoring` and
 :mod:`bench.metrics`; ``wtb score`` and ``wtb eval`` both call
@@ -30,12 +30,12 @@ METRIC_FILE = "metric.json"
 
 
 def natural_id_key(session_id: str) -> tuple:
-    """Sort key that orders ``wild_tool_bench_2`` before ``wild_tool_bench_10`` (SPEC 3.4)."""
+    """Sort key that orders ``wild_tool_bench_2`` before ``wild_tool_bench_10`` (docs/evaluation.md §5)."""
     return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", session_id))
 
 
 def load_result_records(path: str | os.PathLike[str]) -> list[tuple[int, dict[str, Any]]]:
-    """Read a result file (JSON Lines, one record per session, SPEC 3.4).
+    """Read a result file (JSON Lines, one record per session, docs/evaluation.md §5).
 
     Records may be in our format (``id``, ``model_name``, ``result``) or the
     reference fixtures' (``session_id``, ``candidate``, ``result``).
@@ -83,7 +83,7 @@ def score_records(
     results_file: str = "<results>",
     checker: Optional[ArgumentChecker] = None,
 ) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
-    """Score result records against their sessions (looked up by id) and compute the metric dict (SPEC 4.2, 4.3).
+    """Score result records against their sessions (looked up by id) and compute the metric dict (docs/scoring.md, docs/metrics.md).
 
     Returns:
         ``(model_name, score_lines, metric)``: ``score_lines`` are
@@ -133,8 +133,8 @@ def score_run(
     """Score a result file against a dataset and write ``out_dir/score.jsonl`` and ``out_dir/metric.json``.
 
     Args:
-        dataset_path: sessions (JSON Lines, SPEC 2); sessions are matched by ``id``.
-        results_path: one result record per session (SPEC 3.4), one model.
+        dataset_path: sessions (JSON Lines, docs/dataset.md); sessions are matched by ``id``.
+        results_path: one result record per session (docs/evaluation.md §5), one model.
         out_dir: created if needed; both files are written atomically.
         checker: argument checker override (default ``bench.args.check_arguments``).
         tasks: tasks per session in the dataset (4 in the benchmark; N for ``wtb generate --layers N``).

@@ -1,4 +1,4 @@
-"""A compact table of a metric dict (SPEC 4.3), for the terminal.
+"""A compact table of a metric dict (docs/metrics.md), for the terminal.
 
 Rows: task accuracy, session accuracy, every task type (with Multi-Tool),
 task 1-4 (layers), every turn subtype, optimal path rate (OP) and accomplish
@@ -20,7 +20,7 @@ def _percent(ratio: float) -> str:
 
 
 def metric_rows(metric: Mapping[str, Any]) -> Iterator[tuple[str, str, str, str]]:
-    """``(section, name, percentage, counts)`` for every row of the table, in display order (SPEC 4.3).
+    """``(section, name, percentage, counts)`` for every row of the table, in display order (docs/metrics.md).
 
     Args:
         metric: a dict from :func:`bench.metrics.compute_metrics`.
@@ -48,7 +48,7 @@ def metric_rows(metric: Mapping[str, Any]) -> Iterator[tuple[str, str, str, str]
 
 
 def metric_table(metric: Mapping[str, Any]) -> Table:
-    """A ``rich`` table of ``metric`` (see :func:`metric_rows`), titled with the model name (SPEC 4.3)."""
+    """A ``rich`` table of ``metric`` (see :func:`metric_rows`), titled with the model name (docs/metrics.md)."""
     table = Table(title=f"WildToolBench: {metric.get('model_name', '?')}", title_justify="left")
     table.add_column("Group", style="dim")
     table.add_column("Metric")
@@ -62,7 +62,7 @@ def metric_table(metric: Mapping[str, Any]) -> Table:
 
 
 def render_metric_table(metric: Mapping[str, Any], width: int = 100) -> str:
-    """The table of ``metric`` as plain text (no colour codes), e.g. for logs and tests (SPEC 4.3)."""
+    """The table of ``metric`` as plain text (no colour codes), e.g. for logs and tests (docs/metrics.md)."""
     buffer = io.StringIO()
     Console(file=buffer, width=width, color_system=None, force_terminal=False).print(metric_table(metric))
     return buffer.getvalue()

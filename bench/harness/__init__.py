@@ -1,4 +1,4 @@
-"""The harness side of the evaluation loop, as pure functions over plain data (SPEC 3.1, 3.2, 3.4).
+"""The harness side of the evaluation loop, as pure functions over plain data (docs/evaluation.md §2, §3, §5).
 
 Everything here works on OpenAI-format dict messages and the raw response
 shape the reference records::
@@ -11,11 +11,11 @@ LangGraph nodes; nothing in this module imports LangGraph or does I/O.
 
 Main entry points:
 
-- :func:`build_prompt` - the messages of task ``t`` (system, gold history, user) (SPEC 3.1).
+- :func:`build_prompt` - the messages of task ``t`` (system, gold history, user) (docs/evaluation.md §2).
 - :func:`match_step` - judge one candidate response at step ``s`` against the
-  gold DAG and say what happens next (SPEC 3.2).
+  gold DAG and say what happens next (docs/evaluation.md §3).
 - :func:`step_log`, :func:`new_task_result`, :func:`close_task_result`,
-  :func:`session_record`, :func:`error_record` - the SPEC 3.4 result record.
+  :func:`session_record`, :func:`error_record` - the docs/evaluation.md §5 result record.
 
 A gold DAG that the reference cannot replay (quirk 11) raises
 :class:`InferenceError`; the whole session's result then becomes

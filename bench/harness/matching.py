@@ -1,4 +1,4 @@
-"""One step of the step loop: judge a candidate response against the gold DAG (SPEC 3.2, 3.3)."""
+"""One step of the step loop: judge a candidate response against the gold DAG (docs/evaluation.md §3, docs/paths.md)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ Label = Literal["correct", "error"]
 
 @dataclass
 class StepOutcome:
-    """What one candidate response at one step leads to (SPEC 3.2).
+    """What one candidate response at one step leads to (docs/evaluation.md §3).
 
     Attributes:
         label: ``"correct"`` or ``"error"`` (the step's ``current_action_name_label``).
@@ -46,7 +46,7 @@ class StepOutcome:
 
 
 def tracker_after(answer_list: Sequence[Mapping[str, Any]], prunes: Sequence[tuple[int, Sequence[int]]]) -> PathTracker:
-    """A fresh tracker of ``answer_list`` with the ``(step, nodes)`` prunes so far applied in order (SPEC 3.2, 3.3)."""
+    """A fresh tracker of ``answer_list`` with the ``(step, nodes)`` prunes so far applied in order (docs/evaluation.md §3, docs/paths.md)."""
     tracker = PathTracker(answer_list)
     for step, nodes in prunes:
         tracker.prune(step, nodes)
@@ -75,7 +75,7 @@ MAX_RECORDED_CANDIDATES = 1000
 def _error_outcome(
     answer_list: Sequence[Mapping[str, Any]], tracker: PathTracker, step: int, reason: str
 ) -> StepOutcome:
-    """A name-error step that ends the task, recording the step's candidate table (SPEC 3.2, 3.4).
+    """A name-error step that ends the task, recording the step's candidate table (docs/evaluation.md §3, §5).
 
     The reference records every entry of the table: one per alive path, duplicates kept
     (``tracker.step_entries``). On a wide layer that is astronomically many (8 independent
@@ -119,7 +119,7 @@ def match_step(
     step: int,
     response: Mapping[str, Any],
 ) -> StepOutcome:
-    """Judge the candidate's response at step ``step`` of a task (SPEC 3.2, quirks 3-6).
+    """Judge the candidate's response at step ``step`` of a task (docs/evaluation.md §3, quirks 3-6).
 
     Args:
         tracker: the task's path tracker, pruned by the earlier steps (not modified here;

@@ -1,4 +1,4 @@
-"""The prompt of task ``t``: system date, gold history of the earlier tasks, the user message (SPEC 3.1)."""
+"""The prompt of task ``t``: system date, gold history of the earlier tasks, the user message (docs/evaluation.md §2)."""
 
 from __future__ import annotations
 
@@ -18,12 +18,12 @@ _ID_ALPHABET = string.ascii_letters + string.digits
 
 
 def system_message(env_info: str) -> dict[str, str]:
-    """The system message of every request: ``"Current Date: " + env_info`` (quirk 1; SPEC 3.1)."""
+    """The system message of every request: ``"Current Date: " + env_info`` (quirk 1; docs/evaluation.md §2)."""
     return {"role": "system", "content": f"Current Date: {env_info}"}
 
 
 def history_tool_call_id(rng: random.Random) -> str:
-    """A fresh history tool-call id: ``toolu_bdrk_`` + 24 alphanumerics drawn from ``rng`` (SPEC 3.1)."""
+    """A fresh history tool-call id: ``toolu_bdrk_`` + 24 alphanumerics drawn from ``rng`` (docs/evaluation.md §2)."""
     return HISTORY_ID_PREFIX + "".join(rng.choice(_ID_ALPHABET) for _ in range(24))
 
 
@@ -38,7 +38,7 @@ def gold_history(
     *,
     tracker: PathTracker | None = None,
 ) -> list[dict[str, Any]]:
-    """Messages that replay one earlier task along its gold path (SPEC 3.1 step 2, quirk 2).
+    """Messages that replay one earlier task along its gold path (docs/evaluation.md §2 step 2, quirk 2).
 
     Args:
         task: the task's user message.
@@ -95,7 +95,7 @@ def gold_history(
 
 
 def build_prompt(session: Mapping[str, Any], task_idx: int, rng: random.Random | None = None) -> list[dict[str, Any]]:
-    """The messages of the first request of task ``task_idx`` (SPEC 3.1).
+    """The messages of the first request of task ``task_idx`` (docs/evaluation.md §2).
 
     Args:
         session: a dataset line (``english_env_info``, ``english_tasks``, ``english_answer_list``).

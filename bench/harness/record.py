@@ -1,4 +1,4 @@
-"""The result record of a session (SPEC 3.4): step logs, per-task results, the session line."""
+"""The result record of a session (docs/evaluation.md §5): step logs, per-task results, the session line."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def step_log(
     response: Mapping[str, Any],
     outcome: StepOutcome,
 ) -> dict[str, Any]:
-    """The ``step_<s>`` entry of a task's ``inference_log`` (SPEC 3.4).
+    """The ``step_<s>`` entry of a task's ``inference_log`` (docs/evaluation.md §5).
 
     Args:
         messages: the request's messages (OpenAI dicts; the list and the dicts are
@@ -51,7 +51,7 @@ def step_log(
 
 
 def response_diagnostics(response: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Notes about a response that the reference scoring does not see (an extra key of the SPEC 3.4 step log, never scored).
+    """Notes about a response that the reference scoring does not see (an extra key of the docs/evaluation.md §5 step log, never scored).
 
     Currently one kind: ``{"kind": "text_tool_call", "format", "names", "message"}``
     when ``tool_calls`` is empty but the text content holds a tool call
@@ -89,12 +89,12 @@ def effective_step_limit(max_steps: int | None, node_count: int) -> int | None:
 
 
 def step_limit_reason(max_steps: int) -> str:
-    """The task-level ``error_reason`` of a task stopped by the step limit (``--max-steps``; a guard on the SPEC 3.2 step loop)."""
+    """The task-level ``error_reason`` of a task stopped by the step limit (``--max-steps``; a guard on the docs/evaluation.md §3 step loop)."""
     return f"step limit reached: {max_steps} model requests in this task without an end (--max-steps {max_steps})"
 
 
 def new_task_result(task_idx: int, begin_message: Mapping[str, Any]) -> dict[str, Any]:
-    """An empty per-task result (SPEC 3.4) with label ``error`` until the task ends correct.
+    """An empty per-task result (docs/evaluation.md §5) with label ``error`` until the task ends correct.
 
     ``begin_message`` is the task's user message (the last prompt message).
     """
@@ -109,22 +109,22 @@ def new_task_result(task_idx: int, begin_message: Mapping[str, Any]) -> dict[str
 
 
 def is_optimal(task_correct: bool, last_step: int, min_length: int) -> bool:
-    """SPEC 3.2 / quirk 7: correct and the final step index equals ``min_length - 1``."""
+    """docs/evaluation.md §3 / quirk 7: correct and the final step index equals ``min_length - 1``."""
     return task_correct and last_step == min_length - 1
 
 
 def close_task_result(result: dict[str, Any], task_correct: bool, last_step: int, min_length: int) -> dict[str, Any]:
-    """Set ``action_name_label`` and ``is_optimal`` of a finished task result (returns it; SPEC 3.2, 3.4)."""
+    """Set ``action_name_label`` and ``is_optimal`` of a finished task result (returns it; docs/evaluation.md §3, §5)."""
     result["action_name_label"] = "correct" if task_correct else "error"
     result["is_optimal"] = is_optimal(task_correct, last_step, min_length)
     return result
 
 
 def session_record(session_id: str, model_name: str, results: list[dict[str, Any]]) -> dict[str, Any]:
-    """The SPEC 3.4 line of a session that ran: ``{"id", "model_name", "result": [per task]}``."""
+    """The docs/evaluation.md §5 line of a session that ran: ``{"id", "model_name", "result": [per task]}``."""
     return {"id": session_id, "model_name": model_name, "result": results}
 
 
 def error_record(session_id: str, model_name: str, message: str) -> dict[str, Any]:
-    """The SPEC 3.4 line of a session whose inference crashed: ``result = "Error during inference: <message>"``."""
+    """The docs/evaluation.md §5 line of a session whose inference crashed: ``result = "Error during inference: <message>"``."""
     return {"id": session_id, "model_name": model_name, "result": ERROR_PREFIX + message}

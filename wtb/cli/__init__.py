@@ -22,7 +22,7 @@ app = typer.Typer(
 
 def tasks_option() -> Any:
     """The ``--tasks N`` option (a typer ``OptionInfo`` used as a parameter default) of ``wtb validate``,
-    ``eval`` and ``score``: tasks per session, default 4 (SPEC 2)."""
+    ``eval`` and ``score``: tasks per session, default 4 (docs/dataset.md)."""
     return typer.Option(
         4, "--tasks", min=1, help="Tasks per session: 4 in the benchmark; N for sessions made by `wtb generate --layers N`."
     )

@@ -1,4 +1,4 @@
-"""``wtb eval``: evaluate a model on WildToolBench sessions, then score the run (SPEC 3, 4)."""
+"""``wtb eval``: evaluate a model on WildToolBench sessions, then score the run (docs/evaluation.md, docs/scoring.md)."""
 
 from __future__ import annotations
 
@@ -205,7 +205,7 @@ def default_concurrency(model: str) -> int:
 
 
 def _score(dataset: Path, result_path: Path, out: Path, tasks: int = 4) -> None:
-    """Score the run into ``out/score.jsonl`` + ``out/metric.json`` and print the table (SPEC 4)."""
+    """Score the run into ``out/score.jsonl`` + ``out/metric.json`` and print the table (docs/scoring.md)."""
     from wtb.table import metric_table
     from bench.schema import DatasetError
     from wtb.score_run import METRIC_FILE, SCORE_FILE, score_run

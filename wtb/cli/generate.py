@@ -1,4 +1,4 @@
-"""``wtb generate``: new benchmark sessions from real tool lists with the generation graph (SPEC 5)."""
+"""``wtb generate``: new benchmark sessions from real tool lists with the generation graph (docs/generation.md)."""
 
 from __future__ import annotations
 
@@ -125,7 +125,7 @@ def generate(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from nodes._roles import ROLE_REQUEST_LISTENER
+    from nodes.generation._common import ROLE_REQUEST_LISTENER
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     bar = Progress(

@@ -1,4 +1,4 @@
-"""``wtb validate`` and ``wtb score``: check a dataset file; score a result file (SPEC 2, 4).
+"""``wtb validate`` and ``wtb score``: check a dataset file; score a result file (docs/dataset.md, docs/scoring.md).
 
 Bad input never produces a traceback: every problem is printed as
 ``file:line: field: message`` on stderr and the command exits with code 1.
@@ -30,7 +30,7 @@ def validate(
     path: Path = typer.Argument(..., help="Dataset file (JSON Lines, one session per line)."),
     tasks: int = tasks_option(),
 ) -> None:
-    """Check a dataset file against the session schema (SPEC 2).
+    """Check a dataset file against the session schema (docs/dataset.md).
 
     Prints every problem as `file:line: field: message` and exits 1, or prints a
     one-line summary (sessions, tasks per type, turn subtypes) and exits 0.
@@ -50,7 +50,7 @@ def score(
     out: Path = typer.Option(..., "--out", help=f"Output folder for {SCORE_FILE} and {METRIC_FILE}."),
     tasks: int = tasks_option(),
 ) -> None:
-    """Score a result file against its dataset (SPEC 4): writes OUT/score.jsonl and OUT/metric.json, prints the table."""
+    """Score a result file against its dataset (docs/scoring.md): writes OUT/score.jsonl and OUT/metric.json, prints the table."""
     try:
         metric = score_run(dataset, results, out, tasks=tasks)
     except DatasetError as exc:

@@ -160,7 +160,7 @@ def redact(value: Any, secrets: list[str] | None = None) -> Any:
 
 
 def redact_record(record: Any, secrets: list[str] | None = None) -> Any:
-    """Redact a result record (SPEC 3.4) or session before it is written to a result file.
+    """Redact a result record (docs/evaluation.md §5) or session before it is written to a result file.
 
     Benchmark content (tool arguments, observations, replies) must stay byte-identical to what
     the model produced, so only two things are touched: the exact secret values of the environment

@@ -1,4 +1,4 @@
-"""Nodes that open a session and each of its tasks (SPEC 3.1)."""
+"""Nodes that open a session and each of its tasks (docs/evaluation.md §2)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ from bench import harness as inference
 from graphs.evaluation_context import EvaluationContext
 from bench.io import json_lines
 from graphs.evaluation_state import EvaluationState
-from nodes.candidate import model_name_for
+from nodes.evaluation.candidate import model_name_for
 from models.messages import to_langchain
 from nodes.tracing import annotate_evaluation_node
 
 
 def find_session(path: str, session_id: str) -> dict[str, Any]:
-    """The dataset line with ``"id" == session_id`` in the JSON Lines file ``path`` (SPEC 2).
+    """The dataset line with ``"id" == session_id`` in the JSON Lines file ``path`` (docs/dataset.md).
 
     Raises:
         ValueError: no dataset path given, a line that is not JSON (file and line
@@ -37,7 +37,7 @@ async def load_session(state: EvaluationState, runtime: Runtime[EvaluationContex
     """Resolve the input session and reset the per-session state.
 
     Reads ``state["session"]`` (or looks ``state["session_id"]`` up in the
-    context's dataset), rewrites its tools float -> number (SPEC 3.1) and sets
+    context's dataset), rewrites its tools float -> number (docs/evaluation.md §2) and sets
     the model name written into the record.
     """
     session = state.get("session") or find_session(runtime.context.dataset, state.get("session_id", ""))
@@ -55,7 +55,7 @@ async def load_session(state: EvaluationState, runtime: Runtime[EvaluationContex
 
 
 async def build_prompt(state: EvaluationState) -> Command[Literal["call_candidate", "finish_session"]]:
-    """Start task ``task_idx``: system message, gold history of earlier tasks, the task's user message (SPEC 3.1).
+    """Start task ``task_idx``: system message, gold history of earlier tasks, the task's user message (docs/evaluation.md §2).
 
     Replaces ``messages`` and opens a fresh task result. A gold history the
     reference cannot replay (quirk 11) ends the session with an inference error.

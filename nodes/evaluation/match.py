@@ -1,4 +1,4 @@
-"""Match the candidate's response against the step's gold candidates (SPEC 3.2)."""
+"""Match the candidate's response against the step's gold candidates (docs/evaluation.md §3)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from nodes.tracing import annotate_evaluation_node
 async def match_response(
     state: EvaluationState, runtime: Runtime[EvaluationContext]
 ) -> Command[Literal["feed_back", "finish_task", "finish_session"]]:
-    """Judge the last response, log the step, and route (SPEC 3.2).
+    """Judge the last response, log the step, and route (docs/evaluation.md §3).
 
     Writes ``step_<s>`` into the task result; a matched call step prunes the
     task's paths. Goes to ``feed_back`` when the task continues, to

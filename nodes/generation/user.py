@@ -1,4 +1,4 @@
-"""User role (SPEC 5): opens the first task, answers the assistant's questions (about one answer in
+"""User role (docs/generation.md): opens the first task, answers the assistant's questions (about one answer in
 four vague, which forces another question), and proposes each next task with an implicit-intent
 strategy (coreferential reference, partial information, long-range dependency)."""
 
@@ -14,7 +14,7 @@ from bench.generation_checks import plain_text
 from bench.paths import ASK_USER
 from graphs.generation_context import Context
 from graphs.generation_state import State
-from nodes._roles import (
+from nodes.generation._common import (
     ask_model,
     conversation_lines,
     current_task,
@@ -29,7 +29,7 @@ from prompts import fragments, render
 
 
 def task_kind(state: State, layer: int) -> str:
-    """Description of the task the user must write for ``layer`` (type, and MT variant; SPEC 5)."""
+    """Description of the task the user must write for ``layer`` (type, and MT variant; docs/generation.md)."""
     layer_type = state.layer_types[layer]
     variant = state.mt_variants[layer] if layer < len(state.mt_variants) else ""
     key = f"MT.{variant or 'plain'}" if layer_type == "MT" else layer_type
@@ -37,7 +37,7 @@ def task_kind(state: State, layer: int) -> str:
 
 
 async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Write the user's next message (SPEC 5).
+    """Write the user's next message (docs/generation.md).
 
     Mode by state: no task yet -> open task 1 (layer 0); ``awaiting == "reply"`` -> answer the
     question of the last ask node (fills its ``user_input``); otherwise -> open the next layer's task.

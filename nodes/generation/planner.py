@@ -1,4 +1,4 @@
-"""Planner role (SPEC 5): decides the assistant's next step for the current task as a structured
+"""Planner role (docs/generation.md): decides the assistant's next step for the current task as a structured
 :class:`~graphs.generation_state.PlannerDecision` (thought, plan, actions with dependencies).
 
 The decision is not applied here: it waits in ``pending`` for the checker. Malformed output (no JSON,
@@ -13,13 +13,13 @@ from langgraph.runtime import Runtime
 
 from graphs.generation_context import Context
 from graphs.generation_state import PlannerDecision, State
-from nodes._roles import actions_lines, ask_model, conversation_lines, entry_id, fail, labels, section, tools_block
-from nodes.role_schemas import planner_schema
+from nodes.generation._common import actions_lines, ask_model, conversation_lines, entry_id, fail, labels, section, tools_block
+from nodes.generation.role_schemas import planner_schema
 from prompts import fragments, render
 
 
 def planner_request(state: State) -> tuple[str, str]:
-    """System and human messages of the planner for the current step of the current task (SPEC 5)."""
+    """System and human messages of the planner for the current step of the current task (docs/generation.md)."""
     names = labels(state)
     task = state.tasks[-1]
     rule = fragments(state.language)["planner_rules"][task["layer_type"]]
@@ -41,7 +41,7 @@ def next_step(task: dict[str, Any]) -> int:
 
 
 async def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Ask the planner model for the next step's decision and leave it in ``pending`` for the checker (SPEC 5).
+    """Ask the planner model for the next step's decision and leave it in ``pending`` for the checker (docs/generation.md).
 
     Returns:
         State update with ``pending = {"kind": "decision", "id", "step", "decision" | None, "error" | None}``,

@@ -1,4 +1,4 @@
-"""Tool role (SPEC 5): simulates the result of each call of the accepted step from the tool's schema
+"""Tool role (docs/generation.md): simulates the result of each call of the accepted step from the tool's schema
 and the arguments, consistent with earlier results of the session. The results wait in ``pending``
 for the checker; unreadable output is kept as a parse error, which the checker rejects."""
 
@@ -11,14 +11,14 @@ from langgraph.runtime import Runtime
 from bench.generation_checks import extract_json
 from graphs.generation_context import Context
 from graphs.generation_state import State, ToolResults
-from nodes._roles import ask_model, dumps, entry_id, labels, section, session_results
-from nodes.checker import pending_calls
-from nodes.role_schemas import tool_results_schema
+from nodes.generation._common import ask_model, dumps, entry_id, labels, section, session_results
+from nodes.generation.checker import pending_calls
+from nodes.generation.role_schemas import tool_results_schema
 from prompts import render
 
 
 def tool_request(state: State, calls: list[dict[str, Any]]) -> tuple[str, str]:
-    """System and human messages of the tool role for ``calls`` (call nodes of the current step; SPEC 5)."""
+    """System and human messages of the tool role for ``calls`` (call nodes of the current step; docs/generation.md)."""
     names = labels(state)
     used = {c["name"] for c in calls}
     specs = [t.get("function", t) for t in state.tools if t.get("function", t).get("name") in used]
@@ -50,7 +50,7 @@ def parse_results(text: str, count: int) -> tuple[list[Any] | None, str | None]:
 
 
 async def tool(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Simulate the results of the current step's calls and leave them in ``pending`` for the checker (SPEC 5).
+    """Simulate the results of the current step's calls and leave them in ``pending`` for the checker (docs/generation.md).
 
     Returns:
         State update with ``pending = {"kind": "results", "id", "results" | None, "error" | None}``,

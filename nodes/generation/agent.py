@@ -1,4 +1,4 @@
-"""Agent role (SPEC 5): writes what the assistant says: the question for an accepted
+"""Agent role (docs/generation.md): writes what the assistant says: the question for an accepted
 ``ask_user_for_required_parameters`` node, or the final reply for ``prepare_to_answer`` (a summary of
 the tool results, or a direct chat reply). The text becomes the node's gold observation."""
 
@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from bench.generation_checks import plain_text
 from graphs.generation_context import Context
 from graphs.generation_state import State
-from nodes._roles import (
+from nodes.generation._common import (
     actions_lines,
     ask_model,
     conversation_lines,
@@ -26,7 +26,7 @@ from prompts import fragments, render
 
 
 def agent_request(state: State) -> tuple[str, str]:
-    """System and human messages of the agent for the last node of the current task (SPEC 5)."""
+    """System and human messages of the agent for the last node of the current task (docs/generation.md)."""
     names = labels(state)
     task = state.tasks[-1]
     node = task["nodes"][-1]
@@ -48,7 +48,7 @@ def agent_request(state: State) -> tuple[str, str]:
 
 
 async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Write the question or the final reply into the last node's observation (SPEC 5).
+    """Write the question or the final reply into the last node's observation (docs/generation.md).
 
     An empty output is retried up to ``max_retries`` times, then the session fails. After a final
     reply of the last layer the session is done.
@@ -88,5 +88,5 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 def route_after_agent(state: State) -> Literal["user's turn", "done"]:
     """After the agent: the user's turn (answer the question, or open the next layer's task), or the
-    end when the last layer's reply is written (or the session failed; SPEC 5)."""
+    end when the last layer's reply is written (or the session failed; docs/generation.md)."""
     return "user's turn" if state.status == "running" else "done"

@@ -1,4 +1,4 @@
-"""Checker role (SPEC 5): accepts or rejects each planner decision and each set of simulated tool
+"""Checker role (docs/generation.md): accepts or rejects each planner decision and each set of simulated tool
 results, with a reason.
 
 Rules first (``bench.generation_checks``: parse errors, unknown tools, argument schema, what the
@@ -17,7 +17,7 @@ from bench.generation_checks import decision_errors, results_errors, tools_by_na
 from bench.paths import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 from graphs.generation_context import Context
 from graphs.generation_state import CheckerVerdict, State
-from nodes._roles import (
+from nodes.generation._common import (
     actions_lines,
     ask_model,
     conversation_lines,
@@ -30,7 +30,7 @@ from nodes._roles import (
     session_results,
     tools_block,
 )
-from nodes.role_schemas import CHECKER_SCHEMA
+from nodes.generation.role_schemas import CHECKER_SCHEMA
 from prompts import fragments, render
 
 def pending_calls(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -42,7 +42,7 @@ def pending_calls(task: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def apply_decision(task: dict[str, Any], decision: dict[str, Any], step: int) -> tuple[dict[str, Any], str]:
-    """Append an accepted decision's actions to ``task`` as nodes of ``step`` (SPEC 5).
+    """Append an accepted decision's actions to ``task`` as nodes of ``step`` (docs/generation.md).
 
     Returns:
         ``(task, awaiting)`` with awaiting ``"question"`` (ask), ``"answer"`` (prepare) or ``""`` (calls).
@@ -88,7 +88,7 @@ def _model_request(state: State, pending: dict[str, Any]) -> tuple[str, str]:
 
 
 async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Judge ``state.pending`` (a planner decision or tool results) and apply it when accepted (SPEC 5).
+    """Judge ``state.pending`` (a planner decision or tool results) and apply it when accepted (docs/generation.md).
 
     Returns:
         State update: on accept the new nodes (decision) or filled observations (results), ``awaiting``
@@ -161,7 +161,7 @@ def _step(pending: dict[str, Any], task: dict[str, Any]) -> int:
 
 def route_after_plan_check(state: State) -> Literal["run tools", "write", "retry", "fail"]:
     """After a planner decision was judged: the tool (calls), the agent (question or answer), the
-    planner again (rejected, tries left), or the end (the session failed; SPEC 5)."""
+    planner again (rejected, tries left), or the end (the session failed; docs/generation.md)."""
     if state.status != "running":
         return "fail"
     if state.verdict == "reject":
@@ -171,7 +171,7 @@ def route_after_plan_check(state: State) -> Literal["run tools", "write", "retry
 
 def route_after_result_check(state: State) -> Literal["next step", "retry", "fail"]:
     """After tool results were judged: the planner's next step, the tool again (rejected, tries
-    left), or the end (the session failed; SPEC 5)."""
+    left), or the end (the session failed; docs/generation.md)."""
     if state.status != "running":
         return "fail"
     return "retry" if state.verdict == "reject" else "next step"

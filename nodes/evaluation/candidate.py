@@ -1,4 +1,4 @@
-"""The candidate model as a node: one request per step (SPEC 3.2, 3.4).
+"""The candidate model as a node: one request per step (docs/evaluation.md §3, §5).
 
 A candidate is any LangChain chat model with the session's tools bound. The
 node sends the current messages, measures the latency, and stores the raw
@@ -41,7 +41,7 @@ def model_settings(context: EvaluationContext) -> ModelSettings:
 
 def model_name_for(spec: str) -> str:
     """Name recorded for model ``spec``: a bare alias (``local``) itself, a provider's ``model_name(name)``
-    if it has one (``replay:PATH#CANDIDATE`` -> ``CANDIDATE``), else the part after ``provider:`` (SPEC 3.4)."""
+    if it has one (``replay:PATH#CANDIDATE`` -> ``CANDIDATE``), else the part after ``provider:`` (docs/evaluation.md §5)."""
     if spec in MODEL_ALIASES:
         return spec
     prefix, name = split_spec(spec)
@@ -54,7 +54,7 @@ def model_name_for(spec: str) -> str:
 
 
 def candidate_model(context: EvaluationContext) -> BaseChatModel:
-    """The chat model of ``context`` (resolved once per event loop and settings, then reused; SPEC 3.2).
+    """The chat model of ``context`` (resolved once per event loop and settings, then reused; docs/evaluation.md §3).
 
     Raises:
         ValueError: bad model spec; whatever the provider raises on bad settings.
@@ -72,12 +72,12 @@ def candidate_model(context: EvaluationContext) -> BaseChatModel:
 
 
 def retry_policy(context: EvaluationContext) -> RetryPolicy:
-    """The transport retry policy of ``context`` (attempts, backoff, requests per second) for the SPEC 3.2 model requests."""
+    """The transport retry policy of ``context`` (attempts, backoff, requests per second) for the docs/evaluation.md §3 model requests."""
     return RetryPolicy(max_attempts=context.max_attempts, backoff=context.backoff, rps=context.rps)
 
 
 async def call_candidate(state: EvaluationState, runtime: Runtime[EvaluationContext]) -> dict[str, Any]:
-    """Send the current messages to the candidate; record latency (s), token counts and the raw response (SPEC 3.2, 3.4).
+    """Send the current messages to the candidate; record latency (s), token counts and the raw response (docs/evaluation.md §3, §5).
 
     The run metadata carries the session id, the session-wide request index,
     the task and the step (replay models use the first two; traces show all).

@@ -1,7 +1,7 @@
 """Plumbing shared by the generation role nodes: calling a role's model, recording the call,
 and rendering the blocks (tools, conversation, actions) that role prompts show.
 
-Internal to ``nodes``; role logic lives in ``nodes/user.py``, ``planner.py``, ``checker.py``,
+Internal to ``nodes``; role logic lives in ``nodes/generation/user.py``, ``planner.py``, ``checker.py``,
 ``tool.py`` and ``agent.py``.
 """
 
@@ -67,7 +67,7 @@ async def ask_model(
         state: the session (its id and user-model pick).
         runtime: graph runtime holding :class:`Context`.
         system, human: the two prompt messages.
-        json_schema: the JSON schema of the expected output (``nodes.role_schemas``). A model whose
+        json_schema: the JSON schema of the expected output (``nodes.generation.role_schemas``). A model whose
             class sets ``supports_json_schema_grammar`` (the local llama.cpp server) gets it as
             ``response_format`` and samples only JSON of that shape, at most :data:`JSON_MAX_TOKENS`
             tokens; other models get the prompt only.

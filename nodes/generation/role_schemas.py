@@ -1,4 +1,4 @@
-"""JSON schemas of the generation roles' structured outputs, for grammar-constrained decoding (SPEC 5).
+"""JSON schemas of the generation roles' structured outputs, for grammar-constrained decoding (docs/generation.md).
 
 A model that can constrain its sampling to a JSON schema (the local llama.cpp server: see
 ``LocalChatOpenAI.supports_json_schema_grammar``) gets these schemas with the planner, checker and

@@ -1,4 +1,4 @@
-"""Close a task and the session: the SPEC 3.4 record."""
+"""Close a task and the session: the docs/evaluation.md §5 record."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from nodes.tracing import annotate_evaluation_node
 
 
 async def finish_task(state: EvaluationState) -> Command[Literal["build_prompt", "finish_session"]]:
-    """Store the finished task's result; start the next task or end the session (SPEC 3.4)."""
+    """Store the finished task's result; start the next task or end the session (docs/evaluation.md §5)."""
     annotate_evaluation_node(state, with_step=False, task_label=state["task_result"].get("action_name_label"))
     results = [*state.get("results", []), state["task_result"]]
     next_task = state["task_idx"] + 1
@@ -22,7 +22,7 @@ async def finish_task(state: EvaluationState) -> Command[Literal["build_prompt",
 
 
 async def finish_session(state: EvaluationState) -> dict[str, Any]:
-    """Build the session's SPEC 3.4 line: per-task results, or ``"Error during inference: ..."``.
+    """Build the session's docs/evaluation.md §5 line: per-task results, or ``"Error during inference: ..."``.
 
     An error record also carries ``error_detail`` (a readable cause; the
     reference's own message is often empty).

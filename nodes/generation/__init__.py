@@ -1,0 +1,1 @@
+"""Roles of the generation graph (User, Planner, Checker, Tool, Agent) and the role registry."""
