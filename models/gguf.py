@@ -24,12 +24,13 @@ at least ``WTB_LOCAL_MIN_TIMEOUT`` (default 600 s); requests to one server are s
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import httpx
 
-from models import ModelSettings
-from models.bundled import bundled_model_path
+from models.settings import ModelSettings
+from models.bundled import LocalModelUnavailable
 from models.llama_server import SERVER_KEYS, LocalServer, _env_int, get_server, require_llama_server, server_options
 from models.local_chat import LocalChatOpenAI
 
@@ -69,6 +70,22 @@ def chat_model_for_server(server: LocalServer, settings: ModelSettings) -> Local
     return model
 
 
+def check(name: str, settings: ModelSettings) -> None:
+    """Before any session: the GGUF file exists and llama-cpp-python's server is installed.
+
+    Raises:
+        ConfigurationError: no such file, or the ``local`` extra is missing (with the install line).
+    """
+    from models.registry import ConfigurationError
+
+    if not Path(name).expanduser().is_file():
+        raise ConfigurationError(f"GGUF file not found: {name} (model spec 'gguf:{name}')")
+    try:
+        require_llama_server()
+    except LocalModelUnavailable as exc:
+        raise ConfigurationError(str(exc)) from None
+
+
 def create(name: str, settings: ModelSettings) -> LocalChatOpenAI:
     """``gguf:PATH``: serve the GGUF file at ``PATH`` (``~`` expanded) and return a chat model for it.
 
@@ -77,17 +94,3 @@ def create(name: str, settings: ModelSettings) -> LocalChatOpenAI:
     """
     server = get_server(name, server_options(settings.extra))
     return chat_model_for_server(server, settings)
-
-
-def create_local(name: str, settings: ModelSettings) -> LocalChatOpenAI:
-    """``local:NAME`` (``local`` = ``local:default``): the bundled model, assembled on first use.
-
-    Raises:
-        ValueError: unknown bundled model name.
-        LocalModelUnavailable: the ``local`` extra is not installed.
-        ModelAssemblyError: the assembled file fails its size / checksum check.
-        LocalServerError: see :func:`get_server`.
-    """
-    require_llama_server()
-    return create(str(bundled_model_path(name)), settings)
-

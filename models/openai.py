@@ -29,7 +29,7 @@ from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
 
 from models.messages import RAW_RESPONSE_KEY, parse_tool_calls, to_openai
-from models import ModelSettings
+from models.settings import ModelSettings
 
 
 class RawChatOpenAI(ChatOpenAI):
@@ -116,6 +116,27 @@ def _is_loopback(base_url: str | None) -> bool:
         return False
     host = httpx.URL(base_url).host
     return host in ("localhost", "127.0.0.1", "::1")
+
+
+def check(name: str, settings: ModelSettings) -> None:
+    """Before any session: a remote endpoint needs an API key (``settings.api_key`` or ``OPENAI_API_KEY``).
+
+    A base URL on loopback (a local vLLM, Ollama or llama.cpp server) needs none. A key the
+    server rejects shows only at the first request (HTTP 401), an infrastructure error.
+
+    Raises:
+        ConfigurationError: no key for a non-loopback endpoint.
+    """
+    from models.registry import ConfigurationError
+
+    base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or None
+    if settings.api_key or os.environ.get("OPENAI_API_KEY") or _is_loopback(base_url):
+        return
+    where = base_url or "https://api.openai.com/v1"
+    raise ConfigurationError(
+        f"openai:{name} needs an API key for {where}: set OPENAI_API_KEY "
+        "(or point --base-url at a local OpenAI-compatible server on 127.0.0.1/localhost)"
+    )
 
 
 def create(name: str, settings: ModelSettings) -> RawChatOpenAI:

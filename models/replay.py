@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import difflib
 import functools
 import json
 import os
@@ -39,7 +40,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 from models.messages import RAW_RESPONSE_KEY, to_langchain
-from models import ModelSettings
+from models.settings import ModelSettings
 
 SESSION_KEY = "wtb_session_id"
 REQUEST_INDEX_KEY = "wtb_request_index"
@@ -219,6 +220,35 @@ def create(name: str, settings: ModelSettings) -> ReplayChatModel:
         raise FileNotFoundError(f"replay file not found: {path}")
     delay = float(settings.extra.get("delay", os.environ.get(DELAY_ENV) or 0.0))
     return ReplayChatModel(path=path, candidate=candidate, delay=delay)
+
+
+def check(name: str, settings: ModelSettings) -> None:
+    """Before any session: the replay file exists, parses, and holds ``CANDIDATE``.
+
+    Raises:
+        ConfigurationError: malformed spec, missing or malformed file, or unknown candidate (the
+            message lists the file's candidates and the closest match).
+    """
+    from models.registry import ConfigurationError
+
+    try:
+        path, candidate = parse_name(name)
+    except ValueError as exc:
+        raise ConfigurationError(str(exc)) from None
+    if not Path(path).is_file():
+        raise ConfigurationError(f"replay file not found: {path} (model spec 'replay:{name}')")
+    try:
+        stat = os.stat(path)
+        by_candidate = _parse_file(str(path), stat.st_mtime_ns, stat.st_size)
+    except (OSError, ValueError) as exc:
+        raise ConfigurationError(f"replay file unreadable: {exc}") from None
+    if candidate not in by_candidate:
+        known = sorted(by_candidate)
+        close = difflib.get_close_matches(candidate, known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ConfigurationError(
+            f"{path}: no candidate {candidate!r}{hint} Candidates in the file: {', '.join(known) or 'none'}."
+        )
 
 
 def model_name(name: str) -> str:

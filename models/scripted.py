@@ -27,7 +27,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from models import ModelSettings
+from models.settings import ModelSettings
 
 _lock = threading.Lock()
 _cursors: dict[tuple[str, str, str], int] = {}
@@ -155,6 +155,19 @@ class ScriptedChatModel(BaseChatModel):
         response = next_response(self.path, role, session)
         content = response if isinstance(response, str) else json.dumps(response, ensure_ascii=False)
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=content))])
+
+
+def check(name: str, settings: ModelSettings) -> None:
+    """Before any session: the script file exists.
+
+    Raises:
+        ConfigurationError: no such file.
+    """
+    from models.registry import ConfigurationError
+
+    path = name.partition("#")[0]
+    if not Path(path).is_file():
+        raise ConfigurationError(f"script file not found: {path} (model spec 'scripted:{name}')")
 
 
 def create(name: str, settings: ModelSettings) -> ScriptedChatModel:

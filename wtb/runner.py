@@ -291,7 +291,7 @@ class ResultFile:
 
 def recorded_model_name(context: Any) -> str:
     """The ``model_name`` that records of ``context`` carry."""
-    from nodes.evaluation.candidate import model_name_for
+    from models import model_name_for
 
     return context.model_name or model_name_for(context.model)
 

@@ -9,7 +9,6 @@ task result.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import time
 import weakref
 from typing import Any
@@ -20,7 +19,7 @@ from langgraph.runtime import Runtime
 from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
 from models.messages import response_from_ai, token_counts
-from models import BUILTIN_PROVIDERS, MODEL_ALIASES, ModelSettings, resolve_model, split_spec
+from models import ModelSettings, resolve_model
 from models.replay import REQUEST_INDEX_KEY, SESSION_KEY
 from models.transport import RetryPolicy, current_usage, request_with_retries
 from nodes.tracing import annotate_evaluation_node
@@ -37,20 +36,6 @@ def model_settings(context: EvaluationContext) -> ModelSettings:
         timeout=context.timeout,
         max_retries=context.max_retries,
     )
-
-
-def model_name_for(spec: str) -> str:
-    """Name recorded for model ``spec``: a bare alias (``local``) itself, a provider's ``model_name(name)``
-    if it has one (``replay:PATH#CANDIDATE`` -> ``CANDIDATE``), else the part after ``provider:`` (docs/evaluation.md §5)."""
-    if spec in MODEL_ALIASES:
-        return spec
-    prefix, name = split_spec(spec)
-    target = BUILTIN_PROVIDERS.get(prefix)
-    if target:
-        module = importlib.import_module(target.partition(":")[0])
-        if hasattr(module, "model_name"):
-            return module.model_name(name)
-    return name
 
 
 def candidate_model(context: EvaluationContext) -> BaseChatModel:

@@ -13,7 +13,7 @@ from bench import harness as inference
 from graphs.evaluation_context import EvaluationContext
 from bench.io import json_lines
 from graphs.evaluation_state import EvaluationState
-from nodes.evaluation.candidate import model_name_for
+from models import model_name_for
 from models.messages import to_langchain
 from nodes.tracing import annotate_evaluation_node
 

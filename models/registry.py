@@ -1,0 +1,220 @@
+"""The provider registry: model specs ``provider:name`` to LangChain chat models, with plug-ins.
+
+A provider is a :class:`Provider`: a factory ``create(name, settings) -> BaseChatModel`` plus,
+optionally, a configuration check run before any session, the name recorded in results, and the
+number of sessions it usefully serves at once. Providers come from three places, looked up in this
+order:
+
+1. code: :func:`register_provider` (``register_provider("mine", create)`` or a :class:`Provider`);
+2. installed packages: entry points of the group :data:`ENTRY_POINT_GROUP`
+   (``wildtoolbench.providers``); the entry point's name is the prefix and its value a factory,
+   a :class:`Provider`, or a module with ``create`` (and optionally ``check``, ``model_name``,
+   ``MAX_CONCURRENCY``), so ``wtb``, ``langgraph dev`` and the Python API find them with no change
+   to this project;
+3. the built-ins of :data:`BUILTIN_PROVIDERS` (one module each, imported on first use).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from dataclasses import dataclass
+from importlib import metadata
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable
+
+from models.settings import ModelSettings
+
+if TYPE_CHECKING:  # langchain_core is imported by the providers themselves, not at start-up
+    from langchain_core.language_models import BaseChatModel
+
+ProviderFactory = Callable[[str, ModelSettings], "BaseChatModel"]
+ENTRY_POINT_GROUP = "wildtoolbench.providers"
+
+# prefix -> module; adding a built-in provider is one module plus one line here.
+BUILTIN_PROVIDERS: dict[str, str] = {
+    "openai": "models.openai",
+    "replay": "models.replay",
+    "scripted": "models.scripted",
+    "gguf": "models.gguf",
+    "local": "models.local",
+}
+
+# Bare names accepted as specs, each standing for a full "provider:name" spec.
+MODEL_ALIASES: dict[str, str] = {
+    "local": "local:default",
+}
+
+# The spec used when no --model is given: the bundled local model (needs the `local` extra).
+DEFAULT_MODEL = "local"
+
+
+class ConfigurationError(ValueError):
+    """A model spec that cannot work, found before any session runs (unknown provider, missing file,
+    unknown candidate, missing credentials or package). ``str(error)`` names the problem and the fix."""
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One model provider.
+
+    Attributes:
+        create: ``create(name, settings) -> BaseChatModel`` for specs ``"<prefix>:<name>"``.
+        check: ``check(name, settings) -> None``, raising :class:`ConfigurationError` for a spec that
+            cannot work (run before the first session; it must not call the model).
+        model_name: ``model_name(name) -> str``, the name recorded in results (default: ``name``).
+        max_concurrency: sessions the provider usefully serves at once (``None`` = no limit advertised).
+    """
+
+    create: ProviderFactory
+    check: Callable[[str, ModelSettings], None] | None = None
+    model_name: Callable[[str], str] | None = None
+    max_concurrency: int | None = None
+
+
+_registry: dict[str, Provider | ProviderFactory] = {}
+_entry_points: dict[str, Any] | None = None
+
+
+def register_provider(prefix: str, provider: Provider | ProviderFactory) -> None:
+    """Register a provider (a :class:`Provider` or a bare factory) for specs ``"<prefix>:<name>"``.
+
+    A later call replaces an earlier one, and a registered provider wins over an entry point or a
+    built-in of the same prefix.
+
+    Raises:
+        ValueError: if ``prefix`` is empty or contains ``":"``.
+    """
+    if not prefix or ":" in prefix:
+        raise ValueError(f"provider prefix must be non-empty and contain no ':', got {prefix!r}")
+    _registry[prefix] = provider
+
+
+def split_spec(spec: str) -> tuple[str, str]:
+    """Split ``"prefix:name"`` (or a bare alias such as ``local``) into ``(prefix, name)``.
+
+    Raises:
+        ConfigurationError: the spec has no ``:`` or an empty part.
+    """
+    prefix, sep, name = MODEL_ALIASES.get(spec, spec).partition(":")
+    if not sep or not prefix or not name:
+        raise ConfigurationError(f"model spec must look like 'provider:name' (e.g. 'openai:gpt-4o'), got {spec!r}")
+    return prefix, name
+
+
+def _installed_entry_points() -> dict[str, Any]:
+    global _entry_points
+    if _entry_points is None:
+        _entry_points = {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    return _entry_points
+
+
+def refresh_entry_points() -> None:
+    """Forget the cached entry points (after installing a provider package in a running process)."""
+    global _entry_points
+    _entry_points = None
+
+
+def _from_module(module: ModuleType) -> Provider:
+    limit = getattr(module, "MAX_CONCURRENCY", None)
+    return Provider(
+        create=module.create,
+        check=getattr(module, "check", None),
+        model_name=getattr(module, "model_name", None),
+        max_concurrency=int(limit) if limit is not None else None,
+    )
+
+
+def _as_provider(value: Any) -> Provider:
+    if isinstance(value, Provider):
+        return value
+    if isinstance(value, ModuleType):
+        return _from_module(value)
+    if callable(value):
+        return Provider(create=value)
+    raise TypeError(f"a provider must be a Provider, a module with create(), or a factory; got {value!r}")
+
+
+def known_providers() -> list[str]:
+    """Every provider prefix that :func:`resolve_model` accepts (code, entry points, built-ins), sorted."""
+    return sorted(set(BUILTIN_PROVIDERS) | set(_installed_entry_points()) | set(_registry))
+
+
+def get_provider(prefix: str) -> Provider:
+    """The provider of ``prefix``: registered in code, else an installed entry point, else a built-in.
+
+    Raises:
+        ConfigurationError: no provider has that prefix (the message lists the known ones and the
+            closest match).
+    """
+    if prefix in _registry:
+        return _as_provider(_registry[prefix])
+    entry_point = _installed_entry_points().get(prefix)
+    if entry_point is not None:
+        return _as_provider(entry_point.load())
+    module = BUILTIN_PROVIDERS.get(prefix)
+    if module is not None:
+        return _from_module(importlib.import_module(module))
+    known = known_providers()
+    close = difflib.get_close_matches(prefix, known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise ConfigurationError(f"unknown model provider {prefix!r}{hint} Known: {', '.join(known)}.")
+
+
+def check_model(spec: str, settings: ModelSettings | None = None) -> None:
+    """Check that ``spec`` can work with ``settings`` without calling the model (run before any session).
+
+    Raises:
+        ConfigurationError: malformed spec, unknown provider, or the provider's own check failed
+            (missing file, unknown candidate, missing credentials, missing package...).
+    """
+    prefix, name = split_spec(spec)
+    provider = get_provider(prefix)
+    if provider.check is not None:
+        provider.check(name, settings or ModelSettings())
+
+
+def model_name_for(spec: str) -> str:
+    """Name recorded for model ``spec``: a bare alias (``local``) itself, the provider's ``model_name(name)``
+    if it has one (``replay:PATH#CANDIDATE`` -> ``CANDIDATE``), else the part after ``provider:``.
+
+    Raises:
+        ConfigurationError: malformed spec or unknown provider.
+    """
+    if spec in MODEL_ALIASES:
+        return spec
+    prefix, name = split_spec(spec)
+    provider = get_provider(prefix)
+    return provider.model_name(name) if provider.model_name is not None else name
+
+
+def max_concurrency(spec: str) -> int | None:
+    """How many sessions the provider of ``spec`` usefully serves at once; ``None`` = no limit advertised.
+
+    ``gguf:`` and ``local`` say 1: one llama.cpp server computes one request at a time, and
+    interleaved conversations lose its prompt-prefix reuse. Batch runners use it as their default
+    concurrency. Nothing is built (no model, no server).
+
+    Raises:
+        ConfigurationError: malformed spec or unknown provider.
+    """
+    prefix, _name = split_spec(spec)
+    return get_provider(prefix).max_concurrency
+
+
+def resolve_model(spec: str, settings: ModelSettings | None = None) -> "BaseChatModel":
+    """Build the chat model named by ``spec``.
+
+    Args:
+        spec: ``"<provider>:<name>"``, e.g. ``openai:gpt-4o-mini``, or a bare alias from
+            :data:`MODEL_ALIASES` (``local``).
+        settings: connection and sampling settings (defaults: :class:`ModelSettings`).
+
+    Returns:
+        A LangChain ``BaseChatModel`` (tools are bound by the caller).
+
+    Raises:
+        ConfigurationError: malformed spec or unknown provider prefix; whatever the provider raises.
+    """
+    prefix, name = split_spec(spec)
+    return get_provider(prefix).create(name, settings or ModelSettings())
