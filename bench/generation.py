@@ -443,18 +443,23 @@ def assemble_session(
 
 
 def streamline(transcript: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The streamlined transcript (docs/generation.md): checker entries and rejected attempts removed.
+    """The streamlined transcript (docs/generation.md): verdicts and rejected attempts removed.
 
     Args:
-        transcript: raw entries ``{"id", "role", ...}``; a checker entry carries ``"target"`` (the id it
-            judged) and ``"verdict"`` (``accept`` / ``reject``).
+        transcript: raw entries ``{"id", "role", ...}``; a verdict entry (role ``checker``, or
+            ``rule_check`` for a rule applied inside a role's node, such as an empty user message)
+            carries ``"target"`` (the id it judged) and ``"verdict"`` (``accept`` / ``reject``).
 
     Returns:
         The remaining entries, in order.
     """
     entries = list(transcript)
-    rejected = {e.get("target") for e in entries if e.get("role") == "checker" and e.get("verdict") != "accept"}
-    return [dict(e) for e in entries if e.get("role") != "checker" and e.get("id") not in rejected]
+    rejected = {e.get("target") for e in entries if e.get("role") in VERDICT_ROLES and e.get("verdict") != "accept"}
+    return [dict(e) for e in entries if e.get("role") not in VERDICT_ROLES and e.get("id") not in rejected]
+
+
+VERDICT_ROLES = ("checker", "rule_check")
+"""Transcript roles of verdict entries: the Checker role, and rule checks inside other roles' nodes."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,49 +11,28 @@ The Checker role judges twice per step, so it appears as two nodes: ``checker`` 
 decision) and ``tool_checker`` (the simulated results); each has its own retry edge. Wiring only:
 role logic lives in ``nodes/``, pure rules in ``bench/generation*.py``.
 
-To add a role, write a node function and insert it on one of the plain edges with
-:class:`ExtraRole` (``build(extra_roles=...)`` / :func:`compile_graph`); README, "Adding a role".
+To add a role, write a node function and register it (``nodes.generation.registry.register_role``,
+one module plus one line); :func:`compile_graph` inserts the registered roles on their edges.
+README, "Adding a role".
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Callable, Sequence
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 
 from graphs.generation_context import Context
 from graphs.generation_state import State
-from nodes.generation.agent import agent, route_after_agent
-from nodes.generation.checker import checker, route_after_plan_check, route_after_result_check
-from nodes.generation.planner import planner
-from nodes.generation.tool import tool
-from nodes.generation.user import user
+from nodes.generation.agent import route_after_agent
+from nodes.generation.checker import route_after_plan_check, route_after_result_check
+from nodes.generation.registry import BUILTIN_ROLES, PLAIN_EDGES, Role, added_roles, capturing, validate_role
 
 RECURSION_LIMIT = 1000
 
-PLAIN_EDGES = {"user": "planner", "planner": "checker", "tool": "tool_checker"}
-"""The edges a new role can be inserted on: role -> the node that follows it unconditionally."""
-
-
-@dataclass(frozen=True)
-class ExtraRole:
-    """A role node added to the generation graph, inserted on one plain edge.
-
-    Attributes:
-        name: node name (unique; not one of the built-in node names).
-        node: ``node(state: State, runtime: Runtime[Context]) -> dict`` (sync or async), like the
-            built-in roles: it returns a state update. To end the session it returns
-            ``{"status": "failed", "failure_reason": "..."}``: the session is then recorded as failed
-            with that reason (``failures.jsonl``).
-        after: the role it follows: ``"user"`` (sees every user message before the planner),
-            ``"planner"`` (every planner decision, before the checker) or ``"tool"`` (every simulated
-            result, before the result check). Several roles after the same one run in list order.
-    """
-
-    name: str
-    node: Callable[..., Any]
-    after: Literal["user", "planner", "tool"]
+ExtraRole = Role
+"""Former name of :class:`nodes.generation.registry.Role` (``ExtraRole(name, node, after)``)."""
 
 
 def _continue_or_end(next_node: str) -> Callable[[State], str]:
@@ -64,26 +43,25 @@ def _continue_or_end(next_node: str) -> Callable[[State], str]:
     return route
 
 
-def build(extra_roles: Sequence[ExtraRole] = ()) -> StateGraph:
+def build(extra_roles: Sequence[Role] | None = None) -> StateGraph:
     """The uncompiled generation graph (for callers that add a role or a checkpointer; docs/generation.md).
 
     Args:
-        extra_roles: roles to insert (see :class:`ExtraRole`); after each one the session goes on to
-            the next node while its ``status`` is ``running``, else to END.
+        extra_roles: roles to insert on the plain edges (see :class:`Role`); default: the roles
+            registered with ``nodes.generation.registry.register_role``. After each one the session
+            goes on to the next node while its ``status`` is ``running``, else to END.
 
     Raises:
         ValueError: an extra role's ``after`` is not in :data:`PLAIN_EDGES`, or its name is taken.
     """
+    extra = added_roles() if extra_roles is None else tuple(extra_roles)
     builder = StateGraph(State, context_schema=Context)
-    builder.add_node("user", user)
-    builder.add_node("planner", planner)
-    builder.add_node("checker", checker)
-    builder.add_node("tool", tool)
-    builder.add_node("tool_checker", checker)
-    builder.add_node("agent", agent)
+    for role in BUILTIN_ROLES:
+        builder.add_node(role.name, role.node)
+    builder.add_node("tool_checker", dict(((r.name, r.node) for r in BUILTIN_ROLES))["checker"])
 
     builder.add_edge(START, "user")
-    _plain_edges(builder, extra_roles)
+    _plain_edges(builder, extra)
     builder.add_conditional_edges(
         "checker", route_after_plan_check, {"run tools": "tool", "write": "agent", "retry": "planner", "fail": END}
     )
@@ -94,14 +72,13 @@ def build(extra_roles: Sequence[ExtraRole] = ()) -> StateGraph:
     return builder
 
 
-def _plain_edges(builder: StateGraph, extra_roles: Sequence[ExtraRole]) -> None:
+def _plain_edges(builder: StateGraph, extra_roles: Sequence[Role]) -> None:
     """Wire ``user -> planner``, ``planner -> checker`` and ``tool -> tool_checker``, with the extra roles in between."""
+    names: list[str] = []
     for role in extra_roles:
-        if role.after not in PLAIN_EDGES:
-            raise ValueError(f"extra role {role.name!r}: after={role.after!r}; choose one of {sorted(PLAIN_EDGES)}")
-        if role.name in builder.nodes:
-            raise ValueError(f"extra role {role.name!r}: a node of that name already exists")
-        builder.add_node(role.name, role.node)
+        validate_role(role, names)
+        names.append(role.name)
+        builder.add_node(role.name, capturing(role.node))
     for source, target in PLAIN_EDGES.items():
         chain = [source, *(role.name for role in extra_roles if role.after == source), target]
         builder.add_edge(chain[0], chain[1])
@@ -109,11 +86,11 @@ def _plain_edges(builder: StateGraph, extra_roles: Sequence[ExtraRole]) -> None:
             builder.add_conditional_edges(here, _continue_or_end(following), {following: following, END: END})
 
 
-def compile_graph(extra_roles: Sequence[ExtraRole] = (), **compile_kwargs: Any) -> Any:
-    """The compiled generation graph with ``extra_roles`` inserted (``run_batch(..., graph=...)`` takes it).
+def compile_graph(extra_roles: Sequence[Role] | None = None, **compile_kwargs: Any) -> CompiledStateGraph:
+    """The compiled generation graph with ``extra_roles`` (default: the registered roles) inserted.
 
     ``compile_kwargs`` go to ``StateGraph.compile`` (e.g. ``checkpointer``); the recursion limit is
-    set as for the default :data:`graph`.
+    set as for the default :data:`graph`. ``run_batch(..., graph=...)`` takes the result.
     """
     compiled = build(extra_roles).compile(name=compile_kwargs.pop("name", "generation"), **compile_kwargs)
     return compiled.with_config({"recursion_limit": RECURSION_LIMIT})

@@ -1,97 +1,111 @@
 """Run settings of the generation graph (its ``context_schema``): the model of each role, base URLs,
-temperature and retry limits. Every field has a description (shown in LangGraph Studio) and an
-environment-variable fallback."""
+temperature and retry limits.
+
+Every setting follows one rule (:mod:`bench.settings`, docs/settings.md): an explicit value wins,
+then its ``WTB_*`` environment variable, then the default. Role models use one mapping for every
+role, built-in or added (docs/generation.md): ``models={"planner": "openai:gpt-4o", "critic": ...}``
+(``--model ROLE=SPEC`` on ``wtb generate``); a role missing from it uses ``WTB_<ROLE>_MODEL``, else
+:data:`models.DEFAULT_MODEL`.
+"""
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field, fields
-from typing import Any, Callable
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
 
+from bench.settings import env_value, resolve_settings, setting
 from models import DEFAULT_MODEL
 
 ROLES = ("user", "planner", "checker", "tool", "agent")
+"""The built-in roles. Added roles are registered in ``nodes.generation.registry``."""
+
+NO_MODEL = "none"
+"""Model spec meaning "this role calls no model" (the checker then applies rule checks only)."""
 
 
-def _env(name: str, default: str) -> str:
-    return os.environ.get(name) or default
-
-
-def _env_field(variable: str, default: str, description: str, convert: Callable[[str], Any] = str) -> Any:
-    """A :class:`Context` dataclass field read when the context is built: ``convert($variable)`` when the
-    variable is set and non-empty, else ``convert(default)``; ``description`` goes to the field's metadata.
-    A value ``convert`` rejects raises its error (e.g. ``ValueError``) at that point."""
-    return field(default_factory=lambda: convert(_env(variable, default)), metadata={"description": description})
+def role_env(role: str) -> str:
+    """Environment variable of ``role``'s model spec: ``WTB_<ROLE>_MODEL`` (e.g. ``WTB_PLANNER_MODEL``)."""
+    return f"WTB_{role.upper()}_MODEL"
 
 
 @dataclass(kw_only=True)
 class Context:
-    """Run settings of the generation graph (its ``context_schema``); one value per run."""
+    """Run settings of the generation graph; one value per run."""
 
-    user_models: list[str] = field(
-        default_factory=lambda: [m for m in _env("WTB_USER_MODEL", DEFAULT_MODEL).split(",") if m],
-        metadata={"description": "Model specs of the User role ('provider:name'); each session uses one of them."},
+    models: dict[str, str] | None = dataclasses.field(
+        default=None,
+        metadata={
+            "description": "Model spec per role, e.g. {'planner': 'openai:gpt-4o', 'checker': 'none'}. A role not "
+            "named here uses $WTB_<ROLE>_MODEL, else 'local'. 'user' may hold several comma-separated specs "
+            "(each session uses one). 'none' = the role calls no model (the checker then runs rule checks only)."
+        },
     )
-    planner_model: str = _env_field("WTB_PLANNER_MODEL", DEFAULT_MODEL, "Model spec of the Planner role.")
-    tool_model: str = _env_field(
-        "WTB_TOOL_MODEL", DEFAULT_MODEL, "Model spec of the Tool role (simulates tool results)."
+    base_urls: dict[str, str] | None = dataclasses.field(
+        default=None,
+        metadata={"description": "OpenAI-compatible base URL per role; a role not named here uses base_url."},
     )
-    agent_model: str = _env_field(
-        "WTB_AGENT_MODEL", DEFAULT_MODEL, "Model spec of the Agent role (questions and final replies)."
+    base_url: str | None = setting(None, "WTB_BASE_URL", "OpenAI-compatible base URL for every role without its own.")
+    temperature: float | None = setting(0.7, "WTB_GEN_TEMPERATURE", "Sampling temperature of every role.", float)
+    max_retries: int | None = setting(
+        3, "WTB_GEN_MAX_RETRIES", "Tries of a planner decision or tool result before the session fails.", int
     )
-    checker_model: str = _env_field(
-        "WTB_CHECKER_MODEL", DEFAULT_MODEL, "Model spec of the Checker role; empty = rule checks only."
+    max_steps: int | None = setting(8, "WTB_GEN_MAX_STEPS", "Most planner steps in one task before the session fails.", int)
+    request_timeout: float | None = setting(120.0, "WTB_TIMEOUT", "Per-request timeout of every role model, in seconds.", float)
+    max_attempts: int | None = setting(
+        5, "WTB_MAX_ATTEMPTS", "Tries per role-model request on HTTP 429/5xx, timeouts and dropped connections.", int
     )
-    base_url: str | None = field(
-        default_factory=lambda: os.environ.get("WTB_BASE_URL"),
-        metadata={"description": "OpenAI-compatible base URL for every role without its own."},
+    backoff: float | None = setting(
+        1.0, "WTB_BACKOFF", "First retry wait in seconds (doubles per retry, plus jitter; Retry-After wins if longer).", float
     )
-    user_base_url: str | None = field(default=None, metadata={"description": "Base URL of the User model."})
-    planner_base_url: str | None = field(default=None, metadata={"description": "Base URL of the Planner model."})
-    tool_base_url: str | None = field(default=None, metadata={"description": "Base URL of the Tool model."})
-    agent_base_url: str | None = field(default=None, metadata={"description": "Base URL of the Agent model."})
-    checker_base_url: str | None = field(default=None, metadata={"description": "Base URL of the Checker model."})
-    temperature: float = _env_field("WTB_GEN_TEMPERATURE", "0.7", "Sampling temperature of every role.", convert=float)
-    max_retries: int = field(
-        default=3, metadata={"description": "Tries of a planner decision or tool result before the session fails."}
+    rps: float | None = setting(
+        0.0, "WTB_RPS", "Requests per second to each role endpoint, shared by all sessions (0 = no limit).", float
     )
-    max_steps: int = field(default=8, metadata={"description": "Most planner steps in one task before the session fails."})
-    request_timeout: float = _env_field(
-        "WTB_TIMEOUT", "120", "Per-request timeout of every role model, in seconds.", convert=float
+    vague_answer_rate: float | None = setting(
+        0.25, "WTB_VAGUE_RATE", "Share of tasks whose first user answer to a question is vague.", float
     )
-    max_attempts: int = _env_field(
-        "WTB_MAX_ATTEMPTS",
-        "5",
-        "Tries per role-model request on HTTP 429/5xx, timeouts and dropped connections.",
-        convert=int,
-    )
-    backoff: float = _env_field(
-        "WTB_BACKOFF",
-        "1.0",
-        "First retry wait in seconds (doubles per retry, plus jitter; Retry-After wins if longer).",
-        convert=float,
-    )
-    rps: float = _env_field(
-        "WTB_RPS",
-        "0",
-        "Requests per second to each role endpoint, shared by all sessions (0 = no limit).",
-        convert=float,
-    )
-    vague_answer_rate: float = field(
-        default=0.25, metadata={"description": "Share of tasks whose first user answer to a question is vague."}
-    )
+
+    def __post_init__(self) -> None:
+        resolve_settings(self)
+        self.models = {role: str(spec) for role, spec in (self.models or {}).items()}
+        self.base_urls = {role: str(url) for role, url in (self.base_urls or {}).items() if url}
+
+    def role_model(self, role: str) -> str:
+        """The model spec text of ``role``: ``models[role]``, else ``$WTB_<ROLE>_MODEL``, else the default.
+
+        For ``user`` this may be several comma-separated specs; ``"none"`` means no model.
+        """
+        explicit = (self.models or {}).get(role)
+        if explicit is not None:
+            return explicit.strip() or (DEFAULT_MODEL if role == "user" else NO_MODEL)
+        return env_value(role_env(role)) or DEFAULT_MODEL
+
+    @property
+    def user_models(self) -> list[str]:
+        """The user role's model specs (each session uses one, by its plan's ``user_model_index``)."""
+        return [spec.strip() for spec in self.role_model("user").split(",") if spec.strip()] or [DEFAULT_MODEL]
 
     def model_spec(self, role: str, user_model_index: int = 0) -> str:
-        """Model spec of ``role`` (the user role picks ``user_models[index % len]``)."""
+        """Model spec of ``role`` for one session; ``""`` when the role calls no model (``"none"``).
+
+        The user role picks ``user_models[user_model_index % len]``.
+        """
         if role == "user":
             return self.user_models[user_model_index % len(self.user_models)]
-        return getattr(self, f"{role}_model")
+        spec = self.role_model(role)
+        return "" if spec.lower() == NO_MODEL else spec
 
     def role_base_url(self, role: str) -> str | None:
-        """Base URL of ``role``: its own, else the shared ``base_url``."""
-        return getattr(self, f"{role}_base_url") or self.base_url
+        """Base URL of ``role``: its own (``base_urls``), else the shared ``base_url``."""
+        return (self.base_urls or {}).get(role) or self.base_url
+
+    def resolved(self, roles: tuple[str, ...] = ROLES) -> dict[str, Any]:
+        """The settings this run uses, for ``manifest.json``: every field, with ``models`` and ``base_urls``
+        resolved for each of ``roles`` (the built-in roles plus any added ones)."""
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        values["models"] = {role: self.role_model(role) for role in roles}
+        values["base_urls"] = {role: self.role_base_url(role) for role in roles}
+        return values
 
 
-CONTEXT_FIELDS = tuple(f.name for f in fields(Context))
-
-
+CONTEXT_FIELDS = tuple(f.name for f in dataclasses.fields(Context))

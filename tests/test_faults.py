@@ -383,7 +383,7 @@ def _generation_run(shared_dir, tmp_path, failures, error, **context):
     script.write_text(json.dumps({"sessions": {plan.key: session_script(plan.as_state())}}), encoding="utf-8")
     register_provider("flaky-roles", _FlakyRoles(failures, error))
     spec = f"flaky-roles:{script}"
-    ctx = Context(user_models=[spec], planner_model=spec, tool_model=spec, agent_model=spec, checker_model=spec,
+    ctx = Context(models=dict.fromkeys(("user", "planner", "tool", "agent", "checker"), spec),
                   vague_answer_rate=0.0, backoff=0.001, **context)  # fmt: skip
     try:
         return asyncio.run(run_batch([plan], ctx, tmp_path / "out")), tmp_path / "out"

@@ -41,10 +41,9 @@ def tool_lists_zh(shared_dir):
 
 def scripted_context(path: Path, **overrides) -> Context:
     spec = f"scripted:{path}"
-    settings = dict(user_models=[spec], planner_model=spec, tool_model=spec, agent_model=spec, checker_model=spec,
-                    vague_answer_rate=0.0)
-    settings.update(overrides)
-    return Context(**settings)
+    models = dict.fromkeys(("user", "planner", "tool", "agent", "checker"), spec)
+    models.update(overrides.pop("models", {}))
+    return Context(models=models, **{"vague_answer_rate": 0.0, **overrides})
 
 
 def plan_for(tool_lists, path, *, seed=11, language="en"):
@@ -295,7 +294,7 @@ def test_rules_only_checker_makes_no_checker_calls(tool_lists_en, tmp_path):
     plan = _single_tool_plan(tool_lists_en)
     script = _single_tool_script(plan)
     script["checker"] = []
-    outcome = run(plan, script, tmp_path, checker_model="")
+    outcome = run(plan, script, tmp_path, models={"checker": "none"})
     assert outcome.status == "done", outcome.reason
     assert not [c for c in outcome.state["calls"] if c["role"] == "checker"]
     assert {e["source"] for e in outcome.state["transcript"] if e["role"] == "checker"} == {"rules"}

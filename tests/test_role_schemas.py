@@ -178,7 +178,7 @@ def test_ask_model_binds_the_schema_for_grammar_models_only(monkeypatch):
     monkeypatch.setitem(_registry, "grammartest", lambda name, settings: _GrammarModel())
     _GrammarModel.seen = []
     spec = "grammartest:x"
-    context = Context(user_models=[spec], planner_model=spec, tool_model=spec, agent_model=spec, checker_model=spec)
+    context = Context(models=dict.fromkeys(("user", "planner", "tool", "agent", "checker"), spec))
     plan = plan_sessions([[WEATHER, NEWS]], [("ST",)], seed=3)[0]
     outcome = asyncio.run(run_session(plan, context))
     assert outcome.status == "done", outcome.reason
@@ -205,7 +205,7 @@ def test_models_without_grammar_support_get_the_prompt_only(monkeypatch):
     monkeypatch.setitem(_registry, "plaintest", lambda name, settings: _PlainModel())
     _GrammarModel.seen = []
     spec = "plaintest:x"
-    context = Context(user_models=[spec], planner_model=spec, tool_model=spec, agent_model=spec, checker_model=spec)
+    context = Context(models=dict.fromkeys(("user", "planner", "tool", "agent", "checker"), spec))
     outcome = asyncio.run(run_session(plan_sessions([[WEATHER]], [("ST",)], seed=3)[0], context))
     assert outcome.status == "done", outcome.reason
     assert len(_GrammarModel.seen) == 8
@@ -220,9 +220,9 @@ def test_generate_defaults_every_role_to_local_one_session_at_a_time(monkeypatch
     context = Context()
     assert context.user_models == ["local"]
     assert {context.model_spec(r) for r in ("planner", "tool", "agent", "checker")} == {"local"}
-    assert default_concurrency(context) == 1
-    remote = Context(user_models=["openai:a"], planner_model="openai:b", tool_model="openai:c", agent_model="openai:d",
-                     checker_model="")
-    assert default_concurrency(remote) == 4
+    roles = ("user", "planner", "checker", "tool", "agent")
+    assert default_concurrency(context, roles) == 1
+    remote = {"user": "openai:a", "planner": "openai:b", "tool": "openai:c", "agent": "openai:d", "checker": "none"}
+    assert default_concurrency(Context(models=remote), roles) == 4
     # One role on the local server is enough to serialise the sessions.
-    assert default_concurrency(Context(**{**remote.__dict__, "tool_model": "gguf:/m.gguf"})) == 1
+    assert default_concurrency(Context(models={**remote, "tool": "gguf:/m.gguf"}), roles) == 1

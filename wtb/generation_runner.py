@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -36,8 +36,9 @@ from bench.generation import (
     streamline,
 )
 from bench.io import write_json_atomic, write_jsonl_atomic
-from wtb.tracing import context_settings, redact, redact_text, session_run_config
+from wtb.tracing import context_settings, project_version, redact, redact_text, session_run_config
 from graphs.generation_context import ROLES, Context
+from nodes.generation.registry import model_roles
 
 
 @dataclass
@@ -91,7 +92,7 @@ async def _run_session(plan: SessionPlan, context: Context, graph: Any) -> Sessi
             kind="generate",
             session_id=plan.key,
             dataset=None,
-            model={role: context.model_spec(role, plan.user_model_index) for role in ROLES},
+            model={role: context.model_spec(role, plan.user_model_index) for role in model_roles()},
             language=plan.language,
             settings={**context_settings(context), "type_path": list(plan.type_path), "tool_line": plan.tool_line},
             tags=["-".join(plan.type_path)],
@@ -125,7 +126,8 @@ def write_session_files(out_dir: Path, outcome: SessionOutcome) -> Path:
     write_json_atomic(folder / "raw_transcript.json", transcript)
     write_json_atomic(folder / "transcript.json", streamline(transcript))
     calls = list(outcome.state.get("calls", []))
-    for role in ROLES:
+    roles = [*ROLES, *sorted({str(c.get("role")) for c in calls} - set(ROLES))]  # built-in first, then added roles
+    for role in roles:
         write_jsonl_atomic(folder / "requests" / f"{role}.jsonl", [c for c in calls if c.get("role") == role])
     return folder
 
@@ -284,7 +286,8 @@ async def run_batch(
     write_jsonl_atomic(out / "sessions.jsonl", sessions)
     write_jsonl_atomic(out / "replay.jsonl", replays)
     write_jsonl_atomic(out / "failures.jsonl", failures)
-    context_record = redact({k: v for k, v in asdict(context).items()})  # no credentials in base URLs
+    # every role's resolved model and base URL, plus the project version; no credentials in base URLs
+    context_record = redact({**context.resolved(model_roles()), "project_version": project_version()})
     retried = [{"key": o.plan.key, **r} for o in outcomes for r in o.usage.get("retried_requests", [])]
     usage = {
         key: sum(int(o.usage.get(key, 0)) for o in outcomes)

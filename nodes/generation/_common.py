@@ -35,6 +35,12 @@ ROLE_REQUEST_LISTENER: ContextVar[Callable[[str, str, int], None] | None] = Cont
 )
 
 
+#: While set (by ``nodes.generation.registry.capturing`` around an added role's node), every call record
+#: :func:`ask_model` makes is appended to it, so the role's requests are captured even when the node
+#: does not return them.
+CAPTURED_CALLS: ContextVar[list[dict[str, Any]] | None] = ContextVar("wtb_captured_role_calls", default=None)
+
+
 def dumps(value: Any) -> str:
     """Compact JSON for prompts (UTF-8 kept)."""
     return json.dumps(value, ensure_ascii=False)
@@ -132,6 +138,9 @@ async def ask_model(
         "request": [{"role": "system", "content": system}, {"role": "user", "content": human}],
         "response": text,
     }
+    sink = CAPTURED_CALLS.get()
+    if sink is not None:
+        sink.append(record)
     return text, record
 
 

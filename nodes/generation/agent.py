@@ -72,7 +72,7 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                         "attempt": attempt + 1, "content": text})
         if text:
             break
-        entries.append({"id": entry_id(state, len(entries)), "role": "checker", "task": task_index,
+        entries.append({"id": entry_id(state, len(entries)), "role": "rule_check", "task": task_index,
                         "target": entries[-1]["id"], "verdict": "reject", "reason": "empty assistant message",
                         "source": "rules"})
     update: dict[str, Any] = {"transcript": entries, "calls": calls}

@@ -3,7 +3,7 @@ results, with a reason.
 
 Rules first (``bench.generation_checks``: parse errors, unknown tools, argument schema, what the
 task's layer type allows); only output that passes them goes to the checker model (skipped when the
-context's ``checker_model`` is empty). A rejected output goes back to its role with the reason as
+context gives the checker no model, "none"). A rejected output goes back to its role with the reason as
 feedback; after ``max_retries`` rejections of the same output the session fails.
 """
 
@@ -110,7 +110,7 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     else:
         reasons = results_errors(pending["results"], pending_calls(task))
     source, calls = "rules", []
-    if not reasons and context.checker_model:
+    if not reasons and context.model_spec("checker"):
         system, human = _model_request(state, pending)
         text, record = await ask_model("checker", state, runtime, system, human, json_schema=CHECKER_SCHEMA)
         calls.append(record)

@@ -99,7 +99,7 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if text:
             break
         entries.append(
-            {"id": entry_id(state, len(entries)), "role": "checker", "task": layer, "target": entries[-1]["id"],
+            {"id": entry_id(state, len(entries)), "role": "rule_check", "task": layer, "target": entries[-1]["id"],
              "verdict": "reject", "reason": "empty user message", "source": "rules"}
         )
     update.update(transcript=entries, calls=calls)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import List, Optional
+import re
+from typing import TYPE_CHECKING, List, Optional, Sequence
 
 import typer
 
@@ -12,16 +13,45 @@ from wtb.cli import app
 from bench.generation import GenerationInputError, load_tool_lists, plan_sessions, select_type_paths
 from models import DEFAULT_MODEL
 
+if TYPE_CHECKING:
+    from graphs.generation_context import Context
 
-def default_concurrency(context) -> int:
+
+def default_concurrency(context: "Context", roles: Sequence[str]) -> int:
     """Sessions in flight when ``--concurrency`` is not given: the lowest concurrency any role's provider
     advertises (``models.max_concurrency``; 1 for a local llama.cpp server), else 4."""
-    from graphs.generation_context import ROLES
     from models import max_concurrency
 
-    specs = [*context.user_models, *(context.model_spec(r) for r in ROLES if r != "user")]
+    specs = [*context.user_models, *(context.model_spec(r) for r in roles if r != "user")]
     limits = [limit for spec in specs if spec and (limit := max_concurrency(spec)) is not None]
     return min(limits, default=4)
+
+
+_ROLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def role_models(values: Sequence[str]) -> dict[str, str]:
+    """``--model`` values to a role -> spec mapping: ``ROLE=SPEC`` sets one role, a bare ``SPEC`` every
+    built-in role (docs/generation.md). Several ``user=`` values are joined with commas (one per session).
+
+    Raises:
+        typer.BadParameter: an empty spec.
+    """
+    from graphs.generation_context import ROLES
+
+    mapping: dict[str, str] = {}
+    for value in values:
+        role, sep, spec = value.partition("=")
+        if not sep or not _ROLE_NAME.match(role):
+            role, spec = "", value
+        if not spec.strip():
+            raise typer.BadParameter(f"empty model spec in {value!r}", param_hint="--model")
+        for name in [role] if role else ROLES:
+            if name == "user" and role and "user" in mapping:
+                mapping["user"] = f"{mapping['user']},{spec}"
+            else:
+                mapping[name] = spec
+    return mapping
 
 
 @app.command("generate")
@@ -36,14 +66,22 @@ def generate(
     seed: int = typer.Option(0, "--seed", help="Seed of every random choice (paths, tool lists, dates, variants)."),
     language: str = typer.Option("en", "--language", help="Session language: en or zh."),
     year: int = typer.Option(2024, "--year", help="Year of the random environment date."),
-    user_model: Optional[List[str]] = typer.Option(
-        None, "--user-model", help=f"User model spec (repeatable; one per session). Default {DEFAULT_MODEL}."
+    model: Optional[List[str]] = typer.Option(
+        None,
+        "--model",
+        help="Role model: ROLE=SPEC (repeatable; any role, built-in or added with --roles; 'user=' may repeat, "
+        "one per session; SPEC 'none' = no model) or a bare SPEC for every built-in role. A role not given "
+        f"uses $WTB_<ROLE>_MODEL, else {DEFAULT_MODEL}.",
     ),
-    planner_model: str = typer.Option(DEFAULT_MODEL, "--planner-model", help="Planner model spec."),
-    tool_model: str = typer.Option(DEFAULT_MODEL, "--tool-model", help="Tool-simulator model spec."),
-    agent_model: str = typer.Option(DEFAULT_MODEL, "--agent-model", help="Agent model spec."),
-    checker_model: str = typer.Option(
-        DEFAULT_MODEL, "--checker-model", help="Checker model spec; 'none' = rule checks only."
+    user_model: Optional[List[str]] = typer.Option(None, "--user-model", help="Same as --model user=SPEC (repeatable)."),
+    planner_model: Optional[str] = typer.Option(None, "--planner-model", help="Same as --model planner=SPEC."),
+    tool_model: Optional[str] = typer.Option(None, "--tool-model", help="Same as --model tool=SPEC."),
+    agent_model: Optional[str] = typer.Option(None, "--agent-model", help="Same as --model agent=SPEC."),
+    checker_model: Optional[str] = typer.Option(
+        None, "--checker-model", help="Same as --model checker=SPEC; 'none' = rule checks only."
+    ),
+    roles: Optional[List[str]] = typer.Option(
+        None, "--roles", help="Module that registers added roles: a dotted module name or a .py file (repeatable)."
     ),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible base URL for every role."),
     user_base_url: Optional[str] = typer.Option(None, "--user-base-url", help="Base URL of the user model."),
@@ -51,7 +89,9 @@ def generate(
     tool_base_url: Optional[str] = typer.Option(None, "--tool-base-url", help="Base URL of the tool model."),
     agent_base_url: Optional[str] = typer.Option(None, "--agent-base-url", help="Base URL of the agent model."),
     checker_base_url: Optional[str] = typer.Option(None, "--checker-base-url", help="Base URL of the checker model."),
-    temperature: float = typer.Option(0.7, "--temperature", help="Sampling temperature of every role."),
+    temperature: Optional[float] = typer.Option(
+        None, "--temperature", help="Sampling temperature of every role (default 0.7, or $WTB_GEN_TEMPERATURE)."
+    ),
     concurrency: Optional[int] = typer.Option(
         None,
         "--concurrency",
@@ -59,15 +99,23 @@ def generate(
         help="Sessions generated at once. Default: 4, or the lowest limit a role's provider advertises "
         "(1 when a role runs on 'local' or 'gguf:').",
     ),
-    max_retries: int = typer.Option(3, "--max-retries", min=1, help="Tries per planner decision / tool result."),
-    max_steps: int = typer.Option(8, "--max-steps", min=1, help="Most planner steps per task."),
-    vague_rate: float = typer.Option(0.25, "--vague-rate", min=0.0, max=1.0, help="Share of vague first answers."),
-    timeout: float = typer.Option(120.0, "--timeout", min=0.001, help="Per-request timeout of every role model, seconds."),
-    max_attempts: int = typer.Option(
-        5, "--max-attempts", min=1, help="Tries per role-model request on HTTP 429/5xx, timeouts, dropped connections."
+    max_retries: Optional[int] = typer.Option(
+        None, "--max-retries", min=1, help="Tries per planner decision / tool result (default 3, or $WTB_GEN_MAX_RETRIES)."
     ),
-    backoff: float = typer.Option(1.0, "--backoff", min=0.0, help="First retry wait in seconds (doubles, plus jitter)."),
-    rps: float = typer.Option(0.0, "--rps", min=0.0, help="Requests per second to each role endpoint (0 = no limit)."),
+    max_steps: Optional[int] = typer.Option(
+        None, "--max-steps", min=1, help="Most planner steps per task (default 8, or $WTB_GEN_MAX_STEPS)."
+    ),
+    vague_rate: Optional[float] = typer.Option(
+        None, "--vague-rate", min=0.0, max=1.0, help="Share of vague first answers (default 0.25, or $WTB_VAGUE_RATE)."
+    ),
+    timeout: Optional[float] = typer.Option(
+        None, "--timeout", min=0.001, help="Per-request timeout of every role model, seconds (default 120, or $WTB_TIMEOUT)."
+    ),
+    max_attempts: Optional[int] = typer.Option(
+        None, "--max-attempts", min=1, help="Tries per role-model request on HTTP 429/5xx, timeouts, dropped connections (default 5)."
+    ),
+    backoff: Optional[float] = typer.Option(None, "--backoff", min=0.0, help="First retry wait in seconds (doubles, plus jitter; default 1)."),
+    rps: Optional[float] = typer.Option(None, "--rps", min=0.0, help="Requests per second to each role endpoint (default 0 = no limit)."),
     no_trace: bool = typer.Option(
         False, "--no-trace", help="Do not send LangSmith traces for this run, even with LANGSMITH_TRACING=true."
     ),
@@ -85,38 +133,45 @@ def generate(
     """
     from wtb.generation_runner import run_batch
     from graphs.generation_context import Context
+    from models import ConfigurationError, ModelSettings, check_model
+    from nodes.generation.registry import load_role_modules, model_roles
 
     try:
+        load_role_modules(roles or [])
+        mapping = role_models(model or [])
+        for name, value in (("planner", planner_model), ("tool", tool_model), ("agent", agent_model), ("checker", checker_model)):
+            if value is not None:
+                mapping[name] = value
+        if user_model:
+            mapping["user"] = ",".join(user_model)
+        base_urls = {name: url for name, url in (("user", user_base_url), ("planner", planner_base_url), ("tool", tool_base_url),
+                     ("agent", agent_base_url), ("checker", checker_base_url)) if url}  # fmt: skip
+        context = Context(
+            models=mapping, base_urls=base_urls, base_url=base_url, temperature=temperature, max_retries=max_retries,
+            max_steps=max_steps, vague_answer_rate=vague_rate, request_timeout=timeout, max_attempts=max_attempts,
+            backoff=backoff, rps=rps,
+        )  # fmt: skip
+        active = model_roles()
+        unknown = sorted(set(mapping) - set(active))
+        if unknown:
+            raise ConfigurationError(
+                f"--model names unknown role(s) {', '.join(unknown)}; roles with a model: {', '.join(active)} "
+                "(add roles with --roles MODULE)"
+            )
         tool_lists = load_tool_lists(tools)
         type_paths = select_type_paths(layers, paths, samples, seed)
-        users = list(user_model or [DEFAULT_MODEL])
-        plans = plan_sessions(tool_lists, type_paths, seed=seed, language=language, year=year, user_models=len(users))
-    except (GenerationInputError, OSError) as exc:
+        plans = plan_sessions(
+            tool_lists, type_paths, seed=seed, language=language, year=year, user_models=len(context.user_models)
+        )
+        for role in active:
+            specs = context.user_models if role == "user" else [context.model_spec(role)]
+            for spec in filter(None, specs):
+                check_model(spec, ModelSettings(base_url=context.role_base_url(role), timeout=context.request_timeout))
+    except (GenerationInputError, OSError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    context = Context(
-        user_models=users,
-        planner_model=planner_model,
-        tool_model=tool_model,
-        agent_model=agent_model,
-        checker_model="" if checker_model.lower() in ("", "none") else checker_model,
-        base_url=base_url,
-        user_base_url=user_base_url,
-        planner_base_url=planner_base_url,
-        tool_base_url=tool_base_url,
-        agent_base_url=agent_base_url,
-        checker_base_url=checker_base_url,
-        temperature=temperature,
-        max_retries=max_retries,
-        max_steps=max_steps,
-        vague_answer_rate=vague_rate,
-        request_timeout=timeout,
-        max_attempts=max_attempts,
-        backoff=backoff,
-        rps=rps,
-    )
     if concurrency is None:
-        concurrency = default_concurrency(context)
+        concurrency = default_concurrency(context, active)
     settings = {
         "tools": str(tools), "layers": layers, "paths": paths, "samples": samples, "seed": seed,
         "language": language, "year": year, "concurrency": concurrency,
