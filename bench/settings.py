@@ -37,12 +37,13 @@ def setting(default: Any, env: str | None, description: str, kind: type = str) -
         kind: ``str``, ``int``, ``float`` or ``bool``: how the variable's text is converted.
 
     Returns:
-        A ``dataclasses.field`` with default ``None`` and the rule in its metadata.
+        A ``dataclasses.field`` with default ``None`` and the rule in its metadata (keys that pydantic,
+        which LangGraph uses for the context's JSON schema, does not read as field arguments).
     """
     suffix = f" Env: {env}." if env else ""
     text = f"{description}{suffix} Default: {default!r}."
     return dataclasses.field(
-        default=None, metadata={"description": text, "env": env, "default": default, "kind": kind, "setting": True}
+        default=None, metadata={"description": text, "env": env, "setting_default": default, "setting_kind": kind, "setting": True}
     )
 
 
@@ -74,8 +75,8 @@ def resolve_settings(obj: Any, environ: Mapping[str, str] | None = None) -> None
         meta = f.metadata
         if not meta.get("setting") or getattr(obj, f.name) is not None:
             continue
-        value = env_value(meta["env"], meta["kind"], environ) if meta["env"] else None
-        setattr(obj, f.name, meta["default"] if value is None else value)
+        value = env_value(meta["env"], meta["setting_kind"], environ) if meta["env"] else None
+        setattr(obj, f.name, meta["setting_default"] if value is None else value)
 
 
 def resolved_settings(obj: Any, exclude: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -64,6 +64,7 @@ def test_eval_passes_the_default_or_given_concurrency(tmp_path, monkeypatch, arg
         raise RuntimeError("stopped by the test")
 
     monkeypatch.setattr(wtb.runner, "run_eval", fake_run_eval)
+    monkeypatch.setattr("wtb.cli.eval.check_configuration", lambda context: None)  # no GGUF file here
     result = CliRunner().invoke(
         app, ["eval", "--model", "gguf:/nowhere/model.gguf", "--out", str(tmp_path / "o"), "--limit", "1", *argv]
     )

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from langgraph.pregel import Pregel
+
 from bench.generation import (
     SessionPlan,
     assemble_session,
@@ -36,9 +38,15 @@ from bench.generation import (
     streamline,
 )
 from bench.io import write_json_atomic, write_jsonl_atomic
-from wtb.tracing import context_settings, project_version, redact, redact_text, session_run_config
 from graphs.generation_context import ROLES, Context
 from nodes.generation.registry import model_roles
+from wtb.tracing import (
+    context_settings,
+    project_version,
+    redact,
+    redact_text,
+    session_run_config,
+)
 
 
 @dataclass
@@ -58,7 +66,7 @@ class SessionOutcome:
     """Kept from an earlier run of the same command (read from ``outcome.json``, not generated now)."""
 
 
-async def run_session(plan: SessionPlan, context: Context, graph: Any = None) -> SessionOutcome:
+async def run_session(plan: SessionPlan, context: Context, graph: Pregel | None = None) -> SessionOutcome:
     """Run the generation graph for one planned session; never raises for a session-level failure (docs/generation.md).
 
     Args:
@@ -79,7 +87,7 @@ async def run_session(plan: SessionPlan, context: Context, graph: Any = None) ->
     return outcome
 
 
-async def _run_session(plan: SessionPlan, context: Context, graph: Any) -> SessionOutcome:
+async def _run_session(plan: SessionPlan, context: Context, graph: Pregel | None) -> SessionOutcome:
     from models.transport import ModelRequestError
 
     if graph is None:
@@ -221,7 +229,7 @@ async def run_batch(
     *,
     concurrency: int = 4,
     settings: dict[str, Any] | None = None,
-    graph: Any = None,
+    graph: Pregel | None = None,
     on_done: Callable[[SessionOutcome], None] | None = None,
     overwrite: bool = False,
 ) -> RunSummary:

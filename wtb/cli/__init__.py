@@ -29,9 +29,9 @@ def tasks_option() -> Any:
 
 
 # Sub-command modules register on `app` when imported.
-from wtb.cli import score as _score  # noqa: E402,F401
 from wtb.cli import eval as _eval  # noqa: E402,F401
 from wtb.cli import generate as _generate  # noqa: E402,F401
+from wtb.cli import score as _score  # noqa: E402,F401
 
 
 def main() -> None:

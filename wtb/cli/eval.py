@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 from rich.console import Console
 
 from wtb.cli import app, tasks_option
+
+if TYPE_CHECKING:
+    from graphs.evaluation_context import EvaluationContext
 
 _err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -76,28 +79,23 @@ def eval_command(
     Exit status 3: some sessions hit infrastructure errors (a model request failed after its retries);
     they are in DIR/errors.jsonl, not scored, and the same command runs them again.
     """
-    from wtb.runner import Prices, load_dataset, run_eval, select_sessions
-    from bench.schema import DatasetError
     from bench.demo_data import bundled_demo_sessions
+    from bench.schema import DatasetError
     from graphs.evaluation_context import EvaluationContext
+    from models import ConfigurationError
+    from wtb.runner import Prices, load_dataset, run_eval, select_sessions
 
     try:
         if dataset is None:
             dataset = bundled_demo_sessions()
         wanted = [part for item in ids or [] for part in item.split(",") if part.strip()]
         sessions = select_sessions(load_dataset(dataset, tasks=tasks), wanted or None, limit)
-        settings: dict[str, Any] = {"dataset": str(dataset)}
-        if model:
-            settings["model"] = model
-        if temperature is not None:
-            settings["temperature"] = temperature
-        if base_url:
-            settings["base_url"] = base_url
-        for key, value in (("timeout", timeout), ("max_attempts", max_attempts), ("backoff", backoff), ("rps", rps), ("max_steps", max_steps)):
-            if value is not None:
-                settings[key] = value
         prices = None if price_input is None and price_output is None else Prices(price_input or 0.0, price_output or 0.0)
-        context = EvaluationContext(**settings)
+        context = EvaluationContext(
+            model=model, base_url=base_url, temperature=temperature, timeout=timeout, max_attempts=max_attempts,
+            backoff=backoff, rps=rps, max_steps=max_steps, dataset=str(dataset),
+        )  # fmt: skip
+        check_configuration(context)
         if out is None:
             out = default_out_dir(context, dataset)
         if concurrency is None:
@@ -112,7 +110,8 @@ def eval_command(
 
         with resumable_run(lambda: _kept_sessions(out, sessions)), tracing_scope(no_trace=no_trace):
             summary = run_eval(
-                sessions, context, out, concurrency=concurrency, overwrite=overwrite, progress=progress, prices=prices
+                sessions, context, out, concurrency=concurrency, overwrite=overwrite, progress=progress, prices=prices,
+                settings={"tasks": tasks},
             )
     except typer.Exit:  # a click Exit is a RuntimeError: let it through unchanged
         raise
@@ -120,6 +119,9 @@ def eval_command(
         for issue in exc.issues:
             _err.print(str(issue), markup=False)
         raise typer.Exit(code=1) from None
+    except ConfigurationError as exc:  # the run's own configuration: not a model result, nothing written
+        _err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(code=2) from None
     except (OSError, ValueError, RuntimeError) as exc:
         _err.print(f"error: {exc}", markup=False)
         raise typer.Exit(code=1) from None
@@ -182,7 +184,21 @@ def _print_accounting(summary: Any, limit: int = 20) -> None:
             _err.print(f"  {entry['id']}: {entry.get('error')}", markup=False)
 
 
-def default_out_dir(context: Any, dataset: Path) -> Path:
+def check_configuration(context: "EvaluationContext") -> None:
+    """Check the run's model spec before any session: provider, files, candidate, credentials, packages.
+
+    A mistake here is the run's configuration, not a model result: ``wtb eval`` exits 2 and writes
+    nothing. Errors that only a request can reveal (HTTP 401/403/404) stay infrastructure errors.
+
+    Raises:
+        models.ConfigurationError: the message names the problem and the fix.
+    """
+    from models import ModelSettings, check_model
+
+    check_model(context.model, ModelSettings(base_url=context.base_url or None, timeout=context.timeout))
+
+
+def default_out_dir(context: "EvaluationContext", dataset: Path) -> Path:
     """``runs/<model name>/<dataset stem>`` (relative to the working directory) for ``wtb eval`` without ``--out``.
 
     The model name is the one written into the records (``local``, ``gpt-4o-mini``, a replay
@@ -206,9 +222,9 @@ def default_concurrency(model: str) -> int:
 
 def _score(dataset: Path, result_path: Path, out: Path, tasks: int = 4) -> None:
     """Score the run into ``out/score.jsonl`` + ``out/metric.json`` and print the table (docs/scoring.md)."""
-    from wtb.table import metric_table
     from bench.schema import DatasetError
     from wtb.score_run import METRIC_FILE, SCORE_FILE, score_run
+    from wtb.table import metric_table
 
     try:
         metric = score_run(dataset, result_path, out, tasks=tasks)

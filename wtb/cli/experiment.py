@@ -12,12 +12,14 @@ from typing import Any, Mapping, Sequence
 
 from rich.console import Console
 
+from graphs.evaluation_context import EvaluationContext
+
 _err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def run_langsmith_experiment(
     sessions: Sequence[Mapping[str, Any]],
-    context: Any,
+    context: EvaluationContext,
     dataset_path: Path,
     out: Path,
     langsmith_dataset: str,
@@ -44,13 +46,13 @@ def run_langsmith_experiment(
     """
     import os
 
-    from wtb.experiments import make_experiment_client, run_experiment
     from bench.io import write_jsonl_atomic
-    from wtb.table import metric_table
+    from graphs.evaluation import graph
+    from wtb.experiments import make_experiment_client, run_experiment
     from wtb.runner import RESULT_FILE, evaluate_session, session_sort_key
     from wtb.score_run import score_run
+    from wtb.table import metric_table
     from wtb.tracing import context_settings
-    from graphs.evaluation import graph
 
     if not (os.environ.get("LANGSMITH_API_KEY") or os.environ.get("LANGCHAIN_API_KEY")):
         raise RuntimeError("--langsmith-dataset needs LANGSMITH_API_KEY (and LANGSMITH_ENDPOINT for a self-hosted LangSmith)")

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional, Sequence
 
 import typer
 
-from wtb.cli import app
-from bench.generation import GenerationInputError, load_tool_lists, plan_sessions, select_type_paths
+from bench.generation import (
+    GenerationInputError,
+    load_tool_lists,
+    plan_sessions,
+    select_type_paths,
+)
 from models import DEFAULT_MODEL
+from wtb.cli import app
 
 if TYPE_CHECKING:
     from graphs.generation_context import Context
@@ -131,10 +136,10 @@ def generate(
     Running the same command again on the same --out resumes: sessions that finished (done, or failed
     because of the models' output) are kept; interrupted ones and infrastructure failures run again.
     """
-    from wtb.generation_runner import run_batch
     from graphs.generation_context import Context
     from models import ConfigurationError, ModelSettings, check_model
     from nodes.generation.registry import load_role_modules, model_roles
+    from wtb.generation_runner import run_batch
 
     try:
         load_role_modules(roles or [])
@@ -178,7 +183,14 @@ def generate(
     }
 
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     from nodes.generation._common import ROLE_REQUEST_LISTENER
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from wtb.cli import app, tasks_option
-from wtb.table import metric_table
 from bench.schema import DatasetError, validate_file
+from wtb.cli import app, tasks_option
 from wtb.score_run import METRIC_FILE, SCORE_FILE, score_run
+from wtb.table import metric_table
 
 _err = Console(stderr=True, highlight=False, soft_wrap=True)
 _out = Console(highlight=False, soft_wrap=True)

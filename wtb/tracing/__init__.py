@@ -9,8 +9,20 @@
 Node-level task and step metadata live in :mod:`nodes.tracing`.
 """
 
-from wtb.tracing.client import make_client, redact_run_ops, tracing_requested, tracing_scope
-from wtb.tracing.redaction import REDACTED, SECRET_KEYS, redact, redact_record, redact_text, secret_values
+from wtb.tracing.client import (
+    make_client,
+    redact_run_ops,
+    tracing_requested,
+    tracing_scope,
+)
+from wtb.tracing.redaction import (
+    REDACTED,
+    SECRET_KEYS,
+    redact,
+    redact_record,
+    redact_text,
+    secret_values,
+)
 from wtb.tracing.run_metadata import (
     context_settings,
     project_version,

@@ -12,6 +12,7 @@ from typing import Any, Iterator, Mapping
 
 from wtb.tracing.redaction import redact, secret_values
 
+
 def tracing_requested(environ: Mapping[str, str] | None = None) -> bool:
     """Whether the environment asks for LangSmith tracing (``LANGSMITH_TRACING`` or ``LANGCHAIN_TRACING_V2`` = true)."""
     env = os.environ if environ is None else environ

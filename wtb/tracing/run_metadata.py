@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 from wtb.tracing.redaction import redact
 
+
 @functools.lru_cache(maxsize=1)
 def project_version() -> str:
     """Version of this project: the installed distribution's, else ``pyproject.toml``'s, else ``"0+unknown"``."""
@@ -91,7 +92,7 @@ def session_run_config(
     }
 
 
-def context_settings(context: Any, exclude: tuple[str, ...] = ()) -> dict[str, Any]:
+def context_settings(context: object, exclude: tuple[str, ...] = ()) -> dict[str, Any]:
     """The fields of a graph context (a dataclass such as ``EvaluationContext``) as a redacted dict.
 
     Args:

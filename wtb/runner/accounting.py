@@ -1,0 +1,133 @@
+"""Accounting of a run: model requests, tries, tokens, cost, and the content of ``summary.json``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from wtb.runner.store import RecordInfo
+
+SUMMARY_FILE = "summary.json"
+
+
+@dataclass(frozen=True)
+class Prices:
+    """Model prices in USD per million tokens (``--price-input`` / ``--price-output``)."""
+
+    input_per_million: float = 0.0
+    output_per_million: float = 0.0
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        """USD for the given token counts, rounded to 1e-6."""
+        return round((input_tokens * self.input_per_million + output_tokens * self.output_per_million) / 1e6, 6)
+
+
+@dataclass
+class RunSummary:
+    """What :func:`arun_eval` did.
+
+    Attributes:
+        result_path: the result file.
+        selected: sessions asked for.
+        skipped: of those, already in the result file (resume).
+        evaluated: sessions run now that got a record.
+        inference_errors: ids whose record is ``"Error during inference: ..."`` (this run and earlier ones).
+        infrastructure_errors: ``errors.jsonl`` entries of this run (sessions without a record, re-run on resume).
+        retried_requests: requests of this run that needed more than one try, each
+            ``{"id", "task", "step", "attempts", "errors", "waited", "ok"}``.
+        tasks / tasks_correct: tasks in the selected sessions' records and how many are action-name correct.
+        requests / attempts / input_tokens / output_tokens: model requests of this run (all sessions run now,
+            infrastructure errors included), their tries, and provider-reported tokens.
+        cost_usd: cost of this run when prices were given, else ``None``.
+        wall_time: seconds.
+        summary_path: ``DIR/summary.json``.
+    """
+
+    result_path: Path
+    selected: int = 0
+    skipped: int = 0
+    evaluated: int = 0
+    inference_errors: list[str] = field(default_factory=list)
+    infrastructure_errors: list[dict[str, Any]] = field(default_factory=list)
+    retried_requests: list[dict[str, Any]] = field(default_factory=list)
+    tasks: int = 0
+    tasks_correct: int = 0
+    requests: int = 0
+    attempts: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    wall_time: float = 0.0
+    summary_path: Path | None = None
+
+    def add_usage(self, session_id: str, usage: Mapping[str, Any]) -> None:
+        """Add one session's accounting (this run)."""
+        self.requests += int(usage.get("requests", 0))
+        self.attempts += int(usage.get("attempts", 0))
+        self.input_tokens += int(usage.get("input_tokens", 0))
+        self.output_tokens += int(usage.get("output_tokens", 0))
+        self.retried_requests.extend({"id": session_id, **entry} for entry in usage.get("retried_requests", []))
+
+
+
+
+def _usage_totals(usages: Iterable[Mapping[str, Any]], prices: Prices | None) -> dict[str, Any]:
+    totals = {"sessions": 0, "requests": 0, "attempts": 0, "failed_requests": 0, "input_tokens": 0, "output_tokens": 0}
+    for usage in usages:
+        totals["sessions"] += 1
+        for key in ("requests", "attempts", "failed_requests", "input_tokens", "output_tokens"):
+            totals[key] += int(usage.get(key, 0) or 0)
+    if prices is not None:
+        totals["cost_usd"] = prices.cost(totals["input_tokens"], totals["output_tokens"])
+    return totals
+
+
+def summary_json(
+    summary: RunSummary,
+    model_name: str,
+    records: Sequence[RecordInfo],
+    sessions: Sequence[Mapping[str, Any]],
+    prices: Prices | None,
+    settings: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The content of ``DIR/summary.json``.
+
+    ``this_run`` counts the sessions run by this invocation (infrastructure
+    errors included); ``selected_sessions`` sums the ``usage`` of every record
+    of the selected sessions in the result file, earlier runs included (cost at
+    this run's prices).
+    """
+    selected = {s["id"] for s in sessions}
+    this_run = {
+        "sessions": summary.evaluated + len(summary.infrastructure_errors),
+        "requests": summary.requests,
+        "attempts": summary.attempts,
+        "input_tokens": summary.input_tokens,
+        "output_tokens": summary.output_tokens,
+    }
+    if summary.cost_usd is not None:
+        this_run["cost_usd"] = summary.cost_usd
+    return {
+        "model_name": model_name,
+        "settings": dict(settings or {}),
+        "result_file": str(summary.result_path),
+        "selected": summary.selected,
+        "evaluated": summary.evaluated,
+        "skipped": summary.skipped,
+        "tasks": summary.tasks,
+        "tasks_correct": summary.tasks_correct,
+        "wall_time": round(summary.wall_time, 3),
+        "prices_usd_per_million_tokens": (
+            {"input": prices.input_per_million, "output": prices.output_per_million} if prices is not None else None
+        ),
+        "this_run": this_run,
+        "selected_sessions": _usage_totals(
+            (r.usage for r in records if r.id in selected), prices
+        ),
+        "inference_errors": summary.inference_errors,
+        "infrastructure_errors": [
+            {k: e.get(k) for k in ("id", "error", "attempts", "where")} for e in summary.infrastructure_errors
+        ],
+        "retried_requests": summary.retried_requests,
+    }

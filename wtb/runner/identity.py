@@ -1,0 +1,82 @@
+"""Resume identity of a run directory (``run.json``): the dataset file and content it belongs to,
+the model name and the run's resolved settings, so that a resume never mixes results of different runs."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+from bench.io import write_json_atomic
+from bench.settings import resolved_settings
+from wtb.runner.store import RESULT_FILE
+from wtb.tracing import project_version, redact
+
+if TYPE_CHECKING:
+    from graphs.evaluation_context import EvaluationContext
+
+
+RUN_FILE = "run.json"
+"""``{"dataset", "dataset_sha256", "model_name", "settings"}`` of the results in the directory (resume check, resolved settings)."""
+
+
+def dataset_identity(path: str | os.PathLike[str] | None) -> dict[str, str] | None:
+    """``{"dataset": absolute path, "dataset_sha256": hex digest of the file}``, or ``None`` without a file.
+
+    Records are matched to sessions by id on resume, and ids repeat across datasets
+    (``wild_tool_bench_0`` ...), so the directory remembers which file its results belong to.
+    """
+    if not path or not Path(path).is_file():
+        return None
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return {"dataset": str(Path(path).resolve()), "dataset_sha256": digest.hexdigest()}
+
+
+def run_settings(context: "EvaluationContext", extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The resolved settings of a run, for ``run.json`` and ``summary.json`` (docs/settings.md).
+
+    Args:
+        context: the run's context (every field resolved: explicit value, ``WTB_*`` variable or default).
+        extra: settings of the batch layer (``concurrency``, ``tasks``...), added as they are.
+
+    Returns:
+        ``{context fields..., extra..., "project_version"}`` with credentials redacted (an API key in a
+        base URL, a secret-looking value); no API key is ever part of a context.
+    """
+    return redact({**resolved_settings(context), **dict(extra or {}), "project_version": project_version()})
+
+
+def _check_run_identity(
+    out: Path, context: "EvaluationContext", model_name: str, has_results: bool, settings: Mapping[str, Any]
+) -> None:
+    """Refuse to resume results made on another dataset; record this run's identity and settings in ``RUN_FILE``.
+
+    Raises:
+        ValueError: ``out`` holds results whose ``run.json`` names a dataset with other content.
+    """
+    path = out / RUN_FILE
+    identity = dataset_identity(getattr(context, "dataset", None))
+    if identity is None:
+        write_json_atomic(path, {"dataset": None, "model_name": model_name, "settings": dict(settings)})
+        return
+    recorded: dict[str, Any] = {}
+    if has_results and path.exists():
+        with contextlib.suppress(OSError, ValueError):
+            loaded = json.loads(path.read_text(encoding="utf-8"))
+            recorded = loaded if isinstance(loaded, dict) else {}
+    if recorded.get("dataset_sha256") not in (None, identity["dataset_sha256"]):
+        same_file = recorded.get("dataset") == identity["dataset"]
+        raise ValueError(
+            f"{out / RESULT_FILE} holds results for "
+            + ("an earlier version of " if same_file else "another dataset, ")
+            + f"{recorded.get('dataset')} (sha256 {str(recorded['dataset_sha256'])[:12]}...), not "
+            f"{identity['dataset']} (sha256 {identity['dataset_sha256'][:12]}...); session ids repeat across "
+            "datasets, so resuming would mix them: use --overwrite or another --out directory"
+        )
+    write_json_atomic(path, {**identity, "model_name": model_name, "settings": dict(settings)})

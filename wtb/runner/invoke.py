@@ -1,0 +1,129 @@
+"""One session through the evaluation graph: the graph run's config, the result record, and its usage.
+
+:func:`evaluate_session` turns one graph run into one docs/evaluation.md §5 record and never raises for
+a failing model; an infrastructure error (``ModelRequestError`` after its retries) is reported as such.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from langgraph.pregel import Pregel
+
+from bench.harness import error_record
+from graphs.evaluation_context import EvaluationContext
+from wtb.runner.accounting import Prices
+from wtb.tracing import context_settings, redact_record, session_run_config
+
+
+def recorded_model_name(context: EvaluationContext) -> str:
+    """The ``model_name`` that records of ``context`` carry."""
+    from models import model_name_for
+
+    return context.model_name or model_name_for(context.model)
+
+
+@dataclass
+class SessionOutcome:
+    """One session run by :func:`run_session`.
+
+    Attributes:
+        session_id: the session.
+        record: the docs/evaluation.md §5 line with its ``"usage"`` key, or ``None`` after an infrastructure error.
+        error: the ``errors.jsonl`` entry after an infrastructure error, else ``None``.
+        usage: the session's accounting (see the module doc).
+    """
+
+    session_id: str
+    record: dict[str, Any] | None
+    error: dict[str, Any] | None
+    usage: dict[str, Any]
+
+
+def _graph_config(session: Mapping[str, Any], context: EvaluationContext) -> dict[str, Any]:
+    return session_run_config(
+        kind="eval",
+        session_id=session["id"],
+        dataset=context.dataset or None,
+        model=context.model,
+        language="en",
+        settings=context_settings(context, exclude=("model", "dataset")),
+    )
+
+
+async def run_session(
+    graph: Pregel, session: Mapping[str, Any], context: EvaluationContext, *, prices: Prices | None = None
+) -> SessionOutcome:
+    """Run one session through the evaluation graph, with per-session accounting.
+
+    Args:
+        graph: the compiled evaluation graph (``graphs.evaluation.graph``).
+        session: a dataset line.
+        context: an ``EvaluationContext``.
+        prices: when given, ``usage`` gets ``cost_usd``.
+
+    Returns:
+        A :class:`SessionOutcome`: a record (``{"id", "model_name", "result", "usage"}``),
+        where a graph exception other than a failed model request gives
+        ``result = "Error during inference: <message>"`` and ``error_detail`` (so does a model
+        request the provider refused with HTTP 400/413/422, ``ModelRequestError.rejected``);
+        or, when a model request failed for good otherwise (``ModelRequestError``), no
+        record and an ``errors.jsonl`` entry ``{"id", "model_name", "error",
+        "attempts", "errors", "where", "usage"}``. Never raises for a failing
+        model or endpoint; ``asyncio.CancelledError`` and ``KeyboardInterrupt`` propagate.
+    """
+    from models.transport import ModelRequestError, usage_scope
+
+    started = time.perf_counter()
+    record: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    with usage_scope() as counted:
+        try:
+            output = await graph.ainvoke({"session": dict(session)}, context=context, config=_graph_config(session, context))
+            record = dict(output["record"])
+        except ModelRequestError as exc:
+            if exc.rejected:  # the provider refused this request's content: the model's limit, scored (docs/evaluation.md §5)
+                record = error_record(session["id"], recorded_model_name(context), str(exc))
+                record["error_detail"] = f"{type(exc).__name__}: {exc}"
+            else:  # infrastructure: nothing to score, run again on resume
+                error = {
+                    "id": session["id"],
+                    "model_name": recorded_model_name(context),
+                    "error": str(exc),
+                    "attempts": exc.attempts,
+                    "errors": exc.errors,
+                    "where": exc.where,
+                }
+        except Exception as exc:  # noqa: BLE001 - any other failure of one session is recorded, the run goes on
+            record = error_record(session["id"], recorded_model_name(context), str(exc))
+            record["error_detail"] = f"{type(exc).__name__}: {exc}"
+    usage = counted.as_dict()
+    usage["wall_time"] = round(time.perf_counter() - started, 6)
+    if prices is not None:
+        usage["cost_usd"] = prices.cost(usage["input_tokens"], usage["output_tokens"])
+    if record is not None:
+        record["usage"] = usage
+        record = redact_record(record)
+    else:
+        error = redact_record({**error, "usage": usage})
+    return SessionOutcome(session["id"], record, error, usage)
+
+
+async def evaluate_session(graph: Pregel, session: Mapping[str, Any], context: EvaluationContext) -> dict[str, Any]:
+    """Run one session through the evaluation graph; return its docs/evaluation.md §5 record (with ``"usage"``).
+
+    See :func:`run_session`; used where a record is always needed (LangSmith experiments).
+
+    Raises:
+        models.transport.ModelRequestError: a model request failed for
+            good (an infrastructure error: there is nothing to score).
+    """
+    from models.transport import ModelRequestError
+
+    outcome = await run_session(graph, session, context)
+    if outcome.record is None:
+        error = outcome.error or {}
+        raise ModelRequestError(error.get("attempts", 0), error.get("errors", []), True, error.get("where", {}))
+    return outcome.record

@@ -1,0 +1,206 @@
+"""The result store of a run directory: ``result.jsonl`` (append + fsync per session, torn-line recovery, byte-range index, sorted rewrite), ``errors.jsonl`` and the run lock."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from bench.io import atomic_write_text, dumps_line
+from wtb.runner.selection import session_sort_key
+
+RESULT_FILE = "result.jsonl"
+
+
+ERRORS_FILE = "errors.jsonl"
+
+
+LOCK_FILE = ".wtb-eval.lock"
+
+
+@dataclass
+class RecordInfo:
+    """What the runner keeps of one result line (the record itself stays on disk).
+
+    Attributes:
+        id / model_name: the record's identity.
+        tasks / correct: tasks in the record and how many are action-name correct.
+        inference_error: ``result`` is an ``"Error during inference: ..."`` string.
+        usage: the record's ``"usage"`` accounting (``{}`` for records written before it existed).
+    """
+
+    id: str
+    model_name: Any
+    tasks: int
+    correct: int
+    inference_error: bool
+    usage: dict[str, Any]
+
+    def __getitem__(self, key: str) -> Any:
+        """Record-style access to the kept fields (``info["id"]``, ``info["model_name"]``, ``info["usage"]``)."""
+        if key not in ("id", "model_name", "usage"):
+            raise KeyError(key)
+        return getattr(self, key)
+
+    @classmethod
+    def of(cls, record: Mapping[str, Any]) -> "RecordInfo":
+        """The info of a parsed record."""
+        tasks, correct = _task_counts(record)
+        usage = record.get("usage")
+        return cls(
+            record["id"], record.get("model_name"), tasks, correct, isinstance(record.get("result"), str),
+            dict(usage) if isinstance(usage, Mapping) else {},
+        )
+
+
+class ResultFile:
+    """``DIR/result.jsonl``: per-session append with fsync, torn-tail recovery, sorted final rewrite.
+
+    Memory stays small for large runs: the file is read line by line and only
+    :class:`RecordInfo` and each line's byte range are kept; the final sorted
+    rewrite copies byte ranges (no parsing). The object assumes it is the only
+    writer (the run's lock guarantees it).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.path = Path(path)
+        self._lines: list[tuple[str, int, int]] | None = None  # (id, offset, length) in file order
+        self._infos: dict[str, RecordInfo] = {}
+
+    def _parse_line(self, raw: bytes, number: int) -> dict[str, Any]:
+        try:
+            record = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            message = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise ValueError(f"{self.path}, line {number}: not valid JSON ({message})") from None
+        if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+            raise ValueError(f"{self.path}, line {number}: field 'id' missing or not a string")
+        return record
+
+    def scan(self) -> dict[str, RecordInfo]:
+        """Index the file; returns the info of each record by id (first occurrence wins).
+
+        A last line without its final newline is a torn write from a crash: it
+        is cut off the file (truncated, fsync'd) and its session is not counted as done.
+
+        Raises:
+            ValueError: a complete line that is not a JSON object with an ``id``
+                (file and line named); the file is then left untouched.
+        """
+        lines: list[tuple[str, int, int]] = []
+        infos: dict[str, RecordInfo] = {}
+        torn_at: int | None = None
+        if self.path.exists():
+            offset = 0
+            with open(self.path, "rb") as handle:
+                for number, raw in enumerate(handle, start=1):
+                    if not raw.endswith(b"\n"):
+                        torn_at = offset
+                        break
+                    if raw.strip():
+                        record = self._parse_line(raw, number)
+                        lines.append((record["id"], offset, len(raw)))
+                        if record["id"] not in infos:
+                            infos[record["id"]] = RecordInfo.of(record)
+                    offset += len(raw)
+        if torn_at is not None:
+            with open(self.path, "r+b") as handle:
+                handle.truncate(torn_at)
+                handle.flush()
+                os.fsync(handle.fileno())
+        self._lines, self._infos = lines, infos
+        return dict(infos)
+
+    def load(self) -> dict[str, dict[str, Any]]:
+        """The records in the file, parsed, by id (first occurrence wins); cuts a torn last line like :meth:`scan`.
+
+        Reads everything into memory: for tools and tests; the runner uses :meth:`scan`.
+        """
+        self.scan()
+        records: dict[str, dict[str, Any]] = {}
+        if self.path.exists():
+            with open(self.path, "rb") as handle:
+                for number, raw in enumerate(handle, start=1):
+                    if raw.strip():
+                        record = self._parse_line(raw, number)
+                        records.setdefault(record["id"], record)
+        return records
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        """Append one record as one line: a single write, then flush and fsync."""
+        data = (dumps_line(record) + "\n").encode("utf-8")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            offset = os.lseek(fd, 0, os.SEEK_END)
+            view = memoryview(data)
+            while view:  # one write(2) for the whole line unless the kernel takes less
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if self._lines is not None:
+            self._lines.append((record["id"], offset, len(data)))
+            self._infos.setdefault(record["id"], RecordInfo.of(record))
+
+    def finalize(self) -> list[RecordInfo]:
+        """Rewrite the file atomically with one line per id, sorted by id (skipped when it already is).
+
+        Returns:
+            The records' infos in id order.
+        """
+        if self._lines is None:
+            self.scan()
+        assert self._lines is not None
+        first: dict[str, tuple[str, int, int]] = {}
+        for entry in self._lines:
+            first.setdefault(entry[0], entry)
+        ordered = sorted(first.values(), key=lambda e: session_sort_key(e[0]))
+        if ordered != self._lines:
+            directory = self.path.parent
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=directory)
+            try:
+                with os.fdopen(fd, "wb") as out, open(self.path, "rb") as source:
+                    lines, offset = [], 0
+                    for session_id, start, length in ordered:
+                        source.seek(start)
+                        out.write(source.read(length))
+                        lines.append((session_id, offset, length))
+                        offset += length
+                    out.flush()
+                    os.fsync(out.fileno())
+                os.replace(tmp, self.path)
+            except BaseException:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+                raise
+            self._lines = lines
+        elif not self.path.exists():
+            atomic_write_text(self.path, "")
+        return [self._infos[session_id] for session_id, _, _ in ordered]
+
+
+def _latest_errors(path: Path, done: set[str]) -> list[dict[str, Any]]:
+    """Entries of ``errors.jsonl``: the latest per session, only sessions still without a record, sorted by id."""
+    if not path.exists():
+        return []
+    latest: dict[str, dict[str, Any]] = {}
+    text = path.read_text(encoding="utf-8")
+    for line in text[: text.rfind("\n") + 1].splitlines():
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("id"), str) and entry["id"] not in done:
+            latest[entry["id"]] = entry
+    return sorted(latest.values(), key=lambda e: session_sort_key(e["id"]))
+
+def _task_counts(record: Mapping[str, Any]) -> tuple[int, int]:
+    result = record.get("result")
+    if not isinstance(result, list):
+        return 0, 0
+    return len(result), sum(1 for task in result if task.get("action_name_label") == "correct")
