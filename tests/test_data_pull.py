@@ -1,4 +1,4 @@
-"""``wtb data pull`` against a loopback HTTP server (issue 14, part 1).
+"""``wtb data pull`` and the official data names, against a loopback HTTP server (issue 14, parts 1-2).
 
 The server (a thread of this process on 127.0.0.1, stopped at teardown and by a watchdog) serves
 files under the repository paths: the two real tool lists from ``../shared/data`` (whose blob ids
@@ -21,7 +21,9 @@ from urllib.parse import unquote
 
 import pytest
 
-from wtb.datasets import official
+from bench.generation import load_tool_lists, plan_sessions, select_type_paths
+from tests.gen_scripts import session_script
+from wtb.datasets import names, official
 from wtb.datasets.official import COMMIT, OFFICIAL_PINS, git_blob_id
 
 REPO = Path(__file__).resolve().parents[1]
@@ -273,3 +275,79 @@ def test_the_pin_table_override_replaces_and_adds(tmp_path, monkeypatch):
     assert table["wildtoolbench"] == official.Pin("wildtoolbench", "dataset", "d/x.jsonl", "1" * 40)
     assert table["wildtoolbench-en"] == PINS["wildtoolbench-en"]
     assert [p.name for p in official.select_pins("tools", table)] == ["wildtoolbench-en", "wildtoolbench-zh", "extra-tools"]
+
+
+# --- the names of the official data -------------------------------------------------------------------
+
+
+def test_a_name_without_the_file_and_without_pull_is_an_error(env, server):
+    for args in (["validate", "wildtoolbench"], ["eval", "--dataset", "wildtoolbench", "--model", "replay:x#y"],
+                 ["generate", "--tools", "wildtoolbench-zh", "--out", "unused"]):
+        result = _wtb(env, *args)
+        assert result.returncode == 2, (args, result.stderr)
+        assert "is not downloaded yet; run `wtb data pull" in result.stderr
+    assert server[1].gets == []
+
+
+def test_eval_score_validate_on_the_pulled_dataset(env, server, tmp_path):
+    out = tmp_path / "run"
+    model = f"replay:{REPO / 'bench' / 'data' / 'demo_candidates.jsonl'}#oracle"
+    result = _wtb(env, "eval", "--dataset", "wildtoolbench", "--pull", "--model", model, "--out", str(out),
+                  "--no-progress", "--no-trace")
+    assert result.returncode == 0, result.stderr
+    assert server[1].gets == [DATASET_PATH]
+    records = [json.loads(line) for line in (out / "result.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [r["id"] for r in records] == ["wild_tool_bench_0", "wild_tool_bench_1"]
+    metric = json.loads((out / "metric.json").read_text(encoding="utf-8"))
+    assert json.loads((out / "run.json").read_text(encoding="utf-8"))["dataset"] == str(_cached(env, DATASET_PATH).resolve())
+
+    validate = _wtb(env, "validate", "wildtoolbench")
+    assert validate.returncode == 0, validate.stderr
+    assert "2 sessions" in validate.stdout, validate.stdout
+    score = _wtb(env, "score", "--dataset", "wildtoolbench", "--results", str(out / "result.jsonl"), "--out", str(tmp_path / "s"))
+    assert score.returncode == 0, score.stderr
+    assert json.loads((tmp_path / "s" / "metric.json").read_text(encoding="utf-8")) == metric
+    assert server[1].gets == [DATASET_PATH]  # cached: no second download
+
+
+def test_generate_on_the_pulled_english_tool_lists(env, server, shared_dir, tmp_path):
+    paths = ["ST,CC"]
+    plans = plan_sessions(load_tool_lists(shared_dir / "data" / "tools_en.jsonl"), select_type_paths(2, paths), seed=0)
+    script = tmp_path / "roles.json"
+    script.write_text(json.dumps({"sessions": {p.key: session_script(p.as_state()) for p in plans}}), encoding="utf-8")
+    spec = f"scripted:{script}"
+    out = tmp_path / "gen"
+    result = _wtb(env, "generate", "--tools", "wildtoolbench-en", "--pull", "--layers", "2", "--paths", paths[0],
+                  "--out", str(out), "--checker-model", "none", "--user-model", spec, "--planner-model", spec,
+                  "--tool-model", spec, "--agent-model", spec, "--no-progress", "--no-trace")
+    assert result.returncode == 0, result.stderr
+    assert "generated 1 session(s), 0 failed" in result.stdout
+    assert server[1].gets == [TOOLS_EN_PATH]
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert str(_cached(env, TOOLS_EN_PATH)) in json.dumps(manifest)
+
+
+def test_plain_paths_and_unknown_names_are_left_alone(env, tmp_path, monkeypatch):
+    assert names.resolve_dataset(None, pull=False, interactive=False) is None
+    assert names.resolve_dataset("some/file.jsonl", pull=False, interactive=False) == Path("some/file.jsonl")
+    with pytest.raises(official.DataError, match="names the official tool list, not a dataset"):
+        names.resolve_dataset("wildtoolbench-en", pull=True, interactive=False)
+    with pytest.raises(official.DataError, match="names the official dataset, not a tool list"):
+        names.resolve_tools("wildtoolbench", pull=True, interactive=False)
+    monkeypatch.chdir(tmp_path)
+    Path("wildtoolbench").write_text("{}\n", encoding="utf-8")  # an existing file wins over the name
+    assert names.resolve_dataset(Path("wildtoolbench"), pull=False, interactive=False) == Path("wildtoolbench")
+    assert not Path(os.environ["WTB_CACHE_DIR"]).exists()
+
+
+def test_consent_on_a_terminal(env, server):
+    asked: list[str] = []
+    with pytest.raises(names.NotPulledError) as declined:
+        names.resolve_tools("wildtoolbench-zh", pull=False, interactive=True, confirm=lambda q: asked.append(q) or False)
+    assert declined.value.command == "wtb data pull --only tools" and server[1].gets == []
+    assert "Download it into" in asked[0]
+    path = names.resolve_tools("wildtoolbench-zh", pull=False, interactive=True, confirm=lambda q: True)
+    assert path == _cached(env, TOOLS_ZH_PATH) and server[1].gets == [TOOLS_ZH_PATH]
+    # Cached now: no question, no download.
+    assert names.resolve_tools("WildToolBench-ZH", pull=False, interactive=True, confirm=pytest.fail) == path
+    assert server[1].gets == [TOOLS_ZH_PATH]

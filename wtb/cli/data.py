@@ -1,4 +1,6 @@
-"""``wtb data pull``: the official WildToolBench files into the cache.
+"""``wtb data pull``: the official WildToolBench files into the cache; the ``--pull`` option and the
+name resolution used by ``wtb eval``, ``score``, ``validate`` (``--dataset wildtoolbench``) and
+``generate`` (``--tools wildtoolbench-en`` / ``wildtoolbench-zh``).
 
 Exit status of ``wtb data pull``: 0 when every selected file is in the cache, verified; 1 when one
 is not (each failure is one line naming the file; offline, the line gives the URL to download and
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import typer
 from rich.console import Console
@@ -33,6 +35,16 @@ class Only(str, Enum):
 
     dataset = "dataset"
     tools = "tools"
+
+
+def pull_option() -> Any:
+    """The ``--pull`` flag (a typer ``OptionInfo`` used as a parameter default) of the commands that
+    accept the official data names: download a named file that is not cached without asking."""
+    return typer.Option(
+        False, "--pull",
+        help="If --dataset / --tools names the official data (wildtoolbench, wildtoolbench-en, wildtoolbench-zh) "
+        "and it is not in the cache yet, download it without asking (as `wtb data pull` does).",
+    )
 
 
 class _DownloadBar:
@@ -116,3 +128,39 @@ def pull(
     if failed:
         _err.print(f"{failed} of {len(pins)} file(s) not in the cache", markup=False)
         raise typer.Exit(1)
+
+
+def named_dataset(value: Optional[Path], pull: bool) -> Optional[Path]:
+    """``--dataset`` value -> file path for the CLI: :func:`wtb.datasets.names.resolve_dataset`, with a
+    progress bar and errors turned into one line on stderr and exit status 2 (not pulled yet) or 1."""
+    from wtb.datasets.names import resolve_dataset
+
+    return _named(resolve_dataset, value, pull)
+
+
+def named_tools(value: Optional[Path], pull: bool) -> Optional[Path]:
+    """``--tools`` value -> file path for the CLI: :func:`wtb.datasets.names.resolve_tools`, errors
+    handled as in :func:`named_dataset`."""
+    from wtb.datasets.names import resolve_tools
+
+    return _named(resolve_tools, value, pull)
+
+
+def _named(resolve: Callable[..., Optional[Path]], value: Optional[Path], pull: bool) -> Optional[Path]:
+    from wtb.datasets.names import NotPulledError
+    from wtb.datasets.official import DataError
+
+    bar = _DownloadBar()
+    try:
+        path = resolve(value, pull=pull, progress=bar)
+    except NotPulledError as exc:
+        _err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(2) from None
+    except (DataError, OSError) as exc:
+        _err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(1) from None
+    finally:
+        bar.close()
+    if path is not None and value is not None and path != Path(value):
+        _err.print(f"{value}: {path}", markup=False)
+    return path

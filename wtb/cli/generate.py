@@ -9,6 +9,7 @@ from typing import List, Optional
 import typer
 
 from wtb.cli import app
+from wtb.cli.data import named_tools, pull_option
 from bench.generation import GenerationInputError, load_tool_lists, plan_sessions, select_type_paths
 from models import DEFAULT_MODEL
 
@@ -26,7 +27,7 @@ def default_concurrency(context) -> int:
 
 @app.command("generate")
 def generate(
-    tools: Path = typer.Option(..., "--tools", help="Tool-list file: JSON Lines, one OpenAI tool list per line."),
+    tools: Path = typer.Option(..., "--tools", help="Tool-list file: JSON Lines, one OpenAI tool list per line; or wildtoolbench-en / wildtoolbench-zh (the official lists, see `wtb data pull`)."),
     out: Path = typer.Option(..., "--out", help="Output folder (sessions.jsonl, failures.jsonl, per-session files)."),
     layers: int = typer.Option(4, "--layers", min=1, help="Tasks per session = depth of the task-type tree."),
     paths: Optional[List[str]] = typer.Option(
@@ -77,6 +78,7 @@ def generate(
     show_progress: bool = typer.Option(
         True, "--progress/--no-progress", help="Show a progress bar with the role being asked (on a terminal)."
     ),
+    pull: bool = pull_option(),
 ) -> None:
     """Generate sessions: one per type path, each on one tool list, written to --out.
 
@@ -86,6 +88,7 @@ def generate(
     from wtb.generation_runner import run_batch
     from graphs.generation_context import Context
 
+    tools = named_tools(tools, pull)
     try:
         tool_lists = load_tool_lists(tools)
         type_paths = select_type_paths(layers, paths, samples, seed)
