@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from wtb.cli import app, tasks_option
+from wtb.cli.data import named_dataset, pull_option
 
 if TYPE_CHECKING:
     from graphs.evaluation_context import EvaluationContext
@@ -21,7 +22,7 @@ def eval_command(
     dataset: Optional[Path] = typer.Option(
         None,
         "--dataset",
-        help="Dataset JSON Lines file (one session per line). Default: the bundled demo (6 sessions).",
+        help="Dataset JSON Lines file (one session per line), or wildtoolbench (the official data, see `wtb data pull`). Default: the bundled demo (6 sessions).",
         dir_okay=False,
     ),
     model: Optional[str] = typer.Option(
@@ -41,6 +42,7 @@ def eval_command(
     ),
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N selected sessions.", min=0),
     tasks: int = tasks_option(),
+    pull: bool = pull_option(),
     concurrency: Optional[int] = typer.Option(
         None,
         "--concurrency",
@@ -86,6 +88,7 @@ def eval_command(
     from wtb.runner import Prices, load_dataset, run_eval, select_sessions
 
     try:
+        dataset = named_dataset(dataset, pull)
         if dataset is None:
             dataset = bundled_demo_sessions()
         wanted = [part for item in ids or [] for part in item.split(",") if part.strip()]

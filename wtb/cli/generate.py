@@ -9,12 +9,8 @@ from typing import TYPE_CHECKING, List, Optional, Sequence
 
 import typer
 
-from bench.generation import (
-    GenerationInputError,
-    load_tool_lists,
-    plan_sessions,
-    select_type_paths,
-)
+from bench.generation import GenerationInputError, load_tool_lists, plan_sessions, select_type_paths
+from wtb.cli.data import named_tools, pull_option
 from models import DEFAULT_MODEL
 from wtb.cli import app
 
@@ -61,7 +57,7 @@ def role_models(values: Sequence[str]) -> dict[str, str]:
 
 @app.command("generate")
 def generate(
-    tools: Path = typer.Option(..., "--tools", help="Tool-list file: JSON Lines, one OpenAI tool list per line."),
+    tools: Path = typer.Option(..., "--tools", help="Tool-list file: JSON Lines, one OpenAI tool list per line; or wildtoolbench-en / wildtoolbench-zh (the official lists, see `wtb data pull`)."),
     out: Path = typer.Option(..., "--out", help="Output folder (sessions.jsonl, failures.jsonl, per-session files)."),
     layers: int = typer.Option(4, "--layers", min=1, help="Tasks per session = depth of the task-type tree."),
     paths: Optional[List[str]] = typer.Option(
@@ -130,6 +126,7 @@ def generate(
     show_progress: bool = typer.Option(
         True, "--progress/--no-progress", help="Show a progress bar with the role being asked (on a terminal)."
     ),
+    pull: bool = pull_option(),
 ) -> None:
     """Generate sessions: one per type path, each on one tool list, written to --out.
 
@@ -141,6 +138,7 @@ def generate(
     from nodes.generation.registry import load_role_modules, model_roles
     from wtb.generation_runner import run_batch
 
+    tools = named_tools(tools, pull)
     try:
         load_role_modules(roles or [])
         mapping = role_models(model or [])

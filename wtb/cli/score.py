@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from wtb.cli.data import named_dataset, pull_option
 from bench.schema import DatasetError, validate_file
 from wtb.cli import app, tasks_option
 from wtb.score_run import METRIC_FILE, SCORE_FILE, score_run
@@ -27,14 +28,16 @@ def _print_issues(issues) -> None:
 
 @app.command("validate")
 def validate(
-    path: Path = typer.Argument(..., help="Dataset file (JSON Lines, one session per line)."),
+    path: Path = typer.Argument(..., help="Dataset file (JSON Lines, one session per line), or wildtoolbench (the official data)."),
     tasks: int = tasks_option(),
+    pull: bool = pull_option(),
 ) -> None:
     """Check a dataset file against the session schema (docs/dataset.md).
 
     Prints every problem as `file:line: field: message` and exits 1, or prints a
     one-line summary (sessions, tasks per type, turn subtypes) and exits 0.
     """
+    path = named_dataset(path, pull)
     report = validate_file(path, tasks=tasks)
     if not report.ok:
         _print_issues(report.issues)
@@ -45,12 +48,14 @@ def validate(
 
 @app.command("score")
 def score(
-    dataset: Path = typer.Option(..., "--dataset", help="Dataset file the run was made on (sessions, JSON Lines)."),
+    dataset: Path = typer.Option(..., "--dataset", help="Dataset file the run was made on (sessions, JSON Lines), or wildtoolbench."),
     results: Path = typer.Option(..., "--results", help="Result file: one record per session (JSON Lines)."),
     out: Path = typer.Option(..., "--out", help=f"Output folder for {SCORE_FILE} and {METRIC_FILE}."),
     tasks: int = tasks_option(),
+    pull: bool = pull_option(),
 ) -> None:
     """Score a result file against its dataset (docs/scoring.md): writes OUT/score.jsonl and OUT/metric.json, prints the table."""
+    dataset = named_dataset(dataset, pull)
     try:
         metric = score_run(dataset, results, out, tasks=tasks)
     except DatasetError as exc:
