@@ -14,7 +14,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from bench.args import float_to_number, schema_error
-from bench.paths import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
+from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 
 # Most real calls one planner decision (one step) may carry; keeps gold DAGs small enough to enumerate.
 MAX_CALLS_PER_STEP = 6

@@ -44,7 +44,8 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from bench.paths import PREPARE_TO_ANSWER, PathTracker, _shape_for
+from bench.paths import PathTracker, _shape_for
+from bench.terms import PREPARE_TO_ANSWER
 
 TARGET_SECONDS = 1.0
 TARGET_MIB = 200.0

@@ -17,13 +17,9 @@ import time
 import tracemalloc
 from typing import Any, Callable
 
-from bench.paths import (
-    PREPARE_TO_ANSWER,
-    MaterialisedPathTracker,
-    PathTracker,
-    _shape_for,
-    enumerate_paths,
-)
+from bench.paths import PathTracker, _shape_for
+from bench.terms import PREPARE_TO_ANSWER
+from tests.support.paths_reference import MaterialisedPathTracker, enumerate_paths
 
 
 def parallel_task(names: list[str]) -> list[dict[str, Any]]:

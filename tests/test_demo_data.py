@@ -7,11 +7,13 @@ import json
 import re
 from typing import Any
 
-import pytest
 
 from bench import demo_data
 from bench.demo_data import ANSWER, ASK, CANDIDATES_PATH, SESSIONS_PATH
+from bench.metrics import compute_metrics
 from bench.paths import PathTracker
+from bench.schema import load_sessions
+from bench.scoring import score_session
 
 FIELDS = ["id", "english_env_info", "english_tools", "english_tasks", "english_answer_list", "english_task_types",
           "english_turn_subtypes", "env_info", "tools", "tasks", "answer_list", "task_types", "turn_subtypes"]
@@ -358,10 +360,6 @@ def _run_scripted(session: dict[str, Any], responses: list[dict[str, Any]], mode
 
 
 def test_demo_scores_end_to_end_with_the_reference_rules():
-    pytest.importorskip("bench.harness", reason="bench.harness (branch eval) not merged yet")
-    from bench.metrics import compute_metrics
-    from bench.schema import load_sessions
-    from bench.scoring import score_session
 
     gold = {s.id: s for s in load_sessions(SESSIONS_PATH)}
     raw = {s["id"]: s for s in SESSIONS}

@@ -17,15 +17,9 @@ from typing import Any
 import pytest
 
 from benchmarks.paths import oracle_walk, parallel_task
-from bench.paths import (
-    ASK_USER,
-    PREPARE_TO_ANSWER,
-    MaterialisedPathTracker,
-    PathTracker,
-    _moves_from_ready,
-    _same_name_runs,
-    enumerate_paths,
-)
+from bench.paths import PathTracker, _moves_from_ready, _same_name_runs
+from bench.terms import ASK_USER, PREPARE_TO_ANSWER
+from tests.support.paths_reference import MaterialisedPathTracker, enumerate_paths
 
 
 def _rows(reference_dir) -> list[dict[str, Any]]:

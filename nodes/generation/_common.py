@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from bench.paths import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
+from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 from graphs.generation_context import Context
 from graphs.generation_state import State
 from models.messages import token_counts

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 
 from bench.generation_checks import decision_errors, results_errors, tools_by_name
-from bench.paths import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
+from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 from graphs.generation_context import Context
 from graphs.generation_state import CheckerVerdict, State
 from nodes.generation._common import (

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from bench.generation_checks import MAX_CALLS_PER_STEP
-from bench.paths import ASK_USER, PREPARE_TO_ANSWER
+from bench.terms import ASK_USER, PREPARE_TO_ANSWER
 
 _JSON_TYPES = {"string", "number", "integer", "boolean", "array", "object", "null"}
 _TYPE_ALIASES = {"float": "number", "double": "number", "int": "integer", "bool": "boolean", "str": "string",

@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 
 from bench.generation import random_env_info, should_answer_vaguely
 from bench.generation_checks import plain_text
-from bench.paths import ASK_USER
+from bench.terms import ASK_USER
 from graphs.generation_context import Context
 from graphs.generation_state import State
 from nodes.generation._common import (
