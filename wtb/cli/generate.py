@@ -135,7 +135,8 @@ def generate(
     """
     from graphs.generation_context import Context
     from models import ConfigurationError, ModelSettings, check_model
-    from nodes.generation.registry import load_role_modules, model_roles
+    from graphs.generation import compile_graph
+    from nodes.generation.registry import added_roles, load_role_modules, model_roles
     from wtb.generation_runner import run_batch
 
     tools = named_tools(tools, pull)
@@ -175,6 +176,7 @@ def generate(
         raise typer.Exit(2) from None
     if concurrency is None:
         concurrency = default_concurrency(context, active)
+    graph = compile_graph() if added_roles() else None  # the default graph has no added roles
     settings = {
         "tools": str(tools), "layers": layers, "paths": paths, "samples": samples, "seed": seed,
         "language": language, "year": year, "concurrency": concurrency,
@@ -225,7 +227,7 @@ def generate(
     try:
         with resumable_run(kept), tracing_scope(no_trace=no_trace), bar:
             summary = asyncio.run(
-                run_batch(plans, context, out, concurrency=concurrency, settings=settings, on_done=progress,
+                run_batch(plans, context, out, concurrency=concurrency, settings=settings, on_done=progress, graph=graph,
                           overwrite=overwrite)
             )
     except ValueError as exc:
