@@ -26,7 +26,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from bench.io import json_lines
 from bench.paths import PathTracker
-from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS, TASK_TYPE_ZH
+from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS, TASK_TYPE_ZH, TURN_SUBTYPE_ZH, TURN_SUBTYPES
 
 LAYER_TYPES: tuple[str, ...] = ("ST", "MT", "CQ", "CC")
 """Layer types of the task-type tree: single tool, multi tool, clarify (needs a question), casual chat."""
@@ -38,9 +38,8 @@ STRATEGIES: tuple[str, ...] = ("coreferential", "partial", "long_range")
 """Implicit-intent strategies for tasks 2..N (docs/terms.md turn subtypes)."""
 
 STRATEGY_LABELS: dict[str, tuple[str, str]] = {
-    "coreferential": ("Coreferential Reference", "指代"),
-    "partial": ("Partial Information", "省略成分"),
-    "long_range": ("Long-Range Dependency", "长期记忆"),
+    strategy: (label, TURN_SUBTYPE_ZH[label])
+    for strategy, label in zip(STRATEGIES, TURN_SUBTYPES)
 }
 
 

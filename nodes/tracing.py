@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from bench.terms import FIRST_TURN
+
 def task_metadata(task_idx: int, task_type: str | None, turn_subtype: str | None) -> dict[str, Any]:
     """Metadata of a task's runs: ``task_idx`` (0-based), ``task_type``, ``turn_subtype`` (``First Turn`` for task 0).
 
@@ -17,14 +19,14 @@ def task_metadata(task_idx: int, task_type: str | None, turn_subtype: str | None
     return {
         "task_idx": task_idx,
         "task_type": task_type,
-        "turn_subtype": turn_subtype if turn_subtype is not None else ("First Turn" if task_idx == 0 else None),
+        "turn_subtype": turn_subtype if turn_subtype is not None else (FIRST_TURN if task_idx == 0 else None),
     }
 
 
 def turn_subtype_of(session: Mapping[str, Any], task_idx: int, language: str = "en") -> str | None:
     """The turn subtype of task ``task_idx`` of ``session``: ``First Turn`` for task 0, else the stored label."""
     if task_idx == 0:
-        return "First Turn"
+        return FIRST_TURN
     subtypes = session.get("english_turn_subtypes" if language == "en" else "turn_subtypes") or []
     return subtypes[task_idx - 1] if task_idx - 1 < len(subtypes) else None
 
