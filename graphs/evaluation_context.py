@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from bench.terms import check_scoring_mode
 from models import DEFAULT_MODEL
 
 
@@ -91,6 +92,15 @@ class EvaluationContext:
             "env": "WTB_MAX_STEPS",
         },
     )
+    scoring: str = field(
+        default="reference",
+        metadata={
+            "description": "Scoring mode: 'reference' reproduces the published evaluation, quirks included; "
+            "'fixed' runs and scores with the corrections of docs/fixed-mode.md (its own run: results say "
+            "'scoring': 'fixed'). Env: WTB_SCORING.",
+            "env": "WTB_SCORING",
+        },
+    )
     dataset: str = field(
         default="",
         metadata={
@@ -109,6 +119,7 @@ class EvaluationContext:
             if raw is None or raw == "":
                 continue
             setattr(self, f.name, _convert(raw, f.type, env))
+        check_scoring_mode(self.scoring)
 
 
 def _convert(raw: str, kind: Any, env: str) -> Any:

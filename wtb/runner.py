@@ -61,7 +61,7 @@ RESULT_FILE = "result.jsonl"
 ERRORS_FILE = "errors.jsonl"
 SUMMARY_FILE = "summary.json"
 RUN_FILE = "run.json"
-"""``{"dataset", "dataset_sha256", "model_name"}`` of the results in the directory (resume check)."""
+"""``{"dataset", "dataset_sha256", "model_name", "scoring"}`` of the results in the directory (resume check)."""
 LOCK_FILE = ".wtb-eval.lock"
 _ID_PATTERN = re.compile(r"^wild_tool_bench_(\d+)$")
 
@@ -133,6 +133,7 @@ class RecordInfo:
         tasks / correct: tasks in the record and how many are action-name correct.
         inference_error: ``result`` is an ``"Error during inference: ..."`` string.
         usage: the record's ``"usage"`` accounting (``{}`` for records written before it existed).
+        scoring: the mode that made the record (``"scoring"`` key; ``"reference"`` when absent).
     """
 
     id: str
@@ -141,6 +142,7 @@ class RecordInfo:
     correct: int
     inference_error: bool
     usage: dict[str, Any]
+    scoring: str = "reference"
 
     def __getitem__(self, key: str) -> Any:
         """Record-style access to the kept fields (``info["id"]``, ``info["model_name"]``, ``info["usage"]``)."""
@@ -155,7 +157,7 @@ class RecordInfo:
         usage = record.get("usage")
         return cls(
             record["id"], record.get("model_name"), tasks, correct, isinstance(record.get("result"), str),
-            dict(usage) if isinstance(usage, Mapping) else {},
+            dict(usage) if isinstance(usage, Mapping) else {}, str(record.get("scoring", "reference")),
         )
 
 
@@ -366,7 +368,7 @@ async def run_session(graph: Any, session: Mapping[str, Any], context: Any, *, p
             record = dict(output["record"])
         except ModelRequestError as exc:
             if exc.rejected:  # the provider refused this request's content: the model's limit, scored (docs/evaluation.md §5)
-                record = error_record(session["id"], recorded_model_name(context), str(exc))
+                record = error_record(session["id"], recorded_model_name(context), str(exc), scoring=_scoring(context))
                 record["error_detail"] = f"{type(exc).__name__}: {exc}"
             else:  # infrastructure: nothing to score, run again on resume
                 error = {
@@ -378,7 +380,7 @@ async def run_session(graph: Any, session: Mapping[str, Any], context: Any, *, p
                     "where": exc.where,
                 }
         except Exception as exc:  # noqa: BLE001 - any other failure of one session is recorded, the run goes on
-            record = error_record(session["id"], recorded_model_name(context), str(exc))
+            record = error_record(session["id"], recorded_model_name(context), str(exc), scoring=_scoring(context))
             record["error_detail"] = f"{type(exc).__name__}: {exc}"
     usage = counted.as_dict()
     usage["wall_time"] = round(time.perf_counter() - started, 6)
@@ -586,21 +588,37 @@ def dataset_identity(path: str | os.PathLike[str] | None) -> dict[str, str] | No
     return {"dataset": str(Path(path).resolve()), "dataset_sha256": digest.hexdigest()}
 
 
+def _scoring(context: Any) -> str:
+    """The scoring mode of ``context`` (``reference`` when it has none; docs/fixed-mode.md §1)."""
+    return getattr(context, "scoring", "reference") or "reference"
+
+
+def _mixing_modes_message(where: Path, found: str, wanted: str) -> str:
+    return (
+        f"{where} holds results of --scoring {found}, not --scoring {wanted}; a run directory never mixes "
+        "scoring modes: use another --out directory (or --overwrite to start it again)"
+    )
+
+
 def _check_run_identity(out: Path, context: Any, model_name: str, has_results: bool) -> None:
-    """Refuse to resume results made on another dataset; record this run's identity in ``RUN_FILE``.
+    """Refuse to resume results made on another dataset or in another scoring mode; record this run's identity in ``RUN_FILE``.
 
     Raises:
-        ValueError: ``out`` holds results whose ``run.json`` names a dataset with other content.
+        ValueError: ``out`` holds results whose ``run.json`` names a dataset with other content,
+            or another scoring mode.
     """
-    identity = dataset_identity(getattr(context, "dataset", None))
-    if identity is None:
-        return
     path = out / RUN_FILE
     recorded: dict[str, Any] = {}
     if has_results and path.exists():
         with contextlib.suppress(OSError, ValueError):
             loaded = json.loads(path.read_text(encoding="utf-8"))
             recorded = loaded if isinstance(loaded, dict) else {}
+    mode = _scoring(context)
+    if has_results and recorded and recorded.get("scoring", "reference") != mode:
+        raise ValueError(_mixing_modes_message(out, str(recorded.get("scoring", "reference")), mode))
+    identity = dataset_identity(getattr(context, "dataset", None))
+    if identity is None:
+        return
     if recorded.get("dataset_sha256") not in (None, identity["dataset_sha256"]):
         same_file = recorded.get("dataset") == identity["dataset"]
         raise ValueError(
@@ -610,7 +628,7 @@ def _check_run_identity(out: Path, context: Any, model_name: str, has_results: b
             f"{identity['dataset']} (sha256 {identity['dataset_sha256'][:12]}...); session ids repeat across "
             "datasets, so resuming would mix them: use --overwrite or another --out directory"
         )
-    write_json_atomic(path, {**identity, "model_name": model_name})
+    write_json_atomic(path, {**identity, "model_name": model_name, "scoring": mode})
 
 
 def _latest_errors(path: Path, done: set[str]) -> list[dict[str, Any]]:
@@ -647,6 +665,9 @@ async def _run_locked(sessions, context, out, concurrency, overwrite, progress, 
             f"{results.path} holds results of model {', '.join(map(str, others))}, not {model_name!r}; "
             "use --overwrite or another --out directory"
         )
+    modes = sorted({r.scoring for r in done.values() if r.scoring != _scoring(context)})
+    if modes:
+        raise ValueError(_mixing_modes_message(results.path, ", ".join(modes), _scoring(context)))
     _check_run_identity(out, context, model_name, bool(done) or errors.path.exists())
 
     summary = RunSummary(result_path=results.path, selected=len(sessions), summary_path=out / SUMMARY_FILE)
