@@ -28,6 +28,17 @@ def tasks_option() -> Any:
     )
 
 
+def scoring_option() -> Any:
+    """The ``--scoring reference|fixed`` option of ``wtb eval`` and ``wtb score`` (docs/fixed-mode.md)."""
+    return typer.Option(
+        "reference",
+        "--scoring",
+        help="'reference' (default) reproduces the published evaluation, quirks included; 'fixed' applies the "
+        "corrections of docs/fixed-mode.md (eval: a separate run; score: fixes 5-8, written to score.fixed.jsonl "
+        "and metric.fixed.json). $WTB_SCORING sets the default of `wtb eval`.",
+    )
+
+
 # Sub-command modules register on `app` when imported.
 from wtb.cli import score as _score  # noqa: E402,F401
 from wtb.cli import eval as _eval  # noqa: E402,F401
