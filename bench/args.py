@@ -466,8 +466,15 @@ def fixed_schema_error(value: Any, schema: Any, *, root: bool = True) -> str | N
 
     Type lists (``["string", "null"]``) are unions, as in reference mode.
 
+    Args:
+        value: decoded JSON value.
+        schema: JSON-schema mapping (a non-mapping constrains nothing).
+        root: ``True`` for the whole arguments object (plain messages), ``False``
+            below a top-level parameter (``nested`` messages, docs/arguments.md §2.5).
+
     Returns:
         ``None`` when valid, else one ``error_schema: ...`` message (docs/arguments.md §4).
+        Never raises on a malformed schema.
     """
     if not isinstance(schema, Mapping):
         return None

@@ -34,7 +34,7 @@ from bench.harness.errors import ERROR_PREFIX
 from bench.pairing import canonical_arguments
 from bench.paths import PathTracker
 from bench.paths_fixed import FixedPathTracker
-from bench.schema import Session
+from bench.schema import Session, session_model
 from bench.scoring import (
     ResultRecordError,
     record_identity,
@@ -52,6 +52,12 @@ def _field(session: Session | Mapping[str, Any], name: str) -> Any:
     return getattr(session, name) if isinstance(session, Session) else session[name]
 
 
+def _as_session(session: Session | Mapping[str, Any]) -> Session:
+    if isinstance(session, Session):
+        return session
+    return session_model(len(session["english_tasks"])).model_validate(dict(session))
+
+
 def compare_session(
     session: Session | Mapping[str, Any],
     reference_record: Mapping[str, Any],
@@ -60,7 +66,7 @@ def compare_session(
     """The tasks of one session whose label differs between reference and fixed scoring (docs/fixed-mode.md §10).
 
     Args:
-        session: the gold session.
+        session: the gold session (a ``bench.schema.Session`` or its dict).
         reference_record: the session's record from a reference run (docs/evaluation.md §5).
         fixed_record: the session's record from a fixed run (``"scoring": "fixed"``) of the
             same model; ``None`` compares ``reference_record`` scored both ways (rescoring).
@@ -75,6 +81,7 @@ def compare_session(
 
     Raises:
         ResultRecordError: a malformed record, a record of the wrong mode, or records of another session.
+        pydantic.ValidationError: ``session`` is a dict that is not a valid session.
         ScoringError: a record cannot be scored (see ``bench.scoring.score_session``).
     """
     return _compare(session, reference_record, fixed_record)[0]
@@ -86,6 +93,7 @@ def _compare(
     fixed_record: Mapping[str, Any] | None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """``(flips, reference scored tasks, fixed scored tasks)`` of one session (see :func:`compare_session`)."""
+    session = _as_session(session)
     session_id = _field(session, "id")
     if reference_record.get("scoring", "reference") != "reference":
         raise ResultRecordError("scoring", "the reference record was made by a fixed-mode run")

@@ -23,7 +23,7 @@ Pure module: no LangGraph, no I/O.
 from __future__ import annotations
 
 import functools
-from itertools import combinations, islice
+from itertools import combinations
 from typing import Any, Iterator, Mapping, Sequence
 
 from bench.paths import Path, PathTracker, Step, node_names
@@ -60,7 +60,7 @@ class _FixedShape:
         self.must_precede_answer = self.full & ~descendants
         self.remaining: dict[int, int] = {}
         self.gold_path: tuple[tuple[int, ...], ...] | None = None
-        self.dependencies = dependencies
+        self.acyclic = False
 
     def ready(self, mask: int) -> int:
         bits = 0
@@ -163,8 +163,9 @@ class FixedPathTracker:
         """Bit mask of the nodes issued so far."""
         self.ended = False
         """Whether an answer step has been applied."""
-        if self._shape.gold_path is None:
+        if not self._shape.acyclic:
             PathTracker(answer_list)  # raises ValueError on a cycle, as in reference mode
+            self._shape.acyclic = True
         self.min_length = self._shape.fewest_steps(0)
         if self.min_length >= _UNREACHABLE:  # no answer node can ever be given: count the steps to issue everything
             self.min_length = len(self.gold_path)
@@ -282,8 +283,3 @@ def _greedy_gold_path(shape: _FixedShape) -> list[tuple[int, ...]]:
             raise AssertionError("no optimal fixed-mode move from a reachable state")
         if ends or (not shape.answers and mask == shape.full):
             return path
-
-
-def first_candidates(tracker: FixedPathTracker, limit: int) -> list[Step]:
-    """The first ``limit`` entries of ``tracker.candidates()`` (docs/fixed-mode.md §3)."""
-    return list(islice(tracker.candidates(), limit))

@@ -35,7 +35,7 @@ FIXED_METRIC_FILE = "metric.fixed.json"
 def score_files(scoring: str = "reference") -> tuple[str, str]:
     """``(score file, metric file)`` names of a scoring mode: ``score.jsonl`` / ``metric.json`` in reference
     mode, ``score.fixed.jsonl`` / ``metric.fixed.json`` in fixed mode, so both can sit in one run
-    directory (docs/fixed-mode.md §1)."""
+    directory (docs/fixed-mode.md §1). Raises ValueError for an unknown mode."""
     return (FIXED_SCORE_FILE, FIXED_METRIC_FILE) if check_scoring_mode(scoring) == "fixed" else (SCORE_FILE, METRIC_FILE)
 
 

@@ -90,7 +90,15 @@ def match_step_fixed(
 
     Returns:
         A :class:`~bench.harness.matching.StepOutcome`; ``prune`` holds the
-        consumed nodes for every correct step (a question too).
+        consumed nodes for every correct step (a question too). Error strings
+        are those of reference mode (``tool_calls and content are None or
+        empty``, ``parse tool_calls failed, error: ...``, ``action name not in
+        candidate_answer_function_list``); an error step records the first
+        :data:`~bench.harness.matching.MAX_RECORDED_CANDIDATES` valid next steps.
+
+    Raises:
+        Nothing for any response: fixed mode has no ``InferenceError``. A gold
+        node naming a tool missing from ``tools`` only makes its pairing an error.
     """
     content = response.get("content")
     tool_calls = response.get("tool_calls")

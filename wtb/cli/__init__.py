@@ -29,13 +29,12 @@ def tasks_option() -> Any:
 
 
 def scoring_option() -> Any:
-    """The ``--scoring reference|fixed`` option of ``wtb eval`` and ``wtb score`` (docs/fixed-mode.md)."""
+    """The ``--scoring reference|fixed`` option of ``wtb score`` (docs/fixed-mode.md)."""
     return typer.Option(
         "reference",
         "--scoring",
-        help="'reference' (default) reproduces the published evaluation, quirks included; 'fixed' applies the "
-        "corrections of docs/fixed-mode.md (eval: a separate run; score: fixes 5-8, written to score.fixed.jsonl "
-        "and metric.fixed.json). $WTB_SCORING sets the default of `wtb eval`.",
+        help="'reference' (default) reproduces the published scoring, quirks included; 'fixed' applies the "
+        "scoring fixes 5-8 of docs/fixed-mode.md, written to score.fixed.jsonl and metric.fixed.json.",
     )
 
 
