@@ -32,6 +32,7 @@ __all__ = [
     "CORRECT",
     "UnknownToolError",
     "check_arguments",
+    "fixed_schema_error",
     "float_to_number",
     "match_error",
     "parameters_schema",
@@ -104,24 +105,34 @@ class UnknownToolError(KeyError):
 # --------------------------------------------------------------------------- tools
 
 
-def float_to_number(tools: Any) -> Any:
+def float_to_number(tools: Any, *, scoring: str = "reference") -> Any:
     """Deep copy of a tool list with every JSON-schema ``"type": "float"`` made ``"number"`` (docs/evaluation.md §2).
 
     Args:
         tools: OpenAI tool list (or any JSON-like structure). Not modified.
+        scoring: ``"reference"`` (default) or ``"fixed"``; in fixed mode a ``"float"``
+            inside a type list (``["float", "null"]``) becomes ``"number"`` too
+            (docs/fixed-mode.md §8).
 
     Returns:
         A deep copy in which every mapping entry ``"type": "float"``, at any
         depth, reads ``"type": "number"``. This is the structural equivalent of
         the reference's textual replacement of ``"type": "float"`` in the
         JSON-encoded list; a ``type`` list such as ``["float", "null"]`` is left
-        alone, as the textual replacement leaves it.
+        alone, as the textual replacement leaves it (reference mode).
     """
+    fixed = scoring == "fixed"
 
     def rewrite(node: Any) -> Any:
         if isinstance(node, dict):
             return {
-                key: ("number" if key == "type" and value == "float" else rewrite(value))
+                key: (
+                    "number"
+                    if key == "type" and value == "float"
+                    else [("number" if item == "float" else item) for item in value]
+                    if fixed and key == "type" and isinstance(value, list)
+                    else rewrite(value)
+                )
                 for key, value in node.items()
             }
         if isinstance(node, list):
@@ -363,8 +374,10 @@ def match_error(predicted: Any, gold: Any, path: str = "") -> str | None:
 def check_arguments(
     tools: Sequence[Mapping[str, Any]],
     name: str,
-    predicted_arguments: str,
-    gold_arguments: str,
+    predicted_arguments: Any,
+    gold_arguments: Any,
+    *,
+    scoring: str = "reference",
 ) -> str:
     """Check one predicted tool call's arguments against the gold call (docs/arguments.md, quirks 21-27).
 
@@ -375,6 +388,12 @@ def check_arguments(
         name: the called tool's name (predicted and gold names already agree).
         predicted_arguments: the model's raw arguments string (JSON text).
         gold_arguments: the gold arguments as JSON text.
+        scoring: ``"reference"`` (default): the published checker's rules, quirks included.
+            ``"fixed"`` (docs/fixed-mode.md §8): an object schema without ``properties``
+            accepts any keys (unless ``additionalProperties`` is ``false``; an
+            ``additionalProperties`` schema checks the extra values), and either
+            arguments value may be given already decoded (an object, not JSON text);
+            see :func:`fixed_schema_error`.
 
     Returns:
         ``"correct"`` or the reference's exact message, for example
@@ -390,8 +409,10 @@ def check_arguments(
     Raises:
         UnknownToolError: ``name`` is not defined in ``tools`` (the reference
             crashes with ``KeyError`` here; no fixture covers it).
-        TypeError: an arguments value is not ``str``/``bytes``.
+        TypeError: an arguments value is not ``str``/``bytes`` (reference mode only).
     """
+    if scoring == "fixed":
+        return _check_arguments_fixed(tools, name, predicted_arguments, gold_arguments)
     root_schema = parameters_schema(tools, name)
     try:
         predicted = json.loads(predicted_arguments)
@@ -407,5 +428,114 @@ def check_arguments(
     try:
         error = match_error(predicted, gold)
     except Exception as exc:  # reference: any comparison crash is reported, not raised
+        return f"{COMPARISON_FAILED}{exc}"
+    return CORRECT if error is None else error
+
+
+# --------------------------------------------------------------------------- fixed mode
+
+
+def _decoded(arguments: Any) -> tuple[bool, Any]:
+    """``(ok, value)``: JSON text parsed, an already decoded value taken as it is (fixed mode)."""
+    if isinstance(arguments, (bytes, bytearray)):
+        try:
+            arguments = arguments.decode("utf-8")
+        except UnicodeDecodeError:
+            return False, None
+    if isinstance(arguments, str):
+        try:
+            return True, json.loads(arguments)
+        except json.JSONDecodeError:
+            return False, None
+    if arguments is None:
+        return False, None
+    return True, arguments
+
+
+def fixed_schema_error(value: Any, schema: Any, *, root: bool = True) -> str | None:
+    """:func:`schema_error` with the fixed-mode rules of docs/fixed-mode.md §8 (quirk 24 corrected).
+
+    Differences from the reference rules (messages are the same):
+
+    - an object schema whose ``properties`` is absent or empty accepts any key,
+      as JSON Schema does, unless ``additionalProperties`` is ``false``;
+    - ``additionalProperties`` given as a schema allows extra keys and checks their values against it;
+    - malformed keywords are ignored instead of misread or crashed on: an
+      ``anyOf`` that is not a list, a ``required`` that is not a list (only its
+      string entries count), a non-mapping ``properties``.
+
+    Type lists (``["string", "null"]``) are unions, as in reference mode.
+
+    Args:
+        value: decoded JSON value.
+        schema: JSON-schema mapping (a non-mapping constrains nothing).
+        root: ``True`` for the whole arguments object (plain messages), ``False``
+            below a top-level parameter (``nested`` messages, docs/arguments.md §2.5).
+
+    Returns:
+        ``None`` when valid, else one ``error_schema: ...`` message (docs/arguments.md §4).
+        Never raises on a malformed schema.
+    """
+    if not isinstance(schema, Mapping):
+        return None
+    if "anyOf" in schema and isinstance(schema["anyOf"], list):
+        first_error: str | None = None
+        for branch in schema["anyOf"]:
+            error = fixed_schema_error(value, branch, root=root)
+            if error is None:
+                return None
+            first_error = first_error or error
+        return first_error
+
+    allowed = _allowed_types(schema)
+    if allowed is not None and not isinstance(value, allowed):
+        return SCHEMA_TYPE if root else SCHEMA_NESTED_TYPE
+    if "enum" in schema and not _in_enum(value, schema["enum"]):
+        return SCHEMA_ENUM if root else SCHEMA_NESTED_ENUM
+
+    if isinstance(value, dict):
+        properties = schema.get("properties")
+        if not isinstance(properties, Mapping):
+            properties = {}
+        required = schema.get("required")
+        required = [key for key in required if isinstance(key, str)] if isinstance(required, list) else []
+        if any(key not in value for key in required):
+            return SCHEMA_MISSING if root else SCHEMA_NESTED_MISSING
+        additional = schema.get("additionalProperties")
+        open_object = not properties and additional is not False
+        for key, item in value.items():
+            if key in properties:
+                error = fixed_schema_error(item, properties[key], root=False)
+            elif isinstance(additional, Mapping) and additional:
+                error = fixed_schema_error(item, additional, root=False)
+            elif additional is True or isinstance(additional, Mapping) or open_object:
+                continue
+            else:
+                return SCHEMA_UNDEFINED if root else SCHEMA_NESTED_UNDEFINED
+            if error is not None:
+                return error
+    elif isinstance(value, list) and "items" in schema:
+        for item in value:
+            error = fixed_schema_error(item, schema["items"], root=False)
+            if error is not None:
+                return error
+    return None
+
+
+def _check_arguments_fixed(tools: Sequence[Mapping[str, Any]], name: str, predicted_arguments: Any, gold_arguments: Any) -> str:
+    """:func:`check_arguments` in fixed mode (docs/fixed-mode.md §8): same stages and messages, fixed schema rules."""
+    root_schema = parameters_schema(tools, name)
+    ok, predicted = _decoded(predicted_arguments)
+    if not ok:
+        return ERROR_JSON
+    error = fixed_schema_error(predicted, root_schema, root=True)
+    if error is not None:
+        return error
+    ok, gold = _decoded(gold_arguments)
+    if not ok:
+        return ERROR_JSON
+    try:
+        error = match_error(predicted, gold)
+    except Exception as exc:  # as in reference mode: a comparison crash is reported, not raised
         return f"{COMPARISON_FAILED}{exc}"
     return CORRECT if error is None else error

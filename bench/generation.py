@@ -467,12 +467,15 @@ VERDICT_ROLES = ("checker", "rule_check")
 SPARE_RESPONSE = {"content": "SPARE RESPONSE - should never be requested", "tool_calls": None, "reasoning_content": None}
 
 
-def oracle_responses(session: Mapping[str, Any], *, sid: str | None = None) -> list[dict[str, Any]]:
+def oracle_responses(session: Mapping[str, Any], *, sid: str | None = None, scoring: str = "reference") -> list[dict[str, Any]]:
     """Scripted responses that follow each task's gold path (docs/paths.md) with the gold arguments and texts.
 
     Args:
         session: a session in the dataset schema (``english_answer_list`` is followed).
         sid: short id used in tool-call ids ``call_<sid>_<task>_<step>_<j>`` (default: the id's number).
+        scoring: ``"fixed"`` follows the fixed-mode gold path instead (``FixedPathTracker``,
+            docs/fixed-mode.md §4): every step of it can be answered, also where the
+            reference gold path mixes a question with another node.
 
     Returns:
         One response per model request of the evaluation step loop, then one spare response:
@@ -483,8 +486,14 @@ def oracle_responses(session: Mapping[str, Any], *, sid: str | None = None) -> l
     """
     sid = sid if sid is not None else str(session["id"]).rsplit("_", 1)[-1]
     responses: list[dict[str, Any]] = []
+    if scoring == "fixed":
+        from bench.paths_fixed import FixedPathTracker
+
+        tracker_class: Any = FixedPathTracker
+    else:
+        tracker_class = PathTracker
     for t, answer_list in enumerate(session["english_answer_list"]):
-        for s, step in enumerate(PathTracker(answer_list).gold_path):
+        for s, step in enumerate(tracker_class(answer_list).gold_path):
             names = [answer_list[i]["action"]["name"] for i in step]
             if names[0] in PSEUDO_TOOLS:
                 responses.append({"content": answer_list[step[0]]["observation"], "tool_calls": None, "reasoning_content": None})
@@ -505,7 +514,8 @@ def oracle_responses(session: Mapping[str, Any], *, sid: str | None = None) -> l
     return responses
 
 
-def oracle_candidate(session: Mapping[str, Any], candidate: str = "oracle") -> dict[str, Any]:
+def oracle_candidate(session: Mapping[str, Any], candidate: str = "oracle", *, scoring: str = "reference") -> dict[str, Any]:
     """A replay-candidate record ``{"session_id", "candidate", "responses"}`` for ``session`` (see
-    :func:`oracle_responses`); ``wtb eval`` with it should score every task correct (docs/generation.md)."""
-    return {"session_id": session["id"], "candidate": candidate, "responses": oracle_responses(session)}
+    :func:`oracle_responses`); ``wtb eval`` with it should score every task correct (docs/generation.md;
+    ``scoring="fixed"``: the fixed-mode gold path, docs/fixed-mode.md §4)."""
+    return {"session_id": session["id"], "candidate": candidate, "responses": oracle_responses(session, scoring=scoring)}

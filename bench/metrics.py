@@ -26,6 +26,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from bench.schema import MULTI_TOOL_TYPES, TASK_TYPES, TURN_SUBTYPES, Session
 from bench.scoring import CORRECT, step_keys
+from bench.pairing import canonical_arguments
 
 from bench.terms import FIRST_TURN, MULTI_TOOL, OPTIMAL_TYPES, PROGRESS_TYPES, SUBSEQUENT_TURN  # noqa: E402,F401
 LAYERS = 4
@@ -72,6 +73,8 @@ def _field(session: Session | Mapping[str, Any], name: str) -> Any:
 def compute_metrics(
     model_name: str,
     scored: Iterable[tuple[Session | Mapping[str, Any], Sequence[Mapping[str, Any]]]],
+    *,
+    scoring: str = "reference",
 ) -> dict[str, Any]:
     """The metric dict of one model's run (docs/metrics.md), identical to the reference's.
 
@@ -91,6 +94,13 @@ def compute_metrics(
         rate is (``step_*`` keys left in the scored log) / ``len(answer_list[i])``
         (Chinese-side field) over Sequential and Mixed tasks.
 
+        With ``scoring="fixed"`` (docs/fixed-mode.md §9) the dict gets
+        ``"scoring": "fixed"`` after ``model_name``, and the accomplish-progress
+        buckets count gold nodes instead of requests: ``complete_step`` adds
+        :func:`matched_gold_nodes` of the task, ``total_step`` its node count
+        ``len(english_answer_list[i])``. Every other bucket is computed as in
+        reference mode.
+
     Raises:
         ValueError: when a session's scored task count differs from its task count.
     """
@@ -102,10 +112,11 @@ def compute_metrics(
     optimal = {name: _Accuracy() for name in ("Total", *OPTIMAL_TYPES)}
     progress = {name: _Progress() for name in ("Total", *PROGRESS_TYPES)}
 
+    fixed = scoring == "fixed"
     for session, tasks in scored:
         task_types = _field(session, "english_task_types")
         turn_subtypes = _field(session, "english_turn_subtypes")
-        answer_list = _field(session, "answer_list")
+        answer_list = _field(session, "english_answer_list" if fixed else "answer_list")
         if len(tasks) != len(task_types):
             session_id = _field(session, "id")
             raise ValueError(f"session {session_id}: {len(tasks)} scored tasks, expected {len(task_types)}")
@@ -129,7 +140,10 @@ def compute_metrics(
                 optimal["Total"].add(is_optimal)
                 optimal[task_type].add(is_optimal)
             if task_type in PROGRESS_TYPES:
-                complete = len(step_keys(task.get("inference_log") or {}))
+                if fixed:
+                    complete = matched_gold_nodes(task, answer_list[index])
+                else:
+                    complete = len(step_keys(task.get("inference_log") or {}))
                 total = len(answer_list[index])
                 progress["Total"].add(complete, total)
                 progress[task_type].add(complete, total)
@@ -140,6 +154,7 @@ def compute_metrics(
 
     return {
         "model_name": model_name,
+        **({"scoring": "fixed"} if fixed else {}),
         "total_info": {"task": task_total.as_dict(), "session": session_total.as_dict()},
         "task_type_info": dump(by_type),
         "layer_info": dump(by_layer),
@@ -147,3 +162,45 @@ def compute_metrics(
         "optimal_info": dump(optimal),
         "progress_info": dump(progress),
     }
+
+
+def matched_gold_nodes(task: Mapping[str, Any], answer_list: Sequence[Mapping[str, Any]]) -> int:
+    """Gold nodes of a task that inference matched: the fixed-mode AP numerator (docs/fixed-mode.md §9).
+
+    Counts the gold actions of every step whose ``current_action_name_label``
+    is ``correct`` (the step's ``candidate_0_answer_function_list.action``:
+    calls, questions and the answer alike), each gold node at most once: an
+    action counts only while the gold answer list still has an unmatched node
+    with the same name and arguments (a reference-mode run can match one
+    question node twice, quirk 6).
+
+    Args:
+        task: a scored (or unscored) task entry with its ``inference_log``.
+        answer_list: the task's gold nodes (``english_answer_list[i]``; dicts or ``bench.schema.Node``).
+
+    Returns:
+        The count, between 0 and ``len(answer_list)``.
+    """
+    remaining: dict[tuple[str, str], int] = {}
+    for node in answer_list:
+        if hasattr(node, "model_dump"):  # a bench.schema.Node
+            node = node.model_dump()
+        key = (node["action"]["name"], canonical_arguments(node["action"]["arguments"]))
+        remaining[key] = remaining.get(key, 0) + 1
+    log = task.get("inference_log") or {}
+    matched = 0
+    for key in step_keys(log):
+        step = log[key]
+        output = step.get("inference_output") if isinstance(step, Mapping) else None
+        if not isinstance(output, Mapping) or output.get("current_action_name_label") != CORRECT:
+            continue
+        try:
+            actions = step["inference_answer"]["candidate_0_answer_function_list"]["action"]
+        except (KeyError, TypeError):
+            continue
+        for action in actions:
+            node_key = (action.get("name"), canonical_arguments(action.get("arguments")))
+            if remaining.get(node_key, 0) > 0:
+                remaining[node_key] -= 1
+                matched += 1
+    return matched

@@ -51,6 +51,7 @@ import re
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from bench.schema import PSEUDO_TOOLS, Session
+from bench.terms import check_scoring_mode
 
 ArgumentChecker = Callable[[list, str, str, str], str]
 """``check(tools, name, predicted_arguments_json, gold_arguments_json) -> "correct" | error message`` (docs/arguments.md)."""
@@ -81,12 +82,15 @@ def _default_checker() -> ArgumentChecker:
     return check_arguments
 
 
-def scoring_tools(session: Session | Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The tool list the argument checker sees: ``english_tools`` with ``"float"`` → ``"number"`` (docs/evaluation.md §2, docs/arguments.md)."""
+def scoring_tools(session: Session | Mapping[str, Any], *, scoring: str = "reference") -> list[dict[str, Any]]:
+    """The tool list the argument checker sees: ``english_tools`` with ``"float"`` → ``"number"`` (docs/evaluation.md §2, docs/arguments.md).
+
+    ``scoring="fixed"`` also rewrites ``"float"`` inside type lists (docs/fixed-mode.md §8).
+    """
     from bench.args import float_to_number
 
     tools = session.english_tools if isinstance(session, Session) else session["english_tools"]
-    return float_to_number(tools)
+    return float_to_number(tools, scoring=scoring)
 
 
 def step_keys(inference_log: Mapping[str, Any]) -> list[str]:
@@ -144,6 +148,7 @@ def score_task(
     *,
     checker: Optional[ArgumentChecker] = None,
     where: str = "task",
+    scoring: str = "reference",
 ) -> dict[str, Any]:
     """Label one task result exactly as the reference scorer does (docs/scoring.md, quirks 12-16).
 
@@ -151,8 +156,12 @@ def score_task(
         task_result: one per-task dict of a result record (docs/evaluation.md §5). Not modified.
         tools: the session's tools as the checker must see them (already float→number,
             see :func:`scoring_tools`).
-        checker: the argument checker; defaults to ``bench.args.check_arguments``.
+        checker: the argument checker; defaults to ``bench.args.check_arguments``
+            (in fixed mode with ``scoring="fixed"``).
         where: prefix for error messages (e.g. ``"result[2]"``).
+        scoring: ``"reference"`` (default: the rules described here) or
+            ``"fixed"``: scoring fixes 5-7 (:func:`score_task_with_fixes`,
+            docs/fixed-mode.md §6-§8).
 
     Returns:
         A new dict: ``label`` first, then the task's keys with
@@ -168,6 +177,9 @@ def score_task(
             string ``function.name`` and a ``function.arguments``).
         ScoringError: when the checker cannot run (a called tool is not in ``tools``).
     """
+    if scoring != "reference":
+        check_scoring_mode(scoring)
+        return score_task_with_fixes(task_result, tools, fixes=FIXED_SCORING, checker=checker, where=where)
     check = checker or _default_checker()
     if not isinstance(task_result, Mapping):
         raise ResultRecordError(where, f"expected an object, got {type(task_result).__name__}")
@@ -248,12 +260,18 @@ def score_task(
     return dict([("label", label), *items])
 
 
-def inference_error_tasks(message: str, task_count: int = 4) -> list[dict[str, Any]]:
-    """Scored tasks for a session whose whole inference failed: every task wrong (see module docstring; docs/evaluation.md §5, docs/scoring.md)."""
+def inference_error_tasks(message: str, task_count: int = 4, *, scoring: str = "reference") -> list[dict[str, Any]]:
+    """Scored tasks for a session whose whole inference failed: every task wrong (see module docstring; docs/evaluation.md §5, docs/scoring.md).
+
+    ``scoring="fixed"`` adds ``"first_error": {"kind": "inference", "step": null, "reason": message}``
+    after ``action_name_label`` (docs/fixed-mode.md §7).
+    """
+    fixed = {"first_error": {"kind": "inference", "step": None, "reason": message}} if scoring == "fixed" else {}
     return [
         {
             "label": ERROR,
             "action_name_label": ERROR,
+            **fixed,
             "is_optimal": False,
             "inference_log": {"task_idx": index},
             "latency": [],
@@ -289,6 +307,7 @@ def score_session(
     *,
     checker: Optional[ArgumentChecker] = None,
     tools: Optional[Sequence[Mapping[str, Any]]] = None,
+    scoring: str = "reference",
 ) -> list[dict[str, Any]]:
     """Score every task of one session's result record (docs/scoring.md).
 
@@ -298,13 +317,26 @@ def score_session(
         session: the gold session (its ``english_tools`` feed the argument checker).
         checker: argument checker (default ``bench.args.check_arguments``).
         tools: the tool list for the checker; default :func:`scoring_tools` of ``session``.
+        scoring: ``"reference"`` (default) or ``"fixed"`` (docs/fixed-mode.md §6-§8). Fixed
+            scoring accepts records of either mode (rescoring a reference run applies
+            fixes 5-8 only); reference scoring refuses a record made by a fixed-mode run.
 
     Returns:
         One scored task dict per task (:func:`score_task`, or :func:`inference_error_tasks`).
 
     Raises:
-        ResultRecordError: malformed record, id mismatch, or a task count that differs from the session's.
+        ResultRecordError: malformed record, id mismatch, a task count that differs from the
+            session's, a ``scoring`` key other than ``"fixed"``, or a fixed-mode record under reference scoring.
+        ValueError: an unknown ``scoring`` mode.
     """
+    check_scoring_mode(scoring)
+    if "scoring" in record:
+        if record["scoring"] != "fixed":
+            raise ResultRecordError("scoring", f"expected 'fixed' or no key (reference), got {record['scoring']!r}")
+        if scoring == "reference":
+            raise ResultRecordError(
+                "scoring", "this record was made by a --scoring fixed run: score it in fixed mode (--scoring fixed)"
+            )
     session_id, _ = record_identity(record)
     if session_id != session.id:
         raise ResultRecordError("id", f"record is for {session_id!r}, session is {session.id!r}")
@@ -313,11 +345,176 @@ def score_session(
     result = record["result"]
     task_count = len(session.english_tasks)
     if isinstance(result, str):
-        return inference_error_tasks(result, task_count)
+        return inference_error_tasks(result, task_count, scoring=scoring)
     if not isinstance(result, list):
         raise ResultRecordError("result", f"expected a list of tasks or an error string, got {type(result).__name__}")
     if len(result) != task_count:
         raise ResultRecordError("result", f"{len(result)} tasks, session {session.id} has {task_count}")
     if tools is None:
-        tools = scoring_tools(session)
-    return [score_task(task, tools, checker=checker, where=f"result[{i}]") for i, task in enumerate(result)]
+        tools = scoring_tools(session, scoring=scoring)
+    return [score_task(task, tools, checker=checker, where=f"result[{i}]", scoring=scoring) for i, task in enumerate(result)]
+
+
+# --------------------------------------------------------------------------- fixed mode
+
+FIXED_SCORING: frozenset[int] = frozenset({5, 6, 7})
+"""The scoring fixes :func:`score_task_with_fixes` applies in fixed mode (fix 8 is in ``bench.metrics``)."""
+
+
+def _fixed_checker() -> ArgumentChecker:
+    from bench.args import check_arguments
+
+    def check(tools: list, name: str, predicted: str, gold: str) -> str:
+        return check_arguments(tools, name, predicted, gold, scoring="fixed")
+
+    return check
+
+
+def score_task_with_fixes(
+    task_result: Mapping[str, Any],
+    tools: Sequence[Mapping[str, Any]],
+    *,
+    fixes: frozenset[int] | set[int] = FIXED_SCORING,
+    checker: Optional[ArgumentChecker] = None,
+    where: str = "task",
+) -> dict[str, Any]:
+    """Label one task with any subset of the scoring fixes 5-7 (docs/fixed-mode.md §6-§8).
+
+    ``fixes=FIXED_SCORING`` is fixed mode (``score_task(..., scoring="fixed")``);
+    an empty set gives the reference labels (tested against every reference
+    fixture); other subsets tell which fix turns a label (``bench.compare``).
+
+    - fix 5: calls are paired with gold calls by :func:`bench.pairing.pair_calls`
+      (fewest argument errors, then highest similarity) instead of by sorted raw
+      text; the model's ``tool_calls`` stay in its order and the gold ``action``
+      list is rewritten in paired order (pair ``j`` = call ``j``, action ``j``).
+    - fix 6: every matched call step up to the end of the log is checked,
+      nothing is deleted, ``action_name_label`` is kept as recorded, and
+      ``first_error`` (``{"kind": "name" | "arguments", "step": s | None,
+      "reason"}``, or ``None``) names the task's first error of either kind;
+      ``action_arguments_label`` is always written (second key after ``label``
+      and ``action_name_label``).
+    - fix 7: the checker is ``check_arguments(..., scoring="fixed")`` (unless ``checker`` is given).
+
+    Args:
+        task_result: one per-task dict of a result record (either mode). Not modified.
+        tools: the tools the checker sees (:func:`scoring_tools`; ``scoring="fixed"`` for fix 7).
+        fixes: the fixes to apply, a subset of ``{5, 6, 7}`` (8 is ignored here).
+        checker: argument checker override.
+        where: prefix for error messages.
+
+    Returns:
+        The scored task dict (``label`` first).
+
+    Raises:
+        ResultRecordError: a field the walk needs is missing or malformed, or (fix 5) a
+            checked step's predicted call names differ from its gold action names.
+        ScoringError: a called tool is not in ``tools``.
+    """
+    from bench.pairing import pair_calls
+
+    pairing_fix, walk_fix = 5 in fixes, 6 in fixes
+    check = checker or (_fixed_checker() if 7 in fixes else _default_checker())
+    if not isinstance(task_result, Mapping):
+        raise ResultRecordError(where, f"expected an object, got {type(task_result).__name__}")
+    task = copy.deepcopy(dict(task_result))
+    for stale in ("label", "action_arguments_label", "first_error"):
+        task.pop(stale, None)
+    log = task.get("inference_log")
+    if not isinstance(log, dict):
+        raise ResultRecordError(f"{where}.inference_log", "missing or not an object")
+    if "action_name_label" not in task:
+        raise ResultRecordError(f"{where}.action_name_label", "missing")
+    if task["action_name_label"] not in (CORRECT, ERROR):
+        raise ResultRecordError(f"{where}.action_name_label", f"expected 'correct' or 'error', got {task['action_name_label']!r}")
+    if not isinstance(task.get("is_optimal"), bool):
+        raise ResultRecordError(f"{where}.is_optimal", f"expected true or false, got {task.get('is_optimal')!r}")
+
+    argument_error = False
+    first_error: dict[str, Any] | None = None
+    for key in step_keys(log):
+        step = log[key]
+        index = int(_STEP_KEY.match(key).group(1))  # type: ignore[union-attr]
+        field = f"{where}.inference_log.{key}"
+        output = step.get("inference_output") if isinstance(step, dict) else None
+        if not isinstance(output, dict):
+            raise ResultRecordError(f"{field}.inference_output", "missing or not an object")
+        if output.get("current_action_name_label") != CORRECT:
+            if first_error is None:
+                first_error = {"kind": "name", "step": index, "reason": output.get("error_reason")}
+            break
+        try:
+            answer = step["inference_answer"]["candidate_0_answer_function_list"]
+            gold_actions = answer["action"]
+            gold_names = [action["name"] for action in gold_actions]
+        except (KeyError, TypeError) as exc:
+            raise ResultRecordError(
+                f"{field}.inference_answer.candidate_0_answer_function_list", f"missing or malformed ({exc!r})"
+            ) from None
+        if any(name in PSEUDO_TOOLS for name in gold_names):
+            continue
+        if not _well_formed_calls(output.get("tool_calls")):
+            raise ResultRecordError(
+                f"{field}.inference_output.tool_calls",
+                'expected a list of calls, each {"function": {"name": <string>, "arguments": <JSON text>}}',
+            )
+        calls = output.get("tool_calls") or []
+        try:
+            if pairing_fix:
+                names = [call["function"]["name"] for call in calls]
+                if sorted(names) != sorted(gold_names):
+                    raise ResultRecordError(
+                        f"{field}.inference_output.tool_calls",
+                        f"predicted call names {sorted(names)} differ from the matched gold step's {sorted(gold_names)}",
+                    )
+                pairing = pair_calls(
+                    [(call["function"]["name"], call["function"]["arguments"]) for call in calls],
+                    [(action["name"], action["arguments"]) for action in gold_actions],
+                    lambda name, predicted, gold: check(list(tools), name, _as_json_text(predicted), _as_json_text(gold)),
+                )
+                assert pairing is not None  # equal name multisets always pair
+                answer["action"] = [gold_actions[g] for g in pairing.gold_index]
+                results = pairing.results
+            else:
+                try:
+                    predicted = sorted(calls, key=_predicted_sort_key)
+                    gold = sorted(gold_actions, key=_gold_sort_key)
+                except (KeyError, TypeError) as exc:
+                    raise ResultRecordError(field, f"malformed tool call or gold action ({exc!r})") from None
+                output["tool_calls"] = predicted
+                answer["action"] = gold
+                results = [
+                    check(list(tools), call["function"]["name"], _as_json_text(call["function"]["arguments"]),
+                          _as_json_text(action["arguments"]))
+                    for call, action in zip(predicted, gold)
+                ]  # fmt: skip
+        except LookupError as exc:  # e.g. bench.args.UnknownToolError: gold names a tool the session lacks
+            raise ScoringError(field, f"cannot check arguments: {exc}") from None
+        if all(result == CORRECT for result in results):
+            output["current_action_arguments_label"] = CORRECT
+            continue
+        output["current_action_arguments_label"] = ERROR
+        output["current_action_arguments_check_result"] = results
+        argument_error = True
+        if walk_fix:
+            if first_error is None:
+                first_error = {"kind": "arguments", "step": index, "reason": next(r for r in results if r != CORRECT)}
+            continue
+        log.pop(f"step_{index + 1}", None)
+        break
+
+    if argument_error:
+        task["is_optimal"] = False
+        if not walk_fix:
+            task["action_name_label"] = CORRECT
+    name_label = task["action_name_label"]
+    label = CORRECT if name_label == CORRECT and not argument_error else ERROR
+    items = list(task.items())
+    if walk_fix:
+        if first_error is None and name_label == ERROR:  # e.g. the step limit: no error step
+            first_error = {"kind": "name", "step": None, "reason": task.get("error_reason")}
+        items.insert(1, ("action_arguments_label", ERROR if argument_error else CORRECT))
+        items.insert(2, ("first_error", first_error))
+    elif name_label == CORRECT:
+        items.insert(1, ("action_arguments_label", ERROR if argument_error else CORRECT))
+    return dict([("label", label), *items])

@@ -64,3 +64,35 @@ TURN_SUBTYPE_ZH: dict[str, str] = {
 CORRECT = "correct"
 ERROR = "error"
 """Step and task labels."""
+
+ScoringMode = Literal["reference", "fixed"]
+SCORING_MODES: tuple[str, ...] = ScoringMode.__args__  # type: ignore[attr-defined]
+"""The scoring modes (docs/fixed-mode.md §1): ``reference`` reproduces the published evaluation, quirks
+included (the default); ``fixed`` applies the eight corrections of docs/fixed-mode.md."""
+REFERENCE: ScoringMode = "reference"
+FIXED: ScoringMode = "fixed"
+
+FIXES: dict[int, str] = {
+    1: "tool messages carry the id of the call they answer",
+    2: "a question consumes an ask node; asking where none is due is a name error",
+    3: "ask nodes stand alone in a step; every gold DAG can be replayed",
+    4: "history observations encoded as live; same-name calls matched by best fit; no order lost to name de-duplication",
+    5: "same-name calls paired with gold calls by an optimal assignment",
+    6: "log kept whole after an argument error; task labelled by its first error",
+    7: "objects without properties accept any keys; type lists and object arguments checked",
+    8: "accomplish progress counts gold nodes matched",
+}
+"""Short title of each fixed-mode correction, by its number in docs/fixed-mode.md (1-4 inference, 5-8 scoring)."""
+INFERENCE_FIXES: tuple[int, ...] = (1, 2, 3, 4)
+SCORING_FIXES: tuple[int, ...] = (5, 6, 7, 8)
+
+
+def check_scoring_mode(mode: object) -> ScoringMode:
+    """``mode`` itself when it is one of :data:`SCORING_MODES` (docs/fixed-mode.md §1).
+
+    Raises:
+        ValueError: any other value; the message lists the allowed ones.
+    """
+    if mode not in SCORING_MODES:
+        raise ValueError(f"unknown scoring mode {mode!r}: use one of {', '.join(SCORING_MODES)}")
+    return mode  # type: ignore[return-value]

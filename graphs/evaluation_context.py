@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bench.settings import resolve_settings, setting
+from bench.terms import check_scoring_mode
 from models import DEFAULT_MODEL
 
 
@@ -69,6 +70,12 @@ class EvaluationContext:
         "going after that many ends as an error with the reason recorded.",
         int,
     )
+    scoring: str | None = setting(
+        "reference",
+        "WTB_SCORING",
+        "Scoring mode: 'reference' reproduces the published evaluation, quirks included; 'fixed' runs and "
+        "scores with the corrections of docs/fixed-mode.md (its own run: results say 'scoring': 'fixed').",
+    )
     dataset: str | None = setting(
         "",
         "WTB_DATASET",
@@ -77,3 +84,4 @@ class EvaluationContext:
 
     def __post_init__(self) -> None:
         resolve_settings(self)
+        check_scoring_mode(self.scoring)

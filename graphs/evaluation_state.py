@@ -37,6 +37,8 @@ class EvaluationState(TypedDict, total=False):
     session: dict[str, Any]
     session_id: str
     model_name: str
+    scoring: str
+    """``reference`` or ``fixed`` (from ``EvaluationContext.scoring``; docs/fixed-mode.md §1)."""
     tools: list[dict[str, Any]]
     """The session's ``english_tools`` with float -> number, bound to the candidate and recorded per step."""
 

@@ -13,9 +13,8 @@
 from __future__ import annotations
 
 import operator
-import os
-from dataclasses import dataclass, field, fields
-from typing import Annotated, Any, Callable, Literal
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 

@@ -15,7 +15,7 @@ from models.registry import (
     ConfigurationError,
     Provider,
     ProviderFactory,
-    _registry,
+    _registry,  # noqa: F401  (tests monkeypatch the registry)
     check_model,
     get_provider,
     known_providers,

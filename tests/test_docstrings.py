@@ -11,7 +11,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 RULE_MODULES = [
     "bench/args.py", "bench/harness/prompt.py", "bench/harness/matching.py", "bench/harness/record.py",
-    "bench/metrics.py", "bench/paths.py", "bench/schema.py", "bench/scoring.py", "bench/text_calls.py",
+    "bench/metrics.py", "bench/paths.py", "bench/paths_fixed.py", "bench/pairing.py", "bench/compare.py",
+    "bench/harness/matching_fixed.py", "bench/schema.py", "bench/scoring.py", "bench/text_calls.py",
     "wtb/table.py", "wtb/score_run.py", "graphs/evaluation.py", "models/messages.py",
     "nodes/evaluation/candidate.py", "nodes/evaluation/feedback.py", "nodes/evaluation/finish.py",
     "nodes/evaluation/match.py", "nodes/evaluation/prompt.py",
@@ -21,7 +22,7 @@ NO_RULE = {
     "bench/schema.py:ValidationReport.ok",
     "nodes/evaluation/candidate.py:model_settings",  # provider connection settings: no benchmark rule
 }
-CITATION = re.compile(r"docs/([a-z_]+\.md)(?: §(\d+(?:\.\d+)?))?")
+CITATION = re.compile(r"docs/([a-z_-]+\.md)(?: §(\d+(?:\.\d+)?))?")
 
 
 def _public_functions(path: Path):

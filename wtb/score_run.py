@@ -24,9 +24,19 @@ from bench.schema import (
     sessions_by_id,
 )
 from bench.scoring import ArgumentChecker, ScoringError, record_identity, score_session
+from bench.terms import check_scoring_mode
 
 SCORE_FILE = "score.jsonl"
 METRIC_FILE = "metric.json"
+FIXED_SCORE_FILE = "score.fixed.jsonl"
+FIXED_METRIC_FILE = "metric.fixed.json"
+
+
+def score_files(scoring: str = "reference") -> tuple[str, str]:
+    """``(score file, metric file)`` names of a scoring mode: ``score.jsonl`` / ``metric.json`` in reference
+    mode, ``score.fixed.jsonl`` / ``metric.fixed.json`` in fixed mode, so both can sit in one run
+    directory (docs/fixed-mode.md §1). Raises ValueError for an unknown mode."""
+    return (FIXED_SCORE_FILE, FIXED_METRIC_FILE) if check_scoring_mode(scoring) == "fixed" else (SCORE_FILE, METRIC_FILE)
 
 
 def natural_id_key(session_id: str) -> tuple:
@@ -82,18 +92,26 @@ def score_records(
     *,
     results_file: str = "<results>",
     checker: Optional[ArgumentChecker] = None,
+    scoring: str = "reference",
 ) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
     """Score result records against their sessions (looked up by id) and compute the metric dict (docs/scoring.md, docs/metrics.md).
 
+    ``scoring="fixed"`` scores with the fixes of docs/fixed-mode.md §6-§9 (records of either mode);
+    reference scoring refuses records made by a fixed-mode run, and a file mixing both kinds of
+    record is refused in either mode.
+
     Returns:
         ``(model_name, score_lines, metric)``: ``score_lines`` are
-        ``{"id", "model_name", "results"}`` dicts sorted by id (natural order),
+        ``{"id", "model_name", "results"}`` dicts sorted by id (natural order;
+        ``{"id", "model_name", "scoring": "fixed", "results"}`` in fixed mode),
         ``metric`` is :func:`bench.metrics.compute_metrics` over the scored sessions.
 
     Raises:
-        DatasetError: unknown session ids, more than one model name, or
+        DatasetError: unknown session ids, more than one model name or scoring mode, or
             records that cannot be scored (each issue names line and field).
     """
+    check_scoring_mode(scoring)
+    modes: dict[str, int] = {}
     issues: list[DatasetIssue] = []
     model_names: dict[str, int] = {}
     scored: list[tuple[Session, list[dict[str, Any]]]] = []
@@ -101,17 +119,22 @@ def score_records(
     for number, record in records:
         session_id, model_name = record_identity(record)
         model_names.setdefault(model_name, number)
+        modes.setdefault(str(record.get("scoring", "reference")), number)
         session = sessions.get(session_id)
         if session is None:
             issues.append(DatasetIssue(results_file, number, "id", f"no session {session_id!r} in the dataset"))
             continue
         try:
-            tasks = score_session(record, session, checker=checker)
+            tasks = score_session(record, session, checker=checker, scoring=scoring)
         except ScoringError as exc:
             issues.append(DatasetIssue(results_file, number, exc.field, exc.message))
             continue
         scored.append((session, tasks))
-        lines.append({"id": session_id, "model_name": model_name, "results": tasks})
+        mode = {"scoring": "fixed"} if scoring == "fixed" else {}
+        lines.append({"id": session_id, "model_name": model_name, **mode, "results": tasks})
+    if len(modes) > 1:
+        listed = ", ".join(f"{name!r} (line {line})" for name, line in modes.items())
+        issues.append(DatasetIssue(results_file, None, "scoring", f"one scoring mode per result file expected, found {listed}"))
     if len(model_names) > 1:
         listed = ", ".join(f"{name!r} (line {line})" for name, line in model_names.items())
         issues.append(DatasetIssue(results_file, None, "model_name", f"one model per result file expected, found {listed}"))
@@ -119,7 +142,7 @@ def score_records(
         raise DatasetError(issues)
     model_name = next(iter(model_names))
     lines.sort(key=lambda line: natural_id_key(line["id"]))
-    return model_name, lines, compute_metrics(model_name, scored)
+    return model_name, lines, compute_metrics(model_name, scored, scoring=scoring)
 
 
 def score_run(
@@ -129,6 +152,7 @@ def score_run(
     *,
     checker: Optional[ArgumentChecker] = None,
     tasks: int = 4,
+    scoring: str = "reference",
 ) -> dict[str, Any]:
     """Score a result file against a dataset and write ``out_dir/score.jsonl`` and ``out_dir/metric.json``.
 
@@ -138,6 +162,9 @@ def score_run(
         out_dir: created if needed; both files are written atomically.
         checker: argument checker override (default ``bench.args.check_arguments``).
         tasks: tasks per session in the dataset (4 in the benchmark; N for ``wtb generate --layers N``).
+        scoring: ``"reference"`` (default) or ``"fixed"``: scoring fixes 5-8 (docs/fixed-mode.md §6-§9),
+            written to ``score.fixed.jsonl`` and ``metric.fixed.json`` (:func:`score_files`), so that
+            rescoring a reference run leaves its reference files alone. No model is called.
 
     Returns:
         The metric dict (also written to ``metric.json``). Sessions of the dataset
@@ -146,10 +173,47 @@ def score_run(
     Raises:
         DatasetError: any problem with either input file; nothing is written then.
     """
+    score_file, metric_file = score_files(scoring)
     sessions = sessions_by_id(load_sessions(dataset_path, tasks=tasks))
     records = load_result_records(results_path)
-    _, lines, metric = score_records(sessions, records, results_file=os.fspath(results_path), checker=checker)
+    _, lines, metric = score_records(
+        sessions, records, results_file=os.fspath(results_path), checker=checker, scoring=scoring
+    )
     out = Path(out_dir)
-    write_jsonl_atomic(out / SCORE_FILE, lines)
-    write_json_atomic(out / METRIC_FILE, metric)
+    write_jsonl_atomic(out / score_file, lines)
+    write_json_atomic(out / metric_file, metric)
     return metric
+
+
+def compare_run_files(
+    dataset_path: str | os.PathLike[str],
+    reference_results: str | os.PathLike[str],
+    fixed_results: str | os.PathLike[str] | None = None,
+    *,
+    tasks: int = 4,
+) -> dict[str, Any]:
+    """Which task labels flip between reference and fixed scoring of a run, and which fix is responsible (docs/fixed-mode.md §10).
+
+    The file-reading side of :func:`bench.compare.compare_run` (see there for the returned dict).
+
+    Args:
+        dataset_path: the sessions (JSON Lines).
+        reference_results: ``result.jsonl`` of a reference run.
+        fixed_results: ``result.jsonl`` of a ``--scoring fixed`` run of the same model, or
+            ``None`` to compare the reference run with its own fixed rescoring.
+        tasks: tasks per session in the dataset.
+
+    Raises:
+        DatasetError: a bad input file, or a record that cannot be compared (named by file and line).
+    """
+    from bench.compare import compare_run
+
+    sessions = sessions_by_id(load_sessions(dataset_path, tasks=tasks))
+    reference = [record for _, record in load_result_records(reference_results)]
+    fixed = None if fixed_results is None else [record for _, record in load_result_records(fixed_results)]
+    try:
+        return compare_run(sessions, reference, fixed)
+    except ScoringError as exc:
+        raise DatasetError([DatasetIssue(os.fspath(reference_results), None, exc.field, exc.message)]) from None
+    except KeyError as exc:
+        raise DatasetError([DatasetIssue(os.fspath(reference_results), None, "id", f"no session {exc} in the dataset")]) from None

@@ -45,9 +45,23 @@ class StepOutcome:
     diagnostics: list[dict[str, Any]] = field(default_factory=list)
 
 
-def tracker_after(answer_list: Sequence[Mapping[str, Any]], prunes: Sequence[tuple[int, Sequence[int]]]) -> PathTracker:
-    """A fresh tracker of ``answer_list`` with the ``(step, nodes)`` prunes so far applied in order (docs/evaluation.md §3, docs/paths.md)."""
-    tracker = PathTracker(answer_list)
+def tracker_after(
+    answer_list: Sequence[Mapping[str, Any]],
+    prunes: Sequence[tuple[int, Sequence[int]]],
+    *,
+    scoring: str = "reference",
+) -> Any:
+    """A fresh tracker of ``answer_list`` with the ``(step, nodes)`` prunes so far applied in order (docs/evaluation.md §3, docs/paths.md).
+
+    ``scoring="fixed"`` gives a :class:`bench.paths_fixed.FixedPathTracker` (docs/fixed-mode.md §3)
+    instead of a :class:`bench.paths.PathTracker`.
+    """
+    if scoring == "fixed":
+        from bench.paths_fixed import FixedPathTracker
+
+        tracker: Any = FixedPathTracker(answer_list)
+    else:
+        tracker = PathTracker(answer_list)
     for step, nodes in prunes:
         tracker.prune(step, nodes)
     return tracker
@@ -114,10 +128,13 @@ def _single_pseudo(answer_list: Sequence[Mapping[str, Any]], nodes: Sequence[int
 
 
 def match_step(
-    tracker: PathTracker,
+    tracker: Any,
     answer_list: Sequence[Mapping[str, Any]],
     step: int,
     response: Mapping[str, Any],
+    *,
+    scoring: str = "reference",
+    tools: Sequence[Mapping[str, Any]] = (),
 ) -> StepOutcome:
     """Judge the candidate's response at step ``step`` of a task (docs/evaluation.md §3, quirks 3-6).
 
@@ -132,6 +149,10 @@ def match_step(
         response: ``{"content", "tool_calls", "reasoning_content"}`` in raw OpenAI
             form; ``tool_calls`` items carry ``id`` and ``function.name`` /
             ``function.arguments`` (a JSON string, never parsed here).
+        scoring: ``"reference"`` (default, the rules above) or ``"fixed"``:
+            :func:`bench.harness.matching_fixed.match_step_fixed` with a
+            ``FixedPathTracker`` (docs/fixed-mode.md §2-§5).
+        tools: the tools as sent; fixed mode checks arguments to pair same-name calls with nodes.
 
     Returns:
         A :class:`StepOutcome`.
@@ -142,6 +163,10 @@ def match_step(
             other nodes, a text reply at a step index beyond the node count, or
             a matched call step while a shorter gold path is still alive.
     """
+    if scoring == "fixed":
+        from bench.harness.matching_fixed import match_step_fixed
+
+        return match_step_fixed(tracker, answer_list, step, response, tools)
     content = response.get("content")
     tool_calls = response.get("tool_calls")
     reasoning = response.get("reasoning_content")

@@ -37,6 +37,7 @@ def gold_history(
     rng: random.Random,
     *,
     tracker: PathTracker | None = None,
+    scoring: str = "reference",
 ) -> list[dict[str, Any]]:
     """Messages that replay one earlier task along its gold path (docs/evaluation.md §2 step 2, quirk 2).
 
@@ -46,6 +47,10 @@ def gold_history(
         rng: source of the generated ``toolu_bdrk_`` ids.
         tracker: a fresh tracker of ``answer_list`` (built when omitted); its
             ``gold_path`` (the first optimal path) is replayed.
+        scoring: ``"reference"`` (default) or ``"fixed"``: the fixed-mode gold
+            path (``FixedPathTracker``, never a mixed step) is replayed and a
+            string observation is sent as it is, as in the live task
+            (docs/fixed-mode.md §4, §5).
 
     Returns:
         ``[user, ...]``: for a step of real calls one assistant message
@@ -58,6 +63,10 @@ def gold_history(
         InferenceError: a gold step that holds a pseudo-tool node together with
             any other node (quirk 11), e.g. an ask node plus a call or two ask nodes.
     """
+    if scoring == "fixed" and tracker is None:
+        from bench.paths_fixed import FixedPathTracker
+
+        tracker = FixedPathTracker(answer_list)  # type: ignore[assignment]
     tracker = tracker or PathTracker(answer_list)
     messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
     for step in tracker.gold_path:
@@ -88,13 +97,17 @@ def gold_history(
         if calls:
             messages.append({"role": "assistant", "content": "", "tool_calls": calls})
             for call, observation in zip(calls, observations):
-                messages.append(
-                    {"role": "tool", "content": json.dumps(observation, ensure_ascii=False), "tool_call_id": call["id"]}
-                )
+                if scoring == "fixed" and isinstance(observation, str):
+                    content = observation  # fixed mode: encoded as in the live task (docs/fixed-mode.md §5)
+                else:
+                    content = json.dumps(observation, ensure_ascii=False)
+                messages.append({"role": "tool", "content": content, "tool_call_id": call["id"]})
     return messages
 
 
-def build_prompt(session: Mapping[str, Any], task_idx: int, rng: random.Random | None = None) -> list[dict[str, Any]]:
+def build_prompt(
+    session: Mapping[str, Any], task_idx: int, rng: random.Random | None = None, *, scoring: str = "reference"
+) -> list[dict[str, Any]]:
     """The messages of the first request of task ``task_idx`` (docs/evaluation.md §2).
 
     Args:
@@ -102,6 +115,8 @@ def build_prompt(session: Mapping[str, Any], task_idx: int, rng: random.Random |
         task_idx: 0-based task index.
         rng: source of history ids; default a generator seeded with
             ``(session id, task_idx)`` so a re-run gives the same ids.
+        scoring: ``"reference"`` (default) or ``"fixed"`` (:func:`gold_history`;
+            docs/fixed-mode.md §4, §5); fixed mode never raises ``InferenceError``.
 
     Returns:
         ``[system, *history of tasks 0..task_idx-1, user(task)]`` as OpenAI dict messages.
@@ -115,6 +130,6 @@ def build_prompt(session: Mapping[str, Any], task_idx: int, rng: random.Random |
     answer_lists = session["english_answer_list"]
     messages = [system_message(session["english_env_info"])]
     for k in range(task_idx):
-        messages.extend(gold_history(tasks[k], answer_lists[k], rng))
+        messages.extend(gold_history(tasks[k], answer_lists[k], rng, scoring=scoring))
     messages.append({"role": "user", "content": tasks[task_idx]})
     return messages

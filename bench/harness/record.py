@@ -120,11 +120,24 @@ def close_task_result(result: dict[str, Any], task_correct: bool, last_step: int
     return result
 
 
-def session_record(session_id: str, model_name: str, results: list[dict[str, Any]]) -> dict[str, Any]:
-    """The docs/evaluation.md §5 line of a session that ran: ``{"id", "model_name", "result": [per task]}``."""
-    return {"id": session_id, "model_name": model_name, "result": results}
+def session_record(
+    session_id: str, model_name: str, results: list[dict[str, Any]], *, scoring: str = "reference"
+) -> dict[str, Any]:
+    """The docs/evaluation.md §5 line of a session that ran: ``{"id", "model_name", "result": [per task]}``.
+
+    With ``scoring="fixed"`` the line also says so: ``{"id", "model_name", "scoring": "fixed", "result"}``
+    (docs/fixed-mode.md §1); reference lines have no ``scoring`` key.
+    """
+    return {"id": session_id, "model_name": model_name, **_mode(scoring), "result": results}
 
 
-def error_record(session_id: str, model_name: str, message: str) -> dict[str, Any]:
-    """The docs/evaluation.md §5 line of a session whose inference crashed: ``result = "Error during inference: <message>"``."""
-    return {"id": session_id, "model_name": model_name, "result": ERROR_PREFIX + message}
+def error_record(session_id: str, model_name: str, message: str, *, scoring: str = "reference") -> dict[str, Any]:
+    """The docs/evaluation.md §5 line of a session whose inference crashed: ``result = "Error during inference: <message>"``.
+
+    ``scoring="fixed"`` adds ``"scoring": "fixed"`` as in :func:`session_record` (docs/fixed-mode.md §1).
+    """
+    return {"id": session_id, "model_name": model_name, **_mode(scoring), "result": ERROR_PREFIX + message}
+
+
+def _mode(scoring: str) -> dict[str, str]:
+    return {"scoring": scoring} if scoring != "reference" else {}

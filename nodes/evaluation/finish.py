@@ -25,12 +25,14 @@ async def finish_session(state: EvaluationState) -> dict[str, Any]:
     """Build the session's docs/evaluation.md §5 line: per-task results, or ``"Error during inference: ..."``.
 
     An error record also carries ``error_detail`` (a readable cause; the
-    reference's own message is often empty).
+    reference's own message is often empty). A fixed-mode record says
+    ``"scoring": "fixed"`` (docs/fixed-mode.md §1).
     """
+    scoring = state.get("scoring", "reference")
     if state.get("error") is not None:
-        record = inference.error_record(state["session_id"], state["model_name"], state["error"])
+        record = inference.error_record(state["session_id"], state["model_name"], state["error"], scoring=scoring)
         if state.get("error_detail"):
             record["error_detail"] = state["error_detail"]
     else:
-        record = inference.session_record(state["session_id"], state["model_name"], state.get("results", []))
+        record = inference.session_record(state["session_id"], state["model_name"], state.get("results", []), scoring=scoring)
     return {"record": record}

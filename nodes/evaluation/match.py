@@ -26,14 +26,16 @@ async def match_response(
     would continue after ``context.max_steps`` requests (never fewer than the
     task's gold node count + 1, :func:`bench.harness.effective_step_limit`) ends
     as an error with the task-level ``error_reason`` of
-    :func:`bench.harness.step_limit_reason`.
+    :func:`bench.harness.step_limit_reason`. In fixed mode (``state["scoring"]``)
+    the step is judged by the rules of docs/fixed-mode.md §2-§5.
     """
     task_idx, step = state["task_idx"], state["step"]
+    scoring = state.get("scoring", "reference")
     answer_list = state["session"]["english_answer_list"][task_idx]
-    tracker = inference.tracker_after(answer_list, state.get("prunes", []))
+    tracker = inference.tracker_after(answer_list, state.get("prunes", []), scoring=scoring)
     response = state["response"] or {}
     try:
-        outcome = inference.match_step(tracker, answer_list, step, response)
+        outcome = inference.match_step(tracker, answer_list, step, response, scoring=scoring, tools=state.get("tools", ()))
     except inference.InferenceError as exc:
         return Command(goto="finish_session", update={"error": str(exc), "error_detail": exc.detail})
 

@@ -38,14 +38,17 @@ async def load_session(state: EvaluationState, runtime: Runtime[EvaluationContex
 
     Reads ``state["session"]`` (or looks ``state["session_id"]`` up in the
     context's dataset), rewrites its tools float -> number (docs/evaluation.md §2) and sets
-    the model name written into the record.
+    the model name written into the record and the scoring mode of the run
+    (``context.scoring``, docs/fixed-mode.md §1).
     """
     session = state.get("session") or find_session(runtime.context.dataset, state.get("session_id", ""))
+    scoring = getattr(runtime.context, "scoring", "reference")
     return {
         "session": session,
         "session_id": session["id"],
         "model_name": runtime.context.model_name or model_name_for(runtime.context.model),
-        "tools": inference.float_to_number(session["english_tools"]),
+        "scoring": scoring,
+        "tools": inference.float_to_number(session["english_tools"], scoring=scoring),
         "task_idx": 0,
         "requests": 0,
         "results": [],
@@ -58,12 +61,13 @@ async def build_prompt(state: EvaluationState) -> Command[Literal["call_candidat
     """Start task ``task_idx``: system message, gold history of earlier tasks, the task's user message (docs/evaluation.md §2).
 
     Replaces ``messages`` and opens a fresh task result. A gold history the
-    reference cannot replay (quirk 11) ends the session with an inference error.
+    reference cannot replay (quirk 11) ends the session with an inference error;
+    in fixed mode (``state["scoring"]``) every gold history replays (docs/fixed-mode.md §4).
     """
     task_idx = state["task_idx"]
     annotate_evaluation_node(state, with_step=False)
     try:
-        prompt = inference.build_prompt(state["session"], task_idx)
+        prompt = inference.build_prompt(state["session"], task_idx, scoring=state.get("scoring", "reference"))
     except inference.InferenceError as exc:
         return Command(goto="finish_session", update={"error": str(exc), "error_detail": exc.detail})
     return Command(

@@ -28,11 +28,21 @@ def tasks_option() -> Any:
     )
 
 
+def scoring_option() -> Any:
+    """The ``--scoring reference|fixed`` option of ``wtb score`` (docs/fixed-mode.md)."""
+    return typer.Option(
+        "reference",
+        "--scoring",
+        help="'reference' (default) reproduces the published scoring, quirks included; 'fixed' applies the "
+        "scoring fixes 5-8 of docs/fixed-mode.md, written to score.fixed.jsonl and metric.fixed.json.",
+    )
+
+
 # Sub-command modules register on `app` when imported.
+from wtb.cli import data as _data  # noqa: E402,F401
 from wtb.cli import eval as _eval  # noqa: E402,F401
 from wtb.cli import generate as _generate  # noqa: E402,F401
 from wtb.cli import score as _score  # noqa: E402,F401
-from wtb.cli import data as _data  # noqa: E402,F401
 
 
 def main() -> None:

@@ -60,7 +60,14 @@ class _DownloadBar:
         if not self._enabled:
             return
         if self._bar is None:
-            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+                TransferSpeedColumn,
+            )
 
             self._bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                                  TimeRemainingColumn(), console=_err, transient=True)
@@ -94,7 +101,16 @@ def pull(
     Cache: $WTB_CACHE_DIR (default ~/.cache/wtb) under data/<commit>/. $WTB_DATA_URL replaces the base URL
     (the repository paths are looked up under it).
     """
-    from wtb.datasets.official import COMMIT, REPOSITORY_URL, DataError, OfflineError, PullResult, data_dir, pull_files, select_pins
+    from wtb.datasets.official import (
+        COMMIT,
+        REPOSITORY_URL,
+        DataError,
+        OfflineError,
+        PullResult,
+        data_dir,
+        pull_files,
+        select_pins,
+    )
 
     try:
         pins = select_pins(only.value if only else None)

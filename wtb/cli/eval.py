@@ -64,6 +64,13 @@ def eval_command(
     max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Model requests allowed per task before it ends as an error (default 32)."),
     price_input: Optional[float] = typer.Option(None, "--price-input", min=0.0, help="USD per million input tokens (adds cost to the summary)."),
     price_output: Optional[float] = typer.Option(None, "--price-output", min=0.0, help="USD per million output tokens (adds cost to the summary)."),
+    scoring: Optional[str] = typer.Option(
+        None,
+        "--scoring",
+        help="'reference' (default, or $WTB_SCORING) reproduces the published evaluation, quirks included; 'fixed' "
+        "runs and scores with the corrections of docs/fixed-mode.md (a separate run: default --out gets a '-fixed' "
+        "suffix; scores go to score.fixed.jsonl and metric.fixed.json).",
+    ),
     overwrite: bool = typer.Option(False, "--overwrite", help="Start fresh instead of resuming an existing result.jsonl."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar."),
     no_trace: bool = typer.Option(
@@ -96,14 +103,18 @@ def eval_command(
         prices = None if price_input is None and price_output is None else Prices(price_input or 0.0, price_output or 0.0)
         context = EvaluationContext(
             model=model, base_url=base_url, temperature=temperature, timeout=timeout, max_attempts=max_attempts,
-            backoff=backoff, rps=rps, max_steps=max_steps, dataset=str(dataset),
+            backoff=backoff, rps=rps, max_steps=max_steps, scoring=scoring, dataset=str(dataset),
         )  # fmt: skip
         check_configuration(context)
         if out is None:
             out = default_out_dir(context, dataset)
+            if context.scoring == "fixed":  # a fixed-mode run is its own run (docs/fixed-mode.md §1)
+                out = out.with_name(out.name + "-fixed")
         if concurrency is None:
             concurrency = default_concurrency(context.model)
         if langsmith_dataset:
+            if context.scoring == "fixed":
+                raise ValueError("--langsmith-dataset scores in reference mode only; drop it or --scoring fixed")
             from wtb.cli.experiment import run_langsmith_experiment
 
             run_langsmith_experiment(sessions, context, dataset, out, langsmith_dataset, concurrency, tasks)
@@ -138,7 +149,7 @@ def eval_command(
         _err.print(f"[yellow]inference errors[/yellow] in {len(summary.inference_errors)} sessions: {', '.join(summary.inference_errors)}")
     _print_accounting(summary)
     if summary.evaluated + summary.skipped:
-        _score(dataset, summary.result_path, out, tasks)
+        _score(dataset, summary.result_path, out, tasks, context.scoring)
     if summary.infrastructure_errors:
         raise typer.Exit(code=3)
 
@@ -223,14 +234,16 @@ def default_concurrency(model: str) -> int:
     return max_concurrency(model) or 4
 
 
-def _score(dataset: Path, result_path: Path, out: Path, tasks: int = 4) -> None:
-    """Score the run into ``out/score.jsonl`` + ``out/metric.json`` and print the table (docs/scoring.md)."""
+def _score(dataset: Path, result_path: Path, out: Path, tasks: int = 4, scoring: str = "reference") -> None:
+    """Score the run into ``out/score.jsonl`` + ``out/metric.json`` (``score.fixed.jsonl`` + ``metric.fixed.json``
+    in fixed mode, docs/fixed-mode.md) and print the table (docs/scoring.md)."""
     from bench.schema import DatasetError
-    from wtb.score_run import METRIC_FILE, SCORE_FILE, score_run
+    from wtb.score_run import score_files, score_run
     from wtb.table import metric_table
 
+    SCORE_FILE, METRIC_FILE = score_files(scoring)
     try:
-        metric = score_run(dataset, result_path, out, tasks=tasks)
+        metric = score_run(dataset, result_path, out, tasks=tasks, scoring=scoring)
     except DatasetError as exc:
         for issue in exc.issues:
             _err.print(str(issue), markup=False)

@@ -9,10 +9,15 @@ from typing import TYPE_CHECKING, List, Optional, Sequence
 
 import typer
 
-from bench.generation import GenerationInputError, load_tool_lists, plan_sessions, select_type_paths
-from wtb.cli.data import named_tools, pull_option
+from bench.generation import (
+    GenerationInputError,
+    load_tool_lists,
+    plan_sessions,
+    select_type_paths,
+)
 from models import DEFAULT_MODEL
 from wtb.cli import app
+from wtb.cli.data import named_tools, pull_option
 
 if TYPE_CHECKING:
     from graphs.generation_context import Context
@@ -133,9 +138,9 @@ def generate(
     Running the same command again on the same --out resumes: sessions that finished (done, or failed
     because of the models' output) are kept; interrupted ones and infrastructure failures run again.
     """
+    from graphs.generation import compile_graph
     from graphs.generation_context import Context
     from models import ConfigurationError, ModelSettings, check_model
-    from graphs.generation import compile_graph
     from nodes.generation.registry import added_roles, load_role_modules, model_roles
     from wtb.generation_runner import run_batch
 

@@ -11,10 +11,16 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from wtb.cli.data import named_dataset, pull_option
 from bench.schema import DatasetError, validate_file
-from wtb.cli import app, tasks_option
-from wtb.score_run import METRIC_FILE, SCORE_FILE, score_run
+from wtb.cli import app, scoring_option, tasks_option
+from wtb.cli.data import named_dataset, pull_option
+from wtb.score_run import (
+    METRIC_FILE,
+    SCORE_FILE,
+    compare_run_files,
+    score_files,
+    score_run,
+)
 from wtb.table import metric_table
 
 _err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -50,14 +56,27 @@ def validate(
 def score(
     dataset: Path = typer.Option(..., "--dataset", help="Dataset file the run was made on (sessions, JSON Lines), or wildtoolbench."),
     results: Path = typer.Option(..., "--results", help="Result file: one record per session (JSON Lines)."),
-    out: Path = typer.Option(..., "--out", help=f"Output folder for {SCORE_FILE} and {METRIC_FILE}."),
+    out: Path = typer.Option(
+        ..., "--out", help=f"Output folder for {SCORE_FILE} and {METRIC_FILE} (score.fixed.jsonl, metric.fixed.json with --scoring fixed)."
+    ),
     tasks: int = tasks_option(),
+    scoring: str = scoring_option(),
     pull: bool = pull_option(),
 ) -> None:
-    """Score a result file against its dataset (docs/scoring.md): writes OUT/score.jsonl and OUT/metric.json, prints the table."""
+    """Score a result file against its dataset (docs/scoring.md): writes OUT/score.jsonl and OUT/metric.json, prints the table.
+
+    With --scoring fixed (docs/fixed-mode.md) the scoring fixes 5-8 are applied, without model calls, and
+    OUT/score.fixed.jsonl and OUT/metric.fixed.json are written; on a reference run it also prints how many
+    task labels flip, by fix.
+    """
+    if scoring not in ("reference", "fixed"):
+        _err.print(f"--scoring: unknown mode {scoring!r}: use reference or fixed", markup=False)
+        raise typer.Exit(code=2)
+    score_file, metric_file = score_files(scoring)
     dataset = named_dataset(dataset, pull)
     try:
-        metric = score_run(dataset, results, out, tasks=tasks)
+        metric = score_run(dataset, results, out, tasks=tasks, scoring=scoring)
+        flips = _rescoring_flips(dataset, results, tasks) if scoring == "fixed" else None
     except DatasetError as exc:
         _print_issues(exc.issues)
         raise typer.Exit(code=1) from None
@@ -65,4 +84,20 @@ def score(
         _err.print(f"{out}: cannot write results: {exc}", markup=False)
         raise typer.Exit(code=1) from None
     _out.print(metric_table(metric))
-    _out.print(f"wrote {out / SCORE_FILE} and {out / METRIC_FILE}", markup=False)
+    if flips is not None:
+        by_fix = ", ".join(f"fix {fix}: {count}" for fix, count in flips["by_fix"].items()) or "none"
+        _out.print(
+            f"fixed vs reference scoring: {len(flips['flips'])} task label(s) flip "
+            f"({flips['reference_correct']} -> {flips['fixed_correct']} correct of {flips['tasks']}); by fix: {by_fix}",
+            markup=False,
+        )
+    _out.print(f"wrote {out / score_file} and {out / metric_file}", markup=False)
+
+
+def _rescoring_flips(dataset: Path, results: Path, tasks: int):
+    """``bench.compare.compare_run`` of a reference result file against its fixed rescoring; ``None`` for a fixed run (docs/fixed-mode.md §10)."""
+    from wtb.score_run import load_result_records
+
+    if any(record.get("scoring") == "fixed" for _, record in load_result_records(results)):
+        return None
+    return compare_run_files(dataset, results, tasks=tasks)

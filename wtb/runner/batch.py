@@ -19,7 +19,12 @@ from langgraph.pregel import Pregel
 from bench.io import atomic_write_text, dumps_line, write_json_atomic
 from graphs.evaluation_context import EvaluationContext
 from wtb.runner.accounting import SUMMARY_FILE, Prices, RunSummary, summary_json
-from wtb.runner.identity import _check_run_identity, run_settings
+from wtb.runner.identity import (
+    _check_run_identity,
+    mixing_modes_message,
+    run_settings,
+    scoring_mode,
+)
 from wtb.runner.invoke import recorded_model_name, run_session
 from wtb.runner.progress import _Progress
 from wtb.runner.selection import session_sort_key
@@ -125,6 +130,9 @@ async def _run_locked(
             f"{results.path} holds results of model {', '.join(map(str, others))}, not {model_name!r}; "
             "use --overwrite or another --out directory"
         )
+    modes = sorted({r.scoring for r in done.values() if r.scoring != scoring_mode(context)})
+    if modes:
+        raise ValueError(mixing_modes_message(results.path, ", ".join(modes), scoring_mode(context)))
     _check_run_identity(out, context, model_name, bool(done) or errors.path.exists(), settings)
 
     summary = RunSummary(result_path=results.path, selected=len(sessions), summary_path=out / SUMMARY_FILE)

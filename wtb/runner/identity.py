@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 
 RUN_FILE = "run.json"
-"""``{"dataset", "dataset_sha256", "model_name", "settings"}`` of the results in the directory (resume check, resolved settings)."""
+"""``{"dataset", "dataset_sha256", "model_name", "scoring", "settings"}`` of the results in the directory
+(resume check, resolved settings)."""
 
 
 def dataset_identity(path: str | os.PathLike[str] | None) -> dict[str, str] | None:
@@ -52,24 +53,42 @@ def run_settings(context: "EvaluationContext", extra: Mapping[str, Any] | None =
     return redact({**resolved_settings(context), **dict(extra or {}), "project_version": project_version()})
 
 
+def scoring_mode(context: "EvaluationContext") -> str:
+    """The scoring mode of ``context`` (``reference`` when it has none; docs/fixed-mode.md §1)."""
+    return getattr(context, "scoring", "reference") or "reference"
+
+
+def mixing_modes_message(where: Path, found: str, wanted: str) -> str:
+    """The error text for a run directory that would mix scoring modes."""
+    return (
+        f"{where} holds results of --scoring {found}, not --scoring {wanted}; a run directory never mixes "
+        "scoring modes: use another --out directory (or --overwrite to start it again)"
+    )
+
+
 def _check_run_identity(
     out: Path, context: "EvaluationContext", model_name: str, has_results: bool, settings: Mapping[str, Any]
 ) -> None:
-    """Refuse to resume results made on another dataset; record this run's identity and settings in ``RUN_FILE``.
+    """Refuse to resume results made on another dataset or in another scoring mode; record this run's
+    identity and settings in ``RUN_FILE``.
 
     Raises:
-        ValueError: ``out`` holds results whose ``run.json`` names a dataset with other content.
+        ValueError: ``out`` holds results whose ``run.json`` names a dataset with other content, or
+            another scoring mode.
     """
     path = out / RUN_FILE
-    identity = dataset_identity(getattr(context, "dataset", None))
-    if identity is None:
-        write_json_atomic(path, {"dataset": None, "model_name": model_name, "settings": dict(settings)})
-        return
     recorded: dict[str, Any] = {}
     if has_results and path.exists():
         with contextlib.suppress(OSError, ValueError):
             loaded = json.loads(path.read_text(encoding="utf-8"))
             recorded = loaded if isinstance(loaded, dict) else {}
+    mode = scoring_mode(context)
+    if has_results and recorded and recorded.get("scoring", "reference") != mode:
+        raise ValueError(mixing_modes_message(out, str(recorded.get("scoring", "reference")), mode))
+    identity = dataset_identity(getattr(context, "dataset", None))
+    if identity is None:
+        write_json_atomic(path, {"dataset": None, "model_name": model_name, "scoring": mode, "settings": dict(settings)})
+        return
     if recorded.get("dataset_sha256") not in (None, identity["dataset_sha256"]):
         same_file = recorded.get("dataset") == identity["dataset"]
         raise ValueError(
@@ -79,4 +98,4 @@ def _check_run_identity(
             f"{identity['dataset']} (sha256 {identity['dataset_sha256'][:12]}...); session ids repeat across "
             "datasets, so resuming would mix them: use --overwrite or another --out directory"
         )
-    write_json_atomic(path, {**identity, "model_name": model_name, "settings": dict(settings)})
+    write_json_atomic(path, {**identity, "model_name": model_name, "scoring": mode, "settings": dict(settings)})

@@ -15,6 +15,7 @@ from langgraph.pregel import Pregel
 from bench.harness import error_record
 from graphs.evaluation_context import EvaluationContext
 from wtb.runner.accounting import Prices
+from wtb.runner.identity import scoring_mode
 from wtb.tracing import context_settings, redact_record, session_run_config
 
 
@@ -85,7 +86,7 @@ async def run_session(
             record = dict(output["record"])
         except ModelRequestError as exc:
             if exc.rejected:  # the provider refused this request's content: the model's limit, scored (docs/evaluation.md §5)
-                record = error_record(session["id"], recorded_model_name(context), str(exc))
+                record = error_record(session["id"], recorded_model_name(context), str(exc), scoring=scoring_mode(context))
                 record["error_detail"] = f"{type(exc).__name__}: {exc}"
             else:  # infrastructure: nothing to score, run again on resume
                 error = {
@@ -97,7 +98,7 @@ async def run_session(
                     "where": exc.where,
                 }
         except Exception as exc:  # noqa: BLE001 - any other failure of one session is recorded, the run goes on
-            record = error_record(session["id"], recorded_model_name(context), str(exc))
+            record = error_record(session["id"], recorded_model_name(context), str(exc), scoring=scoring_mode(context))
             record["error_detail"] = f"{type(exc).__name__}: {exc}"
     usage = counted.as_dict()
     usage["wall_time"] = round(time.perf_counter() - started, 6)

@@ -31,6 +31,7 @@ class RecordInfo:
         tasks / correct: tasks in the record and how many are action-name correct.
         inference_error: ``result`` is an ``"Error during inference: ..."`` string.
         usage: the record's ``"usage"`` accounting (``{}`` for records written before it existed).
+        scoring: the mode that made the record (``"scoring"`` key; ``"reference"`` when absent).
     """
 
     id: str
@@ -39,6 +40,7 @@ class RecordInfo:
     correct: int
     inference_error: bool
     usage: dict[str, Any]
+    scoring: str = "reference"
 
     def __getitem__(self, key: str) -> Any:
         """Record-style access to the kept fields (``info["id"]``, ``info["model_name"]``, ``info["usage"]``)."""
@@ -53,7 +55,7 @@ class RecordInfo:
         usage = record.get("usage")
         return cls(
             record["id"], record.get("model_name"), tasks, correct, isinstance(record.get("result"), str),
-            dict(usage) if isinstance(usage, Mapping) else {},
+            dict(usage) if isinstance(usage, Mapping) else {}, str(record.get("scoring", "reference")),
         )
 
 
