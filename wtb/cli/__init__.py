@@ -32,6 +32,7 @@ def tasks_option() -> Any:
 from wtb.cli import score as _score  # noqa: E402,F401
 from wtb.cli import eval as _eval  # noqa: E402,F401
 from wtb.cli import generate as _generate  # noqa: E402,F401
+from wtb.cli import report as _report  # noqa: E402,F401
 
 
 def main() -> None:
