@@ -30,6 +30,10 @@ def _percent(ratio: float) -> str:
     return f"{ratio * 100:.2f}%"
 
 
+def _legend(meanings: Mapping[str, str], keys: Sequence[str], short: Mapping[str, str]) -> list[str]:
+    return ["Columns: " + "; ".join(f"{short[k]} = {meanings.get(k, k)}" for k in keys) + ".", ""]
+
+
 def _ranked(rows: Sequence[Row], keys: Sequence[str]) -> list[list[Any]]:
     out = []
     for row in rows:
@@ -54,7 +58,7 @@ def report_markdown(
         stats: dataset key -> :func:`wtb.report.dataset_stats.dataset_statistics`.
         datasets: the datasets of the runs.
     """
-    from wtb.report.build import RULES, RULES_INTRO
+    from wtb.report.build import RULES, RULES_INTRO, SHORT_LABELS
 
     paper = paper_data()
     columns = paper["columns"]
@@ -92,9 +96,11 @@ def report_markdown(
 
     lines += ["## Leaderboard", "", f"Runs ranked among the paper's {len(paper['main'])} models by session accuracy, then task "
               f"accuracy. Percentages; empty where a run has no task of that kind. Paper figures: {paper['source']}", ""]
-    lines += _table(["rank", "model", "group", *(columns["main"][k] for k in LEADERBOARD_KEYS)], _ranked(main_rows, LEADERBOARD_KEYS), len(LEADERBOARD_KEYS))
+    lines += _legend(columns["main"], LEADERBOARD_KEYS, SHORT_LABELS)
+    lines += _table(["rank", "model", "group", *(SHORT_LABELS[k] for k in LEADERBOARD_KEYS)], _ranked(main_rows, LEADERBOARD_KEYS), len(LEADERBOARD_KEYS))
     lines += ["", "## Tool orchestration", "", "Ranked by multi-tool accuracy, then optimal path rate.", ""]
-    lines += _table(["rank", "model", "group", *(columns["orchestration"][k] for k in ORCHESTRATION_KEYS)],
+    lines += _legend(columns["orchestration"], ORCHESTRATION_KEYS, SHORT_LABELS)
+    lines += _table(["rank", "model", "group", *(SHORT_LABELS[k] for k in ORCHESTRATION_KEYS)],
                     _ranked(orch_rows, ORCHESTRATION_KEYS), len(ORCHESTRATION_KEYS))  # fmt: skip
 
     lines += ["", "## Error analysis", "", "Share of failed tasks per category, %; for runs the count follows in parentheses.", ""]
@@ -114,7 +120,7 @@ def report_markdown(
               "`tasks.csv` and the page list all of them).", ""]
     for run in report.runs:
         failed = [t for t in run.tasks if not t.correct]
-        lines += [f"### {run.label}: {len(failed)} failed tasks", ""]
+        lines += [f"### {run.label}: {len(failed)} failed task{'' if len(failed) == 1 else 's'}", ""]
         if not failed:
             lines += ["None.", ""]
             continue
