@@ -13,15 +13,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
 from bench.errors import CATEGORIES
-from typer.testing import CliRunner
 
 from tests.report_support import REPO_ROOT, fixture_report, fixture_runs, read_csv, read_json, run_cli
 from wtb.cli import app
 from wtb.report import build_report
 from wtb.report.build import session_outcomes
 from wtb.report.dataset_stats import dataset_statistics, layer_widths, node_depths
+from wtb.report.html import pack_session, session_blocks, unpack_session
 from wtb.report.runs import session_transitions
 from wtb.report.stats import SessionOutcomes, bootstrap_accuracy, paired_bootstrap
 from wtb.report.tables import LEADERBOARD_KEYS, ORCHESTRATION_KEYS, paper_data
@@ -208,9 +209,9 @@ def test_page_is_self_contained(report):
     data = json.loads(re.search(r'<script type="application/json" id="wtb-data">(.*?)</script>', html, re.S).group(1))
     assert [r["label"] for r in data["runs"]] == ["oracle", "noisy"]
     assert len(data["tables"]["main"]["rows"]) == 59 and len(data["tasks"]) == 192 and len(data["sessions"]) == 24
-    blocks = dict(re.findall(r'<script type="application/json" id="s-(\d+)">(.*?)</script>', html, re.S))
-    assert sorted(map(int, blocks)) == list(range(24))
-    session = json.loads(blocks["3"])
+    blocks = session_blocks(html)
+    assert sorted(blocks) == list(range(24))
+    session = blocks[3]
     assert session["s"]["id"] == "wild_tool_bench_3" and set(session["r"]) == {"r0", "r1"}
     task = session["r"]["r0"]["tasks"][2]
     assert task["label"] == "error" and task["err"] == ["param_halluc", "error_schema: nested args not defined", 0]
@@ -219,10 +220,17 @@ def test_page_is_self_contained(report):
     assert task["steps"][1]["dropped"] is True  # removed by the scorer after the argument error (quirk 14)
 
 
+def test_session_blocks_round_trip():
+    text = json.dumps({"s": {"id": "x", "note": "</script><b>é"}, "r": {}}, ensure_ascii=False)
+    packed = pack_session(text)
+    assert set(packed) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+    assert unpack_session(packed) == json.loads(text) and pack_session(text) == packed
+
+
 def test_message_prefixes_rebuild_the_requests(runs, report):
     """The page stores each request as (shared prefix, new messages); rebuilding gives the recorded messages."""
     html = (report / "index.html").read_text(encoding="utf-8")
-    block = json.loads(re.search(r'<script type="application/json" id="s-5">(.*?)</script>', html, re.S).group(1))
+    block = session_blocks(html)[5]
     record = next(json.loads(line) for line in (runs["noisy"] / "result.jsonl").read_text().splitlines()
                   if json.loads(line)["id"] == "wild_tool_bench_5")  # fmt: skip
     previous: list = []

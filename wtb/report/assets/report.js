@@ -1,5 +1,6 @@
 // wtb report page: renders the embedded report data (no network, works from file://).
-// Summary data is parsed at load; each session's details (gold data and trajectories) are parsed on first use.
+// Summary data is parsed at load; each session's details (gold data and trajectories, gzip + base64 in their
+// own inert script block) are decompressed and parsed the first time that session is opened.
 (function () {
   'use strict';
   var D = JSON.parse(document.getElementById('wtb-data').textContent);
@@ -20,10 +21,17 @@
   function signed(v) { return (v >= 0 ? '+' : '') + (v * 100).toFixed(2); }
   function chip(run) { return '<span class="chip" style="background:' + run.color + '"></span>'; }
   function badge(ok, yes, no) { return ok ? '<span class="badge b-ok">' + esc(yes || 'correct') + '</span>' : '<span class="badge b-bad">' + esc(no || 'error') + '</span>'; }
-  function detail(k) {
-    if (!cache[k]) { cache[k] = JSON.parse(document.getElementById('s-' + k).textContent); }
-    return cache[k];
+  function loadDetail(k) {
+    if (cache[k]) { return Promise.resolve(cache[k]); }
+    var block = document.getElementById('s-' + k);
+    if (!block) { return Promise.reject(new Error('no data for session ' + k)); }
+    var raw = atob(block.textContent.trim());
+    var bytes = new Uint8Array(raw.length);
+    for (var i = 0; i < raw.length; i++) { bytes[i] = raw.charCodeAt(i); }
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Response(stream).text().then(function (text) { cache[k] = JSON.parse(text); return cache[k]; });
   }
+  function detail(k) { return cache[k]; }  // only after loadDetail(k) resolved
   function session(k) { return D.sessions[k]; }
   function hashFor(name, args, query) {
     var h = '#' + [name].concat(args || []).join('/');
@@ -440,15 +448,29 @@
 
   // ------------------------------------------------------------------ router
   var VIEWS = { overview: overview, leaderboard: leaderboard, orchestration: orchestration, errors: errors, plots: plots };
+  var renderCount = 0;
+  function withSession(k, draw) {
+    var mine = ++renderCount;
+    if (!session(k)) { view.innerHTML = '<p>Unknown session.</p>'; return; }
+    if (!cache[k]) { view.innerHTML = '<p class="muted">Loading ' + esc(session(k)[0]) + '…</p>'; }
+    loadDetail(k).then(function () { if (mine === renderCount) { draw(); window.scrollTo(0, 0); } },
+      function (error) { view.innerHTML = '<p class="why">Cannot read the data of this session: ' + esc(error.message) + '</p>'; });
+  }
   function render() {
+    renderCount++;
     var route = parseHash();
     var tab = route.name === 'traj' ? 'tasks' : route.name === 'session' ? 'dataset' : route.name;
     Array.prototype.forEach.call(document.querySelectorAll('header nav a'), function (a) { a.classList.toggle('active', a.getAttribute('href') === '#' + tab); });
     if (VIEWS[route.name]) { VIEWS[route.name](); }
     else if (route.name === 'tasks') { tasks(route.query); }
     else if (route.name === 'dataset') { dataset(route.query); }
-    else if (route.name === 'session') { sessionView(parseInt(route.args[0], 10)); }
-    else if (route.name === 'traj') { trajectory(route.args[0], parseInt(route.args[1], 10), parseInt(route.args[2], 10)); }
+    else if (route.name === 'session') {
+      var ks = parseInt(route.args[0], 10);
+      withSession(ks, function () { sessionView(ks); });
+    } else if (route.name === 'traj') {
+      var kt = parseInt(route.args[1], 10);
+      withSession(kt, function () { trajectory(route.args[0], kt, parseInt(route.args[2], 10)); });
+    }
     else { overview(); }
     document.body.setAttribute('data-view', route.name);
     window.scrollTo(0, 0);
