@@ -256,6 +256,31 @@ def test_score_folder_needs_dataset_and_uses_scored_log(runs, reference_dir, tmp
     assert next(r for r in rows if r["source"] == "run")["task"] == "50.00"
 
 
+def test_session_whose_inference_failed(runs, reference_dir, tmp_path):
+    """A session recorded as "Error during inference" counts as 4 call errors and shows its message."""
+    from wtb.score_run import score_run
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    lines = (runs["oracle"] / "result.jsonl").read_text(encoding="utf-8").splitlines()
+    broken = json.loads(lines[4])
+    broken["result"] = "Error during inference: list index out of range"
+    lines[4] = json.dumps(broken)
+    (run_dir / "result.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (run_dir / "run.json").write_text((runs["oracle"] / "run.json").read_text())
+    score_run(reference_dir / "sessions.jsonl", run_dir / "result.jsonl", run_dir)
+    report = build_report([run_dir], tmp_path / "r", resamples=200)
+    failed = [r for r in read_csv(tmp_path / "r" / "tasks.csv") if r["label"] == "error"]
+    broken_rows = [r for r in failed if r["session_id"] == broken["id"]]
+    assert len(broken_rows) == 4 and len(failed) == 5
+    assert {(r["error_category"], r["failing_step"], r["reason"]) for r in broken_rows} == {
+        ("call_error", "", "Error during inference: list index out of range")
+    }
+    assert report.runs[0].error_counts()["call_error"] == 4
+    block = session_blocks((tmp_path / "r" / "index.html").read_text(encoding="utf-8"))[4]
+    assert block["r"]["r0"] == {"error": "Error during inference: list index out of range"}
+
+
 def test_changed_dataset_is_refused(runs, reference_dir, tmp_path):
     run_dir = tmp_path / "run"
     shutil.copytree(runs["oracle"], run_dir)

@@ -76,7 +76,7 @@
     var html = '<div class="filters"><label>group <select data-group="' + id + '"><option value="">all</option>' +
       groups.map(function (g) { return '<option' + (g === state.group ? ' selected' : '') + '>' + esc(g) + '</option>'; }).join('') +
       '</select></label><span class="muted">' + rows.length + ' rows; click a column to sort' + (spec.hint ? '; ' + spec.hint : '') + '</span></div>';
-    html += '<table class="data" id="table-' + id + '"><thead><tr>';
+    html += '<div class="scroll"><table class="data" id="table-' + id + '"><thead><tr>';
     if (t.ranked) { html += '<th class="num">rank</th>'; }
     html += '<th class="sortable" data-sort="' + id + '" data-col="model">model' + arrow(state, 'model') + '</th><th>group</th>';
     t.keys.forEach(function (k) {
@@ -94,7 +94,7 @@
       if (spec.extraCells) { html += spec.extraCells(r, run); }
       html += '</tr>';
     });
-    return html + '</tbody></table>';
+    return html + '</tbody></table></div>';
   }
   function arrow(state, col) { return state.col === col ? ' <span class="arrow">' + (state.dir < 0 ? '▼' : '▲') + '</span>' : ''; }
 
