@@ -62,8 +62,9 @@ class Page:
         self.page.wait_for_selector("body[data-ready='1']")
 
     def go(self, hash_: str) -> None:
+        """Navigate to a view and wait until it is drawn (``body[data-rendered]`` names the hash)."""
         self.page.evaluate("h => { location.hash = h; }", hash_)
-        self.page.wait_for_function("h => location.hash === h", arg=hash_)
+        self.page.wait_for_function("h => document.body.getAttribute('data-rendered') === h", arg=hash_)
 
     def rows(self, table: str) -> int:
         return self.page.locator(f"{table} tbody tr").count()
@@ -125,14 +126,16 @@ def test_sorting_and_group_filter(browser, report):
     try:
         page.go("#leaderboard")
         page.page.click("#table-main th[data-col='chat']")
+        page.page.wait_for_selector("#table-main th[data-col='chat'] .arrow")
         first = page.page.locator("#table-main tbody tr").first.locator("td")
         assert first.nth(1).inner_text().strip() in {"oracle ours", "noisy ours"}  # 100.00 chat accuracy for both
         page.page.click("#table-main th[data-col='chat']")  # ascending now
+        page.page.wait_for_function("document.querySelector(\"#table-main th[data-col='chat'] .arrow\").textContent === '▲'")
         lowest = page.page.locator("#table-main tbody tr").first.locator("td").nth(6).inner_text()  # the chat column
         values = [float(v) for v in page.page.locator("#table-main tbody tr td:nth-child(7)").all_inner_texts() if v]
         assert float(lowest) == min(values)
         page.page.select_option("select[data-group='main']", "ours")
-        assert page.rows("#table-main") == 2
+        page.page.wait_for_function("document.querySelectorAll('#table-main tbody tr').length === 2")
         assert page.problems == []
     finally:
         page.close()
@@ -144,8 +147,9 @@ def test_clicking_a_failed_task_opens_its_trajectory(browser, report, tmp_path):
     try:
         page.go("#tasks")
         page.page.select_option("select[data-filter='run']", "r1")
+        page.page.wait_for_function("(document.body.getAttribute('data-rendered') || '').indexOf('run=r1') >= 0")
         page.page.select_option("select[data-filter='status']", "error")
-        page.page.wait_for_function("location.hash.indexOf('status=error') >= 0")
+        page.page.wait_for_function("(document.body.getAttribute('data-rendered') || '').indexOf('status=error') >= 0")
         rows = page.page.locator("#tasks-table tbody tr")
         assert rows.count() == 48  # the noisy run's failed tasks (fewer than a page)
         first = rows.first
@@ -183,6 +187,7 @@ def test_trajectory_shows_messages_reply_gold_and_checks(browser, report):
         page.page.locator("#step-0 details summary").first.click()
         assert "Current Date:" in step.inner_text()
         page.go("#session/8")
+        page.page.wait_for_selector(".dag svg rect")
         assert page.page.locator(".dag svg rect").count() >= 6
         assert page.problems == []
     finally:

@@ -453,11 +453,13 @@
     var mine = ++renderCount;
     if (!session(k)) { view.innerHTML = '<p>Unknown session.</p>'; return; }
     if (!cache[k]) { view.innerHTML = '<p class="muted">Loading ' + esc(session(k)[0]) + '…</p>'; }
-    loadDetail(k).then(function () { if (mine === renderCount) { draw(); window.scrollTo(0, 0); } },
+    loadDetail(k).then(function () { if (mine === renderCount) { draw(); window.scrollTo(0, 0); rendered(); } },
       function (error) { view.innerHTML = '<p class="why">Cannot read the data of this session: ' + esc(error.message) + '</p>'; });
   }
+  function rendered() { document.body.setAttribute('data-rendered', location.hash || '#overview'); }
   function render() {
     renderCount++;
+    document.body.setAttribute('data-rendered', '');
     var route = parseHash();
     var tab = route.name === 'traj' ? 'tasks' : route.name === 'session' ? 'dataset' : route.name;
     Array.prototype.forEach.call(document.querySelectorAll('header nav a'), function (a) { a.classList.toggle('active', a.getAttribute('href') === '#' + tab); });
@@ -474,6 +476,7 @@
     else { overview(); }
     document.body.setAttribute('data-view', route.name);
     window.scrollTo(0, 0);
+    if (route.name !== 'session' && route.name !== 'traj') { rendered(); }
   }
   view.addEventListener('click', function (event) {
     var target = event.target;
