@@ -43,7 +43,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from bench.paths import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
+from bench.schema import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 
 __all__ = [
     "ACTION_CATEGORIES",

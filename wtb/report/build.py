@@ -63,7 +63,7 @@ RULES = [
     ("call_error", "the called names are a strict sub- or superset of a candidate's (wrong parallel split or count); also an empty reply, unparsable calls, the step limit and a session whose inference failed (each of its tasks)"),
     ("param_type", "names matched, the first failing argument message is 'args invalid json format' or a 'type inconsistent' message"),
     ("param_halluc", "'args not defined', 'required args missing' or 'args keys mismatch' (invented or missing keys)"),
-    ("param_value", "'value not in enum', 'string similarity too low', 'value mismatch', 'rouge calculation failed' (and 'array length mismatch')"),
+    ("param_value", "'value not in enum', 'string similarity too low', 'value mismatch', 'rouge calculation failed'; also the two checker messages the rules do not name, 'array length mismatch' and 'comparison failed'"),
 ]  # fmt: skip
 RULES_INTRO = (
     "The paper does not publish how it assigned its error categories; these operational rules (SPEC 4.4) "

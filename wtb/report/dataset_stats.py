@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Mapping, Sequence
 
-from bench.schema import TASK_TYPES, TURN_SUBTYPES
+from bench.schema import ASK_USER, TASK_TYPES, TURN_SUBTYPES
 from wtb.report.runs import PSEUDO, session_transitions
 
 
@@ -76,7 +76,7 @@ def dataset_statistics(sessions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         for answer_list in session["english_answer_list"]:
             names = [node["action"]["name"] for node in answer_list]
             calls_per_task.append(sum(1 for n in names if n not in PSEUDO))
-            asks += sum(1 for n in names if n == PSEUDO[0])
+            asks += sum(1 for n in names if n == ASK_USER)
             widths.extend(layer_widths(answer_list))
     return {
         "sessions": len(sessions),

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from bench.errors import CATEGORIES, classify_task
-from bench.schema import DatasetError, load_sessions
+from bench.schema import ASK_USER, PREPARE_TO_ANSWER, DatasetError, load_sessions
 from bench.scoring import step_keys
 
 METRIC_FILE = "metric.json"
@@ -27,7 +27,7 @@ RESULT_FILE = "result.jsonl"
 SUMMARY_FILE = "summary.json"
 RUN_FILE = "run.json"
 
-PSEUDO = ("ask_user_for_required_parameters", "prepare_to_answer")
+PSEUDO = (ASK_USER, PREPARE_TO_ANSWER)
 MAX_CANDIDATES_SHOWN = 12
 """Distinct gold candidates kept per step for the trajectory viewer (the count of all is kept too)."""
 
@@ -154,7 +154,11 @@ def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
 
 
 def file_sha256(path: Path) -> str:
-    """Hex sha256 of a file's bytes (as ``run.json`` records it)."""
+    """Hex sha256 of a file's bytes (as ``run.json`` records it).
+
+    Raises:
+        OSError: the file cannot be read.
+    """
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
