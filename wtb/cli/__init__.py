@@ -43,6 +43,7 @@ from wtb.cli import data as _data  # noqa: E402,F401
 from wtb.cli import eval as _eval  # noqa: E402,F401
 from wtb.cli import generate as _generate  # noqa: E402,F401
 from wtb.cli import score as _score  # noqa: E402,F401
+from wtb.cli import report as _report  # noqa: E402,F401
 
 
 def main() -> None:

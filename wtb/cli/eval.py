@@ -73,6 +73,7 @@ def eval_command(
     ),
     overwrite: bool = typer.Option(False, "--overwrite", help="Start fresh instead of resuming an existing result.jsonl."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar."),
+    report: bool = typer.Option(False, "--report", help="After scoring, write a report of the run into OUT/report/ (see `wtb report`)."),
     no_trace: bool = typer.Option(
         False, "--no-trace", help="Do not send LangSmith traces for this run, even with LANGSMITH_TRACING=true."
     ),
@@ -150,6 +151,10 @@ def eval_command(
     _print_accounting(summary)
     if summary.evaluated + summary.skipped:
         _score(dataset, summary.result_path, out, tasks, context.scoring)
+        if report:
+            from wtb.cli.report import write_report
+
+            write_report([out], out / "report")
     if summary.infrastructure_errors:
         raise typer.Exit(code=3)
 

@@ -1,0 +1,13 @@
+"""``wtb report``: a static report of one or more runs beside the paper's leaderboard.
+
+:func:`build_report` reads run folders (``metric.json``, ``score.jsonl``, and when
+present ``result.jsonl``, ``summary.json``, ``run.json`` and the dataset it names)
+and writes ``index.html`` (works offline from ``file://``), ``report.md``,
+``leaderboard.csv``, ``orchestration.csv``, ``errors.csv``, ``tasks.csv``,
+``report.json`` and ``plots/*.svg``.
+"""
+
+from wtb.report.build import FILES, Report, build_report
+from wtb.report.runs import ReportError
+
+__all__ = ["FILES", "Report", "ReportError", "build_report"]

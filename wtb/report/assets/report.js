@@ -1,0 +1,508 @@
+// wtb report page: renders the embedded report data (no network, works from file://).
+// Summary data is parsed at load; each session's details (gold data and trajectories, gzip + base64 in their
+// own inert script block) are decompressed and parsed the first time that session is opened.
+(function () {
+  'use strict';
+  var D = JSON.parse(document.getElementById('wtb-data').textContent);
+  var view = document.getElementById('view');
+  var cache = {};
+  var RUNS = {};
+  D.runs.forEach(function (r, i) { r.index = i; RUNS[r.key] = r; });
+  var CAT = {}; D.categories.forEach(function (c, i) { CAT[c[0]] = { index: i, label: c[1], kind: c[2] }; });
+  var PAGE = 50;
+
+  function esc(value) {
+    return String(value === null || value === undefined ? '' : value)
+      .replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+  }
+  function pct(v) { return v === null || v === undefined ? '' : Number(v).toFixed(2); }
+  function ratio(v) { return v === null || v === undefined ? '' : (v * 100).toFixed(2) + '%'; }
+  function ci(c) { return ratio(c[0]) + ' <span class="muted">[' + (c[1] * 100).toFixed(2) + ', ' + (c[2] * 100).toFixed(2) + ']</span>'; }
+  function signed(v) { return (v >= 0 ? '+' : '') + (v * 100).toFixed(2); }
+  function chip(run) { return '<span class="chip" style="background:' + run.color + '"></span>'; }
+  function badge(ok, yes, no) { return ok ? '<span class="badge b-ok">' + esc(yes || 'correct') + '</span>' : '<span class="badge b-bad">' + esc(no || 'error') + '</span>'; }
+  function loadDetail(k) {
+    if (cache[k]) { return Promise.resolve(cache[k]); }
+    var block = document.getElementById('s-' + k);
+    if (!block) { return Promise.reject(new Error('no data for session ' + k)); }
+    var raw = atob(block.textContent.trim());
+    var bytes = new Uint8Array(raw.length);
+    for (var i = 0; i < raw.length; i++) { bytes[i] = raw.charCodeAt(i); }
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Response(stream).text().then(function (text) { cache[k] = JSON.parse(text); return cache[k]; });
+  }
+  function detail(k) { return cache[k]; }  // only after loadDetail(k) resolved
+  function session(k) { return D.sessions[k]; }
+  function hashFor(name, args, query) {
+    var h = '#' + [name].concat(args || []).join('/');
+    var q = Object.keys(query || {}).filter(function (k) { return query[k] !== '' && query[k] !== undefined && query[k] !== null; })
+      .map(function (k) { return encodeURIComponent(k) + '=' + encodeURIComponent(query[k]); });
+    return q.length ? h + '?' + q.join('&') : h;
+  }
+  function parseHash() {
+    var raw = location.hash.replace(/^#/, '') || 'overview';
+    var parts = raw.split('?');
+    var path = parts[0].split('/').map(decodeURIComponent);
+    var query = {};
+    (parts[1] || '').split('&').forEach(function (pair) {
+      if (!pair) { return; }
+      var kv = pair.split('=');
+      query[decodeURIComponent(kv[0])] = decodeURIComponent(kv[1] || '');
+    });
+    return { name: path[0], args: path.slice(1), query: query };
+  }
+
+  // ------------------------------------------------------------------ tables (leaderboard, orchestration, errors)
+  var sortState = {};
+  function renderTable(id, spec) {
+    var t = D.tables[id];
+    var state = sortState[id] || { col: null, dir: -1, group: '' };
+    sortState[id] = state;
+    var rows = t.rows.slice();
+    if (state.group) { rows = rows.filter(function (r) { return r.group === state.group; }); }
+    if (state.col !== null) {
+      rows.sort(function (a, b) {
+        var x = state.col === 'model' ? a.model : a.values[state.col];
+        var y = state.col === 'model' ? b.model : b.values[state.col];
+        if (x === null || x === undefined) { return 1; }
+        if (y === null || y === undefined) { return -1; }
+        if (x < y) { return -state.dir; }
+        if (x > y) { return state.dir; }
+        return 0;
+      });
+    }
+    var groups = [];
+    t.rows.forEach(function (r) { if (groups.indexOf(r.group) < 0) { groups.push(r.group); } });
+    var html = '<div class="filters"><label>group <select data-group="' + id + '"><option value="">all</option>' +
+      groups.map(function (g) { return '<option' + (g === state.group ? ' selected' : '') + '>' + esc(g) + '</option>'; }).join('') +
+      '</select></label><span class="muted">' + rows.length + ' rows; click a column to sort' + (spec.hint ? '; ' + spec.hint : '') + '</span></div>';
+    html += '<div class="scroll"><table class="data" id="table-' + id + '"><thead><tr>';
+    if (t.ranked) { html += '<th class="num">rank</th>'; }
+    html += '<th class="sortable" data-sort="' + id + '" data-col="model">model' + arrow(state, 'model') + '</th><th>group</th>';
+    t.keys.forEach(function (k) {
+      html += '<th class="sortable num" data-sort="' + id + '" data-col="' + k + '" title="' + esc(t.labels[k]) + '">' + esc(t.short[k] || k) + arrow(state, k) + '</th>';
+    });
+    if (spec.extraHead) { html += spec.extraHead; }
+    html += '</tr></thead><tbody>';
+    rows.forEach(function (r) {
+      var run = r.run ? RUNS[r.run] : null;
+      html += '<tr class="' + (run ? 'ours clickable' : '') + '"' + (run ? ' data-href="' + spec.link(run) + '"' : '') + '>';
+      if (t.ranked) { html += '<td class="num">' + (r.rank || '') + '</td>'; }
+      html += '<td>' + (run ? chip(run) + '<a href="' + spec.link(run) + '">' + esc(r.model) + '</a> <span class="badge b-ours">ours</span>' : esc(r.model)) + '</td>';
+      html += '<td class="muted">' + esc(r.group) + '</td>';
+      t.keys.forEach(function (k) { html += '<td class="num">' + (spec.cell ? spec.cell(r, k, run) : pct(r.values[k])) + '</td>'; });
+      if (spec.extraCells) { html += spec.extraCells(r, run); }
+      html += '</tr>';
+    });
+    return html + '</tbody></table></div>';
+  }
+  function arrow(state, col) { return state.col === col ? ' <span class="arrow">' + (state.dir < 0 ? '▼' : '▲') + '</span>' : ''; }
+
+  // ------------------------------------------------------------------ views
+  function overview() {
+    var html = '<h2>' + esc(D.title) + '</h2><div class="cards">';
+    D.runs.forEach(function (r) {
+      html += '<div class="card"><div>' + chip(r) + '<b>' + esc(r.label) + '</b> <span class="badge b-ours">ours</span></div>' +
+        '<div class="kv" style="margin-top:6px"><div>task accuracy</div><div>' + ci(r.task) + '</div>' +
+        '<div>session accuracy</div><div>' + ci(r.session) + '</div>' +
+        '<div>rank among the paper\'s ' + D.paperModels + ' models</div><div>' + (r.rank ? r.rank + ' of ' + (D.paperModels + 1) : '') + '</div>' +
+        '<div>sessions / tasks</div><div>' + r.sessions + ' / ' + r.tasks + '</div>' +
+        '<div>failed tasks</div><div><a href="' + hashFor('tasks', [], { run: r.key, status: 'error' }) + '">' + r.failed + '</a></div>' +
+        '<div>model requests</div><div>' + esc(r.requests === null ? 'n/a' : r.requests) + '</div>' +
+        '<div>tokens in / out</div><div>' + esc(r.tokens) + '</div>' +
+        '<div>folder</div><div class="muted">' + esc(r.dir) + '</div>' +
+        '<div>dataset</div><div class="muted">' + esc(r.datasetPath) + '</div></div>' +
+        (r.rawResults ? '' : '<p class="note">No result.jsonl: trajectories come from score.jsonl (calls in the scorer\'s sorted order).</p>') +
+        '</div>';
+    });
+    html += '</div><p class="note">Brackets: 95% bootstrap confidence interval (' + D.resamples + ' resamples of the sessions, seed ' + D.seed +
+      '). Sessions are resampled, not tasks, because the tasks of a session share tools and history. An interval is the range of accuracies the same model could plausibly get on another draw of sessions like these.</p>';
+    if (D.comparisons.length) {
+      html += '<h3>Paired differences</h3><table><thead><tr><th>A</th><th>B</th><th class="num">shared sessions</th><th class="num">task acc. A − B (pp)</th><th class="num">95% CI</th><th class="num">session acc. A − B (pp)</th><th class="num">95% CI</th><th>verdict</th></tr></thead><tbody>';
+      D.comparisons.forEach(function (c) {
+        var a = RUNS[c.a], b = RUNS[c.b];
+        html += '<tr><td>' + chip(a) + esc(a.label) + '</td><td>' + chip(b) + esc(b.label) + '</td><td class="num">' + c.sessions + '</td>' +
+          '<td class="num">' + signed(c.task[0]) + '</td><td class="num">[' + signed(c.task[1]) + ', ' + signed(c.task[2]) + ']</td>' +
+          '<td class="num">' + signed(c.session[0]) + '</td><td class="num">[' + signed(c.session[1]) + ', ' + signed(c.session[2]) + ']</td>' +
+          '<td>' + esc(c.verdict) + '</td></tr>';
+      });
+      html += '</tbody></table><p class="note">Paired bootstrap: each resample draws the same sessions for both runs, so the difficulty of a session counts for both. An interval that holds 0 means the difference is within noise.</p>';
+    }
+    html += '<h3>Task accuracy against session accuracy</h3><div class="plot">' + D.plots.scatter + '</div>';
+    view.innerHTML = html;
+  }
+
+  function leaderboard() {
+    view.innerHTML = '<h2>Leaderboard</h2><p class="note">Our runs ranked among the paper\'s ' + D.paperModels +
+      ' models by session accuracy, then task accuracy (the paper\'s order). Percentages; empty where the run has no task of that kind. Click a run to list its tasks. Paper figures: ' + esc(D.paperSource) + '</p>' +
+      renderTable('main', { link: function (run) { return hashFor('tasks', [], { run: run.key }); }, hint: 'hover a header for its meaning' });
+  }
+
+  function orchestration() {
+    view.innerHTML = '<h2>Tool orchestration</h2><p class="note">Multi-tool tasks: accuracy by topology (parallel, sequential, mixed), accomplish progress rate (AP: steps taken over gold nodes, Sequential and Mixed tasks) and optimal path rate (OP: correct in the fewest steps, Parallel and Mixed tasks), as in docs/metrics.md. Ranked by multi-tool accuracy.</p>' +
+      renderTable('orchestration', { link: function (run) { return hashFor('tasks', [], { run: run.key, type: 'multi' }); } });
+  }
+
+  function errors() {
+    var t = D.tables.errors;
+    var html = '<h2>Error analysis</h2><p class="note">Each failed task gets one category from its first failing step (rules below). Runs show count and share of their failed tasks; the paper\'s rows are its published shares. Click a count to list those tasks.</p>';
+    html += renderTable('errors', {
+      link: function (run) { return hashFor('tasks', [], { run: run.key, status: 'error' }); },
+      cell: function (r, k, run) {
+        if (!run) { return pct(r.values[k]); }
+        var n = r.extra[k + '_count'];
+        var share = r.values[k] === null ? '' : ' <span class="muted">(' + pct(r.values[k]) + '%)</span>';
+        return n ? '<a href="' + hashFor('tasks', [], { run: run.key, status: 'error', cat: k }) + '">' + n + '</a>' + share : '0' + share;
+      },
+      extraHead: '<th class="num">failed tasks</th>',
+      extraCells: function (r) { return '<td class="num">' + (r.extra.failed_tasks === undefined ? '' : r.extra.failed_tasks) + '</td>'; }
+    });
+    html += '<h3>Distribution</h3><div class="plot">' + D.plots.errors + '</div>';
+    html += '<h3>How a category is assigned</h3><div class="note">' + D.rulesHtml + '</div>';
+    view.innerHTML = html;
+  }
+
+  function plots() {
+    view.innerHTML = '<h2>Plots</h2>' +
+      '<h3>Accuracy by task position</h3><div class="plot">' + D.plots.order + '</div>' +
+      '<h3>Accuracy by task type</h3><div class="plot">' + D.plots.type + '</div>' +
+      '<h3>Accuracy by instruction transitions</h3><p class="note">A transition is a change between a tool task, a clarification task and a chat task from one task of the session to the next (0 to 3 per session).</p><div class="plot">' + D.plots.transitions + '</div>' +
+      '<h3>Error distribution</h3><div class="plot">' + D.plots.errors + '</div>' +
+      '<h3>Task against session accuracy</h3><div class="plot">' + D.plots.scatter + '</div>';
+  }
+
+  function histogramTable(title, counts) {
+    var keys = Object.keys(counts);
+    return '<table><thead><tr><th>' + esc(title) + '</th><th class="num">count</th></tr></thead><tbody>' +
+      keys.map(function (k) { return '<tr><td>' + esc(k) + '</td><td class="num">' + counts[k] + '</td></tr>'; }).join('') + '</tbody></table>';
+  }
+
+  function dataset(query) {
+    var html = '<h2>Dataset</h2>';
+    D.datasets.forEach(function (d) {
+      var s = d.stats;
+      html += '<h3>' + esc(d.path) + '</h3><p class="muted">' + s.sessions + ' sessions, ' + s.tasks + ' tasks, ' + s.calls + ' gold tool calls, ' + s.ask_nodes + ' clarification questions; sha256 ' + esc(d.sha256.slice(0, 12)) + '…</p>';
+      html += '<div class="plot">' + d.plot + '</div><div class="grid2">' +
+        '<div>' + histogramTable('task type', s.task_types) + histogramTable('turn subtype (tasks 2-4)', s.turn_subtypes) + '</div>' +
+        '<div>' + histogramTable('real calls per task', s.calls_per_task) + histogramTable('calls per DAG layer', s.layer_widths) + '</div>' +
+        '<div>' + histogramTable('tools per session', s.tools_per_session) + histogramTable('instruction transitions per session', s.transitions) + '</div></div>';
+    });
+    var q = (query.q || '').toLowerCase();
+    var list = [];
+    D.sessions.forEach(function (s, k) { if (!q || s[0].toLowerCase().indexOf(q) >= 0) { list.push(k); } });
+    var page = Math.max(0, Math.min(parseInt(query.page || '0', 10) || 0, Math.floor((list.length - 1) / PAGE)));
+    html += '<h3>Sessions</h3><div class="filters"><label>session id <input type="search" id="session-search" value="' + esc(query.q || '') + '" placeholder="e.g. wild_tool_bench_12"></label>' + pager(list.length, page, 'dataset', query) + '</div>';
+    html += '<table class="data" id="sessions-table"><thead><tr><th>session</th><th class="num">tools</th><th>task types</th><th class="num">transitions</th>' +
+      D.runs.map(function (r) { return '<th>' + chip(r) + esc(r.label) + '</th>'; }).join('') + '</tr></thead><tbody>';
+    list.slice(page * PAGE, page * PAGE + PAGE).forEach(function (k) {
+      var s = session(k);
+      html += '<tr class="clickable" data-href="#session/' + k + '"><td><a href="#session/' + k + '">' + esc(s[0]) + '</a></td><td class="num">' + s[3] + '</td><td>' +
+        s[2].map(function (t) { return esc(D.typeShort[t]); }).join(' · ') + '</td><td class="num">' + s[4] + '</td>' +
+        D.runs.map(function (r) { return '<td>' + outcomeMarks(r, k) + '</td>'; }).join('') + '</tr>';
+    });
+    view.innerHTML = html + '</tbody></table>';
+    var box = document.getElementById('session-search');
+    box.addEventListener('change', function () { location.hash = hashFor('dataset', [], { q: box.value }); });
+  }
+
+  var byRunSession = null;
+  function taskIndex() {
+    if (byRunSession) { return byRunSession; }
+    byRunSession = {};
+    D.tasks.forEach(function (t, i) { var key = t[0] + ':' + t[1]; (byRunSession[key] = byRunSession[key] || []).push(i); });
+    return byRunSession;
+  }
+  function outcomeMarks(run, k) {
+    var rows = taskIndex()[run.index + ':' + k];
+    if (!rows) { return '<span class="muted">–</span>'; }
+    return rows.map(function (i) {
+      var t = D.tasks[i];
+      return '<a title="task ' + (t[2] + 1) + ': ' + (t[3] ? 'correct' : esc(t[4] >= 0 ? D.categories[t[4]][1] : 'error')) + '" class="mark ' + (t[3] ? 'ok' : 'bad') + '" href="' + hashFor('traj', [run.key, k, t[2]]) + '">' + (t[3] ? '✓' : '✗') + '</a>';
+    }).join(' ');
+  }
+
+  function pager(total, page, name, query) {
+    var pages = Math.max(1, Math.ceil(total / PAGE));
+    var prev = Object.assign({}, query, { page: page - 1 }), next = Object.assign({}, query, { page: page + 1 });
+    return '<span class="pager"><button data-href="' + hashFor(name, [], prev) + '"' + (page <= 0 ? ' disabled' : '') + '>‹ prev</button>' +
+      '<span>page ' + (page + 1) + ' of ' + pages + ' (' + total + ')</span><button data-href="' + hashFor(name, [], next) + '"' + (page >= pages - 1 ? ' disabled' : '') + '>next ›</button></span>';
+  }
+
+  function taskMatches(t, query) {
+    if (query.run && D.runs[t[0]].key !== query.run) { return false; }
+    if (query.status === 'correct' && !t[3]) { return false; }
+    if (query.status === 'error' && t[3]) { return false; }
+    var s = session(t[1]);
+    var type = D.types[s[2][t[2]]];
+    if (query.type === 'multi') { if (type.indexOf('Multi-Tool') < 0) { return false; } } else if (query.type && type !== query.type) { return false; }
+    if (query.cat && (t[4] < 0 || D.categories[t[4]][0] !== query.cat)) { return false; }
+    if (query.q && s[0].toLowerCase().indexOf(query.q.toLowerCase()) < 0) { return false; }
+    return true;
+  }
+
+  function tasks(query) {
+    var list = [];
+    D.tasks.forEach(function (t, i) { if (taskMatches(t, query)) { list.push(i); } });
+    var page = Math.max(0, Math.min(parseInt(query.page || '0', 10) || 0, Math.floor((list.length - 1) / PAGE)));
+    function select(name, options, label) {
+      return '<label>' + label + ' <select data-filter="' + name + '">' + options.map(function (o) {
+        return '<option value="' + esc(o[0]) + '"' + ((query[name] || '') === o[0] ? ' selected' : '') + '>' + esc(o[1]) + '</option>';
+      }).join('') + '</select></label>';
+    }
+    var html = '<h2>Tasks and trajectories</h2><div class="filters">' +
+      select('run', [['', 'all runs']].concat(D.runs.map(function (r) { return [r.key, r.label]; })), 'run') +
+      select('status', [['', 'all'], ['correct', 'correct'], ['error', 'incorrect']], 'result') +
+      select('type', [['', 'all types'], ['multi', 'any Multi-Tool']].concat(D.types.map(function (t) { return [t, t]; })), 'task type') +
+      select('cat', [['', 'all categories']].concat(D.categories.map(function (c) { return [c[0], c[1]]; })), 'error category') +
+      '<label>session <input type="search" id="task-search" value="' + esc(query.q || '') + '" placeholder="id contains"></label>' +
+      pager(list.length, page, 'tasks', query) + '</div>';
+    html += '<table class="data" id="tasks-table"><thead><tr><th>run</th><th>session</th><th class="num">task</th><th>type</th><th>turn</th><th>result</th><th>category</th><th>first failing step: reason</th><th class="num">steps</th></tr></thead><tbody>';
+    list.slice(page * PAGE, page * PAGE + PAGE).forEach(function (i) {
+      var t = D.tasks[i], run = D.runs[t[0]], s = session(t[1]);
+      var href = hashFor('traj', [run.key, t[1], t[2]]);
+      html += '<tr class="clickable" data-href="' + href + '"><td>' + chip(run) + esc(run.label) + '</td><td><a href="' + href + '">' + esc(s[0]) + '</a></td>' +
+        '<td class="num">' + (t[2] + 1) + '</td><td>' + esc(D.types[s[2][t[2]]]) + '</td><td>' + esc(t[2] === 0 ? 'First Turn' : D.subtypes[s[5][t[2] - 1]]) + '</td>' +
+        '<td>' + badge(t[3]) + '</td><td>' + (t[4] >= 0 ? esc(D.categories[t[4]][1]) : '') + '</td>' +
+        '<td class="wrap">' + (t[7] >= 0 ? 'step ' + t[7] + ': ' : '') + esc(t[8] || '') + '</td><td class="num">' + t[5] + '</td></tr>';
+    });
+    view.innerHTML = html + '</tbody></table>';
+    var box = document.getElementById('task-search');
+    box.addEventListener('change', function () { location.hash = hashFor('tasks', [], Object.assign({}, query, { q: box.value, page: '' })); });
+  }
+
+  // ------------------------------------------------------------------ gold DAG drawing
+  var dagCount = 0;
+  function dagSvg(nodes) {
+    var depth = [], marker = 'arr' + (dagCount++);
+    function d(i, seen) {
+      if (depth[i] !== undefined) { return depth[i]; }
+      if (seen[i]) { return 0; }
+      seen[i] = true;
+      var deps = nodes[i].dependency_list || [];
+      var v = 0;
+      deps.forEach(function (j) { if (j >= 0 && j < nodes.length) { v = Math.max(v, d(j, seen) + 1); } });
+      depth[i] = v;
+      return v;
+    }
+    nodes.forEach(function (_, i) { d(i, {}); });
+    var columns = [];
+    nodes.forEach(function (_, i) { (columns[depth[i]] = columns[depth[i]] || []).push(i); });
+    var W = 168, H = 30, GX = 46, GY = 12, P = 10;
+    var pos = [];
+    var rows = 0;
+    columns.forEach(function (col, c) { col.forEach(function (i, r) { pos[i] = { x: P + c * (W + GX), y: P + r * (H + GY) }; }); rows = Math.max(rows, col.length); });
+    var width = P * 2 + columns.length * W + (columns.length - 1) * GX, height = P * 2 + rows * H + (rows - 1) * GY;
+    var svg = '<svg xmlns="http://www.w3.org/2000/svg" width="' + width + '" height="' + height + '" role="img" aria-label="gold DAG">' +
+      '<defs><marker id="' + marker + '" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#8a96a3"/></marker></defs>';
+    nodes.forEach(function (n, i) {
+      (n.dependency_list || []).forEach(function (j) {
+        if (!pos[j]) { return; }
+        var x1 = pos[j].x + W, y1 = pos[j].y + H / 2, x2 = pos[i].x, y2 = pos[i].y + H / 2, mx = (x1 + x2) / 2;
+        svg += '<path d="M' + x1 + ',' + y1 + ' C' + mx + ',' + y1 + ' ' + mx + ',' + y2 + ' ' + (x2 - 1) + ',' + y2 + '" fill="none" stroke="#8a96a3" stroke-width="1.2" marker-end="url(#' + marker + ')"/>';
+      });
+    });
+    nodes.forEach(function (n, i) {
+      var name = n.action.name, fill = '#e6eefb', stroke = '#4a78c2';
+      if (name === 'ask_user_for_required_parameters') { fill = '#fdf0d5'; stroke = '#b7791f'; name = 'ask user'; }
+      if (name === 'prepare_to_answer') { fill = '#dcf3e3'; stroke = '#1b7f3b'; name = 'answer'; }
+      var label = i + ': ' + name;
+      if (label.length > 24) { label = label.slice(0, 23) + '…'; }
+      svg += '<g><title>' + esc(i + ': ' + n.action.name + ' ' + JSON.stringify(n.action.arguments)) + '</title><rect x="' + pos[i].x + '" y="' + pos[i].y + '" width="' + W + '" height="' + H +
+        '" rx="5" fill="' + fill + '" stroke="' + stroke + '"/><text x="' + (pos[i].x + 8) + '" y="' + (pos[i].y + H / 2 + 4) + '">' + esc(label) + '</text></g>';
+    });
+    return svg + '</svg>';
+  }
+
+  function pretty(text) {
+    if (typeof text !== 'string') { return JSON.stringify(text, null, 1); }
+    try { return JSON.stringify(JSON.parse(text), null, 1); } catch (e) { return text; }
+  }
+
+  function sessionView(k) {
+    var s = session(k), det = detail(k), g = det.s;
+    var html = '<div class="crumbs"><a href="#dataset">Dataset</a> › ' + esc(s[0]) + '</div><h2>' + esc(s[0]) + '</h2>' +
+      '<div class="kv"><div>environment</div><div>' + esc(g.english_env_info) + '</div><div>dataset</div><div>' + esc(D.datasets[s[1]].path) + '</div></div>';
+    html += '<h3>Tools (' + g.english_tools.length + ')</h3><ul class="tools">' + g.english_tools.map(function (t) {
+      var f = t.function || {};
+      return '<li><details><summary><b>' + esc(f.name) + '</b> <span class="muted">' + esc((f.description || '').slice(0, 120)) + '</span></summary><pre>' + esc(JSON.stringify(f.parameters, null, 1)) + '</pre></details></li>';
+    }).join('') + '</ul>';
+    g.english_tasks.forEach(function (text, t) {
+      html += '<h3>Task ' + (t + 1) + ' <span class="badge b-info">' + esc(g.english_task_types[t]) + '</span> <span class="badge b-info">' + esc(t === 0 ? 'First Turn' : g.english_turn_subtypes[t - 1]) + '</span> ' +
+        D.runs.filter(function (r) { return det.r[r.key]; }).map(function (r) { return runTaskBadge(r, k, t); }).join(' ') + '</h3>';
+      html += '<div class="msg user"><div class="role">user</div><div class="text">' + esc(text) + '</div></div>';
+      html += '<div class="dag">' + dagSvg(g.english_answer_list[t]) + '</div>';
+      html += '<details><summary>gold nodes</summary>' + goldNodes(g.english_answer_list[t]) + '</details>';
+    });
+    view.innerHTML = html;
+  }
+
+  function runTaskBadge(run, k, t) {
+    var tr = detail(k).r[run.key];
+    var ok = tr.tasks ? tr.tasks[t].label === 'correct' : false;
+    return '<a href="' + hashFor('traj', [run.key, k, t]) + '" title="open the trajectory">' + chip(run) + badge(ok, run.label + ' ✓', run.label + ' ✗') + '</a>';
+  }
+
+  function goldNodes(nodes) {
+    return '<table><thead><tr><th class="num">#</th><th>action</th><th>arguments</th><th>depends on</th><th>observation / user input</th></tr></thead><tbody>' + nodes.map(function (n, i) {
+      var obs = n.observation === undefined ? '' : (typeof n.observation === 'string' ? n.observation : JSON.stringify(n.observation));
+      if (n.user_input) { obs += '\nuser: ' + n.user_input; }
+      return '<tr><td class="num">' + i + '</td><td><b>' + esc(n.action.name) + '</b></td><td><pre>' + esc(JSON.stringify(n.action.arguments)) + '</pre></td><td>' + esc((n.dependency_list || []).join(', ')) + '</td><td><pre>' + esc(obs.length > 600 ? obs.slice(0, 600) + '…' : obs) + '</pre></td></tr>';
+    }).join('') + '</tbody></table>';
+  }
+
+  // ------------------------------------------------------------------ trajectory viewer
+  function messageHtml(m) {
+    var html = '<div class="msg ' + esc(m.role) + '"><div class="role">' + esc(m.role) + (m.tool_call_id ? ' <span class="muted">(' + esc(m.tool_call_id) + ')</span>' : '') + '</div>';
+    if (m.reasoning_content) { html += '<details><summary>reasoning</summary><div class="text">' + esc(m.reasoning_content) + '</div></details>'; }
+    if (m.content !== null && m.content !== undefined && m.content !== '') { html += '<div class="text">' + esc(typeof m.content === 'string' ? m.content : JSON.stringify(m.content)) + '</div>'; }
+    (m.tool_calls || []).forEach(function (c) {
+      var f = c.function || {};
+      html += '<div class="call"><span class="fn">' + esc(f.name) + '</span> <span class="muted">' + esc(c.id || '') + '</span><pre>' + esc(pretty(f.arguments)) + '</pre></div>';
+    });
+    return html + '</div>';
+  }
+
+  function requestMessages(traj, taskIdx) {
+    // Rebuild every step's full message list from the [shared prefix, new messages] pairs, in recording order.
+    var out = [], prev = [];
+    traj.tasks.forEach(function (task, t) {
+      task.steps.forEach(function (step) {
+        var full = prev.slice(0, step.m[0]).concat(step.m[1]);
+        if (t === taskIdx) { out.push(full); }
+        prev = full;
+      });
+    });
+    return out;
+  }
+
+  function candidateHtml(c) {
+    var html = '<div class="call">' + c.actions.map(function (a) { return '<span class="fn">' + esc(a.name) + '</span> <span class="muted">' + esc(a.args) + '</span>'; }).join('<br>');
+    if (c.observation !== undefined) { html += '<div class="muted">gold text: ' + esc(c.observation) + '</div>'; }
+    if (c.user_input) { html += '<div class="muted">user reply: ' + esc(c.user_input) + '</div>'; }
+    return html + '</div>';
+  }
+
+  function trajectory(runKey, k, t) {
+    var run = RUNS[runKey], s = session(k);
+    if (!run || !s) { view.innerHTML = '<p>Unknown trajectory.</p>'; return; }
+    var det = detail(k), traj = det.r[runKey], g = det.s;
+    var html = '<div class="crumbs"><a href="' + hashFor('tasks', [], { run: runKey }) + '">Tasks</a> › ' + chip(run) + esc(run.label) + ' › <a href="#session/' + k + '">' + esc(s[0]) + '</a> › task ' + (t + 1) + '</div>';
+    html += '<h2 id="traj-title">' + esc(s[0]) + ', task ' + (t + 1) + ' <span class="muted">(' + esc(run.label) + ')</span></h2>';
+    var nav = [];
+    for (var i = 0; i < g.english_tasks.length; i++) {
+      nav.push(i === t ? '<b>task ' + (i + 1) + '</b>' : '<a href="' + hashFor('traj', [runKey, k, i]) + '">task ' + (i + 1) + '</a>');
+    }
+    D.runs.forEach(function (r) { if (r.key !== runKey && det.r[r.key]) { nav.push('<a href="' + hashFor('traj', [r.key, k, t]) + '">' + chip(r) + esc(r.label) + '</a>'); } });
+    html += '<div class="crumbs">' + nav.join(' · ') + '</div>';
+    if (!traj) { view.innerHTML = html + '<p>This run has no record of the session.</p>'; return; }
+    if (traj.error) {
+      view.innerHTML = html + '<p class="why" id="traj-error">' + esc(traj.error) + '</p><p class="note">The whole session failed at inference; each of its tasks counts as a call error.</p>';
+      return;
+    }
+    var task = traj.tasks[t];
+    html += '<div class="kv" id="traj-summary"><div>result</div><div>' + badge(task.label === 'correct') + ' <span class="muted">names ' + esc(task.nameLabel) + (task.argsLabel ? ', arguments ' + esc(task.argsLabel) : '') + (task.optimal ? ', optimal path' : '') + '</span></div>' +
+      '<div>task type</div><div>' + esc(g.english_task_types[t]) + ' · ' + esc(t === 0 ? 'First Turn' : g.english_turn_subtypes[t - 1]) + '</div>';
+    if (task.err) {
+      html += '<div>error category</div><div><span class="badge b-bad" id="traj-category">' + esc(CAT[task.err[0]].label) + '</span> ' +
+        (task.err[2] === null ? '' : 'at step ' + task.err[2] + ': ') + '<span class="why">' + esc(task.err[1]) + '</span></div>';
+    }
+    if (task.why) { html += '<div>task note</div><div class="why">' + esc(task.why) + '</div>'; }
+    html += '</div>';
+    html += '<h3>User message</h3><div class="msg user"><div class="role">user</div><div class="text">' + esc(g.english_tasks[t]) + '</div></div>';
+    html += '<details><summary>gold DAG</summary><div class="dag">' + dagSvg(g.english_answer_list[t]) + '</div>' + goldNodes(g.english_answer_list[t]) + '</details>';
+    var requests = requestMessages(traj, t);
+    task.steps.forEach(function (step, n) {
+      var full = requests[n] || [];
+      var fresh = n === 0 ? full.slice(-1) : full.slice(requests[n - 1] ? requests[n - 1].length : 0);
+      var failing = task.err && task.err[2] === step.i;
+      html += '<div class="step' + (failing ? ' failing' : '') + (step.dropped ? ' dropped' : '') + '" id="step-' + step.i + '"><div class="head"><b>step ' + step.i + '</b> ' +
+        badge(step.name === 'correct', 'name correct', 'name error') +
+        (step.args ? ' ' + badge(step.args === 'correct', 'arguments correct', 'arguments error') : '') +
+        (step.dropped ? ' <span class="badge b-warn">removed by the scorer after an argument error</span>' : '') +
+        ' <span class="muted">latency ' + (step.lat === null || step.lat === undefined ? 'n/a' : Number(step.lat).toFixed(3) + ' s') +
+        ' · tokens in ' + (step.tin === null || step.tin === undefined ? 'n/a' : step.tin) + ' / out ' + (step.tout === null || step.tout === undefined ? 'n/a' : step.tout) + '</span></div><div class="body">';
+      html += '<div class="section-label">messages sent (' + full.length + ')</div>';
+      if (full.length > fresh.length) {
+        html += '<details><summary>' + (full.length - fresh.length) + ' earlier messages (system, gold history, earlier steps)</summary>' + full.slice(0, full.length - fresh.length).map(messageHtml).join('') + '</details>';
+      }
+      html += fresh.map(messageHtml).join('');
+      html += '<div class="section-label">model reply</div>';
+      if (step.reasoning) { html += '<details open><summary>reasoning</summary><div class="text">' + esc(step.reasoning) + '</div></details>'; }
+      if (step.content) { html += '<div class="text">' + esc(step.content) + '</div>'; }
+      step.calls.forEach(function (c) { html += '<div class="call"><span class="fn">' + esc(c.name) + '</span> <span class="muted">' + esc(c.id || '') + '</span><pre>' + esc(pretty(c.args)) + '</pre></div>'; });
+      if (!step.content && !step.calls.length) { html += '<div class="muted">(empty reply)</div>'; }
+      if (step.why) { html += '<div class="why">' + esc(step.why) + '</div>'; }
+      (step.notes || []).forEach(function (note) { html += '<div class="muted">note: ' + esc(note) + '</div>'; });
+      if (step.checks && step.checks.length) {
+        html += '<div class="section-label">argument check (calls paired in sorted order)</div><table><thead><tr><th>tool</th><th>predicted</th><th>gold</th><th>result</th></tr></thead><tbody>' +
+          step.checks.map(function (c) { return '<tr><td><b>' + esc(c[0]) + '</b></td><td><pre>' + esc(c[1]) + '</pre></td><td><pre>' + esc(c[2]) + '</pre></td><td>' + (c[3] === 'correct' ? badge(true) : '<span class="why">' + esc(c[3]) + '</span>') + '</td></tr>'; }).join('') + '</tbody></table>';
+      }
+      html += '<div class="section-label">gold ' + (step.name === 'correct' ? 'step matched' : 'candidates at this step (' + step.ncand + ')') + '</div>' +
+        (step.cand.length ? step.cand.map(candidateHtml).join('') : '<div class="muted">none recorded</div>') +
+        (step.ncand > step.cand.length ? '<div class="muted">… ' + (step.ncand - step.cand.length) + ' more</div>' : '');
+      html += '</div></div>';
+    });
+    if (!task.steps.length) { html += '<p class="muted">No step recorded.</p>'; }
+    view.innerHTML = html;
+  }
+
+  // ------------------------------------------------------------------ router
+  var VIEWS = { overview: overview, leaderboard: leaderboard, orchestration: orchestration, errors: errors, plots: plots };
+  var renderCount = 0;
+  function withSession(k, draw) {
+    var mine = ++renderCount;
+    if (!session(k)) { view.innerHTML = '<p>Unknown session.</p>'; return; }
+    if (!cache[k]) { view.innerHTML = '<p class="muted">Loading ' + esc(session(k)[0]) + '…</p>'; }
+    loadDetail(k).then(function () { if (mine === renderCount) { draw(); window.scrollTo(0, 0); rendered(); } },
+      function (error) { view.innerHTML = '<p class="why">Cannot read the data of this session: ' + esc(error.message) + '</p>'; });
+  }
+  function rendered() { document.body.setAttribute('data-rendered', location.hash || '#overview'); }
+  function render() {
+    renderCount++;
+    document.body.setAttribute('data-rendered', '');
+    var route = parseHash();
+    var tab = route.name === 'traj' ? 'tasks' : route.name === 'session' ? 'dataset' : route.name;
+    Array.prototype.forEach.call(document.querySelectorAll('header nav a'), function (a) { a.classList.toggle('active', a.getAttribute('href') === '#' + tab); });
+    if (VIEWS[route.name]) { VIEWS[route.name](); }
+    else if (route.name === 'tasks') { tasks(route.query); }
+    else if (route.name === 'dataset') { dataset(route.query); }
+    else if (route.name === 'session') {
+      var ks = parseInt(route.args[0], 10);
+      withSession(ks, function () { sessionView(ks); });
+    } else if (route.name === 'traj') {
+      var kt = parseInt(route.args[1], 10);
+      withSession(kt, function () { trajectory(route.args[0], kt, parseInt(route.args[2], 10)); });
+    }
+    else { overview(); }
+    document.body.setAttribute('data-view', route.name);
+    window.scrollTo(0, 0);
+    if (route.name !== 'session' && route.name !== 'traj') { rendered(); }
+  }
+  view.addEventListener('click', function (event) {
+    var target = event.target;
+    var sortCell = target.closest('th[data-sort]');
+    if (sortCell) {
+      var id = sortCell.getAttribute('data-sort'), col = sortCell.getAttribute('data-col'), state = sortState[id];
+      state.dir = state.col === col ? -state.dir : (col === 'model' ? 1 : -1);
+      state.col = col;
+      render();
+      return;
+    }
+    if (target.closest('a')) { return; }
+    var row = target.closest('[data-href]');
+    if (row && !row.disabled) { location.hash = row.getAttribute('data-href'); }
+  });
+  view.addEventListener('change', function (event) {
+    var target = event.target;
+    if (target.hasAttribute('data-group')) { sortState[target.getAttribute('data-group')].group = target.value; render(); }
+    if (target.hasAttribute('data-filter')) {
+      var query = parseHash().query;
+      query[target.getAttribute('data-filter')] = target.value;
+      query.page = '';
+      location.hash = hashFor('tasks', [], query);
+    }
+  });
+  window.addEventListener('hashchange', render);
+  render();
+  document.body.setAttribute('data-ready', '1');
+})();

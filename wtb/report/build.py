@@ -1,0 +1,392 @@
+"""Build a report from run folders: ``index.html``, ``report.md``, CSV tables, ``report.json`` and plot files.
+
+Entry point: :func:`build_report` (used by ``wtb report`` and ``wtb eval --report``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from bench.errors import CATEGORIES, CATEGORY_LABELS, PARAMETER_CATEGORIES
+from bench.io import atomic_write_text
+from bench.schema import TASK_TYPES, TURN_SUBTYPES
+from wtb.report import dataset_stats, plots
+from wtb.report.html import page_chunks
+from wtb.report.runs import Run, load_runs, session_transitions
+from wtb.report.stats import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    Interval,
+    PairedDifference,
+    SessionOutcomes,
+    bootstrap_accuracy,
+    paired_bootstrap,
+)
+from wtb.report.tables import (
+    ERROR_EXTRA_KEYS,
+    ERROR_KEYS,
+    LEADERBOARD_KEYS,
+    ORCHESTRATION_KEYS,
+    Row,
+    error_rows,
+    leaderboard_rows,
+    orchestration_rows,
+    paper_data,
+    paper_rank,
+    rows_csv,
+    tasks_csv,
+)
+
+FILES = ("index.html", "report.md", "leaderboard.csv", "orchestration.csv", "errors.csv", "tasks.csv", "report.json")
+"""The files a report folder holds (plus ``plots/*.svg``)."""
+
+SHORT_LABELS = {
+    "single": "Single", "multi": "Multi", "clarify": "Clarify", "chat": "Chat", "t1": "Task 1", "t2": "Task 2",
+    "t3": "Task 3", "t4": "Task 4", "task": "Task acc.", "session": "Session acc.", "p": "P", "s": "S", "mix": "Mix",
+    "ta": "TA", "ap_s": "AP S", "ap_mix": "AP Mix", "ap": "AP", "op_p": "OP P", "op_mix": "OP Mix", "op": "OP",
+    "refusal": "Refusal", "wrong_name": "Wrong name", "wrong_refusal": "Wrong refusal", "redundant": "Redundant",
+    "call_error": "Call error", "early_term": "Early term.", "param_type": "Param. type", "param_halluc": "Param. halluc.",
+    "param_value": "Param. value",
+}  # fmt: skip
+
+RULES = [
+    ("refusal", "the model replied in text where only real tool calls were due, before any correct tool step, and the text does not end in a question mark"),
+    ("wrong_refusal", "the same, but the text ends in a question: it asks the user for what it already has"),
+    ("early_term", "the model replied in text where only real tool calls were due, after at least one correct tool step"),
+    ("redundant", "the model called tools where a gold candidate is the final answer (a chat task, or calls after the work is done)"),
+    ("wrong_name", "the model called tools where a gold candidate asks the user (the information is missing), or called names that are neither the names of a candidate nor a strict sub- or superset of them (also: calls beyond the end of every gold path)"),
+    ("call_error", "the called names are a strict sub- or superset of a candidate's (wrong parallel split or count); also an empty reply, unparsable calls, the step limit and a session whose inference failed (each of its tasks)"),
+    ("param_type", "names matched, the first failing argument message is 'args invalid json format' or a 'type inconsistent' message"),
+    ("param_halluc", "'args not defined', 'required args missing' or 'args keys mismatch' (invented or missing keys)"),
+    ("param_value", "'value not in enum', 'string similarity too low', 'value mismatch', 'rouge calculation failed'; also the two checker messages the rules do not name, 'array length mismatch' and 'comparison failed'"),
+]  # fmt: skip
+RULES_INTRO = (
+    "The paper does not publish how it assigned its error categories; these operational rules (docs/errors.md) "
+    "approximate them. A failed task is classified once, by its first failing step: a name error there "
+    "gives an action category, an argument error a parameter category."
+)
+
+
+@dataclass
+class RunFigures:
+    """Uncertainty figures of one run: intervals of task and session accuracy, and its rank among the
+    paper's models alone (by session then task accuracy; 1 = above all of them)."""
+
+    task: Interval
+    session: Interval
+    rank: Optional[int]
+
+
+@dataclass
+class Comparison:
+    """A paired comparison of two runs on their shared sessions."""
+
+    a: Run
+    b: Run
+    difference: PairedDifference
+
+    def verdict(self) -> str:
+        """Plain-language reading of the two intervals."""
+
+        def one(name: str, interval: Interval) -> str:
+            if interval.contains_zero():
+                return f"{name}: within noise"
+            better = self.a.label if interval.value > 0 else self.b.label
+            return f"{name}: {better} higher"
+
+        return f"{one('task accuracy', self.difference.task)}; {one('session accuracy', self.difference.session)}"
+
+
+@dataclass
+class Report:
+    """What :func:`build_report` produced.
+
+    Attributes:
+        out: the report folder.
+        files: paths written.
+        runs: the runs, in argument order.
+        figures: run key -> :class:`RunFigures`.
+        comparisons: paired comparisons of every two runs on the same dataset.
+    """
+
+    out: Path
+    files: list[Path]
+    runs: list[Run]
+    figures: dict[str, RunFigures]
+    comparisons: list[Comparison] = field(default_factory=list)
+
+
+def session_outcomes(run: Run) -> SessionOutcomes:
+    """Per-session correct/total task counts of a run, in ``score.jsonl`` order."""
+    correct: dict[str, int] = {}
+    total: dict[str, int] = {}
+    for fact in run.tasks:
+        correct[fact.session_id] = correct.get(fact.session_id, 0) + int(fact.correct)
+        total[fact.session_id] = total.get(fact.session_id, 0) + 1
+    ids = run.session_ids
+    return SessionOutcomes.from_lists(ids, [correct[i] for i in ids], [total[i] for i in ids])
+
+
+def _interval_list(interval: Interval) -> list[float]:
+    return [interval.value, interval.low, interval.high]
+
+
+def _transition_counts(run: Run) -> dict[int, tuple[int, int]]:
+    counts: dict[int, list[int]] = {}
+    for fact in run.tasks:
+        session = run.dataset.sessions[run.dataset.index[fact.session_id]]
+        entry = counts.setdefault(session_transitions(session["english_task_types"]), [0, 0])
+        entry[0] += int(fact.correct)
+        entry[1] += 1
+    return {k: (v[0], v[1]) for k, v in sorted(counts.items())}
+
+
+def _table_data(rows: Sequence[Row], keys: Sequence[str], labels: dict[str, str], ranked: bool) -> dict[str, Any]:
+    return {
+        "keys": list(keys),
+        "labels": {k: labels.get(k, k) for k in keys},
+        "short": {k: SHORT_LABELS.get(k, k) for k in keys},
+        "ranked": ranked,
+        "rows": [
+            {"model": r.model, "source": r.source, "group": r.group, "run": r.run, "rank": r.rank,
+             "values": {k: (round(v, 4) if v is not None else None) for k, v in r.values.items()}, "extra": r.extra}
+            for r in rows
+        ],
+    }  # fmt: skip
+
+
+def _tokens(run: Run) -> tuple[Optional[int], str]:
+    totals = (run.summary or {}).get("selected_sessions") or (run.summary or {}).get("this_run")
+    tin = sum(t.input_tokens for t in run.tasks)
+    tout = sum(t.output_tokens for t in run.tasks)
+    requests = totals.get("requests") if isinstance(totals, dict) else None
+    return requests, f"{tin:,} / {tout:,}"
+
+
+def _rules_html() -> str:
+    items = "".join(f"<li><b>{escape(CATEGORY_LABELS[k])}</b> (<code>{k}</code>): {escape(text)}</li>" for k, text in RULES)
+    return f"<p>{escape(RULES_INTRO)}</p><ul>{items}</ul>"
+
+
+def _session_block(session: dict[str, Any], trajectories: dict[str, str]) -> str:
+    gold = {k: session[k] for k in ("id", "english_env_info", "english_tools", "english_tasks", "english_answer_list",
+                                    "english_task_types", "english_turn_subtypes")}  # fmt: skip
+    runs = ",".join(f"{json.dumps(key)}:{text}" for key, text in trajectories.items())
+    return '{"s":' + json.dumps(gold, ensure_ascii=False, separators=(",", ":")) + ',"r":{' + runs + "}}"
+
+
+def build_report(
+    run_dirs: Sequence[os.PathLike[str] | str],
+    out_dir: os.PathLike[str] | str,
+    *,
+    dataset: Optional[os.PathLike[str] | str] = None,
+    seed: int = DEFAULT_SEED,
+    resamples: int = DEFAULT_RESAMPLES,
+    title: Optional[str] = None,
+) -> Report:
+    """Read run folders and write the report into ``out_dir``.
+
+    Args:
+        run_dirs: run folders (``wtb eval --out``), each with ``metric.json`` and ``score.jsonl``.
+        out_dir: report folder, created if needed; existing report files are replaced.
+        dataset: dataset file for folders whose ``run.json`` names none (``wtb score`` output).
+        seed: bootstrap seed (same seed and runs, same intervals).
+        resamples: bootstrap resamples.
+        title: page title (default: the run labels).
+
+    Returns:
+        A :class:`Report` with the written paths, per-run intervals and paired comparisons.
+
+    Raises:
+        ReportError: a run folder or its dataset cannot be read (see :func:`wtb.report.runs.load_run`).
+        ValueError: ``resamples`` < 1.
+        OSError: the report folder cannot be written.
+    """
+    out = Path(out_dir)
+    runs, datasets = load_runs(run_dirs, Path(dataset) if dataset is not None else None)
+    paper = paper_data()
+    columns = paper["columns"]
+
+    main_rows = leaderboard_rows(runs)
+    orch_rows = orchestration_rows(runs)
+    err_rows = error_rows(runs)
+    rank = {r.run: paper_rank(r, main_rows, ("session", "task")) for r in main_rows if r.run}
+    outcomes = {run.key: session_outcomes(run) for run in runs}
+    figures = {}
+    for run in runs:
+        intervals = bootstrap_accuracy(outcomes[run.key], resamples=resamples, seed=seed)
+        figures[run.key] = RunFigures(intervals["task"], intervals["session"], rank.get(run.key))
+    comparisons = []
+    for i, a in enumerate(runs):
+        for b in runs[i + 1:]:
+            if a.dataset is not b.dataset:
+                continue
+            difference = paired_bootstrap(outcomes[a.key], outcomes[b.key], resamples=resamples, seed=seed)
+            if difference is not None:
+                comparisons.append(Comparison(a, b, difference))
+
+    labels = [(run.label, run) for run in runs]
+    figures_svg = {
+        "order": plots.accuracy_by_order(
+            [(label, [run_value(run, k) for k in ("t1", "t2", "t3", "t4")]) for label, run in labels],
+            [[row[k] for k in ("t1", "t2", "t3", "t4")] for row in paper["main"]],
+        ),
+        "type": plots.accuracy_by_type([(label, type_values(run)) for label, run in labels]),
+        "transitions": plots.accuracy_by_transitions(
+            [(label, _transition_counts(run)) for label, run in labels],
+            {int(k): v for k, v in dataset_stats.dataset_statistics(
+                [runs[0].dataset.sessions[runs[0].dataset.index[s]] for s in runs[0].session_ids])["transitions"].items()},
+        ),
+        "errors": plots.error_distribution([(r.model, r.values) for r in err_rows if r.source == "run"], paper["errors"]),
+        "scatter": plots.task_vs_session(
+            [(label, run_value(run, "task") or 0.0, run_value(run, "session") or 0.0) for label, run in labels],
+            [(row["model"], row["task"], row["session"]) for row in paper["main"]],
+        ),
+    }  # fmt: skip
+
+    stats = {d.key: dataset_stats.dataset_statistics(d.sessions) for d in datasets}
+    type_index = {t: i for i, t in enumerate(TASK_TYPES)}
+    subtype_index = {t: i for i, t in enumerate(TURN_SUBTYPES)}
+    sessions_rows = []
+    for number, d in enumerate(datasets):
+        for s in d.sessions:
+            sessions_rows.append([s["id"], number, [type_index[t] for t in s["english_task_types"]], len(s["english_tools"]),
+                                  session_transitions(s["english_task_types"]), [subtype_index[t] for t in s["english_turn_subtypes"]]])  # fmt: skip
+    category_index = {c: i for i, c in enumerate(CATEGORIES)}
+    task_rows = []
+    for run_number, run in enumerate(runs):
+        for fact in run.tasks:
+            k = run.dataset.offset + run.dataset.index[fact.session_id]
+            task_rows.append([
+                run_number, k, fact.task_idx, int(fact.correct), category_index.get(fact.category, -1) if fact.category else -1,
+                fact.steps, int(fact.optimal), -1 if fact.failing_step is None else fact.failing_step, fact.reason or "",
+            ])  # fmt: skip
+
+    page_runs = []
+    for number, run in enumerate(runs):
+        requests, tokens = _tokens(run)
+        page_runs.append({
+            "key": run.key, "label": run.label, "model": run.model, "color": plots.run_color(number), "dir": str(run.path),
+            "datasetPath": str(run.dataset.path), "sessions": len(run.session_ids), "tasks": len(run.tasks),
+            "failed": run.failed(), "task": _interval_list(figures[run.key].task),
+            "session": _interval_list(figures[run.key].session), "rank": figures[run.key].rank, "requests": requests,
+            "tokens": tokens, "rawResults": run.raw_results,
+        })  # fmt: skip
+    title = title or "WildToolBench report: " + ", ".join(run.label for run in runs)
+    data = {
+        "title": title,
+        "paperSource": paper["source"],
+        "paperModels": len(paper["main"]),
+        "seed": seed,
+        "resamples": resamples,
+        "runs": page_runs,
+        "comparisons": [
+            {"a": c.a.key, "b": c.b.key, "sessions": c.difference.sessions, "task": _interval_list(c.difference.task),
+             "session": _interval_list(c.difference.session), "verdict": c.verdict()}
+            for c in comparisons
+        ],
+        "tables": {
+            "main": _table_data(main_rows, LEADERBOARD_KEYS, columns["main"], True),
+            "orchestration": _table_data(orch_rows, ORCHESTRATION_KEYS, columns["orchestration"], True),
+            "errors": _table_data(err_rows, ERROR_KEYS, columns["errors"], False),
+        },
+        "plots": figures_svg,
+        "datasets": [
+            {"key": d.key, "path": str(d.path), "sha256": d.sha256, "stats": stats[d.key], "plot": plots.dataset_panels(stats[d.key])}
+            for d in datasets
+        ],
+        "sessions": sessions_rows,
+        "types": list(TASK_TYPES),
+        "typeShort": [plots.TYPE_SHORT[t] for t in TASK_TYPES],
+        "subtypes": list(TURN_SUBTYPES),
+        "categories": [[c, CATEGORY_LABELS[c], "parameter" if c in PARAMETER_CATEGORIES else "action"] for c in CATEGORIES],
+        "tasks": task_rows,
+        "rulesHtml": _rules_html(),
+    }
+
+    def blocks():
+        for d in datasets:
+            for position, s in enumerate(d.sessions):
+                trajectories = {run.key: run.trajectories[s["id"]] for run in runs if run.dataset is d and s["id"] in run.trajectories}
+                yield d.offset + position, _session_block(s, trajectories)
+
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    index = out / "index.html"
+    tmp = out / ".index.html.tmp"
+    with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
+        for chunk in page_chunks(title, data, blocks()):
+            handle.write(chunk)
+    os.replace(tmp, index)
+    written.append(index)
+
+    from wtb.report.markdown import report_markdown
+
+    report = Report(out, written, runs, figures, comparisons)
+    texts = {
+        "leaderboard.csv": rows_csv(main_rows, LEADERBOARD_KEYS),
+        "orchestration.csv": rows_csv(orch_rows, ORCHESTRATION_KEYS),
+        "errors.csv": rows_csv(err_rows, ERROR_KEYS, ERROR_EXTRA_KEYS),
+        "tasks.csv": tasks_csv(runs),
+        "report.md": report_markdown(report, main_rows, orch_rows, err_rows, stats, datasets),
+        "report.json": json.dumps(report_json(report, err_rows, seed, resamples), indent=1, ensure_ascii=False) + "\n",
+    }
+    for name, svg in figures_svg.items():
+        texts[f"plots/{name}.svg"] = svg + "\n"
+    for name, text in texts.items():
+        atomic_write_text(out / name, text)
+        written.append(out / name)
+    return report
+
+
+def run_value(run: Run, key: str) -> Optional[float]:
+    """A run's leaderboard value (percent) for ``key``, ``None`` when it does not apply."""
+    from wtb.report.tables import run_values
+
+    return run_values(run.metric, "main")[key]
+
+
+def type_values(run: Run) -> dict[str, Optional[float]]:
+    """A run's task accuracy (percent) per task type, ``None`` for a type without tasks."""
+    out = {}
+    for name in TASK_TYPES:
+        bucket = (run.metric.get("task_type_info") or {}).get(name) or {}
+        out[name] = bucket["accuracy"] * 100.0 if bucket.get("total_count") else None
+    return out
+
+
+def report_json(report: Report, err_rows: Sequence[Row], seed: int, resamples: int) -> dict[str, Any]:
+    """The machine-readable figures of a report (``report.json``): per run its metric totals, intervals,
+    rank and error counts; the paired comparisons; the bootstrap settings."""
+    errors = {r.run: r for r in err_rows if r.run}
+    return {
+        "bootstrap": {"seed": seed, "resamples": resamples, "level": 0.95, "unit": "session"},
+        "runs": [
+            {
+                "key": run.key, "label": run.label, "model": run.model, "dir": str(run.path), "dataset": str(run.dataset.path),
+                "dataset_sha256": run.dataset.sha256, "sessions": len(run.session_ids), "tasks": len(run.tasks),
+                "failed_tasks": run.failed(), "rank": report.figures[run.key].rank,
+                "task_accuracy": _interval_json(report.figures[run.key].task),
+                "session_accuracy": _interval_json(report.figures[run.key].session),
+                "errors": {k: errors[run.key].extra[f"{k}_count"] for k in CATEGORIES},
+            }
+            for run in report.runs
+        ],
+        "comparisons": [
+            {"a": c.a.label, "b": c.b.label, "sessions": c.difference.sessions,
+             "task_accuracy_difference": _interval_json(c.difference.task),
+             "session_accuracy_difference": _interval_json(c.difference.session),
+             "within_noise": {"task": c.difference.task.contains_zero(), "session": c.difference.session.contains_zero()},
+             "verdict": c.verdict()}
+            for c in report.comparisons
+        ],
+    }  # fmt: skip
+
+
+def _interval_json(interval: Interval) -> dict[str, float]:
+    return {"value": interval.value, "low": interval.low, "high": interval.high}

@@ -1,0 +1,153 @@
+"""``report.md``: the report's tables and figures as Markdown (readable on GitHub or in a terminal)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from bench.errors import CATEGORY_LABELS
+from wtb.report.tables import ERROR_KEYS, LEADERBOARD_KEYS, ORCHESTRATION_KEYS, Row, format_percent, paper_data
+
+if TYPE_CHECKING:
+    from wtb.report.build import Report
+    from wtb.report.runs import Dataset
+
+FAILED_TASKS_LISTED = 100
+"""Failed tasks listed per run in report.md (all of them are in tasks.csv and the page)."""
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], right: int = 0) -> list[str]:
+    lines = ["| " + " | ".join(_cell(h) for h in header) + " |"]
+    lines.append("|" + "|".join("---" if i < len(header) - right else "---:" for i in range(len(header))) + "|")
+    lines.extend("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows)
+    return lines
+
+
+def _percent(ratio: float) -> str:
+    return f"{ratio * 100:.2f}%"
+
+
+def _legend(meanings: Mapping[str, str], keys: Sequence[str], short: Mapping[str, str]) -> list[str]:
+    return ["Columns: " + "; ".join(f"{short[k]} = {meanings.get(k, k)}" for k in keys) + ".", ""]
+
+
+def _ranked(rows: Sequence[Row], keys: Sequence[str]) -> list[list[Any]]:
+    out = []
+    for row in rows:
+        name = f"**{row.model}** (ours)" if row.source == "run" else row.model
+        out.append([row.rank if row.rank is not None else "", name, row.group, *(format_percent(row.values.get(k)) for k in keys)])
+    return out
+
+
+def report_markdown(
+    report: "Report",
+    main_rows: Sequence[Row],
+    orch_rows: Sequence[Row],
+    err_rows: Sequence[Row],
+    stats: Mapping[str, Mapping[str, Any]],
+    datasets: Sequence["Dataset"],
+) -> str:
+    """The Markdown text of ``report.md``.
+
+    Args:
+        report: the built report (runs, intervals, comparisons).
+        main_rows, orch_rows, err_rows: the three tables (:mod:`wtb.report.tables`).
+        stats: dataset key -> :func:`wtb.report.dataset_stats.dataset_statistics`.
+        datasets: the datasets of the runs.
+    """
+    from wtb.report.build import RULES, RULES_INTRO, SHORT_LABELS
+
+    paper = paper_data()
+    columns = paper["columns"]
+    lines = ["# WildToolBench report", ""]
+    lines.append("Open `index.html` for the interactive version (sortable tables, dataset browser, trajectories).")
+    lines.append("")
+    lines += ["## Runs", ""]
+    rows = []
+    for run in report.runs:
+        figures = report.figures[run.key]
+        rows.append([
+            run.label, f"{figures.rank} of {len(paper['main']) + 1}", len(run.session_ids), len(run.tasks),
+            f"{_percent(figures.task.value)} [{_percent(figures.task.low)}, {_percent(figures.task.high)}]",
+            f"{_percent(figures.session.value)} [{_percent(figures.session.low)}, {_percent(figures.session.high)}]",
+            run.failed(), f"`{run.path}`",
+        ])  # fmt: skip
+    lines += _table(["run", f"rank among the paper's {len(paper['main'])} models", "sessions", "tasks", "task accuracy [95% CI]", "session accuracy [95% CI]", "failed tasks", "folder"], rows)
+    lines += ["", "The brackets are 95% percentile-bootstrap intervals: sessions are resampled with replacement (the "
+              "tasks of a session are not independent), with the seed and resample count in `report.json`. Another "
+              "draw of sessions like these could plausibly give any accuracy inside the interval.", ""]
+    if report.comparisons:
+        lines += ["## Paired differences", ""]
+        rows = []
+        for c in report.comparisons:
+            d = c.difference
+            rows.append([
+                c.a.label, c.b.label, d.sessions,
+                f"{d.task.value * 100:+.2f} [{d.task.low * 100:+.2f}, {d.task.high * 100:+.2f}]",
+                f"{d.session.value * 100:+.2f} [{d.session.low * 100:+.2f}, {d.session.high * 100:+.2f}]",
+                c.verdict(),
+            ])  # fmt: skip
+        lines += _table(["A", "B", "shared sessions", "task acc. A − B, pp [95% CI]", "session acc. A − B, pp [95% CI]", "verdict"], rows)
+        lines += ["", "Paired bootstrap: each resample draws the same sessions for both runs. A difference whose "
+                  "interval holds 0 is within noise: these sessions cannot tell the two runs apart.", ""]
+
+    lines += ["## Leaderboard", "", f"Runs ranked among the paper's {len(paper['main'])} models by session accuracy, then task "
+              f"accuracy. Percentages; empty where a run has no task of that kind. Paper figures: {paper['source']}", ""]
+    lines += _legend(columns["main"], LEADERBOARD_KEYS, SHORT_LABELS)
+    lines += _table(["rank", "model", "group", *(SHORT_LABELS[k] for k in LEADERBOARD_KEYS)], _ranked(main_rows, LEADERBOARD_KEYS), len(LEADERBOARD_KEYS))
+    lines += ["", "## Tool orchestration", "", "Ranked by multi-tool accuracy, then optimal path rate.", ""]
+    lines += _legend(columns["orchestration"], ORCHESTRATION_KEYS, SHORT_LABELS)
+    lines += _table(["rank", "model", "group", *(SHORT_LABELS[k] for k in ORCHESTRATION_KEYS)],
+                    _ranked(orch_rows, ORCHESTRATION_KEYS), len(ORCHESTRATION_KEYS))  # fmt: skip
+
+    lines += ["", "## Error analysis", "", "Share of failed tasks per category, %; for runs the count follows in parentheses.", ""]
+    rows = []
+    for row in err_rows:
+        cells = []
+        for key in ERROR_KEYS:
+            value = format_percent(row.values.get(key))
+            cells.append(f"{value} ({row.extra[key + '_count']})" if row.source == "run" else value)
+        name = f"**{row.model}** (ours)" if row.source == "run" else row.model
+        rows.append([name, row.group, *cells, row.extra.get("failed_tasks", "")])
+    lines += _table(["model", "group", *(CATEGORY_LABELS[k] for k in ERROR_KEYS), "failed tasks"], rows, len(ERROR_KEYS) + 1)
+    lines += ["", "How a category is assigned: " + RULES_INTRO, ""]
+    lines += [f"- **{CATEGORY_LABELS[key]}** (`{key}`): {text}." for key, text in RULES]
+
+    lines += ["", "## Failed tasks", "", f"First failing step and its reason (at most {FAILED_TASKS_LISTED} per run here; "
+              "`tasks.csv` and the page list all of them).", ""]
+    for run in report.runs:
+        failed = [t for t in run.tasks if not t.correct]
+        lines += [f"### {run.label}: {len(failed)} failed task{'' if len(failed) == 1 else 's'}", ""]
+        if not failed:
+            lines += ["None.", ""]
+            continue
+        rows = []
+        for fact in failed[:FAILED_TASKS_LISTED]:
+            k = run.dataset.offset + run.dataset.index[fact.session_id]
+            link = f"[task {fact.task_idx + 1}](index.html#traj/{run.key}/{k}/{fact.task_idx})"
+            step = "" if fact.failing_step is None else fact.failing_step
+            rows.append([fact.session_id, link, CATEGORY_LABELS[fact.category or "call_error"], step, fact.reason or ""])
+        lines += _table(["session", "task", "category", "step", "reason"], rows)
+        if len(failed) > FAILED_TASKS_LISTED:
+            lines.append(f"\n... and {len(failed) - FAILED_TASKS_LISTED} more in `tasks.csv`.")
+        lines.append("")
+
+    lines += ["## Dataset statistics", ""]
+    for dataset in datasets:
+        s = stats[dataset.key]
+        lines += [f"`{dataset.path}`: {s['sessions']} sessions, {s['tasks']} tasks, {s['calls']} gold tool calls, "
+                  f"{s['ask_nodes']} clarification questions.", ""]
+        for title, key in (("task type", "task_types"), ("turn subtype", "turn_subtypes"), ("real calls per task", "calls_per_task"),
+                           ("calls per DAG layer", "layer_widths"), ("tools per session", "tools_per_session"),
+                           ("instruction transitions", "transitions")):  # fmt: skip
+            lines += _table([title, "count"], [[k, v] for k, v in s[key].items()], 1) + [""]
+
+    lines += ["## Plots", ""]
+    for name, caption in (("order", "Accuracy by task position"), ("type", "Accuracy by task type"),
+                          ("transitions", "Accuracy by instruction transitions"), ("errors", "Error distribution"),
+                          ("scatter", "Task against session accuracy")):  # fmt: skip
+        lines += [f"![{caption}](plots/{name}.svg)", ""]
+    return "\n".join(lines).rstrip() + "\n"
