@@ -415,3 +415,39 @@ def test_paper_figures_ship_with_the_package():
     assert "WildToolBench" in data["source"] and "80a5f42" in data["source"]
     assert len(data["main"]) == PAPER_MODELS and len(data["errors"]) == PAPER_MODELS
     assert set(data["columns"]["errors"]) == set(CATEGORIES)
+
+
+# --------------------------------------------------------------------------- reference and fixed scoring (issue 17)
+
+
+def test_report_shows_reference_and_fixed_scoring_with_the_flips(report):
+    data = read_json(report / "report.json")
+    rescored = {entry["reference"]: entry for entry in data["scoring"] if entry["kind"] == "rescoring"}
+    assert set(rescored) == {"r0", "r1"}  # both reference runs are rescored with fixes 5-8
+    oracle = rescored["r0"]
+    assert (oracle["tasks"], oracle["reference_correct"], oracle["fixed_correct"]) == (96, 95, 96)
+    (flip,) = oracle["flips"]
+    assert (flip["id"], flip["task_idx"], flip["reference_label"], flip["fixed_label"], flip["fixes"]) == (
+        "wild_tool_bench_3", 2, "error", "correct", [7]
+    )
+    assert oracle["by_fix"] == {"7": 1}
+    noisy = rescored["r1"]
+    assert noisy["reference_correct"] == noisy["fixed_correct"] == 48  # AP changes, no label flips
+    markdown = (report / "report.md").read_text(encoding="utf-8")
+    assert "## Reference and fixed scoring" in markdown
+    assert "| oracle | rescored | 96 | 98.96% | 100.00% | 1 | fix 7: 1 |" in markdown
+
+
+def test_report_reads_a_fixed_run_and_compares_it_with_the_reference_run(runs, reference_dir, tmp_path):
+    fixed = tmp_path / "oracle-fixed"
+    run_cli("eval", "--dataset", reference_dir / "sessions.jsonl", "--model",
+            f"replay:{reference_dir / 'candidates.jsonl'}#oracle", "--scoring", "fixed", "--out", fixed,
+            "--no-progress", "--no-trace")  # fmt: skip
+    out = tmp_path / "report"
+    run_cli("report", runs["oracle"], fixed, "--out", out)
+    data = read_json(out / "report.json")
+    assert [r["label"] for r in data["runs"]] == ["oracle", "oracle (fixed)"]
+    assert data["runs"][1]["task_accuracy"]["value"] == 1.0
+    pair = [e for e in data["scoring"] if e["kind"] == "runs"]
+    assert len(pair) == 1 and (pair[0]["reference"], pair[0]["fixed"]) == ("r0", "r1")
+    assert (pair[0]["reference_correct"], pair[0]["fixed_correct"]) == (95, 96)

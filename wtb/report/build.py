@@ -119,6 +119,52 @@ class Report:
     runs: list[Run]
     figures: dict[str, RunFigures]
     comparisons: list[Comparison] = field(default_factory=list)
+    scoring: list[dict[str, Any]] = field(default_factory=list)
+    """Reference vs fixed scoring (:func:`scoring_comparisons`), one entry per compared run or pair."""
+
+
+def scoring_comparisons(runs: Sequence[Run]) -> list[dict[str, Any]]:
+    """Reference and fixed scoring side by side, with every task whose label flips and the fix responsible
+    (docs/fixed-mode.md §10).
+
+    Two kinds of entry: a reference run with its ``result.jsonl`` is rescored in fixed mode (scoring
+    fixes 5-8, no model calls); and a reference run and a ``--scoring fixed`` run of the same model on
+    the same dataset are compared (fixes 1-8).
+
+    Returns:
+        ``[{"reference": run key, "fixed": run key or None, "kind": "rescoring"|"runs", "sessions",
+        "tasks", "reference_correct", "fixed_correct", "by_fix": {fix: flips}, "flips": [...]}]``
+        (flips as :func:`bench.compare.compare_run` gives them).
+
+    Raises:
+        ReportError: a result file cannot be compared (named with its line).
+    """
+    from bench.schema import DatasetError
+    from wtb.report.runs import RESULT_FILE, ReportError
+    from wtb.score_run import compare_run_files
+
+    entries = []
+    tasks = {run.key: len(run.tasks) // max(len(run.session_ids), 1) for run in runs}
+    references = [run for run in runs if run.scoring == "reference" and (run.path / RESULT_FILE).is_file()]
+    for reference in references:
+        partners = [None] + [
+            run for run in runs
+            if run.scoring == "fixed" and run.model == reference.model and run.dataset is reference.dataset
+            and (run.path / RESULT_FILE).is_file()
+        ]  # fmt: skip
+        for fixed in partners:
+            try:
+                found = compare_run_files(
+                    reference.dataset.path, reference.path / RESULT_FILE,
+                    None if fixed is None else fixed.path / RESULT_FILE, tasks=tasks[reference.key],
+                )  # fmt: skip
+            except DatasetError as exc:
+                raise ReportError("; ".join(str(issue) for issue in exc.issues)) from None
+            entries.append({
+                "reference": reference.key, "fixed": None if fixed is None else fixed.key,
+                "kind": "rescoring" if fixed is None else "runs", **found,
+            })  # fmt: skip
+    return entries
 
 
 def session_outcomes(run: Run) -> SessionOutcomes:
@@ -221,6 +267,7 @@ def build_report(
     for run in runs:
         intervals = bootstrap_accuracy(outcomes[run.key], resamples=resamples, seed=seed)
         figures[run.key] = RunFigures(intervals["task"], intervals["session"], rank.get(run.key))
+    scoring = scoring_comparisons(runs)
     comparisons = []
     for i, a in enumerate(runs):
         for b in runs[i + 1:]:
@@ -307,6 +354,12 @@ def build_report(
         "categories": [[c, CATEGORY_LABELS[c], "parameter" if c in PARAMETER_CATEGORIES else "action"] for c in CATEGORIES],
         "tasks": task_rows,
         "rulesHtml": _rules_html(),
+        "scoring": [
+            {**{k: v for k, v in entry.items() if k != "flips"},
+             "flips": [[f["id"], f["task_idx"], f["reference_label"], f["fixed_label"], f["fixes"], f["reason"]]
+                       for f in entry["flips"]]}
+            for entry in scoring
+        ],
     }
 
     def blocks():
@@ -327,7 +380,7 @@ def build_report(
 
     from wtb.report.markdown import report_markdown
 
-    report = Report(out, written, runs, figures, comparisons)
+    report = Report(out, written, runs, figures, comparisons, scoring)
     texts = {
         "leaderboard.csv": rows_csv(main_rows, LEADERBOARD_KEYS),
         "orchestration.csv": rows_csv(orch_rows, ORCHESTRATION_KEYS),
@@ -385,6 +438,7 @@ def report_json(report: Report, err_rows: Sequence[Row], seed: int, resamples: i
              "verdict": c.verdict()}
             for c in report.comparisons
         ],
+        "scoring": report.scoring,
     }  # fmt: skip
 
 

@@ -150,4 +150,39 @@ def report_markdown(
                           ("transitions", "Accuracy by instruction transitions"), ("errors", "Error distribution"),
                           ("scatter", "Task against session accuracy")):  # fmt: skip
         lines += [f"![{caption}](plots/{name}.svg)", ""]
+    lines += scoring_markdown(report)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def scoring_markdown(report: "Report", limit: int = 100) -> list[str]:
+    """The "Reference and fixed scoring" section: task accuracy in both modes and the label flips with
+    the fix responsible (docs/fixed-mode.md); no lines when nothing was compared."""
+    if not report.scoring:
+        return []
+    labels = {run.key: run.label for run in report.runs}
+    lines = ["## Reference and fixed scoring", "",
+             "Fixed mode corrects eight quirks of the published evaluation (docs/fixed-mode.md); its numbers are "
+             "not comparable with the paper's. A rescoring applies fixes 5-8 to the same trajectories; a fixed "
+             "run also applies the inference fixes 1-4.", ""]  # fmt: skip
+    rows = []
+    for entry in report.scoring:
+        fixed = "rescored" if entry["fixed"] is None else labels[entry["fixed"]]
+        tasks = max(entry["tasks"], 1)
+        by_fix = ", ".join(f"fix {fix}: {count}" for fix, count in entry["by_fix"].items()) or "none"
+        rows.append([labels[entry["reference"]], fixed, entry["tasks"],
+                     f"{_percent(entry['reference_correct'] / tasks)}", f"{_percent(entry['fixed_correct'] / tasks)}",
+                     len(entry["flips"]), by_fix])  # fmt: skip
+    lines += _table(["reference run", "fixed", "tasks", "task acc. reference", "task acc. fixed", "flips", "flips by fix"], rows)
+    lines.append("")
+    for entry in report.scoring:
+        if not entry["flips"]:
+            continue
+        fixed = "rescored" if entry["fixed"] is None else labels[entry["fixed"]]
+        lines += [f"### Flips: {labels[entry['reference']]} -> {fixed}", ""]
+        flip_rows = [[f["id"], f["task_idx"] + 1, f["reference_label"], f["fixed_label"],
+                      ", ".join(str(x) for x in f["fixes"]), f["reason"]] for f in entry["flips"][:limit]]  # fmt: skip
+        lines += _table(["session", "task", "reference", "fixed", "fixes", "why"], flip_rows)
+        if len(entry["flips"]) > limit:
+            lines.append(f"... and {len(entry['flips']) - limit} more (report.json)")
+        lines.append("")
+    return lines

@@ -23,6 +23,8 @@ from bench.scoring import step_keys
 
 METRIC_FILE = "metric.json"
 SCORE_FILE = "score.jsonl"
+FIXED_METRIC_FILE = "metric.fixed.json"
+FIXED_SCORE_FILE = "score.fixed.jsonl"
 RESULT_FILE = "result.jsonl"
 SUMMARY_FILE = "summary.json"
 RUN_FILE = "run.json"
@@ -101,6 +103,8 @@ class Run:
         tasks: facts per scored task, session by session, in task order.
         trajectories: session id -> compact trajectory, already JSON text (see :func:`compact_trajectory`).
         raw_results: whether trajectories come from ``result.jsonl`` (else from the scored log).
+        scoring: ``reference``, or ``fixed`` for a ``--scoring fixed`` run (read from ``metric.fixed.json``
+            and ``score.fixed.jsonl``; docs/fixed-mode.md).
     """
 
     key: str
@@ -114,6 +118,7 @@ class Run:
     tasks: list[TaskFacts] = field(default_factory=list)
     trajectories: dict[str, str] = field(default_factory=dict)
     raw_results: bool = True
+    scoring: str = "reference"
 
     def failed(self) -> int:
         """Number of failed tasks."""
@@ -401,15 +406,19 @@ def load_run(
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise ReportError(f"{run_dir}: not a run folder")
-    metric = _read_json(run_dir / METRIC_FILE)
+    scoring = "reference"
+    metric_file, score_file = METRIC_FILE, SCORE_FILE
+    if not (run_dir / METRIC_FILE).is_file() and (run_dir / FIXED_METRIC_FILE).is_file():
+        scoring, metric_file, score_file = "fixed", FIXED_METRIC_FILE, FIXED_SCORE_FILE  # a --scoring fixed run
+    metric = _read_json(run_dir / metric_file)
     if not isinstance(metric, dict) or "total_info" not in metric:
-        raise ReportError(f"{run_dir / METRIC_FILE}: not a metric file (no total_info)")
+        raise ReportError(f"{run_dir / metric_file}: not a metric file (no total_info)")
     summary_path = run_dir / SUMMARY_FILE
     summary = _read_json(summary_path) if summary_path.is_file() else None
 
     scored: dict[str, list[dict[str, Any]]] = {}
     order: list[str] = []
-    score_path = run_dir / SCORE_FILE
+    score_path = run_dir / score_file
     for number, record in _json_lines(score_path):
         session_id = _record_id(record, score_path, number)
         results = record.get("results")
@@ -432,7 +441,8 @@ def load_run(
         raise ReportError(f"{score_path}: {len(missing)} scored session(s) not in {path}, e.g. {missing[0]}")
 
     model = str(metric.get("model_name") or run_dir.name)
-    run = Run(key, model, model, run_dir, metric, summary if isinstance(summary, dict) else None, dataset)
+    label = model if scoring == "reference" else f"{model} (fixed)"
+    run = Run(key, label, model, run_dir, metric, summary if isinstance(summary, dict) else None, dataset, scoring=scoring)
     facts: dict[str, list[TaskFacts]] = {}
     for session_id in order:
         facts[session_id] = [_task_facts(session_id, i, t) for i, t in enumerate(scored[session_id])]
@@ -474,10 +484,10 @@ def load_runs(run_dirs: Sequence[os.PathLike[str] | str], dataset_override: Opti
     runs = [load_run(Path(d), f"r{i}", datasets, dataset_override) for i, d in enumerate(run_dirs)]
     seen: dict[str, int] = {}
     for run in runs:
-        seen[run.model] = seen.get(run.model, 0) + 1
+        seen[run.label] = seen.get(run.label, 0) + 1
     for run in runs:
-        if seen[run.model] > 1:
-            run.label = f"{run.model} ({run.path.name})"
+        if seen[run.label] > 1:
+            run.label = f"{run.label} ({run.path.name})"
     labels: dict[str, int] = {}
     for run in runs:
         labels[run.label] = labels.get(run.label, 0) + 1

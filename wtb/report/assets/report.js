@@ -128,6 +128,27 @@
       });
       html += '</tbody></table><p class="note">Paired bootstrap: each resample draws the same sessions for both runs, so the difficulty of a session counts for both. An interval that holds 0 means the difference is within noise.</p>';
     }
+    if (D.scoring && D.scoring.length) {
+      html += '<h3 id="scoring">Reference and fixed scoring</h3><p class="note">Fixed mode corrects eight quirks of the published evaluation (docs/fixed-mode.md); its numbers are not comparable with the paper\'s. "rescored": the same trajectories scored with fixes 5-8; a fixed run also applies the inference fixes 1-4.</p>' +
+        '<table><thead><tr><th>reference run</th><th>fixed</th><th class="num">tasks</th><th class="num">task acc. reference</th><th class="num">task acc. fixed</th><th class="num">flips</th><th>flips by fix</th></tr></thead><tbody>';
+      D.scoring.forEach(function (e) {
+        var a = RUNS[e.reference], b = e.fixed ? RUNS[e.fixed] : null, n = Math.max(e.tasks, 1);
+        var byFix = Object.keys(e.by_fix).map(function (k) { return 'fix ' + k + ': ' + e.by_fix[k]; }).join(', ') || 'none';
+        html += '<tr><td>' + chip(a) + esc(a.label) + '</td><td>' + (b ? chip(b) + esc(b.label) : 'rescored') + '</td><td class="num">' + e.tasks + '</td>' +
+          '<td class="num">' + (100 * e.reference_correct / n).toFixed(2) + '%</td><td class="num">' + (100 * e.fixed_correct / n).toFixed(2) + '%</td>' +
+          '<td class="num">' + e.flips.length + '</td><td>' + esc(byFix) + '</td></tr>';
+      });
+      html += '</tbody></table>';
+      D.scoring.forEach(function (e) {
+        if (!e.flips.length) return;
+        var a = RUNS[e.reference];
+        html += '<h4>Label flips: ' + esc(a.label) + ' → ' + esc(e.fixed ? RUNS[e.fixed].label : 'rescored') + '</h4><table class="flips"><thead><tr><th>session</th><th class="num">task</th><th>reference</th><th>fixed</th><th>fixes</th><th>why</th></tr></thead><tbody>';
+        e.flips.slice(0, 500).forEach(function (f) {
+          html += '<tr><td>' + esc(f[0]) + '</td><td class="num">' + (f[1] + 1) + '</td><td>' + esc(f[2]) + '</td><td>' + esc(f[3]) + '</td><td>' + esc(f[4].join(', ')) + '</td><td>' + esc(f[5]) + '</td></tr>';
+        });
+        html += '</tbody></table>';
+      });
+    }
     html += '<h3>Task accuracy against session accuracy</h3><div class="plot">' + D.plots.scatter + '</div>';
     view.innerHTML = html;
   }
