@@ -38,6 +38,7 @@ BUILTIN_PROVIDERS: dict[str, str] = {
     "scripted": "models.scripted",
     "gguf": "models.gguf",
     "local": "models.local",
+    "graph": "models.graph",
 }
 
 # Bare names accepted as specs, each standing for a full "provider:name" spec.
