@@ -399,3 +399,17 @@ def test_a_chat_model_named_by_a_graph_spec_runs_as_a_chat_model(reference_dir, 
     record = asyncio.run(evaluation_graph.ainvoke({"session": session}, context=EvaluationContext(model=spec)))["record"]
     assert record["candidate"] == {"kind": "chat_model", "spec": spec, "graph": f"{module}:model", "model": "my-fake-1"}
     assert record["result"][0]["inference_log"]["step_0"]["inference_output"]["content"] == "Hi there."
+
+
+def test_wtb_eval_exits_2_before_any_session_for_a_graph_that_cannot_load(reference_dir, tmp_path):
+    out = tmp_path / "run"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "LANGCHAIN_", "WTB_", "OPENAI_"))}
+    env.update(PYTHONPATH=str(REPO_ROOT), HOME=str(tmp_path))
+    proc = subprocess.run(
+        [sys.executable, "-m", "wtb.cli", "eval", "--dataset", str(reference_dir / "sessions.jsonl"),
+         "--model", f"graph:{FILE}:missing", "--out", str(out), "--no-progress"],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "has no attribute 'missing'" in proc.stderr and "graph" in proc.stderr
+    assert not out.exists() or not any(out.iterdir())

@@ -198,7 +198,6 @@ def test_wtb_eval_with_a_fake_integration(fake_integration, reference_dir, tmp_p
     assert (out / "metric.json").is_file()
 
 
-@pytest.mark.xfail(reason="check_model is being wired into `wtb eval` by the lead (exit 2 before any session)", strict=False)
 def test_wtb_eval_exits_2_before_any_session_when_the_package_is_missing(reference_dir, tmp_path):
     if importlib.util.find_spec("langchain_xai") is not None:
         pytest.skip("langchain-xai is installed")
