@@ -77,9 +77,11 @@ def check_eval(out: Path, sessions: int, model_name: str, all_correct: bool = Fa
     tasks = 0
     for n, record in enumerate(records, start=1):
         where = f"result.jsonl:{n}"
-        if set(record) - {"error_detail", "usage"} != {"id", "model_name", "result"}:
+        if set(record) - {"error_detail", "usage", "candidate"} != {"id", "model_name", "result"}:
             problems.append(f"{where}: keys {sorted(record)}")
             continue
+        if "candidate" in record and not (isinstance(record["candidate"], dict) and record["candidate"].get("kind")):
+            problems.append(f"{where}.candidate: {record['candidate']!r}")
         if record["model_name"] != model_name:
             problems.append(f"{where}.model_name: {record['model_name']!r}, expected {model_name!r}")
         if not isinstance(record["result"], list):

@@ -22,8 +22,9 @@ class EvaluationContext:
     model: str | None = setting(
         DEFAULT_MODEL,
         "WTB_MODEL",
-        "Candidate model spec 'provider:name', e.g. 'openai:gpt-4o', 'replay:candidates.jsonl#oracle', "
-        "'gguf:/path/model.gguf', or 'local' (the bundled local model).",
+        "Candidate model spec 'provider:name', e.g. 'openai:gpt-4o', 'langchain:anthropic:claude-sonnet-4-5', "
+        "'graph:examples/tool_agent.py:graph', 'replay:candidates.jsonl#oracle', 'gguf:/path/model.gguf', "
+        "or 'local' (the bundled local model).",
     )
     model_name: str | None = setting(
         "",

@@ -67,3 +67,5 @@ class EvaluationState(TypedDict, total=False):
     """Human-readable cause of ``error`` (the reference's own message is often empty)."""
     record: dict[str, Any]
     """The finished docs/evaluation.md §5 line (set by ``finish_session``)."""
+    candidate: dict[str, Any]
+    """Which kind of candidate runs (``models.candidates.describe_candidate``); copied into the record."""

@@ -38,6 +38,8 @@ BUILTIN_PROVIDERS: dict[str, str] = {
     "scripted": "models.scripted",
     "gguf": "models.gguf",
     "local": "models.local",
+    "graph": "models.graph",
+    "langchain": "models.langchain_chat",
 }
 
 # Bare names accepted as specs, each standing for a full "provider:name" spec.

@@ -124,7 +124,9 @@ def _status_of(exc: BaseException) -> int | None:
 def transient_kind(exc: BaseException) -> str | None:
     """The kind of a transient failure (``"http 429"``, ``"timeout"``, ``"connection"``), or ``None`` if not retried.
 
-    Recognises the openai SDK's errors, httpx's, and the built-in ``TimeoutError`` / ``ConnectionError``.
+    Recognises the openai SDK's errors, httpx's, and the built-in ``TimeoutError`` / ``ConnectionError``;
+    for other SDKs (anthropic, mistralai ...), an HTTP ``status_code`` on the exception and the usual
+    class names (``APITimeoutError``, ``APIConnectionError``).
     """
     import openai
 
@@ -137,6 +139,15 @@ def transient_kind(exc: BaseException) -> str | None:
         return None
     if isinstance(exc, (openai.APIConnectionError, httpx.TransportError, ConnectionError)):
         return "connection"
+    # Other providers' SDKs (anthropic, mistralai, ... behind `langchain:` specs) follow the same shape.
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if names & {"APITimeoutError", "ReadTimeout", "DeadlineExceeded"}:
+        return "timeout"
+    if "APIConnectionError" in names:
+        return "connection"
+    status = _status_of(exc)
+    if status is not None and (status in RETRYABLE_STATUS or status >= 500):
+        return f"http {status}"
     return None
 
 

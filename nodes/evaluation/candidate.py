@@ -1,9 +1,10 @@
 """The candidate model as a node: one request per step (docs/evaluation.md §3, §5).
 
-A candidate is any LangChain chat model with the session's tools bound. The
-node sends the current messages, measures the latency, and stores the raw
-response (via :func:`models.messages.response_from_ai`) and token usage in the
-task result.
+A candidate is a LangChain chat model with the session's tools bound, or a
+LangGraph graph / Runnable run as a subgraph of this node (``graph:`` specs,
+contract in :mod:`models.candidates`). The node sends the current messages,
+measures the latency, and stores the raw response (via
+:func:`models.messages.response_from_ai`) and token usage in the task result.
 """
 
 from __future__ import annotations
@@ -14,15 +15,17 @@ import weakref
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
+from models.candidates import ainvoke_graph, describe_candidate, is_chat_model, recorded_response, response_message
 from models.messages import response_from_ai, token_counts
 from models import ModelSettings, resolve_model
 from models.replay import REQUEST_INDEX_KEY, SESSION_KEY
 from models.transport import RetryPolicy, current_usage, request_with_retries
-from nodes.tracing import annotate_evaluation_node
+from nodes.tracing import annotate_current_run, annotate_evaluation_node
 
 # One model per (event loop, settings): clients are never shared across loops.
 _models: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, BaseChatModel]]" = weakref.WeakKeyDictionary()
@@ -39,7 +42,8 @@ def model_settings(context: EvaluationContext) -> ModelSettings:
 
 
 def candidate_model(context: EvaluationContext) -> BaseChatModel:
-    """The chat model of ``context`` (resolved once per event loop and settings, then reused; docs/evaluation.md §3).
+    """The candidate of ``context`` (resolved once per event loop and settings, then reused; docs/evaluation.md §3):
+    a chat model, or for ``graph:`` specs the loaded graph / Runnable (see :mod:`models.candidates`).
 
     Raises:
         ValueError: bad model spec; whatever the provider raises on bad settings.
@@ -61,11 +65,16 @@ def retry_policy(context: EvaluationContext) -> RetryPolicy:
     return RetryPolicy(max_attempts=context.max_attempts, backoff=context.backoff, rps=context.rps)
 
 
-async def call_candidate(state: EvaluationState, runtime: Runtime[EvaluationContext]) -> dict[str, Any]:
+async def call_candidate(
+    state: EvaluationState, runtime: Runtime[EvaluationContext], config: RunnableConfig
+) -> dict[str, Any]:
     """Send the current messages to the candidate; record latency (s), token counts and the raw response (docs/evaluation.md §3, §5).
 
     The run metadata carries the session id, the session-wide request index,
-    the task and the step (replay models use the first two; traces show all).
+    the task and the step (replay models use the first two; traces show all),
+    and the ``candidate`` object (:func:`models.candidates.describe_candidate`).
+    A chat model gets the tools bound; a graph or Runnable candidate runs as a
+    subgraph with this node's config (:func:`models.candidates.ainvoke_graph`).
     The request goes through :func:`models.transport.request_with_retries`
     (transient failures retried with backoff, optional rate limit); the
     latency includes retries and waits. Tokens are also added to the
@@ -74,25 +83,47 @@ async def call_candidate(state: EvaluationState, runtime: Runtime[EvaluationCont
     Raises:
         ModelRequestError: the request failed for good (an infrastructure
             error: the batch runner keeps the session out of the scored results).
+        CandidateOutputError: a graph candidate's output has no AIMessage last
+            (recorded like a refused request: ``Error during inference``).
     """
-    model = candidate_model(runtime.context).bind_tools(state["tools"])
+    candidate = candidate_model(runtime.context)
+    info = state.get("candidate") or describe_candidate(runtime.context.model, candidate)
     metadata = {
         SESSION_KEY: state["session_id"],
         REQUEST_INDEX_KEY: state["requests"],
         "wtb_task_idx": state["task_idx"],
         "wtb_step": state["step"],
         **annotate_evaluation_node(state),  # task/step metadata on this node's and the model's trace runs
+        "candidate": info,
     }
+    annotate_current_run({"candidate": info})
     context = runtime.context
+    where = {"task": state["task_idx"], "step": state["step"]}
+    chat = is_chat_model(candidate)
+    if chat:
+        model = candidate.bind_tools(state["tools"])
+        send = lambda: model.ainvoke(state["messages"], config={"metadata": metadata, "run_name": "candidate"})  # noqa: E731
+    else:
+        send = lambda: ainvoke_graph(candidate, state["messages"], state["tools"], config, metadata)  # noqa: E731
     started = time.perf_counter()
-    reply = await request_with_retries(
-        lambda: model.ainvoke(state["messages"], config={"metadata": metadata, "run_name": "candidate"}),
-        retry_policy(context),
-        endpoint=context.base_url or context.model,
-        where={"task": state["task_idx"], "step": state["step"]},
-    )
+    reply = await request_with_retries(send, retry_policy(context), endpoint=context.base_url or context.model, where=where)
     latency = time.perf_counter() - started
-    input_tokens, output_tokens = token_counts(reply)
+    update: dict[str, Any] = {}
+    if chat:
+        response = response_from_ai(reply)
+        input_tokens, output_tokens = token_counts(reply)
+    else:
+        message = response_message(reply.output, where)
+        response = recorded_response(message)
+        usage_seen = reply.usage
+        input_tokens, output_tokens = (
+            (usage_seen.input_tokens, usage_seen.output_tokens) if usage_seen.reported else token_counts(message)
+        )
+        if info.get("model") is None and usage_seen.models:
+            info = {**info, "model": usage_seen.models[0]}
+            annotate_current_run({"candidate": info})
+    if state.get("candidate") != info:
+        update["candidate"] = info
     usage = current_usage()
     if usage is not None:
         usage.add_tokens(input_tokens, output_tokens)
@@ -100,4 +131,9 @@ async def call_candidate(state: EvaluationState, runtime: Runtime[EvaluationCont
     task_result["latency"] = [*task_result["latency"], latency]
     task_result["input_token_count"] = [*task_result["input_token_count"], input_tokens]
     task_result["output_token_count"] = [*task_result["output_token_count"], output_tokens]
-    return {"response": response_from_ai(reply), "requests": state["requests"] + 1, "task_result": task_result}
+    return {
+        **update,
+        "response": response,
+        "requests": state["requests"] + 1,
+        "task_result": task_result,
+    }

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from bench import harness as inference
+from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
+from models.candidates import describe_candidate
 from nodes.tracing import annotate_evaluation_node
 
 
@@ -21,12 +24,13 @@ async def finish_task(state: EvaluationState) -> Command[Literal["build_prompt",
     return Command(goto="finish_session", update={"results": results, "task_idx": next_task})
 
 
-async def finish_session(state: EvaluationState) -> dict[str, Any]:
+async def finish_session(state: EvaluationState, runtime: Runtime[EvaluationContext]) -> dict[str, Any]:
     """Build the session's docs/evaluation.md §5 line: per-task results, or ``"Error during inference: ..."``.
 
     An error record also carries ``error_detail`` (a readable cause; the
     reference's own message is often empty). A fixed-mode record says
-    ``"scoring": "fixed"`` (docs/fixed-mode.md §1).
+    ``"scoring": "fixed"`` (docs/fixed-mode.md §1). Every record carries the
+    ``candidate`` object (which kind of candidate ran, docs/evaluation.md §5.5).
     """
     scoring = state.get("scoring", "reference")
     if state.get("error") is not None:
@@ -35,4 +39,5 @@ async def finish_session(state: EvaluationState) -> dict[str, Any]:
             record["error_detail"] = state["error_detail"]
     else:
         record = inference.session_record(state["session_id"], state["model_name"], state.get("results", []), scoring=scoring)
+    record["candidate"] = state.get("candidate") or describe_candidate(runtime.context.model)
     return {"record": record}

@@ -28,7 +28,8 @@ def eval_command(
     model: Optional[str] = typer.Option(
         None,
         "--model",
-        help="Candidate model spec: 'openai:MODEL' (OpenAI-compatible API), 'replay:PATH#CANDIDATE', "
+        help="Candidate model spec: 'openai:MODEL' (OpenAI-compatible API), 'langchain:PROVIDER:MODEL' (any "
+        "LangChain chat model), 'graph:PATH.py:ATTR' (your LangGraph agent), 'replay:PATH#CANDIDATE', "
         "'gguf:PATH', or 'local' (the bundled local model, the default; $WTB_MODEL overrides the default).",
     ),
     out: Optional[Path] = typer.Option(

@@ -105,6 +105,10 @@ async def run_session(
     if prices is not None:
         usage["cost_usd"] = prices.cost(usage["input_tokens"], usage["output_tokens"])
     if record is not None:
+        if "candidate" not in record:  # records made here, not by the graph (docs/evaluation.md §5.5)
+            from models.candidates import describe_candidate
+
+            record["candidate"] = describe_candidate(context.model)
         record["usage"] = usage
         record = redact_record(record)
     else:

@@ -1,0 +1,312 @@
+"""Kinds of candidate and the contract of a graph candidate (README "Evaluating your own agent").
+
+The candidate of an evaluation is a LangChain chat model (``openai:``, ``replay:``, ``langchain:``,
+``local`` ...), a LangGraph graph or any other LangChain ``Runnable`` (``graph:`` specs,
+:mod:`models.graph`). A chat model gets the session's tools bound and the messages so far. A graph
+or Runnable is called, once per model request, with
+
+    {"messages": [LangChain messages so far], "tools": [the task's tools as OpenAI function schemas]}
+
+and the node's run config (so its nodes and model calls nest under the step in traces and in
+``langgraph dev``); the last message of the ``messages`` of its output must be an ``AIMessage`` (text
+and/or ``tool_calls``): that message is the candidate's response for the step. An output without one
+raises :class:`CandidateOutputError`, recorded like a request the provider refused (HTTP 400): the
+session's result is ``"Error during inference: model request failed (not retried): invalid output:
+..."`` and it is scored as wrong tasks (docs/evaluation.md §6). An exception raised inside the graph
+is handled like a failed model request (``models.transport``): retried when transient (HTTP 429,
+timeouts ...), else an infrastructure error that the next run retries.
+
+The evaluation context is not passed down: the graph runs with its own ``context_schema`` defaults
+(or no context). Token counts of a graph's step are the sum over every chat model call it made for
+that step (``usage_metadata``), or the response's own usage when no call reported any.
+
+:func:`describe_candidate` gives the ``candidate`` object that result records and the
+``call_candidate`` trace runs carry: ``{"kind", "spec", "graph"?, "model"}``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import copy
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
+
+from models.messages import RAW_RESPONSE_KEY, parse_tool_calls, response_from_ai
+from models.registry import ConfigurationError, model_name_for, split_spec
+from models.transport import ModelRequestError
+
+CANDIDATE_RUN_NAME = "candidate"
+"""Run name of the candidate's call (a chat model's run, or the root run of a graph candidate)."""
+
+
+# --------------------------------------------------------------------------- describing the candidate
+
+
+def is_chat_model(candidate: Any) -> bool:
+    """True for a LangChain chat model (called with tools bound), false for a graph or other Runnable."""
+    return isinstance(candidate, BaseChatModel)
+
+
+def _chat_model_name(model: Any) -> str | None:
+    for attr in ("model_name", "model"):
+        value = getattr(model, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def describe_candidate(spec: str, candidate: Any = None) -> dict[str, Any]:
+    """The ``candidate`` object of result records and traces; never raises.
+
+    Args:
+        spec: the model spec of the run (``openai:gpt-4o``, ``graph:examples/tool_agent.py:graph`` ...).
+        candidate: the resolved candidate, when at hand (tells a plug-in provider's graph from a chat model).
+
+    Returns:
+        ``{"kind": "chat_model" | "graph" | "runnable", "spec": spec, "model": ...}`` plus, for ``graph:``
+        specs, ``"graph": "PATH.py:ATTR"``. ``model`` is the model name of a chat-model spec
+        (``gpt-4o``, a replay's candidate), and for a graph the ``CANDIDATE_MODEL`` its module declares
+        (``None`` until known: the evaluation fills it from the models the graph was seen calling).
+        A spec that cannot be resolved gives ``kind`` ``None``.
+    """
+    try:
+        prefix, name = split_spec(spec)
+        if prefix == "graph":
+            from models import graph
+
+            loaded = graph.load(name)
+            model = loaded.declared_model
+            if model is None and loaded.kind == "chat_model":
+                model = _chat_model_name(loaded.runnable)
+            return {"kind": loaded.kind, "spec": spec, "graph": name, "model": model}
+        if candidate is not None and not is_chat_model(candidate):
+            from models.graph import kind_of
+
+            return {"kind": kind_of(candidate), "spec": spec, "model": None}
+        return {"kind": "chat_model", "spec": spec, "model": model_name_for(spec)}
+    except (ConfigurationError, ValueError, ImportError):
+        return {"kind": None, "spec": spec, "model": None}
+
+
+# --------------------------------------------------------------------------- invalid output
+
+
+class CandidateOutputError(ModelRequestError):
+    """A graph candidate's output has no ``AIMessage`` as its last message.
+
+    Handled like a request the provider refused (:attr:`rejected` is true): re-running cannot change
+    it, so the session is recorded as ``"Error during inference: model request failed (not retried):
+    invalid output: <reason>"`` and scored as wrong tasks, as HTTP 400 is.
+    """
+
+    def __init__(self, reason: str, where: Mapping[str, Any] | None = None):
+        super().__init__(1, [f"invalid output: {reason}"], False, where or {})
+        self.reason = reason
+
+    @property
+    def rejected(self) -> bool:
+        """Always true: the candidate's own output is at fault, not the infrastructure."""
+        return True
+
+
+def response_message(output: Any, where: Mapping[str, Any] | None = None) -> AIMessage:
+    """The response of a graph candidate: the last message of ``output["messages"]``, which must be an ``AIMessage``.
+
+    Message dicts and tuples (``{"role": "assistant", ...}``) are converted as LangChain does.
+
+    Raises:
+        CandidateOutputError: the output is not a mapping with a non-empty ``messages`` list, or its
+            last message is not an ``AIMessage`` (the reason names what was found).
+    """
+    if not isinstance(output, Mapping):
+        raise CandidateOutputError(
+            f"the candidate returned {type(output).__name__}, not a state with 'messages' (an AIMessage last)", where
+        )
+    messages = output.get("messages")
+    if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
+        keys = ", ".join(map(str, output)) or "none"
+        raise CandidateOutputError(f"the candidate's output has no 'messages' list (its keys: {keys})", where)
+    if not messages:
+        raise CandidateOutputError("the candidate's output 'messages' is empty; an AIMessage must come last", where)
+    last = messages[-1]
+    if not isinstance(last, BaseMessage):
+        try:
+            (last,) = convert_to_messages([last])
+        except (ValueError, TypeError, NotImplementedError) as exc:
+            raise CandidateOutputError(f"the last message of the candidate's output is not a message: {exc}", where) from None
+    if not isinstance(last, AIMessage):
+        text = last.content if isinstance(last.content, str) else json.dumps(last.content, ensure_ascii=False, default=str)
+        preview = text if len(text) <= 80 else text[:80] + "..."
+        raise CandidateOutputError(
+            f"the last message of the candidate's output is a {type(last).__name__} ({preview!r}), not an AIMessage", where
+        )
+    return last
+
+
+def _raw_matches(message: AIMessage, raw: Mapping[str, Any]) -> bool:
+    """The raw response a provider stored still describes ``message`` (a graph may have edited the message)."""
+
+    def calls(items: Sequence[Mapping[str, Any]]) -> list[tuple[Any, Any, Any]]:
+        return [(c.get("name"), c.get("args"), c.get("id")) for c in items]
+
+    valid, invalid = parse_tool_calls(raw.get("tool_calls"))
+    content = raw.get("content")
+    raw_text = content if isinstance(content, str) else "" if content is None else json.dumps(content, ensure_ascii=False)
+    text = message.content if isinstance(message.content, str) else None
+    return (
+        calls(valid) == calls(message.tool_calls)
+        and calls(invalid) == calls(message.invalid_tool_calls)
+        and (text is None or text == raw_text)
+    )
+
+
+def recorded_response(message: AIMessage) -> dict[str, Any]:
+    """The raw response ``{"content", "tool_calls", "reasoning_content"}`` of a graph candidate's ``AIMessage``.
+
+    As for a chat model (:func:`models.messages.response_from_ai`): the provider's raw message when the
+    response is still the one the provider returned (raw ``arguments`` strings, provider ids), else
+    rebuilt from the message (``arguments`` = ``json.dumps(args, ensure_ascii=False)``).
+    """
+    raw = message.additional_kwargs.get(RAW_RESPONSE_KEY)
+    if raw is not None and not (isinstance(raw, Mapping) and _raw_matches(message, raw)):
+        extra = {k: v for k, v in message.additional_kwargs.items() if k != RAW_RESPONSE_KEY}
+        message = message.model_copy(update={"additional_kwargs": extra})
+    return response_from_ai(message)
+
+
+# --------------------------------------------------------------------------- calling a graph
+
+
+class StepUsage(BaseCallbackHandler):
+    """Tokens and model names of every chat model call made while a graph candidate answers one request."""
+
+    run_inline = True  # called in the event loop, in order
+
+    def __init__(self) -> None:
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.reported = False
+        self.models: list[str] = []
+        self._names: dict[UUID, str] = {}
+        self._lock = threading.Lock()
+
+    def _start(self, run_id: UUID, metadata: Mapping[str, Any] | None) -> None:
+        name = (metadata or {}).get("ls_model_name")
+        if isinstance(name, str) and name:
+            with self._lock:
+                self._names[run_id] = name
+
+    def on_chat_model_start(
+        self, serialized: Any, messages: Any, *, run_id: UUID, metadata: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> None:
+        """Note the model name the call reports (``ls_model_name``)."""
+        self._start(run_id, metadata)
+
+    def on_llm_start(
+        self, serialized: Any, prompts: Any, *, run_id: UUID, metadata: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> None:
+        """Note the model name a completion model reports (``ls_model_name``)."""
+        self._start(run_id, metadata)
+
+    def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        """Add the reply's ``usage_metadata``; keep the model's name (else the one in ``response_metadata``)."""
+        with self._lock:
+            name = self._names.pop(run_id, None)
+            for generations in getattr(response, "generations", None) or []:
+                for generation in generations:
+                    message = getattr(generation, "message", None)
+                    usage = getattr(message, "usage_metadata", None)
+                    if usage:
+                        self.reported = True
+                        self.input_tokens += int(usage.get("input_tokens") or 0)
+                        self.output_tokens += int(usage.get("output_tokens") or 0)
+                    if name is None and message is not None:
+                        reported = message.response_metadata.get("model_name") or message.response_metadata.get("model")
+                        name = reported if isinstance(reported, str) and reported else None
+            if name is not None and name not in self.models:
+                self.models.append(name)
+
+
+_step_usage: contextvars.ContextVar[StepUsage | None] = contextvars.ContextVar("wtb_candidate_step_usage", default=None)
+_hook_registered = False
+
+
+def _register_usage_hook() -> None:
+    """Make every callback manager configured while :data:`_step_usage` is set report to it (once per process)."""
+    global _hook_registered
+    if not _hook_registered:
+        from langchain_core.tracers.context import register_configure_hook
+
+        register_configure_hook(_step_usage, inheritable=True)
+        _hook_registered = True
+
+
+@dataclass
+class GraphReply:
+    """What a graph candidate returned for one request, with the usage of the model calls it made."""
+
+    output: Any
+    usage: StepUsage = field(default_factory=StepUsage)
+
+
+def _default_context(runnable: Any) -> Any:
+    """The graph's own context: its ``context_schema`` built from its defaults, or ``None``."""
+    schema = getattr(runnable, "context_schema", None)
+    if not isinstance(schema, type):
+        return None
+    try:
+        return schema()
+    except Exception:  # noqa: BLE001 - required fields, or a TypedDict: no default context
+        return None
+
+
+def graph_config(config: Mapping[str, Any] | None, metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """The config a graph candidate runs with: the calling node's config (callbacks, checkpoint namespace,
+    recursion limit) plus ``metadata`` and the run name ``candidate``, without the evaluation's context."""
+    child: dict[str, Any] = {k: v for k, v in (config or {}).items() if k not in ("run_id", "run_name")}
+    child["metadata"] = {**(child.get("metadata") or {}), **metadata}
+    child["run_name"] = CANDIDATE_RUN_NAME
+    configurable = dict(child.get("configurable") or {})
+    try:
+        from langgraph._internal._constants import CONFIG_KEY_RUNTIME
+    except ImportError:  # pragma: no cover - another langgraph layout: the evaluation context stays visible
+        CONFIG_KEY_RUNTIME = None
+    runtime = configurable.get(CONFIG_KEY_RUNTIME) if CONFIG_KEY_RUNTIME else None
+    if runtime is not None and getattr(runtime, "context", None) is not None and hasattr(runtime, "override"):
+        configurable[CONFIG_KEY_RUNTIME] = runtime.override(context=None)
+    child["configurable"] = configurable
+    return child
+
+
+def graph_input(messages: Sequence[BaseMessage], tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The input of a graph candidate: ``{"messages": [...], "tools": [...]}`` (the tools deep-copied)."""
+    return {"messages": list(messages), "tools": copy.deepcopy(list(tools))}
+
+
+async def ainvoke_graph(
+    runnable: Any,
+    messages: Sequence[BaseMessage],
+    tools: Sequence[Mapping[str, Any]],
+    config: Mapping[str, Any] | None,
+    metadata: Mapping[str, Any],
+) -> GraphReply:
+    """Call a graph (or Runnable) candidate once (see the module doc); the output is checked by :func:`response_message`."""
+    _register_usage_hook()
+    usage = StepUsage()
+    token = _step_usage.set(usage)
+    try:
+        kwargs: dict[str, Any] = {}
+        context = _default_context(runnable)
+        if context is not None:
+            kwargs["context"] = context
+        output = await runnable.ainvoke(graph_input(messages, tools), graph_config(config, metadata), **kwargs)
+    finally:
+        _step_usage.reset(token)
+    return GraphReply(output=output, usage=usage)

@@ -1,0 +1,260 @@
+"""``graph:PATH.py:ATTR`` and ``graph:package.module:ATTR``: a LangGraph graph (or any Runnable) as the candidate.
+
+The target is found the way ``langgraph.json`` finds a graph:
+
+- ``PATH.py:ATTR``: the Python file is loaded as a module of its own (relative to the working
+  directory; a path with ``/`` or ending in ``.py`` counts as a file), then ``ATTR`` is read from it;
+- ``package.module:ATTR``: the module is imported (installed, or importable from the working
+  directory), then ``ATTR`` is read.
+
+``ATTR`` (dotted attributes allowed) may be a compiled graph, an uncompiled ``StateGraph`` (compiled
+here), any LangChain ``Runnable``, or a factory returning one of these: a callable taking no argument
+or one ``RunnableConfig``. Asynchronous factories and context-manager factories are not supported.
+A chat model is accepted too and then runs like a chat-model candidate (tools bound).
+
+The loaded candidate is cached per spec for the life of the process: the module runs once, the
+factory is called once. The evaluation graph calls it once per model request with
+``{"messages": [...], "tools": [...]}`` (see :mod:`models.candidates` for the contract).
+
+A module may say which model its agent uses with a module-level string ``CANDIDATE_MODEL`` (for
+example the spec it resolved); the result records and traces show it (``candidate.model``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import os
+import re
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from models.registry import ConfigurationError
+from models.settings import ModelSettings
+
+DECLARED_MODEL_ATTR = "CANDIDATE_MODEL"
+"""Module-level string a candidate module may set to name the model its agent uses."""
+
+KINDS = ("chat_model", "graph", "runnable")
+
+
+@dataclass(frozen=True)
+class LoadedCandidate:
+    """A candidate loaded from a ``graph:`` spec.
+
+    Attributes:
+        runnable: the compiled graph, Runnable or chat model to call.
+        kind: ``"graph"`` (a LangGraph graph), ``"runnable"`` (another Runnable) or ``"chat_model"``.
+        target: ``PATH.py:ATTR`` or ``module:ATTR`` as written in the spec.
+        module: the module the attribute came from.
+    """
+
+    runnable: Any
+    kind: str
+    target: str
+    module: ModuleType
+
+    @property
+    def declared_model(self) -> str | None:
+        """The module's ``CANDIDATE_MODEL`` when it is a non-empty string (read at each call: a factory may set it)."""
+        value = getattr(self.module, DECLARED_MODEL_ATTR, None)
+        return value if isinstance(value, str) and value else None
+
+
+_cache: dict[str, LoadedCandidate] = {}
+_lock = threading.RLock()
+
+
+def parse_name(name: str) -> tuple[str, str]:
+    """Split ``"PATH.py:ATTR"`` / ``"package.module:ATTR"`` into ``(target, attribute)``.
+
+    Raises:
+        ConfigurationError: no ``:`` or an empty part, or an attribute that is not a (dotted) name.
+    """
+    target, sep, attr = name.rpartition(":")
+    if not sep or not target or not attr or not all(part.isidentifier() for part in attr.split(".")):
+        raise ConfigurationError(
+            f"graph model spec must look like 'graph:PATH.py:ATTR' or 'graph:package.module:ATTR', got 'graph:{name}'"
+        )
+    return target, attr
+
+
+def is_file_target(target: str) -> bool:
+    """True when ``target`` names a Python file (ends in ``.py`` or contains a path separator)."""
+    return target.endswith(".py") or "/" in target or os.sep in target
+
+
+def _file_module(target: str, name: str) -> ModuleType:
+    path = Path(target).expanduser()
+    if not path.is_file():
+        raise ConfigurationError(f"graph file not found: {target} (model spec 'graph:{name}', working directory {os.getcwd()})")
+    resolved = path.resolve()
+    stem = re.sub(r"\W", "_", resolved.stem)
+    module_name = f"wtb_candidate_{stem}_{hashlib.sha1(str(resolved).encode()).hexdigest()[:10]}"
+    module = sys.modules.get(module_name)
+    if module is not None:
+        return module
+    spec = importlib.util.spec_from_file_location(module_name, resolved)
+    if spec is None or spec.loader is None:
+        raise ConfigurationError(f"graph file {target} cannot be loaded as Python (model spec 'graph:{name}')")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module  # dataclasses, pydantic and typing look the module up by name
+    try:
+        spec.loader.exec_module(module)
+    except BaseException as exc:
+        sys.modules.pop(module_name, None)
+        if not isinstance(exc, Exception):
+            raise
+        raise ConfigurationError(f"graph file {target} failed to load: {type(exc).__name__}: {exc}") from exc
+    return module
+
+
+def _package_module(target: str, name: str) -> ModuleType:
+    try:
+        return importlib.import_module(target)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if not (target == missing or target.startswith(missing + ".")):
+            raise ConfigurationError(f"graph module {target} failed to load: {type(exc).__name__}: {exc}") from exc
+        if os.getcwd() not in sys.path and "" not in sys.path:  # the `wtb` script does not put "." on the path
+            sys.path.append(os.getcwd())
+            return _package_module(target, name)
+        raise ConfigurationError(
+            f"graph module {target} not found (model spec 'graph:{name}'): install its package or run from the "
+            "directory that holds it; for a file, write its path (graph:path/to/file.py:ATTR)"
+        ) from None
+    except Exception as exc:  # noqa: BLE001 - any failure of the user's module is a configuration error
+        raise ConfigurationError(f"graph module {target} failed to load: {type(exc).__name__}: {exc}") from exc
+
+
+def _attribute(module: ModuleType, attr: str, target: str) -> Any:
+    value: Any = module
+    for part in attr.split("."):
+        if not hasattr(value, part):
+            offered = sorted(n for n, v in vars(module).items() if not n.startswith("_") and _graph_like(v))
+            hint = f"; it has {', '.join(offered)}" if offered else ""
+            raise ConfigurationError(f"{target} has no attribute {attr!r}{hint}")
+        value = getattr(value, part)
+    return value
+
+
+def _graph_like(value: Any) -> bool:
+    from langchain_core.runnables import Runnable
+    from langgraph.graph import StateGraph
+
+    return isinstance(value, (Runnable, StateGraph))
+
+
+def _materialise(value: Any, spec: str, *, from_factory: bool = False) -> Any:
+    """The Runnable behind ``value``: itself, a compiled ``StateGraph``, or what a factory returns."""
+    from langchain_core.runnables import Runnable
+    from langgraph.graph import StateGraph
+
+    if isinstance(value, StateGraph):
+        return value.compile()
+    if isinstance(value, Runnable):
+        return value
+    if from_factory or not callable(value):
+        what = "the factory returned" if from_factory else "the attribute is"
+        raise ConfigurationError(
+            f"{spec}: {what} {type(value).__name__}, not a compiled graph, a StateGraph, a Runnable or a factory of one"
+        )
+    if inspect.iscoroutinefunction(value) or inspect.isasyncgenfunction(value):
+        raise ConfigurationError(f"{spec}: asynchronous graph factories are not supported; export the graph or a sync factory")
+    required = [
+        p
+        for p in inspect.signature(value).parameters.values()
+        if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
+    if len(required) > 1:
+        raise ConfigurationError(f"{spec}: a graph factory takes no argument or one RunnableConfig, not {len(required)}")
+    try:
+        made = value(_factory_config(spec)) if required else value()
+    except Exception as exc:  # noqa: BLE001 - the user's factory failed
+        raise ConfigurationError(f"{spec}: the graph factory failed: {type(exc).__name__}: {exc}") from exc
+    if inspect.isawaitable(made):
+        if inspect.iscoroutine(made):
+            made.close()
+        raise ConfigurationError(f"{spec}: asynchronous graph factories are not supported; export the graph or a sync factory")
+    if hasattr(made, "__enter__") or hasattr(made, "__aenter__"):
+        raise ConfigurationError(f"{spec}: context-manager graph factories are not supported; return the graph itself")
+    return _materialise(made, spec, from_factory=True)
+
+
+def _factory_config(spec: str) -> dict[str, Any]:
+    return {"configurable": {}, "metadata": {"candidate_spec": spec}}
+
+
+def kind_of(runnable: Any) -> str:
+    """``"chat_model"`` (a LangChain chat model), ``"graph"`` (a LangGraph graph) or ``"runnable"`` (anything else)."""
+    from langchain_core.language_models import BaseChatModel
+    from langgraph.pregel import Pregel
+
+    if isinstance(runnable, BaseChatModel):
+        return "chat_model"
+    if isinstance(runnable, Pregel):
+        return "graph"
+    return "runnable"
+
+
+def load(name: str) -> LoadedCandidate:
+    """Load (once per spec) the candidate named by ``name`` = ``PATH.py:ATTR`` or ``module:ATTR``.
+
+    Raises:
+        ConfigurationError: malformed spec, missing file or module, a module that fails to import,
+            a missing attribute, or an attribute that is neither a graph, a Runnable nor a factory of one.
+    """
+    with _lock:
+        loaded = _cache.get(name)
+        if loaded is not None:
+            return loaded
+        target, attr = parse_name(name)
+        module = _file_module(target, name) if is_file_target(target) else _package_module(target, name)
+        runnable = _materialise(_attribute(module, attr, target), f"graph:{name}")
+        loaded = _cache[name] = LoadedCandidate(runnable=runnable, kind=kind_of(runnable), target=name, module=module)
+        return loaded
+
+
+def forget(name: str | None = None) -> None:
+    """Drop the cached candidate of ``name`` (all of them when ``None``); the module stays imported."""
+    with _lock:
+        if name is None:
+            _cache.clear()
+        else:
+            _cache.pop(name, None)
+
+
+def check(name: str, settings: ModelSettings) -> None:
+    """Before any session: the file or module exists and loads, and its attribute is a graph, a Runnable or a factory of one.
+
+    Raises:
+        ConfigurationError: see :func:`load`.
+    """
+    load(name)
+
+
+def create(name: str, settings: ModelSettings) -> Any:
+    """The loaded candidate's Runnable (a compiled graph, another Runnable, or a chat model); ``settings`` are not used.
+
+    The graph brings its own model(s); configure them in the graph (the example agent in
+    ``examples/`` takes its model spec from an environment variable).
+
+    Raises:
+        ConfigurationError: see :func:`load`.
+    """
+    return load(name).runnable
+
+
+def model_name(name: str) -> str:
+    """The name written into result records: ``<file stem or module>:<attr>`` (``tool_agent:graph``)."""
+    try:
+        target, attr = parse_name(name)
+    except ConfigurationError:
+        return name
+    return f"{Path(target).stem if is_file_target(target) else target}:{attr}"
