@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import time
 from pathlib import Path
@@ -25,7 +26,7 @@ from wtb.runner.identity import (
     run_settings,
     scoring_mode,
 )
-from wtb.runner.invoke import recorded_model_name, run_session
+from wtb.runner.invoke import SessionInvoker, recorded_model_name, run_session
 from wtb.runner.progress import _Progress
 from wtb.runner.selection import session_sort_key
 from wtb.runner.store import (
@@ -50,6 +51,7 @@ async def arun_eval(
     on_record: Callable[[dict[str, Any]], None] | None = None,
     prices: Prices | None = None,
     settings: Mapping[str, Any] | None = None,
+    invoke: SessionInvoker | None = None,
 ) -> RunSummary:
     """Evaluate ``sessions`` with ``context``'s model into ``out_dir/result.jsonl``.
 
@@ -65,6 +67,9 @@ async def arun_eval(
         prices: USD per million input / output tokens; adds ``cost_usd`` to the accounting.
         settings: run settings of the caller (e.g. ``{"tasks": 4}``), recorded with the context's
             resolved settings and the concurrency in ``run.json`` and ``summary.json``.
+        invoke: how one session is run (:class:`~wtb.runner.invoke.SessionInvoker`); default
+            :func:`~wtb.runner.invoke.run_session` on ``graph`` in this process. ``wtb eval --server``
+            passes :class:`wtb.remote.RemoteEvaluation` (a run of the deployed graph per session).
 
     Returns:
         A :class:`RunSummary`, also written to ``out_dir/summary.json``.
@@ -78,10 +83,12 @@ async def arun_eval(
     """
     if concurrency < 1:
         raise ValueError(f"--concurrency must be >= 1, got {concurrency}")
-    if graph is None:
-        from graphs.evaluation import graph as default_graph
+    if invoke is None:
+        if graph is None:
+            from graphs.evaluation import graph as default_graph
 
-        graph = default_graph
+            graph = default_graph
+        invoke = functools.partial(run_session, graph)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(out / LOCK_FILE))
@@ -95,7 +102,7 @@ async def arun_eval(
     try:
         recorded = run_settings(context, {"concurrency": concurrency, **dict(settings or {})})
         return await _run_locked(
-            sessions, context, out, concurrency, overwrite, progress, graph, on_record, prices, recorded
+            sessions, context, out, concurrency, overwrite, progress, invoke, on_record, prices, recorded
         )
     finally:
         lock.release()
@@ -108,7 +115,7 @@ async def _run_locked(
     concurrency: int,
     overwrite: bool,
     progress: bool,
-    graph: Pregel,
+    invoke: SessionInvoker,
     on_record: Callable[[dict[str, Any]], None] | None,
     prices: Prices | None,
     settings: Mapping[str, Any],
@@ -166,7 +173,7 @@ async def _run_locked(
                     session = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
-                outcome = await run_session(graph, session, context, prices=prices)
+                outcome = await invoke(session, context, prices=prices)
                 summary.add_usage(outcome.session_id, outcome.usage)
                 if outcome.record is None:
                     await write(errors, outcome.error or {"id": outcome.session_id})

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Awaitable, Mapping, Protocol
 
 from langgraph.pregel import Pregel
 
@@ -41,6 +41,23 @@ class SessionOutcome:
     record: dict[str, Any] | None
     error: dict[str, Any] | None
     usage: dict[str, Any]
+
+
+class SessionInvoker(Protocol):
+    """How the batch layer runs one session: ``await invoke(session, context, prices=prices)``.
+
+    Implementations: :func:`run_session` bound to a local graph (the default) and
+    :class:`wtb.remote.RemoteEvaluation` (a run of the graph deployed on a LangGraph Server).
+    Either returns a :class:`SessionOutcome` (a record, or an ``errors.jsonl`` entry for an
+    infrastructure error) and never raises for a failing model, endpoint or server;
+    ``asyncio.CancelledError`` and ``KeyboardInterrupt`` propagate.
+    """
+
+    def __call__(
+        self, session: Mapping[str, Any], context: EvaluationContext, *, prices: Prices | None = None
+    ) -> Awaitable["SessionOutcome"]:
+        """Run ``session`` with ``context``; resolves to its :class:`SessionOutcome`."""
+        ...
 
 
 def _graph_config(session: Mapping[str, Any], context: EvaluationContext) -> dict[str, Any]:
