@@ -26,7 +26,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Awaitable, Callable, Sequence
 
 from langgraph.pregel import Pregel
 
@@ -87,6 +87,24 @@ async def run_session(plan: SessionPlan, context: Context, graph: Pregel | None 
     return outcome
 
 
+def run_config(plan: SessionPlan, context: Context) -> dict[str, Any]:
+    """The run config of one session's generation run: run name, tags and metadata (traces, server threads).
+
+    Returns:
+        ``{"run_name", "metadata", "tags"}`` (``wtb.tracing.session_run_config``): every role's model,
+        the language, the type path, the tool-list line and the context's settings (redacted).
+    """
+    return session_run_config(
+        kind="generate",
+        session_id=plan.key,
+        dataset=None,
+        model={role: context.model_spec(role, plan.user_model_index) for role in model_roles()},
+        language=plan.language,
+        settings={**context_settings(context), "type_path": list(plan.type_path), "tool_line": plan.tool_line},
+        tags=["-".join(plan.type_path)],
+    )
+
+
 async def _run_session(plan: SessionPlan, context: Context, graph: Pregel | None) -> SessionOutcome:
     from models.transport import ModelRequestError
 
@@ -96,15 +114,7 @@ async def _run_session(plan: SessionPlan, context: Context, graph: Pregel | None
         graph = default_graph
     last: dict[str, Any] = plan.as_state()
     try:
-        config = session_run_config(
-            kind="generate",
-            session_id=plan.key,
-            dataset=None,
-            model={role: context.model_spec(role, plan.user_model_index) for role in model_roles()},
-            language=plan.language,
-            settings={**context_settings(context), "type_path": list(plan.type_path), "tool_line": plan.tool_line},
-            tags=["-".join(plan.type_path)],
-        )
+        config = run_config(plan, context)
         async for values in graph.astream(plan.as_state(), context=context, stream_mode="values", config=config):
             last = values
     except ModelRequestError as exc:  # a model request failed for good: this session only
@@ -114,6 +124,20 @@ async def _run_session(plan: SessionPlan, context: Context, graph: Pregel | None
         return SessionOutcome(plan, "failed", redact_text(reason), last, infrastructure=not exc.rejected)
     except Exception as exc:  # any other error ends this session only
         return SessionOutcome(plan, "failed", redact_text(f"{type(exc).__name__}: {exc}"), last)
+    return outcome_from_state(plan, last)
+
+
+def outcome_from_state(plan: SessionPlan, last: dict[str, Any]) -> SessionOutcome:
+    """The outcome of a generation run that ended normally, from its final state values (docs/generation.md).
+
+    Args:
+        plan: the session plan.
+        last: the run's final state values (a local run's last ``values`` chunk, or a server run's output).
+
+    Returns:
+        ``done`` with the dataset-schema session (provisional id) when the graph finished and the tasks
+        pass the checks; else ``failed`` with the graph's failure reason or the problems found.
+    """
     status = last.get("status", "running")
     if status != "done":
         reason = last.get("failure_reason") or f"session stopped with status {status!r}"
@@ -232,6 +256,7 @@ async def run_batch(
     graph: Pregel | None = None,
     on_done: Callable[[SessionOutcome], None] | None = None,
     overwrite: bool = False,
+    invoke: Callable[[SessionPlan, Context], Awaitable[SessionOutcome]] | None = None,
 ) -> RunSummary:
     """Generate every planned session and write the outputs (layout in the module docstring; docs/generation.md).
 
@@ -247,6 +272,9 @@ async def run_batch(
         overwrite: generate every session again instead of resuming: by default a session whose
             ``outcome.json`` says done, or failed because of the models' output, is kept as recorded
             (infrastructure failures are generated again).
+        invoke: how one session is generated, ``await invoke(plan, context) -> SessionOutcome``
+            (never raising for a session-level failure); default :func:`run_session` on ``graph`` in
+            this process. ``wtb generate --server`` passes :class:`wtb.remote.RemoteGeneration`.
 
     Raises:
         ValueError: ``out_dir`` holds another run's sessions under the same keys (see
@@ -267,7 +295,7 @@ async def run_batch(
                 on_done(kept[plan.key])
             return kept[plan.key]
         async with gate:
-            outcome = await run_session(plan, context, graph)
+            outcome = await (invoke(plan, context) if invoke is not None else run_session(plan, context, graph))
         write_session_files(out, outcome)
         write_outcome(out, outcome)
         if on_done is not None:

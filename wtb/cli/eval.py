@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -78,6 +79,13 @@ def eval_command(
     no_trace: bool = typer.Option(
         False, "--no-trace", help="Do not send LangSmith traces for this run, even with LANGSMITH_TRACING=true."
     ),
+    server: Optional[str] = typer.Option(
+        None,
+        "--server",
+        help="Run every session on a LangGraph Server serving this project's graphs (e.g. http://127.0.0.1:2024 "
+        "from `langgraph dev`, or a LangGraph Platform deployment URL; API key from $LANGGRAPH_API_KEY or "
+        "$LANGSMITH_API_KEY); --concurrency runs in flight. The outputs are written here as for a local run.",
+    ),
     langsmith_dataset: Optional[str] = typer.Option(
         None,
         "--langsmith-dataset",
@@ -107,7 +115,9 @@ def eval_command(
             model=model, base_url=base_url, temperature=temperature, timeout=timeout, max_attempts=max_attempts,
             backoff=backoff, rps=rps, max_steps=max_steps, scoring=scoring, dataset=str(dataset),
         )  # fmt: skip
-        check_configuration(context)
+        if server and langsmith_dataset:
+            raise ConfigurationError("--server and --langsmith-dataset cannot be combined (an experiment runs in this process)")
+        check_configuration(context, server)
         if out is None:
             out = default_out_dir(context, dataset)
             if context.scoring == "fixed":  # a fixed-mode run is its own run (docs/fixed-mode.md §1)
@@ -125,7 +135,12 @@ def eval_command(
         from wtb.tracing import tracing_scope
 
         with resumable_run(lambda: _kept_sessions(out, sessions)), tracing_scope(no_trace=no_trace):
-            summary = run_eval(
+            run = run_eval
+            if server:
+                from wtb.remote import run_eval_remote
+
+                run = functools.partial(run_eval_remote, server=server, no_trace=no_trace)
+            summary = run(
                 sessions, context, out, concurrency=concurrency, overwrite=overwrite, progress=progress, prices=prices,
                 settings={"tasks": tasks},
             )
@@ -204,18 +219,26 @@ def _print_accounting(summary: Any, limit: int = 20) -> None:
             _err.print(f"  {entry['id']}: {entry.get('error')}", markup=False)
 
 
-def check_configuration(context: "EvaluationContext") -> None:
+def check_configuration(context: "EvaluationContext", server: str | None = None) -> None:
     """Check the run's model spec before any session: provider, files, candidate, credentials, packages.
 
     A mistake here is the run's configuration, not a model result: ``wtb eval`` exits 2 and writes
     nothing. Errors that only a request can reveal (HTTP 401/403/404) stay infrastructure errors.
+    With ``server`` (``--server``) the server runs the model, so the checks are those of
+    :func:`wtb.remote.check_server` (the server answers and can open the spec's file).
 
     Raises:
         models.ConfigurationError: the message names the problem and the fix.
     """
     from models import ModelSettings, check_model
 
-    check_model(context.model, ModelSettings(base_url=context.base_url or None, timeout=context.timeout))
+    settings = ModelSettings(base_url=context.base_url or None, timeout=context.timeout)
+    if server:
+        from wtb.remote import check_server
+
+        check_server(server, "evaluation", [context.model], settings)
+        return
+    check_model(context.model, settings)
 
 
 def default_out_dir(context: "EvaluationContext", dataset: Path) -> Path:

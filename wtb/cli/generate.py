@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional, Sequence
@@ -132,6 +133,13 @@ def generate(
         True, "--progress/--no-progress", help="Show a progress bar with the role being asked (on a terminal)."
     ),
     pull: bool = pull_option(),
+    server: Optional[str] = typer.Option(
+        None,
+        "--server",
+        help="Generate every session on a LangGraph Server serving this project's graphs (e.g. http://127.0.0.1:2024 "
+        "from `langgraph dev`, or a LangGraph Platform deployment URL; API key from $LANGGRAPH_API_KEY or "
+        "$LANGSMITH_API_KEY); --concurrency runs in flight. The outputs are written here as for a local run.",
+    ),
 ) -> None:
     """Generate sessions: one per type path, each on one tool list, written to --out.
 
@@ -172,10 +180,18 @@ def generate(
         plans = plan_sessions(
             tool_lists, type_paths, seed=seed, language=language, year=year, user_models=len(context.user_models)
         )
-        for role in active:
-            specs = context.user_models if role == "user" else [context.model_spec(role)]
-            for spec in filter(None, specs):
-                check_model(spec, ModelSettings(base_url=context.role_base_url(role), timeout=context.request_timeout))
+        if server:
+            from wtb.remote import check_server
+
+            if roles:
+                raise ConfigurationError("--roles cannot be used with --server: the deployed graph has the roles it was deployed with")
+            specs = [*context.user_models, *(context.model_spec(role) for role in active if role != "user")]
+            check_server(server, "generation", specs, ModelSettings(timeout=context.request_timeout))
+        else:
+            for role in active:
+                specs = context.user_models if role == "user" else [context.model_spec(role)]
+                for spec in filter(None, specs):
+                    check_model(spec, ModelSettings(base_url=context.role_base_url(role), timeout=context.request_timeout))
     except (GenerationInputError, OSError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -231,9 +247,14 @@ def generate(
     listening = ROLE_REQUEST_LISTENER.set(on_request)
     try:
         with resumable_run(kept), tracing_scope(no_trace=no_trace), bar:
+            batch = run_batch
+            if server:
+                from wtb.remote import run_batch_remote
+
+                batch = functools.partial(run_batch_remote, server=server, no_trace=no_trace)
             summary = asyncio.run(
-                run_batch(plans, context, out, concurrency=concurrency, settings=settings, on_done=progress, graph=graph,
-                          overwrite=overwrite)
+                batch(plans, context, out, concurrency=concurrency, settings=settings, on_done=progress, graph=graph,
+                      overwrite=overwrite)
             )
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)

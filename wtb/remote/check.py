@@ -1,0 +1,158 @@
+"""Before the first session of a ``--server`` run: the client-side checks of the model specs, then the server's.
+
+The server runs the models, so it is the server's environment that has to hold the API keys, the
+packages and the files. The checks, in order (a failure is a configuration error: exit status 2,
+nothing written):
+
+1. each spec is well formed and its provider known (the client derives the records' model name);
+   a ``replay:`` or ``scripted:`` spec names an absolute path (a relative one would be resolved in the
+   server's working directory, not the user's); when that file exists on the client too, it is checked
+   as in a local run (e.g. the replay candidate is in it);
+2. the server answers and serves the graph (``POST /assistants/search``; a missing or wrong API key
+   shows here as HTTP 401/403);
+3. the server can open every ``replay:`` / ``scripted:`` file: one threadless run of the ``evaluation``
+   graph per file with ``{"session_id": <an id no file holds>}`` and the file as the context's
+   ``dataset``. The graph's first node opens the file to look the id up, so the run fails either with
+   ``ValueError`` (the server read the file: it has no such session) or with ``OSError`` /
+   ``FileNotFoundError`` (it could not open it). No model is built or called, nothing is stored.
+
+Problems only a model request can reveal (a key the provider rejects, a base URL the server cannot
+reach) stay what they are locally: infrastructure errors of the sessions (exit status 3).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+from typing import Any, Iterable
+
+from wtb.remote.client import ServerFailure, connect, display_url, find_graph, wait_for_run
+
+FILE_PROVIDERS = ("replay", "scripted")
+"""Providers whose spec names a file that the server reads."""
+
+PROBE_GRAPH = "evaluation"
+"""The graph that opens a file for the probe (its ``session_id`` input with a ``dataset`` context)."""
+
+_READABLE = ("ValueError", "JSONDecodeError", "UnicodeDecodeError")
+"""Error classes of a probe run that show the server opened the file (it holds no probe session)."""
+
+
+def spec_file(spec: str) -> str | None:
+    """The file a ``replay:PATH#CANDIDATE`` or ``scripted:PATH[#role]`` spec names, else ``None``."""
+    provider, sep, name = spec.partition(":")
+    if not sep or provider.strip() not in FILE_PROVIDERS:
+        return None
+    if provider.strip() == "replay":
+        path = name.rpartition("#")[0] or name
+    else:
+        path = name.partition("#")[0]
+    return path or None
+
+
+def check_specs_for_server(specs: Iterable[str], settings: Any = None) -> list[str]:
+    """Client-side part of the check (step 1 of the module doc); returns the files the server must read.
+
+    Args:
+        specs: model specs of the run (``""`` entries, roles without a model, are skipped).
+        settings: ``models.ModelSettings`` for the local check of a file that exists on the client.
+
+    Returns:
+        The distinct file paths named by ``replay:`` / ``scripted:`` specs, in order.
+
+    Raises:
+        models.ConfigurationError: a malformed spec, an unknown provider, a relative file path, or a
+            local copy of the file that fails the provider's own check.
+    """
+    from models import ConfigurationError, check_model, model_name_for
+
+    files: list[str] = []
+    for spec in specs:
+        if not spec:
+            continue
+        model_name_for(spec)  # malformed spec / unknown provider
+        path = spec_file(spec)
+        if path is None:
+            continue
+        if not Path(path).is_absolute():
+            raise ConfigurationError(
+                f"with --server, the file of model spec {spec!r} must be an absolute path: the server opens it, "
+                "and a relative path would be looked up in the server's working directory"
+            )
+        if Path(path).is_file():
+            check_model(spec, settings)
+        if path not in files:
+            files.append(path)
+    return files
+
+
+async def probe_file(client: Any, path: str) -> None:
+    """Ask the server to open ``path`` (step 3 of the module doc).
+
+    Raises:
+        models.ConfigurationError: the server could not open the file, or answered unexpectedly.
+        ServerFailure: the server could not be reached.
+    """
+    from models import ConfigurationError
+
+    probe_id = f"wtb-server-probe-{uuid.uuid4().hex}"
+    reply = await wait_for_run(
+        client, PROBE_GRAPH, thread_id="", input={"session_id": probe_id}, context={"dataset": path}, create_thread=False
+    )
+    error = reply.error or {}
+    if error.get("error") in _READABLE:
+        return
+    if reply.error is None:
+        raise ConfigurationError(f"the server's probe of {path} returned a session; it should have found none")
+    raise ConfigurationError(
+        f"the server cannot open {path} ({error.get('error')}: {error.get('message')}); with --server the server "
+        "reads replay and script files itself: put the file at that absolute path on the server's machine "
+        "(or in its image), then run the command again"
+    )
+
+
+async def acheck_server(url: str, graph_id: str, files: Iterable[str], *, api_key: str | None = None) -> None:
+    """Steps 2 and 3 of the module doc against the server at ``url``.
+
+    Args:
+        url: the server's base URL.
+        graph_id: the graph the run will use (``evaluation`` or ``generation``).
+        files: files the server must open (from :func:`check_specs_for_server`).
+        api_key: as in :func:`wtb.remote.client.connect`.
+
+    Raises:
+        models.ConfigurationError: the server cannot be reached, rejects the client, lacks the
+            graph (or the ``evaluation`` graph needed for a file probe), or cannot open a file.
+    """
+    from models import ConfigurationError
+
+    files = list(files)
+    async with connect(url, concurrency=1, api_key=api_key) as client:
+        try:
+            await find_graph(client, graph_id)
+            if files and graph_id != PROBE_GRAPH:
+                await find_graph(client, PROBE_GRAPH)
+            for path in files:
+                await probe_file(client, path)
+        except ServerFailure as exc:
+            raise ConfigurationError(f"LangGraph server {display_url(url)}: {exc}") from None
+
+
+def check_server(url: str, graph_id: str, specs: Iterable[str], settings: Any = None) -> None:
+    """Every check of the module doc, before the first session of a ``--server`` run (runs its own event loop).
+
+    Args:
+        url: the server's base URL.
+        graph_id: ``evaluation`` or ``generation``.
+        specs: the run's model specs.
+        settings: ``models.ModelSettings`` for local copies of files.
+
+    Raises:
+        models.ConfigurationError: a malformed URL; see :func:`check_specs_for_server` and :func:`acheck_server`.
+    """
+    from wtb.remote.client import check_url
+
+    check_url(url)
+    files = check_specs_for_server(specs, settings)
+    asyncio.run(acheck_server(url, graph_id, files))
