@@ -84,7 +84,7 @@ class LangGraphDev:
         self.log_path = self.log_dir / f"server-{self.starts}.log"
         env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "LANGCHAIN_", "WTB_"))}
         env.update(
-            LANGSMITH_TRACING="false", LANGCHAIN_TRACING_V2="false", LANGGRAPH_CLI_NO_ANALYTICS="1",
+            LANGSMITH_TRACING="false", LANGGRAPH_CLI_NO_ANALYTICS="1",
             LANGGRAPH_NO_VERSION_CHECK="true", PYTHONUNBUFFERED="1", PYTHONPATH=str(ROOT),
         )  # fmt: skip
         env.update(self.env)

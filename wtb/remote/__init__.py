@@ -15,7 +15,17 @@ keeps being the single writer of the outputs (the batch layers take the session 
 from wtb.remote.check import check_server, check_specs_for_server, spec_file
 from wtb.remote.client import ServerFailure, api_key_from_env, connect, display_url, wait_for_run
 from wtb.remote.evaluation import RemoteEvaluation, arun_eval_remote, record_usage, run_eval_remote
-from wtb.remote.generation import RemoteGeneration, run_batch_remote
+
+_LAZY = {"RemoteGeneration": "wtb.remote.generation", "run_batch_remote": "wtb.remote.generation"}
+
+
+def __getattr__(name: str):
+    """Import the generation side on first use (it loads the generation nodes, which ``wtb eval`` does not need)."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'wtb.remote' has no attribute {name!r}")
 
 __all__ = [
     "RemoteEvaluation",

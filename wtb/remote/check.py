@@ -98,7 +98,14 @@ async def probe_file(client: Any, path: str) -> None:
 
     probe_id = f"wtb-server-probe-{uuid.uuid4().hex}"
     reply = await wait_for_run(
-        client, PROBE_GRAPH, thread_id="", input={"session_id": probe_id}, context={"dataset": path}, create_thread=False
+        client,
+        PROBE_GRAPH,
+        thread_id="",
+        input={"session_id": probe_id},
+        context={"dataset": path},
+        metadata={"wtb_probe_file": path},
+        config={"run_name": "wtb server probe", "tags": ["wildtoolbench", "wtb-server-probe"]},
+        create_thread=False,
     )
     error = reply.error or {}
     if error.get("error") in _READABLE:

@@ -21,8 +21,10 @@ from wtb.tracing import redact_text
 API_KEY_VARIABLES = ("LANGGRAPH_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")
 """Where the API key of a hosted deployment comes from, first set wins (never written to any output)."""
 
-RECONNECTS = 3
-"""Reconnections to a run whose response was cut off (the SDK's backoff: about 1, 2, 4 s)."""
+RECONNECTS = 2
+"""Reconnections to a run whose response was cut off (the SDK's backoff: about 1, then 2 s). A server that
+restarts or moves the run to another replica is joined again; a server that is gone fails the session
+(an infrastructure error) after about 3 s."""
 
 TRANSPORT_RETRIES = 1
 """Immediate retries of a refused connection (the SDK's own default, 5, takes about 8 s per try)."""

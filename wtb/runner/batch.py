@@ -12,10 +12,9 @@ import functools
 import os
 import time
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from filelock import FileLock, Timeout
-from langgraph.pregel import Pregel
 
 from bench.io import atomic_write_text, dumps_line, write_json_atomic
 from graphs.evaluation_context import EvaluationContext
@@ -37,6 +36,9 @@ from wtb.runner.store import (
     _latest_errors,
     _task_counts,
 )
+
+if TYPE_CHECKING:  # imported by a run on the local graph only (not by `wtb eval --server`)
+    from langgraph.pregel import Pregel
 
 
 async def arun_eval(

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Awaitable, Mapping, Protocol
-
-from langgraph.pregel import Pregel
+from typing import TYPE_CHECKING, Any, Awaitable, Mapping, Protocol
 
 from bench.harness import error_record
 from graphs.evaluation_context import EvaluationContext
 from wtb.runner.accounting import Prices
 from wtb.runner.identity import scoring_mode
 from wtb.tracing import context_settings, redact_record, session_run_config
+
+if TYPE_CHECKING:  # imported by a run on the local graph only (not by `wtb eval --server`)
+    from langgraph.pregel import Pregel
 
 
 def recorded_model_name(context: EvaluationContext) -> str:
