@@ -171,6 +171,16 @@ def test_a_killed_client_resumes_to_one_record_per_session(dev_server, reference
             process.wait()
     interrupted = _lines(out / "result.jsonl")
     assert 3 <= len(interrupted) < 12
+    # the server cancelled the runs the killed client was waiting for (on_disconnect="cancel")
+    from langgraph_sdk import get_sync_client
+
+    client = get_sync_client(url=dev_server.url, api_key=None)
+    deadline = time.monotonic() + 30  # a bound on waiting, not a timing assertion
+    while client.threads.search(status="busy", limit=10) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert client.threads.search(status="busy", limit=10) == []
+    model = f"replay:{reference_dir / 'candidates.jsonl'}#noisy"
+    assert client.threads.search(status="interrupted", metadata={"model": model}, limit=10)
 
     resumed = CliRunner().invoke(app, command[3:], catch_exceptions=False)  # the same command, in this process
     assert resumed.exit_code == 0, resumed.output
@@ -298,11 +308,15 @@ def test_server_runs_are_traced_like_local_ones(reference_dir, tmp_path, monkeyp
             assert result.exit_code == 0, result.output
             deadline = time.monotonic() + 60  # the server sends its traces in the background
             while time.monotonic() < deadline:
-                roots = [r for r in list(stub.runs.values()) if r.get("name", "").startswith("wtb eval ") and r.get("end_time")]
-                if len(roots) >= 2 and any(r.get("name") == "candidate" for r in list(stub.runs.values())):
+                runs = list(stub.runs.values())
+                client_roots = sorted(
+                    (r for r in runs if r.get("name", "").startswith("wtb eval ") and r.get("end_time")
+                     and r.get("session_name") == "wtb-client"),
+                    key=lambda r: r["name"],
+                )  # fmt: skip
+                if len(client_roots) >= 2 and any(r.get("name") == "candidate" for r in runs):
                     break
                 time.sleep(0.2)
-    client_roots = sorted((r for r in roots if r.get("session_name") == "wtb-client"), key=lambda r: r["name"])
     assert [r["name"] for r in client_roots] == ["wtb eval wild_tool_bench_0", "wtb eval wild_tool_bench_1"]
     for root, session_id in zip(client_roots, ["wild_tool_bench_0", "wild_tool_bench_1"]):
         assert sorted(root["tags"]) == ["wildtoolbench", "wtb-eval"]

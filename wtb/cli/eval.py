@@ -117,7 +117,12 @@ def eval_command(
         )  # fmt: skip
         if server and langsmith_dataset:
             raise ConfigurationError("--server and --langsmith-dataset cannot be combined (an experiment runs in this process)")
-        check_configuration(context, server)
+        if server:  # the server runs the model: it must answer and be able to open the spec's file
+            from wtb.remote import check_server
+
+            check_server(server, "evaluation", [context.model])
+        else:
+            check_configuration(context)
         if out is None:
             out = default_out_dir(context, dataset)
             if context.scoring == "fixed":  # a fixed-mode run is its own run (docs/fixed-mode.md §1)
@@ -219,26 +224,19 @@ def _print_accounting(summary: Any, limit: int = 20) -> None:
             _err.print(f"  {entry['id']}: {entry.get('error')}", markup=False)
 
 
-def check_configuration(context: "EvaluationContext", server: str | None = None) -> None:
+def check_configuration(context: "EvaluationContext") -> None:
     """Check the run's model spec before any session: provider, files, candidate, credentials, packages.
 
     A mistake here is the run's configuration, not a model result: ``wtb eval`` exits 2 and writes
     nothing. Errors that only a request can reveal (HTTP 401/403/404) stay infrastructure errors.
-    With ``server`` (``--server``) the server runs the model, so the checks are those of
-    :func:`wtb.remote.check_server` (the server answers and can open the spec's file).
+    (With ``--server`` the server runs the model: :func:`wtb.remote.check_server` checks instead.)
 
     Raises:
         models.ConfigurationError: the message names the problem and the fix.
     """
     from models import ModelSettings, check_model
 
-    settings = ModelSettings(base_url=context.base_url or None, timeout=context.timeout)
-    if server:
-        from wtb.remote import check_server
-
-        check_server(server, "evaluation", [context.model], settings)
-        return
-    check_model(context.model, settings)
+    check_model(context.model, ModelSettings(base_url=context.base_url or None, timeout=context.timeout))
 
 
 def default_out_dir(context: "EvaluationContext", dataset: Path) -> Path:
