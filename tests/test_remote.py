@@ -157,3 +157,51 @@ async def test_server_replies_become_records_or_infrastructure_errors(tmp_path, 
     assert again.skipped == 2 and again.evaluated == 4 and not again.infrastructure_errors
     assert (out / ERRORS_FILE).read_text() == ""
     assert len((out / RESULT_FILE).read_text().splitlines()) == 6
+
+
+async def test_generation_replies_become_outcomes(monkeypatch):
+    from bench.generation import plan_sessions, select_type_paths
+    from graphs.generation_context import Context
+    from wtb.remote import generation as remote_generation
+
+    tools = [json.loads(line)["english_tools"] for line in (DEMO / "demo_sessions.jsonl").read_text().splitlines()[:1]]
+    (plan,) = plan_sessions(tools, select_type_paths(2, ["ST,CC"]), seed=0)
+    replies = [
+        RunReply({**plan.as_state(), "status": "failed", "failure_reason": "checker rejected 3 times", "calls": [{}, {}, {}]}, None, "t1", "r1"),
+        RunReply({}, None, "t2", "r2"),
+        RunReply(None, {"error": "ModelRequestError", "message": "model request failed (not retried): http 413: APIStatusError: too large"}, "t3", "r3"),
+        RunReply(None, {"error": "GraphRecursionError", "message": "Recursion limit of 1000 reached"}, "t4", "r4"),
+        ServerFailure("HTTP 503 from the server: busy", "t5", None),
+    ]  # fmt: skip
+    seen = []
+
+    async def fake_wait_for_run(client, graph_id, **kwargs):
+        seen.append({"graph_id": graph_id, **kwargs})
+        reply = replies[len(seen) - 1]
+        if isinstance(reply, ServerFailure):
+            raise reply
+        return reply
+
+    monkeypatch.setattr(remote_generation, "wait_for_run", fake_wait_for_run)
+    for role in ("USER", "AGENT"):
+        monkeypatch.delenv(f"WTB_{role}_MODEL", raising=False)
+    monkeypatch.setenv("WTB_TOOL_MODEL", "openai:from-env")
+    context = Context(models={"planner": "openai:gpt-4o", "checker": "none"}, base_url="http://127.0.0.1:8000/v1")
+    invoke = remote_generation.RemoteGeneration(None, "http://127.0.0.1:2024")
+    outcomes = [await invoke(plan, context) for _ in replies]
+
+    assert [(o.status, o.infrastructure) for o in outcomes] == [("failed", False), ("failed", True), ("failed", False),
+                                                               ("failed", True), ("failed", True)]  # fmt: skip
+    assert outcomes[0].reason == "checker rejected 3 times" and outcomes[0].usage["requests"] == 3
+    assert outcomes[1].reason.startswith("LangGraph server: the run ended without a final state (status None; thread t2)")
+    assert outcomes[2].reason == "model request failed (not retried): http 413: APIStatusError: too large"
+    assert outcomes[3].reason == "LangGraph server: the run failed with GraphRecursionError: Recursion limit of 1000 reached (thread t4)"
+    assert outcomes[4].reason == "LangGraph server http://127.0.0.1:2024: HTTP 503 from the server: busy (thread t5)"
+    first = seen[0]
+    assert first["graph_id"] == "generation" and first["input"] == plan.as_state()
+    # every role's model and base URL resolved on the client: the server's WTB_* variables change nothing
+    assert first["context"]["models"] == {"user": "local", "planner": "openai:gpt-4o", "checker": "none",
+                                          "tool": "openai:from-env", "agent": "local"}  # fmt: skip
+    assert first["context"]["base_urls"] == dict.fromkeys(("user", "planner", "checker", "tool", "agent"), "http://127.0.0.1:8000/v1")
+    assert first["config"]["run_name"] == f"wtb generate {plan.key}" and first["metadata"]["session_id"] == plan.key
+    assert first["metadata"]["model"]["planner"] == "openai:gpt-4o"

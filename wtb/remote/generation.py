@@ -108,6 +108,10 @@ class RemoteGeneration:
             return SessionOutcome(plan, "failed", redact_text(reason), state, infrastructure=not rejected,
                                   usage=state_usage({}, time.perf_counter() - started))  # fmt: skip
         last = dict(reply.output or {})
+        if last.get("status") not in ("done", "failed"):  # no final state (e.g. a run cut short on the server)
+            reason = f"LangGraph server: the run ended without a final state (status {last.get('status')!r}; thread {reply.thread_id})"
+            return SessionOutcome(plan, "failed", reason, state, infrastructure=True,
+                                  usage=state_usage(last, time.perf_counter() - started))  # fmt: skip
         outcome = outcome_from_state(plan, {**state, **last})
         outcome.usage = state_usage(last, time.perf_counter() - started)
         return outcome
