@@ -25,9 +25,13 @@ def test_spec_files_must_be_absolute_and_locally_valid(tmp_path):
     assert spec_file("scripted:/srv/roles.json#planner") == "/srv/roles.json"
     assert spec_file("scripted:/srv/roles.json") == "/srv/roles.json"
     assert spec_file("openai:gpt-4o-mini") is None and spec_file("local") is None
+    assert spec_file("graph:/srv/agents/tool_agent.py:graph") == "/srv/agents/tool_agent.py"
+    assert spec_file("graph:examples/tool_agent.py:graph") == "examples/tool_agent.py"
+    assert spec_file("graph:my_package.agent:graph") is None  # imported from the server's packages
 
-    with pytest.raises(ConfigurationError, match="must be an absolute path"):
-        check_specs_for_server(["replay:bench/data/demo_candidates.jsonl#oracle"])
+    for relative in ("replay:bench/data/demo_candidates.jsonl#oracle", "graph:examples/tool_agent.py:graph"):
+        with pytest.raises(ConfigurationError, match="must be an absolute path"):
+            check_specs_for_server([relative])
     with pytest.raises(ConfigurationError, match="no candidate 'nosuch'"):  # the local copy is checked as locally
         check_specs_for_server([f"replay:{candidates}#nosuch"])
     with pytest.raises(ConfigurationError, match="unknown model provider"):
@@ -144,7 +148,8 @@ async def test_server_replies_become_records_or_infrastructure_errors(tmp_path, 
     assert len({c["thread_id"] for c in calls}) == 6
     assert first["context"] == {
         "model": context.model, "model_name": "", "base_url": "", "temperature": 0.0, "timeout": 120.0, "max_retries": 0,
-        "max_attempts": 5, "backoff": 1.0, "rps": 0.0, "max_steps": 32, "dataset": str(DEMO / "demo_sessions.jsonl"),
+        "max_attempts": 5, "backoff": 1.0, "rps": 0.0, "max_steps": 32, "scoring": "reference",
+        "dataset": str(DEMO / "demo_sessions.jsonl"),
     }  # fmt: skip
 
     # resume: only the infrastructure errors run again; the scored records are kept
@@ -205,3 +210,32 @@ async def test_generation_replies_become_outcomes(monkeypatch):
     assert first["context"]["base_urls"] == dict.fromkeys(("user", "planner", "checker", "tool", "agent"), "http://127.0.0.1:8000/v1")
     assert first["config"]["run_name"] == f"wtb generate {plan.key}" and first["metadata"]["session_id"] == plan.key
     assert first["metadata"]["model"]["planner"] == "openai:gpt-4o"
+
+
+@pytest.mark.parametrize("kind", ["http 400", "invalid output"])
+async def test_a_refused_request_gives_the_record_a_local_run_gives(kind):
+    """The scored record built from a server's error equals the one run_session builds from the exception itself."""
+    from models.candidates import CandidateOutputError
+    from models.transport import ModelRequestError
+    from wtb.runner import run_session
+
+    if kind == "http 400":
+        exc = ModelRequestError(1, ["http 400: BadRequestError: maximum context length exceeded"], False, {"task": 0, "step": 0}, 400)
+    else:
+        exc = CandidateOutputError("the last message is a ToolMessage, not an AIMessage", {"task": 0, "step": 0})
+    assert exc.rejected
+
+    class Failing:
+        async def ainvoke(self, *args, **kwargs):
+            raise exc
+
+    session = _sessions(1)[0]
+    for scoring in ("reference", "fixed"):
+        context = EvaluationContext(model=f"replay:{DEMO / 'demo_candidates.jsonl'}#oracle", scoring=scoring)
+        local = (await run_session(Failing(), session, context)).record
+        local.pop("usage")
+        name = type(exc).__name__
+        assert remote_evaluation.is_refused(name, str(exc))
+        assert remote_evaluation.refused_record(session["id"], context, name, str(exc)) == local
+    assert not remote_evaluation.is_refused("ModelRequestError", "model request failed after 5 attempts: http 503: busy")
+    assert not remote_evaluation.is_refused("ValueError", "model request failed (not retried): http 400: x")

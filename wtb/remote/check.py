@@ -5,12 +5,12 @@ packages and the files. The checks, in order (a failure is a configuration error
 nothing written):
 
 1. each spec is well formed and its provider known (the client derives the records' model name);
-   a ``replay:`` or ``scripted:`` spec names an absolute path (a relative one would be resolved in the
+   a ``replay:``, ``scripted:`` or ``graph:PATH.py:ATTR`` spec names an absolute path (a relative one would be resolved in the
    server's working directory, not the user's); when that file exists on the client too, it is checked
    as in a local run (e.g. the replay candidate is in it);
 2. the server answers and serves the graph (``POST /assistants/search``; a missing or wrong API key
    shows here as HTTP 401/403);
-3. the server can open every ``replay:`` / ``scripted:`` file: one threadless run of the ``evaluation``
+3. the server can open every such file: one threadless run of the ``evaluation``
    graph per file with ``{"session_id": <an id no file holds>}`` and the file as the context's
    ``dataset``. The graph's first node opens the file to look the id up, so the run fails either with
    ``ValueError`` (the server read the file: it has no such session) or with ``OSError`` /
@@ -29,8 +29,8 @@ from typing import Any, Iterable
 
 from wtb.remote.client import ServerFailure, connect, display_url, find_graph, wait_for_run
 
-FILE_PROVIDERS = ("replay", "scripted")
-"""Providers whose spec names a file that the server reads."""
+FILE_PROVIDERS = ("replay", "scripted", "graph")
+"""Providers whose spec names a file that the server reads (``graph:`` only with a ``PATH.py`` target)."""
 
 PROBE_GRAPH = "evaluation"
 """The graph that opens a file for the probe (its ``session_id`` input with a ``dataset`` context)."""
@@ -40,11 +40,21 @@ _READABLE = ("ValueError", "JSONDecodeError", "UnicodeDecodeError")
 
 
 def spec_file(spec: str) -> str | None:
-    """The file a ``replay:PATH#CANDIDATE`` or ``scripted:PATH[#role]`` spec names, else ``None``."""
+    """The file a ``replay:PATH#CANDIDATE``, ``scripted:PATH[#role]`` or ``graph:PATH.py:ATTR`` spec names, else ``None``
+    (also for ``graph:package.module:ATTR``, which the server imports from its own packages)."""
     provider, sep, name = spec.partition(":")
-    if not sep or provider.strip() not in FILE_PROVIDERS:
+    provider = provider.strip()
+    if not sep or provider not in FILE_PROVIDERS:
         return None
-    if provider.strip() == "replay":
+    if provider == "graph":
+        from models.graph import is_file_target, parse_name
+
+        try:
+            target, _ = parse_name(name)
+        except ValueError:
+            return None  # malformed: model_name_for reports it
+        return target if is_file_target(target) else None
+    if provider == "replay":
         path = name.rpartition("#")[0] or name
     else:
         path = name.partition("#")[0]
@@ -59,7 +69,7 @@ def check_specs_for_server(specs: Iterable[str], settings: Any = None) -> list[s
         settings: ``models.ModelSettings`` for the local check of a file that exists on the client.
 
     Returns:
-        The distinct file paths named by ``replay:`` / ``scripted:`` specs, in order.
+        The distinct file paths named by ``replay:``, ``scripted:`` and ``graph:PATH.py`` specs, in order.
 
     Raises:
         models.ConfigurationError: a malformed spec, an unknown provider, a relative file path, or a

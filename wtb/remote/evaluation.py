@@ -9,8 +9,9 @@ What a server run gives back, and what the client makes of it:
 - the run's output ``{"record": ...}``: the session's record, as a local run writes it; its ``usage``
   is counted from the record (see :func:`record_usage`) and its wall time is measured by the client;
 - a run that failed with ``ModelRequestError`` whose message shows that the provider refused the
-  request's content (HTTP 400/413/422, not retried): an ``"Error during inference: ..."`` record, as
-  locally (``ModelRequestError.rejected``, docs/evaluation.md §5);
+  request's content (HTTP 400/413/422, not retried), or with a graph candidate's
+  ``CandidateOutputError``: an ``"Error during inference: ..."`` record, as locally
+  (``ModelRequestError.rejected``, docs/evaluation.md §5; :func:`refused_record`);
 - any other failure (the server unreachable, an HTTP error, a connection cut and not recovered, a run
   that ended in error, was cancelled or timed out, an output without a record): an infrastructure
   error, in ``errors.jsonl`` and run again on resume, never scored. Unlike a local run, a graph
@@ -33,6 +34,7 @@ from graphs.evaluation_context import EvaluationContext
 from wtb.remote.client import RunReply, ServerFailure, connect, display_url, wait_for_run
 from wtb.runner.accounting import Prices, RunSummary
 from wtb.runner.batch import arun_eval
+from wtb.runner.identity import scoring_mode
 from wtb.runner.invoke import SessionOutcome, recorded_model_name
 from wtb.tracing import context_settings, redact_record, session_run_config, tracing_requested
 
@@ -79,6 +81,26 @@ def record_usage(record: Mapping[str, Any]) -> dict[str, Any]:
         "output_tokens": output_tokens,
         "retried_requests": [],
     }
+
+
+def is_refused(error_class: str, message: str) -> bool:
+    """Whether a server run's error is a refused request, scored like locally (``ModelRequestError.rejected``):
+    a ``ModelRequestError`` not retried with HTTP 400/413/422, or a graph candidate's ``CandidateOutputError``."""
+    if error_class == "CandidateOutputError":
+        return True
+    return error_class == "ModelRequestError" and bool(_REJECTED.match(message))
+
+
+def refused_record(session_id: str, context: EvaluationContext, error_class: str, message: str) -> dict[str, Any]:
+    """The scored record of a session whose model request was refused on the server: the record
+    :func:`wtb.runner.run_session` makes for ``ModelRequestError.rejected`` (``"Error during inference: <message>"``,
+    ``error_detail``, the scoring mode, the ``candidate`` object; docs/evaluation.md §5)."""
+    from models.candidates import describe_candidate
+
+    record = error_record(session_id, recorded_model_name(context), message, scoring=scoring_mode(context))
+    record["error_detail"] = f"{error_class}: {message}"
+    record["candidate"] = describe_candidate(context.model)
+    return record
 
 
 def langsmith_project(no_trace: bool = False) -> str | None:
@@ -150,7 +172,7 @@ class RemoteEvaluation:
         except ServerFailure as exc:
             error = self._error(session_id, model_name, f"LangGraph server: {exc}", 0, exc.thread_id, exc.run_id)
         else:
-            record, error = self._outcome(session_id, model_name, reply)
+            record, error = self._outcome(session_id, context, model_name, reply)
         usage = record_usage(record) if record is not None else record_usage({})
         usage["wall_time"] = round(time.perf_counter() - started, 6)
         if prices is not None:
@@ -159,13 +181,13 @@ class RemoteEvaluation:
             return SessionOutcome(session_id, redact_record({**record, "usage": usage}), None, usage)
         return SessionOutcome(session_id, None, redact_record({**(error or {}), "usage": usage}), usage)
 
-    def _outcome(self, session_id: str, model_name: str, reply: RunReply) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    def _outcome(
+        self, session_id: str, context: EvaluationContext, model_name: str, reply: RunReply
+    ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
         if reply.error is not None:
             name, message = reply.error.get("error", ""), reply.error.get("message", "")
-            if name == "ModelRequestError" and _REJECTED.match(message):  # the provider refused the content: scored
-                record = error_record(session_id, model_name, message)
-                record["error_detail"] = f"{name}: {message}"
-                return record, None
+            if is_refused(name, message):  # the provider (or a graph candidate's output) refused: scored
+                return refused_record(session_id, context, name, message), None
             if name == "ModelRequestError":
                 attempts = _ATTEMPTS.match(message)
                 return None, self._error(session_id, model_name, message, int(attempts.group(1)) if attempts else 1,
@@ -176,7 +198,12 @@ class RemoteEvaluation:
         if not isinstance(record, Mapping) or record.get("id") != session_id:
             text = f"LangGraph server: the run's output has no record of {session_id} (keys: {sorted(reply.output or {})})"
             return None, self._error(session_id, model_name, text, 0, reply.thread_id, reply.run_id)
-        return dict(record), None
+        record = dict(record)
+        if "candidate" not in record:  # as wtb.runner.run_session does for a record without it
+            from models.candidates import describe_candidate
+
+            record["candidate"] = describe_candidate(context.model)
+        return record, None
 
     def _error(
         self, session_id: str, model_name: str, text: str, attempts: int, thread_id: str | None, run_id: str | None
@@ -233,6 +260,8 @@ __all__ = [
     "RemoteEvaluation",
     "arun_eval_remote",
     "context_payload",
+    "is_refused",
+    "refused_record",
     "langsmith_project",
     "record_usage",
     "run_eval_remote",
