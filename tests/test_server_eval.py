@@ -180,7 +180,10 @@ def test_a_killed_client_resumes_to_one_record_per_session(dev_server, reference
         time.sleep(0.2)
     assert client.threads.search(status="busy", limit=10) == []
     model = f"replay:{reference_dir / 'candidates.jsonl'}#noisy"
-    assert client.threads.search(status="interrupted", metadata={"model": model}, limit=10)
+    # The runs were tagged on the server; whether a killed client's run ends "interrupted" (cancelled on
+    # disconnect) or "idle" (it finished before the server noticed) depends on timing, so both are accepted.
+    statuses = {t["status"] for t in client.threads.search(metadata={"model": model}, limit=100)}
+    assert statuses and statuses <= {"idle", "interrupted"}
 
     resumed = CliRunner().invoke(app, command[3:], catch_exceptions=False)  # the same command, in this process
     assert resumed.exit_code == 0, resumed.output
