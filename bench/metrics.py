@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from bench.schema import MULTI_TOOL_TYPES, TASK_TYPES, TURN_SUBTYPES, Session
+from bench.schema import MULTI_TOOL_TYPES, TASK_TYPES, TURN_SUBTYPES, Session, bucket_labels
 from bench.scoring import CORRECT, step_keys
 
 from bench.terms import FIRST_TURN, MULTI_TOOL, OPTIMAL_TYPES, PROGRESS_TYPES, SUBSEQUENT_TURN  # noqa: E402,F401
@@ -72,6 +72,8 @@ def _field(session: Session | Mapping[str, Any], name: str) -> Any:
 def compute_metrics(
     model_name: str,
     scored: Iterable[tuple[Session | Mapping[str, Any], Sequence[Mapping[str, Any]]]],
+    *,
+    language: str = "en",
 ) -> dict[str, Any]:
     """The metric dict of one model's run (docs/metrics.md), identical to the reference's.
 
@@ -81,18 +83,23 @@ def compute_metrics(
             or its dict, ``scored_tasks`` the output of ``bench.scoring.score_session``
             (one dict per task, in task order, each with ``label``, ``is_optimal``
             and the post-scoring ``inference_log``).
+        language: the side that ran (docs/dataset.md §2.2); it only chooses the labels the
+            tasks are counted under (:func:`bench.schema.bucket_labels`; the buckets are the
+            English ones either way).
 
     Returns:
         The metric dict (module docstring): task accuracy is the share of
         ``label == "correct"``; a session is correct when all its tasks are;
         task types come from ``english_task_types``; turn subtype of task i>0 is
-        ``english_turn_subtypes[i-1]``; the optimal-path rate counts
+        ``english_turn_subtypes[i-1]`` (``zh``: the Chinese labels mapped to these
+        buckets, docs/metrics.md §1); the optimal-path rate counts
         ``is_optimal`` over Parallel and Mixed tasks; the accomplish-progress
         rate is (``step_*`` keys left in the scored log) / ``len(answer_list[i])``
         (Chinese-side field) over Sequential and Mixed tasks.
 
     Raises:
-        ValueError: when a session's scored task count differs from its task count.
+        ValueError: when a session's scored task count differs from its task count, or
+            (``zh``) a session's labels cannot be bucketed.
     """
     task_total = _Accuracy()
     session_total = _Accuracy()
@@ -103,8 +110,7 @@ def compute_metrics(
     progress = {name: _Progress() for name in ("Total", *PROGRESS_TYPES)}
 
     for session, tasks in scored:
-        task_types = _field(session, "english_task_types")
-        turn_subtypes = _field(session, "english_turn_subtypes")
+        task_types, turn_subtypes = bucket_labels(session, language)
         answer_list = _field(session, "answer_list")
         if len(tasks) != len(task_types):
             session_id = _field(session, "id")
@@ -147,3 +153,4 @@ def compute_metrics(
         "optimal_info": dump(optimal),
         "progress_info": dump(progress),
     }
+

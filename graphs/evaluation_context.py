@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bench.schema import check_language
 from bench.settings import resolve_settings, setting
 from models import DEFAULT_MODEL
 
@@ -69,6 +70,12 @@ class EvaluationContext:
         "going after that many ends as an error with the reason recorded.",
         int,
     )
+    language: str | None = setting(
+        "en",
+        "WTB_LANG",
+        "Side of the dataset to evaluate: 'en' reads the english_* fields (env info, tools, tasks, gold answer "
+        "lists, task types, turn subtypes), 'zh' the unprefixed Chinese ones (docs/dataset.md).",
+    )
     dataset: str | None = setting(
         "",
         "WTB_DATASET",
@@ -77,3 +84,4 @@ class EvaluationContext:
 
     def __post_init__(self) -> None:
         resolve_settings(self)
+        check_language(self.language)

@@ -37,8 +37,10 @@ class EvaluationState(TypedDict, total=False):
     session: dict[str, Any]
     session_id: str
     model_name: str
+    language: str
+    """The side of the session that runs: ``en`` (``english_*`` fields) or ``zh`` (``EvaluationContext.language``)."""
     tools: list[dict[str, Any]]
-    """The session's ``english_tools`` with float -> number, bound to the candidate and recorded per step."""
+    """The session's tools of that side (``english_tools`` for ``en``) with float -> number, bound to the candidate and recorded per step."""
 
     task_idx: int
     """Index of the current task (0-3)."""

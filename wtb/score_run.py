@@ -18,6 +18,7 @@ from bench.schema import (
     DatasetError,
     DatasetIssue,
     Session,
+    language_issues,
     load_sessions,
     note_session_id,
     parse_jsonl_file,
@@ -76,14 +77,53 @@ def load_result_records(path: str | os.PathLike[str]) -> list[tuple[int, dict[st
     return records
 
 
+def records_language(
+    records: list[tuple[int, dict[str, Any]]], language: Optional[str] = None, *, results_file: str = "<results>"
+) -> str:
+    """The dataset side a result file was made on (docs/dataset.md §2.2, docs/evaluation.md §5.5).
+
+    Args:
+        records: ``(line_number, record)`` pairs (:func:`load_result_records`).
+        language: ``--lang`` when given: returned as it is (each record is checked against it when
+            scored); ``None``: the records' ``"language"`` key, ``en`` for records without one.
+
+    Returns:
+        ``"en"`` or ``"zh"``.
+
+    Raises:
+        DatasetError: (``language=None``) the records name different sides; one issue per line
+            whose side differs from the first record's.
+    """
+    if language is not None:
+        return language
+    first: Optional[tuple[int, str]] = None
+    issues: list[DatasetIssue] = []
+    for number, record in records:
+        side = str(record.get("language", "en"))
+        if first is None:
+            first = (number, side)
+        elif side != first[1]:
+            issues.append(DatasetIssue(
+                results_file, number, "language",
+                f"{side} record, but line {first[0]} is {first[1]}: one language side per result file",
+            ))  # fmt: skip
+    if issues:
+        raise DatasetError(issues)
+    return first[1] if first is not None else "en"
+
+
 def score_records(
     sessions: dict[str, Session],
     records: list[tuple[int, dict[str, Any]]],
     *,
     results_file: str = "<results>",
     checker: Optional[ArgumentChecker] = None,
+    language: Optional[str] = None,
 ) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
     """Score result records against their sessions (looked up by id) and compute the metric dict (docs/scoring.md, docs/metrics.md).
+
+    ``language`` is the side the run was made on (``None``: :func:`records_language`); it picks the
+    tools the argument checker reads and the labels the tasks are counted under.
 
     Returns:
         ``(model_name, score_lines, metric)``: ``score_lines`` are
@@ -91,9 +131,10 @@ def score_records(
         ``metric`` is :func:`bench.metrics.compute_metrics` over the scored sessions.
 
     Raises:
-        DatasetError: unknown session ids, more than one model name, or
+        DatasetError: unknown session ids, more than one model name or language, or
             records that cannot be scored (each issue names line and field).
     """
+    language = records_language(records, language, results_file=results_file)
     issues: list[DatasetIssue] = []
     model_names: dict[str, int] = {}
     scored: list[tuple[Session, list[dict[str, Any]]]] = []
@@ -106,7 +147,7 @@ def score_records(
             issues.append(DatasetIssue(results_file, number, "id", f"no session {session_id!r} in the dataset"))
             continue
         try:
-            tasks = score_session(record, session, checker=checker)
+            tasks = score_session(record, session, checker=checker, language=language)
         except ScoringError as exc:
             issues.append(DatasetIssue(results_file, number, exc.field, exc.message))
             continue
@@ -119,7 +160,7 @@ def score_records(
         raise DatasetError(issues)
     model_name = next(iter(model_names))
     lines.sort(key=lambda line: natural_id_key(line["id"]))
-    return model_name, lines, compute_metrics(model_name, scored)
+    return model_name, lines, compute_metrics(model_name, scored, language=language)
 
 
 def score_run(
@@ -129,6 +170,7 @@ def score_run(
     *,
     checker: Optional[ArgumentChecker] = None,
     tasks: int = 4,
+    language: Optional[str] = None,
 ) -> dict[str, Any]:
     """Score a result file against a dataset and write ``out_dir/score.jsonl`` and ``out_dir/metric.json``.
 
@@ -138,6 +180,8 @@ def score_run(
         out_dir: created if needed; both files are written atomically.
         checker: argument checker override (default ``bench.args.check_arguments``).
         tasks: tasks per session in the dataset (4 in the benchmark; N for ``wtb generate --layers N``).
+        language: the side of the dataset the results were made on (``--lang``); ``None``: the
+            records say (:func:`records_language`).
 
     Returns:
         The metric dict (also written to ``metric.json``). Sessions of the dataset
@@ -148,7 +192,16 @@ def score_run(
     """
     sessions = sessions_by_id(load_sessions(dataset_path, tasks=tasks))
     records = load_result_records(results_path)
-    _, lines, metric = score_records(sessions, records, results_file=os.fspath(results_path), checker=checker)
+    language = records_language(records, language, results_file=os.fspath(results_path))
+    side_issues = [
+        DatasetIssue(*(session.source or (os.fspath(dataset_path), None)), field, message)
+        for session in sessions.values() for field, message in language_issues(session, language)
+    ]  # fmt: skip
+    if side_issues:
+        raise DatasetError(side_issues)
+    _, lines, metric = score_records(
+        sessions, records, results_file=os.fspath(results_path), checker=checker, language=language
+    )
     out = Path(out_dir)
     write_jsonl_atomic(out / SCORE_FILE, lines)
     write_json_atomic(out / METRIC_FILE, metric)

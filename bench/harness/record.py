@@ -128,3 +128,19 @@ def session_record(session_id: str, model_name: str, results: list[dict[str, Any
 def error_record(session_id: str, model_name: str, message: str) -> dict[str, Any]:
     """The docs/evaluation.md §5 line of a session whose inference crashed: ``result = "Error during inference: <message>"``."""
     return {"id": session_id, "model_name": model_name, "result": ERROR_PREFIX + message}
+
+
+def with_language(record: Mapping[str, Any], language: str) -> dict[str, Any]:
+    """The session line of a run of the ``language`` side (docs/evaluation.md §5.5): ``record`` itself
+    for ``en`` (the published shape, no new key), else a copy with ``"language": language`` after
+    ``model_name``, so that scoring can tell which side's tools check the arguments."""
+    if language == "en":
+        return dict(record)
+    out: dict[str, Any] = {}
+    for key, value in record.items():
+        if key != "language":
+            out[key] = value
+        if key == "model_name":
+            out["language"] = language
+    out.setdefault("language", language)
+    return out

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from langgraph.types import Command
 
 from bench import harness as inference
+from bench.schema import fields_for
 from graphs.evaluation_state import EvaluationState
 from nodes.tracing import annotate_evaluation_node
 
@@ -16,7 +17,7 @@ async def finish_task(state: EvaluationState) -> Command[Literal["build_prompt",
     annotate_evaluation_node(state, with_step=False, task_label=state["task_result"].get("action_name_label"))
     results = [*state.get("results", []), state["task_result"]]
     next_task = state["task_idx"] + 1
-    if next_task < len(state["session"]["english_tasks"]):
+    if next_task < len(state["session"][fields_for(state.get("language", "en")).tasks]):
         return Command(goto="build_prompt", update={"results": results, "task_idx": next_task})
     return Command(goto="finish_session", update={"results": results, "task_idx": next_task})
 
@@ -25,7 +26,8 @@ async def finish_session(state: EvaluationState) -> dict[str, Any]:
     """Build the session's docs/evaluation.md §5 line: per-task results, or ``"Error during inference: ..."``.
 
     An error record also carries ``error_detail`` (a readable cause; the
-    reference's own message is often empty).
+    reference's own message is often empty). A run of the Chinese side says
+    ``"language": "zh"`` (docs/evaluation.md §5.5).
     """
     if state.get("error") is not None:
         record = inference.error_record(state["session_id"], state["model_name"], state["error"])
@@ -33,4 +35,4 @@ async def finish_session(state: EvaluationState) -> dict[str, Any]:
             record["error_detail"] = state["error_detail"]
     else:
         record = inference.session_record(state["session_id"], state["model_name"], state.get("results", []))
-    return {"record": record}
+    return {"record": inference.with_language(record, state.get("language", "en"))}

@@ -5,6 +5,7 @@ Each sub-command lives in its own module below and registers itself on :data:`ap
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any
 
 import typer
@@ -26,6 +27,18 @@ def tasks_option() -> Any:
     return typer.Option(
         4, "--tasks", min=1, help="Tasks per session: 4 in the benchmark; N for sessions made by `wtb generate --layers N`."
     )
+
+
+class Lang(str, Enum):
+    """``--lang`` values: the side of the dataset (docs/dataset.md §2.2)."""
+
+    en = "en"
+    zh = "zh"
+
+
+def lang_option(help_text: str) -> Any:
+    """The ``--lang en|zh`` option (a typer ``OptionInfo`` used as a parameter default); ``None`` when not given."""
+    return typer.Option(None, "--lang", help=help_text, case_sensitive=False)
 
 
 # Sub-command modules register on `app` when imported.

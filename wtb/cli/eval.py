@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 from rich.console import Console
 
-from wtb.cli import app, tasks_option
+from wtb.cli import Lang, app, lang_option, tasks_option
 from wtb.cli.data import named_dataset, pull_option
 
 if TYPE_CHECKING:
@@ -42,6 +42,10 @@ def eval_command(
     ),
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N selected sessions.", min=0),
     tasks: int = tasks_option(),
+    lang: Optional[Lang] = lang_option(
+        "Side of the dataset to evaluate: en, the english_* fields (env info, tools, tasks, gold answers, task "
+        "types, turn subtypes), or zh, the Chinese ones. Default: en, or $WTB_LANG."
+    ),
     pull: bool = pull_option(),
     concurrency: Optional[int] = typer.Option(
         None,
@@ -91,13 +95,13 @@ def eval_command(
         dataset = named_dataset(dataset, pull)
         if dataset is None:
             dataset = bundled_demo_sessions()
-        wanted = [part for item in ids or [] for part in item.split(",") if part.strip()]
-        sessions = select_sessions(load_dataset(dataset, tasks=tasks), wanted or None, limit)
-        prices = None if price_input is None and price_output is None else Prices(price_input or 0.0, price_output or 0.0)
         context = EvaluationContext(
             model=model, base_url=base_url, temperature=temperature, timeout=timeout, max_attempts=max_attempts,
-            backoff=backoff, rps=rps, max_steps=max_steps, dataset=str(dataset),
+            backoff=backoff, rps=rps, max_steps=max_steps, language=lang.value if lang else None, dataset=str(dataset),
         )  # fmt: skip
+        wanted = [part for item in ids or [] for part in item.split(",") if part.strip()]
+        sessions = select_sessions(load_dataset(dataset, tasks=tasks, language=context.language), wanted or None, limit)
+        prices = None if price_input is None and price_output is None else Prices(price_input or 0.0, price_output or 0.0)
         check_configuration(context)
         if out is None:
             out = default_out_dir(context, dataset)
@@ -138,7 +142,7 @@ def eval_command(
         _err.print(f"[yellow]inference errors[/yellow] in {len(summary.inference_errors)} sessions: {', '.join(summary.inference_errors)}")
     _print_accounting(summary)
     if summary.evaluated + summary.skipped:
-        _score(dataset, summary.result_path, out, tasks)
+        _score(dataset, summary.result_path, out, tasks, context.language)
     if summary.infrastructure_errors:
         raise typer.Exit(code=3)
 
@@ -223,14 +227,14 @@ def default_concurrency(model: str) -> int:
     return max_concurrency(model) or 4
 
 
-def _score(dataset: Path, result_path: Path, out: Path, tasks: int = 4) -> None:
+def _score(dataset: Path, result_path: Path, out: Path, tasks: int = 4, language: str | None = "en") -> None:
     """Score the run into ``out/score.jsonl`` + ``out/metric.json`` and print the table (docs/scoring.md)."""
     from bench.schema import DatasetError
     from wtb.score_run import METRIC_FILE, SCORE_FILE, score_run
     from wtb.table import metric_table
 
     try:
-        metric = score_run(dataset, result_path, out, tasks=tasks)
+        metric = score_run(dataset, result_path, out, tasks=tasks, language=language or "en")
     except DatasetError as exc:
         for issue in exc.issues:
             _err.print(str(issue), markup=False)

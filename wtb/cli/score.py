@@ -7,13 +7,14 @@ Bad input never produces a traceback: every problem is printed as
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
 from rich.console import Console
 
 from wtb.cli.data import named_dataset, pull_option
 from bench.schema import DatasetError, validate_file
-from wtb.cli import app, tasks_option
+from wtb.cli import Lang, app, lang_option, tasks_option
 from wtb.score_run import METRIC_FILE, SCORE_FILE, score_run
 from wtb.table import metric_table
 
@@ -30,6 +31,10 @@ def _print_issues(issues) -> None:
 def validate(
     path: Path = typer.Argument(..., help="Dataset file (JSON Lines, one session per line), or wildtoolbench (the official data)."),
     tasks: int = tasks_option(),
+    lang: Optional[Lang] = lang_option(
+        "Also check that the sessions can be evaluated on this side (zh: every Chinese label maps to a "
+        "metric bucket), and count the tasks under its labels. Both sides are always checked field by field."
+    ),
     pull: bool = pull_option(),
 ) -> None:
     """Check a dataset file against the session schema (docs/dataset.md).
@@ -38,7 +43,7 @@ def validate(
     one-line summary (sessions, tasks per type, turn subtypes) and exits 0.
     """
     path = named_dataset(path, pull)
-    report = validate_file(path, tasks=tasks)
+    report = validate_file(path, tasks=tasks, language=lang.value if lang else "en")
     if not report.ok:
         _print_issues(report.issues)
         _err.print(f"{path}: {len(report.issues)} problem(s) found", markup=False)
@@ -52,12 +57,16 @@ def score(
     results: Path = typer.Option(..., "--results", help="Result file: one record per session (JSON Lines)."),
     out: Path = typer.Option(..., "--out", help=f"Output folder for {SCORE_FILE} and {METRIC_FILE}."),
     tasks: int = tasks_option(),
+    lang: Optional[Lang] = lang_option(
+        "Side of the dataset the results were made on (en: english_* fields, zh: the Chinese ones). "
+        "Default: what the records say (a `wtb eval --lang zh` record carries \"language\": \"zh\"), else en."
+    ),
     pull: bool = pull_option(),
 ) -> None:
     """Score a result file against its dataset (docs/scoring.md): writes OUT/score.jsonl and OUT/metric.json, prints the table."""
     dataset = named_dataset(dataset, pull)
     try:
-        metric = score_run(dataset, results, out, tasks=tasks)
+        metric = score_run(dataset, results, out, tasks=tasks, language=lang.value if lang else None)
     except DatasetError as exc:
         _print_issues(exc.issues)
         raise typer.Exit(code=1) from None

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 
 RUN_FILE = "run.json"
-"""``{"dataset", "dataset_sha256", "model_name", "settings"}`` of the results in the directory (resume check, resolved settings)."""
+"""``{"dataset", "dataset_sha256", "model_name", "settings"}`` of the results in the directory (resume check, resolved
+settings; ``settings.language`` is the side of the dataset the results were made on)."""
 
 
 def dataset_identity(path: str | os.PathLike[str] | None) -> dict[str, str] | None:
@@ -55,21 +56,32 @@ def run_settings(context: "EvaluationContext", extra: Mapping[str, Any] | None =
 def _check_run_identity(
     out: Path, context: "EvaluationContext", model_name: str, has_results: bool, settings: Mapping[str, Any]
 ) -> None:
-    """Refuse to resume results made on another dataset; record this run's identity and settings in ``RUN_FILE``.
+    """Refuse to resume results made on another dataset or another language side; record this run's
+    identity and settings in ``RUN_FILE``.
 
     Raises:
-        ValueError: ``out`` holds results whose ``run.json`` names a dataset with other content.
+        ValueError: ``out`` holds results whose ``run.json`` names a dataset with other content, or
+            another ``language`` (a ``run.json`` without one is an ``en`` run).
     """
     path = out / RUN_FILE
-    identity = dataset_identity(getattr(context, "dataset", None))
-    if identity is None:
-        write_json_atomic(path, {"dataset": None, "model_name": model_name, "settings": dict(settings)})
-        return
     recorded: dict[str, Any] = {}
     if has_results and path.exists():
         with contextlib.suppress(OSError, ValueError):
             loaded = json.loads(path.read_text(encoding="utf-8"))
             recorded = loaded if isinstance(loaded, dict) else {}
+    language = getattr(context, "language", None) or "en"
+    recorded_settings = recorded.get("settings") if isinstance(recorded.get("settings"), dict) else {}
+    recorded_language = recorded_settings.get("language") or "en"
+    if recorded and recorded_language != language:
+        raise ValueError(
+            f"{out / RESULT_FILE} holds results of the {recorded_language} side of the dataset (--lang "
+            f"{recorded_language}), not {language}; resuming would mix them: use --lang {recorded_language}, "
+            "--overwrite or another --out directory"
+        )
+    identity = dataset_identity(getattr(context, "dataset", None))
+    if identity is None:
+        write_json_atomic(path, {"dataset": None, "model_name": model_name, "settings": dict(settings)})
+        return
     if recorded.get("dataset_sha256") not in (None, identity["dataset_sha256"]):
         same_file = recorded.get("dataset") == identity["dataset"]
         raise ValueError(

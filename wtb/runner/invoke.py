@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 from langgraph.pregel import Pregel
 
-from bench.harness import error_record
+from bench.harness import error_record, with_language
 from graphs.evaluation_context import EvaluationContext
 from wtb.runner.accounting import Prices
 from wtb.tracing import context_settings, redact_record, session_run_config
@@ -48,8 +48,8 @@ def _graph_config(session: Mapping[str, Any], context: EvaluationContext) -> dic
         session_id=session["id"],
         dataset=context.dataset or None,
         model=context.model,
-        language="en",
-        settings=context_settings(context, exclude=("model", "dataset")),
+        language=context.language or "en",
+        settings=context_settings(context, exclude=("model", "dataset", "language")),
     )
 
 
@@ -104,6 +104,7 @@ async def run_session(
     if prices is not None:
         usage["cost_usd"] = prices.cost(usage["input_tokens"], usage["output_tokens"])
     if record is not None:
+        record = with_language(record, context.language or "en")
         record["usage"] = usage
         record = redact_record(record)
     else:
