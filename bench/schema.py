@@ -680,3 +680,60 @@ def validate_file(
         report.turn_subtypes.update(subtypes)
     return report
 
+
+def task_counts(path: str | os.PathLike[str]) -> tuple[int, list[DatasetIssue]]:
+    """The number of tasks the sessions of a dataset file share, and the lines that differ (docs/dataset.md §6).
+
+    A session's count is the length of its ``english_tasks`` list. Lines that are not JSON objects
+    holding such a list are not counted, and a file that cannot be read counts nothing: the loader
+    reports those.
+
+    Returns:
+        ``(count, issues)``: the most common count (the first line's on a tie;
+        :data:`TASKS_PER_SESSION`, 4, when no line has a list), and one issue (field
+        ``english_tasks``) per line whose count differs from it, saying both counts, in line order.
+    """
+    file = os.fspath(path)
+    counts: dict[int, list[int]] = {}
+    try:
+        lines = list(iter_jsonl(file))
+    except OSError:
+        return TASKS_PER_SESSION, []
+    for number, text in lines:
+        if isinstance(text, UndecodableLine):
+            continue
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(raw, dict) and isinstance(raw.get("english_tasks"), list):
+            counts.setdefault(len(raw["english_tasks"]), []).append(number)
+    if not counts:
+        return TASKS_PER_SESSION, []
+    common = max(counts, key=lambda n: (len(counts[n]), -counts[n][0]))
+    issues = [
+        DatasetIssue(
+            file, line, "english_tasks",
+            f"{count} tasks, but {len(counts[common])} other session(s) have {common} (first on line "
+            f"{counts[common][0]}); every session of a file needs the same number of tasks (--tasks N "
+            "checks them all against N)",
+        )
+        for count, lines_of in counts.items() if count != common for line in lines_of
+    ]  # fmt: skip
+    return common, sorted(issues, key=lambda issue: issue.line or 0)
+
+
+def infer_task_count(path: str | os.PathLike[str]) -> int:
+    """Tasks per session of a dataset file, when every session has the same number (docs/dataset.md §6).
+
+    Returns:
+        The count of :func:`task_counts` (4 when nothing could be counted; the loader then reports why).
+
+    Raises:
+        DatasetError: the sessions have different counts; its issues name each line whose count
+            differs from the most common one.
+    """
+    count, issues = task_counts(path)
+    if issues:
+        raise DatasetError(issues)
+    return count

@@ -6,7 +6,7 @@ Each sub-command lives in its own module below and registers itself on :data:`ap
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from typing import Any, Optional
 
 import typer
 
@@ -23,10 +23,26 @@ app = typer.Typer(
 
 def tasks_option() -> Any:
     """The ``--tasks N`` option (a typer ``OptionInfo`` used as a parameter default) of ``wtb validate``,
-    ``eval`` and ``score``: tasks per session, default 4 (docs/dataset.md)."""
+    ``eval`` and ``score``: tasks per session; ``None`` when not given (then :func:`resolve_tasks`
+    infers it; docs/dataset.md §6)."""
     return typer.Option(
-        4, "--tasks", min=1, help="Tasks per session: 4 in the benchmark; N for sessions made by `wtb generate --layers N`."
+        None, "--tasks", min=1,
+        help="Tasks per session. Default: the count the dataset's sessions share (4 in the benchmark, N for "
+        "`wtb generate --layers N`); sessions of different counts are an error naming the lines. Given, every "
+        "session is checked against it.",
     )
+
+
+def resolve_tasks(dataset: Any, tasks: Optional[int]) -> int:
+    """``--tasks`` when given, else the count every session of ``dataset`` has
+    (:func:`bench.schema.infer_task_count`, docs/dataset.md §6).
+
+    Raises:
+        bench.schema.DatasetError: the sessions have different counts (each line named).
+    """
+    from bench.schema import infer_task_count
+
+    return tasks if tasks is not None else infer_task_count(dataset)
 
 
 class Lang(str, Enum):

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 from rich.console import Console
 
-from wtb.cli import Lang, app, lang_option, tasks_option
+from wtb.cli import Lang, app, lang_option, resolve_tasks, tasks_option
 from wtb.cli.data import named_dataset, pull_option
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def eval_command(
         None, "--ids", help="Only these sessions: comma-separated ids or numbers (e.g. '0,3,wild_tool_bench_7'); repeatable."
     ),
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N selected sessions.", min=0),
-    tasks: int = tasks_option(),
+    tasks: Optional[int] = tasks_option(),
     lang: Optional[Lang] = lang_option(
         "Side of the dataset to evaluate: en, the english_* fields (env info, tools, tasks, gold answers, task "
         "types, turn subtypes), or zh, the Chinese ones. Default: en, or $WTB_LANG."
@@ -99,6 +99,7 @@ def eval_command(
             model=model, base_url=base_url, temperature=temperature, timeout=timeout, max_attempts=max_attempts,
             backoff=backoff, rps=rps, max_steps=max_steps, language=lang.value if lang else None, dataset=str(dataset),
         )  # fmt: skip
+        tasks = resolve_tasks(dataset, tasks)
         wanted = [part for item in ids or [] for part in item.split(",") if part.strip()]
         sessions = select_sessions(load_dataset(dataset, tasks=tasks, language=context.language), wanted or None, limit)
         prices = None if price_input is None and price_output is None else Prices(price_input or 0.0, price_output or 0.0)

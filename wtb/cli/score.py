@@ -13,8 +13,8 @@ import typer
 from rich.console import Console
 
 from wtb.cli.data import named_dataset, pull_option
-from bench.schema import DatasetError, validate_file
-from wtb.cli import Lang, app, lang_option, tasks_option
+from bench.schema import DatasetError, task_counts, validate_file
+from wtb.cli import Lang, app, lang_option, resolve_tasks, tasks_option
 from wtb.score_run import METRIC_FILE, SCORE_FILE, score_run
 from wtb.table import metric_table
 
@@ -30,7 +30,7 @@ def _print_issues(issues) -> None:
 @app.command("validate")
 def validate(
     path: Path = typer.Argument(..., help="Dataset file (JSON Lines, one session per line), or wildtoolbench (the official data)."),
-    tasks: int = tasks_option(),
+    tasks: Optional[int] = tasks_option(),
     lang: Optional[Lang] = lang_option(
         "Also check that the sessions can be evaluated on this side (zh: every Chinese label maps to a "
         "metric bucket), and count the tasks under its labels. Both sides are always checked field by field."
@@ -43,7 +43,11 @@ def validate(
     one-line summary (sessions, tasks per type, turn subtypes) and exits 0.
     """
     path = named_dataset(path, pull)
+    mixed = []
+    if tasks is None:  # the count the sessions share; lines of another count are problems too
+        tasks, mixed = task_counts(path)
     report = validate_file(path, tasks=tasks, language=lang.value if lang else "en")
+    report.issues = sorted([*mixed, *report.issues], key=lambda issue: issue.line or 0)
     if not report.ok:
         _print_issues(report.issues)
         _err.print(f"{path}: {len(report.issues)} problem(s) found", markup=False)
@@ -56,7 +60,7 @@ def score(
     dataset: Path = typer.Option(..., "--dataset", help="Dataset file the run was made on (sessions, JSON Lines), or wildtoolbench."),
     results: Path = typer.Option(..., "--results", help="Result file: one record per session (JSON Lines)."),
     out: Path = typer.Option(..., "--out", help=f"Output folder for {SCORE_FILE} and {METRIC_FILE}."),
-    tasks: int = tasks_option(),
+    tasks: Optional[int] = tasks_option(),
     lang: Optional[Lang] = lang_option(
         "Side of the dataset the results were made on (en: english_* fields, zh: the Chinese ones). "
         "Default: what the records say (a `wtb eval --lang zh` record carries \"language\": \"zh\"), else en."
@@ -66,7 +70,7 @@ def score(
     """Score a result file against its dataset (docs/scoring.md): writes OUT/score.jsonl and OUT/metric.json, prints the table."""
     dataset = named_dataset(dataset, pull)
     try:
-        metric = score_run(dataset, results, out, tasks=tasks, language=lang.value if lang else None)
+        metric = score_run(dataset, results, out, tasks=resolve_tasks(dataset, tasks), language=lang.value if lang else None)
     except DatasetError as exc:
         _print_issues(exc.issues)
         raise typer.Exit(code=1) from None
