@@ -154,3 +154,47 @@ def compute_metrics(
         "progress_info": dump(progress),
     }
 
+
+def _readable(bucket: Mapping[str, Any]) -> dict[str, Any] | None:
+    if "rate" in bucket:
+        if not bucket["total_step"]:
+            return None
+        return {"value": bucket["rate"], "completed_steps": bucket["complete_step"], "gold_steps": bucket["total_step"]}
+    if not bucket["total_count"]:
+        return None
+    return {"value": bucket["accuracy"], "correct": bucket["correct_count"], "total": bucket["total_count"]}
+
+
+def readable_metrics(metric: Mapping[str, Any], *, language: str = "en") -> dict[str, Any]:
+    """The metric dict in a form meant for reading (docs/metrics.md §7): what ``summary_metrics.json`` holds.
+
+    Args:
+        metric: a dict from :func:`compute_metrics`.
+        language: the side that ran (written as ``language``).
+
+    Returns:
+        ``{"model_name", "language", "task_accuracy", "session_accuracy", "task_type": {...},
+        "task_position": {"Task 1": ...}, "turn_subtype": {...}, "optimal_path_rate": {"Total", ...},
+        "accomplish_progress_rate": {"Total", ...}}`` where each metric is
+        ``{"value", "correct", "total"}`` (progress: ``{"value", "completed_steps", "gold_steps"}``),
+        ``value`` a fraction between 0 and 1, or ``null`` (``None``) when the group has no task:
+        unlike the reference-format ``metric.json``, an empty group never reads as 0.
+
+    Raises:
+        KeyError: ``metric`` lacks a section of the metric dict.
+    """
+
+    def group(section: str) -> dict[str, Any]:
+        return {name: _readable(bucket) for name, bucket in metric[section].items()}
+
+    return {
+        "model_name": metric.get("model_name"),
+        "language": language,
+        "task_accuracy": _readable(metric["total_info"]["task"]),
+        "session_accuracy": _readable(metric["total_info"]["session"]),
+        "task_type": group("task_type_info"),
+        "task_position": {f"Task {int(layer) + 1}": _readable(b) for layer, b in metric["layer_info"].items()},
+        "turn_subtype": group("turn_subtype_info"),
+        "optimal_path_rate": group("optimal_info"),
+        "accomplish_progress_rate": group("progress_info"),
+    }

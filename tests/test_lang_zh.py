@@ -250,6 +250,8 @@ def test_wtb_eval_lang_zh_on_the_pulled_dataset(pulled, replay_file, tmp_path, s
     assert result.returncode == 0, result.stderr
     assert files.gets == [DATASET_PATH]
     out = tmp_path / "runs" / "zh"
+    assert "2 sessions: 2 evaluated, 0 already done; zh side;" in result.stderr
+    assert "WildToolBench: oracle-zh (zh)" in result.stdout
 
     records = _jsonl(out / "result.jsonl")
     assert [(r["id"], r["language"]) for r in records] == [("wild_tool_bench_0", "zh"), ("wild_tool_bench_1", "zh")]
@@ -262,6 +264,8 @@ def test_wtb_eval_lang_zh_on_the_pulled_dataset(pulled, replay_file, tmp_path, s
     metric = json.loads((out / "metric.json").read_text(encoding="utf-8"))
     assert metric["total_info"]["task"] == {"accuracy": 1.0, "correct_count": 8, "total_count": 8}
     assert metric["task_type_info"]["Mixed Multi-Tool"]["total_count"] == 1  # 多工具 counted by its English kind
+    readable = json.loads((out / "summary_metrics.json").read_text(encoding="utf-8"))
+    assert readable["language"] == "zh" and readable["task_accuracy"] == {"value": 1.0, "correct": 8, "total": 8}
 
     # Resuming the folder on the other side is refused, nothing is added.
     again = _wtb(env, "eval", "--dataset", "wildtoolbench", "--lang", "en", "--out", str(out),

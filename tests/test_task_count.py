@@ -79,6 +79,9 @@ def test_eval_validate_score_infer_three_tasks(three_task_run, tmp_path):
     assert json.loads((out / "run.json").read_text(encoding="utf-8"))["settings"]["tasks"] == 3
     metric = json.loads((out / "metric.json").read_text(encoding="utf-8"))
     assert metric["total_info"]["task"] == {"accuracy": 1.0, "correct_count": 9, "total_count": 9}
+    readable = json.loads((out / "summary_metrics.json").read_text(encoding="utf-8"))
+    assert readable["task_position"]["Task 3"] == {"value": 1.0, "correct": 3, "total": 3}
+    assert readable["task_position"]["Task 4"] is None  # no fourth task in these sessions
 
     scored = runner.invoke(app, ["score", "--dataset", str(dataset), "--results", str(out / "result.jsonl"),
                                  "--out", str(tmp_path / "s")])

@@ -1,4 +1,5 @@
-"""Score a whole run: dataset file + result file in, ``score.jsonl`` + ``metric.json`` out (docs/scoring.md).
+"""Score a whole run: dataset file + result file in, ``score.jsonl``, ``metric.json`` and
+``summary_metrics.json`` out (docs/scoring.md, docs/metrics.md).
 
 This is the I/O layer around the pure :mod:`bench.scoring` and
 :mod:`bench.metrics`; ``wtb score`` and ``wtb eval`` both call
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from bench.io import write_json_atomic, write_jsonl_atomic
-from bench.metrics import compute_metrics
+from bench.metrics import compute_metrics, readable_metrics
 from bench.schema import (
     DatasetError,
     DatasetIssue,
@@ -28,6 +29,9 @@ from bench.scoring import ArgumentChecker, ScoringError, record_identity, score_
 
 SCORE_FILE = "score.jsonl"
 METRIC_FILE = "metric.json"
+"""The metric dict in the published format (docs/metrics.md §5): an empty group reads 0.0 there."""
+SUMMARY_METRICS_FILE = "summary_metrics.json"
+"""The same metrics for reading (docs/metrics.md §7): an empty group is ``null``, the language is named."""
 
 
 def natural_id_key(session_id: str) -> tuple:
@@ -172,12 +176,13 @@ def score_run(
     tasks: int = 4,
     language: Optional[str] = None,
 ) -> dict[str, Any]:
-    """Score a result file against a dataset and write ``out_dir/score.jsonl`` and ``out_dir/metric.json``.
+    """Score a result file against a dataset; write ``out_dir/score.jsonl``, ``out_dir/metric.json``
+    (the published format, docs/metrics.md §5) and ``out_dir/summary_metrics.json`` (docs/metrics.md §7).
 
     Args:
         dataset_path: sessions (JSON Lines, docs/dataset.md); sessions are matched by ``id``.
         results_path: one result record per session (docs/evaluation.md §5), one model.
-        out_dir: created if needed; both files are written atomically.
+        out_dir: created if needed; the files are written atomically.
         checker: argument checker override (default ``bench.args.check_arguments``).
         tasks: tasks per session in the dataset (4 in the benchmark; N for ``wtb generate --layers N``).
         language: the side of the dataset the results were made on (``--lang``); ``None``: the
@@ -205,4 +210,5 @@ def score_run(
     out = Path(out_dir)
     write_jsonl_atomic(out / SCORE_FILE, lines)
     write_json_atomic(out / METRIC_FILE, metric)
+    write_json_atomic(out / SUMMARY_METRICS_FILE, readable_metrics(metric, language=language))
     return metric

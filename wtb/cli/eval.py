@@ -34,7 +34,8 @@ def eval_command(
     out: Optional[Path] = typer.Option(
         None,
         "--out",
-        help="Output directory: result.jsonl, score.jsonl, metric.json. Default: runs/<model name>/<dataset stem>.",
+        help="Output directory: result.jsonl, score.jsonl, metric.json, summary_metrics.json. Default: "
+        "runs/<model name>/<dataset stem>.",
         file_okay=False,
     ),
     ids: Optional[list[str]] = typer.Option(
@@ -134,11 +135,7 @@ def eval_command(
         _err.print(f"error: {exc}", markup=False)
         raise typer.Exit(code=1) from None
 
-    _err.print(
-        f"{summary.selected} sessions: {summary.evaluated} evaluated, {summary.skipped} already done; "
-        f"right actions in {summary.tasks_correct}/{summary.tasks} tasks (before the argument check; task accuracy "
-        f"is in the table); {summary.wall_time:.1f}s -> {summary.result_path}"
-    )
+    _err.print(run_summary_line(summary, context.language), markup=False)
     if summary.inference_errors:
         _err.print(f"[yellow]inference errors[/yellow] in {len(summary.inference_errors)} sessions: {', '.join(summary.inference_errors)}")
     _print_accounting(summary)
@@ -206,6 +203,20 @@ def check_configuration(context: "EvaluationContext") -> None:
     check_model(context.model, ModelSettings(base_url=context.base_url or None, timeout=context.timeout))
 
 
+def run_summary_line(summary: Any, language: str | None = "en") -> str:
+    """The line ``wtb eval`` prints when the sessions are done: sessions selected, evaluated by this
+    run, already done by an earlier one, the dataset side and where the records are, e.g.
+    ``"6 sessions: 6 evaluated, 0 already done; en side; 1.2s -> runs/x/result.jsonl"``.
+
+    It holds no score: the table printed next is the one place for accuracy (the count of tasks whose
+    actions matched before the argument check, shown here before, read like a second accuracy).
+    """
+    return (
+        f"{summary.selected} sessions: {summary.evaluated} evaluated, {summary.skipped} already done; "
+        f"{language or 'en'} side; {summary.wall_time:.1f}s -> {summary.result_path}"
+    )
+
+
 def default_out_dir(context: "EvaluationContext", dataset: Path) -> Path:
     """``runs/<model name>/<dataset stem>`` (relative to the working directory) for ``wtb eval`` without ``--out``.
 
@@ -229,9 +240,9 @@ def default_concurrency(model: str) -> int:
 
 
 def _score(dataset: Path, result_path: Path, out: Path, tasks: int = 4, language: str | None = "en") -> None:
-    """Score the run into ``out/score.jsonl`` + ``out/metric.json`` and print the table (docs/scoring.md)."""
+    """Score the run into ``out/score.jsonl``, ``out/metric.json`` and ``out/summary_metrics.json`` and print the table (docs/scoring.md)."""
     from bench.schema import DatasetError
-    from wtb.score_run import METRIC_FILE, SCORE_FILE, score_run
+    from wtb.score_run import METRIC_FILE, SCORE_FILE, SUMMARY_METRICS_FILE, score_run
     from wtb.table import metric_table
 
     try:
@@ -240,6 +251,8 @@ def _score(dataset: Path, result_path: Path, out: Path, tasks: int = 4, language
         for issue in exc.issues:
             _err.print(str(issue), markup=False)
         raise typer.Exit(code=1) from None
-    Console(highlight=False, soft_wrap=True).print(metric_table(metric))
-    _err.print(f"wrote {result_path}, {out / SCORE_FILE} and {out / METRIC_FILE}", markup=False)
+    Console(highlight=False, soft_wrap=True).print(metric_table(metric, language))
+    _err.print(
+        f"wrote {result_path}, {out / SCORE_FILE}, {out / METRIC_FILE} and {out / SUMMARY_METRICS_FILE}", markup=False
+    )
     typer.echo(f"outputs in {out}/")

@@ -15,7 +15,7 @@ from rich.console import Console
 from wtb.cli.data import named_dataset, pull_option
 from bench.schema import DatasetError, task_counts, validate_file
 from wtb.cli import Lang, app, lang_option, resolve_tasks, tasks_option
-from wtb.score_run import METRIC_FILE, SCORE_FILE, score_run
+from wtb.score_run import METRIC_FILE, SCORE_FILE, SUMMARY_METRICS_FILE, score_run
 from wtb.table import metric_table
 
 _err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -59,7 +59,7 @@ def validate(
 def score(
     dataset: Path = typer.Option(..., "--dataset", help="Dataset file the run was made on (sessions, JSON Lines), or wildtoolbench."),
     results: Path = typer.Option(..., "--results", help="Result file: one record per session (JSON Lines)."),
-    out: Path = typer.Option(..., "--out", help=f"Output folder for {SCORE_FILE} and {METRIC_FILE}."),
+    out: Path = typer.Option(..., "--out", help=f"Output folder for {SCORE_FILE}, {METRIC_FILE} and {SUMMARY_METRICS_FILE}."),
     tasks: Optional[int] = tasks_option(),
     lang: Optional[Lang] = lang_option(
         "Side of the dataset the results were made on (en: english_* fields, zh: the Chinese ones). "
@@ -67,7 +67,8 @@ def score(
     ),
     pull: bool = pull_option(),
 ) -> None:
-    """Score a result file against its dataset (docs/scoring.md): writes OUT/score.jsonl and OUT/metric.json, prints the table."""
+    """Score a result file against its dataset (docs/scoring.md): writes OUT/score.jsonl, OUT/metric.json
+    (the published format) and OUT/summary_metrics.json (empty groups are null), prints the table."""
     dataset = named_dataset(dataset, pull)
     try:
         metric = score_run(dataset, results, out, tasks=resolve_tasks(dataset, tasks), language=lang.value if lang else None)
@@ -77,5 +78,15 @@ def score(
     except OSError as exc:
         _err.print(f"{out}: cannot write results: {exc}", markup=False)
         raise typer.Exit(code=1) from None
-    _out.print(metric_table(metric))
-    _out.print(f"wrote {out / SCORE_FILE} and {out / METRIC_FILE}", markup=False)
+    _out.print(metric_table(metric, _summary_language(out)))
+    _out.print(f"wrote {out / SCORE_FILE}, {out / METRIC_FILE} and {out / SUMMARY_METRICS_FILE}", markup=False)
+
+
+def _summary_language(out: Path) -> Optional[str]:
+    """The language written into ``out/summary_metrics.json`` (for the table title), or ``None``."""
+    import json
+
+    try:
+        return json.loads((out / SUMMARY_METRICS_FILE).read_text(encoding="utf-8")).get("language")
+    except (OSError, ValueError, AttributeError):
+        return None
