@@ -245,11 +245,11 @@ def _jsonl(path: Path) -> list[dict]:
 def test_wtb_eval_lang_zh_on_the_pulled_dataset(pulled, replay_file, tmp_path, sessions):
     env, files = pulled
     result = _wtb(env, "eval", "--dataset", "wildtoolbench", "--lang", "zh", "--pull",
-                  "--model", f"replay:{replay_file}#oracle-zh", "--out", "runs/zh", "--no-progress", "--no-trace",
-                  cwd=tmp_path)
+                  "--model", f"replay:{replay_file}#oracle-zh", "--no-progress", "--no-trace", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert files.gets == [DATASET_PATH]
-    out = tmp_path / "runs" / "zh"
+    out = tmp_path / "runs" / "oracle-zh" / "wildtoolbench-zh"  # the default folder names the side
+    assert f"outputs in {out.relative_to(tmp_path)}/" in result.stdout
     assert "2 sessions: 2 evaluated, 0 already done; zh side;" in result.stderr
     assert "WildToolBench: oracle-zh (zh)" in result.stdout
 

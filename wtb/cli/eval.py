@@ -35,7 +35,8 @@ def eval_command(
         None,
         "--out",
         help="Output directory: result.jsonl, score.jsonl, metric.json, summary_metrics.json. Default: "
-        "runs/<model name>/<dataset stem>.",
+        "runs/<model name>/<dataset stem>-<8 hex digits of the dataset's absolute path> (the bundled demo and "
+        "wildtoolbench: runs/<model name>/<name>), with -zh added for --lang zh.",
         file_okay=False,
     ),
     ids: Optional[list[str]] = typer.Option(
@@ -93,6 +94,7 @@ def eval_command(
     from wtb.runner import Prices, load_dataset, run_eval, select_sessions
 
     try:
+        given = dataset
         dataset = named_dataset(dataset, pull)
         if dataset is None:
             dataset = bundled_demo_sessions()
@@ -106,7 +108,7 @@ def eval_command(
         prices = None if price_input is None and price_output is None else Prices(price_input or 0.0, price_output or 0.0)
         check_configuration(context)
         if out is None:
-            out = default_out_dir(context, dataset)
+            out = default_out_dir(context, dataset, name=_official_name(given))
         if concurrency is None:
             concurrency = default_concurrency(context.model)
         if langsmith_dataset:
@@ -217,18 +219,48 @@ def run_summary_line(summary: Any, language: str | None = "en") -> str:
     )
 
 
-def default_out_dir(context: "EvaluationContext", dataset: Path) -> Path:
-    """``runs/<model name>/<dataset stem>`` (relative to the working directory) for ``wtb eval`` without ``--out``.
+def _official_name(given: Optional[Path]) -> Optional[str]:
+    """The official dataset name the user typed (``wildtoolbench``), else ``None``."""
+    from wtb.datasets.names import official_names
 
-    The model name is the one written into the records (``local``, ``gpt-4o-mini``, a replay
-    candidate ...), with characters other than letters, digits, ``.``, ``_`` and ``-`` made ``_``.
+    if given is None:
+        return None
+    text = str(given).lower()
+    return text if text in official_names("dataset") and not Path(given).is_file() else None
+
+
+def default_out_dir(context: "EvaluationContext", dataset: Path, *, name: Optional[str] = None) -> Path:
+    """The output folder of ``wtb eval`` without ``--out``, relative to the working directory.
+
+    ``runs/<model name>/<dataset part>``, where the model name is the one written into the records
+    (``local``, ``gpt-4o-mini``, a replay candidate ...) with characters other than letters,
+    digits, ``.``, ``_`` and ``-`` made ``_``, and the dataset part is
+
+    - ``name`` when given (the official dataset: ``wildtoolbench``), or ``demo_sessions`` for the
+      bundled demo: each names one file;
+    - otherwise ``<file stem>-<first 8 hex digits of the sha256 of the absolute path>``, so that
+      two datasets with the same file name never share a folder (the same file, however it is
+      written, always gets the same one);
+
+    plus ``-zh`` when ``context.language`` is ``zh`` (a run directory holds one language side).
     """
+    import hashlib
     import re
 
+    from bench.demo_data import bundled_demo_sessions
     from wtb.runner import recorded_model_name
 
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", recorded_model_name(context)).strip("._") or "model"
-    return Path("runs") / name / dataset.stem
+    model = re.sub(r"[^A-Za-z0-9._-]+", "_", recorded_model_name(context)).strip("._") or "model"
+    absolute = Path(dataset).resolve()
+    if name:
+        part = name
+    elif absolute == bundled_demo_sessions().resolve():
+        part = absolute.stem
+    else:
+        part = f"{absolute.stem}-{hashlib.sha256(str(absolute).encode('utf-8')).hexdigest()[:8]}"
+    if (context.language or "en") != "en":
+        part += f"-{context.language}"
+    return Path("runs") / model / part
 
 
 def default_concurrency(model: str) -> int:
