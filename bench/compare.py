@@ -34,10 +34,11 @@ from bench.harness.errors import ERROR_PREFIX
 from bench.pairing import canonical_arguments
 from bench.paths import PathTracker
 from bench.paths_fixed import FixedPathTracker
-from bench.schema import Session, session_model
+from bench.schema import Session, fields_for, session_model
 from bench.scoring import (
     ResultRecordError,
     record_identity,
+    record_language,
     score_session,
     score_task_with_fixes,
     scoring_tools,
@@ -215,7 +216,11 @@ def _scoring_cause(
     result = record.get("result")
     if not isinstance(result, list):  # pragma: no cover - an inference error scores the same in both modes
         return set(), "scoring"
-    tools = {False: scoring_tools(session), True: scoring_tools(session, scoring="fixed")}  # type: ignore[arg-type]
+    language = record_language(record)
+    tools = {
+        False: scoring_tools(session, language),  # type: ignore[arg-type]
+        True: scoring_tools(session, language, scoring="fixed"),  # type: ignore[arg-type]
+    }
     for subset in _SCORING_SUBSETS:
         task = score_task_with_fixes(result[t], tools[7 in subset], fixes=subset)
         if task["label"] == wanted:
@@ -259,9 +264,11 @@ def _label(step: Mapping[str, Any]) -> Any:
     return (step.get("inference_output") or {}).get("current_action_name_label")
 
 
-def _history_causes(session: Session | Mapping[str, Any], t: int, reference_task: Mapping[str, Any], s: int) -> list[int]:
-    """Fixes under which the prompt of task ``t`` step ``s`` differs between the modes."""
-    answer_lists = _field(session, "english_answer_list")
+def _history_causes(
+    session: Session | Mapping[str, Any], t: int, reference_task: Mapping[str, Any], s: int, language: str = "en"
+) -> list[int]:
+    """Fixes under which the prompt of task ``t`` step ``s`` differs between the modes (``language``: the side that ran)."""
+    answer_lists = _field(session, fields_for(language).answer_list)
     fixes: set[int] = set()
     for k in range(t):
         answer_list = [n.model_dump() if hasattr(n, "model_dump") else n for n in answer_lists[k]]
@@ -306,7 +313,7 @@ def _inference_cause(
     ref_steps, fix_steps = _steps(reference[t]), _steps(fixed[t])
     for s, (a, b) in enumerate(zip(ref_steps, fix_steps)):
         if _reply(a) != _reply(b):
-            causes = _history_causes(session, t, reference[t], s)
+            causes = _history_causes(session, t, reference[t], s, record_language(reference_record))
             listed = ", ".join(f"fix {f}" for f in causes) or "none of the fixes"
             return set(causes), f"step_{s}: the model replied differently; its prompt differs by {listed}"
         content, calls = _reply(a)

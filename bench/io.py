@@ -19,6 +19,21 @@ def _read_umask() -> int:
 _UMASK = _read_umask()
 
 
+def new_file_mode() -> int:
+    """The mode a plain ``open(path, "w")`` gives a new file: ``0o666`` minus the process umask
+    (read once, at import), e.g. ``0o644`` under umask 022."""
+    return 0o666 & ~_UMASK
+
+
+def give_default_mode(path: str | os.PathLike[str]) -> None:
+    """Set ``path`` to :func:`new_file_mode` (for a temporary file from ``mkstemp``, which is owner-only,
+    before it is renamed over an output). A file system without POSIX modes is left as it is."""
+    try:
+        os.chmod(path, new_file_mode())
+    except OSError:
+        pass
+
+
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically: temp file in the same folder, fsync, rename.
 
@@ -31,10 +46,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        try:
-            os.chmod(tmp, 0o666 & ~_UMASK)
-        except OSError:  # a file system without POSIX modes: keep what mkstemp gave
-            pass
+        give_default_mode(tmp)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()

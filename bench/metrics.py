@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from bench.schema import MULTI_TOOL_TYPES, TASK_TYPES, TURN_SUBTYPES, Session
+from bench.schema import MULTI_TOOL_TYPES, TASK_TYPES, TURN_SUBTYPES, Session, bucket_labels, fields_for
 from bench.scoring import CORRECT, step_keys
 from bench.pairing import canonical_arguments
 
@@ -75,6 +75,7 @@ def compute_metrics(
     scored: Iterable[tuple[Session | Mapping[str, Any], Sequence[Mapping[str, Any]]]],
     *,
     scoring: str = "reference",
+    language: str = "en",
 ) -> dict[str, Any]:
     """The metric dict of one model's run (docs/metrics.md), identical to the reference's.
 
@@ -84,12 +85,16 @@ def compute_metrics(
             or its dict, ``scored_tasks`` the output of ``bench.scoring.score_session``
             (one dict per task, in task order, each with ``label``, ``is_optimal``
             and the post-scoring ``inference_log``).
+        language: the side that ran (docs/dataset.md §2.2); it only chooses the labels the
+            tasks are counted under (:func:`bench.schema.bucket_labels`; the buckets are the
+            English ones either way).
 
     Returns:
         The metric dict (module docstring): task accuracy is the share of
         ``label == "correct"``; a session is correct when all its tasks are;
         task types come from ``english_task_types``; turn subtype of task i>0 is
-        ``english_turn_subtypes[i-1]``; the optimal-path rate counts
+        ``english_turn_subtypes[i-1]`` (``zh``: the Chinese labels mapped to these
+        buckets, docs/metrics.md §1); the optimal-path rate counts
         ``is_optimal`` over Parallel and Mixed tasks; the accomplish-progress
         rate is (``step_*`` keys left in the scored log) / ``len(answer_list[i])``
         (Chinese-side field) over Sequential and Mixed tasks.
@@ -98,11 +103,12 @@ def compute_metrics(
         ``"scoring": "fixed"`` after ``model_name``, and the accomplish-progress
         buckets count gold nodes instead of requests: ``complete_step`` adds
         :func:`matched_gold_nodes` of the task, ``total_step`` its node count
-        ``len(english_answer_list[i])``. Every other bucket is computed as in
+        ``len(english_answer_list[i])`` (``zh``: ``answer_list[i]``). Every other bucket is computed as in
         reference mode.
 
     Raises:
-        ValueError: when a session's scored task count differs from its task count.
+        ValueError: when a session's scored task count differs from its task count, or
+            (``zh``) a session's labels cannot be bucketed.
     """
     task_total = _Accuracy()
     session_total = _Accuracy()
@@ -114,9 +120,8 @@ def compute_metrics(
 
     fixed = scoring == "fixed"
     for session, tasks in scored:
-        task_types = _field(session, "english_task_types")
-        turn_subtypes = _field(session, "english_turn_subtypes")
-        answer_list = _field(session, "english_answer_list" if fixed else "answer_list")
+        task_types, turn_subtypes = bucket_labels(session, language)
+        answer_list = _field(session, fields_for(language).answer_list if fixed else "answer_list")
         if len(tasks) != len(task_types):
             session_id = _field(session, "id")
             raise ValueError(f"session {session_id}: {len(tasks)} scored tasks, expected {len(task_types)}")
@@ -204,3 +209,50 @@ def matched_gold_nodes(task: Mapping[str, Any], answer_list: Sequence[Mapping[st
                 remaining[node_key] -= 1
                 matched += 1
     return matched
+
+
+def _readable(bucket: Mapping[str, Any]) -> dict[str, Any] | None:
+    if "rate" in bucket:
+        if not bucket["total_step"]:
+            return None
+        return {"value": bucket["rate"], "completed_steps": bucket["complete_step"], "gold_steps": bucket["total_step"]}
+    if not bucket["total_count"]:
+        return None
+    return {"value": bucket["accuracy"], "correct": bucket["correct_count"], "total": bucket["total_count"]}
+
+
+def readable_metrics(metric: Mapping[str, Any], *, language: str = "en") -> dict[str, Any]:
+    """The metric dict in a form meant for reading (docs/metrics.md §7): what ``summary_metrics.json`` holds.
+
+    Args:
+        metric: a dict from :func:`compute_metrics`.
+        language: the side that ran (written as ``language``).
+
+    Returns:
+        ``{"model_name", "language", "task_accuracy", "session_accuracy", "task_type": {...},
+        "task_position": {"Task 1": ...}, "turn_subtype": {...}, "optimal_path_rate": {"Total", ...},
+        "accomplish_progress_rate": {"Total", ...}}`` where each metric is
+        ``{"value", "correct", "total"}`` (progress: ``{"value", "completed_steps", "gold_steps"}``),
+        ``value`` a fraction between 0 and 1, or ``null`` (``None``) when the group has no task:
+        unlike the reference-format ``metric.json``, an empty group never reads as 0.
+        A fixed-mode ``metric`` (``"scoring": "fixed"``) adds ``"scoring": "fixed"`` after ``language``.
+
+    Raises:
+        KeyError: ``metric`` lacks a section of the metric dict.
+    """
+
+    def group(section: str) -> dict[str, Any]:
+        return {name: _readable(bucket) for name, bucket in metric[section].items()}
+
+    return {
+        "model_name": metric.get("model_name"),
+        "language": language,
+        **({"scoring": metric["scoring"]} if "scoring" in metric else {}),
+        "task_accuracy": _readable(metric["total_info"]["task"]),
+        "session_accuracy": _readable(metric["total_info"]["session"]),
+        "task_type": group("task_type_info"),
+        "task_position": {f"Task {int(layer) + 1}": _readable(b) for layer, b in metric["layer_info"].items()},
+        "turn_subtype": group("turn_subtype_info"),
+        "optimal_path_rate": group("optimal_info"),
+        "accomplish_progress_rate": group("progress_info"),
+    }

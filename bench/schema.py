@@ -49,8 +49,11 @@ from bench.terms import (  # noqa: F401  (re-exported: the schema's vocabulary)
     MULTI_TOOL_TYPES,
     PREPARE_TO_ANSWER,
     PSEUDO_TOOLS,
+    LANGUAGES,
+    TASK_TYPE_ZH,
     TASK_TYPES,
     TASKS_PER_SESSION,
+    TURN_SUBTYPE_ZH,
     TURN_SUBTYPES,
     ChineseTaskType,
     ChineseTurnSubtype,
@@ -177,6 +180,137 @@ def session_model(tasks: int = TASKS_PER_SESSION) -> type[Session]:
         task_types=per_task(ChineseTaskType),
         turn_subtypes=per_task(ChineseTurnSubtype, tasks - 1),
     )
+
+
+# --------------------------------------------------------------------------- language sides
+
+
+@dataclass(frozen=True)
+class SessionFields:
+    """The dataset field names of one language side (docs/dataset.md §2.1).
+
+    Attributes:
+        language: ``"en"`` or ``"zh"``.
+        env_info, tools, tasks, answer_list, task_types, turn_subtypes: the names of the fields
+            that side reads (``english_*`` for ``en``, unprefixed for ``zh``).
+    """
+
+    language: str
+    env_info: str
+    tools: str
+    tasks: str
+    answer_list: str
+    task_types: str
+    turn_subtypes: str
+
+
+_SIDES = {
+    "en": SessionFields(
+        "en", "english_env_info", "english_tools", "english_tasks", "english_answer_list",
+        "english_task_types", "english_turn_subtypes",
+    ),
+    "zh": SessionFields("zh", "env_info", "tools", "tasks", "answer_list", "task_types", "turn_subtypes"),
+}  # fmt: skip
+
+
+def check_language(language: str) -> str:
+    """``language`` itself when it is one of :data:`bench.terms.LANGUAGES` (docs/dataset.md §2.2).
+
+    Raises:
+        ValueError: any other value; the message lists the accepted ones.
+    """
+    if language not in _SIDES:
+        raise ValueError(f"language must be one of {', '.join(LANGUAGES)}, got {language!r}")
+    return language
+
+
+def fields_for(language: str) -> SessionFields:
+    """The fields a run in ``language`` reads: the env string, tools, tasks, gold answer lists, task
+    types and turn subtypes of that side (docs/dataset.md §2.2).
+
+    Pure: ``fields_for("en").tasks == "english_tasks"``, ``fields_for("zh").tasks == "tasks"``.
+
+    Raises:
+        ValueError: ``language`` is not ``"en"`` or ``"zh"``.
+    """
+    return _SIDES[check_language(language)]
+
+
+_TASK_TYPE_FROM_ZH = {zh: en for en, zh in TASK_TYPE_ZH.items() if en not in MULTI_TOOL_TYPES}
+_TURN_SUBTYPE_FROM_ZH = {zh: en for en, zh in TURN_SUBTYPE_ZH.items()}
+_MULTI_TOOL_ZH = TASK_TYPE_ZH[MULTI_TOOL_TYPES[0]]
+
+
+def _get(session: Session | Mapping[str, Any], name: str) -> Any:
+    return getattr(session, name) if isinstance(session, Session) else session[name]
+
+
+def _buckets(
+    session: Session | Mapping[str, Any], language: str
+) -> tuple[list[str], list[str], list[tuple[str, str]]]:
+    side = fields_for(language)
+    english_types = list(_get(session, "english_task_types"))
+    english_subtypes = list(_get(session, "english_turn_subtypes"))
+    if language == "en":
+        return english_types, english_subtypes, []
+    issues: list[tuple[str, str]] = []
+    types: list[str] = []
+    for index, label in enumerate(_get(session, side.task_types)):
+        if label == _MULTI_TOOL_ZH:
+            kind = english_types[index] if index < len(english_types) else None
+            if kind not in MULTI_TOOL_TYPES:
+                issues.append((
+                    f"{side.task_types}[{index}]",
+                    f"{label} does not say which multi-tool type; english_task_types[{index}] is {kind!r}, "
+                    "not a multi-tool type, so the task has no bucket",
+                ))
+                kind = MULTI_TOOL_TYPES[0]
+            types.append(kind)
+        elif label in _TASK_TYPE_FROM_ZH:
+            types.append(_TASK_TYPE_FROM_ZH[label])
+        else:
+            issues.append((f"{side.task_types}[{index}]", f"unknown task type {label!r}"))
+            types.append(str(label))
+    subtypes: list[str] = []
+    for index, label in enumerate(_get(session, side.turn_subtypes)):
+        if label not in _TURN_SUBTYPE_FROM_ZH:
+            issues.append((f"{side.turn_subtypes}[{index}]", f"unknown turn subtype {label!r}"))
+        subtypes.append(_TURN_SUBTYPE_FROM_ZH.get(label, str(label)))
+    return types, subtypes, issues
+
+
+def bucket_labels(session: Session | Mapping[str, Any], language: str = "en") -> tuple[list[str], list[str]]:
+    """The English task types and turn subtypes the metrics count a session's tasks under (docs/metrics.md §1).
+
+    Args:
+        session: a :class:`Session` or its dict.
+        language: the side that ran. ``en``: ``english_task_types`` and ``english_turn_subtypes``
+            as they are. ``zh``: the Chinese labels mapped to their English buckets (单工具 ->
+            Single-Tool, 澄清 -> Clarify, 闲聊 -> Chat, 指代 / 省略成分 / 长期记忆 -> the three turn
+            subtypes); 多工具 does not say which multi-tool type it is, so that task takes the
+            multi-tool type of its English label (both sides describe the same tasks).
+
+    Returns:
+        ``(task_types, turn_subtypes)``, one entry per task / per task after the first.
+
+    Raises:
+        ValueError: (``zh``) a 多工具 task whose English label is not a multi-tool type, or an
+            unknown label; the message names the field (:func:`language_issues` lists them all).
+    """
+    types, subtypes, issues = _buckets(session, language)
+    if issues:
+        raise ValueError("; ".join(f"{f}: {m}" for f, m in issues))
+    return types, subtypes
+
+
+def language_issues(session: Session | Mapping[str, Any], language: str) -> list[tuple[str, str]]:
+    """Problems that keep a valid session from being evaluated in ``language``, as ``(field, message)``
+    pairs; ``[]`` for ``en`` and for every consistent session (docs/dataset.md §2.2, §6).
+
+    Raises:
+        ValueError: ``language`` is not ``"en"`` or ``"zh"``.
+    """
+    return _buckets(session, language)[2]
 
 
 # --------------------------------------------------------------------------- structural checks
@@ -425,9 +559,10 @@ def note_session_id(first_line_of: dict[str, int], file: str, line: int, session
 
 
 def _parse_sessions(
-    path: str | os.PathLike[str], tasks: int = TASKS_PER_SESSION
+    path: str | os.PathLike[str], tasks: int = TASKS_PER_SESSION, language: str = "en"
 ) -> tuple[list[Session], list[DatasetIssue]]:
     model = session_model(tasks)
+    check_language(language)
     first_line_of: dict[str, int] = {}
 
     def parse_line(file: str, number: int, raw: Any) -> tuple[Optional[Session], list[DatasetIssue]]:
@@ -443,6 +578,7 @@ def _parse_sessions(
         else:
             session._source = (file, number)
             sid = session.id
+            issues.extend(DatasetIssue(file, number, f, m) for f, m in language_issues(session, language))
         if isinstance(sid, str) and sid:
             duplicate = note_session_id(first_line_of, file, number, sid)
             if duplicate is not None:
@@ -452,13 +588,17 @@ def _parse_sessions(
     return parse_jsonl_file(path, parse_line, empty_message="file holds no sessions")
 
 
-def load_sessions(path: str | os.PathLike[str], *, tasks: int = TASKS_PER_SESSION) -> list[Session]:
+def load_sessions(
+    path: str | os.PathLike[str], *, tasks: int = TASKS_PER_SESSION, language: str = "en"
+) -> list[Session]:
     """Read a dataset file (JSON Lines, one session per line, blank lines ignored; docs/dataset.md).
 
     Args:
         path: the dataset file.
         tasks: tasks per session: the benchmark's 4, or N for sessions made by
             ``wtb generate --layers N`` (see :func:`session_model`).
+        language: the side to be evaluated (docs/dataset.md §2.2); ``zh`` adds the
+            :func:`language_issues` of each session.
 
     Returns:
         The sessions in file order (each knows its ``(file, line)`` via ``.source``).
@@ -468,7 +608,7 @@ def load_sessions(path: str | os.PathLike[str], *, tasks: int = TASKS_PER_SESSIO
             structural errors, duplicate ids), plus a missing or empty file.
             Nothing is skipped silently.
     """
-    sessions, issues = _parse_sessions(path, tasks)
+    sessions, issues = _parse_sessions(path, tasks, language)
     if issues:
         raise DatasetError(issues)
     return sessions
@@ -518,19 +658,82 @@ class ValidationReport:
         return f"{self.path}: {self.sessions} sessions, {tasks} tasks ({types}); turn subtypes: {subtypes}"
 
 
-def validate_file(path: str | os.PathLike[str], *, tasks: int = TASKS_PER_SESSION) -> ValidationReport:
-    """Check a dataset file without raising: every issue, plus counts over the sessions that parsed (docs/dataset.md).
+def validate_file(
+    path: str | os.PathLike[str], *, tasks: int = TASKS_PER_SESSION, language: str = "en"
+) -> ValidationReport:
+    """Check a dataset file without raising: every issue, plus counts over the sessions that parsed (docs/dataset.md §6).
 
     Args:
         path: the dataset file.
         tasks: tasks per session (the benchmark's 4; see :func:`session_model`).
+        language: the side to be evaluated (docs/dataset.md §2.2): ``zh`` also reports the
+            :func:`language_issues` and counts the tasks under the buckets of :func:`bucket_labels`.
 
     Returns:
         A :class:`ValidationReport`; ``report.ok`` is False when any issue was found.
     """
-    sessions, issues = _parse_sessions(path, tasks)
+    sessions, issues = _parse_sessions(path, tasks, language)
     report = ValidationReport(path=os.fspath(path), sessions=len(sessions), issues=issues)
     for session in sessions:
-        report.task_types.update(session.english_task_types)
-        report.turn_subtypes.update(session.english_turn_subtypes)
+        types, subtypes, _ = _buckets(session, language)
+        report.task_types.update(types)
+        report.turn_subtypes.update(subtypes)
     return report
+
+
+def task_counts(path: str | os.PathLike[str]) -> tuple[int, list[DatasetIssue]]:
+    """The number of tasks the sessions of a dataset file share, and the lines that differ (docs/dataset.md §6).
+
+    A session's count is the length of its ``english_tasks`` list. Lines that are not JSON objects
+    holding such a list are not counted, and a file that cannot be read counts nothing: the loader
+    reports those.
+
+    Returns:
+        ``(count, issues)``: the most common count (the first line's on a tie;
+        :data:`TASKS_PER_SESSION`, 4, when no line has a list), and one issue (field
+        ``english_tasks``) per line whose count differs from it, saying both counts, in line order.
+    """
+    file = os.fspath(path)
+    counts: dict[int, list[int]] = {}
+    try:
+        lines = list(iter_jsonl(file))
+    except OSError:
+        return TASKS_PER_SESSION, []
+    for number, text in lines:
+        if isinstance(text, UndecodableLine):
+            continue
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(raw, dict) and isinstance(raw.get("english_tasks"), list):
+            counts.setdefault(len(raw["english_tasks"]), []).append(number)
+    if not counts:
+        return TASKS_PER_SESSION, []
+    common = max(counts, key=lambda n: (len(counts[n]), -counts[n][0]))
+    issues = [
+        DatasetIssue(
+            file, line, "english_tasks",
+            f"{count} tasks, but {len(counts[common])} other session(s) have {common} (first on line "
+            f"{counts[common][0]}); every session of a file needs the same number of tasks (--tasks N "
+            "checks them all against N)",
+        )
+        for count, lines_of in counts.items() if count != common for line in lines_of
+    ]  # fmt: skip
+    return common, sorted(issues, key=lambda issue: issue.line or 0)
+
+
+def infer_task_count(path: str | os.PathLike[str]) -> int:
+    """Tasks per session of a dataset file, when every session has the same number (docs/dataset.md §6).
+
+    Returns:
+        The count of :func:`task_counts` (4 when nothing could be counted; the loader then reports why).
+
+    Raises:
+        DatasetError: the sessions have different counts; its issues name each line whose count
+            differs from the most common one.
+    """
+    count, issues = task_counts(path)
+    if issues:
+        raise DatasetError(issues)
+    return count

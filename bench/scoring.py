@@ -28,7 +28,8 @@ reference scorer labels it, quirks included:
 
 The gold actions come from the log's ``inference_answer`` (the harness copied
 them from the gold DAG); the argument checker gets the session's
-``english_tools`` with ``"float"`` rewritten to ``"number"``.
+``english_tools`` (``tools`` for a run of the Chinese side, ``--lang zh``) with ``"float"``
+rewritten to ``"number"``.
 
 Whole-session inference failure: a record whose ``result`` is the string
 ``"Error during inference: ..."`` (docs/evaluation.md §5) scores as 4 wrong tasks, each
@@ -50,7 +51,7 @@ import json
 import re
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from bench.schema import PSEUDO_TOOLS, Session
+from bench.schema import PSEUDO_TOOLS, Session, check_language, fields_for
 from bench.terms import check_scoring_mode
 
 ArgumentChecker = Callable[[list, str, str, str], str]
@@ -82,15 +83,46 @@ def _default_checker() -> ArgumentChecker:
     return check_arguments
 
 
-def scoring_tools(session: Session | Mapping[str, Any], *, scoring: str = "reference") -> list[dict[str, Any]]:
-    """The tool list the argument checker sees: ``english_tools`` with ``"float"`` → ``"number"`` (docs/evaluation.md §2, docs/arguments.md).
+def scoring_tools(
+    session: Session | Mapping[str, Any], language: str = "en", *, scoring: str = "reference"
+) -> list[dict[str, Any]]:
+    """The tool list the argument checker sees: the tools of the ``language`` side (``english_tools``
+    for ``en``, ``tools`` for ``zh``, docs/dataset.md §2.2) with ``"float"`` → ``"number"``
+    (docs/evaluation.md §2, docs/arguments.md).
 
     ``scoring="fixed"`` also rewrites ``"float"`` inside type lists (docs/fixed-mode.md §8).
+
+    Raises:
+        ValueError: ``language`` is not ``"en"`` or ``"zh"``.
     """
     from bench.args import float_to_number
 
-    tools = session.english_tools if isinstance(session, Session) else session["english_tools"]
+    name = fields_for(language).tools
+    tools = getattr(session, name) if isinstance(session, Session) else session[name]
     return float_to_number(tools, scoring=scoring)
+
+
+def record_language(record: Mapping[str, Any], language: Optional[str] = None) -> str:
+    """The side a result record was made on: its ``"language"`` key, else ``"en"`` (docs/evaluation.md §5.5).
+
+    Args:
+        record: a result record.
+        language: the language the caller scores in, or ``None`` to take the record's.
+
+    Returns:
+        ``language`` when given, else the record's.
+
+    Raises:
+        ResultRecordError: the record's ``language`` is not ``en`` / ``zh``, or differs from ``language``.
+    """
+    recorded = record.get("language", "en")
+    try:
+        check_language(recorded)
+    except ValueError as exc:
+        raise ResultRecordError("language", str(exc)) from None
+    if language is not None and recorded != language:
+        raise ResultRecordError("language", f"the record was made on the {recorded} side, not {language} (--lang {recorded})")
+    return recorded
 
 
 def step_keys(inference_log: Mapping[str, Any]) -> list[str]:
@@ -308,25 +340,28 @@ def score_session(
     checker: Optional[ArgumentChecker] = None,
     tools: Optional[Sequence[Mapping[str, Any]]] = None,
     scoring: str = "reference",
+    language: Optional[str] = None,
 ) -> list[dict[str, Any]]:
     """Score every task of one session's result record (docs/scoring.md).
 
     Args:
         record: ``{"id", "model_name", "result"}`` or ``{"session_id", "candidate", "result"}``;
             ``result`` is the list of per-task dicts, or an ``"Error during inference: ..."`` string.
-        session: the gold session (its ``english_tools`` feed the argument checker).
+        session: the gold session (the tools of the side that ran feed the argument checker).
         checker: argument checker (default ``bench.args.check_arguments``).
         tools: the tool list for the checker; default :func:`scoring_tools` of ``session``.
         scoring: ``"reference"`` (default) or ``"fixed"`` (docs/fixed-mode.md §6-§8). Fixed
             scoring accepts records of either mode (rescoring a reference run applies
             fixes 5-8 only); reference scoring refuses a record made by a fixed-mode run.
+        language: the side that ran; ``None`` takes the record's (:func:`record_language`).
 
     Returns:
         One scored task dict per task (:func:`score_task`, or :func:`inference_error_tasks`).
 
     Raises:
         ResultRecordError: malformed record, id mismatch, a task count that differs from the
-            session's, a ``scoring`` key other than ``"fixed"``, or a fixed-mode record under reference scoring.
+            session's, a record made on another language side than ``language``, a ``scoring``
+            key other than ``"fixed"``, or a fixed-mode record under reference scoring.
         ValueError: an unknown ``scoring`` mode.
     """
     check_scoring_mode(scoring)
@@ -340,10 +375,11 @@ def score_session(
     session_id, _ = record_identity(record)
     if session_id != session.id:
         raise ResultRecordError("id", f"record is for {session_id!r}, session is {session.id!r}")
+    language = record_language(record, language)
     if "result" not in record:
         raise ResultRecordError("result", "missing")
     result = record["result"]
-    task_count = len(session.english_tasks)
+    task_count = len(getattr(session, fields_for(language).tasks))
     if isinstance(result, str):
         return inference_error_tasks(result, task_count, scoring=scoring)
     if not isinstance(result, list):
@@ -351,7 +387,7 @@ def score_session(
     if len(result) != task_count:
         raise ResultRecordError("result", f"{len(result)} tasks, session {session.id} has {task_count}")
     if tools is None:
-        tools = scoring_tools(session, scoring=scoring)
+        tools = scoring_tools(session, language, scoring=scoring)
     return [score_task(task, tools, checker=checker, where=f"result[{i}]", scoring=scoring) for i, task in enumerate(result)]
 
 

@@ -17,6 +17,9 @@ PSEUDO_TOOLS = frozenset({ASK_USER, PREPARE_TO_ANSWER})
 TASKS_PER_SESSION = 4
 """Tasks (user turns) per session in the benchmark; generated sessions may have another count."""
 
+LANGUAGES: tuple[str, ...] = ("en", "zh")
+"""Sides of the dataset a run can evaluate: ``en`` reads the ``english_*`` fields, ``zh`` the unprefixed ones."""
+
 TaskType = Literal[
     "Single-Tool",
     "Parallel Multi-Tool",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bench.schema import check_language
 from bench.settings import resolve_settings, setting
 from bench.terms import check_scoring_mode
 from models import DEFAULT_MODEL
@@ -77,6 +78,12 @@ class EvaluationContext:
         "Scoring mode: 'reference' reproduces the published evaluation, quirks included; 'fixed' runs and "
         "scores with the corrections of docs/fixed-mode.md (its own run: results say 'scoring': 'fixed').",
     )
+    language: str | None = setting(
+        "en",
+        "WTB_LANG",
+        "Side of the dataset to evaluate: 'en' reads the english_* fields (env info, tools, tasks, gold answer "
+        "lists, task types, turn subtypes), 'zh' the unprefixed Chinese ones (docs/dataset.md).",
+    )
     dataset: str | None = setting(
         "",
         "WTB_DATASET",
@@ -86,3 +93,4 @@ class EvaluationContext:
     def __post_init__(self) -> None:
         resolve_settings(self)
         check_scoring_mode(self.scoring)
+        check_language(self.language)

@@ -39,8 +39,10 @@ class EvaluationState(TypedDict, total=False):
     model_name: str
     scoring: str
     """``reference`` or ``fixed`` (from ``EvaluationContext.scoring``; docs/fixed-mode.md §1)."""
+    language: str
+    """The side of the session that runs: ``en`` (``english_*`` fields) or ``zh`` (``EvaluationContext.language``)."""
     tools: list[dict[str, Any]]
-    """The session's ``english_tools`` with float -> number, bound to the candidate and recorded per step."""
+    """The session's tools of that side (``english_tools`` for ``en``) with float -> number, bound to the candidate and recorded per step."""
 
     task_idx: int
     """Index of the current task (0-3)."""

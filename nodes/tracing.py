@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from bench.schema import fields_for
 from bench.terms import FIRST_TURN
+
 
 def task_metadata(task_idx: int, task_type: str | None, turn_subtype: str | None) -> dict[str, Any]:
     """Metadata of a task's runs: ``task_idx`` (0-based), ``task_type``, ``turn_subtype`` (``First Turn`` for task 0).
@@ -27,13 +29,13 @@ def turn_subtype_of(session: Mapping[str, Any], task_idx: int, language: str = "
     """The turn subtype of task ``task_idx`` of ``session``: ``First Turn`` for task 0, else the stored label."""
     if task_idx == 0:
         return FIRST_TURN
-    subtypes = session.get("english_turn_subtypes" if language == "en" else "turn_subtypes") or []
+    subtypes = session.get(fields_for(language).turn_subtypes) or []
     return subtypes[task_idx - 1] if task_idx - 1 < len(subtypes) else None
 
 
 def task_type_of(session: Mapping[str, Any], task_idx: int, language: str = "en") -> str | None:
     """The task type of task ``task_idx`` of ``session`` (``english_task_types`` for ``en``)."""
-    types = session.get("english_task_types" if language == "en" else "task_types") or []
+    types = session.get(fields_for(language).task_types) or []
     return types[task_idx] if task_idx < len(types) else None
 
 
@@ -90,7 +92,8 @@ def evaluation_node_metadata(
     """Task / step metadata of an evaluation-graph node run, read from the graph state.
 
     Args:
-        state: the evaluation state (``session``, ``task_idx``, ``step``).
+        state: the evaluation state (``session``, ``task_idx``, ``step``, ``language``: the labels
+            are those of the side that runs).
         with_step: include ``step_idx`` (nodes inside the step loop).
         step_label: the step's ``current_action_name_label`` once the matcher has judged it.
         task_label: the task's ``action_name_label`` when the task is finished.
@@ -100,7 +103,8 @@ def evaluation_node_metadata(
     """
     session = state.get("session") or {}
     task_idx = int(state.get("task_idx") or 0)
-    meta = task_metadata(task_idx, task_type_of(session, task_idx), turn_subtype_of(session, task_idx))
+    language = state.get("language") or "en"
+    meta = task_metadata(task_idx, task_type_of(session, task_idx, language), turn_subtype_of(session, task_idx, language))
     if with_step:
         meta["step_idx"] = int(state.get("step") or 0)
     if step_label is not None:

@@ -138,7 +138,8 @@ def test_metric_table_rows():
     }
     rows = list(metric_rows(metric))
     assert rows[0] == ("Overall", "Task accuracy", "37.50%", "3/8")
-    assert ("Task type", "Single-Tool", "0.00%", "0/0") in rows
+    assert ("Task type", "Single-Tool", "n/a", "0 tasks") in rows  # no task in the group: not a 0% score
+    assert not [row for row in rows if row[2] == "0.00%" or row[3] == "0/0"]
     assert ("Task position", "Task 2", "100.00%", "2/2") in rows
     assert ("Turn subtype", "Partial Information", "33.33%", "1/3") in rows
     assert rows[-2] == ("Path", "Optimal path rate (OP)", "66.67%", "2/3")

@@ -3,6 +3,7 @@ provider's advertised concurrency (1 for the local llama.cpp server)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -25,11 +26,30 @@ def test_bundled_demo_is_the_package_data_file():
 def test_default_out_dir_names_model_and_dataset(monkeypatch):
     monkeypatch.delenv("WTB_MODEL", raising=False)
     monkeypatch.delenv("WTB_MODEL_NAME", raising=False)
+    monkeypatch.delenv("WTB_LANG", raising=False)
     data = Path("/data/my_sessions.jsonl")
-    assert default_out_dir(EvaluationContext(), data) == Path("runs/local/my_sessions")
-    assert default_out_dir(EvaluationContext(model="openai:gpt-4o-mini"), data) == Path("runs/gpt-4o-mini/my_sessions")
-    assert default_out_dir(EvaluationContext(model="openai:meta/llama 3"), data) == Path("runs/meta_llama_3/my_sessions")
-    assert default_out_dir(EvaluationContext(model="replay:/x/c.jsonl#oracle"), data) == Path("runs/oracle/my_sessions")
+    tag = hashlib.sha256(b"/data/my_sessions.jsonl").hexdigest()[:8]
+    assert default_out_dir(EvaluationContext(), data) == Path(f"runs/local/my_sessions-{tag}")
+    assert default_out_dir(EvaluationContext(model="openai:gpt-4o-mini"), data) == Path(f"runs/gpt-4o-mini/my_sessions-{tag}")
+    assert default_out_dir(EvaluationContext(model="openai:meta/llama 3"), data) == Path(f"runs/meta_llama_3/my_sessions-{tag}")
+    assert default_out_dir(EvaluationContext(model="replay:/x/c.jsonl#oracle"), data) == Path(f"runs/oracle/my_sessions-{tag}")
+    # The bundled demo and the official dataset name one file each: no hash.
+    assert default_out_dir(EvaluationContext(), bundled_demo_sessions()) == Path("runs/local/demo_sessions")
+    assert default_out_dir(EvaluationContext(), Path("/cache/x/Wild-Tool-Bench.jsonl"), name="wildtoolbench") == Path(
+        "runs/local/wildtoolbench"
+    )
+    # A run directory holds one language side.
+    assert default_out_dir(EvaluationContext(language="zh"), data) == Path(f"runs/local/my_sessions-{tag}-zh")
+
+
+def test_default_out_dirs_of_same_named_datasets_differ(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    first, second = tmp_path / "a" / "sessions.jsonl", tmp_path / "b" / "sessions.jsonl"
+    context = EvaluationContext(model="replay:/x/c.jsonl#oracle")
+    assert default_out_dir(context, first) != default_out_dir(context, second)
+    assert default_out_dir(context, first).parent == default_out_dir(context, second).parent == Path("runs/oracle")
+    # The same file, written relative or absolute, keeps its folder (resume works either way).
+    assert default_out_dir(context, Path("a/sessions.jsonl")) == default_out_dir(context, first)
 
 
 def test_default_concurrency_follows_the_provider():

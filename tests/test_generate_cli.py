@@ -189,7 +189,7 @@ def test_infrastructure_failures_are_generated_again(tmp_path):
     assert load_finished_outcome(tmp_path, plan) is None
 
 
-def test_generated_two_layer_sessions_evaluate_with_tasks_option(shared_dir, tmp_path):
+def test_generated_two_layer_sessions_evaluate_without_tasks_option(shared_dir, tmp_path):
     """Generation -> evaluation loop for sessions that are not 4 tasks long: the oracle replay scores 100%."""
     tools = tmp_path / "tools.jsonl"
     tools.write_text("\n".join((shared_dir / "data" / "tools_en.jsonl").read_text(encoding="utf-8").splitlines()[20:23]) + "\n")
@@ -209,14 +209,14 @@ def test_generated_two_layer_sessions_evaluate_with_tasks_option(shared_dir, tmp
     assert "generated 3 session(s), 0 failed" in result.output
 
     dataset, oracle = gen / "sessions.jsonl", f"replay:{gen / 'replay.jsonl'}#oracle"
-    wrong_depth = CliRunner().invoke(app, ["eval", "--dataset", str(dataset), "--model", oracle, "--out", str(tmp_path / "e4")])
-    assert wrong_depth.exit_code == 1
+    wrong_depth = CliRunner().invoke(
+        app, ["eval", "--dataset", str(dataset), "--tasks", "4", "--model", oracle, "--out", str(tmp_path / "e4")]
+    )
+    assert wrong_depth.exit_code == 1  # a given --tasks is checked
     assert f"{dataset}:1: english_tasks:" in wrong_depth.output
 
-    run = tmp_path / "eval"
-    result = CliRunner().invoke(
-        app, ["eval", "--dataset", str(dataset), "--tasks", "2", "--model", oracle, "--out", str(run), "--no-progress"]
-    )
+    run = tmp_path / "eval"  # no --tasks: the sessions' own count (2) is used
+    result = CliRunner().invoke(app, ["eval", "--dataset", str(dataset), "--model", oracle, "--out", str(run), "--no-progress"])
     assert result.exit_code == 0, result.output
     metric = json.loads((run / "metric.json").read_text(encoding="utf-8"))
     assert metric["total_info"] == {

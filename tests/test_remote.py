@@ -149,7 +149,7 @@ async def test_server_replies_become_records_or_infrastructure_errors(tmp_path, 
     assert first["context"] == {
         "model": context.model, "model_name": "", "base_url": "", "temperature": 0.0, "timeout": 120.0, "max_retries": 0,
         "max_attempts": 5, "backoff": 1.0, "rps": 0.0, "max_steps": 32, "scoring": "reference",
-        "dataset": str(DEMO / "demo_sessions.jsonl"),
+        "language": "en", "dataset": str(DEMO / "demo_sessions.jsonl"),
     }  # fmt: skip
 
     # resume: only the infrastructure errors run again; the scored records are kept

@@ -516,7 +516,7 @@ def test_wtb_score_cli_rescoring_a_reference_run(tmp_path):
         cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["metric.fixed.json", "score.fixed.jsonl"]
+    assert sorted(p.name for p in out.iterdir()) == ["metric.fixed.json", "score.fixed.jsonl", "summary_metrics.fixed.json"]
     assert "1 task label(s) flip (3 -> 4 correct of 4); by fix: fix 5: 1" in done.stdout
     bad = subprocess.run(
         [sys.executable, "-m", "wtb.cli", "score", "--dataset", str(ref["dataset"]), "--results", str(ref["out"] / "result.jsonl"),

@@ -54,6 +54,9 @@ def test_validate_cli_tasks_option(two_task_file):
     ok = runner.invoke(app, ["validate", "--tasks", "2", str(two_task_file)])
     assert ok.exit_code == 0, ok.output
     assert "2 sessions, 4 tasks" in ok.output
-    bad = runner.invoke(app, ["validate", str(two_task_file)])
+    inferred = runner.invoke(app, ["validate", str(two_task_file)])  # every session has 2: no option needed
+    assert inferred.exit_code == 0, inferred.output
+    assert "2 sessions, 4 tasks" in inferred.output
+    bad = runner.invoke(app, ["validate", "--tasks", "4", str(two_task_file)])  # given, it is checked
     assert bad.exit_code == 1
     assert f"{two_task_file}:1: english_tasks:" in bad.output

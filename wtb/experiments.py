@@ -271,9 +271,16 @@ def summary_evaluator(runs: Sequence[Any], examples: Sequence[Any]) -> dict[str,
         ``{"results": metric_feedback(compute_metrics(...))}``.
     """
     scored = [score_example(run, example) for run, example in zip(runs, examples)]
-    model_names = {record_of(r, e).get("model_name") for r, e in zip(runs, examples)}
+    records = [record_of(r, e) for r, e in zip(runs, examples)]
+    model_names = {record.get("model_name") for record in records}
     model_name = next(iter(model_names)) if len(model_names) == 1 else "mixed"
-    return {"results": metric_feedback(compute_metrics(str(model_name), scored))}
+    return {"results": metric_feedback(compute_metrics(str(model_name), scored, language=run_language(records)))}
+
+
+def run_language(records: Iterable[Mapping[str, Any]]) -> str:
+    """The dataset side an experiment ran (docs/dataset.md §2.2): ``zh`` when a record says so (a record
+    of a failed target run carries no language), else ``en``."""
+    return "zh" if any(record.get("language") == "zh" for record in records) else "en"
 
 
 # --------------------------------------------------------------------------- experiment
@@ -423,7 +430,9 @@ async def run_experiment(
         record = record_of(row["run"], row["example"], model)
         records[record["id"]] = record
         scored.append(score_example(row["run"], row["example"]))
-    metric = compute_metrics(next(iter(records.values()))["model_name"] if records else model, scored)
+    metric = compute_metrics(
+        next(iter(records.values()))["model_name"] if records else model, scored, language=run_language(records.values())
+    )
     client.flush()
     return ExperimentOutcome(
         experiment_name=results.experiment_name, upload=report, records=records, metric=metric

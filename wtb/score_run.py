@@ -1,4 +1,5 @@
-"""Score a whole run: dataset file + result file in, ``score.jsonl`` + ``metric.json`` out (docs/scoring.md).
+"""Score a whole run: dataset file + result file in, ``score.jsonl``, ``metric.json`` and
+``summary_metrics.json`` out (docs/scoring.md, docs/metrics.md).
 
 This is the I/O layer around the pure :mod:`bench.scoring` and
 :mod:`bench.metrics`; ``wtb score`` and ``wtb eval`` both call
@@ -13,11 +14,12 @@ from pathlib import Path
 from typing import Any, Optional
 
 from bench.io import write_json_atomic, write_jsonl_atomic
-from bench.metrics import compute_metrics
+from bench.metrics import compute_metrics, readable_metrics
 from bench.schema import (
     DatasetError,
     DatasetIssue,
     Session,
+    language_issues,
     load_sessions,
     note_session_id,
     parse_jsonl_file,
@@ -28,8 +30,12 @@ from bench.terms import check_scoring_mode
 
 SCORE_FILE = "score.jsonl"
 METRIC_FILE = "metric.json"
+"""The metric dict in the published format (docs/metrics.md §5): an empty group reads 0.0 there."""
+SUMMARY_METRICS_FILE = "summary_metrics.json"
+"""The same metrics for reading (docs/metrics.md §7): an empty group is ``null``, the language is named."""
 FIXED_SCORE_FILE = "score.fixed.jsonl"
 FIXED_METRIC_FILE = "metric.fixed.json"
+FIXED_SUMMARY_METRICS_FILE = "summary_metrics.fixed.json"
 
 
 def score_files(scoring: str = "reference") -> tuple[str, str]:
@@ -37,6 +43,12 @@ def score_files(scoring: str = "reference") -> tuple[str, str]:
     mode, ``score.fixed.jsonl`` / ``metric.fixed.json`` in fixed mode, so both can sit in one run
     directory (docs/fixed-mode.md §1). Raises ValueError for an unknown mode."""
     return (FIXED_SCORE_FILE, FIXED_METRIC_FILE) if check_scoring_mode(scoring) == "fixed" else (SCORE_FILE, METRIC_FILE)
+
+
+def summary_metrics_file(scoring: str = "reference") -> str:
+    """The readable metrics file of a scoring mode (docs/metrics.md §7): ``summary_metrics.json``, or
+    ``summary_metrics.fixed.json`` in fixed mode (beside :func:`score_files`). Raises ValueError for an unknown mode."""
+    return FIXED_SUMMARY_METRICS_FILE if check_scoring_mode(scoring) == "fixed" else SUMMARY_METRICS_FILE
 
 
 def natural_id_key(session_id: str) -> tuple:
@@ -86,6 +98,41 @@ def load_result_records(path: str | os.PathLike[str]) -> list[tuple[int, dict[st
     return records
 
 
+def records_language(
+    records: list[tuple[int, dict[str, Any]]], language: Optional[str] = None, *, results_file: str = "<results>"
+) -> str:
+    """The dataset side a result file was made on (docs/dataset.md §2.2, docs/evaluation.md §5.5).
+
+    Args:
+        records: ``(line_number, record)`` pairs (:func:`load_result_records`).
+        language: ``--lang`` when given: returned as it is (each record is checked against it when
+            scored); ``None``: the records' ``"language"`` key, ``en`` for records without one.
+
+    Returns:
+        ``"en"`` or ``"zh"``.
+
+    Raises:
+        DatasetError: (``language=None``) the records name different sides; one issue per line
+            whose side differs from the first record's.
+    """
+    if language is not None:
+        return language
+    first: Optional[tuple[int, str]] = None
+    issues: list[DatasetIssue] = []
+    for number, record in records:
+        side = str(record.get("language", "en"))
+        if first is None:
+            first = (number, side)
+        elif side != first[1]:
+            issues.append(DatasetIssue(
+                results_file, number, "language",
+                f"{side} record, but line {first[0]} is {first[1]}: one language side per result file",
+            ))  # fmt: skip
+    if issues:
+        raise DatasetError(issues)
+    return first[1] if first is not None else "en"
+
+
 def score_records(
     sessions: dict[str, Session],
     records: list[tuple[int, dict[str, Any]]],
@@ -93,12 +140,16 @@ def score_records(
     results_file: str = "<results>",
     checker: Optional[ArgumentChecker] = None,
     scoring: str = "reference",
+    language: Optional[str] = None,
 ) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
     """Score result records against their sessions (looked up by id) and compute the metric dict (docs/scoring.md, docs/metrics.md).
 
     ``scoring="fixed"`` scores with the fixes of docs/fixed-mode.md §6-§9 (records of either mode);
     reference scoring refuses records made by a fixed-mode run, and a file mixing both kinds of
     record is refused in either mode.
+
+    ``language`` is the side the run was made on (``None``: :func:`records_language`); it picks the
+    tools the argument checker reads and the labels the tasks are counted under.
 
     Returns:
         ``(model_name, score_lines, metric)``: ``score_lines`` are
@@ -107,11 +158,12 @@ def score_records(
         ``metric`` is :func:`bench.metrics.compute_metrics` over the scored sessions.
 
     Raises:
-        DatasetError: unknown session ids, more than one model name or scoring mode, or
+        DatasetError: unknown session ids, more than one model name, scoring mode or language, or
             records that cannot be scored (each issue names line and field).
     """
     check_scoring_mode(scoring)
     modes: dict[str, int] = {}
+    language = records_language(records, language, results_file=results_file)
     issues: list[DatasetIssue] = []
     model_names: dict[str, int] = {}
     scored: list[tuple[Session, list[dict[str, Any]]]] = []
@@ -125,7 +177,7 @@ def score_records(
             issues.append(DatasetIssue(results_file, number, "id", f"no session {session_id!r} in the dataset"))
             continue
         try:
-            tasks = score_session(record, session, checker=checker, scoring=scoring)
+            tasks = score_session(record, session, checker=checker, scoring=scoring, language=language)
         except ScoringError as exc:
             issues.append(DatasetIssue(results_file, number, exc.field, exc.message))
             continue
@@ -142,7 +194,7 @@ def score_records(
         raise DatasetError(issues)
     model_name = next(iter(model_names))
     lines.sort(key=lambda line: natural_id_key(line["id"]))
-    return model_name, lines, compute_metrics(model_name, scored, scoring=scoring)
+    return model_name, lines, compute_metrics(model_name, scored, scoring=scoring, language=language)
 
 
 def score_run(
@@ -153,18 +205,22 @@ def score_run(
     checker: Optional[ArgumentChecker] = None,
     tasks: int = 4,
     scoring: str = "reference",
+    language: Optional[str] = None,
 ) -> dict[str, Any]:
-    """Score a result file against a dataset and write ``out_dir/score.jsonl`` and ``out_dir/metric.json``.
+    """Score a result file against a dataset; write ``out_dir/score.jsonl``, ``out_dir/metric.json``
+    (the published format, docs/metrics.md §5) and ``out_dir/summary_metrics.json`` (docs/metrics.md §7).
 
     Args:
         dataset_path: sessions (JSON Lines, docs/dataset.md); sessions are matched by ``id``.
         results_path: one result record per session (docs/evaluation.md §5), one model.
-        out_dir: created if needed; both files are written atomically.
+        out_dir: created if needed; the files are written atomically.
         checker: argument checker override (default ``bench.args.check_arguments``).
         tasks: tasks per session in the dataset (4 in the benchmark; N for ``wtb generate --layers N``).
         scoring: ``"reference"`` (default) or ``"fixed"``: scoring fixes 5-8 (docs/fixed-mode.md §6-§9),
             written to ``score.fixed.jsonl`` and ``metric.fixed.json`` (:func:`score_files`), so that
             rescoring a reference run leaves its reference files alone. No model is called.
+        language: the side of the dataset the results were made on (``--lang``); ``None``: the
+            records say (:func:`records_language`).
 
     Returns:
         The metric dict (also written to ``metric.json``). Sessions of the dataset
@@ -176,12 +232,20 @@ def score_run(
     score_file, metric_file = score_files(scoring)
     sessions = sessions_by_id(load_sessions(dataset_path, tasks=tasks))
     records = load_result_records(results_path)
+    language = records_language(records, language, results_file=os.fspath(results_path))
+    side_issues = [
+        DatasetIssue(*(session.source or (os.fspath(dataset_path), None)), field, message)
+        for session in sessions.values() for field, message in language_issues(session, language)
+    ]  # fmt: skip
+    if side_issues:
+        raise DatasetError(side_issues)
     _, lines, metric = score_records(
-        sessions, records, results_file=os.fspath(results_path), checker=checker, scoring=scoring
+        sessions, records, results_file=os.fspath(results_path), checker=checker, scoring=scoring, language=language
     )
     out = Path(out_dir)
     write_jsonl_atomic(out / score_file, lines)
     write_json_atomic(out / metric_file, metric)
+    write_json_atomic(out / summary_metrics_file(scoring), readable_metrics(metric, language=language))
     return metric
 
 

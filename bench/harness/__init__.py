@@ -44,6 +44,7 @@ from bench.harness.record import (
     session_record,
     step_limit_reason,
     step_log,
+    with_language,
 )
 from bench.text_calls import text_tool_calls
 
@@ -73,4 +74,5 @@ __all__ = [
     "system_message",
     "text_tool_calls",
     "tracker_after",
+    "with_language",
 ]

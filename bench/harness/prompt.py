@@ -9,6 +9,7 @@ from typing import Any, Mapping, Sequence
 
 from bench.harness.errors import InferenceError
 from bench.paths import PathTracker
+from bench.schema import fields_for
 from bench.terms import ASK_USER, PREPARE_TO_ANSWER
 
 HISTORY_ID_PREFIX = "toolu_bdrk_"
@@ -106,17 +107,24 @@ def gold_history(
 
 
 def build_prompt(
-    session: Mapping[str, Any], task_idx: int, rng: random.Random | None = None, *, scoring: str = "reference"
+    session: Mapping[str, Any],
+    task_idx: int,
+    rng: random.Random | None = None,
+    *,
+    scoring: str = "reference",
+    language: str = "en",
 ) -> list[dict[str, Any]]:
     """The messages of the first request of task ``task_idx`` (docs/evaluation.md §2).
 
     Args:
-        session: a dataset line (``english_env_info``, ``english_tasks``, ``english_answer_list``).
+        session: a dataset line (``english_env_info``, ``english_tasks``, ``english_answer_list``;
+            for ``zh`` the unprefixed ``env_info``, ``tasks``, ``answer_list``).
         task_idx: 0-based task index.
         rng: source of history ids; default a generator seeded with
             ``(session id, task_idx)`` so a re-run gives the same ids.
         scoring: ``"reference"`` (default) or ``"fixed"`` (:func:`gold_history`;
             docs/fixed-mode.md §4, §5); fixed mode never raises ``InferenceError``.
+        language: the side to read (:func:`bench.schema.fields_for`, docs/dataset.md §2.2).
 
     Returns:
         ``[system, *history of tasks 0..task_idx-1, user(task)]`` as OpenAI dict messages.
@@ -126,9 +134,10 @@ def build_prompt(
     """
     if rng is None:
         rng = random.Random(f"{session.get('id')}:{task_idx}")
-    tasks = session["english_tasks"]
-    answer_lists = session["english_answer_list"]
-    messages = [system_message(session["english_env_info"])]
+    side = fields_for(language)
+    tasks = session[side.tasks]
+    answer_lists = session[side.answer_list]
+    messages = [system_message(session[side.env_info])]
     for k in range(task_idx):
         messages.extend(gold_history(tasks[k], answer_lists[k], rng, scoring=scoring))
     messages.append({"role": "user", "content": tasks[task_idx]})

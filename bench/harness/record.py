@@ -141,3 +141,19 @@ def error_record(session_id: str, model_name: str, message: str, *, scoring: str
 
 def _mode(scoring: str) -> dict[str, str]:
     return {"scoring": scoring} if scoring != "reference" else {}
+
+
+def with_language(record: Mapping[str, Any], language: str) -> dict[str, Any]:
+    """The session line of a run of the ``language`` side (docs/evaluation.md §5.5): ``record`` itself
+    for ``en`` (the published shape, no new key), else a copy with ``"language": language`` after
+    ``model_name``, so that scoring can tell which side's tools check the arguments."""
+    if language == "en":
+        return dict(record)
+    out: dict[str, Any] = {}
+    for key, value in record.items():
+        if key != "language":
+            out[key] = value
+        if key == "model_name":
+            out["language"] = language
+    out.setdefault("language", language)
+    return out

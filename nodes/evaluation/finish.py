@@ -8,6 +8,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from bench import harness as inference
+from bench.schema import fields_for
 from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
 from models.candidates import describe_candidate
@@ -19,7 +20,7 @@ async def finish_task(state: EvaluationState) -> Command[Literal["build_prompt",
     annotate_evaluation_node(state, with_step=False, task_label=state["task_result"].get("action_name_label"))
     results = [*state.get("results", []), state["task_result"]]
     next_task = state["task_idx"] + 1
-    if next_task < len(state["session"]["english_tasks"]):
+    if next_task < len(state["session"][fields_for(state.get("language", "en")).tasks]):
         return Command(goto="build_prompt", update={"results": results, "task_idx": next_task})
     return Command(goto="finish_session", update={"results": results, "task_idx": next_task})
 
@@ -29,7 +30,8 @@ async def finish_session(state: EvaluationState, runtime: Runtime[EvaluationCont
 
     An error record also carries ``error_detail`` (a readable cause; the
     reference's own message is often empty). A fixed-mode record says
-    ``"scoring": "fixed"`` (docs/fixed-mode.md §1). Every record carries the
+    ``"scoring": "fixed"`` (docs/fixed-mode.md §1); a run of the Chinese side says
+    ``"language": "zh"`` (docs/evaluation.md §5.5). Every record carries the
     ``candidate`` object (which kind of candidate ran, docs/evaluation.md §5.5).
     """
     scoring = state.get("scoring", "reference")
@@ -39,5 +41,6 @@ async def finish_session(state: EvaluationState, runtime: Runtime[EvaluationCont
             record["error_detail"] = state["error_detail"]
     else:
         record = inference.session_record(state["session_id"], state["model_name"], state.get("results", []), scoring=scoring)
+    record = inference.with_language(record, state.get("language", "en"))
     record["candidate"] = state.get("candidate") or describe_candidate(runtime.context.model)
     return {"record": record}

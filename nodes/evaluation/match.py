@@ -8,6 +8,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from bench import harness as inference
+from bench.schema import fields_for
 from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
 from models.messages import to_openai
@@ -17,7 +18,7 @@ from nodes.tracing import annotate_evaluation_node
 async def match_response(
     state: EvaluationState, runtime: Runtime[EvaluationContext]
 ) -> Command[Literal["feed_back", "finish_task", "finish_session"]]:
-    """Judge the last response, log the step, and route (docs/evaluation.md §3).
+    """Judge the last response against the gold answer list of the side that runs, log the step, and route (docs/evaluation.md §3).
 
     Writes ``step_<s>`` into the task result; a matched call step prunes the
     task's paths. Goes to ``feed_back`` when the task continues, to
@@ -31,7 +32,7 @@ async def match_response(
     """
     task_idx, step = state["task_idx"], state["step"]
     scoring = state.get("scoring", "reference")
-    answer_list = state["session"]["english_answer_list"][task_idx]
+    answer_list = state["session"][fields_for(state.get("language", "en")).answer_list][task_idx]
     tracker = inference.tracker_after(answer_list, state.get("prunes", []), scoring=scoring)
     response = state["response"] or {}
     try:

@@ -12,6 +12,7 @@ from langgraph.types import Command
 from bench import harness as inference
 from graphs.evaluation_context import EvaluationContext
 from bench.io import json_lines
+from bench.schema import fields_for
 from graphs.evaluation_state import EvaluationState
 from models import model_name_for
 from models.messages import to_langchain
@@ -37,18 +38,21 @@ async def load_session(state: EvaluationState, runtime: Runtime[EvaluationContex
     """Resolve the input session and reset the per-session state.
 
     Reads ``state["session"]`` (or looks ``state["session_id"]`` up in the
-    context's dataset), rewrites its tools float -> number (docs/evaluation.md §2) and sets
+    context's dataset), sets the side that runs (``context.language``, docs/dataset.md §2.2),
+    rewrites that side's tools float -> number (docs/evaluation.md §2) and sets
     the model name written into the record and the scoring mode of the run
     (``context.scoring``, docs/fixed-mode.md §1).
     """
     session = state.get("session") or find_session(runtime.context.dataset, state.get("session_id", ""))
     scoring = getattr(runtime.context, "scoring", "reference")
+    language = getattr(runtime.context, "language", None) or "en"
     return {
         "session": session,
         "session_id": session["id"],
         "model_name": runtime.context.model_name or model_name_for(runtime.context.model),
         "scoring": scoring,
-        "tools": inference.float_to_number(session["english_tools"], scoring=scoring),
+        "language": language,
+        "tools": inference.float_to_number(session[fields_for(language).tools], scoring=scoring),
         "task_idx": 0,
         "requests": 0,
         "results": [],
@@ -67,7 +71,9 @@ async def build_prompt(state: EvaluationState) -> Command[Literal["call_candidat
     task_idx = state["task_idx"]
     annotate_evaluation_node(state, with_step=False)
     try:
-        prompt = inference.build_prompt(state["session"], task_idx, scoring=state.get("scoring", "reference"))
+        prompt = inference.build_prompt(
+            state["session"], task_idx, scoring=state.get("scoring", "reference"), language=state.get("language", "en")
+        )
     except inference.InferenceError as exc:
         return Command(goto="finish_session", update={"error": str(exc), "error_detail": exc.detail})
     return Command(

@@ -5,7 +5,8 @@ Each sub-command lives in its own module below and registers itself on :data:`ap
 
 from __future__ import annotations
 
-from typing import Any
+from enum import Enum
+from typing import Any, Optional
 
 import typer
 
@@ -22,9 +23,13 @@ app = typer.Typer(
 
 def tasks_option() -> Any:
     """The ``--tasks N`` option (a typer ``OptionInfo`` used as a parameter default) of ``wtb validate``,
-    ``eval`` and ``score``: tasks per session, default 4 (docs/dataset.md)."""
+    ``eval`` and ``score``: tasks per session; ``None`` when not given (then :func:`resolve_tasks`
+    infers it; docs/dataset.md §6)."""
     return typer.Option(
-        4, "--tasks", min=1, help="Tasks per session: 4 in the benchmark; N for sessions made by `wtb generate --layers N`."
+        None, "--tasks", min=1,
+        help="Tasks per session. Default: the count the dataset's sessions share (4 in the benchmark, N for "
+        "`wtb generate --layers N`); sessions of different counts are an error naming the lines. Given, every "
+        "session is checked against it.",
     )
 
 
@@ -36,6 +41,30 @@ def scoring_option() -> Any:
         help="'reference' (default) reproduces the published scoring, quirks included; 'fixed' applies the "
         "scoring fixes 5-8 of docs/fixed-mode.md, written to score.fixed.jsonl and metric.fixed.json.",
     )
+
+
+def resolve_tasks(dataset: Any, tasks: Optional[int]) -> int:
+    """``--tasks`` when given, else the count every session of ``dataset`` has
+    (:func:`bench.schema.infer_task_count`, docs/dataset.md §6).
+
+    Raises:
+        bench.schema.DatasetError: the sessions have different counts (each line named).
+    """
+    from bench.schema import infer_task_count
+
+    return tasks if tasks is not None else infer_task_count(dataset)
+
+
+class Lang(str, Enum):
+    """``--lang`` values: the side of the dataset (docs/dataset.md §2.2)."""
+
+    en = "en"
+    zh = "zh"
+
+
+def lang_option(help_text: str) -> Any:
+    """The ``--lang en|zh`` option (a typer ``OptionInfo`` used as a parameter default); ``None`` when not given."""
+    return typer.Option(None, "--lang", help=help_text, case_sensitive=False)
 
 
 # Sub-command modules register on `app` when imported.

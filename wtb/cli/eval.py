@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 from rich.console import Console
 
-from wtb.cli import app, tasks_option
+from wtb.cli import Lang, app, lang_option, resolve_tasks, tasks_option
 from wtb.cli.data import named_dataset, pull_option
 
 if TYPE_CHECKING:
@@ -36,14 +36,20 @@ def eval_command(
     out: Optional[Path] = typer.Option(
         None,
         "--out",
-        help="Output directory: result.jsonl, score.jsonl, metric.json. Default: runs/<model name>/<dataset stem>.",
+        help="Output directory: result.jsonl, score.jsonl, metric.json, summary_metrics.json. Default: "
+        "runs/<model name>/<dataset stem>-<8 hex digits of the dataset's absolute path> (the bundled demo and "
+        "wildtoolbench: runs/<model name>/<name>), with -zh added for --lang zh.",
         file_okay=False,
     ),
     ids: Optional[list[str]] = typer.Option(
         None, "--ids", help="Only these sessions: comma-separated ids or numbers (e.g. '0,3,wild_tool_bench_7'); repeatable."
     ),
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N selected sessions.", min=0),
-    tasks: int = tasks_option(),
+    tasks: Optional[int] = tasks_option(),
+    lang: Optional[Lang] = lang_option(
+        "Side of the dataset to evaluate: en, the english_* fields (env info, tools, tasks, gold answers, task "
+        "types, turn subtypes), or zh, the Chinese ones. Default: en, or $WTB_LANG."
+    ),
     pull: bool = pull_option(),
     concurrency: Optional[int] = typer.Option(
         None,
@@ -105,16 +111,19 @@ def eval_command(
     from wtb.runner import Prices, load_dataset, run_eval, select_sessions
 
     try:
+        given = dataset
         dataset = named_dataset(dataset, pull)
         if dataset is None:
             dataset = bundled_demo_sessions()
-        wanted = [part for item in ids or [] for part in item.split(",") if part.strip()]
-        sessions = select_sessions(load_dataset(dataset, tasks=tasks), wanted or None, limit)
-        prices = None if price_input is None and price_output is None else Prices(price_input or 0.0, price_output or 0.0)
         context = EvaluationContext(
             model=model, base_url=base_url, temperature=temperature, timeout=timeout, max_attempts=max_attempts,
-            backoff=backoff, rps=rps, max_steps=max_steps, scoring=scoring, dataset=str(dataset),
+            backoff=backoff, rps=rps, max_steps=max_steps, scoring=scoring, language=lang.value if lang else None,
+            dataset=str(dataset),
         )  # fmt: skip
+        tasks = resolve_tasks(dataset, tasks)
+        wanted = [part for item in ids or [] for part in item.split(",") if part.strip()]
+        sessions = select_sessions(load_dataset(dataset, tasks=tasks, language=context.language), wanted or None, limit)
+        prices = None if price_input is None and price_output is None else Prices(price_input or 0.0, price_output or 0.0)
         if server and langsmith_dataset:
             raise ConfigurationError("--server and --langsmith-dataset cannot be combined (an experiment runs in this process)")
         if server:  # the server runs the model: it must answer and be able to open the spec's file
@@ -124,7 +133,7 @@ def eval_command(
         else:
             check_configuration(context)
         if out is None:
-            out = default_out_dir(context, dataset)
+            out = default_out_dir(context, dataset, name=_official_name(given))
             if context.scoring == "fixed":  # a fixed-mode run is its own run (docs/fixed-mode.md §1)
                 out = out.with_name(out.name + "-fixed")
         if concurrency is None:
@@ -162,16 +171,12 @@ def eval_command(
         _err.print(f"error: {exc}", markup=False)
         raise typer.Exit(code=1) from None
 
-    _err.print(
-        f"{summary.selected} sessions: {summary.evaluated} evaluated, {summary.skipped} already done; "
-        f"right actions in {summary.tasks_correct}/{summary.tasks} tasks (before the argument check; task accuracy "
-        f"is in the table); {summary.wall_time:.1f}s -> {summary.result_path}"
-    )
+    _err.print(run_summary_line(summary, context.language), markup=False)
     if summary.inference_errors:
         _err.print(f"[yellow]inference errors[/yellow] in {len(summary.inference_errors)} sessions: {', '.join(summary.inference_errors)}")
     _print_accounting(summary)
     if summary.evaluated + summary.skipped:
-        _score(dataset, summary.result_path, out, tasks, context.scoring)
+        _score(dataset, summary.result_path, out, tasks, context.scoring, context.language)
         if report:
             from wtb.cli.report import write_report
 
@@ -239,18 +244,62 @@ def check_configuration(context: "EvaluationContext") -> None:
     check_model(context.model, ModelSettings(base_url=context.base_url or None, timeout=context.timeout))
 
 
-def default_out_dir(context: "EvaluationContext", dataset: Path) -> Path:
-    """``runs/<model name>/<dataset stem>`` (relative to the working directory) for ``wtb eval`` without ``--out``.
+def run_summary_line(summary: Any, language: str | None = "en") -> str:
+    """The line ``wtb eval`` prints when the sessions are done: sessions selected, evaluated by this
+    run, already done by an earlier one, the dataset side and where the records are, e.g.
+    ``"6 sessions: 6 evaluated, 0 already done; en side; 1.2s -> runs/x/result.jsonl"``.
 
-    The model name is the one written into the records (``local``, ``gpt-4o-mini``, a replay
-    candidate ...), with characters other than letters, digits, ``.``, ``_`` and ``-`` made ``_``.
+    It holds no score: the table printed next is the one place for accuracy (the count of tasks whose
+    actions matched before the argument check, shown here before, read like a second accuracy).
     """
+    return (
+        f"{summary.selected} sessions: {summary.evaluated} evaluated, {summary.skipped} already done; "
+        f"{language or 'en'} side; {summary.wall_time:.1f}s -> {summary.result_path}"
+    )
+
+
+def _official_name(given: Optional[Path]) -> Optional[str]:
+    """The official dataset name the user typed (``wildtoolbench``), else ``None``."""
+    from wtb.datasets.names import official_names
+
+    if given is None:
+        return None
+    text = str(given).lower()
+    return text if text in official_names("dataset") and not Path(given).is_file() else None
+
+
+def default_out_dir(context: "EvaluationContext", dataset: Path, *, name: Optional[str] = None) -> Path:
+    """The output folder of ``wtb eval`` without ``--out``, relative to the working directory.
+
+    ``runs/<model name>/<dataset part>``, where the model name is the one written into the records
+    (``local``, ``gpt-4o-mini``, a replay candidate ...) with characters other than letters,
+    digits, ``.``, ``_`` and ``-`` made ``_``, and the dataset part is
+
+    - ``name`` when given (the official dataset: ``wildtoolbench``), or ``demo_sessions`` for the
+      bundled demo: each names one file;
+    - otherwise ``<file stem>-<first 8 hex digits of the sha256 of the absolute path>``, so that
+      two datasets with the same file name never share a folder (the same file, however it is
+      written, always gets the same one);
+
+    plus ``-zh`` when ``context.language`` is ``zh`` (a run directory holds one language side).
+    """
+    import hashlib
     import re
 
+    from bench.demo_data import bundled_demo_sessions
     from wtb.runner import recorded_model_name
 
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", recorded_model_name(context)).strip("._") or "model"
-    return Path("runs") / name / dataset.stem
+    model = re.sub(r"[^A-Za-z0-9._-]+", "_", recorded_model_name(context)).strip("._") or "model"
+    absolute = Path(dataset).resolve()
+    if name:
+        part = name
+    elif absolute == bundled_demo_sessions().resolve():
+        part = absolute.stem
+    else:
+        part = f"{absolute.stem}-{hashlib.sha256(str(absolute).encode('utf-8')).hexdigest()[:8]}"
+    if (context.language or "en") != "en":
+        part += f"-{context.language}"
+    return Path("runs") / model / part
 
 
 def default_concurrency(model: str) -> int:
@@ -261,20 +310,26 @@ def default_concurrency(model: str) -> int:
     return max_concurrency(model) or 4
 
 
-def _score(dataset: Path, result_path: Path, out: Path, tasks: int = 4, scoring: str = "reference") -> None:
-    """Score the run into ``out/score.jsonl`` + ``out/metric.json`` (``score.fixed.jsonl`` + ``metric.fixed.json``
-    in fixed mode, docs/fixed-mode.md) and print the table (docs/scoring.md)."""
+def _score(
+    dataset: Path, result_path: Path, out: Path, tasks: int = 4, scoring: str = "reference", language: str | None = "en"
+) -> None:
+    """Score the run into ``out/score.jsonl``, ``out/metric.json`` and ``out/summary_metrics.json``
+    (``score.fixed.jsonl``, ``metric.fixed.json`` and ``summary_metrics.fixed.json`` in fixed mode,
+    docs/fixed-mode.md) and print the table (docs/scoring.md)."""
     from bench.schema import DatasetError
-    from wtb.score_run import score_files, score_run
+    from wtb.score_run import score_files, score_run, summary_metrics_file
     from wtb.table import metric_table
 
     SCORE_FILE, METRIC_FILE = score_files(scoring)
+    SUMMARY_METRICS_FILE = summary_metrics_file(scoring)
     try:
-        metric = score_run(dataset, result_path, out, tasks=tasks, scoring=scoring)
+        metric = score_run(dataset, result_path, out, tasks=tasks, scoring=scoring, language=language or "en")
     except DatasetError as exc:
         for issue in exc.issues:
             _err.print(str(issue), markup=False)
         raise typer.Exit(code=1) from None
-    Console(highlight=False, soft_wrap=True).print(metric_table(metric))
-    _err.print(f"wrote {result_path}, {out / SCORE_FILE} and {out / METRIC_FILE}", markup=False)
+    Console(highlight=False, soft_wrap=True).print(metric_table(metric, language))
+    _err.print(
+        f"wrote {result_path}, {out / SCORE_FILE}, {out / METRIC_FILE} and {out / SUMMARY_METRICS_FILE}", markup=False
+    )
     typer.echo(f"outputs in {out}/")

@@ -7,19 +7,22 @@ Bad input never produces a traceback: every problem is printed as
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
 from rich.console import Console
 
-from bench.schema import DatasetError, validate_file
-from wtb.cli import app, scoring_option, tasks_option
 from wtb.cli.data import named_dataset, pull_option
+from bench.schema import DatasetError, task_counts, validate_file
+from wtb.cli import Lang, app, lang_option, resolve_tasks, scoring_option, tasks_option
 from wtb.score_run import (
     METRIC_FILE,
     SCORE_FILE,
+    SUMMARY_METRICS_FILE,
     compare_run_files,
     score_files,
     score_run,
+    summary_metrics_file,
 )
 from wtb.table import metric_table
 
@@ -35,7 +38,11 @@ def _print_issues(issues) -> None:
 @app.command("validate")
 def validate(
     path: Path = typer.Argument(..., help="Dataset file (JSON Lines, one session per line), or wildtoolbench (the official data)."),
-    tasks: int = tasks_option(),
+    tasks: Optional[int] = tasks_option(),
+    lang: Optional[Lang] = lang_option(
+        "Also check that the sessions can be evaluated on this side (zh: every Chinese label maps to a "
+        "metric bucket), and count the tasks under its labels. Both sides are always checked field by field."
+    ),
     pull: bool = pull_option(),
 ) -> None:
     """Check a dataset file against the session schema (docs/dataset.md).
@@ -44,7 +51,11 @@ def validate(
     one-line summary (sessions, tasks per type, turn subtypes) and exits 0.
     """
     path = named_dataset(path, pull)
-    report = validate_file(path, tasks=tasks)
+    mixed = []
+    if tasks is None:  # the count the sessions share; lines of another count are problems too
+        tasks, mixed = task_counts(path)
+    report = validate_file(path, tasks=tasks, language=lang.value if lang else "en")
+    report.issues = sorted([*mixed, *report.issues], key=lambda issue: issue.line or 0)
     if not report.ok:
         _print_issues(report.issues)
         _err.print(f"{path}: {len(report.issues)} problem(s) found", markup=False)
@@ -57,25 +68,34 @@ def score(
     dataset: Path = typer.Option(..., "--dataset", help="Dataset file the run was made on (sessions, JSON Lines), or wildtoolbench."),
     results: Path = typer.Option(..., "--results", help="Result file: one record per session (JSON Lines)."),
     out: Path = typer.Option(
-        ..., "--out", help=f"Output folder for {SCORE_FILE} and {METRIC_FILE} (score.fixed.jsonl, metric.fixed.json with --scoring fixed)."
+        ..., "--out",
+        help=f"Output folder for {SCORE_FILE}, {METRIC_FILE} and {SUMMARY_METRICS_FILE} (score.fixed.jsonl, "
+        "metric.fixed.json and summary_metrics.fixed.json with --scoring fixed).",
     ),
-    tasks: int = tasks_option(),
+    tasks: Optional[int] = tasks_option(),
     scoring: str = scoring_option(),
+    lang: Optional[Lang] = lang_option(
+        "Side of the dataset the results were made on (en: english_* fields, zh: the Chinese ones). "
+        "Default: what the records say (a `wtb eval --lang zh` record carries \"language\": \"zh\"), else en."
+    ),
     pull: bool = pull_option(),
 ) -> None:
-    """Score a result file against its dataset (docs/scoring.md): writes OUT/score.jsonl and OUT/metric.json, prints the table.
+    """Score a result file against its dataset (docs/scoring.md): writes OUT/score.jsonl, OUT/metric.json
+    (the published format) and OUT/summary_metrics.json (empty groups are null), prints the table.
 
     With --scoring fixed (docs/fixed-mode.md) the scoring fixes 5-8 are applied, without model calls, and
-    OUT/score.fixed.jsonl and OUT/metric.fixed.json are written; on a reference run it also prints how many
-    task labels flip, by fix.
+    OUT/score.fixed.jsonl, OUT/metric.fixed.json and OUT/summary_metrics.fixed.json are written; on a
+    reference run it also prints how many task labels flip, by fix.
     """
     if scoring not in ("reference", "fixed"):
         _err.print(f"--scoring: unknown mode {scoring!r}: use reference or fixed", markup=False)
         raise typer.Exit(code=2)
     score_file, metric_file = score_files(scoring)
+    summary_file = summary_metrics_file(scoring)
     dataset = named_dataset(dataset, pull)
     try:
-        metric = score_run(dataset, results, out, tasks=tasks, scoring=scoring)
+        tasks = resolve_tasks(dataset, tasks)
+        metric = score_run(dataset, results, out, tasks=tasks, scoring=scoring, language=lang.value if lang else None)
         flips = _rescoring_flips(dataset, results, tasks) if scoring == "fixed" else None
     except DatasetError as exc:
         _print_issues(exc.issues)
@@ -83,7 +103,7 @@ def score(
     except OSError as exc:
         _err.print(f"{out}: cannot write results: {exc}", markup=False)
         raise typer.Exit(code=1) from None
-    _out.print(metric_table(metric))
+    _out.print(metric_table(metric, _summary_language(out / summary_file)))
     if flips is not None:
         by_fix = ", ".join(f"fix {fix}: {count}" for fix, count in flips["by_fix"].items()) or "none"
         _out.print(
@@ -91,7 +111,7 @@ def score(
             f"({flips['reference_correct']} -> {flips['fixed_correct']} correct of {flips['tasks']}); by fix: {by_fix}",
             markup=False,
         )
-    _out.print(f"wrote {out / score_file} and {out / metric_file}", markup=False)
+    _out.print(f"wrote {out / score_file}, {out / metric_file} and {out / summary_file}", markup=False)
 
 
 def _rescoring_flips(dataset: Path, results: Path, tasks: int):
@@ -101,3 +121,13 @@ def _rescoring_flips(dataset: Path, results: Path, tasks: int):
     if any(record.get("scoring") == "fixed" for _, record in load_result_records(results)):
         return None
     return compare_run_files(dataset, results, tasks=tasks)
+
+
+def _summary_language(path: Path) -> Optional[str]:
+    """The language written into the summary metrics file ``path`` (for the table title), or ``None``."""
+    import json
+
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("language")
+    except (OSError, ValueError, AttributeError):
+        return None

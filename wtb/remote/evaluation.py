@@ -29,7 +29,7 @@ import time
 import uuid
 from typing import Any, Mapping, Sequence
 
-from bench.harness import error_record
+from bench.harness import error_record, with_language
 from graphs.evaluation_context import EvaluationContext
 from wtb.remote.client import RunReply, ServerFailure, connect, display_url, wait_for_run
 from wtb.runner.accounting import Prices, RunSummary
@@ -98,6 +98,7 @@ def refused_record(session_id: str, context: EvaluationContext, error_class: str
     from models.candidates import describe_candidate
 
     record = error_record(session_id, recorded_model_name(context), message, scoring=scoring_mode(context))
+    record = with_language(record, getattr(context, "language", None) or "en")
     record["error_detail"] = f"{error_class}: {message}"
     record["candidate"] = describe_candidate(context.model)
     return record
@@ -152,8 +153,8 @@ class RemoteEvaluation:
             session_id=session_id,
             dataset=context.dataset or None,
             model=context.model,
-            language="en",
-            settings=context_settings(context, exclude=("model", "dataset")),
+            language=context.language or "en",
+            settings=context_settings(context, exclude=("model", "dataset", "language")),
         )
         record: dict[str, Any] | None = None
         error: dict[str, Any] | None = None

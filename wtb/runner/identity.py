@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 RUN_FILE = "run.json"
 """``{"dataset", "dataset_sha256", "model_name", "scoring", "settings"}`` of the results in the directory
-(resume check, resolved settings)."""
+(resume check, resolved settings; ``settings.language`` is the side of the dataset the results were made on)."""
 
 
 def dataset_identity(path: str | os.PathLike[str] | None) -> dict[str, str] | None:
@@ -69,12 +69,12 @@ def mixing_modes_message(where: Path, found: str, wanted: str) -> str:
 def _check_run_identity(
     out: Path, context: "EvaluationContext", model_name: str, has_results: bool, settings: Mapping[str, Any]
 ) -> None:
-    """Refuse to resume results made on another dataset or in another scoring mode; record this run's
-    identity and settings in ``RUN_FILE``.
+    """Refuse to resume results made on another dataset, in another scoring mode or on another language
+    side; record this run's identity and settings in ``RUN_FILE``.
 
     Raises:
-        ValueError: ``out`` holds results whose ``run.json`` names a dataset with other content, or
-            another scoring mode.
+        ValueError: ``out`` holds results whose ``run.json`` names a dataset with other content,
+            another scoring mode, or another ``language`` (a ``run.json`` without one is an ``en`` run).
     """
     path = out / RUN_FILE
     recorded: dict[str, Any] = {}
@@ -85,6 +85,15 @@ def _check_run_identity(
     mode = scoring_mode(context)
     if has_results and recorded and recorded.get("scoring", "reference") != mode:
         raise ValueError(mixing_modes_message(out, str(recorded.get("scoring", "reference")), mode))
+    language = getattr(context, "language", None) or "en"
+    recorded_settings = recorded.get("settings") if isinstance(recorded.get("settings"), dict) else {}
+    recorded_language = recorded_settings.get("language") or "en"
+    if recorded and recorded_language != language:
+        raise ValueError(
+            f"{out / RESULT_FILE} holds results of the {recorded_language} side of the dataset (--lang "
+            f"{recorded_language}), not {language}; resuming would mix them: use --lang {recorded_language}, "
+            "--overwrite or another --out directory"
+        )
     identity = dataset_identity(getattr(context, "dataset", None))
     if identity is None:
         write_json_atomic(path, {"dataset": None, "model_name": model_name, "scoring": mode, "settings": dict(settings)})

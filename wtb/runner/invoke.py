@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Mapping, Protocol
 
-from bench.harness import error_record
+from bench.harness import error_record, with_language
 from graphs.evaluation_context import EvaluationContext
 from wtb.runner.accounting import Prices
 from wtb.runner.identity import scoring_mode
@@ -67,8 +67,8 @@ def _graph_config(session: Mapping[str, Any], context: EvaluationContext) -> dic
         session_id=session["id"],
         dataset=context.dataset or None,
         model=context.model,
-        language="en",
-        settings=context_settings(context, exclude=("model", "dataset")),
+        language=context.language or "en",
+        settings=context_settings(context, exclude=("model", "dataset", "language")),
     )
 
 
@@ -123,6 +123,7 @@ async def run_session(
     if prices is not None:
         usage["cost_usd"] = prices.cost(usage["input_tokens"], usage["output_tokens"])
     if record is not None:
+        record = with_language(record, context.language or "en")
         if "candidate" not in record:  # records made here, not by the graph (docs/evaluation.md §5.5)
             from models.candidates import describe_candidate
 

@@ -6,7 +6,9 @@ from typing import Any
 
 
 class _Progress:
-    """Rich progress bar: sessions done, tasks correct so far, elapsed / remaining time."""
+    """Rich progress bar: sessions done, tasks whose actions matched so far (before the argument check:
+    a live sign of life, not the accuracy), elapsed / remaining time. The bar is cleared when the run
+    ends, so that only the score table reports accuracy."""
 
     def __init__(self, enabled: bool, total: int, done: int, tasks: int, correct: int, label: str):
         self.enabled = enabled
@@ -28,11 +30,12 @@ class _Progress:
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("sessions"),
-            TextColumn("tasks correct {task.fields[correct]}/{task.fields[tasks]}"),
+            TextColumn("right actions {task.fields[correct]}/{task.fields[tasks]} tasks"),
             TimeElapsedColumn(),
             TextColumn("left"),
             TimeRemainingColumn(),
             console=Console(stderr=True),
+            transient=True,
         )
         self._task = self._progress.add_task(label, total=total, completed=done, correct=correct, tasks=tasks)
 

@@ -25,18 +25,19 @@ def normalise_id(value: str) -> str:
     return f"wild_tool_bench_{value}" if value.isdigit() else value
 
 
-def load_dataset(path: str | os.PathLike[str], *, tasks: int = 4) -> list[dict[str, Any]]:
+def load_dataset(path: str | os.PathLike[str], *, tasks: int = 4, language: str = "en") -> list[dict[str, Any]]:
     """Sessions of a dataset JSON Lines file (docs/dataset.md) as plain dicts, validated by ``bench.schema``.
 
     The lines are validated first (``bench.schema.load_sessions``), then
     returned as parsed from the file: holding the validated models and their
     dumps at once doubled the peak memory of large runs (``python -m benchmarks.perf``).
-    ``tasks`` is the number of tasks per session (4 in the benchmark; N for ``wtb generate --layers N``).
+    ``tasks`` is the number of tasks per session (4 in the benchmark; N for ``wtb generate --layers N``);
+    ``language`` the side to be evaluated (``zh`` adds ``bench.schema.language_issues``).
 
     Raises:
         bench.schema.DatasetError: every malformed line (file, line and field named), a missing or empty file.
     """
-    validated = len(load_sessions(path, tasks=tasks))
+    validated = len(load_sessions(path, tasks=tasks, language=language))
     sessions = [json.loads(line) for _, line in iter_jsonl(path)]
     assert len(sessions) == validated
     return sessions

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from bench.io import atomic_write_text, dumps_line
+from bench.io import atomic_write_text, dumps_line, give_default_mode
 from wtb.runner.selection import session_sort_key
 
 RESULT_FILE = "result.jsonl"
@@ -136,7 +136,7 @@ class ResultFile:
         """Append one record as one line: a single write, then flush and fsync."""
         data = (dumps_line(record) + "\n").encode("utf-8")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)  # minus the umask, as open() does
         try:
             offset = os.lseek(fd, 0, os.SEEK_END)
             view = memoryview(data)
@@ -166,6 +166,7 @@ class ResultFile:
             directory = self.path.parent
             fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=directory)
             try:
+                give_default_mode(tmp)  # mkstemp's file is owner-only: the output gets a plain file's mode
                 with os.fdopen(fd, "wb") as out, open(self.path, "rb") as source:
                     lines, offset = [], 0
                     for session_id, start, length in ordered:

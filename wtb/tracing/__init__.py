@@ -10,6 +10,8 @@ Node-level task and step metadata live in :mod:`nodes.tracing`.
 """
 
 from wtb.tracing.client import (
+    endpoint_unreachable,
+    langsmith_endpoint,
     make_client,
     redact_run_ops,
     tracing_requested,
@@ -35,6 +37,8 @@ __all__ = [
     "REDACTED",
     "SECRET_KEYS",
     "context_settings",
+    "endpoint_unreachable",
+    "langsmith_endpoint",
     "make_client",
     "project_version",
     "redact",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from typing import Any, Iterator, Mapping
 
 from wtb.tracing.redaction import redact, secret_values
@@ -20,6 +21,64 @@ def tracing_requested(environ: Mapping[str, str] | None = None) -> bool:
         if env.get(name, "").strip().lower() == "true":
             return True
     return False
+
+
+DEFAULT_ENDPOINT = "https://api.smith.langchain.com"
+CHECK_TIMEOUT = 1.5
+"""Seconds the start-of-run reachability check of the LangSmith endpoint may take at most."""
+
+
+def langsmith_endpoint(environ: Mapping[str, str] | None = None) -> str:
+    """The LangSmith API URL the SDK will use: ``LANGSMITH_ENDPOINT``, else ``LANGCHAIN_ENDPOINT``, else the
+    public service's."""
+    env = os.environ if environ is None else environ
+    for name in ("LANGSMITH_ENDPOINT", "LANGCHAIN_ENDPOINT"):
+        value = env.get(name, "").strip()
+        if value:
+            return value
+    return DEFAULT_ENDPOINT
+
+
+def endpoint_unreachable(url: str, timeout: float = CHECK_TIMEOUT) -> str | None:
+    """Why ``url`` cannot be reached now, or ``None`` when a TCP connection to it opens within ``timeout``.
+
+    One connection attempt to the URL's host and port (through the HTTP(S) proxy the environment
+    names for it, if any), in a daemon thread that the caller never waits on for more than
+    ``timeout`` seconds: a host whose name does not resolve, a closed port, a firewall that drops
+    packets all answer within that time. Nothing is sent over the connection.
+
+    Returns:
+        ``None`` (reachable), or a short reason such as ``"connection refused"`` / ``"no answer within 1.5 s"``.
+    """
+    import socket
+    import threading
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+    if not host:
+        return f"not a URL: {url!r}"
+    proxy = urllib.request.getproxies().get(parts.scheme or "https")
+    if proxy and not urllib.request.proxy_bypass(host):
+        proxy_parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+        if proxy_parts.hostname:
+            host, port = proxy_parts.hostname, proxy_parts.port or 80
+    outcome: list[str | None] = []
+
+    def connect() -> None:
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                outcome.append(None)
+        except OSError as exc:
+            outcome.append(exc.strerror.lower() if getattr(exc, "strerror", None) else type(exc).__name__)
+
+    worker = threading.Thread(target=connect, name="wtb-langsmith-check", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if not outcome:
+        return f"no answer within {timeout:g} s"
+    return outcome[0]
 
 
 # Run fields the anonymizer does not cover: the model's constructor arguments ("serialized", which
@@ -92,6 +151,11 @@ def tracing_scope(
     Yields:
         The client when tracing is on, else ``None``. On exit the client is flushed so that the
         traces are sent before the process ends.
+
+    When tracing is asked for and no ``client`` is given, the LangSmith endpoint is checked once,
+    first (:func:`endpoint_unreachable`, at most :data:`CHECK_TIMEOUT` seconds): an endpoint that
+    cannot be reached turns tracing off for the block, with one warning line on stderr, so that
+    an offline run is neither slowed down by upload retries nor flooded with their errors.
     """
     from langsmith import run_helpers
 
@@ -99,6 +163,18 @@ def tracing_scope(
         with run_helpers.tracing_context(enabled=False):
             yield None
         return
+    if client is None:
+        endpoint = langsmith_endpoint()
+        reason = endpoint_unreachable(endpoint)
+        if reason is not None:
+            sys.stderr.write(
+                f"warning: LangSmith tracing is off for this run: {redact(endpoint)} cannot be reached ({reason}); "
+                "--no-trace or LANGSMITH_TRACING=false skips this check\n"
+            )
+            sys.stderr.flush()
+            with run_helpers.tracing_context(enabled=False):
+                yield None
+            return
     client = client or make_client()
     try:
         with run_helpers.tracing_context(
