@@ -451,3 +451,9 @@ def test_report_reads_a_fixed_run_and_compares_it_with_the_reference_run(runs, r
     pair = [e for e in data["scoring"] if e["kind"] == "runs"]
     assert len(pair) == 1 and (pair[0]["reference"], pair[0]["fixed"]) == ("r0", "r1")
     assert (pair[0]["reference_correct"], pair[0]["fixed_correct"]) == (95, 96)
+
+
+def test_runs_off_the_official_dataset_are_marked_not_comparable(report):
+    markdown = (report / "report.md").read_text(encoding="utf-8")
+    assert "**Not comparable with the paper: oracle (24 sessions), noisy (24 sessions)." in markdown
+    assert "Not comparable with the paper" in (report / "index.html").read_text(encoding="utf-8")

@@ -123,6 +123,25 @@ class Report:
     """Reference vs fixed scoring (:func:`scoring_comparisons`), one entry per compared run or pair."""
 
 
+OFFICIAL_SESSIONS = 256
+"""Sessions of the official WildToolBench dataset, the one the paper's figures come from."""
+
+
+def comparability_note(runs: Sequence[Run]) -> str:
+    """A warning for runs whose ranks against the paper's models mean little: the paper's figures are on
+    the official 256-session dataset (docs/metrics.md), so a run on another or a partial dataset (a demo,
+    fixtures, generated sessions) is placed among them for orientation only. ``""`` when every run has
+    256 sessions."""
+    other = [run for run in runs if len(run.session_ids) != OFFICIAL_SESSIONS]
+    if not other:
+        return ""
+    names = ", ".join(f"{run.label} ({len(run.session_ids)} sessions)" for run in other)
+    return (
+        f"Not comparable with the paper: {names}. The paper's figures are on the official "
+        f"{OFFICIAL_SESSIONS}-session dataset; ranks of runs on other sessions are for orientation only."
+    )
+
+
 def scoring_comparisons(runs: Sequence[Run]) -> list[dict[str, Any]]:
     """Reference and fixed scoring side by side, with every task whose label flips and the fix responsible
     (docs/fixed-mode.md §10).
@@ -354,6 +373,7 @@ def build_report(
         "categories": [[c, CATEGORY_LABELS[c], "parameter" if c in PARAMETER_CATEGORIES else "action"] for c in CATEGORIES],
         "tasks": task_rows,
         "rulesHtml": _rules_html(),
+        "comparability": comparability_note(runs),
         "scoring": [
             {**{k: v for k, v in entry.items() if k != "flips"},
              "flips": [[f["id"], f["task_idx"], f["reference_label"], f["fixed_label"], f["fixes"], f["reason"]]

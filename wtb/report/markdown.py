@@ -75,6 +75,11 @@ def report_markdown(
             f"{_percent(figures.session.value)} [{_percent(figures.session.low)}, {_percent(figures.session.high)}]",
             run.failed(), f"`{run.path}`",
         ])  # fmt: skip
+    from wtb.report.build import comparability_note
+
+    note = comparability_note(report.runs)
+    if note:
+        lines += [f"**{note}**", ""]
     lines += _table(["run", f"rank among the paper's {len(paper['main'])} models", "sessions", "tasks", "task accuracy [95% CI]", "session accuracy [95% CI]", "failed tasks", "folder"], rows)
     lines += ["", "The brackets are 95% percentile-bootstrap intervals: sessions are resampled with replacement (the "
               "tasks of a session are not independent), with the seed and resample count in `report.json`. Another "

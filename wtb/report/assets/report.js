@@ -100,7 +100,7 @@
 
   // ------------------------------------------------------------------ views
   function overview() {
-    var html = '<h2>' + esc(D.title) + '</h2><div class="cards">';
+    var html = '<h2>' + esc(D.title) + '</h2>' + (D.comparability ? '<p class="note warn"><b>' + esc(D.comparability) + '</b></p>' : '') + '<div class="cards">';
     D.runs.forEach(function (r) {
       html += '<div class="card"><div>' + chip(r) + '<b>' + esc(r.label) + '</b> <span class="badge b-ours">ours</span></div>' +
         '<div class="kv" style="margin-top:6px"><div>task accuracy</div><div>' + ci(r.task) + '</div>' +
@@ -154,7 +154,7 @@
   }
 
   function leaderboard() {
-    view.innerHTML = '<h2>Leaderboard</h2><p class="note">Our runs ranked among the paper\'s ' + D.paperModels +
+    view.innerHTML = '<h2>Leaderboard</h2>' + (D.comparability ? '<p class="note warn"><b>' + esc(D.comparability) + '</b></p>' : '') + '<p class="note">Our runs ranked among the paper\'s ' + D.paperModels +
       ' models by session accuracy, then task accuracy (the paper\'s order). Percentages; empty where the run has no task of that kind. Click a run to list its tasks. Paper figures: ' + esc(D.paperSource) + '</p>' +
       renderTable('main', { link: function (run) { return hashFor('tasks', [], { run: run.key }); }, hint: 'hover a header for its meaning' });
   }
