@@ -174,6 +174,34 @@ def _as_json_text(arguments: Any) -> str:
     return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
 
 
+def _matched_candidate(
+    step: Mapping[str, Any], output: Mapping[str, Any], field: str
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """The matched gold candidate of a name-correct step and its actions; ``(None, [])`` for an ask or
+    answer step (docs/scoring.md §2).
+
+    Raises:
+        ResultRecordError: ``inference_answer`` is missing or malformed, or (for a call step) the
+            recorded ``tool_calls`` are not a list of OpenAI-style calls.
+    """
+    try:
+        answer = step["inference_answer"]["candidate_0_answer_function_list"]
+        gold_actions = answer["action"]
+        gold_names = [action["name"] for action in gold_actions]
+    except (KeyError, TypeError) as exc:
+        raise ResultRecordError(
+            f"{field}.inference_answer.candidate_0_answer_function_list", f"missing or malformed ({exc!r})"
+        ) from None
+    if any(name in PSEUDO_TOOLS for name in gold_names):
+        return None, []
+    if not _well_formed_calls(output.get("tool_calls")):
+        raise ResultRecordError(
+            f"{field}.inference_output.tool_calls",
+            'expected a list of calls, each {"function": {"name": <string>, "arguments": <JSON text>}}',
+        )
+    return answer, gold_actions
+
+
 def score_task(
     task_result: Mapping[str, Any],
     tools: Sequence[Mapping[str, Any]],
@@ -237,21 +265,9 @@ def score_task(
             raise ResultRecordError(f"{field}.inference_output", "missing or not an object")
         if output.get("current_action_name_label") != CORRECT:
             break  # name error (including the empty-response step without inference_answer)
-        try:
-            answer = step["inference_answer"]["candidate_0_answer_function_list"]
-            gold_actions = answer["action"]
-            gold_names = [action["name"] for action in gold_actions]
-        except (KeyError, TypeError) as exc:
-            raise ResultRecordError(
-                f"{field}.inference_answer.candidate_0_answer_function_list", f"missing or malformed ({exc!r})"
-            ) from None
-        if any(name in PSEUDO_TOOLS for name in gold_names):
-            continue
-        if not _well_formed_calls(output.get("tool_calls")):
-            raise ResultRecordError(
-                f"{field}.inference_output.tool_calls",
-                'expected a list of calls, each {"function": {"name": <string>, "arguments": <JSON text>}}',
-            )
+        answer, gold_actions = _matched_candidate(step, output, field)
+        if answer is None:
+            continue  # an ask or answer step: no arguments to check
         try:
             predicted = sorted(output.get("tool_calls") or [], key=_predicted_sort_key)
             gold = sorted(gold_actions, key=_gold_sort_key)
@@ -479,25 +495,14 @@ def score_task_with_fixes(
             if first_error is None:
                 first_error = {"kind": "name", "step": index, "reason": output.get("error_reason")}
             break
-        try:
-            answer = step["inference_answer"]["candidate_0_answer_function_list"]
-            gold_actions = answer["action"]
-            gold_names = [action["name"] for action in gold_actions]
-        except (KeyError, TypeError) as exc:
-            raise ResultRecordError(
-                f"{field}.inference_answer.candidate_0_answer_function_list", f"missing or malformed ({exc!r})"
-            ) from None
-        if any(name in PSEUDO_TOOLS for name in gold_names):
-            continue
-        if not _well_formed_calls(output.get("tool_calls")):
-            raise ResultRecordError(
-                f"{field}.inference_output.tool_calls",
-                'expected a list of calls, each {"function": {"name": <string>, "arguments": <JSON text>}}',
-            )
+        answer, gold_actions = _matched_candidate(step, output, field)
+        if answer is None:
+            continue  # an ask or answer step: no arguments to check
         calls = output.get("tool_calls") or []
         try:
             if pairing_fix:
                 names = [call["function"]["name"] for call in calls]
+                gold_names = [action["name"] for action in gold_actions]
                 if sorted(names) != sorted(gold_names):
                     raise ResultRecordError(
                         f"{field}.inference_output.tool_calls",
