@@ -174,6 +174,31 @@ def _as_json_text(arguments: Any) -> str:
     return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
 
 
+def _task_copy(task_result: Any, where: str, stale: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A deep copy of one recorded task without the ``stale`` keys of an earlier scoring, and its
+    ``inference_log``, after checking the fields every scoring walk reads (docs/evaluation.md §5).
+
+    Raises:
+        ResultRecordError: the task is not an object, or its ``inference_log``, ``action_name_label``
+            or ``is_optimal`` is missing or malformed.
+    """
+    if not isinstance(task_result, Mapping):
+        raise ResultRecordError(where, f"expected an object, got {type(task_result).__name__}")
+    task = copy.deepcopy(dict(task_result))
+    for stale in stale:
+        task.pop(stale, None)
+    log = task.get("inference_log")
+    if not isinstance(log, dict):
+        raise ResultRecordError(f"{where}.inference_log", "missing or not an object")
+    if "action_name_label" not in task:
+        raise ResultRecordError(f"{where}.action_name_label", "missing")
+    if task["action_name_label"] not in (CORRECT, ERROR):
+        raise ResultRecordError(f"{where}.action_name_label", f"expected 'correct' or 'error', got {task['action_name_label']!r}")
+    if not isinstance(task.get("is_optimal"), bool):
+        raise ResultRecordError(f"{where}.is_optimal", f"expected true or false, got {task.get('is_optimal')!r}")
+    return task, log
+
+
 def _matched_candidate(
     step: Mapping[str, Any], output: Mapping[str, Any], field: str
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
@@ -241,20 +266,7 @@ def score_task(
         check_scoring_mode(scoring)
         return score_task_with_fixes(task_result, tools, fixes=FIXED_SCORING, checker=checker, where=where)
     check = checker or _default_checker()
-    if not isinstance(task_result, Mapping):
-        raise ResultRecordError(where, f"expected an object, got {type(task_result).__name__}")
-    task = copy.deepcopy(dict(task_result))
-    for stale in ("label", "action_arguments_label"):
-        task.pop(stale, None)
-    log = task.get("inference_log")
-    if not isinstance(log, dict):
-        raise ResultRecordError(f"{where}.inference_log", "missing or not an object")
-    if "action_name_label" not in task:
-        raise ResultRecordError(f"{where}.action_name_label", "missing")
-    if task["action_name_label"] not in (CORRECT, ERROR):
-        raise ResultRecordError(f"{where}.action_name_label", f"expected 'correct' or 'error', got {task['action_name_label']!r}")
-    if not isinstance(task.get("is_optimal"), bool):
-        raise ResultRecordError(f"{where}.is_optimal", f"expected true or false, got {task.get('is_optimal')!r}")
+    task, log = _task_copy(task_result, where, ("label", "action_arguments_label"))
 
     argument_error = False
     for key in step_keys(log):
@@ -467,20 +479,7 @@ def score_task_with_fixes(
 
     pairing_fix, walk_fix = 5 in fixes, 6 in fixes
     check = checker or (_fixed_checker() if 7 in fixes else _default_checker())
-    if not isinstance(task_result, Mapping):
-        raise ResultRecordError(where, f"expected an object, got {type(task_result).__name__}")
-    task = copy.deepcopy(dict(task_result))
-    for stale in ("label", "action_arguments_label", "first_error"):
-        task.pop(stale, None)
-    log = task.get("inference_log")
-    if not isinstance(log, dict):
-        raise ResultRecordError(f"{where}.inference_log", "missing or not an object")
-    if "action_name_label" not in task:
-        raise ResultRecordError(f"{where}.action_name_label", "missing")
-    if task["action_name_label"] not in (CORRECT, ERROR):
-        raise ResultRecordError(f"{where}.action_name_label", f"expected 'correct' or 'error', got {task['action_name_label']!r}")
-    if not isinstance(task.get("is_optimal"), bool):
-        raise ResultRecordError(f"{where}.is_optimal", f"expected true or false, got {task.get('is_optimal')!r}")
+    task, log = _task_copy(task_result, where, ("label", "action_arguments_label", "first_error"))
 
     argument_error = False
     first_error: dict[str, Any] | None = None
