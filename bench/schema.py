@@ -823,18 +823,17 @@ def task_counts(path: str | os.PathLike[str]) -> tuple[int, list[DatasetIssue]]:
     file = os.fspath(path)
     counts: dict[int, list[int]] = {}
     try:
-        lines = list(iter_jsonl(file))
+        for number, text in iter_jsonl(file):  # one line at a time: the file is never held whole
+            if isinstance(text, UndecodableLine):
+                continue
+            try:
+                raw = json.loads(text)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(raw, dict) and isinstance(raw.get("english_tasks"), list):
+                counts.setdefault(len(raw["english_tasks"]), []).append(number)
     except OSError:
         return TASKS_PER_SESSION, []
-    for number, text in lines:
-        if isinstance(text, UndecodableLine):
-            continue
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(raw, dict) and isinstance(raw.get("english_tasks"), list):
-            counts.setdefault(len(raw["english_tasks"]), []).append(number)
     if not counts:
         return TASKS_PER_SESSION, []
     common = max(counts, key=lambda n: (len(counts[n]), -counts[n][0]))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.metrics import MetricsAccumulator, compute_metrics
-from bench.schema import DatasetError, index_sessions, load_sessions, parse_jsonl_file
+from bench.schema import DatasetError, index_sessions, load_sessions, parse_jsonl_file, task_counts
 from bench.scoring import score_session
 from tests.session_factory import make_session
 from wtb.score_run import (
@@ -138,6 +138,20 @@ def test_index_sessions_keeps_the_chinese_side_problems(tmp_path):
     with pytest.raises(DatasetError) as info:
         load_sessions(dataset, language="zh")
     assert info.value.issues == issues
+
+
+def test_task_counts_reads_the_dataset_one_line_at_a_time(tmp_path):
+    """``wtb score`` counts the tasks before scoring: that pass must not hold the file either."""
+    dataset = _write(tmp_path / "d.jsonl", [make_session(f"wild_tool_bench_{i}") for i in range(300)])
+    size = dataset.stat().st_size
+    task_counts(dataset)  # warm
+    tracemalloc.start()
+    try:
+        assert task_counts(dataset) == (4, [])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert size > 1_000_000 and peak < size / 10, (peak, size)
 
 
 def test_result_scan_yields_what_the_loader_returns(tmp_path):
