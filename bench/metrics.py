@@ -84,7 +84,9 @@ def compute_metrics(
         scored: ``(session, scored_tasks)`` pairs; ``session`` is a :class:`Session`
             or its dict, ``scored_tasks`` the output of ``bench.scoring.score_session``
             (one dict per task, in task order, each with ``label``, ``is_optimal``
-            and the post-scoring ``inference_log``).
+            and the post-scoring ``inference_log``). Read once, one pair at a time
+            (a generator keeps memory flat; :class:`MetricsAccumulator` is the same count
+            fed pair by pair).
         language: the side that ran (docs/dataset.md §2.2); it only chooses the labels the
             tasks are counted under (:func:`bench.schema.bucket_labels`; the buckets are the
             English ones either way).
@@ -110,31 +112,57 @@ def compute_metrics(
         ValueError: when a session's scored task count differs from its task count, or
             (``zh``) a session's labels cannot be bucketed.
     """
-    task_total = _Accuracy()
-    session_total = _Accuracy()
-    by_type = {name: _Accuracy() for name in (TASK_TYPES[0], MULTI_TOOL, *TASK_TYPES[1:])}
-    by_layer = {str(i): _Accuracy() for i in range(LAYERS)}
-    by_turn = {name: _Accuracy() for name in (FIRST_TURN, SUBSEQUENT_TURN, *TURN_SUBTYPES)}
-    optimal = {name: _Accuracy() for name in ("Total", *OPTIMAL_TYPES)}
-    progress = {name: _Progress() for name in ("Total", *PROGRESS_TYPES)}
-
-    fixed = scoring == "fixed"
+    metrics = MetricsAccumulator(scoring=scoring, language=language)
     for session, tasks in scored:
-        task_types, turn_subtypes = bucket_labels(session, language)
-        answer_list = _field(session, fields_for(language).answer_list if fixed else "answer_list")
+        metrics.add(session, tasks)
+    return metrics.result(model_name)
+
+
+class MetricsAccumulator:
+    """:func:`compute_metrics` one session at a time (docs/metrics.md §2-§5): :meth:`add` each scored
+    session as it comes, :meth:`result` gives the metric dict; nothing of the sessions is kept.
+
+    Args:
+        scoring: ``"reference"`` or ``"fixed"`` (docs/fixed-mode.md §9), as in :func:`compute_metrics`.
+        language: the side that ran, as in :func:`compute_metrics`.
+    """
+
+    def __init__(self, *, scoring: str = "reference", language: str = "en") -> None:
+        self.fixed = scoring == "fixed"
+        self.language = language
+        self.task_total = _Accuracy()
+        self.session_total = _Accuracy()
+        self.by_type = {name: _Accuracy() for name in (TASK_TYPES[0], MULTI_TOOL, *TASK_TYPES[1:])}
+        self.by_layer = {str(i): _Accuracy() for i in range(LAYERS)}
+        self.by_turn = {name: _Accuracy() for name in (FIRST_TURN, SUBSEQUENT_TURN, *TURN_SUBTYPES)}
+        self.optimal = {name: _Accuracy() for name in ("Total", *OPTIMAL_TYPES)}
+        self.progress = {name: _Progress() for name in ("Total", *PROGRESS_TYPES)}
+
+    def add(self, session: Session | Mapping[str, Any], tasks: Sequence[Mapping[str, Any]]) -> None:
+        """Count one scored session (``session`` a :class:`Session` or its dict, ``tasks`` its scored
+        tasks in task order) into the buckets of docs/metrics.md §1-§4.
+
+        Raises:
+            ValueError: the scored task count differs from the session's, or (``zh``) its labels
+                cannot be bucketed; nothing is counted then.
+        """
+        fixed = self.fixed
+        task_types, turn_subtypes = bucket_labels(session, self.language)
+        answer_list = _field(session, fields_for(self.language).answer_list if fixed else "answer_list")
         if len(tasks) != len(task_types):
             session_id = _field(session, "id")
             raise ValueError(f"session {session_id}: {len(tasks)} scored tasks, expected {len(task_types)}")
+        by_type, by_turn, optimal, progress = self.by_type, self.by_turn, self.optimal, self.progress
         all_correct = True
         for index, task in enumerate(tasks):
             correct = task.get("label") == CORRECT
             all_correct = all_correct and correct
             task_type = task_types[index]
-            task_total.add(correct)
+            self.task_total.add(correct)
             by_type[task_type].add(correct)
             if task_type in MULTI_TOOL_TYPES:
                 by_type[MULTI_TOOL].add(correct)
-            by_layer.setdefault(str(index), _Accuracy()).add(correct)
+            self.by_layer.setdefault(str(index), _Accuracy()).add(correct)
             if index == 0:
                 by_turn[FIRST_TURN].add(correct)
             else:
@@ -152,21 +180,25 @@ def compute_metrics(
                 total = len(answer_list[index])
                 progress["Total"].add(complete, total)
                 progress[task_type].add(complete, total)
-        session_total.add(all_correct)
+        self.session_total.add(all_correct)
 
-    def dump(buckets: Mapping[str, Any]) -> dict[str, Any]:
-        return {name: bucket.as_dict() for name, bucket in buckets.items()}
+    def result(self, model_name: str) -> dict[str, Any]:
+        """The metric dict of the sessions added so far, stored under ``model_name`` (docs/metrics.md §5;
+        see :func:`compute_metrics` for its content)."""
 
-    return {
-        "model_name": model_name,
-        **({"scoring": "fixed"} if fixed else {}),
-        "total_info": {"task": task_total.as_dict(), "session": session_total.as_dict()},
-        "task_type_info": dump(by_type),
-        "layer_info": dump(by_layer),
-        "turn_subtype_info": dump(by_turn),
-        "optimal_info": dump(optimal),
-        "progress_info": dump(progress),
-    }
+        def dump(buckets: Mapping[str, Any]) -> dict[str, Any]:
+            return {name: bucket.as_dict() for name, bucket in buckets.items()}
+
+        return {
+            "model_name": model_name,
+            **({"scoring": "fixed"} if self.fixed else {}),
+            "total_info": {"task": self.task_total.as_dict(), "session": self.session_total.as_dict()},
+            "task_type_info": dump(self.by_type),
+            "layer_info": dump(self.by_layer),
+            "turn_subtype_info": dump(self.by_turn),
+            "optimal_info": dump(self.optimal),
+            "progress_info": dump(self.progress),
+        }
 
 
 def matched_gold_nodes(task: Mapping[str, Any], answer_list: Sequence[Mapping[str, Any]]) -> int:

@@ -97,9 +97,11 @@ def scoring_tools(
     """
     from bench.args import float_to_number
 
-    name = fields_for(language).tools
-    tools = getattr(session, name) if isinstance(session, Session) else session[name]
-    return float_to_number(tools, scoring=scoring)
+    return float_to_number(_session_field(session, fields_for(language).tools), scoring=scoring)
+
+
+def _session_field(session: Session | Mapping[str, Any], name: str) -> Any:
+    return getattr(session, name) if isinstance(session, Session) else session[name]
 
 
 def record_language(record: Mapping[str, Any], language: Optional[str] = None) -> str:
@@ -174,9 +176,29 @@ def _as_json_text(arguments: Any) -> str:
     return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
 
 
-def _task_copy(task_result: Any, where: str, stale: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, Any]]:
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _json_copy(value: Any) -> Any:
+    """A deep copy of a JSON value (what a result record holds): plain dicts and lists are rebuilt,
+    scalars shared, anything else goes to ``copy.deepcopy``. Several times faster than ``copy.deepcopy``
+    of the whole tree (no memo); the same copy for a parsed JSON line, which shares no sub-object."""
+    kind = type(value)
+    if kind is dict:
+        return {key: _json_copy(item) for key, item in value.items()}
+    if kind is list:
+        return [_json_copy(item) for item in value]
+    if kind in _SCALARS:
+        return value
+    return copy.deepcopy(value)
+
+
+def _task_copy(
+    task_result: Any, where: str, stale: tuple[str, ...], consume: bool = False
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """A deep copy of one recorded task without the ``stale`` keys of an earlier scoring, and its
     ``inference_log``, after checking the fields every scoring walk reads (docs/evaluation.md §5).
+    ``consume``: only the task's top level is copied; its log is the recorded one, changed in place.
 
     Raises:
         ResultRecordError: the task is not an object, or its ``inference_log``, ``action_name_label``
@@ -184,7 +206,7 @@ def _task_copy(task_result: Any, where: str, stale: tuple[str, ...]) -> tuple[di
     """
     if not isinstance(task_result, Mapping):
         raise ResultRecordError(where, f"expected an object, got {type(task_result).__name__}")
-    task = copy.deepcopy(dict(task_result))
+    task = dict(task_result) if consume else _json_copy(dict(task_result))
     for stale in stale:
         task.pop(stale, None)
     log = task.get("inference_log")
@@ -234,11 +256,13 @@ def score_task(
     checker: Optional[ArgumentChecker] = None,
     where: str = "task",
     scoring: str = "reference",
+    consume: bool = False,
 ) -> dict[str, Any]:
     """Label one task result exactly as the reference scorer does (docs/scoring.md, quirks 12-16).
 
     Args:
-        task_result: one per-task dict of a result record (docs/evaluation.md §5). Not modified.
+        task_result: one per-task dict of a result record (docs/evaluation.md §5). Not modified,
+            unless ``consume``.
         tools: the session's tools as the checker must see them (already float→number,
             see :func:`scoring_tools`).
         checker: the argument checker; defaults to ``bench.args.check_arguments``
@@ -247,6 +271,9 @@ def score_task(
         scoring: ``"reference"`` (default: the rules described here) or
             ``"fixed"``: scoring fixes 5-7 (:func:`score_task_with_fixes`,
             docs/fixed-mode.md §6-§8).
+        consume: the caller gives ``task_result`` up: its ``inference_log`` is labelled in place and
+            becomes the returned task's, instead of a deep copy (for a record read from a file and
+            dropped once scored, as :func:`wtb.score_run.score_run` does; same result, less work).
 
     Returns:
         A new dict: ``label`` first, then the task's keys with
@@ -264,9 +291,9 @@ def score_task(
     """
     if scoring != "reference":
         check_scoring_mode(scoring)
-        return score_task_with_fixes(task_result, tools, fixes=FIXED_SCORING, checker=checker, where=where)
+        return score_task_with_fixes(task_result, tools, fixes=FIXED_SCORING, checker=checker, where=where, consume=consume)
     check = checker or _default_checker()
-    task, log = _task_copy(task_result, where, ("label", "action_arguments_label"))
+    task, log = _task_copy(task_result, where, ("label", "action_arguments_label"), consume)
 
     argument_error = False
     for key in step_keys(log):
@@ -363,25 +390,29 @@ def record_identity(record: Mapping[str, Any]) -> tuple[str, str]:
 
 def score_session(
     record: Mapping[str, Any],
-    session: Session,
+    session: Session | Mapping[str, Any],
     *,
     checker: Optional[ArgumentChecker] = None,
     tools: Optional[Sequence[Mapping[str, Any]]] = None,
     scoring: str = "reference",
     language: Optional[str] = None,
+    consume: bool = False,
 ) -> list[dict[str, Any]]:
     """Score every task of one session's result record (docs/scoring.md).
 
     Args:
         record: ``{"id", "model_name", "result"}`` or ``{"session_id", "candidate", "result"}``;
             ``result`` is the list of per-task dicts, or an ``"Error during inference: ..."`` string.
-        session: the gold session (the tools of the side that ran feed the argument checker).
+        session: the gold session, a :class:`Session` or its dict (the tools of the side that ran
+            feed the argument checker).
         checker: argument checker (default ``bench.args.check_arguments``).
         tools: the tool list for the checker; default :func:`scoring_tools` of ``session``.
         scoring: ``"reference"`` (default) or ``"fixed"`` (docs/fixed-mode.md §6-§8). Fixed
             scoring accepts records of either mode (rescoring a reference run applies
             fixes 5-8 only); reference scoring refuses a record made by a fixed-mode run.
         language: the side that ran; ``None`` takes the record's (:func:`record_language`).
+        consume: the caller gives ``record`` up: its tasks are labelled in place instead of
+            copied (see :func:`score_task`); ``record`` is not modified otherwise.
 
     Returns:
         One scored task dict per task (:func:`score_task`, or :func:`inference_error_tasks`).
@@ -401,22 +432,26 @@ def score_session(
                 "scoring", "this record was made by a --scoring fixed run: score it in fixed mode (--scoring fixed)"
             )
     session_id, _ = record_identity(record)
-    if session_id != session.id:
-        raise ResultRecordError("id", f"record is for {session_id!r}, session is {session.id!r}")
+    gold_id = _session_field(session, "id")
+    if session_id != gold_id:
+        raise ResultRecordError("id", f"record is for {session_id!r}, session is {gold_id!r}")
     language = record_language(record, language)
     if "result" not in record:
         raise ResultRecordError("result", "missing")
     result = record["result"]
-    task_count = len(getattr(session, fields_for(language).tasks))
+    task_count = len(_session_field(session, fields_for(language).tasks))
     if isinstance(result, str):
         return inference_error_tasks(result, task_count, scoring=scoring)
     if not isinstance(result, list):
         raise ResultRecordError("result", f"expected a list of tasks or an error string, got {type(result).__name__}")
     if len(result) != task_count:
-        raise ResultRecordError("result", f"{len(result)} tasks, session {session.id} has {task_count}")
+        raise ResultRecordError("result", f"{len(result)} tasks, session {gold_id} has {task_count}")
     if tools is None:
         tools = scoring_tools(session, language, scoring=scoring)
-    return [score_task(task, tools, checker=checker, where=f"result[{i}]", scoring=scoring) for i, task in enumerate(result)]
+    return [
+        score_task(task, tools, checker=checker, where=f"result[{i}]", scoring=scoring, consume=consume)
+        for i, task in enumerate(result)
+    ]
 
 
 # --------------------------------------------------------------------------- fixed mode
@@ -441,6 +476,7 @@ def score_task_with_fixes(
     fixes: frozenset[int] | set[int] = FIXED_SCORING,
     checker: Optional[ArgumentChecker] = None,
     where: str = "task",
+    consume: bool = False,
 ) -> dict[str, Any]:
     """Label one task with any subset of the scoring fixes 5-7 (docs/fixed-mode.md §6-§8).
 
@@ -461,11 +497,12 @@ def score_task_with_fixes(
     - fix 7: the checker is ``check_arguments(..., scoring="fixed")`` (unless ``checker`` is given).
 
     Args:
-        task_result: one per-task dict of a result record (either mode). Not modified.
+        task_result: one per-task dict of a result record (either mode). Not modified, unless ``consume``.
         tools: the tools the checker sees (:func:`scoring_tools`; ``scoring="fixed"`` for fix 7).
         fixes: the fixes to apply, a subset of ``{5, 6, 7}`` (8 is ignored here).
         checker: argument checker override.
         where: prefix for error messages.
+        consume: label ``task_result``'s log in place instead of a deep copy (see :func:`score_task`).
 
     Returns:
         The scored task dict (``label`` first).
@@ -479,7 +516,7 @@ def score_task_with_fixes(
 
     pairing_fix, walk_fix = 5 in fixes, 6 in fixes
     check = checker or (_fixed_checker() if 7 in fixes else _default_checker())
-    task, log = _task_copy(task_result, where, ("label", "action_arguments_label", "first_error"))
+    task, log = _task_copy(task_result, where, ("label", "action_arguments_label", "first_error"), consume)
 
     argument_error = False
     first_error: dict[str, Any] | None = None

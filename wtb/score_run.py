@@ -8,22 +8,25 @@ This is the I/O layer around the pure :mod:`bench.scoring` and
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
-from bench.io import write_json_atomic, write_jsonl_atomic
-from bench.metrics import compute_metrics, readable_metrics
+from bench.io import atomic_write_text, dumps_line, give_default_mode, write_json_atomic
+from bench.metrics import MetricsAccumulator, readable_metrics
 from bench.schema import (
     DatasetError,
     DatasetIssue,
+    JsonlScan,
+    LineParser,
     Session,
-    language_issues,
-    load_sessions,
+    index_sessions,
     note_session_id,
     parse_jsonl_file,
-    sessions_by_id,
 )
 from bench.scoring import ArgumentChecker, ScoringError, record_identity, score_session
 from bench.terms import check_scoring_mode
@@ -56,24 +59,12 @@ def natural_id_key(session_id: str) -> tuple:
     return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", session_id))
 
 
-def load_result_records(path: str | os.PathLike[str]) -> list[tuple[int, dict[str, Any]]]:
-    """Read a result file (JSON Lines, one record per session, docs/evaluation.md §5).
-
-    Records may be in our format (``id``, ``model_name``, ``result``) or the
-    reference fixtures' (``session_id``, ``candidate``, ``result``).
-
-    Returns:
-        ``(line_number, record)`` pairs in file order.
-
-    Raises:
-        DatasetError: every bad line (bad JSON, not an object, no id / model name),
-            duplicate session ids, a missing or empty file.
-    """
+def _result_line_parser() -> LineParser:
+    """The result loader's ``parse_line``: identity, ``result`` present, no duplicate id (docs/evaluation.md §5)."""
     first_line: dict[str, int] = {}
     first_model: dict[str, Any] = {}
-    Numbered = tuple[int, dict[str, Any]]
 
-    def parse_line(file: str, number: int, record: Any) -> tuple[Optional[Numbered], list[DatasetIssue]]:
+    def parse_line(file: str, number: int, record: Any) -> tuple[Numbered | None, list[DatasetIssue]]:
         try:
             session_id, model_name = record_identity(record)
         except ScoringError as exc:
@@ -92,10 +83,40 @@ def load_result_records(path: str | os.PathLike[str]) -> list[tuple[int, dict[st
             return None, [duplicate]
         return (number, record), []
 
-    records, issues = parse_jsonl_file(path, parse_line, empty_message="file holds no result records")
+    return parse_line
+
+
+Numbered = tuple[int, dict[str, Any]]
+"""``(line_number, record)`` of a result file."""
+
+RESULTS_EMPTY = "file holds no result records"
+
+
+def load_result_records(path: str | os.PathLike[str]) -> list[Numbered]:
+    """Read a result file (JSON Lines, one record per session, docs/evaluation.md §5).
+
+    Records may be in our format (``id``, ``model_name``, ``result``) or the
+    reference fixtures' (``session_id``, ``candidate``, ``result``).
+
+    Returns:
+        ``(line_number, record)`` pairs in file order.
+
+    Raises:
+        DatasetError: every bad line (bad JSON, not an object, no id / model name),
+            duplicate session ids, a missing or empty file.
+    """
+    records, issues = parse_jsonl_file(path, _result_line_parser(), empty_message=RESULTS_EMPTY)
     if issues:
         raise DatasetError(issues)
     return records
+
+
+def scan_result_records(path: str | os.PathLike[str]) -> JsonlScan[Numbered]:
+    """:func:`load_result_records` as one streaming pass (docs/evaluation.md §5): iterating the returned
+    :class:`bench.schema.JsonlScan` yields ``(offset, length, (line_number, record))`` for each good
+    record, one at a time, and its ``issues`` collect what :func:`load_result_records` would raise
+    (complete once the iteration has ended). Never raises for bad input."""
+    return JsonlScan(path, _result_line_parser(), empty_message=RESULTS_EMPTY)
 
 
 def records_language(
@@ -134,7 +155,7 @@ def records_language(
 
 
 def score_records(
-    sessions: dict[str, Session],
+    sessions: Mapping[str, Session | Mapping[str, Any]],
     records: list[tuple[int, dict[str, Any]]],
     *,
     results_file: str = "<results>",
@@ -144,7 +165,7 @@ def score_records(
 ) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
     """Score result records against their sessions (looked up by id) and compute the metric dict (docs/scoring.md, docs/metrics.md).
 
-    ``scoring="fixed"`` scores with the fixes of docs/fixed-mode.md §6-§9 (records of either mode);
+    ``scoring="fixed"`` scores with the fixes of docs/fixed-mode.md §6-§8 (records of either mode);
     reference scoring refuses records made by a fixed-mode run, and a file mixing both kinds of
     record is refused in either mode.
 
@@ -162,28 +183,123 @@ def score_records(
             records that cannot be scored (each issue names line and field).
     """
     check_scoring_mode(scoring)
-    modes: dict[str, int] = {}
     language = records_language(records, language, results_file=results_file)
+    lines: list[dict[str, Any]] = []
+    model_name, _, metric = _score_stream(
+        records, sessions, lambda _, line: lines.append(line),
+        results_file=results_file, checker=checker, scoring=scoring, language=language,
+    )  # fmt: skip
+    lines.sort(key=lambda line: natural_id_key(line["id"]))
+    return model_name, lines, metric
+
+
+def _score_stream(
+    records: Iterable[Numbered],
+    sessions: Mapping[str, Session | Mapping[str, Any]],
+    emit: Callable[[str, dict[str, Any]], None],
+    *,
+    results_file: str,
+    checker: ArgumentChecker | None,
+    scoring: str,
+    language: str | None,
+    load_issues: Sequence[DatasetIssue] = (),
+    side_issues: Callable[[str], list[DatasetIssue]] | None = None,
+    consume: bool = False,
+) -> tuple[str, str, dict[str, Any]]:
+    """Score records one at a time, in one pass (docs/scoring.md, docs/metrics.md): each scored
+    session's score line goes to ``emit(session_id, line)`` and into the metrics, then is dropped.
+
+    The problems are raised once the records are exhausted, in the order a whole-file pass checks
+    them: ``load_issues`` (the live issue list of the scan that yields ``records``), the records'
+    language sides (``language=None``: :func:`records_language`), ``side_issues(language)`` (the
+    dataset's sessions that cannot run on that side), then the scoring issues and the mixed models or
+    modes of :func:`score_records`. Once a problem of the first three kinds is known the remaining
+    records are only checked, not scored; whatever was emitted is void when this raises.
+    ``consume``: the records are dropped once scored, so their tasks are labelled in place
+    (``bench.scoring.score_session(consume=True)``).
+
+    Returns:
+        ``(model_name, language, metric)``.
+
+    Raises:
+        DatasetError: as :func:`score_records` and :func:`score_run`.
+        ValueError: the language the records name is not ``en`` or ``zh`` (from ``side_issues``).
+    """
+    resolve = language is None
+    first_side: tuple[int, str] | None = None
+    side_problems: list[DatasetIssue] = []
+    side_error: Exception | None = None
+    side_checked = False
+    metrics: MetricsAccumulator | None = None
+    deferred: Exception | None = None  # an unexpected error while scoring: raised after the file-level issues
+    metric_error: Exception | None = None
     issues: list[DatasetIssue] = []
     model_names: dict[str, int] = {}
-    scored: list[tuple[Session, list[dict[str, Any]]]] = []
-    lines: list[dict[str, Any]] = []
+    modes: dict[str, int] = {}
+    mode = {"scoring": "fixed"} if scoring == "fixed" else {}
+
+    def check_side(side: str) -> None:
+        nonlocal side_error, side_checked
+        side_checked = True
+        if side_issues is None:
+            return
+        try:
+            found = side_issues(side)
+        except ValueError as exc:
+            side_error = exc
+        else:
+            if found:
+                side_error = DatasetError(found)
+
     for number, record in records:
         session_id, model_name = record_identity(record)
         model_names.setdefault(model_name, number)
         modes.setdefault(str(record.get("scoring", "reference")), number)
+        if resolve:
+            side = str(record.get("language", "en"))
+            if first_side is None:
+                first_side, language = (number, side), side
+            elif side != first_side[1]:
+                side_problems.append(DatasetIssue(
+                    results_file, number, "language",
+                    f"{side} record, but line {first_side[0]} is {first_side[1]}: one language side per result file",
+                ))  # fmt: skip
+        assert language is not None
+        if not side_checked:
+            check_side(language)
+        if load_issues or side_problems or side_error is not None or deferred is not None:
+            continue  # the file is refused whatever this record holds: no need to score it
         session = sessions.get(session_id)
         if session is None:
             issues.append(DatasetIssue(results_file, number, "id", f"no session {session_id!r} in the dataset"))
             continue
         try:
-            tasks = score_session(record, session, checker=checker, scoring=scoring, language=language)
+            tasks = score_session(record, session, checker=checker, scoring=scoring, language=language, consume=consume)
         except ScoringError as exc:
             issues.append(DatasetIssue(results_file, number, exc.field, exc.message))
             continue
-        scored.append((session, tasks))
-        mode = {"scoring": "fixed"} if scoring == "fixed" else {}
-        lines.append({"id": session_id, "model_name": model_name, **mode, "results": tasks})
+        except Exception as exc:  # noqa: BLE001 - re-raised below, after the issues a whole-file pass raises before it
+            deferred = exc
+            continue
+        if metric_error is None:
+            if metrics is None:
+                metrics = MetricsAccumulator(scoring=scoring, language=language)
+            try:
+                metrics.add(session, tasks)
+            except ValueError as exc:  # compute_metrics raised it after every scoring issue
+                metric_error = exc
+        emit(session_id, {"id": session_id, "model_name": model_name, **mode, "results": tasks})
+    language = language or "en"
+    if not side_checked:
+        check_side(language)
+    if load_issues:
+        raise DatasetError(load_issues)
+    if side_problems:
+        raise DatasetError(side_problems)
+    if side_error is not None:
+        raise side_error
+    if deferred is not None:
+        raise deferred
     if len(modes) > 1:
         listed = ", ".join(f"{name!r} (line {line})" for name, line in modes.items())
         issues.append(DatasetIssue(results_file, None, "scoring", f"one scoring mode per result file expected, found {listed}"))
@@ -192,9 +308,81 @@ def score_records(
         issues.append(DatasetIssue(results_file, None, "model_name", f"one model per result file expected, found {listed}"))
     if issues:
         raise DatasetError(issues)
+    if metric_error is not None:
+        raise metric_error
     model_name = next(iter(model_names))
-    lines.sort(key=lambda line: natural_id_key(line["id"]))
-    return model_name, lines, compute_metrics(model_name, scored, scoring=scoring, language=language)
+    metric = (metrics or MetricsAccumulator(scoring=scoring, language=language)).result(model_name)
+    return model_name, language, metric
+
+
+class _SortedScoreFile:
+    """Score lines written as they come to a temporary file beside ``path``, then put in place sorted by
+    id (natural order), atomically (docs/evaluation.md §5): one line in memory at a time.
+
+    :meth:`commit` fsyncs and renames; :meth:`discard` (on an error) removes the temporary file and the
+    folders this object created, so that nothing is left.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._tmp: str | None = None
+        self._handle: Any = None
+        self._made: list[Path] = []
+        self._entries: list[tuple[tuple, int, int]] = []
+        self._offset = 0
+
+    def add(self, session_id: str, line: dict[str, Any]) -> None:
+        """Append one score line (creating the folder and the temporary file on the first call)."""
+        if self._handle is None:
+            folder = self.path.parent
+            self._made = [p for p in (folder, *folder.parents) if not p.exists()]
+            folder.mkdir(parents=True, exist_ok=True)
+            fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=folder)
+            give_default_mode(self._tmp)
+            self._handle = os.fdopen(fd, "w+b")
+        data = (dumps_line(line) + "\n").encode("utf-8")
+        self._handle.write(data)
+        self._entries.append((natural_id_key(session_id), self._offset, len(data)))
+        self._offset += len(data)
+
+    def commit(self) -> None:
+        """Put the lines in place at ``path``, sorted by id (a byte-range copy when they came in another
+        order), fsync'd, by one rename."""
+        if self._handle is None:  # no line at all
+            atomic_write_text(self.path, "")
+            return
+        ordered = sorted(self._entries, key=lambda entry: entry[0])
+        if ordered != self._entries:  # a result file in another order (wtb eval writes it sorted)
+            source, unsorted = self._handle, self._tmp
+            fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+            give_default_mode(self._tmp)
+            self._handle = os.fdopen(fd, "wb")
+            try:
+                source.flush()
+                for _, offset, length in ordered:  # byte-range copy, one line at a time
+                    source.seek(offset)
+                    self._handle.write(source.read(length))
+            finally:
+                source.close()
+                os.unlink(unsorted)
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+        self._handle.close()
+        os.replace(self._tmp, self.path)
+        self._handle = self._tmp = None
+
+    def discard(self) -> None:
+        """Remove the temporary file(s) and the folders :meth:`add` created (innermost first, while empty)."""
+        if self._handle is not None:
+            self._handle.close()
+        if self._tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._tmp)
+        for folder in self._made:  # innermost first; stops at a folder someone else filled meanwhile
+            try:
+                folder.rmdir()
+            except OSError:
+                break
 
 
 def score_run(
@@ -222,28 +410,35 @@ def score_run(
         language: the side of the dataset the results were made on (``--lang``); ``None``: the
             records say (:func:`records_language`).
 
+    Both files are streamed: the dataset is validated line by line and only indexed (id -> line;
+    :func:`bench.schema.index_sessions`), each result record is scored as it is read, against its
+    session parsed again from that line, and its score line goes to a temporary file beside the
+    output, put in place sorted by id once every record has been scored. Memory does not grow with
+    the run's size; the outputs and the problems reported are those of a whole-file pass.
+
     Returns:
         The metric dict (also written to ``metric.json``). Sessions of the dataset
         without a result record are not counted.
 
     Raises:
-        DatasetError: any problem with either input file; nothing is written then.
+        DatasetError: any problem with either input file; nothing is written then (not even
+            ``out_dir``, when it did not exist).
     """
     score_file, metric_file = score_files(scoring)
-    sessions = sessions_by_id(load_sessions(dataset_path, tasks=tasks))
-    records = load_result_records(results_path)
-    language = records_language(records, language, results_file=os.fspath(results_path))
-    side_issues = [
-        DatasetIssue(*(session.source or (os.fspath(dataset_path), None)), field, message)
-        for session in sessions.values() for field, message in language_issues(session, language)
-    ]  # fmt: skip
-    if side_issues:
-        raise DatasetError(side_issues)
-    _, lines, metric = score_records(
-        sessions, records, results_file=os.fspath(results_path), checker=checker, scoring=scoring, language=language
-    )
+    sessions = index_sessions(dataset_path, tasks=tasks)
+    scan = scan_result_records(results_path)
     out = Path(out_dir)
-    write_jsonl_atomic(out / score_file, lines)
+    score_lines = _SortedScoreFile(out / score_file)
+    try:
+        _, language, metric = _score_stream(
+            (numbered for _, _, numbered in scan), sessions, score_lines.add,
+            results_file=scan.file, checker=checker, scoring=scoring, language=language,
+            load_issues=scan.issues, side_issues=sessions.language_issues, consume=True,
+        )  # fmt: skip
+        score_lines.commit()
+    except BaseException:
+        score_lines.discard()
+        raise
     write_json_atomic(out / metric_file, metric)
     write_json_atomic(out / summary_metrics_file(scoring), readable_metrics(metric, language=language))
     return metric
@@ -258,7 +453,10 @@ def compare_run_files(
 ) -> dict[str, Any]:
     """Which task labels flip between reference and fixed scoring of a run, and which fix is responsible (docs/fixed-mode.md §10).
 
-    The file-reading side of :func:`bench.compare.compare_run` (see there for the returned dict).
+    The file-reading side of :func:`bench.compare.compare_run` (see there for the returned dict). The
+    dataset is indexed (:func:`bench.schema.index_sessions`) and the reference records are read twice,
+    one at a time: checked first (:func:`load_result_records`'s problems), then compared; a fixed
+    run's records are held in memory (they are looked up by id).
 
     Args:
         dataset_path: the sessions (JSON Lines).
@@ -272,8 +470,8 @@ def compare_run_files(
     """
     from bench.compare import compare_run
 
-    sessions = sessions_by_id(load_sessions(dataset_path, tasks=tasks))
-    reference = [record for _, record in load_result_records(reference_results)]
+    sessions = index_sessions(dataset_path, tasks=tasks)
+    reference = _checked_records(reference_results)
     fixed = None if fixed_results is None else [record for _, record in load_result_records(fixed_results)]
     try:
         return compare_run(sessions, reference, fixed)
@@ -281,3 +479,15 @@ def compare_run_files(
         raise DatasetError([DatasetIssue(os.fspath(reference_results), None, exc.field, exc.message)]) from None
     except KeyError as exc:
         raise DatasetError([DatasetIssue(os.fspath(reference_results), None, "id", f"no session {exc} in the dataset")]) from None
+
+
+def _checked_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """The records of a result file one at a time, after a first pass has checked the whole file
+    (docs/evaluation.md §5). Raises DatasetError here, before any record is returned, as
+    :func:`load_result_records` would."""
+    scan = scan_result_records(path)
+    for _ in scan:
+        pass
+    if scan.issues:
+        raise DatasetError(scan.issues)
+    return (record for _, _, (_, record) in scan_result_records(path))

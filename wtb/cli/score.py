@@ -115,10 +115,13 @@ def score(
 
 
 def _rescoring_flips(dataset: Path, results: Path, tasks: int):
-    """``bench.compare.compare_run`` of a reference result file against its fixed rescoring; ``None`` for a fixed run (docs/fixed-mode.md §10)."""
-    from wtb.score_run import load_result_records
+    """``bench.compare.compare_run`` of a reference result file against its fixed rescoring; ``None`` for a fixed run (docs/fixed-mode.md §10).
 
-    if any(record.get("scoring") == "fixed" for _, record in load_result_records(results)):
+    ``results`` has just been scored, so its records share one mode: the first record tells."""
+    from wtb.score_run import scan_result_records
+
+    first = next(iter(scan_result_records(results)), None)
+    if first is not None and first[2][1].get("scoring") == "fixed":
         return None
     return compare_run_files(dataset, results, tasks=tasks)
 
