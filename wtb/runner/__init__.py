@@ -8,8 +8,10 @@ one docs/evaluation.md §5 record and never raises for a failing model; :func:`a
 
 Result file ``DIR/result.jsonl`` (:class:`ResultFile`):
 
-- one line per session, appended as soon as the session finishes, in a single
-  ``write`` of the whole line followed by ``flush`` + ``fsync``;
+- one line per session, appended as soon as the session finishes by the run's single
+  writer task: the sessions that finish while a write is under way are appended together
+  (one ``write``) with ONE ``fsync``, and each counts as done (summary, progress bar,
+  ``on_record``) only after that fsync; session workers never wait for the disk;
 - on start, a torn last line (no final newline, left by a crash) is dropped
   and its session runs again; sessions already in the file are skipped;
 - at the end the file is rewritten sorted by id (atomically: temp file + rename).
@@ -49,6 +51,7 @@ from wtb.runner.selection import (
     load_dataset,
     normalise_id,
     select_sessions,
+    session_ids,
     session_sort_key,
 )
 from wtb.runner.store import ERRORS_FILE, LOCK_FILE, RESULT_FILE, RecordInfo, ResultFile
@@ -73,6 +76,7 @@ __all__ = [
     "run_eval",
     "run_session",
     "select_sessions",
+    "session_ids",
     "session_sort_key",
     "summary_json",
 ]

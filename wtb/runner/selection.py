@@ -43,6 +43,11 @@ def load_dataset(path: str | os.PathLike[str], *, tasks: int = 4, language: str 
     return sessions
 
 
+def session_ids(sessions: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The ids of ``sessions`` (dataset lines, docs/dataset.md), in order."""
+    return [session["id"] for session in sessions]
+
+
 def select_sessions(
     sessions: Sequence[Mapping[str, Any]], ids: Iterable[str] | None = None, limit: int | None = None
 ) -> list[dict[str, Any]]:
