@@ -131,3 +131,38 @@ def json_lines(path: str | os.PathLike[str], error: type[Exception] = ValueError
         except json.JSONDecodeError as exc:
             raise error(f"{path}:{number}: not JSON ({exc.msg})") from None
 
+
+
+def iter_jsonl_spans(path: str | os.PathLike[str]) -> Iterator[tuple[int, int, int, str | UndecodableLine]]:
+    """Yield ``(line_number, offset, length, text)`` for each non-blank line of ``path``: :func:`iter_jsonl`
+    plus where the line's bytes are (``offset`` from the start of the file, ``length`` including the
+    line end), so that a caller can read one line again later (``seek(offset)``, ``read(length)``)
+    instead of keeping it in memory.
+
+    Raises:
+        OSError: the file cannot be opened or read (missing, a directory, no permission).
+    """
+    offset = 0
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            start, offset = offset, offset + len(raw)
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                bad = raw[exc.start : exc.start + 1].hex()
+                message = f"not UTF-8 text (byte {exc.start + 1} of the line is 0x{bad})"
+                yield number, start, len(raw), UndecodableLine(number, message)
+                continue
+            if line.strip():
+                yield number, start, len(raw), line
+
+
+def read_span(path: str | os.PathLike[str], offset: int, length: int) -> bytes:
+    """The ``length`` bytes of ``path`` at ``offset`` (a line found by :func:`iter_jsonl_spans`).
+
+    Raises:
+        OSError: the file cannot be opened or read.
+    """
+    with open(path, "rb") as handle:
+        handle.seek(offset)
+        return handle.read(length)

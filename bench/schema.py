@@ -24,7 +24,7 @@ import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, TypeVar
+from typing import Any, Callable, Generic, Iterable, Iterator, Mapping, Optional, Sequence, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -42,7 +42,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from bench.io import UndecodableLine, iter_jsonl
+from bench.io import UndecodableLine, iter_jsonl, iter_jsonl_spans, read_span
 
 from bench.terms import (  # noqa: F401  (re-exported: the schema's vocabulary)
     ASK_USER,
@@ -494,13 +494,76 @@ T = TypeVar("T")
 LineParser = Callable[[str, int, Any], tuple[Optional[T], list[DatasetIssue]]]
 
 
+class JsonlScan(Generic[T]):
+    """One streaming pass over a JSON Lines file that collects every problem instead of stopping at the
+    first (docs/dataset.md §6, docs/evaluation.md §5): :func:`parse_jsonl_file` without keeping the file,
+    its lines or the parsed values in memory.
+
+    Iterating yields ``(offset, length, value)`` for each line ``parse_line`` accepted (where the
+    line's bytes are, see :func:`bench.io.iter_jsonl_spans`), in file order, while :attr:`issues`
+    grows: ``"(encoding)"`` for a line that is not UTF-8, ``"(json)"`` for one that is not JSON,
+    whatever ``parse_line`` reports, and at the end ``"file not found"`` / ``"cannot read: ..."`` /
+    ``empty_message`` for the file as a whole. A read error in the middle of the file replaces the
+    issues found so far with the ``"cannot read"`` one and sets :attr:`unreadable` (values already
+    yielded are then void). Iterating never raises for bad input; iterate once.
+
+    Args:
+        path: the file.
+        parse_line: ``(file, line_number, value) -> (parsed or None, issues)``; ``None``
+            leaves the line out, ``issues`` are added in order.
+        empty_message: the file-level issue for a file without any non-blank line.
+
+    Attributes:
+        file: ``path`` as a string (the issues' ``file``).
+        issues: every :class:`DatasetIssue` found so far, in line order (a file-level one last).
+        unreadable: the file could not be opened or read.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], parse_line: LineParser, *, empty_message: str):
+        self.file = os.fspath(path)
+        self.issues: list[DatasetIssue] = []
+        self.unreadable = False
+        self._parse_line = parse_line
+        self._empty_message = empty_message
+
+    def __iter__(self) -> Iterator[tuple[int, int, T]]:
+        file, issues = self.file, self.issues
+        seen = False
+        try:
+            for number, offset, length, text in iter_jsonl_spans(file):
+                seen = True
+                if isinstance(text, UndecodableLine):
+                    issues.append(DatasetIssue(file, number, "(encoding)", text.message))
+                    continue
+                try:
+                    raw = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    issues.append(DatasetIssue(file, number, "(json)", f"invalid JSON: {exc.msg} (column {exc.colno})"))
+                    continue
+                value, line_issues = self._parse_line(file, number, raw)
+                issues.extend(line_issues)
+                if value is not None:
+                    yield offset, length, value
+        except FileNotFoundError:
+            self.unreadable = True
+            issues[:] = [DatasetIssue(file, None, None, "file not found")]
+            return
+        except OSError as exc:
+            self.unreadable = True
+            issues[:] = [DatasetIssue(file, None, None, f"cannot read: {exc.strerror or exc}")]
+            return
+        if not seen:
+            issues.append(DatasetIssue(file, None, None, self._empty_message))
+
+
 def parse_jsonl_file(
     path: str | os.PathLike[str], parse_line: LineParser, *, empty_message: str
 ) -> tuple[list[T], list[DatasetIssue]]:
     """Read a JSON Lines file, collecting every problem instead of stopping at the first (docs/dataset.md, docs/evaluation.md §5).
 
     Shared by the dataset loader and the result-file loader. Each non-blank line
-    is decoded (UTF-8, then JSON) here; the decoded value goes to ``parse_line``.
+    is decoded (UTF-8, then JSON) here; the decoded value goes to ``parse_line``
+    (:class:`JsonlScan` is the same pass without keeping the values).
 
     Args:
         path: the file.
@@ -515,31 +578,9 @@ def parse_jsonl_file(
         ``parse_line`` reports, and ``"file not found"`` / ``"cannot read: ..."`` /
         ``empty_message`` for the file as a whole. Never raises for bad input.
     """
-    file = os.fspath(path)
-    values: list[T] = []
-    issues: list[DatasetIssue] = []
-    try:
-        lines = list(iter_jsonl(file))
-    except FileNotFoundError:
-        return [], [DatasetIssue(file, None, None, "file not found")]
-    except OSError as exc:
-        return [], [DatasetIssue(file, None, None, f"cannot read: {exc.strerror or exc}")]
-    for number, text in lines:
-        if isinstance(text, UndecodableLine):
-            issues.append(DatasetIssue(file, number, "(encoding)", text.message))
-            continue
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as exc:
-            issues.append(DatasetIssue(file, number, "(json)", f"invalid JSON: {exc.msg} (column {exc.colno})"))
-            continue
-        value, line_issues = parse_line(file, number, raw)
-        issues.extend(line_issues)
-        if value is not None:
-            values.append(value)
-    if not lines:
-        issues.append(DatasetIssue(file, None, None, empty_message))
-    return values, issues
+    scan: JsonlScan[T] = JsonlScan(path, parse_line, empty_message=empty_message)
+    values = [value for _, _, value in scan]
+    return ([] if scan.unreadable else values), scan.issues
 
 
 def note_session_id(first_line_of: dict[str, int], file: str, line: int, session_id: str) -> Optional[DatasetIssue]:
@@ -558,9 +599,9 @@ def note_session_id(first_line_of: dict[str, int], file: str, line: int, session
     return DatasetIssue(file, line, "id", f"duplicate id {session_id!r} (first on line {first})")
 
 
-def _parse_sessions(
-    path: str | os.PathLike[str], tasks: int = TASKS_PER_SESSION, language: str = "en"
-) -> tuple[list[Session], list[DatasetIssue]]:
+def _session_line_parser(tasks: int, language: str) -> LineParser:
+    """The dataset loader's ``parse_line``: validate one line as a session of ``tasks`` tasks, plus the
+    :func:`language_issues` of ``language`` and duplicate ids (docs/dataset.md §6)."""
     model = session_model(tasks)
     check_language(language)
     first_line_of: dict[str, int] = {}
@@ -585,7 +626,13 @@ def _parse_sessions(
                 issues.append(duplicate)
         return session, issues
 
-    return parse_jsonl_file(path, parse_line, empty_message="file holds no sessions")
+    return parse_line
+
+
+def _parse_sessions(
+    path: str | os.PathLike[str], tasks: int = TASKS_PER_SESSION, language: str = "en"
+) -> tuple[list[Session], list[DatasetIssue]]:
+    return parse_jsonl_file(path, _session_line_parser(tasks, language), empty_message="file holds no sessions")
 
 
 def load_sessions(
@@ -633,6 +680,86 @@ def sessions_by_id(sessions: Iterable[Session]) -> dict[str, Session]:
     if issues:
         raise DatasetError(issues)
     return index
+
+
+class SessionIndex(Mapping[str, dict[str, Any]]):
+    """The sessions of a validated dataset file by id, each read and parsed from its line only when it
+    is looked up (docs/dataset.md §3, §6): what a scorer needs without holding every :class:`Session`.
+
+    ``index[session_id]`` is the session's line as a plain dict (``json.loads`` of the line, equal to
+    ``Session.to_dict()`` of the validated session), a new dict on every lookup. Built by
+    :func:`index_sessions`; iterating gives the ids in file order.
+    """
+
+    def __init__(
+        self, file: str, spans: dict[str, tuple[int, int, int]], side_issues: dict[str, list[DatasetIssue]]
+    ) -> None:
+        self.file = file
+        self._spans = spans
+        self._side_issues = side_issues
+
+    def __getitem__(self, session_id: str) -> dict[str, Any]:
+        _, offset, length = self._spans[session_id]
+        return json.loads(read_span(self.file, offset, length))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._spans)
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+    def __contains__(self, session_id: object) -> bool:
+        return session_id in self._spans
+
+    def source(self, session_id: str) -> tuple[str, int]:
+        """``(file, line)`` of a session (as :attr:`Session.source`; the line number of docs/dataset.md §6).
+        Raises KeyError for an unknown id."""
+        return self.file, self._spans[session_id][0]
+
+    def language_issues(self, language: str) -> list[DatasetIssue]:
+        """The :func:`language_issues` of every session for the side ``language`` (docs/dataset.md §2.2),
+        in file order, each naming the session's line; ``[]`` for ``en``.
+
+        Raises:
+            ValueError: ``language`` is not ``"en"`` or ``"zh"``.
+        """
+        return list(self._side_issues[check_language(language)])
+
+
+def index_sessions(path: str | os.PathLike[str], *, tasks: int = TASKS_PER_SESSION) -> SessionIndex:
+    """Validate a dataset file as :func:`load_sessions` does (``language="en"``) in one streaming pass
+    and keep only where each session's line is (docs/dataset.md §6).
+
+    Each line is validated and dropped; the index keeps its id, line number and byte span, and the
+    :func:`language_issues` of each side (:meth:`SessionIndex.language_issues`), so memory does not
+    grow with the sessions' size.
+
+    Args:
+        path: the dataset file.
+        tasks: tasks per session (see :func:`session_model`).
+
+    Returns:
+        A :class:`SessionIndex` of the file's sessions.
+
+    Raises:
+        DatasetError: the issues :func:`load_sessions` raises for the file, in the same order.
+    """
+    parse_session = _session_line_parser(tasks, "en")
+    side_issues: dict[str, list[DatasetIssue]] = {language: [] for language in _SIDES}
+
+    def parse_line(file: str, number: int, raw: Any) -> tuple[tuple[str, int] | None, list[DatasetIssue]]:
+        session, issues = parse_session(file, number, raw)
+        if session is None:
+            return None, issues
+        for language, found in side_issues.items():
+            found.extend(DatasetIssue(file, number, f, m) for f, m in language_issues(session, language))
+        return (session.id, number), issues
+
+    scan: JsonlScan[tuple[str, int]] = JsonlScan(path, parse_line, empty_message="file holds no sessions")
+    spans = {session_id: (number, offset, length) for offset, length, (session_id, number) in scan}
+    if scan.issues:
+        raise DatasetError(scan.issues)
+    return SessionIndex(scan.file, spans, side_issues)
 
 
 @dataclass
