@@ -14,16 +14,22 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from bench.demo_data import SESSIONS_PATH
+from bench.schema import DatasetError, load_sessions
 from graphs.evaluation_context import EvaluationContext
 from models import register_provider
+from tests.test_evaluation_reference import normalise
 from wtb.runner import (
     LOCK_FILE,
+    DatasetSessions,
     ResultFile,
     SessionOutcome,
     arun_eval,
     load_dataset,
+    open_dataset,
     run_eval,
     select_sessions,
+    session_ids,
     session_sort_key,
 )
 
@@ -281,3 +287,64 @@ def test_a_failed_write_stops_the_run_and_the_directory_resumes(oracle, tmp_path
     again = asyncio.run(arun_eval(sessions, context, tmp_path, concurrency=2, progress=False, invoke=invoke))
     assert again.evaluated + again.skipped == 6  # the lock was released; lines written before the failure count
     assert [r["id"] for r in _jsonl(tmp_path / "result.jsonl")] == [s["id"] for s in sessions]
+
+
+def test_open_dataset_keeps_byte_ranges_and_parses_a_session_when_taken(reference_dir, tmp_path):
+    lines = (reference_dir / "sessions.jsonl").read_text(encoding="utf-8").splitlines()
+    path = tmp_path / "sessions.jsonl"
+    path.write_bytes(("\r\n".join(lines[:4]) + "\r\n\n  \n" + "\n".join(lines[4:6])).encode("utf-8"))  # no final newline
+    eager = load_dataset(path)
+    lazy = open_dataset(path)
+    assert isinstance(lazy, DatasetSessions) and len(lazy) == len(eager) == 6
+    assert lazy.ids == [s["id"] for s in eager] and list(lazy) == eager and lazy[-1] == eager[-1]
+    assert lazy[0] is not lazy[0]  # parsed again: a caller's changes never reach another taker
+    chosen = select_sessions(lazy, ["3", "wild_tool_bench_1", "3"], None)
+    assert isinstance(chosen, DatasetSessions) and chosen.ids == ["wild_tool_bench_3", "wild_tool_bench_1"]
+    assert list(chosen) == select_sessions(eager, ["3", "wild_tool_bench_1"], None)
+    assert select_sessions(lazy, None, 2).ids == lazy[:2].ids == ["wild_tool_bench_0", "wild_tool_bench_1"]
+    assert session_ids(chosen) == chosen.ids and session_ids(eager) == lazy.ids
+    with pytest.raises(ValueError, match="wild_tool_bench_99"):
+        select_sessions(lazy, ["99"], None)
+    with pytest.raises(IndexError):
+        lazy[6]
+    path.write_bytes(path.read_bytes().replace(b"wild_tool_bench_5", b"wild_tool_bench_9"))
+    with pytest.raises(ValueError, match="changed since the run read it"):
+        lazy[5]
+
+
+def test_a_run_on_the_lazy_form_writes_what_a_run_on_dicts_writes(oracle, reference_dir, tmp_path):
+    sessions, context = oracle
+    lazy = select_sessions(open_dataset(reference_dir / "sessions.jsonl"), None, 5)
+    run_eval(sessions[:5], context, tmp_path / "dicts", concurrency=3, progress=False)
+    run_eval(lazy, context, tmp_path / "lazy", concurrency=3, progress=False)
+
+    def comparable(record):  # latencies, wall time and generated tool-call ids differ from run to run
+        usage = {k: v for k, v in record["usage"].items() if k != "wall_time"}
+        return {**record, "result": normalise(record["result"]), "usage": usage}
+
+    dicts, lazies = _jsonl(tmp_path / "dicts" / "result.jsonl"), _jsonl(tmp_path / "lazy" / "result.jsonl")
+    assert [comparable(r) for r in lazies] == [comparable(r) for r in dicts]
+    summaries = [json.loads((tmp_path / d / "summary.json").read_text()) for d in ("dicts", "lazy")]
+    for summary in summaries:
+        summary.pop("wall_time"), summary.pop("result_file")
+    assert summaries[0] == summaries[1]
+
+
+def test_open_dataset_reports_what_the_whole_file_loader_reports_for_each_side(tmp_path):
+    rows = [json.loads(line) for line in SESSIONS_PATH.read_text(encoding="utf-8").splitlines()[:4]]
+    rows[1]["english_task_types"][0] = "Chat"  # no bucket on the zh side only
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    assert open_dataset(path).ids == [r["id"] for r in rows]
+    for broken in (False, True):
+        if broken:  # and a line that is wrong on both sides
+            rows[3]["english_tasks"] = "not a list"
+            path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        for language in (["zh", "en"] if broken else ["zh"]):
+            with pytest.raises(DatasetError) as expected:
+                load_sessions(path, language=language)
+            with pytest.raises(DatasetError) as caught:
+                open_dataset(path, language=language)
+            assert [str(i) for i in caught.value.issues] == [str(i) for i in expected.value.issues]
+    with pytest.raises(DatasetError, match="file not found"):
+        open_dataset(tmp_path / "missing.jsonl")

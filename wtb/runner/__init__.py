@@ -19,6 +19,10 @@ Result file ``DIR/result.jsonl`` (:class:`ResultFile`):
 A second run on the same directory while one is active is refused (lock file
 ``DIR/.wtb-eval.lock``).
 
+Sessions (:func:`open_dataset`, :class:`DatasetSessions`): the dataset file is validated line by
+line, then only each session's id and the byte range of its line are kept; a worker parses a
+session when it takes it, so a run holds the sessions in flight, not the dataset.
+
 Infrastructure errors (issue 6): a model request that still fails after its
 retries (``models.transport.ModelRequestError``) leaves nothing to
 score, so its session gets no line in ``result.jsonl``; it is appended to
@@ -48,8 +52,10 @@ from wtb.runner.invoke import (
     run_session,
 )
 from wtb.runner.selection import (
+    DatasetSessions,
     load_dataset,
     normalise_id,
+    open_dataset,
     select_sessions,
     session_ids,
     session_sort_key,
@@ -62,6 +68,7 @@ __all__ = [
     "RESULT_FILE",
     "RUN_FILE",
     "SUMMARY_FILE",
+    "DatasetSessions",
     "Prices",
     "RecordInfo",
     "ResultFile",
@@ -72,6 +79,7 @@ __all__ = [
     "evaluate_session",
     "load_dataset",
     "normalise_id",
+    "open_dataset",
     "recorded_model_name",
     "run_eval",
     "run_session",
