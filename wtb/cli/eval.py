@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -108,7 +109,7 @@ def eval_command(
     from bench.schema import DatasetError
     from graphs.evaluation_context import EvaluationContext
     from models import ConfigurationError
-    from wtb.runner import Prices, load_dataset, run_eval, select_sessions
+    from wtb.runner import Prices, open_dataset, run_eval, select_sessions
 
     try:
         given = dataset
@@ -122,7 +123,7 @@ def eval_command(
         )  # fmt: skip
         tasks = resolve_tasks(dataset, tasks)
         wanted = [part for item in ids or [] for part in item.split(",") if part.strip()]
-        sessions = select_sessions(load_dataset(dataset, tasks=tasks, language=context.language), wanted or None, limit)
+        sessions = select_sessions(open_dataset(dataset, tasks=tasks, language=context.language), wanted or None, limit)
         prices = None if price_input is None and price_output is None else Prices(price_input or 0.0, price_output or 0.0)
         if server and langsmith_dataset:
             raise ConfigurationError("--server and --langsmith-dataset cannot be combined (an experiment runs in this process)")
@@ -185,16 +186,16 @@ def eval_command(
         raise typer.Exit(code=3)
 
 
-def _kept_sessions(out: Path, sessions: list[dict[str, Any]]) -> str:
+def _kept_sessions(out: Path, sessions: Sequence[Mapping[str, Any]]) -> str:
     """How many of the selected sessions have a record in ``out/result.jsonl`` (for the resume hint)."""
-    from wtb.runner import RESULT_FILE, ResultFile
+    from wtb.runner import RESULT_FILE, ResultFile, session_ids
 
     path = out / RESULT_FILE
     try:
         done = ResultFile(path).scan()
     except (OSError, ValueError):
         return f"the finished sessions are in {path}"
-    count = sum(1 for session in sessions if session["id"] in done)
+    count = sum(1 for session_id in session_ids(sessions) if session_id in done)
     return f"{count} of {len(sessions)} sessions are in {path}"
 
 

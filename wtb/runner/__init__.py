@@ -8,14 +8,20 @@ one docs/evaluation.md §5 record and never raises for a failing model; :func:`a
 
 Result file ``DIR/result.jsonl`` (:class:`ResultFile`):
 
-- one line per session, appended as soon as the session finishes, in a single
-  ``write`` of the whole line followed by ``flush`` + ``fsync``;
+- one line per session, appended as soon as the session finishes by the run's single
+  writer task: the sessions that finish while a write is under way are appended together
+  (one ``write``) with ONE ``fsync``, and each counts as done (summary, progress bar,
+  ``on_record``) only after that fsync; session workers never wait for the disk;
 - on start, a torn last line (no final newline, left by a crash) is dropped
   and its session runs again; sessions already in the file are skipped;
 - at the end the file is rewritten sorted by id (atomically: temp file + rename).
 
 A second run on the same directory while one is active is refused (lock file
 ``DIR/.wtb-eval.lock``).
+
+Sessions (:func:`open_dataset`, :class:`DatasetSessions`): the dataset file is validated line by
+line, then only each session's id and the byte range of its line are kept; a worker parses a
+session when it takes it, so a run holds the sessions in flight, not the dataset.
 
 Infrastructure errors (issue 6): a model request that still fails after its
 retries (``models.transport.ModelRequestError``) leaves nothing to
@@ -46,9 +52,12 @@ from wtb.runner.invoke import (
     run_session,
 )
 from wtb.runner.selection import (
+    DatasetSessions,
     load_dataset,
     normalise_id,
+    open_dataset,
     select_sessions,
+    session_ids,
     session_sort_key,
 )
 from wtb.runner.store import ERRORS_FILE, LOCK_FILE, RESULT_FILE, RecordInfo, ResultFile
@@ -59,6 +68,7 @@ __all__ = [
     "RESULT_FILE",
     "RUN_FILE",
     "SUMMARY_FILE",
+    "DatasetSessions",
     "Prices",
     "RecordInfo",
     "ResultFile",
@@ -69,10 +79,12 @@ __all__ = [
     "evaluate_session",
     "load_dataset",
     "normalise_id",
+    "open_dataset",
     "recorded_model_name",
     "run_eval",
     "run_session",
     "select_sessions",
+    "session_ids",
     "session_sort_key",
     "summary_json",
 ]

@@ -87,7 +87,7 @@ def summary_json(
     summary: RunSummary,
     model_name: str,
     records: Sequence[RecordInfo],
-    sessions: Sequence[Mapping[str, Any]],
+    selected_ids: Iterable[str],
     prices: Prices | None,
     settings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
@@ -96,9 +96,10 @@ def summary_json(
     ``this_run`` counts the sessions run by this invocation (infrastructure
     errors included); ``selected_sessions`` sums the ``usage`` of every record
     of the selected sessions in the result file, earlier runs included (cost at
-    this run's prices).
+    this run's prices). ``selected_ids`` are the ids of the selected sessions
+    (:func:`wtb.runner.selection.session_ids`); ``records`` the infos of the result file's records.
     """
-    selected = {s["id"] for s in sessions}
+    selected = set(selected_ids)
     this_run = {
         "sessions": summary.evaluated + len(summary.infrastructure_errors),
         "requests": summary.requests,

@@ -12,7 +12,7 @@ import functools
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, Mapping, Sequence
 
 from filelock import FileLock, Timeout
 
@@ -25,9 +25,14 @@ from wtb.runner.identity import (
     run_settings,
     scoring_mode,
 )
-from wtb.runner.invoke import SessionInvoker, recorded_model_name, run_session
+from wtb.runner.invoke import (
+    SessionInvoker,
+    SessionOutcome,
+    recorded_model_name,
+    run_session,
+)
 from wtb.runner.progress import _Progress
-from wtb.runner.selection import session_sort_key
+from wtb.runner.selection import session_ids, session_sort_key
 from wtb.runner.store import (
     ERRORS_FILE,
     LOCK_FILE,
@@ -58,20 +63,28 @@ async def arun_eval(
     """Evaluate ``sessions`` with ``context``'s model into ``out_dir/result.jsonl``.
 
     Args:
-        sessions: dataset lines to evaluate (see :func:`select_sessions`).
+        sessions: dataset lines to evaluate (see :func:`select_sessions`): a sequence of session
+            dicts, or a :class:`~wtb.runner.selection.DatasetSessions` (:func:`open_dataset`), whose
+            sessions stay on disk and are parsed one at a time as workers take them.
         context: an ``EvaluationContext`` (model spec and settings, retry policy, step limit).
         out_dir: output directory (created).
         concurrency: sessions in flight at once (>= 1).
         overwrite: delete an existing ``result.jsonl`` / ``errors.jsonl`` first instead of resuming.
         progress: show the progress bar (on stderr).
         graph: the compiled evaluation graph (default ``graphs.evaluation.graph``).
-        on_record: called with each new record after it is written.
+        on_record: called with each new record once it is written and fsync'd, in the order the
+            sessions finished.
         prices: USD per million input / output tokens; adds ``cost_usd`` to the accounting.
         settings: run settings of the caller (e.g. ``{"tasks": 4}``), recorded with the context's
             resolved settings and the concurrency in ``run.json`` and ``summary.json``.
         invoke: how one session is run (:class:`~wtb.runner.invoke.SessionInvoker`); default
             :func:`~wtb.runner.invoke.run_session` on ``graph`` in this process. ``wtb eval --server``
             passes :class:`wtb.remote.RemoteEvaluation` (a run of the deployed graph per session).
+
+    Sessions run ``concurrency`` at a time; a worker hands each finished session to the run's single
+    writer and takes the next one at once. The writer appends everything handed over meanwhile with
+    one fsync per file and only then counts the sessions as done (summary, progress bar,
+    ``on_record``); see :class:`_Writer`.
 
     Returns:
         A :class:`RunSummary`, also written to ``out_dir/summary.json``.
@@ -144,57 +157,53 @@ async def _run_locked(
         raise ValueError(mixing_modes_message(results.path, ", ".join(modes), scoring_mode(context)))
     _check_run_identity(out, context, model_name, bool(done) or errors.path.exists(), settings)
 
-    summary = RunSummary(result_path=results.path, selected=len(sessions), summary_path=out / SUMMARY_FILE)
-    todo = [s for s in sessions if s["id"] not in done]
-    summary.skipped = len(sessions) - len(todo)
-    for session in sessions:
-        info = done.get(session["id"])
+    ids = session_ids(sessions)
+    summary = RunSummary(result_path=results.path, selected=len(ids), summary_path=out / SUMMARY_FILE)
+    todo = [index for index, session_id in enumerate(ids) if session_id not in done]
+    summary.skipped = len(ids) - len(todo)
+    for session_id in ids:
+        info = done.get(session_id)
         if info is not None:
             summary.tasks += info.tasks
             summary.tasks_correct += info.correct
             if info.inference_error:
                 summary.inference_errors.append(info.id)
 
-    queue: asyncio.Queue[Mapping[str, Any]] = asyncio.Queue()
-    for session in todo:
-        queue.put_nowait(session)
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for index in todo:
+        queue.put_nowait(index)
 
-    # Appends (write + fsync) run in a thread so a slow disk never stalls the sessions in flight;
-    # the lock keeps one append at a time, in the order the index records them.
-    writing = asyncio.Lock()
+    with _Progress(progress, len(ids), summary.skipped, summary.tasks, summary.tasks_correct, model_name) as bar:
 
-    async def write(file: ResultFile, line: Mapping[str, Any]) -> None:
-        async with writing:
-            await asyncio.to_thread(file.append, line)
+        def report(outcome: SessionOutcome) -> None:  # called by the writer once the outcome is fsync'd
+            summary.add_usage(outcome.session_id, outcome.usage)
+            if outcome.record is None:
+                summary.infrastructure_errors.append(outcome.error or {"id": outcome.session_id})
+                bar.advance(0, 0)
+                return
+            record = outcome.record
+            tasks, correct = _task_counts(record)
+            summary.evaluated += 1
+            summary.tasks += tasks
+            summary.tasks_correct += correct
+            if isinstance(record.get("result"), str):
+                summary.inference_errors.append(record["id"])
+            bar.advance(tasks, correct)
+            if on_record is not None:
+                on_record(record)
 
-    with _Progress(progress, len(sessions), summary.skipped, summary.tasks, summary.tasks_correct, model_name) as bar:
+        writer = _Writer(results, errors, report)
 
         async def worker() -> None:
             while True:
                 try:
-                    session = queue.get_nowait()
+                    index = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
-                outcome = await invoke(session, context, prices=prices)
-                summary.add_usage(outcome.session_id, outcome.usage)
-                if outcome.record is None:
-                    await write(errors, outcome.error or {"id": outcome.session_id})
-                    summary.infrastructure_errors.append(outcome.error or {"id": outcome.session_id})
-                    bar.advance(0, 0)
-                    continue
-                record = outcome.record
-                await write(results, record)
-                tasks, correct = _task_counts(record)
-                summary.evaluated += 1
-                summary.tasks += tasks
-                summary.tasks_correct += correct
-                if isinstance(record.get("result"), str):
-                    summary.inference_errors.append(record["id"])
-                bar.advance(tasks, correct)
-                if on_record is not None:
-                    on_record(record)
+                outcome = await invoke(sessions[index], context, prices=prices)
+                writer.put(outcome)  # the writer appends and reports it; this worker takes the next session
 
-        await asyncio.gather(*(worker() for _ in range(min(concurrency, len(todo)) or 1)))
+        await _run_pool([worker() for _ in range(min(concurrency, len(todo)) or 1)], writer)
 
     records = results.finalize()
     remaining = _latest_errors(errors.path, {r.id for r in records})
@@ -206,8 +215,103 @@ async def _run_locked(
     summary.wall_time = time.perf_counter() - started
     if prices is not None:
         summary.cost_usd = prices.cost(summary.input_tokens, summary.output_tokens)
-    write_json_atomic(summary.summary_path, summary_json(summary, model_name, records, sessions, prices, settings))
+    write_json_atomic(summary.summary_path, summary_json(summary, model_name, records, ids, prices, settings))
     return summary
+
+
+class _Writer:
+    """The run's single writer of ``result.jsonl`` and ``errors.jsonl`` (the batch writer of issue 15).
+
+    Session workers hand each finished :class:`SessionOutcome` over with :meth:`put` and take their
+    next session at once; they never wait on the disk. :meth:`run` takes everything queued, appends it
+    in one thread call (one ``write`` per file and ONE fsync per file for the whole batch,
+    :meth:`ResultFile.append_many`) and only then reports each outcome, in the order they were handed
+    over (``report``: summary counts, progress bar, ``on_record``). So a session counts as done only
+    once its line is fsync'd, as with one fsync per record; a crash loses at most the outcomes not yet
+    written (their sessions run again on resume) and leaves at most a torn last line (cut by
+    :meth:`ResultFile.scan`).
+    """
+
+    def __init__(self, results: ResultFile, errors: ResultFile, report: Callable[[SessionOutcome], None]):
+        self._results, self._errors, self._report = results, errors, report
+        self._queue: asyncio.Queue[SessionOutcome | None] = asyncio.Queue()
+
+    def put(self, outcome: SessionOutcome) -> None:
+        """Queue a finished session for writing (never blocks)."""
+        self._queue.put_nowait(outcome)
+
+    def close(self) -> None:
+        """No more outcomes: :meth:`run` returns once everything queued before is written and reported."""
+        self._queue.put_nowait(None)
+
+    def _append(self, batch: list[SessionOutcome]) -> None:
+        self._results.append_many([o.record for o in batch if o.record is not None])
+        self._errors.append_many([o.error or {"id": o.session_id} for o in batch if o.record is None])
+
+    async def run(self) -> None:
+        """Write and report batches until :meth:`close`; raises what a write or ``report`` raised.
+
+        When cancelled during a write, it waits for that thread call to finish (its lines are complete
+        and fsync'd) before the cancellation goes on, so the run's lock is never released while a
+        write is under way; the records of that batch are then on disk but not reported.
+        """
+        closed = False
+        while not closed:
+            batch: list[SessionOutcome] = []
+            item = await self._queue.get()
+            while True:
+                if item is None:
+                    closed = True
+                else:
+                    batch.append(item)
+                if self._queue.empty():
+                    break
+                item = self._queue.get_nowait()
+            if not batch:
+                continue
+            writing = asyncio.ensure_future(asyncio.to_thread(self._append, batch))
+            try:
+                await asyncio.shield(writing)
+            except asyncio.CancelledError:
+                await asyncio.wait({writing})  # the thread cannot be stopped: let it end its write + fsync
+                raise
+            for outcome in batch:
+                self._report(outcome)
+
+
+async def _run_pool(workers: list[Coroutine[Any, Any, None]], writer: _Writer) -> None:
+    """Run the session workers and the writer together until every outcome is written and reported.
+
+    A worker's exception stops the other workers, lets the writer drain what was handed over, then
+    propagates; a writer's exception (a failed write, a failing ``on_record``) stops the workers and
+    propagates. Cancellation (Ctrl-C, SIGTERM) stops all of them, the writer after its current write.
+    """
+    tasks = [asyncio.ensure_future(w) for w in workers]
+    writing = asyncio.ensure_future(writer.run())
+    try:
+        pending: set[asyncio.Future[Any]] = set(tasks)
+        failed: asyncio.Future[Any] | None = None
+        while pending and failed is None and not writing.done():
+            done, pending = await asyncio.wait({*pending, writing}, return_when=asyncio.FIRST_COMPLETED)
+            pending.discard(writing)
+            failed = next((t for t in done if t is not writing and (t.cancelled() or t.exception())), None)
+        if writing.done():  # the writer only ends before close() by failing
+            writing.result()
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending)
+        writer.close()
+        await writing  # drains: every outcome handed over is written and reported
+        if failed is not None:
+            failed.result()  # re-raises the worker's exception
+    finally:
+        for task in (*tasks, writing):
+            task.cancel()
+        await asyncio.wait([*tasks, writing])
+        for task in tasks:  # retrieved, so that none is logged as "never retrieved"
+            if not task.cancelled():
+                task.exception()
 
 
 def run_eval(*args: Any, **kwargs: Any) -> RunSummary:
