@@ -1,6 +1,9 @@
-"""The ``wtb`` command line: ``validate``, ``score``, ``eval``, ``generate``.
+"""The ``wtb`` command line: ``validate``, ``score``, ``eval``, ``generate``, ``report``, ``data``.
 
-Each sub-command lives in its own module below and registers itself on :data:`app`.
+Each sub-command lives in its own module below and registers itself on :data:`app`. The modules
+import only typer at the top: ``wtb --help`` and every ``--help`` build the command line without the
+scoring core, pydantic, LangGraph, LangChain or rich, which the command bodies import when they run
+(docs/cli.md §1).
 """
 
 from __future__ import annotations
@@ -9,9 +12,31 @@ from enum import Enum
 from typing import Any, Optional
 
 import typer
+from typer.core import TyperGroup
+
+
+class Group(TyperGroup):
+    """The command groups of ``wtb`` (``wtb`` itself, ``wtb data``): typer's group, with the flags a
+    group parses before handing over to a sub-command (``--help``, ``--install-completion``,
+    ``--show-completion``) ``False`` when not given instead of ``None``.
+
+    Typer runs a ``None`` value through a pydantic type adapter, and building one imports pydantic
+    (about 0.15 s); a ``False`` flag skips it. So ``wtb eval --help`` imports no pydantic, as
+    ``wtb --help`` does (docs/cli.md §1). Parsing, help text and errors are typer's own.
+    """
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """Set the unset-flag default to ``False``, then parse ``args`` as typer does; returns the
+        remaining arguments (the sub-command and its own arguments). Raises click's usage errors."""
+        for param in self.get_params(ctx):
+            if getattr(param, "is_flag", False) and param.default is None:
+                param.default = False
+        return super().parse_args(ctx, args)
+
 
 app = typer.Typer(
     name="wtb",
+    cls=Group,
     help="WildToolBench on LangGraph: generate multi-turn tool-use sessions and evaluate models on them.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,

@@ -14,15 +14,16 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 import typer
-from rich.console import Console
 
-from wtb.cli import app
+from wtb.cli import Group, app
+from wtb.cli._console import LazyConsole
 
-_err = Console(stderr=True, highlight=False, soft_wrap=True)
-_out = Console(highlight=False, soft_wrap=True)
+_err = LazyConsole(stderr=True, highlight=False, soft_wrap=True)
+_out = LazyConsole(highlight=False, soft_wrap=True)
 
 data_app = typer.Typer(
     name="data",
+    cls=Group,
     help="The official WildToolBench data: download it, verify it, keep it in the cache.",
     no_args_is_help=True,
     rich_markup_mode=None,
@@ -52,11 +53,13 @@ class _DownloadBar:
     shown only on a terminal; usable as the ``progress`` callback of :mod:`wtb.datasets.official`."""
 
     def __init__(self, enabled: bool = True) -> None:
-        self._enabled = enabled and _err.is_terminal
+        self._enabled = enabled  # and stderr a terminal: asked at the first report (asking imports rich)
         self._bar: Any = None
         self._tasks: dict[str, Any] = {}
 
     def __call__(self, pin: Any, done: int, total: Optional[int]) -> None:
+        if self._enabled and self._bar is None and not _err.is_terminal:
+            self._enabled = False
         if not self._enabled:
             return
         if self._bar is None:

@@ -7,15 +7,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 import typer
-from rich.console import Console
 
 from wtb.cli import Lang, app, lang_option, resolve_tasks, tasks_option
+from wtb.cli._console import LazyConsole
 from wtb.cli.data import named_dataset, pull_option
 
 if TYPE_CHECKING:
     from graphs.evaluation_context import EvaluationContext
 
-_err = Console(stderr=True, highlight=False, soft_wrap=True)
+_err = LazyConsole(stderr=True, highlight=False, soft_wrap=True)
 
 
 @app.command("eval")
@@ -316,6 +316,8 @@ def _score(
     """Score the run into ``out/score.jsonl``, ``out/metric.json`` and ``out/summary_metrics.json``
     (``score.fixed.jsonl``, ``metric.fixed.json`` and ``summary_metrics.fixed.json`` in fixed mode,
     docs/fixed-mode.md) and print the table (docs/scoring.md)."""
+    from rich.console import Console
+
     from bench.schema import DatasetError
     from wtb.score_run import score_files, score_run, summary_metrics_file
     from wtb.table import metric_table

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import re
 from pathlib import Path
@@ -10,13 +9,7 @@ from typing import TYPE_CHECKING, List, Optional, Sequence
 
 import typer
 
-from bench.generation import (
-    GenerationInputError,
-    load_tool_lists,
-    plan_sessions,
-    select_type_paths,
-)
-from models import DEFAULT_MODEL
+from models.registry import DEFAULT_MODEL
 from wtb.cli import app
 from wtb.cli.data import named_tools, pull_option
 
@@ -146,6 +139,9 @@ def generate(
     Running the same command again on the same --out resumes: sessions that finished (done, or failed
     because of the models' output) are kept; interrupted ones and infrastructure failures run again.
     """
+    import asyncio
+
+    from bench.generation import GenerationInputError, load_tool_lists, plan_sessions, select_type_paths
     from graphs.generation import compile_graph
     from graphs.generation_context import Context
     from models import ConfigurationError, ModelSettings, check_model

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 
 from wtb.cli import app
+from wtb.cli._console import LazyConsole
 
-_err = Console(stderr=True, highlight=False, soft_wrap=True)
+_err = LazyConsole(stderr=True, highlight=False, soft_wrap=True)
 
 
 def _percent(value: float) -> str:

@@ -1,7 +1,8 @@
 """``wtb validate`` and ``wtb score``: check a dataset file; score a result file (docs/dataset.md, docs/scoring.md).
 
 Bad input never produces a traceback: every problem is printed as
-``file:line: field: message`` on stderr and the command exits with code 1.
+``file:line: field: message`` on stderr and the command exits with code 1. The scoring core is
+imported by the command bodies, not here (docs/cli.md §1).
 """
 
 from __future__ import annotations
@@ -10,24 +11,13 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 
-from wtb.cli.data import named_dataset, pull_option
-from bench.schema import DatasetError, task_counts, validate_file
 from wtb.cli import Lang, app, lang_option, resolve_tasks, scoring_option, tasks_option
-from wtb.score_run import (
-    METRIC_FILE,
-    SCORE_FILE,
-    SUMMARY_METRICS_FILE,
-    compare_run_files,
-    score_files,
-    score_run,
-    summary_metrics_file,
-)
-from wtb.table import metric_table
+from wtb.cli._console import LazyConsole
+from wtb.cli.data import named_dataset, pull_option
 
-_err = Console(stderr=True, highlight=False, soft_wrap=True)
-_out = Console(highlight=False, soft_wrap=True)
+_err = LazyConsole(stderr=True, highlight=False, soft_wrap=True)
+_out = LazyConsole(highlight=False, soft_wrap=True)
 
 
 def _print_issues(issues) -> None:
@@ -50,6 +40,8 @@ def validate(
     Prints every problem as `file:line: field: message` and exits 1, or prints a
     one-line summary (sessions, tasks per type, turn subtypes) and exits 0.
     """
+    from bench.schema import task_counts, validate_file
+
     path = named_dataset(path, pull)
     mixed = []
     if tasks is None:  # the count the sessions share; lines of another count are problems too
@@ -69,7 +61,7 @@ def score(
     results: Path = typer.Option(..., "--results", help="Result file: one record per session (JSON Lines)."),
     out: Path = typer.Option(
         ..., "--out",
-        help=f"Output folder for {SCORE_FILE}, {METRIC_FILE} and {SUMMARY_METRICS_FILE} (score.fixed.jsonl, "
+        help="Output folder for score.jsonl, metric.json and summary_metrics.json (score.fixed.jsonl, "
         "metric.fixed.json and summary_metrics.fixed.json with --scoring fixed).",
     ),
     tasks: Optional[int] = tasks_option(),
@@ -87,6 +79,10 @@ def score(
     OUT/score.fixed.jsonl, OUT/metric.fixed.json and OUT/summary_metrics.fixed.json are written; on a
     reference run it also prints how many task labels flip, by fix.
     """
+    from bench.schema import DatasetError
+    from wtb.score_run import score_files, score_run, summary_metrics_file
+    from wtb.table import metric_table
+
     if scoring not in ("reference", "fixed"):
         _err.print(f"--scoring: unknown mode {scoring!r}: use reference or fixed", markup=False)
         raise typer.Exit(code=2)
@@ -116,7 +112,7 @@ def score(
 
 def _rescoring_flips(dataset: Path, results: Path, tasks: int):
     """``bench.compare.compare_run`` of a reference result file against its fixed rescoring; ``None`` for a fixed run (docs/fixed-mode.md §10)."""
-    from wtb.score_run import load_result_records
+    from wtb.score_run import compare_run_files, load_result_records
 
     if any(record.get("scoring") == "fixed" for _, record in load_result_records(results)):
         return None
