@@ -85,7 +85,7 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def test_help_still_lists_every_command():
+def test_help_still_lists_every_command_and_the_exit_statuses():
     from wtb.score_run import METRIC_FILE, SCORE_FILE, SUMMARY_METRICS_FILE
 
     text, _ = _help([])
@@ -94,8 +94,9 @@ def test_help_still_lists_every_command():
         line.split()[0] for line in listed if line.startswith("  ") and line.split()
     ]
     assert commands[:6] == ["eval", "generate", "validate", "score", "report", "data"]
+    assert "Exit status: 0 done; 1 an input file's content is bad" in _flat(text)
     eval_help = _help(["eval"])[0]
-    assert "--lang <en|zh>" in eval_help
+    assert "--scoring <reference|fixed>" in eval_help and "--lang <en|zh>" in eval_help
     model = "(the bundled local model, the default; $WTB_MODEL overrides the default)"
     assert model in _flat(eval_help)
     # the score help names the output files as literals (importing wtb.score_run costs)

@@ -1,8 +1,9 @@
 """``wtb validate`` and ``wtb score``: check a dataset file; score a result file (docs/dataset.md, docs/scoring.md).
 
 Bad input never produces a traceback: every problem is printed as
-``file:line: field: message`` on stderr and the command exits with code 1. The scoring core is
-imported by the command bodies, not here (docs/cli.md §1).
+``file:line: field: message`` on stderr and the command exits with code 1; a file named on the
+command line that does not exist, or an unknown ``--scoring`` / ``--lang``, is a usage error (exit 2;
+docs/cli.md §2). The scoring core is imported by the command bodies, not here (docs/cli.md §1).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Optional
 
 import typer
 
-from wtb.cli import Lang, app, lang_option, resolve_tasks, scoring_option, tasks_option
+from wtb.cli import Lang, Scoring, app, lang_option, require_file, resolve_tasks, scoring_option, tasks_option
 from wtb.cli._console import LazyConsole
 from wtb.cli.data import named_dataset, pull_option
 
@@ -42,7 +43,7 @@ def validate(
     """
     from bench.schema import task_counts, validate_file
 
-    path = named_dataset(path, pull)
+    path = require_file(named_dataset(path, pull), "path")
     mixed = []
     if tasks is None:  # the count the sessions share; lines of another count are problems too
         tasks, mixed = task_counts(path)
@@ -65,7 +66,7 @@ def score(
         "metric.fixed.json and summary_metrics.fixed.json with --scoring fixed).",
     ),
     tasks: Optional[int] = tasks_option(),
-    scoring: str = scoring_option(),
+    scoring: Scoring = scoring_option(),
     lang: Optional[Lang] = lang_option(
         "Side of the dataset the results were made on (en: english_* fields, zh: the Chinese ones). "
         "Default: what the records say (a `wtb eval --lang zh` record carries \"language\": \"zh\"), else en."
@@ -83,15 +84,15 @@ def score(
     from wtb.score_run import score_files, score_run, summary_metrics_file
     from wtb.table import metric_table
 
-    if scoring not in ("reference", "fixed"):
-        _err.print(f"--scoring: unknown mode {scoring!r}: use reference or fixed", markup=False)
-        raise typer.Exit(code=2)
+    scoring = scoring.value
     score_file, metric_file = score_files(scoring)
     summary_file = summary_metrics_file(scoring)
-    dataset = named_dataset(dataset, pull)
+    dataset = require_file(named_dataset(dataset, pull), "--dataset")
+    require_file(results, "--results")
+    language = lang.value if lang else None
     try:
         tasks = resolve_tasks(dataset, tasks)
-        metric = score_run(dataset, results, out, tasks=tasks, scoring=scoring, language=lang.value if lang else None)
+        metric = score_run(dataset, results, out, tasks=tasks, scoring=scoring, language=language)
         flips = _rescoring_flips(dataset, results, tasks) if scoring == "fixed" else None
     except DatasetError as exc:
         _print_issues(exc.issues)
