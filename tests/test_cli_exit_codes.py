@@ -2,7 +2,8 @@
 
 2: the command line or the run's configuration is wrong (click's usage format naming the option),
 nothing written; 1: the content of an input file is bad; 3: infrastructure errors (tested in
-tests/test_faults.py).
+tests/test_faults.py). Also what `wtb score --scoring fixed` says when no label flips but the
+accomplish progress rate changes (docs/fixed-mode.md §9).
 """
 
 from __future__ import annotations
@@ -190,6 +191,58 @@ def test_validate_exit_codes(tmp_path):
     result = _wtb("validate", bad)
     assert result.exit_code == 1 and f"{bad}:1: (json): invalid JSON" in result.output
     assert _wtb("validate", DEMO).exit_code == 0
+
+
+def test_fixed_rescoring_says_when_only_the_progress_rate_changes(demo_run, tmp_path):
+    """The oracle's labels are the same in both modes, its accomplish progress rate is not (fix 8)."""
+    run_dir, results = demo_run
+    reference = json.loads((run_dir / "metric.json").read_text(encoding="utf-8"))[
+        "progress_info"
+    ]["Total"]
+    assert reference == {"rate": 0.875, "complete_step": 21, "total_step": 24}
+    result = _wtb(
+        "score",
+        "--dataset",
+        DEMO,
+        "--results",
+        results,
+        "--out",
+        tmp_path / "fixed",
+        "--scoring",
+        "fixed",
+    )
+    assert result.exit_code == 0, result.output
+    line = next(
+        text
+        for text in result.output.splitlines()
+        if text.startswith("fixed vs reference scoring")
+    )
+    assert line == (
+        "fixed vs reference scoring: no task label flips (24 correct of 24); "
+        "accomplish progress rate 87.50% -> 100.00% (fix 8)"
+    )
+
+
+def test_rescoring_line_with_flips_and_an_unchanged_rate():
+    from wtb.cli.score import rescoring_line
+
+    flips = {
+        "flips": [{"fixes": [5]}],
+        "by_fix": {5: 1},
+        "reference_correct": 3,
+        "fixed_correct": 4,
+        "tasks": 4,
+    }
+    progress = {"rate": 0.75, "complete_step": 3, "total_step": 4}
+    assert rescoring_line(flips, progress, dict(progress)) == (
+        "fixed vs reference scoring: 1 task label(s) flip (3 -> 4 correct of 4); by fix: fix 5: 1; "
+        "accomplish progress rate unchanged (75.00%)"
+    )
+    # no Sequential or Mixed task: no rate to show
+    no_steps = {"rate": 0.0, "complete_step": 0, "total_step": 0}
+    assert rescoring_line({**flips, "flips": [], "by_fix": {}}, no_steps, no_steps) == (
+        "fixed vs reference scoring: no task label flips (3 correct of 4)"
+    )
 
 
 # --------------------------------------------------------------------------- wtb generate, report, data

@@ -78,7 +78,8 @@ def score(
 
     With --scoring fixed (docs/fixed-mode.md) the scoring fixes 5-8 are applied, without model calls, and
     OUT/score.fixed.jsonl, OUT/metric.fixed.json and OUT/summary_metrics.fixed.json are written; on a
-    reference run it also prints how many task labels flip, by fix.
+    reference run it also prints how many task labels flip, by fix, and how the accomplish progress
+    rate changes (fix 8 counts gold nodes, docs/fixed-mode.md §9).
     """
     from bench.schema import DatasetError
     from wtb.score_run import score_files, score_run, summary_metrics_file
@@ -94,6 +95,7 @@ def score(
         tasks = resolve_tasks(dataset, tasks)
         metric = score_run(dataset, results, out, tasks=tasks, scoring=scoring, language=language)
         flips = _rescoring_flips(dataset, results, tasks) if scoring == "fixed" else None
+        progress = _reference_progress(dataset, results, tasks, language) if flips is not None else None
     except DatasetError as exc:
         _print_issues(exc.issues)
         raise typer.Exit(code=1) from None
@@ -102,12 +104,7 @@ def score(
         raise typer.Exit(code=1) from None
     _out.print(metric_table(metric, _summary_language(out / summary_file)))
     if flips is not None:
-        by_fix = ", ".join(f"fix {fix}: {count}" for fix, count in flips["by_fix"].items()) or "none"
-        _out.print(
-            f"fixed vs reference scoring: {len(flips['flips'])} task label(s) flip "
-            f"({flips['reference_correct']} -> {flips['fixed_correct']} correct of {flips['tasks']}); by fix: {by_fix}",
-            markup=False,
-        )
+        _out.print(rescoring_line(flips, progress, (metric.get("progress_info") or {}).get("Total")), markup=False)
     _out.print(f"wrote {out / score_file}, {out / metric_file} and {out / summary_file}", markup=False)
 
 
@@ -118,6 +115,52 @@ def _rescoring_flips(dataset: Path, results: Path, tasks: int):
     if any(record.get("scoring") == "fixed" for _, record in load_result_records(results)):
         return None
     return compare_run_files(dataset, results, tasks=tasks)
+
+
+def _reference_progress(dataset: Path, results: Path, tasks: int, language: str | None) -> dict | None:
+    """The reference-mode accomplish progress bucket ``{"rate", "complete_step", "total_step"}`` of a
+    reference result file, scored in memory (docs/metrics.md §4)."""
+    from bench.schema import load_sessions, sessions_by_id
+    from wtb.score_run import load_result_records, score_records
+
+    sessions = sessions_by_id(load_sessions(dataset, tasks=tasks))
+    records = load_result_records(results)
+    _, _, metric = score_records(sessions, records, results_file=str(results), scoring="reference", language=language)
+    return (metric.get("progress_info") or {}).get("Total")
+
+
+def _rate(bucket: dict) -> str:
+    return f"{bucket['rate'] * 100:.2f}%"
+
+
+def rescoring_line(flips: dict, reference_progress: dict | None, fixed_progress: dict | None) -> str:
+    """The line ``wtb score --scoring fixed`` prints for a reference run: task labels that flip, by fix
+    (docs/fixed-mode.md §10), then the accomplish progress rate, which fix 8 computes from gold nodes
+    (docs/fixed-mode.md §9) and which can change when no label does.
+
+    Args:
+        flips: :func:`wtb.score_run.compare_run_files` of the run.
+        reference_progress, fixed_progress: the ``progress_info["Total"]`` buckets of the reference and
+            the fixed metric (``{"rate", "complete_step", "total_step"}``); ``None``, or a bucket
+            without gold steps (no Sequential or Mixed task), leaves the rate out.
+
+    Returns:
+        e.g. ``"fixed vs reference scoring: no task label flips (24 correct of 24); accomplish progress
+        rate 87.50% -> 100.00% (fix 8)"`` or ``"fixed vs reference scoring: 1 task label(s) flip (3 -> 4
+        correct of 4); by fix: fix 5: 1; accomplish progress rate unchanged (75.00%)"``.
+    """
+    if flips["flips"]:
+        by_fix = ", ".join(f"fix {fix}: {count}" for fix, count in flips["by_fix"].items()) or "none"
+        line = (
+            f"fixed vs reference scoring: {len(flips['flips'])} task label(s) flip "
+            f"({flips['reference_correct']} -> {flips['fixed_correct']} correct of {flips['tasks']}); by fix: {by_fix}"
+        )
+    else:
+        line = f"fixed vs reference scoring: no task label flips ({flips['reference_correct']} correct of {flips['tasks']})"
+    if reference_progress and fixed_progress and reference_progress["total_step"] and fixed_progress["total_step"]:
+        before, after = _rate(reference_progress), _rate(fixed_progress)
+        line += f"; accomplish progress rate {before} -> {after} (fix 8)" if before != after else f"; accomplish progress rate unchanged ({after})"
+    return line
 
 
 def _summary_language(path: Path) -> Optional[str]:
