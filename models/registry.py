@@ -16,10 +16,8 @@ order:
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from dataclasses import dataclass
-from importlib import metadata
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -107,6 +105,9 @@ def split_spec(spec: str) -> tuple[str, str]:
 def _installed_entry_points() -> dict[str, Any]:
     global _entry_points
     if _entry_points is None:
+        # scanning the installed packages costs ~50 ms: only when a provider lookup needs it
+        from importlib import metadata
+
         _entry_points = {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
     return _entry_points
 
@@ -157,6 +158,8 @@ def get_provider(prefix: str) -> Provider:
     module = BUILTIN_PROVIDERS.get(prefix)
     if module is not None:
         return _from_module(importlib.import_module(module))
+    import difflib
+
     known = known_providers()
     close = difflib.get_close_matches(prefix, known, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""

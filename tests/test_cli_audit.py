@@ -55,10 +55,11 @@ def test_validate_file_level_and_encoding_problems(tmp_path, content, expected):
 
 
 def test_validate_directory_and_missing_file(tmp_path):
+    """A path that is no file is a command-line mistake: click's usage error, exit 2 (docs/cli.md §2)."""
     result = _invoke("validate", tmp_path)
-    assert result.exit_code == 1 and f"{tmp_path}: cannot read: Is a directory" in result.output
+    assert result.exit_code == 2 and f"Invalid value for 'path': File '{tmp_path}' is a directory." in result.output
     result = _invoke("validate", tmp_path / "nope.jsonl")
-    assert result.exit_code == 1 and f"{tmp_path / 'nope.jsonl'}: file not found" in result.output
+    assert result.exit_code == 2 and f"Invalid value for 'path': File '{tmp_path / 'nope.jsonl'}' does not exist." in result.output
 
 
 def test_a_bad_byte_spoils_only_its_line(tmp_path):

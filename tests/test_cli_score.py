@@ -106,9 +106,10 @@ def test_wtb_score_missing_files_no_traceback(tmp_path):
          "--results", str(tmp_path / "r.jsonl"), "--out", str(tmp_path / "o")],
         capture_output=True, text=True, cwd=REPO_ROOT, timeout=120,
     )
-    assert proc.returncode == 1
+    assert proc.returncode == 2  # a file named on the command line that does not exist (docs/cli.md §2)
     assert "Traceback" not in proc.stdout + proc.stderr
-    assert f"{tmp_path / 'none.jsonl'}: file not found" in proc.stderr
+    assert f"Invalid value for '--dataset': File '{tmp_path / 'none.jsonl'}' does not exist." in proc.stderr
+    assert not (tmp_path / "o").exists()
 
 
 def test_score_run_raises_dataset_error_for_missing_results(tmp_path):

@@ -310,11 +310,13 @@ def test_broken_run_folders_give_one_line_errors(runs, tmp_path, setup, message)
 
 
 def test_missing_folder_and_folder_given_twice(tmp_path):
-    result = invoke("report", tmp_path / "nope", "--out", tmp_path / "r")
-    assert result.exit_code == 1 and "not a run folder" in result.output
+    result = invoke("report", tmp_path / "nope", "--out", tmp_path / "r")  # command-line mistakes: exit 2 (docs/cli.md §2)
+    assert result.exit_code == 2 and "does not exist" in result.output and not (tmp_path / "r").exists()
     (tmp_path / "empty").mkdir()
     result = invoke("report", tmp_path / "empty", tmp_path / "empty", "--out", tmp_path / "r")
-    assert result.exit_code == 1 and "given twice" in result.output
+    assert result.exit_code == 2 and "a run folder is given twice" in result.output
+    result = invoke("report", tmp_path / "empty", "--out", tmp_path / "r")  # a folder without a run: its content
+    assert result.exit_code == 1 and "metric.json: missing" in result.output
 
 
 # --------------------------------------------------------------------------- the bundled demo (no ../shared)

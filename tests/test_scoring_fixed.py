@@ -523,4 +523,4 @@ def test_wtb_score_cli_rescoring_a_reference_run(tmp_path):
          "--out", str(out), "--scoring", "best"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
-    assert bad.returncode != 0 and "unknown mode 'best'" in bad.stderr
+    assert bad.returncode == 2 and "Invalid value for '--scoring'" in bad.stderr and "'best' is not one of" in bad.stderr

@@ -1,18 +1,56 @@
-"""The ``wtb`` command line: ``validate``, ``score``, ``eval``, ``generate``.
+"""The ``wtb`` command line: ``validate``, ``score``, ``eval``, ``generate``, ``report``, ``data``.
 
-Each sub-command lives in its own module below and registers itself on :data:`app`.
+Each sub-command lives in its own module below and registers itself on :data:`app`. The modules
+import only typer at the top: ``wtb --help`` and every ``--help`` build the command line without the
+scoring core, pydantic, LangGraph, LangChain or rich, which the command bodies import when they run
+(docs/cli.md §1). Exit statuses follow one rule for every sub-command (docs/cli.md §2,
+:data:`EXIT_STATUS_HELP`).
 """
 
 from __future__ import annotations
 
 from enum import Enum
+from pathlib import Path
 from typing import Any, Optional
 
 import typer
+from typer.core import TyperGroup
+
+EXIT_STATUS_HELP = (
+    "Exit status: 0 done; 1 an input file's content is bad (every problem named as file:line: field: message), "
+    "or the output folder holds a different run; 2 the command line or the run's configuration is wrong "
+    "(an unknown option value, a file named on the command line that does not exist, ids that select no "
+    "session, a bad model spec): nothing is written; 3 some sessions hit infrastructure errors (run the same "
+    "command again to retry them); 130 interrupted (run it again to resume)."
+)
+"""The epilog of ``wtb --help``: the exit statuses of every sub-command (docs/cli.md §2)."""
+
+
+
+class Group(TyperGroup):
+    """The command groups of ``wtb`` (``wtb`` itself, ``wtb data``): typer's group, with the flags a
+    group parses before handing over to a sub-command (``--help``, ``--install-completion``,
+    ``--show-completion``) ``False`` when not given instead of ``None``.
+
+    Typer runs a ``None`` value through a pydantic type adapter, and building one imports pydantic
+    (about 0.15 s); a ``False`` flag skips it. So ``wtb eval --help`` imports no pydantic, as
+    ``wtb --help`` does (docs/cli.md §1). Parsing, help text and errors are typer's own.
+    """
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """Set the unset-flag default to ``False``, then parse ``args`` as typer does; returns the
+        remaining arguments (the sub-command and its own arguments). Raises click's usage errors."""
+        for param in self.get_params(ctx):
+            if getattr(param, "is_flag", False) and param.default is None:
+                param.default = False
+        return super().parse_args(ctx, args)
+
 
 app = typer.Typer(
     name="wtb",
+    cls=Group,
     help="WildToolBench on LangGraph: generate multi-turn tool-use sessions and evaluate models on them.",
+    epilog=EXIT_STATUS_HELP,
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     # Plain click help: it wraps long option texts at any width; rich's panels cut them with "…"
@@ -33,11 +71,20 @@ def tasks_option() -> Any:
     )
 
 
+class Scoring(str, Enum):
+    """``--scoring`` values: the scoring mode (docs/fixed-mode.md §1); any other value is a usage error (exit 2)."""
+
+    reference = "reference"
+    fixed = "fixed"
+
+
 def scoring_option() -> Any:
-    """The ``--scoring reference|fixed`` option of ``wtb score`` (docs/fixed-mode.md)."""
+    """The ``--scoring reference|fixed`` option of ``wtb score`` (docs/fixed-mode.md §1): a :class:`Scoring`,
+    ``reference`` when not given."""
     return typer.Option(
-        "reference",
+        Scoring.reference,
         "--scoring",
+        case_sensitive=False,
         help="'reference' (default) reproduces the published scoring, quirks included; 'fixed' applies the "
         "scoring fixes 5-8 of docs/fixed-mode.md, written to score.fixed.jsonl and metric.fixed.json.",
     )
@@ -53,6 +100,23 @@ def resolve_tasks(dataset: Any, tasks: Optional[int]) -> int:
     from bench.schema import infer_task_count
 
     return tasks if tasks is not None else infer_task_count(dataset)
+
+
+def require_file(path: Path, option: str) -> Path:
+    """``path`` itself when it is an existing file, else a usage error naming ``option`` (docs/cli.md §2).
+
+    For values that click cannot check when it parses them (``--dataset`` also takes the name
+    ``wildtoolbench``): called after the name is resolved, so the message and exit status 2 are
+    click's own (``Invalid value for '--dataset': File 'x.jsonl' does not exist.``).
+
+    Raises:
+        typer.BadParameter: ``path`` does not exist or is a directory.
+    """
+    if not path.exists():
+        raise typer.BadParameter(f"File {str(path)!r} does not exist.", param_hint=f"'{option}'")
+    if path.is_dir():
+        raise typer.BadParameter(f"File {str(path)!r} is a directory.", param_hint=f"'{option}'")
+    return path
 
 
 class Lang(str, Enum):

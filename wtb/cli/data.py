@@ -14,15 +14,16 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 import typer
-from rich.console import Console
 
-from wtb.cli import app
+from wtb.cli import Group, app
+from wtb.cli._console import LazyConsole
 
-_err = Console(stderr=True, highlight=False, soft_wrap=True)
-_out = Console(highlight=False, soft_wrap=True)
+_err = LazyConsole(stderr=True, highlight=False, soft_wrap=True)
+_out = LazyConsole(highlight=False, soft_wrap=True)
 
 data_app = typer.Typer(
     name="data",
+    cls=Group,
     help="The official WildToolBench data: download it, verify it, keep it in the cache.",
     no_args_is_help=True,
     rich_markup_mode=None,
@@ -52,11 +53,13 @@ class _DownloadBar:
     shown only on a terminal; usable as the ``progress`` callback of :mod:`wtb.datasets.official`."""
 
     def __init__(self, enabled: bool = True) -> None:
-        self._enabled = enabled and _err.is_terminal
+        self._enabled = enabled  # and stderr a terminal: asked at the first report (asking imports rich)
         self._bar: Any = None
         self._tasks: dict[str, Any] = {}
 
     def __call__(self, pin: Any, done: int, total: Optional[int]) -> None:
+        if self._enabled and self._bar is None and not _err.is_terminal:
+            self._enabled = False
         if not self._enabled:
             return
         if self._bar is None:
@@ -148,22 +151,26 @@ def pull(
 
 def named_dataset(value: Optional[Path], pull: bool) -> Optional[Path]:
     """``--dataset`` value -> file path for the CLI: :func:`wtb.datasets.names.resolve_dataset`, with a
-    progress bar and errors turned into one line on stderr and exit status 2 (not pulled yet) or 1."""
+    progress bar and errors turned into one line on stderr and exit status 2 (not pulled yet), a usage
+    error (exit 2: the name of the official tool lists) or exit status 1 (the download or its
+    verification failed; docs/cli.md §2)."""
     from wtb.datasets.names import resolve_dataset
 
-    return _named(resolve_dataset, value, pull)
+    return _named(resolve_dataset, value, pull, "tools", "--dataset")
 
 
 def named_tools(value: Optional[Path], pull: bool) -> Optional[Path]:
     """``--tools`` value -> file path for the CLI: :func:`wtb.datasets.names.resolve_tools`, errors
-    handled as in :func:`named_dataset`."""
+    handled as in :func:`named_dataset` (the name of the official dataset is a usage error)."""
     from wtb.datasets.names import resolve_tools
 
-    return _named(resolve_tools, value, pull)
+    return _named(resolve_tools, value, pull, "dataset", "--tools")
 
 
-def _named(resolve: Callable[..., Optional[Path]], value: Optional[Path], pull: bool) -> Optional[Path]:
-    from wtb.datasets.names import NotPulledError
+def _named(
+    resolve: Callable[..., Optional[Path]], value: Optional[Path], pull: bool, other_kind: str, option: str
+) -> Optional[Path]:
+    from wtb.datasets.names import NotPulledError, official_names
     from wtb.datasets.official import DataError
 
     bar = _DownloadBar()
@@ -172,7 +179,12 @@ def _named(resolve: Callable[..., Optional[Path]], value: Optional[Path], pull: 
     except NotPulledError as exc:
         _err.print(f"error: {exc}", markup=False)
         raise typer.Exit(2) from None
-    except (DataError, OSError) as exc:
+    except DataError as exc:
+        if str(value).lower() in official_names(other_kind):  # e.g. --tools wildtoolbench: the wrong name
+            raise typer.BadParameter(str(exc), param_hint=f"'{option}'") from None
+        _err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(1) from None
+    except OSError as exc:
         _err.print(f"error: {exc}", markup=False)
         raise typer.Exit(1) from None
     finally:

@@ -8,15 +8,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 import typer
-from rich.console import Console
 
-from wtb.cli import Lang, app, lang_option, resolve_tasks, tasks_option
+from wtb.cli import Lang, Scoring, app, lang_option, require_file, resolve_tasks, tasks_option
+from wtb.cli._console import LazyConsole
 from wtb.cli.data import named_dataset, pull_option
 
 if TYPE_CHECKING:
     from graphs.evaluation_context import EvaluationContext
 
-_err = Console(stderr=True, highlight=False, soft_wrap=True)
+_err = LazyConsole(stderr=True, highlight=False, soft_wrap=True)
 
 
 @app.command("eval")
@@ -73,9 +73,10 @@ def eval_command(
     max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Model requests allowed per task before it ends as an error (default 32)."),
     price_input: Optional[float] = typer.Option(None, "--price-input", min=0.0, help="USD per million input tokens (adds cost to the summary)."),
     price_output: Optional[float] = typer.Option(None, "--price-output", min=0.0, help="USD per million output tokens (adds cost to the summary)."),
-    scoring: Optional[str] = typer.Option(
+    scoring: Optional[Scoring] = typer.Option(
         None,
         "--scoring",
+        case_sensitive=False,
         help="'reference' (default, or $WTB_SCORING) reproduces the published evaluation, quirks included; 'fixed' "
         "runs and scores with the corrections of docs/fixed-mode.md (a separate run: default --out gets a '-fixed' "
         "suffix; scores go to score.fixed.jsonl and metric.fixed.json).",
@@ -103,7 +104,9 @@ def eval_command(
     """Run the model on the sessions (resuming an interrupted run), write DIR/result.jsonl, score it, print the table.
 
     Exit status 3: some sessions hit infrastructure errors (a model request failed after its retries);
-    they are in DIR/errors.jsonl, not scored, and the same command runs them again.
+    they are in DIR/errors.jsonl, not scored, and the same command runs them again. Exit status 2: the
+    command line or the run's configuration is wrong (e.g. --ids naming a session the dataset does not
+    hold), nothing written; 1: a bad input file (see `wtb --help`).
     """
     from bench.demo_data import bundled_demo_sessions
     from bench.schema import DatasetError
@@ -116,14 +119,24 @@ def eval_command(
         dataset = named_dataset(dataset, pull)
         if dataset is None:
             dataset = bundled_demo_sessions()
-        context = EvaluationContext(
-            model=model, base_url=base_url, temperature=temperature, timeout=timeout, max_attempts=max_attempts,
-            backoff=backoff, rps=rps, max_steps=max_steps, scoring=scoring, language=lang.value if lang else None,
-            dataset=str(dataset),
-        )  # fmt: skip
-        tasks = resolve_tasks(dataset, tasks)
+        require_file(dataset, "--dataset")
         wanted = [part for item in ids or [] for part in item.split(",") if part.strip()]
-        sessions = select_sessions(open_dataset(dataset, tasks=tasks, language=context.language), wanted or None, limit)
+        if ids and not wanted:
+            raise typer.BadParameter("names no session", param_hint="'--ids'")
+        try:  # a bad WTB_* setting is the run's configuration too
+            context = EvaluationContext(
+                model=model, base_url=base_url, temperature=temperature, timeout=timeout, max_attempts=max_attempts,
+                backoff=backoff, rps=rps, max_steps=max_steps, scoring=scoring.value if scoring else None,
+                language=lang.value if lang else None, dataset=str(dataset),
+            )  # fmt: skip
+        except ValueError as exc:
+            raise ConfigurationError(str(exc)) from None
+        tasks = resolve_tasks(dataset, tasks)
+        loaded = open_dataset(dataset, tasks=tasks, language=context.language)
+        try:
+            sessions = select_sessions(loaded, wanted or None, limit)
+        except ValueError as exc:  # an id the dataset does not hold
+            raise typer.BadParameter(str(exc), param_hint="'--ids'") from None
         prices = None if price_input is None and price_output is None else Prices(price_input or 0.0, price_output or 0.0)
         if server and langsmith_dataset:
             raise ConfigurationError("--server and --langsmith-dataset cannot be combined (an experiment runs in this process)")
@@ -141,7 +154,7 @@ def eval_command(
             concurrency = default_concurrency(context.model)
         if langsmith_dataset:
             if context.scoring == "fixed":
-                raise ValueError("--langsmith-dataset scores in reference mode only; drop it or --scoring fixed")
+                raise ConfigurationError("--langsmith-dataset scores in reference mode only; drop it or --scoring fixed")
             from wtb.cli.experiment import run_langsmith_experiment
 
             run_langsmith_experiment(sessions, context, dataset, out, langsmith_dataset, concurrency, tasks)
@@ -317,6 +330,8 @@ def _score(
     """Score the run into ``out/score.jsonl``, ``out/metric.json`` and ``out/summary_metrics.json``
     (``score.fixed.jsonl``, ``metric.fixed.json`` and ``summary_metrics.fixed.json`` in fixed mode,
     docs/fixed-mode.md) and print the table (docs/scoring.md)."""
+    from rich.console import Console
+
     from bench.schema import DatasetError
     from wtb.score_run import score_files, score_run, summary_metrics_file
     from wtb.table import metric_table

@@ -1,8 +1,12 @@
-"""``wtb generate``: new benchmark sessions from real tool lists with the generation graph (docs/generation.md)."""
+"""``wtb generate``: new benchmark sessions from real tool lists with the generation graph (docs/generation.md).
+
+Exit status (docs/cli.md §2): 2 for the command line and the run's configuration (a ``--tools`` file that
+does not exist, an unknown type path, role or model spec), 1 for a tool-list file whose content is bad
+(``file:line: message``), a folder that holds a different run, or no session generated.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import re
 from pathlib import Path
@@ -10,14 +14,8 @@ from typing import TYPE_CHECKING, List, Optional, Sequence
 
 import typer
 
-from bench.generation import (
-    GenerationInputError,
-    load_tool_lists,
-    plan_sessions,
-    select_type_paths,
-)
-from models import DEFAULT_MODEL
-from wtb.cli import app
+from models.registry import DEFAULT_MODEL
+from wtb.cli import Lang, app, require_file
 from wtb.cli.data import named_tools, pull_option
 
 if TYPE_CHECKING:
@@ -71,7 +69,7 @@ def generate(
     ),
     samples: Optional[int] = typer.Option(None, "--samples", min=1, help="Number of sessions: paths sampled from the tree."),
     seed: int = typer.Option(0, "--seed", help="Seed of every random choice (paths, tool lists, dates, variants)."),
-    language: str = typer.Option("en", "--language", help="Session language: en or zh."),
+    language: Lang = typer.Option(Lang.en, "--language", case_sensitive=False, help="Session language: en or zh."),
     year: int = typer.Option(2024, "--year", help="Year of the random environment date."),
     model: Optional[List[str]] = typer.Option(
         None,
@@ -146,13 +144,25 @@ def generate(
     Running the same command again on the same --out resumes: sessions that finished (done, or failed
     because of the models' output) are kept; interrupted ones and infrastructure failures run again.
     """
+    import asyncio
+
+    from bench.generation import GenerationInputError, load_tool_lists, plan_sessions, select_type_paths
     from graphs.generation import compile_graph
     from graphs.generation_context import Context
     from models import ConfigurationError, ModelSettings, check_model
     from nodes.generation.registry import added_roles, load_role_modules, model_roles
     from wtb.generation_runner import run_batch
 
-    tools = named_tools(tools, pull)
+    language = language.value
+    tools = require_file(named_tools(tools, pull), "--tools")
+    try:
+        tool_lists = load_tool_lists(tools)
+    except GenerationInputError as exc:  # the file's content: file:line: message
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    except OSError as exc:  # the file named by --tools cannot be read
+        typer.echo(f"error: {tools}: cannot read: {exc.strerror or exc}", err=True)
+        raise typer.Exit(2) from None
     try:
         load_role_modules(roles or [])
         mapping = role_models(model or [])
@@ -175,7 +185,6 @@ def generate(
                 f"--model names unknown role(s) {', '.join(unknown)}; roles with a model: {', '.join(active)} "
                 "(add roles with --roles MODULE)"
             )
-        tool_lists = load_tool_lists(tools)
         type_paths = select_type_paths(layers, paths, samples, seed)
         plans = plan_sessions(
             tool_lists, type_paths, seed=seed, language=language, year=year, user_models=len(context.user_models)

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 
 from wtb.cli import app
+from wtb.cli._console import LazyConsole
 
-_err = Console(stderr=True, highlight=False, soft_wrap=True)
+_err = LazyConsole(stderr=True, highlight=False, soft_wrap=True)
 
 
 def _percent(value: float) -> str:
@@ -49,10 +49,12 @@ def write_report(run_dirs: list[Path], out: Path, *, dataset: Optional[Path] = N
 
 @app.command("report")
 def report_command(
-    run_dirs: list[Path] = typer.Argument(..., help="Run folders (wtb eval --out), each with metric.json and score.jsonl.", file_okay=False),
+    run_dirs: list[Path] = typer.Argument(
+        ..., help="Run folders (wtb eval --out), each with metric.json and score.jsonl.", exists=True, file_okay=False
+    ),
     out: Path = typer.Option(..., "--out", help="Report folder: index.html, report.md, leaderboard.csv, orchestration.csv, errors.csv, tasks.csv.", file_okay=False),
     dataset: Optional[Path] = typer.Option(
-        None, "--dataset", dir_okay=False, help="Dataset file for run folders whose run.json names none (e.g. made by `wtb score`)."
+        None, "--dataset", exists=True, dir_okay=False, help="Dataset file for run folders whose run.json names none (e.g. made by `wtb score`)."
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap (same seed, same confidence intervals)."),
     resamples: int = typer.Option(2000, "--resamples", min=100, help="Bootstrap resamples of the sessions."),
@@ -60,5 +62,10 @@ def report_command(
     """Write a report of one or more runs: leaderboard among the paper's 57 models, orchestration, error
     analysis, 95% bootstrap intervals, plots, dataset browser and trajectory viewer (OUT/index.html works
     offline), plus report.md and CSV tables.
+
+    Exit status 2 for a folder or file named here that does not exist, or a folder named twice; 1 for a
+    folder or dataset whose content cannot be reported on (docs/cli.md §2).
     """
+    if len({path.resolve() for path in run_dirs}) != len(run_dirs):
+        raise typer.BadParameter("a run folder is given twice", param_hint="'run_dirs'")
     write_report(run_dirs, out, dataset=dataset, seed=seed, resamples=resamples)
