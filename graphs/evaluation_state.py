@@ -56,8 +56,6 @@ class EvaluationState(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]
     response: dict[str, Any] | None
     """The candidate's last raw response ``{"content", "tool_calls", "reasoning_content"}``."""
-    feedback: list[dict[str, Any]]
-    """OpenAI dict messages the matcher decided to append (assistant reply + gold observations / user reply)."""
 
     task_result: dict[str, Any]
     """The current task's docs/evaluation.md §5 result, being built step by step."""

@@ -257,7 +257,7 @@ import sys
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-EVAL_NODES = {"load_session", "build_prompt", "call_candidate", "match_response", "feed_back", "finish_task", "finish_session"}
+EVAL_NODES = {"load_session", "build_prompt", "call_candidate", "match_response", "finish_task", "finish_session"}
 
 
 def _jsonl(path: Path) -> list[dict]:
@@ -322,7 +322,7 @@ def test_wtb_eval_traces_one_root_per_session(reference_dir, two_sessions, tmp_p
 
             below = stub.descendants(root["id"])
             nodes = [r for r in below if r["name"] in EVAL_NODES]
-            assert {r["name"] for r in nodes} >= EVAL_NODES - {"feed_back"}
+            assert {r["name"] for r in nodes} == EVAL_NODES
             for run in nodes:
                 assert str(run["parent_run_id"]) == str(root["id"]), run["name"]  # nodes sit right under the session
             steps_in_record = {

@@ -1,4 +1,4 @@
-"""Match the candidate's response against the step's gold candidates (docs/evaluation.md §3)."""
+"""Match the candidate's response against the step's gold candidates and feed the outcome back (docs/evaluation.md §3)."""
 
 from __future__ import annotations
 
@@ -11,24 +11,27 @@ from bench import harness as inference
 from bench.schema import fields_for
 from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
-from models.messages import to_openai
+from models.messages import openai_messages, to_langchain
 from nodes.tracing import annotate_evaluation_node
 
 
 async def match_response(
     state: EvaluationState, runtime: Runtime[EvaluationContext]
-) -> Command[Literal["feed_back", "finish_task", "finish_session"]]:
+) -> Command[Literal["call_candidate", "finish_task", "finish_session"]]:
     """Judge the last response against the gold answer list of the side that runs, log the step, and route (docs/evaluation.md §3).
 
     Writes ``step_<s>`` into the task result; a matched call step prunes the
-    task's paths. Goes to ``feed_back`` when the task continues, to
-    ``finish_task`` when it ends (correct or not), and to ``finish_session``
-    when the reference harness itself would crash (quirk 11). A task that
-    would continue after ``context.max_steps`` requests (never fewer than the
-    task's gold node count + 1, :func:`bench.harness.effective_step_limit`) ends
-    as an error with the task-level ``error_reason`` of
-    :func:`bench.harness.step_limit_reason`. In fixed mode (``state["scoring"]``)
-    the step is judged by the rules of docs/fixed-mode.md §2-§5.
+    task's paths. When the task goes on, appends the candidate's reply and the
+    gold tool observations (or the gold user reply) to ``messages``
+    (docs/evaluation.md §3.3, §3.5), moves to step ``s + 1`` and goes back to
+    ``call_candidate``; goes to ``finish_task`` when the task ends (correct or
+    not), and to ``finish_session`` when the reference harness itself would
+    crash (quirk 11). A task that would continue after ``context.max_steps``
+    requests (never fewer than the task's gold node count + 1,
+    :func:`bench.harness.effective_step_limit`) ends as an error with the
+    task-level ``error_reason`` of :func:`bench.harness.step_limit_reason`. In
+    fixed mode (``state["scoring"]``) the step is judged by the rules of
+    docs/fixed-mode.md §2-§5.
     """
     task_idx, step = state["task_idx"], state["step"]
     scoring = state.get("scoring", "reference")
@@ -40,11 +43,10 @@ async def match_response(
     except inference.InferenceError as exc:
         return Command(goto="finish_session", update={"error": str(exc), "error_detail": exc.detail})
 
-    request = [to_openai(m) for m in state["messages"]]
     task_result = dict(state["task_result"])
     task_result["inference_log"] = {
         **task_result["inference_log"],
-        f"step_{step}": inference.step_log(request, state["tools"], response, outcome),
+        f"step_{step}": inference.step_log(openai_messages(state["messages"]), state["tools"], response, outcome),
     }
     annotate_evaluation_node(state, step_label=outcome.label)
     prunes = list(state.get("prunes", []))
@@ -59,4 +61,12 @@ async def match_response(
         inference.close_task_result(task_result, False, step, tracker.min_length)
         task_result["error_reason"] = inference.step_limit_reason(max_steps)
         return Command(goto="finish_task", update={"task_result": task_result, "prunes": prunes})
-    return Command(goto="feed_back", update={"task_result": task_result, "prunes": prunes, "feedback": outcome.messages})
+    return Command(
+        goto="call_candidate",
+        update={
+            "task_result": task_result,
+            "prunes": prunes,
+            "messages": [to_langchain(m) for m in outcome.messages],
+            "step": step + 1,
+        },
+    )
