@@ -163,3 +163,30 @@ def test_result_file_index_sorts_by_copying_lines_and_cuts_a_torn_tail(tmp_path)
         '{"id": "wild_tool_bench_0", "model_name": "m", "result": []}\n' + lines[1] + lines[3] + lines[0]
     )
     assert ResultFile(path).finalize() == ordered  # already sorted: nothing to do
+
+
+def test_a_checkpointed_graph_is_saved_once_per_session(oracle):
+    """The batch runner asks LangGraph to save a checkpointed run only when it ends (``durability="exit"``);
+    a graph without a checkpointer gets no durability (LangGraph would warn about it)."""
+    import warnings
+
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graphs.evaluation import graph
+    from wtb.runner import run_session
+
+    sessions, context = oracle
+    saver = InMemorySaver()
+    checkpointed = graph.copy(update={"checkpointer": saver}).with_config(configurable={"thread_id": "t1"})
+    saved = asyncio.run(run_session(checkpointed, sessions[0], context)).record
+    checkpoints = list(saver.list({"configurable": {"thread_id": "t1"}}))
+    assert len(checkpoints) == 1
+    assert checkpoints[0].checkpoint["channel_values"]["record"]["id"] == "wild_tool_bench_0"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plain = asyncio.run(run_session(graph, sessions[0], context)).record
+    for record in (saved, plain):
+        for task in record["result"]:
+            task["latency"] = len(task["latency"])
+        record["usage"].pop("wall_time")
+    assert saved == plain and [t["action_name_label"] for t in plain["result"]] == ["correct"] * 4

@@ -93,6 +93,24 @@ def test_redact_record_keeps_benchmark_content():
     assert crashed["result"] == f"Error during inference: bad key {REDACTED}"
 
 
+def test_redact_record_copies_only_what_changes():
+    clean = {"id": "s1", "result": [{"error_reason": "name mismatch", "steps": [{"content": "sk-not-a-key-really"}]}]}
+    assert redact_record(clean, secrets=[]) is clean  # nothing to redact: the record itself
+    nested = {
+        "id": "s2",
+        "observation": {"error": ["see https://bob:pw@example.com", {"error_reason": "Bearer abcdefgh12345678"}], "ok": "keep"},
+        "tools": [{"name": "t"}],
+        "usage": {"requests": 2},
+    }
+    out = redact_record(nested, secrets=[])
+    assert out["observation"]["error"] == [f"see https://{REDACTED}@example.com", {"error_reason": f"Bearer {REDACTED}"}]
+    assert out["observation"]["ok"] == "keep" and out["tools"] is nested["tools"] and out["usage"] is nested["usage"]
+    assert nested["observation"]["error"][0] == "see https://bob:pw@example.com"  # input untouched
+    assert list(out) == list(nested)  # key order kept
+    keyed = redact_record({"id": "s3", "result": [{"content": f"key {FAKE_OPENAI_KEY}", "n": 1}]}, secrets=[FAKE_OPENAI_KEY])
+    assert keyed["result"][0] == {"content": f"key {REDACTED}", "n": 1}
+
+
 def test_session_and_step_metadata():
     config = session_run_config(
         kind="eval",

@@ -72,6 +72,14 @@ def _graph_config(session: Mapping[str, Any], context: EvaluationContext) -> dic
     )
 
 
+def _durability(graph: Any) -> dict[str, Any]:
+    """``{"durability": "exit"}`` for a graph compiled with a checkpointer, else nothing (LangGraph warns
+    about a durability without one). A session that stops midway runs again from its start (the
+    result file is the batch's checkpoint), so the state is saved once, when the run ends."""
+    checkpointer = getattr(graph, "checkpointer", None)
+    return {"durability": "exit"} if checkpointer not in (None, False, True) else {}
+
+
 async def run_session(
     graph: Pregel, session: Mapping[str, Any], context: EvaluationContext, *, prices: Prices | None = None
 ) -> SessionOutcome:
@@ -100,7 +108,9 @@ async def run_session(
     error: dict[str, Any] | None = None
     with usage_scope() as counted:
         try:
-            output = await graph.ainvoke({"session": dict(session)}, context=context, config=_graph_config(session, context))
+            output = await graph.ainvoke(
+                {"session": dict(session)}, context=context, config=_graph_config(session, context), **_durability(graph)
+            )
             record = dict(output["record"])
         except ModelRequestError as exc:
             if exc.rejected:  # the provider refused this request's content: the model's limit, scored (docs/evaluation.md §5)
