@@ -2,18 +2,20 @@
 
     load_session -> build_prompt -> call_candidate -> match_response --+--> call_candidate  (task goes on)
                         ^                                              |
-                        +------------ finish_task <--------------------+  (task ended)
-                                          |
-                                    finish_session -> END
+                        +----------------------------------------------+  (task ended, tasks left)
+                                                                       |
+                                                                       +--> finish_session -> END  (last task ended)
 
 A model request costs two super-steps: ``call_candidate`` sends the messages
-and records the raw reply; ``match_response`` judges it against the gold DAG,
-logs the step and, when the task goes on, appends the reply and the gold
-observations (or the gold user reply) to the messages and moves to the next
-step before it routes back to ``call_candidate``. ``build_prompt`` and
-``match_response`` may also jump to ``finish_session`` when the reference
-harness cannot run the session (quirk 11). Logic lives in ``nodes/`` and
-``bench/harness/``; this module only wires.
+and records the raw reply; ``match_response`` judges it against the gold DAG
+and logs the step. When the task goes on, ``match_response`` also appends the
+reply and the gold observations (or the gold user reply) to the messages and
+moves to the next step; when the task ends, it stores the task's result and
+moves to the next task (``build_prompt``) or, after the last one, to
+``finish_session``. ``build_prompt`` and ``match_response`` also jump to
+``finish_session`` when the reference harness cannot run the session
+(quirk 11). Logic lives in ``nodes/`` and ``bench/harness/``; this module only
+wires.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from langgraph.graph.state import CompiledStateGraph
 from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationInput, EvaluationOutput, EvaluationState
 from nodes.evaluation.candidate import call_candidate
-from nodes.evaluation.finish import finish_session, finish_task
+from nodes.evaluation.finish import finish_session
 from nodes.evaluation.match import match_response
 from nodes.evaluation.prompt import build_prompt, load_session
 
@@ -52,7 +54,6 @@ def build_evaluation_graph(config: RunnableConfig | None = None) -> CompiledStat
     builder.add_node("build_prompt", build_prompt)
     builder.add_node("call_candidate", call_candidate)
     builder.add_node("match_response", match_response)
-    builder.add_node("finish_task", finish_task)
     builder.add_node("finish_session", finish_session)
 
     builder.add_edge(START, "load_session")

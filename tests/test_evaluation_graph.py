@@ -22,7 +22,6 @@ def test_graph_nodes_and_edges():
         "build_prompt",
         "call_candidate",
         "match_response",
-        "finish_task",
         "finish_session",
         "__end__",
     }
@@ -34,10 +33,8 @@ def test_graph_nodes_and_edges():
         ("build_prompt", "finish_session", True),
         ("call_candidate", "match_response", False),
         ("match_response", "call_candidate", True),
-        ("match_response", "finish_task", True),
+        ("match_response", "build_prompt", True),
         ("match_response", "finish_session", True),
-        ("finish_task", "build_prompt", True),
-        ("finish_task", "finish_session", True),
         ("finish_session", "__end__", False),
     }
     assert build_evaluation_graph().get_graph().nodes.keys() == drawn.nodes.keys()

@@ -275,7 +275,7 @@ import sys
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-EVAL_NODES = {"load_session", "build_prompt", "call_candidate", "match_response", "finish_task", "finish_session"}
+EVAL_NODES = {"load_session", "build_prompt", "call_candidate", "match_response", "finish_session"}
 
 
 def _jsonl(path: Path) -> list[dict]:
@@ -358,15 +358,16 @@ def test_wtb_eval_traces_one_root_per_session(reference_dir, two_sessions, tmp_p
                 assert m["task_type"] == session["english_task_types"][m["task_idx"]]
                 expected_subtype = "First Turn" if m["task_idx"] == 0 else session["english_turn_subtypes"][m["task_idx"] - 1]
                 assert m["turn_subtype"] == expected_subtype
-            # the matcher's run carries the step label the record holds
+            # the matcher's run carries the step label the record holds, and at a task's last step the task label
+            last_steps = {(t, max(s for (u, s) in steps_in_record if u == t)) for (t, _) in steps_in_record}
             for run in (r for r in nodes if r["name"] == "match_response"):
                 m = run["extra"]["metadata"]
                 step = record["result"][m["task_idx"]]["inference_log"][f"step_{m['step_idx']}"]
                 assert m["step_label"] == step["inference_output"]["current_action_name_label"]
-            for run in (r for r in nodes if r["name"] == "finish_task"):
-                m = run["extra"]["metadata"]
-                assert m["task_label"] == record["result"][m["task_idx"]]["action_name_label"]
-                assert "step_idx" not in m
+                if (m["task_idx"], m["step_idx"]) in last_steps:
+                    assert m["task_label"] == record["result"][m["task_idx"]]["action_name_label"]
+                else:
+                    assert "task_label" not in m
 
             # the candidate's model runs hold the request messages and the tool calls it returned
             llm_runs = [r for r in below if r.get("run_type") == "llm"]
