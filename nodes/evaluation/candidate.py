@@ -66,7 +66,7 @@ def candidate_model(context: EvaluationContext) -> BaseChatModel:
 # session the same tools list, and binding again per request built a new binding (and, for some providers,
 # converted every tool) each time. Least recently used entries go first.
 _BOUND_MAX = 256
-_bound: "OrderedDict[tuple[int, int], tuple[Any, Any, Any]]" = OrderedDict()
+_bound: OrderedDict[tuple[int, int], tuple[Any, Any, Any]] = OrderedDict()
 _bound_lock = threading.Lock()
 
 
