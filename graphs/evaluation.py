@@ -1,14 +1,21 @@
-"""Evaluation graph: one WildToolBench session against a candidate model (docs/evaluation.md).
+"""Evaluation graph: one WildToolBench session against a candidate model (docs/evaluation.md §7).
 
-    load_session -> build_prompt -> call_candidate -> match_response -> feed_back -> call_candidate ...
-                        ^                                  |
-                        +------ finish_task <--------------+  (task ended)
-                                     |
-                               finish_session -> END
+    load_session -> build_prompt -> call_candidate -> match_response --+--> call_candidate  (task goes on)
+                        ^                                              |
+                        +----------------------------------------------+  (task ended, tasks left)
+                                                                       |
+                                                                       +--> finish_session -> END  (last task ended)
 
-``build_prompt`` and ``match_response`` may also jump to ``finish_session``
-when the reference harness cannot run the session (quirk 11). Logic lives in
-``nodes/`` and ``bench/harness/``; this module only wires.
+A model request costs two super-steps: ``call_candidate`` sends the messages
+and records the raw reply; ``match_response`` judges it against the gold DAG
+and logs the step. When the task goes on, ``match_response`` also appends the
+reply and the gold observations (or the gold user reply) to the messages and
+moves to the next step; when the task ends, it stores the task's result and
+moves to the next task (``build_prompt``) or, after the last one, to
+``finish_session``. ``build_prompt`` and ``match_response`` also jump to
+``finish_session`` when the reference harness cannot run the session
+(quirk 11). Logic lives in ``nodes/`` and ``bench/harness/``; this module only
+wires.
 """
 
 from __future__ import annotations
@@ -20,17 +27,16 @@ from langgraph.graph.state import CompiledStateGraph
 from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationInput, EvaluationOutput, EvaluationState
 from nodes.evaluation.candidate import call_candidate
-from nodes.evaluation.feedback import feed_back
-from nodes.evaluation.finish import finish_session, finish_task
+from nodes.evaluation.finish import finish_session
 from nodes.evaluation.match import match_response
 from nodes.evaluation.prompt import build_prompt, load_session
 
 RECURSION_LIMIT = 10_000
-"""Super-steps allowed per session (4 tasks x a few steps x 3 nodes needs far more than LangGraph's default 25)."""
+"""Super-steps allowed per session (4 tasks x a few steps x 2 nodes needs far more than LangGraph's default 25)."""
 
 
 def build_evaluation_graph(config: RunnableConfig | None = None) -> CompiledStateGraph:
-    """Compile the evaluation graph (input: ``EvaluationInput``, output: ``EvaluationOutput``; docs/evaluation.md).
+    """Compile the evaluation graph (input: ``EvaluationInput``, output: ``EvaluationOutput``; docs/evaluation.md §7).
 
     Args:
         config: run config merged into every run of the graph (e.g. ``tags``,
@@ -48,14 +54,11 @@ def build_evaluation_graph(config: RunnableConfig | None = None) -> CompiledStat
     builder.add_node("build_prompt", build_prompt)
     builder.add_node("call_candidate", call_candidate)
     builder.add_node("match_response", match_response)
-    builder.add_node("feed_back", feed_back)
-    builder.add_node("finish_task", finish_task)
     builder.add_node("finish_session", finish_session)
 
     builder.add_edge(START, "load_session")
     builder.add_edge("load_session", "build_prompt")
     builder.add_edge("call_candidate", "match_response")
-    builder.add_edge("feed_back", "call_candidate")
     builder.add_edge("finish_session", END)
     return builder.compile(name="evaluation").with_config({"recursion_limit": RECURSION_LIMIT, **(config or {})})
 

@@ -4,9 +4,29 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from langchain_core.messages import AnyMessage
-from langgraph.graph.message import add_messages
+from langchain_core.messages import AnyMessage, BaseMessage, BaseMessageChunk, RemoveMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 from typing_extensions import TypedDict  # pydantic (Studio schemas) needs it before Python 3.12
+
+
+def append_messages(left: list[AnyMessage] | None, right: Any) -> list[AnyMessage]:
+    """Reducer of ``EvaluationState.messages`` (docs/evaluation.md §7): ``right`` appended to ``left``,
+    or, when ``right`` starts with ``RemoveMessage(id=REMOVE_ALL_MESSAGES)``, the rest of ``right`` alone.
+
+    The same result as LangGraph's ``add_messages`` for what the evaluation nodes write (lists of new
+    messages without ids), without its per-message work: no ids are assigned (nothing looks a
+    message up by id) and nothing is merged. Any other update (a single message, dicts, messages
+    with ids, a removal by id, e.g. a state edited in Studio) goes through ``add_messages``.
+
+    Returns:
+        A new list (the given lists are not changed).
+    """
+    if isinstance(right, list) and (left is None or isinstance(left, list)):
+        reset = bool(right) and isinstance(right[0], RemoveMessage) and right[0].id == REMOVE_ALL_MESSAGES
+        new = right[1:] if reset else right
+        if all(isinstance(m, BaseMessage) and m.id is None and not isinstance(m, (RemoveMessage, BaseMessageChunk)) for m in new):
+            return new if reset else [*(left or ()), *new]
+    return add_messages(left if left is not None else [], right)
 
 
 class EvaluationInput(TypedDict, total=False):
@@ -32,6 +52,7 @@ class EvaluationState(TypedDict, total=False):
     messages whose OpenAI dict form is kept losslessly, see
     ``models.messages``); it is replaced at the start of every task because the
     history is gold, never the model's own earlier output (docs/evaluation.md §2).
+    Its reducer is :func:`append_messages` (the nodes' messages carry no ids).
     """
 
     session: dict[str, Any]
@@ -53,11 +74,9 @@ class EvaluationState(TypedDict, total=False):
     requests: int
     """Model requests made so far in the session (the replay queue position)."""
 
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: Annotated[list[AnyMessage], append_messages]
     response: dict[str, Any] | None
     """The candidate's last raw response ``{"content", "tool_calls", "reasoning_content"}``."""
-    feedback: list[dict[str, Any]]
-    """OpenAI dict messages the matcher decided to append (assistant reply + gold observations / user reply)."""
 
     task_result: dict[str, Any]
     """The current task's docs/evaluation.md §5 result, being built step by step."""

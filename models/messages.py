@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
@@ -127,6 +127,20 @@ def to_openai(message: BaseMessage) -> dict[str, Any]:
             out["tool_calls"] = calls
         return out
     raise ValueError(f"cannot convert message of type {type(message).__name__}")
+
+
+def openai_messages(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
+    """The OpenAI dicts of ``messages`` for reading (docs/evaluation.md §5.3: a step's ``inference_input.messages``).
+
+    Same dicts as :func:`to_openai` gives, but the stored original of a message
+    built by :func:`to_langchain` is returned itself, not copied: the caller
+    must copy before changing one (``bench.harness.step_log`` copies each).
+    """
+    out = []
+    for message in messages:
+        stored = message.additional_kwargs.get(OPENAI_MESSAGE_KEY)
+        out.append(stored if stored is not None else to_openai(message))
+    return out
 
 
 def _openai_calls(message: AIMessage) -> list[dict[str, Any]]:

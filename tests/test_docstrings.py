@@ -14,7 +14,7 @@ RULE_MODULES = [
     "bench/metrics.py", "bench/paths.py", "bench/paths_fixed.py", "bench/pairing.py", "bench/compare.py",
     "bench/harness/matching_fixed.py", "bench/schema.py", "bench/scoring.py", "bench/text_calls.py",
     "wtb/table.py", "wtb/score_run.py", "graphs/evaluation.py", "models/messages.py",
-    "nodes/evaluation/candidate.py", "nodes/evaluation/feedback.py", "nodes/evaluation/finish.py",
+    "nodes/evaluation/candidate.py", "nodes/evaluation/finish.py",
     "nodes/evaluation/match.py", "nodes/evaluation/prompt.py",
 ]  # fmt: skip
 NO_RULE = {

@@ -22,8 +22,6 @@ def test_graph_nodes_and_edges():
         "build_prompt",
         "call_candidate",
         "match_response",
-        "feed_back",
-        "finish_task",
         "finish_session",
         "__end__",
     }
@@ -34,15 +32,29 @@ def test_graph_nodes_and_edges():
         ("build_prompt", "call_candidate", True),
         ("build_prompt", "finish_session", True),
         ("call_candidate", "match_response", False),
-        ("match_response", "feed_back", True),
-        ("match_response", "finish_task", True),
+        ("match_response", "call_candidate", True),
+        ("match_response", "build_prompt", True),
         ("match_response", "finish_session", True),
-        ("feed_back", "call_candidate", False),
-        ("finish_task", "build_prompt", True),
-        ("finish_task", "finish_session", True),
         ("finish_session", "__end__", False),
     }
     assert build_evaluation_graph().get_graph().nodes.keys() == drawn.nodes.keys()
+
+
+def test_messages_reducer_appends_and_resets_like_add_messages():
+    from langchain_core.messages import HumanMessage, RemoveMessage, SystemMessage
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+    from graphs.evaluation_state import append_messages
+
+    first = [SystemMessage("s"), HumanMessage("u")]
+    assert append_messages([], first) == first and append_messages(None, first) is not first
+    more = [AIMessage("a"), HumanMessage("u2")]
+    both = append_messages(first, more)
+    assert both == first + more and len(first) == 2 and all(m.id is None for m in both)  # no ids assigned
+    assert append_messages(both, [RemoveMessage(id=REMOVE_ALL_MESSAGES), HumanMessage("new")]) == [HumanMessage("new")]
+    # anything else is add_messages: here a message replaced by its id
+    with_ids = append_messages([], [HumanMessage("x", id="1"), HumanMessage("y", id="2")])
+    assert [m.content for m in append_messages(with_ids, [HumanMessage("x2", id="1")])] == ["x2", "y"]
 
 
 def test_schemas_for_studio():

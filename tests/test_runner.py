@@ -348,3 +348,30 @@ def test_open_dataset_reports_what_the_whole_file_loader_reports_for_each_side(t
             assert [str(i) for i in caught.value.issues] == [str(i) for i in expected.value.issues]
     with pytest.raises(DatasetError, match="file not found"):
         open_dataset(tmp_path / "missing.jsonl")
+
+
+def test_a_checkpointed_graph_is_saved_once_per_session(oracle):
+    """The batch runner asks LangGraph to save a checkpointed run only when it ends (``durability="exit"``);
+    a graph without a checkpointer gets no durability (LangGraph would warn about it)."""
+    import warnings
+
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graphs.evaluation import graph
+    from wtb.runner import run_session
+
+    sessions, context = oracle
+    saver = InMemorySaver()
+    checkpointed = graph.copy(update={"checkpointer": saver}).with_config(configurable={"thread_id": "t1"})
+    saved = asyncio.run(run_session(checkpointed, sessions[0], context)).record
+    checkpoints = list(saver.list({"configurable": {"thread_id": "t1"}}))
+    assert len(checkpoints) == 1
+    assert checkpoints[0].checkpoint["channel_values"]["record"]["id"] == "wild_tool_bench_0"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plain = asyncio.run(run_session(graph, sessions[0], context)).record
+    for record in (saved, plain):
+        for task in record["result"]:
+            task["latency"] = len(task["latency"])
+        record["usage"].pop("wall_time")
+    assert saved == plain and [t["action_name_label"] for t in plain["result"]] == ["correct"] * 4

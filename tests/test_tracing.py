@@ -93,6 +93,24 @@ def test_redact_record_keeps_benchmark_content():
     assert crashed["result"] == f"Error during inference: bad key {REDACTED}"
 
 
+def test_redact_record_copies_only_what_changes():
+    clean = {"id": "s1", "result": [{"error_reason": "name mismatch", "steps": [{"content": "sk-not-a-key-really"}]}]}
+    assert redact_record(clean, secrets=[]) is clean  # nothing to redact: the record itself
+    nested = {
+        "id": "s2",
+        "observation": {"error": ["see https://bob:pw@example.com", {"error_reason": "Bearer abcdefgh12345678"}], "ok": "keep"},
+        "tools": [{"name": "t"}],
+        "usage": {"requests": 2},
+    }
+    out = redact_record(nested, secrets=[])
+    assert out["observation"]["error"] == [f"see https://{REDACTED}@example.com", {"error_reason": f"Bearer {REDACTED}"}]
+    assert out["observation"]["ok"] == "keep" and out["tools"] is nested["tools"] and out["usage"] is nested["usage"]
+    assert nested["observation"]["error"][0] == "see https://bob:pw@example.com"  # input untouched
+    assert list(out) == list(nested)  # key order kept
+    keyed = redact_record({"id": "s3", "result": [{"content": f"key {FAKE_OPENAI_KEY}", "n": 1}]}, secrets=[FAKE_OPENAI_KEY])
+    assert keyed["result"][0] == {"content": f"key {REDACTED}", "n": 1}
+
+
 def test_session_and_step_metadata():
     config = session_run_config(
         kind="eval",
@@ -257,7 +275,7 @@ import sys
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-EVAL_NODES = {"load_session", "build_prompt", "call_candidate", "match_response", "feed_back", "finish_task", "finish_session"}
+EVAL_NODES = {"load_session", "build_prompt", "call_candidate", "match_response", "finish_session"}
 
 
 def _jsonl(path: Path) -> list[dict]:
@@ -322,7 +340,7 @@ def test_wtb_eval_traces_one_root_per_session(reference_dir, two_sessions, tmp_p
 
             below = stub.descendants(root["id"])
             nodes = [r for r in below if r["name"] in EVAL_NODES]
-            assert {r["name"] for r in nodes} >= EVAL_NODES - {"feed_back"}
+            assert {r["name"] for r in nodes} == EVAL_NODES
             for run in nodes:
                 assert str(run["parent_run_id"]) == str(root["id"]), run["name"]  # nodes sit right under the session
             steps_in_record = {
@@ -340,15 +358,16 @@ def test_wtb_eval_traces_one_root_per_session(reference_dir, two_sessions, tmp_p
                 assert m["task_type"] == session["english_task_types"][m["task_idx"]]
                 expected_subtype = "First Turn" if m["task_idx"] == 0 else session["english_turn_subtypes"][m["task_idx"] - 1]
                 assert m["turn_subtype"] == expected_subtype
-            # the matcher's run carries the step label the record holds
+            # the matcher's run carries the step label the record holds, and at a task's last step the task label
+            last_steps = {(t, max(s for (u, s) in steps_in_record if u == t)) for (t, _) in steps_in_record}
             for run in (r for r in nodes if r["name"] == "match_response"):
                 m = run["extra"]["metadata"]
                 step = record["result"][m["task_idx"]]["inference_log"][f"step_{m['step_idx']}"]
                 assert m["step_label"] == step["inference_output"]["current_action_name_label"]
-            for run in (r for r in nodes if r["name"] == "finish_task"):
-                m = run["extra"]["metadata"]
-                assert m["task_label"] == record["result"][m["task_idx"]]["action_name_label"]
-                assert "step_idx" not in m
+                if (m["task_idx"], m["step_idx"]) in last_steps:
+                    assert m["task_label"] == record["result"][m["task_idx"]]["action_name_label"]
+                else:
+                    assert "task_label" not in m
 
             # the candidate's model runs hold the request messages and the tool calls it returned
             llm_runs = [r for r in below if r.get("run_type") == "llm"]

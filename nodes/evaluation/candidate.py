@@ -10,8 +10,10 @@ measures the latency, and stores the raw response (via
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import weakref
+from collections import OrderedDict
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -60,6 +62,31 @@ def candidate_model(context: EvaluationContext) -> BaseChatModel:
     return per_loop[key]
 
 
+# The candidate with a session's tools bound, per (candidate, tools list): the state hands every request of a
+# session the same tools list, and binding again per request built a new binding (and, for some providers,
+# converted every tool) each time. Least recently used entries go first.
+_BOUND_MAX = 256
+_bound: OrderedDict[tuple[int, int], tuple[Any, Any, Any]] = OrderedDict()
+_bound_lock = threading.Lock()
+
+
+def bound_model(candidate: BaseChatModel, tools: list[dict[str, Any]]) -> Any:
+    """``candidate.bind_tools(tools)`` (docs/evaluation.md §2.4: the session's tools go with every request),
+    reused while ``candidate`` and the very same ``tools`` list come back."""
+    key = (id(candidate), id(tools))
+    with _bound_lock:
+        hit = _bound.get(key)
+        if hit is not None and hit[0] is candidate and hit[1] is tools:
+            _bound.move_to_end(key)
+            return hit[2]
+    model = candidate.bind_tools(tools)
+    with _bound_lock:
+        _bound[key] = (candidate, tools, model)
+        while len(_bound) > _BOUND_MAX:
+            _bound.popitem(last=False)
+    return model
+
+
 def retry_policy(context: EvaluationContext) -> RetryPolicy:
     """The transport retry policy of ``context`` (attempts, backoff, requests per second) for the docs/evaluation.md §3 model requests."""
     return RetryPolicy(max_attempts=context.max_attempts, backoff=context.backoff, rps=context.rps)
@@ -101,7 +128,7 @@ async def call_candidate(
     where = {"task": state["task_idx"], "step": state["step"]}
     chat = is_chat_model(candidate)
     if chat:
-        model = candidate.bind_tools(state["tools"])
+        model = bound_model(candidate, state["tools"])
         send = lambda: model.ainvoke(state["messages"], config={"metadata": metadata, "run_name": "candidate"})  # noqa: E731
     else:
         send = lambda: ainvoke_graph(candidate, state["messages"], state["tools"], config, metadata)  # noqa: E731

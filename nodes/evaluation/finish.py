@@ -12,17 +12,24 @@ from bench.schema import fields_for
 from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
 from models.candidates import describe_candidate
-from nodes.tracing import annotate_evaluation_node
+from nodes.tracing import annotate_current_run
 
 
-async def finish_task(state: EvaluationState) -> Command[Literal["build_prompt", "finish_session"]]:
-    """Store the finished task's result; start the next task or end the session (docs/evaluation.md §5)."""
-    annotate_evaluation_node(state, with_step=False, task_label=state["task_result"].get("action_name_label"))
-    results = [*state.get("results", []), state["task_result"]]
+def end_task(state: EvaluationState, task_result: dict[str, Any]) -> Command[Literal["build_prompt", "finish_session"]]:
+    """Store a finished task's result; go on with the next task or end the session (docs/evaluation.md §5, §7).
+
+    Called by ``match_response`` when a task ends: ``task_result`` (closed,
+    :func:`bench.harness.close_task_result`) is appended to ``results`` and
+    ``task_idx`` moves on; the next super-step is ``build_prompt`` while the
+    session has tasks left, else ``finish_session``. The running node's trace
+    run gets the task's ``task_label``.
+    """
+    annotate_current_run({"task_label": task_result.get("action_name_label")})
     next_task = state["task_idx"] + 1
+    update = {"task_result": task_result, "results": [*state.get("results", []), task_result], "task_idx": next_task}
     if next_task < len(state["session"][fields_for(state.get("language", "en")).tasks]):
-        return Command(goto="build_prompt", update={"results": results, "task_idx": next_task})
-    return Command(goto="finish_session", update={"results": results, "task_idx": next_task})
+        return Command(goto="build_prompt", update=update)
+    return Command(goto="finish_session", update=update)
 
 
 async def finish_session(state: EvaluationState, runtime: Runtime[EvaluationContext]) -> dict[str, Any]:

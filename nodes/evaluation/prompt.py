@@ -83,7 +83,6 @@ async def build_prompt(state: EvaluationState) -> Command[Literal["call_candidat
             "step": 0,
             "prunes": [],
             "response": None,
-            "feedback": [],
             "task_result": inference.new_task_result(task_idx, prompt[-1]),
         },
     )

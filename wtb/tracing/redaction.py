@@ -159,6 +159,9 @@ def redact(value: Any, secrets: list[str] | None = None) -> Any:
     return value
 
 
+_ERROR_KEYS = frozenset({"error_reason", "error"})
+
+
 def redact_record(record: Any, secrets: list[str] | None = None) -> Any:
     """Redact a result record (docs/evaluation.md §5) or session before it is written to a result file.
 
@@ -166,30 +169,61 @@ def redact_record(record: Any, secrets: list[str] | None = None) -> Any:
     the model produced, so only two things are touched: the exact secret values of the environment
     (anywhere), and every credential pattern of :func:`redact_text` inside error strings (the
     session-level ``"Error during inference: ..."`` result and the steps' ``error_reason``), which
-    is where an HTTP client's message could carry a URL or header.
+    is where an HTTP client's message could carry a URL or header. A string counts as an error
+    string when the nearest dict key above it (through lists) is ``error_reason`` or ``error``, or
+    is ``result`` and the string starts with ``Error``.
+
+    The walk copies only what changes: without secrets in the environment, a record whose error
+    strings hold no credential is returned as it is, and an unchanged dict or list inside a changed
+    record is shared with ``record`` (hand over a record you no longer change).
 
     Args:
         record: a JSON-like value, typically one line of ``result.jsonl``.
         secrets: exact secret strings; ``None`` reads them from the environment.
 
     Returns:
-        The redacted copy.
+        The redacted record: ``record`` itself when nothing was redacted, else a copy of every
+        dict and list on the way to a redacted string.
     """
-    if secrets is None:
-        secrets = secret_values()
+    found = tuple(secret_values() if secrets is None else secrets)
 
-    def walk(value: Any, key: str | None) -> Any:
-        if isinstance(value, str):
-            if key in ("error_reason", "error") or (key == "result" and value.startswith("Error")):
-                return redact_text(value, secrets)
-            for secret in secrets:
-                if secret in value:
-                    value = value.replace(secret, REDACTED)
-            return value
-        if isinstance(value, dict):
-            return {k: walk(v, k) for k, v in value.items()}
-        if isinstance(value, list):
-            return [walk(v, key) for v in value]
+    def text(value: str, key: Any) -> str:
+        if key in _ERROR_KEYS or (key == "result" and value.startswith("Error")):
+            out = _redact_text_cached(value, found)
+            return value if out == value else out
+        for secret in found:
+            if secret in value:
+                value = value.replace(secret, REDACTED)
         return value
 
-    return walk(record, None)
+    def leaf(value: Any, key: Any) -> Any:
+        if isinstance(value, str):
+            # without secrets only error strings can change
+            return text(value, key) if found or key in _ERROR_KEYS or key == "result" else value
+        if isinstance(value, dict):
+            return mapping(value)
+        if isinstance(value, list):
+            return sequence(value, key)
+        return value
+
+    def mapping(value: dict[Any, Any]) -> dict[Any, Any]:
+        changed: dict[Any, Any] | None = None
+        for k, v in value.items():
+            new = leaf(v, k)
+            if new is not v:
+                if changed is None:
+                    changed = dict(value)
+                changed[k] = new
+        return value if changed is None else changed
+
+    def sequence(value: list[Any], key: Any) -> list[Any]:
+        changed: list[Any] | None = None
+        for i, v in enumerate(value):
+            new = leaf(v, key)
+            if new is not v:
+                if changed is None:
+                    changed = list(value)
+                changed[i] = new
+        return value if changed is None else changed
+
+    return leaf(record, None)
