@@ -13,13 +13,21 @@ keeps the raw assistant message of every reply in
 ``additional_kwargs["reasoning_content"]``, and it sends messages built by
 ``models.messages.to_langchain`` exactly as the reference would (raw argument
 strings, generated ids, ``reasoning_content`` of earlier replies).
+
+Its Chat Completions requests take a thin path (:meth:`RawChatOpenAI._agenerate`): the body
+serialised once, the headers the SDK built once per model, one shared HTTP client per endpoint
+and event loop (``models.transport.shared_http_client``) whose pool is sized to the run.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import ssl
+from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import httpx
 import openai
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
@@ -27,18 +35,64 @@ from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
+from pydantic import PrivateAttr
 
 from models.messages import RAW_RESPONSE_KEY, parse_tool_calls, to_openai
 from models.settings import ModelSettings
+from models.transport import shared_http_client
+
+try:
+    # The HTTP client of the openai SDK since 3.0, httpx's successor: its connection pool (httpcore2)
+    # costs the same per request at any pool size, where httpcore's scans every pooled connection
+    # for every request (CPU per request grew with the concurrency).
+    import httpx2 as _http
+except ImportError:  # pragma: no cover - older SDKs (Python 3.10) come with httpx only
+    _http = httpx  # type: ignore[misc]
+
+_TIMEOUTS = (httpx.TimeoutException, _http.TimeoutException)
+"""What the openai SDK turns into ``APITimeoutError``."""
+_CONNECTION_ERRORS = (httpx.RequestError, _http.RequestError, ssl.SSLError, anyio.EndOfStream)
+"""What the openai SDK turns into ``APIConnectionError`` (after the timeouts, which are request errors too)."""
+
+
+@dataclass(frozen=True)
+class _Template:
+    """The parts of a Chat Completions request that do not change between requests of one model:
+    what the openai SDK would send, built once by the SDK itself (see ``RawChatOpenAI._template_for``)."""
+
+    url: str
+    headers: list[tuple[bytes, bytes]]
+    extensions: dict[str, Any]
+    shared: tuple[str, str] | None  # (base URL, API key) of a shared client, or None: the model's own client
+
+
+def _new_client(timeout: Any, connections: int) -> Any:
+    """A shared client (``httpx2.AsyncClient``, else ``httpx.AsyncClient``) keeping up to ``connections`` open and alive."""
+    return _http.AsyncClient(
+        timeout=timeout, limits=_http.Limits(max_connections=connections, max_keepalive_connections=connections)
+    )
+
+
+def _body(payload: dict[str, Any]) -> bytes:
+    """The request body exactly as the openai SDK serialises it (``openapi_dumps``: compact, UTF-8 kept, no NaN)."""
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 class RawChatOpenAI(ChatOpenAI):
     """``ChatOpenAI`` that keeps the provider's raw assistant message (see module doc)."""
 
+    #: Set by :func:`create`: the thin path sends through the event loop's shared client of the endpoint
+    #: (``models.transport.shared_http_client``) instead of the model's own ``http_async_client``.
+    _shared_pool: bool = PrivateAttr(default=False)
+    #: The request template (``_Template``), ``False`` when the thin path is not possible for this client.
+    _template: Any = PrivateAttr(default=None)
+
     def _get_request_payload(self, input_: LanguageModelInput, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
-        payload = super()._get_request_payload(input_, stop=stop, **kwargs)
-        if "messages" in payload:  # Chat Completions (not the Responses API)
-            payload["messages"] = [to_openai(m) for m in self._convert_input(input_).to_messages()]
+        # ChatOpenAI's payload without its own conversion of the messages, which is replaced anyway.
+        payload = super()._get_request_payload([], stop=stop, **kwargs)
+        if "messages" not in payload:  # the Responses API: its own payload, from the real messages
+            return super()._get_request_payload(input_, stop=stop, **kwargs)
+        payload["messages"] = [to_openai(m) for m in self._convert_input(input_).to_messages()]
         return payload
 
     async def _agenerate(
@@ -53,23 +107,107 @@ class RawChatOpenAI(ChatOpenAI):
         ``ChatOpenAI`` sends through ``client.chat.completions.create``, whose
         recursive typed-dict transform of the whole request (every message of the
         history, every tool schema) cost about a quarter of the harness's CPU per
-        request in ``python -m benchmarks.perf``; the body here is already exactly what
-        the endpoint must get (see :meth:`_get_request_payload`), so it goes out
-        through the SDK's plain ``post`` (same client: base URL, key, timeout,
-        error types, no retries). ``extra_body`` is merged into the body as the
+        request in ``python -m benchmarks.perf``, and even the SDK's plain ``post``
+        rebuilds the headers, options and URL of every request (about 1.7 ms). Here
+        the body is already exactly what the endpoint must get (see
+        :meth:`_get_request_payload`): it is serialised once, as the SDK does, and
+        sent with the headers, URL and timeout the SDK built for this model's first
+        request (:meth:`_template_for`) through one ``httpx2.AsyncClient`` (the SDK's
+        own HTTP library; ``httpx`` where it is missing) per endpoint and event loop
+        (``models.transport.shared_http_client``, pool sized to the run's
+        concurrency); a model built with its own ``http_async_client`` (``gguf:``)
+        sends through that one. Errors are the SDK's: ``APITimeoutError``,
+        ``APIConnectionError`` and the status errors of
+        ``_make_status_error_from_response`` (what ``models.transport`` classifies);
+        no retries (``max_retries=0``). ``extra_body`` is merged into the body as the
         SDK's ``create`` does (vLLM's ``chat_template_kwargs``, llama.cpp's
-        ``response_format`` schema). Structured output, the Responses API, streaming
-        and response headers take ``ChatOpenAI``'s own path.
+        ``response_format`` schema). Structured output, the Responses API, streaming,
+        response headers, client retries and the SDK's dynamic credentials (key
+        providers, workload identity) take ``ChatOpenAI``'s own path.
         """
         payload = self._get_request_payload(messages, stop=stop, **kwargs)
-        if payload.get("stream") or "response_format" in payload or self._use_responses_api(payload) or self.include_response_headers:
+        if (
+            payload.get("stream")
+            or "response_format" in payload
+            or self._use_responses_api(payload)
+            or self.include_response_headers
+        ):
             return await super()._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
         payload.pop("stream", None)
         extra_body = payload.pop("extra_body", None)
         if extra_body:
             payload.update(extra_body)
-        response = await self.root_async_client.post("/chat/completions", body=payload, cast_to=dict)
+        template = self._template if self._template is not None else await self._template_for()
+        if template:
+            response = await self._send(template, payload)
+        else:
+            response = await self.root_async_client.post("/chat/completions", body=payload, cast_to=dict)
         return self._create_chat_result(response if isinstance(response, dict) else dict(response), {})
+
+    async def _template_for(self) -> _Template | bool:
+        """The request template of this model, or ``False`` when only the SDK can send its requests.
+
+        Built once by the SDK itself (its ``_build_request`` for a ``POST /chat/completions``: base URL,
+        default query, key header, ``User-Agent`` and ``X-Stainless-*`` headers, organisation / project,
+        the client's default headers and the timeout), so every request carries what ``post`` sent.
+        """
+        client = self.root_async_client
+        thin = (
+            isinstance(self.http_async_client, (httpx.AsyncClient, _http.AsyncClient))
+            and client.max_retries == 0
+            and getattr(client, "_provider_runtime", None) is None
+            and getattr(client, "_api_key_provider", None) is None
+            and getattr(client, "workload_identity", None) is None
+            and getattr(client, "_workload_identity_auth", None) is None
+            and client.custom_auth is None
+            and not getattr(client, "_idempotency_header", None)
+            and hasattr(client, "_make_status_error_from_response")
+        )
+        if not thin:
+            self._template = False
+            return False
+        from openai._base_client import get_platform
+        from openai._models import FinalRequestOptions
+
+        if client._platform is None:  # as the SDK's request(): get_platform may block on I/O
+            client._platform = await anyio.to_thread.run_sync(get_platform)
+        options = await client._prepare_options(
+            FinalRequestOptions.construct(method="post", url="/chat/completions", json_data={})
+        )
+        request = client._build_request(options)
+        headers = request.headers.copy()
+        headers.pop("Content-Length", None)
+        shared = (str(client.base_url), str(client.api_key)) if self._shared_pool else None
+        self._template = _Template(str(request.url), headers.raw, dict(request.extensions), shared)
+        return self._template
+
+    async def _send(self, template: _Template, payload: dict[str, Any]) -> Any:
+        """POST ``payload`` with ``template``; the decoded JSON reply (or its text when not JSON, as the SDK).
+
+        Raises:
+            openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError: as the SDK's ``post``.
+        """
+        if template.shared is not None:
+            timeout = self.request_timeout
+            client = await shared_http_client(template.shared, lambda connections: _new_client(timeout, connections))
+        else:
+            client = self.http_async_client
+        make = _http.Request if isinstance(client, _http.AsyncClient) else httpx.Request
+        request = make(
+            "POST", template.url, headers=template.headers, content=_body(payload), extensions=dict(template.extensions)
+        )
+        try:
+            response = await client.send(request)
+        except _TIMEOUTS as exc:
+            raise openai.APITimeoutError(request=request) from exc  # type: ignore[arg-type]
+        except _CONNECTION_ERRORS as exc:
+            raise openai.APIConnectionError(request=request) from exc  # type: ignore[arg-type]
+        if not response.is_success:
+            raise self.root_async_client._make_status_error_from_response(response) from None  # type: ignore[arg-type]
+        content_type, *_ = response.headers.get("content-type", "*").split(";")
+        if not content_type.endswith("json"):
+            return response.text
+        return response.json()
 
     def _create_chat_result(self, response: dict | openai.BaseModel, generation_info: dict | None = None) -> ChatResult:
         """LangChain's result, built without letting malformed tool calls crash it.
@@ -142,8 +280,10 @@ def check(name: str, settings: ModelSettings) -> None:
 def create(name: str, settings: ModelSettings) -> RawChatOpenAI:
     """Build a :class:`RawChatOpenAI` for model ``name`` with ``settings`` (see ``ModelSettings``).
 
-    The model gets its own ``httpx.AsyncClient`` so that models built inside
-    different event loops never share connections.
+    Its Chat Completions requests go through the running event loop's shared client of the
+    endpoint (:meth:`RawChatOpenAI._agenerate`), never across loops; the model's own
+    ``httpx.AsyncClient`` serves the paths left to ``ChatOpenAI`` (streaming, structured output,
+    client retries when ``settings.max_retries > 0``).
     """
     kwargs: dict[str, Any] = dict(
         model=name,
@@ -159,4 +299,6 @@ def create(name: str, settings: ModelSettings) -> RawChatOpenAI:
     elif not os.environ.get("OPENAI_API_KEY") and _is_loopback(settings.base_url):
         kwargs["api_key"] = "not-needed"  # a local OpenAI-compatible server accepts any key
     kwargs.update(settings.extra)
-    return RawChatOpenAI(**kwargs)
+    model = RawChatOpenAI(**kwargs)
+    model._shared_pool = "http_async_client" not in settings.extra  # a client given in extra is used as given
+    return model

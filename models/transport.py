@@ -21,6 +21,12 @@ harness makes (the candidate in ``nodes/evaluation/candidate.py``, the generatio
 Accounting: :func:`usage_scope` opens a :class:`RequestUsage` for the code
 inside it (one session); every request made there adds its attempts, retries
 and (through :meth:`RequestUsage.add_tokens`) provider-reported tokens.
+
+Connections: :func:`shared_http_client` hands out one HTTP client per endpoint
+and event loop (never shared across loops), its connection pool sized by the enclosing
+:func:`http_clients` scope (the run's concurrency) and never below
+:data:`DEFAULT_CONNECTIONS`; the clients are closed when the last scope of the loop ends,
+or else when ``asyncio.run`` shuts the loop down.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ import random
 import time
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Iterator, Mapping, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Callable, Hashable, Iterator, Mapping, TypeVar
 
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
@@ -280,6 +286,109 @@ def rate_limiter(key: str, rps: float) -> Any:
     if limiter is None:
         limiter = per_loop[(key, rps)] = AsyncLimiter(1, 1.0 / rps)
     return limiter
+
+
+# --------------------------------------------------------------------------- shared HTTP clients
+
+DEFAULT_CONNECTIONS = 100
+"""Connections a shared client opens (and keeps alive) at most to one endpoint, when no
+:func:`http_clients` scope asks for more (httpx's own default keeps only 20 alive: beyond that,
+every request of a busier run would open a new connection)."""
+
+_concurrency: contextvars.ContextVar[int] = contextvars.ContextVar("wtb_http_concurrency", default=0)
+
+
+class _LoopClients:
+    """The shared clients of one event loop and the ``http_clients`` scopes open in it."""
+
+    def __init__(self) -> None:
+        self.clients: dict[tuple[Hashable, int], Any] = {}
+        self.scopes = 0
+        self.hook: Any = None
+
+    async def aclose(self) -> None:
+        clients, self.clients = list(self.clients.values()), {}
+        for client in clients:
+            await client.aclose()
+
+
+_loop_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopClients] = weakref.WeakKeyDictionary()
+
+
+async def _close_at_shutdown(loop: asyncio.AbstractEventLoop, entry: _LoopClients) -> AsyncIterator[None]:
+    """Parked at its ``yield`` while the loop runs: ``loop.shutdown_asyncgens()`` (``asyncio.run``'s
+    last step) closes it, which closes the loop's clients and forgets the loop."""
+    try:
+        yield
+    finally:
+        _loop_clients.pop(loop, None)
+        entry.hook = None
+        await entry.aclose()
+
+
+async def _entry() -> _LoopClients:
+    loop = asyncio.get_running_loop()
+    entry = _loop_clients.get(loop)
+    if entry is None:
+        entry = _loop_clients[loop] = _LoopClients()
+        entry.hook = _close_at_shutdown(loop, entry)
+        await entry.hook.__anext__()  # the loop's asyncgen hooks register it for shutdown_asyncgens()
+    return entry
+
+
+def pool_size() -> int:
+    """Connections per shared client: the concurrency of the enclosing :func:`http_clients` scope,
+    at least :data:`DEFAULT_CONNECTIONS` (docs/settings.md §2: sessions in flight)."""
+    return max(_concurrency.get(), DEFAULT_CONNECTIONS)
+
+
+async def shared_http_client(key: Hashable, factory: Callable[[int], Any]) -> Any:
+    """The running event loop's client for endpoint ``key`` (built once by ``factory(connections)``).
+
+    Args:
+        key: what identifies the endpoint (e.g. ``(base_url, api_key)``); every caller with an equal
+            key in the same loop and the same :func:`pool_size` gets the same client.
+        factory: builds an async HTTP client (``httpx.AsyncClient`` or alike: ``is_closed``, ``aclose()``)
+            whose pool opens, and keeps alive, up to ``connections`` (:func:`pool_size`) connections.
+
+    Returns:
+        The open client, bound to the running loop (never handed to another loop). It is
+        closed by the end of the last :func:`http_clients` scope of the loop, else at loop shutdown;
+        a later call builds a new one.
+
+    Raises:
+        RuntimeError: no running event loop.
+    """
+    entry = await _entry()
+    size = pool_size()
+    client = entry.clients.get((key, size))
+    if client is None or client.is_closed:
+        client = entry.clients[(key, size)] = factory(size)
+    return client
+
+
+@contextlib.asynccontextmanager
+async def http_clients(concurrency: int = 0) -> AsyncIterator[None]:
+    """Scope of one batch run: shared clients opened inside it have at least ``concurrency``
+    connections, and the loop's shared clients are closed when the last such scope ends.
+
+    Args:
+        concurrency: requests the run keeps in flight at once (its sessions in flight, docs/settings.md §2);
+            0 keeps :data:`DEFAULT_CONNECTIONS`.
+
+    Raises:
+        RuntimeError: no running event loop.
+    """
+    entry = await _entry()
+    entry.scopes += 1
+    token = _concurrency.set(max(int(concurrency), 0))
+    try:
+        yield
+    finally:
+        _concurrency.reset(token)
+        entry.scopes -= 1
+        if entry.scopes == 0:
+            await entry.aclose()
 
 
 # --------------------------------------------------------------------------- the request

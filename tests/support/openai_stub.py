@@ -63,6 +63,13 @@ def session_copy(session: Mapping[str, Any], new_id: str, tag: str) -> dict[str,
     return copy
 
 
+class _Server(ThreadingHTTPServer):
+    """``ThreadingHTTPServer`` with a listen backlog for many clients connecting at once (the default,
+    5, drops connections when a run at concurrency 64 opens its connections together)."""
+
+    request_queue_size = 1024
+
+
 def _default_usage(session_id: str, index: int) -> tuple[int, int]:
     return 100 + index, 10 + index
 
@@ -116,7 +123,7 @@ class ScriptedServer:
         self._tries: dict[tuple[str, int], int] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = _Server(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="openai-stub", daemon=True)
 
