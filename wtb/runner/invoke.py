@@ -79,8 +79,13 @@ async def _run_graph(graph: Pregel, graph_input: dict[str, Any], context: Evalua
     raises); streaming the output values alone and keeping the last saves that on every super-step.
     A graph compiled with a checkpointer is saved only when the run ends (``durability="exit"``):
     a session that stops midway runs again from its start (the result file is the batch's
-    checkpoint). Without a checkpointer no durability is passed (LangGraph would warn).
+    checkpoint). Without a checkpointer no durability is passed (LangGraph would warn). Anything
+    but a LangGraph ``Pregel`` is called with ``ainvoke``.
     """
+    from langgraph.pregel import Pregel
+
+    if not isinstance(graph, Pregel):
+        return await graph.ainvoke(graph_input, context=context, config=config)
     checkpointer = getattr(graph, "checkpointer", None)
     durability: dict[str, Any] = {"durability": "exit"} if checkpointer not in (None, False, True) else {}
     output = None
