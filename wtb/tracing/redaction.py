@@ -198,8 +198,7 @@ def redact_record(record: Any, secrets: list[str] | None = None) -> Any:
 
     def leaf(value: Any, key: Any) -> Any:
         if isinstance(value, str):
-            # without secrets only error strings can change
-            return text(value, key) if found or key in _ERROR_KEYS or key == "result" else value
+            return text(value, key)
         if isinstance(value, dict):
             return mapping(value)
         if isinstance(value, list):
@@ -209,7 +208,14 @@ def redact_record(record: Any, secrets: list[str] | None = None) -> Any:
     def mapping(value: dict[Any, Any]) -> dict[Any, Any]:
         changed: dict[Any, Any] | None = None
         for k, v in value.items():
-            new = leaf(v, k)
+            if isinstance(v, str):
+                if not found and k not in _ERROR_KEYS and k != "result":
+                    continue  # without secrets only error strings can change
+                new = text(v, k)
+            elif isinstance(v, (dict, list)):
+                new = leaf(v, k)
+            else:
+                continue
             if new is not v:
                 if changed is None:
                     changed = dict(value)
@@ -217,9 +223,17 @@ def redact_record(record: Any, secrets: list[str] | None = None) -> Any:
         return value if changed is None else changed
 
     def sequence(value: list[Any], key: Any) -> list[Any]:
+        strings = bool(found) or key in _ERROR_KEYS or key == "result"
         changed: list[Any] | None = None
         for i, v in enumerate(value):
-            new = leaf(v, key)
+            if isinstance(v, str):
+                if not strings:
+                    continue
+                new = text(v, key)
+            elif isinstance(v, (dict, list)):
+                new = leaf(v, key)
+            else:
+                continue
             if new is not v:
                 if changed is None:
                     changed = list(value)
