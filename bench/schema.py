@@ -42,7 +42,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from bench.io import UndecodableLine, iter_jsonl, iter_jsonl_spans, read_span
+from bench.io import iter_jsonl, iter_jsonl_spans, read_span
 
 from bench.terms import (  # noqa: F401  (re-exported: the schema's vocabulary)
     ASK_USER,
@@ -532,7 +532,7 @@ class JsonlScan(Generic[T]):
         try:
             for number, offset, length, text in iter_jsonl_spans(file):
                 seen = True
-                if isinstance(text, UndecodableLine):
+                if not isinstance(text, str):  # an UndecodableLine (not named: bench.io may have been reloaded)
                     issues.append(DatasetIssue(file, number, "(encoding)", text.message))
                     continue
                 try:
@@ -824,7 +824,7 @@ def task_counts(path: str | os.PathLike[str]) -> tuple[int, list[DatasetIssue]]:
     counts: dict[int, list[int]] = {}
     try:
         for number, text in iter_jsonl(file):  # one line at a time: the file is never held whole
-            if isinstance(text, UndecodableLine):
+            if not isinstance(text, str):  # an UndecodableLine
                 continue
             try:
                 raw = json.loads(text)
