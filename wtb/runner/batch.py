@@ -203,7 +203,10 @@ async def _run_locked(
                 outcome = await invoke(sessions[index], context, prices=prices)
                 writer.put(outcome)  # the writer appends and reports it; this worker takes the next session
 
-        await _run_pool([worker() for _ in range(min(concurrency, len(todo)) or 1)], writer)
+        from models.transport import http_clients  # the run's HTTP connection pools: sized to it, closed with it
+
+        async with http_clients(concurrency):
+            await _run_pool([worker() for _ in range(min(concurrency, len(todo)) or 1)], writer)
 
     records = results.finalize()
     remaining = _latest_errors(errors.path, {r.id for r in records})
