@@ -120,10 +120,10 @@ def run_worker(dataset: Path, base_url: str, concurrency: int, out: Path) -> dic
     import graphs.evaluation  # noqa: F401 - imports happen before the measurement
     import models.openai  # noqa: F401
     from graphs.evaluation_context import EvaluationContext
-    from wtb.runner import arun_eval, load_dataset
+    from wtb.runner import arun_eval, open_dataset
     from wtb.tracing import tracing_scope
 
-    sessions = load_dataset(dataset)
+    sessions = open_dataset(dataset)  # kept on disk, as `wtb eval` does
     context = EvaluationContext(model="openai:perf", base_url=base_url, timeout=600.0)
     with tracing_scope(no_trace=True):
         before = resource.getrusage(resource.RUSAGE_SELF)
