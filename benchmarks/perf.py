@@ -115,20 +115,20 @@ class _Server:
         return self.cpu
 
 
-def run_worker(dataset: Path, base_url: str, concurrency: int, out: Path) -> dict[str, Any]:
-    """One measured run in this process: ``arun_eval`` over the whole dataset (called by ``--worker``)."""
-    import graphs.evaluation  # noqa: F401 - imports happen before the measurement
-    import models.openai  # noqa: F401
+def measured_run(run: Any, dataset: Path, base_url: str, concurrency: int, out: Path) -> dict[str, Any]:
+    """Run ``run(sessions, context, out, ...)`` (``arun_eval`` or a drop-in) over the whole dataset against
+    ``base_url`` with tracing off; returns sessions, requests, infrastructure errors, wall and CPU seconds
+    around the run only, and peak RSS (MB). The dataset stays on disk, as ``wtb eval`` keeps it."""
     from graphs.evaluation_context import EvaluationContext
-    from wtb.runner import arun_eval, open_dataset
+    from wtb.runner import open_dataset
     from wtb.tracing import tracing_scope
 
-    sessions = open_dataset(dataset)  # kept on disk, as `wtb eval` does
+    sessions = open_dataset(dataset)
     context = EvaluationContext(model="openai:perf", base_url=base_url, timeout=600.0)
     with tracing_scope(no_trace=True):
         before = resource.getrusage(resource.RUSAGE_SELF)
         started = time.perf_counter()
-        summary = asyncio.run(arun_eval(sessions, context, out, concurrency=concurrency, progress=False))
+        summary = asyncio.run(run(sessions, context, out, concurrency=concurrency, progress=False))
         wall = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_SELF)
     return {
@@ -139,6 +139,15 @@ def run_worker(dataset: Path, base_url: str, concurrency: int, out: Path) -> dic
         "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
         "peak_rss_mb": after.ru_maxrss / 1024.0,  # kilobytes on Linux
     }
+
+
+def run_worker(dataset: Path, base_url: str, concurrency: int, out: Path) -> dict[str, Any]:
+    """One measured run in this process: ``arun_eval`` over the whole dataset (called by ``--worker``)."""
+    import graphs.evaluation  # noqa: F401 - imports happen before the measurement
+    import models.openai  # noqa: F401
+    from wtb.runner import arun_eval
+
+    return measured_run(arun_eval, dataset, base_url, concurrency, out)
 
 
 def measure(sessions: int, latency: float, concurrency: int, workdir: Path) -> dict[str, Any]:
@@ -282,7 +291,7 @@ def measure_cli_run(sessions: int, concurrency: int, workdir: Path) -> dict[str,
         "score_wall_s": scored["wall_s"],
         "score_cpu_s": scored["cpu_s"],
         "score_peak_rss_mb": scored["peak_rss_mb"],
-        "task_accuracy": metric["total_info"]["task"]["accuracy"] if "accuracy" in metric["total_info"]["task"] else metric["total_info"]["task"],
+        "task_accuracy": metric["total_info"]["task"]["accuracy"],
         "rescore_identical": same,
     }
 

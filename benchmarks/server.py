@@ -27,19 +27,16 @@ at most ``--sessions``), as :mod:`benchmarks.perf` does.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from benchmarks.perf import _Server, sessions_for, synthetic_run
+from benchmarks.perf import _Server, measured_run, sessions_for, synthetic_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,9 +44,6 @@ ROOT = Path(__file__).resolve().parents[1]
 def run_client(mode: str, dataset: Path, base_url: str, server: str | None, concurrency: int, out: Path) -> dict[str, Any]:
     """One measured run in this process (``--client``): ``arun_eval`` (local) or ``arun_eval_remote`` (server)."""
     import models.openai  # noqa: F401 - imports happen before the measurement (the client names the model)
-    from graphs.evaluation_context import EvaluationContext
-    from wtb.runner import load_dataset
-    from wtb.tracing import tracing_scope
 
     if mode == "local":
         import graphs.evaluation  # noqa: F401
@@ -62,21 +56,7 @@ def run_client(mode: str, dataset: Path, base_url: str, server: str | None, conc
         async def run(*args: Any, **kwargs: Any) -> Any:
             return await arun_eval_remote(*args, server=server, no_trace=True, **kwargs)
 
-    sessions = load_dataset(dataset)
-    context = EvaluationContext(model="openai:perf", base_url=base_url, timeout=600.0)
-    with tracing_scope(no_trace=True):
-        before = resource.getrusage(resource.RUSAGE_SELF)
-        started = time.perf_counter()
-        summary = asyncio.run(run(sessions, context, out, concurrency=concurrency, progress=False))
-        wall = time.perf_counter() - started
-        after = resource.getrusage(resource.RUSAGE_SELF)
-    return {
-        "sessions": summary.evaluated,
-        "requests": summary.requests,
-        "infrastructure_errors": len(summary.infrastructure_errors),
-        "wall_s": wall,
-        "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
-    }
+    return measured_run(run, dataset, base_url, concurrency, out)
 
 
 def _client(mode: str, dataset: Path, base_url: str, server: str | None, concurrency: int, out: Path) -> dict[str, Any]:
