@@ -51,18 +51,23 @@ sys.stderr.write(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 
 def _help(command: list[str]) -> tuple[str, dict]:
     """Run ``wtb COMMAND --help`` the way the console script does, in a fresh interpreter."""
-    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "100"}
+    done = _python(_PROBE, json.dumps(command), COLUMNS="100")
+    return done.stdout, json.loads(done.stderr)
+
+
+def _python(code: str, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """Run ``python -c CODE ARGS`` in a fresh interpreter from the repository (``env`` added); it must exit 0."""
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE, json.dumps(command)],
+        [sys.executable, "-c", code, *args],
         cwd=REPO,
-        env=env,
+        env={**os.environ, "PYTHONPATH": str(REPO), **env},
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    return done.stdout, json.loads(done.stderr)
+    return done
 
 
 def _heavy(modules: list[str]) -> list[str]:
@@ -108,22 +113,12 @@ def test_help_still_lists_every_command_and_the_exit_statuses():
 
 def test_a_command_imports_what_it_runs():
     """The bodies import the heavy modules themselves: `wtb validate` loads the schema (pydantic)."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
     code = (
         "import sys\nsys.argv = ['wtb', 'validate', 'bench/data/demo_sessions.jsonl']\nfrom wtb.cli import main\n"
         "try:\n    main()\nexcept SystemExit as exit:\n    assert exit.code in (0, None), exit.code\n"
         "print('bench.schema' in sys.modules, 'pydantic' in sys.modules, 'langgraph' in sys.modules)"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    done = _python(code)
     assert done.stdout.splitlines()[-1] == "True True False"
 
 
