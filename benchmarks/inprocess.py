@@ -136,12 +136,11 @@ def run_worker(
     Returns:
         ``{"sessions", "requests", "infrastructure_errors", "wall_s", "cpu_s", "peak_rss_mb"}``.
     """
-    import asyncio
-
     import graphs.evaluation  # noqa: F401 - imports happen before the measurement
     from graphs.evaluation_context import EvaluationContext
     from models.replay import load_script
     from wtb.runner import arun_eval, load_dataset
+    from wtb.runner.loop import run as run_loop
     from wtb.tracing import tracing_scope
 
     sessions = load_dataset(dataset)
@@ -159,9 +158,7 @@ def run_worker(
         started = time.perf_counter()
         if profiler is not None:
             profiler.enable()
-        summary = asyncio.run(
-            arun_eval(sessions, context, out, concurrency=1, progress=False)
-        )
+        summary = run_loop(arun_eval(sessions, context, out, concurrency=1, progress=False))
         if profiler is not None:
             profiler.disable()
         wall = time.perf_counter() - started

@@ -45,7 +45,6 @@ depend on what else runs; CPU per request much less.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import platform
@@ -121,6 +120,7 @@ def measured_run(run: Any, dataset: Path, base_url: str, concurrency: int, out: 
     around the run only, and peak RSS (MB). The dataset stays on disk, as ``wtb eval`` keeps it."""
     from graphs.evaluation_context import EvaluationContext
     from wtb.runner import open_dataset
+    from wtb.runner.loop import run as run_loop
     from wtb.tracing import tracing_scope
 
     sessions = open_dataset(dataset)
@@ -128,7 +128,7 @@ def measured_run(run: Any, dataset: Path, base_url: str, concurrency: int, out: 
     with tracing_scope(no_trace=True):
         before = resource.getrusage(resource.RUSAGE_SELF)
         started = time.perf_counter()
-        summary = asyncio.run(run(sessions, context, out, concurrency=concurrency, progress=False))
+        summary = run_loop(run(sessions, context, out, concurrency=concurrency, progress=False))
         wall = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_SELF)
     return {

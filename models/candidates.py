@@ -28,15 +28,21 @@ from __future__ import annotations
 
 import contextvars
 import copy
+import inspect
 import json
 import threading
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 from uuid import UUID
 
-from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.caches import BaseCache
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, BaseCallbackHandler
+from langchain_core.globals import get_llm_cache
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
+from langchain_core.runnables import RunnableBinding
+from langchain_core.runnables.config import get_async_callback_manager_for_config
 
 from models.messages import RAW_RESPONSE_KEY, parse_tool_calls, response_from_ai
 from models.registry import ConfigurationError, model_name_for, split_spec
@@ -93,6 +99,96 @@ def describe_candidate(spec: str, candidate: Any = None) -> dict[str, Any]:
         return {"kind": "chat_model", "spec": spec, "model": model_name_for(spec)}
     except (ConfigurationError, ValueError, ImportError):
         return {"kind": None, "spec": spec, "model": None}
+
+
+# --------------------------------------------------------------------------- calling a chat model
+
+try:
+    from langchain_core.utils._gateway import (
+        GATEWAY_METADATA_RESPONSE_KEY as _GATEWAY_KEY,
+    )
+except ImportError:  # pragma: no cover - a langchain-core without it has nothing to drop
+    _GATEWAY_KEY = "lc_gateway_metadata"
+"""Generation info LangChain keeps out of ``response_metadata``."""
+
+_TAKES_RUN_MANAGER: dict[type, bool] = {}
+
+
+def _takes_run_manager(model: BaseChatModel) -> bool:
+    """Whether ``model._agenerate`` accepts ``run_manager`` (LangChain passes it only then); cached per class."""
+    kind = type(model)
+    if kind not in _TAKES_RUN_MANAGER:
+        _TAKES_RUN_MANAGER[kind] = "run_manager" in inspect.signature(model._agenerate).parameters
+    return _TAKES_RUN_MANAGER[kind]
+
+
+def direct_call_kwargs(bound: Any, candidate: BaseChatModel, config: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The keyword arguments (bound tools ...) for :func:`ainvoke_direct`, or ``None`` when the request must go
+    through LangChain's ``ainvoke`` (docs/evaluation.md §7.1).
+
+    Args:
+        bound: ``candidate.bind_tools(tools)`` (a ``RunnableBinding`` of ``candidate``).
+        candidate: the chat model itself.
+        config: the calling node's run config (its ``callbacks``, ``tags``, ``metadata``).
+
+    Returns:
+        The binding's keyword arguments when nothing would observe or change the call: the binding
+        carries no config of its own, LangChain would attach no callback handler (no tracing, no
+        handler in ``config``, no configure hook such as the graph candidates' usage hook), the model
+        has no response cache (neither its own nor LangChain's global one), no rate limiter, does not
+        stream and keeps LangChain's default message format; else ``None``.
+    """
+    if not isinstance(bound, RunnableBinding) or bound.bound is not candidate or bound.config or bound.config_factories:
+        return None
+    model = candidate
+    if model.rate_limiter is not None or getattr(model, "streaming", False) or bound.kwargs.get("stream"):
+        return None
+    if model.output_version == "v1":  # LangChain rewrites the content into blocks
+        return None
+    if isinstance(model.cache, BaseCache) or model.cache is True or (model.cache is None and get_llm_cache() is not None):
+        return None
+    manager = get_async_callback_manager_for_config(dict(config or {}))
+    if manager.handlers or manager.inheritable_handlers:
+        return None
+    return bound.kwargs
+
+
+async def ainvoke_direct(
+    model: BaseChatModel, messages: Sequence[BaseMessage], kwargs: Mapping[str, Any], metadata: Mapping[str, Any]
+) -> AIMessage:
+    """One request to ``model`` without LangChain's callback machinery: what ``model.ainvoke`` returns when
+    no callback handler is attached (docs/evaluation.md §7.1).
+
+    Only valid when :func:`direct_call_kwargs` allowed it (``kwargs`` is what it returned). The model's
+    ``_agenerate`` gets the messages, the bound keyword arguments and a run manager without handlers
+    that carries ``metadata`` (``replay:`` models read the session id and request index there); the
+    reply gets what LangChain adds to it (an ``lc_run--<run id>-0`` id when it has none, the generation
+    info and the provider's ``llm_output`` merged into ``response_metadata``).
+
+    Returns:
+        The model's first generation's message.
+
+    Raises:
+        Whatever the model's ``_agenerate`` raises (the provider's errors, as ``ainvoke`` would).
+    """
+    run_id = uuid.uuid4()
+    if _takes_run_manager(model):
+        run_manager = AsyncCallbackManagerForLLMRun(
+            run_id=run_id, handlers=[], inheritable_handlers=[], metadata=dict(metadata), inheritable_metadata={}
+        )
+        result = await model._agenerate(list(messages), stop=None, run_manager=run_manager, **kwargs)
+    else:
+        result = await model._agenerate(list(messages), stop=None, **kwargs)
+    for index, generation in enumerate(result.generations):
+        message = generation.message
+        if message.id is None:
+            message.id = f"lc_run--{run_id}-{index}"
+        info = generation.generation_info or {}
+        message.response_metadata = {**{k: v for k, v in info.items() if k != _GATEWAY_KEY}, **message.response_metadata}
+    if len(result.generations) == 1 and result.llm_output is not None:
+        message = result.generations[0].message
+        message.response_metadata = {**result.llm_output, **message.response_metadata}
+    return result.generations[0].message  # type: ignore[return-value]
 
 
 # --------------------------------------------------------------------------- invalid output

@@ -16,17 +16,20 @@ strings, generated ids, ``reasoning_content`` of earlier replies).
 
 Its Chat Completions requests take a thin path (:meth:`RawChatOpenAI._agenerate`): the body
 serialised once, the headers the SDK built once per model, one shared HTTP client per endpoint
-and event loop (``models.transport.shared_http_client``) whose pool is sized to the run.
+and event loop (``models.transport.shared_http_client``: an aiohttp session, :class:`SharedClient`)
+whose pool is sized to the run.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import ssl
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 import anyio
 import httpx
 import openai
@@ -42,9 +45,7 @@ from models.settings import ModelSettings
 from models.transport import shared_http_client
 
 try:
-    # The HTTP client of the openai SDK since 3.0, httpx's successor: its connection pool (httpcore2)
-    # costs the same per request at any pool size, where httpcore's scans every pooled connection
-    # for every request (CPU per request grew with the concurrency).
+    # The HTTP client of the openai SDK since 3.0 (httpx's successor); a model given its own client of it sends through that one.
     import httpx2 as _http
 except ImportError:  # pragma: no cover - older SDKs (Python 3.10) come with httpx only
     _http = httpx  # type: ignore[misc]
@@ -66,11 +67,93 @@ class _Template:
     shared: tuple[str, str] | None  # (base URL, API key) of a shared client, or None: the model's own client
 
 
-def _new_client(timeout: Any, connections: int) -> Any:
-    """A shared client (``httpx2.AsyncClient``, else ``httpx.AsyncClient``) keeping up to ``connections`` open and alive."""
-    return _http.AsyncClient(
-        timeout=timeout, limits=_http.Limits(max_connections=connections, max_keepalive_connections=connections)
+class SharedClient:
+    """The HTTP client that the ``openai:`` models of one endpoint share in one event loop: an
+    ``aiohttp.ClientSession`` whose pool opens, and keeps alive, up to ``connections`` connections.
+
+    aiohttp rather than the SDK's httpx: per request it costs about a third of the CPU (its HTTP parser
+    is compiled; httpx's pool and anyio streams are Python), which is most of the harness's time per
+    request against a fast server (``python -m benchmarks.perf``). What goes on the wire is the SDK's
+    request: the same URL, body and headers, except ``Accept-Encoding``, which names what aiohttp
+    decodes. ``is_closed`` / :meth:`aclose` are what ``models.transport.shared_http_client`` expects.
+    """
+
+    def __init__(self, connections: int):
+        self.session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=connections, limit_per_host=0),
+            timeout=aiohttp.ClientTimeout(total=None),
+            skip_auto_headers=("User-Agent",),
+        )
+
+    @property
+    def is_closed(self) -> bool:
+        """True once :meth:`aclose` ran."""
+        return self.session.closed
+
+    async def aclose(self) -> None:
+        """Close the connections."""
+        await self.session.close()
+
+    async def post(self, template: _Template, body: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """POST ``body`` with ``template``'s URL, headers and timeouts.
+
+        Returns:
+            ``(status, raw response headers, the body decoded as its Content-Encoding says)``.
+
+        Raises:
+            openai.APITimeoutError: the connection, a read or the pool wait timed out.
+            openai.APIConnectionError: the connection failed or broke (as the SDK raises for httpx's errors).
+        """
+        timeout, headers = _aiohttp_parts(template)
+        try:
+            async with self.session.post(template.url, data=body, headers=headers, timeout=timeout) as response:
+                return response.status, list(response.raw_headers), await response.read()
+        except asyncio.TimeoutError as exc:  # aiohttp's timeouts derive from it
+            raise openai.APITimeoutError(request=_request(template, body)) from exc
+        except (aiohttp.ClientError, ssl.SSLError, OSError) as exc:
+            raise openai.APIConnectionError(request=_request(template, body)) from exc
+
+
+_PARTS: dict[int, tuple[_Template, aiohttp.ClientTimeout, list[tuple[str, str]]]] = {}
+
+
+def _aiohttp_parts(template: _Template) -> tuple[aiohttp.ClientTimeout, list[tuple[str, str]]]:
+    """aiohttp's timeout and headers for ``template`` (built once per template).
+
+    The SDK's timeout (``{"connect", "read", "write", "pool"}`` in seconds) maps to aiohttp's pool wait
+    plus connect (``connect``), connect (``sock_connect``) and read (``sock_read``); writes of a request
+    body are not timed by aiohttp.
+    """
+    hit = _PARTS.get(id(template))
+    if hit is not None and hit[0] is template:
+        return hit[1], hit[2]
+    spec = template.extensions.get("timeout") or {}
+    connect, read, pool = spec.get("connect"), spec.get("read"), spec.get("pool")
+    timeout = aiohttp.ClientTimeout(
+        total=None,
+        connect=None if connect is None and pool is None else (connect or 0) + (pool or 0),
+        sock_connect=connect,
+        sock_read=read,
     )
+    headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in template.headers if k.lower() != b"accept-encoding"]
+    _PARTS[id(template)] = (template, timeout, headers)
+    return timeout, headers
+
+
+def _request(template: _Template, body: bytes) -> httpx.Request:
+    """The request as httpx describes it (what the SDK's errors carry)."""
+    return httpx.Request("POST", template.url, headers=template.headers, content=body)
+
+
+def _status_response(template: _Template, body: bytes, status: int, headers: list[tuple[bytes, bytes]], content: bytes) -> httpx.Response:
+    """An ``httpx.Response`` for a reply aiohttp has read (its body already decoded), for the SDK's status errors."""
+    plain = [(k, v) for k, v in headers if k.lower() not in (b"content-encoding", b"content-length", b"transfer-encoding")]
+    return httpx.Response(status, headers=plain, content=content, request=_request(template, body))
+
+
+def _new_client(timeout: Any, connections: int) -> SharedClient:
+    """A shared client keeping up to ``connections`` connections open and alive (``timeout`` comes with each request)."""
+    return SharedClient(connections)
 
 
 def _body(payload: dict[str, Any]) -> bytes:
@@ -189,9 +272,17 @@ class RawChatOpenAI(ChatOpenAI):
         """
         if template.shared is not None:
             timeout = self.request_timeout
-            client = await shared_http_client(template.shared, lambda connections: _new_client(timeout, connections))
-        else:
-            client = self.http_async_client
+            shared = await shared_http_client(template.shared, lambda connections: _new_client(timeout, connections))
+            body = _body(payload)
+            status, headers, content = await shared.post(template, body)
+            if not 200 <= status < 300:
+                response = _status_response(template, body, status, headers, content)
+                raise self.root_async_client._make_status_error_from_response(response) from None  # type: ignore[arg-type]
+            content_type = next((v for k, v in headers if k.lower() == b"content-type"), b"*").decode("latin-1")
+            if not content_type.split(";")[0].strip().endswith("json"):
+                return content.decode("utf-8", errors="replace")
+            return json.loads(content)
+        client = self.http_async_client
         make = _http.Request if isinstance(client, _http.AsyncClient) else httpx.Request
         request = make(
             "POST", template.url, headers=template.headers, content=_body(payload), extensions=dict(template.extensions)

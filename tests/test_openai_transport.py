@@ -300,38 +300,159 @@ def test_http_clients_scope_sizes_the_pool_and_closes_at_its_end():
     assert sizes == [256, DEFAULT_CONNECTIONS] and after.is_closed
 
 
+class _Loopback:
+    """An OpenAI endpoint on 127.0.0.1 inside the test's event loop: records every raw request
+    (head and body, as the wire carried them) and answers with ``replies`` in turn (default: REPLY).
+
+    A reply is ``(status, headers, body bytes)``, or a number of seconds to stay silent (a timeout)."""
+
+    def __init__(self, *replies):
+        self.replies = list(replies)
+        self.requests: list[tuple[str, list[tuple[str, str]], bytes]] = []
+        self.server = None
+
+    async def __aenter__(self):
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.base_url = f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}/v1"
+        return self
+
+    async def __aexit__(self, *exc):
+        self.server.close()
+        await self.server.wait_closed()
+
+    async def _serve(self, reader, writer):
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                line, *fields = head.decode("latin-1").split("\r\n")[:-2]
+                headers = [tuple(f.split(": ", 1)) for f in fields]
+                length = int(next(v for k, v in headers if k.lower() == "content-length"))
+                body = await reader.readexactly(length)
+                self.requests.append((line, headers, body))
+                reply = self.replies.pop(0) if self.replies else (200, [("Content-Type", "application/json")], json.dumps(REPLY).encode())
+                if isinstance(reply, (int, float)):
+                    await asyncio.sleep(reply)
+                    return
+                status, extra, content = reply
+                out = [f"HTTP/1.1 {status} X", f"Content-Length: {len(content)}", *(f"{k}: {v}" for k, v in extra)]
+                writer.write(("\r\n".join(out) + "\r\n\r\n").encode("latin-1") + content)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+def _sdk_reference(base_url: str, messages, **payload_kwargs) -> httpx.Request:
+    """The request the SDK's own ``post`` builds for a ``create``d model of ``base_url`` (not sent)."""
+    endpoint = _Endpoint()
+    model = RawChatOpenAI(
+        model="m", base_url=base_url, api_key="not-needed", temperature=0, timeout=30.0, max_retries=0,
+        http_async_client=endpoint.client(),
+    )  # fmt: skip
+    payload = model._get_request_payload(messages, **payload_kwargs)
+    payload.pop("stream", None)
+    asyncio.run(model.root_async_client.post("/chat/completions", body=payload, cast_to=dict))
+    return endpoint.requests[0]
+
+
+def _create(base_url: str):
+    return resolve_model("openai:m", ModelSettings(base_url=base_url, max_retries=0, timeout=30.0))
+
+
 def test_models_built_by_create_share_the_loops_client(monkeypatch):
-    """``openai:`` models send through one shared client (httpx2 where installed) with the SDK's exact request."""
+    """``openai:`` models send through one shared aiohttp client per endpoint and loop, with the SDK's request on the wire."""
     from models import openai as provider
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    shared, reference = _Endpoint(http=provider._http), _Endpoint()
-    clients = []
+    built = []
     real = provider._new_client
 
-    def fake_client(timeout, connections):
+    def counting(timeout, connections):
         client = real(timeout, connections)
-        assert client._transport._pool._max_keepalive_connections == connections == 100  # sized, all kept alive
-        client = type(client)(transport=provider._http.MockTransport(shared), timeout=timeout)
-        clients.append(client)
+        built.append((client, connections))
         return client
 
-    settings = ModelSettings(base_url=BASE_URL, max_retries=0, timeout=30.0)
-    first, second = resolve_model("openai:m", settings), resolve_model("openai:m", settings)
-    monkeypatch.setattr(provider, "_new_client", fake_client)
+    monkeypatch.setattr(provider, "_new_client", counting)
 
     async def scenario():
-        async with http_clients(4):
-            await asyncio.gather(first.ainvoke(_messages()), second.ainvoke(_messages()), first.ainvoke(_messages()))
-        # what the SDK's own post sends for a model with the same settings
-        same = _model(reference, api_key="not-needed")
-        payload = same._get_request_payload(_messages())
-        payload.pop("stream", None)
-        await same.root_async_client.post("/chat/completions", body=payload, cast_to=dict)
+        async with _Loopback() as server:
+            first, second = _create(server.base_url), _create(server.base_url)
+            async with http_clients(4):
+                replies = await asyncio.gather(
+                    first.bind_tools(TOOLS).ainvoke(_messages()),
+                    second.bind_tools(TOOLS).ainvoke(_messages()),
+                    first.bind_tools(TOOLS).ainvoke(_messages()),
+                )
+                assert built[0][0].session.connector.limit == 100  # the pool: max(concurrency, 100)
+            return server, replies
 
-    asyncio.run(scenario())
-    assert len(shared.requests) == 3 and len(clients) == 1 and clients[0].is_closed
-    sent, (expected,) = shared.requests[0], reference.requests
-    assert sent.headers["authorization"] == "Bearer not-needed"  # loopback: any key
-    assert str(sent.url) == str(expected.url) and sent.content == expected.content
-    assert sent.headers.raw == expected.headers.raw
+    server, replies = asyncio.run(scenario())
+    assert len(server.requests) == 3 and len(built) == 1 and built[0][0].is_closed
+    assert all(r.additional_kwargs[RAW_RESPONSE_KEY]["reasoning_content"] == "noch einmal" for r in replies)
+    assert (replies[0].usage_metadata["input_tokens"], replies[0].usage_metadata["output_tokens"]) == (120, 7)
+    line, headers, body = server.requests[0]
+    expected = _sdk_reference(server.base_url, _messages(), tools=TOOLS)
+    assert line == "POST /v1/chat/completions HTTP/1.1"
+    assert body == expected.content  # byte for byte: compact JSON, UTF-8 kept
+    sent = {k.lower(): v for k, v in headers}
+    wanted = {k.decode().lower(): v.decode() for k, v in expected.headers.raw}
+    assert sent["authorization"] == "Bearer not-needed"  # loopback: any key
+    # every header the SDK sends, with its value; Accept-Encoding names what aiohttp decodes
+    assert {k: v for k, v in sent.items() if k != "accept-encoding"} == {k: v for k, v in wanted.items() if k != "accept-encoding"}
+    assert "gzip" in sent["accept-encoding"]
+
+
+def _shared_reply(*replies):
+    """Invoke a ``create``d model once against a loopback endpoint answering ``replies``; returns (result or exception, requests)."""
+
+    async def scenario():
+        async with _Loopback(*replies) as server:
+            model = resolve_model("openai:m", ModelSettings(base_url=server.base_url, max_retries=0, timeout=0.5))
+            try:
+                return await model.ainvoke(_messages()), server.requests
+            except Exception as exc:  # noqa: BLE001 - the test inspects it
+                return exc, server.requests
+
+    return asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    "status, cls, transient",
+    [(400, openai.BadRequestError, None), (429, openai.RateLimitError, "http 429"), (503, openai.InternalServerError, "http 503")],
+)
+def test_shared_client_status_errors_are_the_sdks(status, cls, transient, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    body = json.dumps({"error": {"message": f"refused {status}", "type": "x"}}).encode()
+    error, _ = _shared_reply((status, [("Content-Type", "application/json"), ("Retry-After", "3")], body))
+    expected = _sdk_error(httpx.Response(status, content=body, headers={"Content-Type": "application/json", "Retry-After": "3"}))
+    assert type(error) is cls and type(expected) is cls
+    assert str(error) == str(expected) == f"Error code: {status} - refused {status}"
+    assert error.status_code == status and error.body == expected.body
+    assert error.response.headers["retry-after"] == "3" and transient_kind(error) == transient
+
+
+def test_shared_client_decodes_gzip_and_maps_timeouts_and_refused_connections(monkeypatch):
+    import gzip
+    import socket
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    packed = gzip.compress(json.dumps(REPLY).encode())
+    reply, _ = _shared_reply((200, [("Content-Type", "application/json"), ("Content-Encoding", "gzip")], packed))
+    assert isinstance(reply, AIMessage) and reply.additional_kwargs["reasoning_content"] == "noch einmal"
+
+    error, requests = _shared_reply(5.0)  # silent for longer than the model's 0.5 s read timeout
+    assert type(error) is openai.APITimeoutError and len(requests) == 1 and transient_kind(error) == "timeout"
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+
+    async def refused():
+        model = resolve_model("openai:m", ModelSettings(base_url=f"http://127.0.0.1:{port}/v1", max_retries=0, timeout=5.0))
+        with pytest.raises(openai.APIConnectionError) as raised:
+            await model.ainvoke(_messages())
+        return raised.value
+
+    error = asyncio.run(refused())
+    assert str(error) == "Connection error." and transient_kind(error) == "connection"

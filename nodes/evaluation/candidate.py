@@ -22,7 +22,15 @@ from langgraph.runtime import Runtime
 
 from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
-from models.candidates import ainvoke_graph, describe_candidate, is_chat_model, recorded_response, response_message
+from models.candidates import (
+    ainvoke_direct,
+    ainvoke_graph,
+    describe_candidate,
+    direct_call_kwargs,
+    is_chat_model,
+    recorded_response,
+    response_message,
+)
 from models.messages import response_from_ai, token_counts
 from models import ModelSettings, resolve_model
 from models.replay import REQUEST_INDEX_KEY, SESSION_KEY
@@ -100,7 +108,9 @@ async def call_candidate(
     The run metadata carries the session id, the session-wide request index,
     the task and the step (replay models use the first two; traces show all),
     and the ``candidate`` object (:func:`models.candidates.describe_candidate`).
-    A chat model gets the tools bound; a graph or Runnable candidate runs as a
+    A chat model gets the tools bound (called directly when no callback
+    handler would see the call, :func:`models.candidates.direct_call_kwargs`,
+    docs/evaluation.md §7.1); a graph or Runnable candidate runs as a
     subgraph with this node's config (:func:`models.candidates.ainvoke_graph`).
     The request goes through :func:`models.transport.request_with_retries`
     (transient failures retried with backoff, optional rate limit); the
@@ -129,7 +139,12 @@ async def call_candidate(
     chat = is_chat_model(candidate)
     if chat:
         model = bound_model(candidate, state["tools"])
-        send = lambda: model.ainvoke(state["messages"], config={"metadata": metadata, "run_name": "candidate"})  # noqa: E731
+        direct = direct_call_kwargs(model, candidate, config)
+
+        async def send() -> Any:
+            if direct is not None:  # nothing observes the call: no LangChain callback machinery (docs/evaluation.md §7.1)
+                return await ainvoke_direct(candidate, state["messages"], direct, metadata)
+            return await model.ainvoke(state["messages"], config={"metadata": metadata, "run_name": "candidate"})
     else:
         send = lambda: ainvoke_graph(candidate, state["messages"], state["tools"], config, metadata)  # noqa: E731
     started = time.perf_counter()

@@ -144,8 +144,6 @@ def generate(
     Running the same command again on the same --out resumes: sessions that finished (done, or failed
     because of the models' output) are kept; interrupted ones and infrastructure failures run again.
     """
-    import asyncio
-
     from bench.generation import GenerationInputError, load_tool_lists, plan_sessions, select_type_paths
     from graphs.generation import compile_graph
     from graphs.generation_context import Context
@@ -261,7 +259,9 @@ def generate(
                 from wtb.remote import run_batch_remote
 
                 batch = functools.partial(run_batch_remote, server=server, no_trace=no_trace)
-            summary = asyncio.run(
+            from wtb.runner.loop import run as run_loop
+
+            summary = run_loop(
                 batch(plans, context, out, concurrency=concurrency, settings=settings, on_done=progress, graph=graph,
                       overwrite=overwrite)
             )

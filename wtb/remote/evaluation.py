@@ -21,7 +21,6 @@ What a server run gives back, and what the client makes of it:
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import os
 import re
@@ -252,8 +251,10 @@ async def arun_eval_remote(
 
 
 def run_eval_remote(*args: Any, **kwargs: Any) -> RunSummary:
-    """Synchronous wrapper of :func:`arun_eval_remote` (runs its own event loop)."""
-    return asyncio.run(arun_eval_remote(*args, **kwargs))
+    """Synchronous wrapper of :func:`arun_eval_remote` (runs its own event loop, :func:`wtb.runner.loop.run`)."""
+    from wtb.runner.loop import run
+
+    return run(arun_eval_remote(*args, **kwargs))
 
 
 __all__ = [

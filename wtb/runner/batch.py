@@ -318,5 +318,7 @@ async def _run_pool(workers: list[Coroutine[Any, Any, None]], writer: _Writer) -
 
 
 def run_eval(*args: Any, **kwargs: Any) -> RunSummary:
-    """Synchronous wrapper of :func:`arun_eval` (runs its own event loop)."""
-    return asyncio.run(arun_eval(*args, **kwargs))
+    """Synchronous wrapper of :func:`arun_eval` (runs its own event loop, :func:`wtb.runner.loop.run`)."""
+    from wtb.runner.loop import run
+
+    return run(arun_eval(*args, **kwargs))
