@@ -127,16 +127,20 @@ def measured_run(run: Any, dataset: Path, base_url: str, concurrency: int, out: 
     context = EvaluationContext(model="openai:perf", base_url=base_url, timeout=600.0)
     with tracing_scope(no_trace=True):
         before = resource.getrusage(resource.RUSAGE_SELF)
+        kids_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
-        summary = run_loop(run(sessions, context, out, concurrency=concurrency, progress=False))
+        extra = {"workers": int(os.environ["WTB_PERF_WORKERS"])} if os.environ.get("WTB_PERF_WORKERS") else {}
+        summary = run_loop(run(sessions, context, out, concurrency=concurrency, progress=False, **extra))
         wall = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_SELF)
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {
         "sessions": summary.evaluated,
         "requests": summary.requests,
         "infrastructure_errors": len(summary.infrastructure_errors),
         "wall_s": wall,
-        "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+        "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        + (kids.ru_utime - kids_before.ru_utime) + (kids.ru_stime - kids_before.ru_stime),
         "peak_rss_mb": after.ru_maxrss / 1024.0,  # kilobytes on Linux
     }
 

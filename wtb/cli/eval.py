@@ -58,6 +58,14 @@ def eval_command(
         help="Sessions in flight at once. Default: 4, or what the provider advertises (1 for 'local' and 'gguf:').",
         min=1,
     ),
+    workers: int = typer.Option(
+        1,
+        "--workers",
+        help="Processes that run the sessions (the --concurrency sessions in flight are shared among them). "
+        "More than 1 uses more CPU cores when the harness, not the model, is the bottleneck "
+        "(a fast endpoint); not with --server, --langsmith-dataset or a local model.",
+        min=1,
+    ),
     temperature: Optional[float] = typer.Option(None, "--temperature", help="Sampling temperature (default 0, or $WTB_TEMPERATURE)."),
     base_url: Optional[str] = typer.Option(
         None, "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default $OPENAI_BASE_URL)."
@@ -140,6 +148,8 @@ def eval_command(
         prices = None if price_input is None and price_output is None else Prices(price_input or 0.0, price_output or 0.0)
         if server and langsmith_dataset:
             raise ConfigurationError("--server and --langsmith-dataset cannot be combined (an experiment runs in this process)")
+        if workers > 1:
+            check_workers(context, server=server, langsmith_dataset=langsmith_dataset)
         if server:  # the server runs the model: it must answer and be able to open the spec's file
             from wtb.remote import check_server
 
@@ -168,9 +178,10 @@ def eval_command(
                 from wtb.remote import run_eval_remote
 
                 run = functools.partial(run_eval_remote, server=server, no_trace=no_trace)
+            more = {"workers": workers} if workers > 1 else {}
             summary = run(
                 sessions, context, out, concurrency=concurrency, overwrite=overwrite, progress=progress, prices=prices,
-                settings={"tasks": tasks},
+                settings={"tasks": tasks}, **more,
             )
     except typer.Exit:  # a click Exit is a RuntimeError: let it through unchanged
         raise
@@ -314,6 +325,25 @@ def default_out_dir(context: "EvaluationContext", dataset: Path, *, name: Option
     if (context.language or "en") != "en":
         part += f"-{context.language}"
     return Path("runs") / model / part
+
+
+def check_workers(context: Any, *, server: str | None, langsmith_dataset: str | None) -> None:
+    """``--workers`` above 1 needs sessions run by this machine's evaluation graph against a shared endpoint
+    (docs/settings.md §2.1).
+
+    Raises:
+        ConfigurationError: combined with ``--server`` or ``--langsmith-dataset``, or a local model
+            (``local``, ``gguf:``), which each worker process would start once more.
+    """
+    from models import ConfigurationError
+
+    if server:
+        raise ConfigurationError("--workers > 1 runs the graph in local processes; --server runs it on the server")
+    if langsmith_dataset:
+        raise ConfigurationError("--workers > 1 cannot be combined with --langsmith-dataset (an experiment runs in this process)")
+    spec = context.model or ""
+    if spec == "local" or spec.startswith(("local:", "gguf:")):
+        raise ConfigurationError(f"--workers > 1: every worker process would start its own copy of {spec!r}; use --workers 1")
 
 
 def default_concurrency(model: str) -> int:

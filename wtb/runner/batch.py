@@ -59,6 +59,7 @@ async def arun_eval(
     prices: Prices | None = None,
     settings: Mapping[str, Any] | None = None,
     invoke: SessionInvoker | None = None,
+    workers: int = 1,
 ) -> RunSummary:
     """Evaluate ``sessions`` with ``context``'s model into ``out_dir/result.jsonl``.
 
@@ -80,6 +81,9 @@ async def arun_eval(
         invoke: how one session is run (:class:`~wtb.runner.invoke.SessionInvoker`); default
             :func:`~wtb.runner.invoke.run_session` on ``graph`` in this process. ``wtb eval --server``
             passes :class:`wtb.remote.RemoteEvaluation` (a run of the deployed graph per session).
+        workers: processes that run the sessions (docs/settings.md §2.1): 1 runs them in this process;
+            more starts that many worker processes (:class:`wtb.runner.processes.ProcessInvoker`, the
+            default graph only) while the result file, resume and progress stay here.
 
     Sessions run ``concurrency`` at a time; a worker hands each finished session to the run's single
     writer and takes the next one at once. The writer appends everything handed over meanwhile with
@@ -98,6 +102,10 @@ async def arun_eval(
     """
     if concurrency < 1:
         raise ValueError(f"--concurrency must be >= 1, got {concurrency}")
+    if workers < 1:
+        raise ValueError(f"--workers must be >= 1, got {workers}")
+    if workers > 1 and (invoke is not None or graph is not None):
+        raise ValueError("--workers > 1 runs the default evaluation graph in worker processes; it takes no graph or invoker")
     if invoke is None:
         if graph is None:
             from graphs.evaluation import graph as default_graph
@@ -116,6 +124,16 @@ async def arun_eval(
         ) from None
     try:
         recorded = run_settings(context, {"concurrency": concurrency, **dict(settings or {})})
+        if workers > 1:
+            from langsmith.run_helpers import get_tracing_context
+
+            from wtb.runner.processes import ProcessInvoker
+
+            no_trace = get_tracing_context().get("enabled") is False  # a --no-trace scope around this run
+            async with ProcessInvoker(workers, context, concurrency=concurrency, no_trace=no_trace, prices=prices) as pool:
+                return await _run_locked(
+                    sessions, context, out, concurrency, overwrite, progress, pool, on_record, prices, recorded
+                )
         return await _run_locked(
             sessions, context, out, concurrency, overwrite, progress, invoke, on_record, prices, recorded
         )

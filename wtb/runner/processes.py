@@ -1,0 +1,237 @@
+"""Sessions run in worker processes (``wtb eval --workers N``, docs/settings.md §2.1).
+
+One Python process runs the harness on one core: against a fast endpoint a run is bound by the
+harness's own CPU per model request (``python -m benchmarks.perf``). :class:`ProcessInvoker` is a
+:class:`~wtb.runner.invoke.SessionInvoker` that hands each session to one of ``workers`` child
+processes (``python -m wtb.runner.processes``), each running the evaluation graph on its own
+event loop with :func:`~wtb.runner.invoke.run_session`, and resolves to the session's outcome.
+Everything else stays in the calling process: the batch runner's concurrency (sessions in flight
+over all workers), the result file and its single writer, resume, progress and the summary.
+
+Protocol (JSON Lines over the child's stdin / stdout): first ``{"context": {...}, "no_trace": bool,
+"prices": [in, out] | null, "concurrency": n}``, then one ``{"n": k, "session": {...}}`` per
+session; the child answers ``{"n": k, "session_id", "record", "error", "usage"}`` (the
+:class:`~wtb.runner.invoke.SessionOutcome`) as each session ends, in any order, and exits at the
+end of its stdin. A child that dies leaves its sessions in flight as infrastructure errors
+(``errors.jsonl``: the next run retries them) and takes no more sessions; the run goes on with
+the others. Ctrl-C reaches the calling process only (the children ignore SIGINT and stop when
+their stdin closes). A request rate limit (``rps``) is shared out: each child gets ``rps / workers``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import os
+import signal
+import sys
+from typing import Any, Mapping
+
+from graphs.evaluation_context import EvaluationContext
+from wtb.runner.invoke import SessionOutcome
+
+_LINE_LIMIT = 1 << 30
+"""Longest protocol line (a session or its record) in bytes."""
+
+
+@dataclasses.dataclass
+class _Child:
+    process: asyncio.subprocess.Process
+    pending: dict[int, tuple[asyncio.Future[SessionOutcome], str]] = dataclasses.field(default_factory=dict)
+    reader: asyncio.Task[None] | None = None
+    alive: bool = True
+    exit_reason: str = ""
+
+
+class ProcessInvoker:
+    """Run sessions in ``workers`` child processes (see the module doc); use as an async context manager.
+
+    Args:
+        workers: child processes (>= 1).
+        context: the run's evaluation context (every session runs with it).
+        concurrency: sessions in flight over all children (each child's HTTP pool is sized for it).
+        no_trace: turn LangSmith tracing off in the children (``--no-trace``); otherwise each child
+            traces as the environment says.
+        prices: USD per million input / output tokens (``cost_usd`` in the accounting), or ``None``.
+
+    Raises:
+        ValueError: ``workers < 1``.
+    """
+
+    def __init__(
+        self, workers: int, context: EvaluationContext, *, concurrency: int, no_trace: bool = False, prices: Any = None
+    ):
+        if workers < 1:
+            raise ValueError(f"--workers must be >= 1, got {workers}")
+        self.workers = workers
+        self.context = context
+        self.concurrency = concurrency
+        self.no_trace = no_trace
+        self.prices = prices
+        self.children: list[_Child] = []
+        self._next = 0
+
+    async def __aenter__(self) -> "ProcessInvoker":
+        fields = dataclasses.asdict(self.context)
+        if fields.get("rps"):  # the rate limit is the run's: each process keeps its share
+            fields["rps"] = fields["rps"] / self.workers
+        header = {
+            "context": fields,
+            "no_trace": self.no_trace,
+            "prices": None if self.prices is None else [self.prices.input_per_million, self.prices.output_per_million],
+            "concurrency": max(1, -(-self.concurrency // self.workers)),
+        }
+        line = json.dumps(header, ensure_ascii=False).encode() + b"\n"
+        try:
+            for _ in range(self.workers):
+                process = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "wtb.runner.processes",
+                    stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=_LINE_LIMIT,
+                )  # fmt: skip
+                child = _Child(process)
+                self.children.append(child)
+                assert process.stdin is not None
+                process.stdin.write(line)
+                child.reader = asyncio.create_task(self._read(child))
+        except BaseException:
+            await self.aclose()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close every child's stdin and wait for the children to exit (killed after 10 s)."""
+        for child in self.children:
+            stdin = child.process.stdin
+            if stdin is not None and not stdin.is_closing():
+                stdin.close()
+        for child in self.children:
+            try:
+                await asyncio.wait_for(child.process.wait(), 10)
+            except asyncio.TimeoutError:
+                child.process.kill()
+                await child.process.wait()
+            if child.reader is not None:
+                child.reader.cancel()
+                await asyncio.gather(child.reader, return_exceptions=True)
+
+    async def _read(self, child: _Child) -> None:
+        stdout = child.process.stdout
+        assert stdout is not None
+        try:
+            while True:
+                line = await stdout.readline()
+                if not line:
+                    break
+                answer = json.loads(line)
+                future, _ = child.pending.pop(answer["n"])
+                if not future.done():
+                    future.set_result(SessionOutcome(answer["session_id"], answer["record"], answer["error"], answer["usage"]))
+        except (ValueError, KeyError) as exc:
+            child.exit_reason = f"bad reply from the worker process: {exc}"
+        finally:
+            child.alive = False
+            code = await child.process.wait()
+            reason = child.exit_reason or f"the worker process exited (status {code})"
+            for future, session_id in child.pending.values():
+                if not future.done():
+                    future.set_result(self._lost(session_id, reason))
+            child.pending.clear()
+
+    def _lost(self, session_id: str, reason: str) -> SessionOutcome:
+        """An infrastructure error for a session whose worker died: the next run retries it."""
+        from wtb.runner.invoke import recorded_model_name
+
+        error = {
+            "id": session_id, "model_name": recorded_model_name(self.context), "error": reason, "attempts": 0,
+            "errors": [reason], "where": {},
+        }  # fmt: skip
+        return SessionOutcome(session_id, None, {**error, "usage": {}}, {})
+
+    async def __call__(
+        self, session: Mapping[str, Any], context: EvaluationContext, *, prices: Any = None
+    ) -> SessionOutcome:
+        """Run ``session`` in the child with the fewest sessions in flight; resolves to its outcome.
+
+        ``context`` and ``prices`` must be the ones given to the constructor (the children got them at start).
+        """
+        alive = [c for c in self.children if c.alive]
+        if not alive:
+            return self._lost(session["id"], "every worker process has exited")
+        child = min(alive, key=lambda c: len(c.pending))
+        self._next += 1
+        future: asyncio.Future[SessionOutcome] = asyncio.get_running_loop().create_future()
+        child.pending[self._next] = (future, session["id"])
+        assert child.process.stdin is not None
+        child.process.stdin.write(json.dumps({"n": self._next, "session": session}, ensure_ascii=False).encode() + b"\n")
+        try:
+            await child.process.stdin.drain()
+        except (ConnectionError, RuntimeError):
+            pass  # the reader resolves the future when the child is gone
+        return await future
+
+
+# --------------------------------------------------------------------------- the child
+
+
+async def _child_main(protocol_out: Any) -> None:
+    from graphs.evaluation import graph
+    from models.transport import http_clients
+    from wtb.runner.accounting import Prices
+    from wtb.runner.invoke import run_session
+
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=_LINE_LIMIT)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+    header = json.loads(await reader.readline())
+    context = EvaluationContext(**header["context"])
+    prices = Prices(*header["prices"]) if header["prices"] else None
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def one(n: int, session: dict[str, Any]) -> None:
+        try:
+            outcome = await run_session(graph, session, context, prices=prices)
+            answer = {"n": n, "session_id": outcome.session_id, "record": outcome.record, "error": outcome.error, "usage": outcome.usage}
+            line = json.dumps(answer, ensure_ascii=False).encode() + b"\n"
+        except Exception as exc:  # noqa: BLE001 - reported as this session's infrastructure error, the worker goes on
+            reason = f"worker process: {type(exc).__name__}: {exc}"
+            error = {"id": session.get("id"), "model_name": context.model_name or "", "error": reason, "attempts": 0,
+                     "errors": [reason], "where": {}, "usage": {}}  # fmt: skip
+            line = json.dumps({"n": n, "session_id": session.get("id"), "record": None, "error": error, "usage": {}}).encode() + b"\n"
+        protocol_out.write(line)
+        protocol_out.flush()
+
+    from wtb.tracing import tracing_scope
+
+    with tracing_scope(no_trace=header["no_trace"]):
+        async with http_clients(header["concurrency"]):
+            while True:
+                line = await reader.readline()
+                if not line:
+                    break
+                request = json.loads(line)
+                task = asyncio.create_task(one(request["n"], request["session"]))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+            if tasks:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def main() -> None:
+    """Entry point of a worker process (``python -m wtb.runner.processes``; started by :class:`ProcessInvoker`)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it closes our stdin
+    protocol_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # anything else written to stdout (prints, child processes) goes to stderr, not into the protocol
+    sys.stdout = sys.stderr
+    from wtb.runner.loop import run
+
+    run(_child_main(protocol_out))
+
+
+if __name__ == "__main__":
+    main()
