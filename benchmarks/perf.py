@@ -5,12 +5,14 @@ harness's figures and the targets, and writes everything as JSON (``--json``):
 
 - **in process** (:mod:`benchmarks.inprocess`): harness CPU per model request with the ``replay:``
   oracle, no HTTP, concurrency 1 (the reference fixtures' 24 sessions x ``--repeat``, or the demo);
-- **HTTP** (``--latency`` x ``--concurrency``): ``wtb eval``'s batch runner
+- **HTTP** (``--latency`` x ``--concurrency`` x ``--workers``): ``wtb eval``'s batch runner
   (:func:`wtb.runner.arun_eval`, the evaluation graph, the ``openai:`` provider with its HTTP client,
   retries and accounting) against a local OpenAI-compatible server (:mod:`tests.support.openai_stub`)
   that answers every request after a fixed latency. The server runs in its own process, so the
   harness's CPU time is measured apart from the server's; each configuration runs in a fresh harness
-  process (clean peak-memory figure, no warm caches from the previous one);
+  process (clean peak-memory figure, no warm caches from the previous one); with ``--workers`` above 1
+  (``wtb eval --workers``) the sessions run in that many worker processes, whose CPU time (start-up
+  included) counts as the harness's;
 - **cli**: the ``wtb eval`` command itself (run + scoring) on ``--sessions`` sessions at concurrency 64
   against the 0 ms server, then ``wtb score`` alone on its result file; peak RSS of each process
   (``wait4``), CPU, and whether the rescoring gives the same metric.json;
@@ -23,14 +25,14 @@ Sessions are synthetic copies of the bundled demo sessions
 tag in the first user message so the server tells them apart) answered by the
 demo ``oracle`` candidate (about 9.5 model requests per session).
 
-Reported per HTTP configuration (latency, concurrency): sessions, model requests, wall time,
+Reported per HTTP configuration (latency, concurrency, workers): sessions, model requests, wall time,
 sessions/s, requests/s, harness CPU time per model request (user + system,
 measured around the run only, imports excluded), server CPU per request, and
 the harness's peak resident memory (``ru_maxrss``).
 
 Usage::
 
-    python -m benchmarks.perf                              # everything (about 15 minutes on 2 idle cores)
+    python -m benchmarks.perf                              # everything (about 25 minutes on 2 idle cores)
     python -m benchmarks.perf --only http --latency 0 --concurrency 16 --sessions 256
     python -m benchmarks.perf --only cli startup --sessions 1024
     python -m benchmarks.perf --json perf.json             # also write the figures as JSON
@@ -114,10 +116,11 @@ class _Server:
         return self.cpu
 
 
-def measured_run(run: Any, dataset: Path, base_url: str, concurrency: int, out: Path) -> dict[str, Any]:
+def measured_run(run: Any, dataset: Path, base_url: str, concurrency: int, out: Path, workers: int = 1) -> dict[str, Any]:
     """Run ``run(sessions, context, out, ...)`` (``arun_eval`` or a drop-in) over the whole dataset against
     ``base_url`` with tracing off; returns sessions, requests, infrastructure errors, wall and CPU seconds
-    around the run only, and peak RSS (MB). The dataset stays on disk, as ``wtb eval`` keeps it."""
+    around the run only (this process and its worker processes, ``workers > 1``: their start-up included),
+    and peak RSS (MB, this process). The dataset stays on disk, as ``wtb eval`` keeps it."""
     from graphs.evaluation_context import EvaluationContext
     from wtb.runner import open_dataset
     from wtb.runner.loop import run as run_loop
@@ -129,7 +132,7 @@ def measured_run(run: Any, dataset: Path, base_url: str, concurrency: int, out: 
         before = resource.getrusage(resource.RUSAGE_SELF)
         kids_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
-        extra = {"workers": int(os.environ["WTB_PERF_WORKERS"])} if os.environ.get("WTB_PERF_WORKERS") else {}
+        extra = {"workers": workers} if workers > 1 else {}
         summary = run_loop(run(sessions, context, out, concurrency=concurrency, progress=False, **extra))
         wall = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_SELF)
@@ -145,25 +148,27 @@ def measured_run(run: Any, dataset: Path, base_url: str, concurrency: int, out: 
     }
 
 
-def run_worker(dataset: Path, base_url: str, concurrency: int, out: Path) -> dict[str, Any]:
-    """One measured run in this process: ``arun_eval`` over the whole dataset (called by ``--worker``)."""
+def run_worker(dataset: Path, base_url: str, concurrency: int, out: Path, workers: int = 1) -> dict[str, Any]:
+    """One measured run in this process: ``arun_eval`` over the whole dataset (called by ``--worker``), in
+    ``workers`` worker processes when above 1 (``wtb eval --workers``)."""
     import graphs.evaluation  # noqa: F401 - imports happen before the measurement
     import models.openai  # noqa: F401
     from wtb.runner import arun_eval
 
-    return measured_run(arun_eval, dataset, base_url, concurrency, out)
+    return measured_run(arun_eval, dataset, base_url, concurrency, out, workers)
 
 
-def measure(sessions: int, latency: float, concurrency: int, workdir: Path) -> dict[str, Any]:
-    """One configuration: a fresh server process and a fresh harness process; returns the figures."""
-    folder = workdir / f"l{int(latency * 1000)}-c{concurrency}-n{sessions}"
+def measure(sessions: int, latency: float, concurrency: int, workdir: Path, workers: int = 1) -> dict[str, Any]:
+    """One configuration: a fresh server process and a fresh harness process (with ``workers`` worker
+    processes when above 1); returns the figures."""
+    folder = workdir / f"l{int(latency * 1000)}-c{concurrency}-n{sessions}-w{workers}"
     folder.mkdir(parents=True, exist_ok=True)
     dataset, candidates = synthetic_run(sessions, folder)
     server = _Server(dataset, candidates, latency)
     try:
         done = subprocess.run(
             [sys.executable, "-m", "benchmarks.perf", "--worker", "--dataset", str(dataset), "--base-url", server.base_url,
-             "--concurrency", str(concurrency), "--out", str(folder / "out")],
+             "--concurrency", str(concurrency), "--workers", str(workers), "--out", str(folder / "out")],
             check=False, capture_output=True, text=True, env=_child_env(),
         )  # fmt: skip
     finally:
@@ -175,6 +180,7 @@ def measure(sessions: int, latency: float, concurrency: int, workdir: Path) -> d
     figures.update(
         latency_ms=int(latency * 1000),
         concurrency=concurrency,
+        workers=workers,
         sessions_per_s=figures["sessions"] / figures["wall_s"],
         requests_per_s=figures["requests"] / figures["wall_s"],
         cpu_ms_per_request=1000.0 * figures["cpu_s"] / requests,
@@ -194,12 +200,12 @@ def sessions_for(latency: float, concurrency: int, sessions: int, budget: float)
 def table(rows: Sequence[dict[str, Any]]) -> str:
     """The figures as a Markdown table."""
     lines = [
-        "| latency | concurrency | sessions | requests | wall s | sessions/s | requests/s | harness CPU ms/request | server CPU ms/request | harness peak RSS MB |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| latency | concurrency | workers | sessions | requests | wall s | sessions/s | requests/s | harness CPU ms/request | server CPU ms/request | harness peak RSS MB |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
-            f"| {r['latency_ms']} ms | {r['concurrency']} | {r['sessions']} | {r['requests']} | {r['wall_s']:.1f} | "
+            f"| {r['latency_ms']} ms | {r['concurrency']} | {r.get('workers', 1)} | {r['sessions']} | {r['requests']} | {r['wall_s']:.1f} | "
             f"{r['sessions_per_s']:.2f} | {r['requests_per_s']:.1f} | {r['cpu_ms_per_request']:.2f} | "
             f"{r['server_cpu_ms_per_request']:.2f} | {r['peak_rss_mb']:.0f} |"
         )
@@ -308,9 +314,16 @@ def measure_startup(repeat: int = 10) -> dict[str, Any]:
     return {"command": "wtb --help", "runs": repeat, "median_s": statistics.median(walls), "min_s": walls[0]}
 
 
-def _http_row(rows: Sequence[dict[str, Any]], latency_ms: int, concurrency: int, sessions: int | None = None) -> dict[str, Any] | None:
+def _http_row(
+    rows: Sequence[dict[str, Any]], latency_ms: int, concurrency: int, sessions: int | None = None, workers: int = 1
+) -> dict[str, Any] | None:
     for row in rows:
-        if row["latency_ms"] == latency_ms and row["concurrency"] == concurrency and (sessions is None or row["sessions"] == sessions):
+        if (
+            row["latency_ms"] == latency_ms
+            and row["concurrency"] == concurrency
+            and (sessions is None or row["sessions"] == sessions)
+            and row.get("workers", 1) == workers
+        ):
             return row
     return None
 
@@ -329,21 +342,24 @@ def summary_rows(results: Mapping[str, Any]) -> list[dict[str, Any]]:
             f"{PUBLISHED['in_process_cpu_ms']} ms", f"<= {TARGETS['in_process_cpu_ms']} ms", cpu <= TARGETS["in_process_cpu_ms"])  # fmt: skip
     http = results.get("http", [])
     sessions = results.get("sessions")
-    found = [(_http_row(http, 0, c, sessions), c) for c in (4, 16, 64)]
-    if all(row is not None for row, _ in found):
-        ours = [row["sessions_per_s"] for row, _ in found]  # type: ignore[index]
-        published = [PUBLISHED["http0"][c] for _, c in found]
-        add("sessions/s over HTTP, 0 ms server, C=4 / 16 / 64", " / ".join(f"{v:.1f}" for v in ours),
-            " / ".join(f"{v:.1f}" for v in published), ">= published at every C", all(o >= p for o, p in zip(ours, published)))  # fmt: skip
-    c1, c64 = _http_row(http, 200, 1), _http_row(http, 200, 64)
-    if c64 is not None:
-        value = c64["sessions_per_s"]
-        add("sessions/s over HTTP, 200 ms server, C=64", f"{value:.1f}", f"{PUBLISHED['http200_c64']}",
-            f">= {TARGETS['http200_c64']:.0f}", value >= TARGETS["http200_c64"])  # fmt: skip
-    if c1 is not None and c64 is not None:
-        scaling = c64["sessions_per_s"] / c1["sessions_per_s"]
-        add("scaling 1 -> 64 at 200 ms (ideal 64x)", f"{scaling:.1f}x", f"{PUBLISHED['scaling_200']}x",
-            f">= {TARGETS['scaling_200']:.0f}x", scaling >= TARGETS["scaling_200"])  # fmt: skip
+    for workers in sorted({row.get("workers", 1) for row in http}):
+        how = "" if workers == 1 else f", --workers {workers}"
+        found = [(_http_row(http, 0, c, sessions, workers), c) for c in (4, 16, 64)]
+        if all(row is not None for row, _ in found):
+            ours = [row["sessions_per_s"] for row, _ in found]  # type: ignore[index]
+            published = [PUBLISHED["http0"][c] for _, c in found]
+            add(f"sessions/s over HTTP, 0 ms server, C=4 / 16 / 64{how}", " / ".join(f"{v:.1f}" for v in ours),
+                " / ".join(f"{v:.1f}" for v in published), ">= published at every C",
+                all(o >= p for o, p in zip(ours, published)))  # fmt: skip
+        c1, c64 = _http_row(http, 200, 1), _http_row(http, 200, 64, workers=workers)
+        if c64 is not None:
+            value = c64["sessions_per_s"]
+            add(f"sessions/s over HTTP, 200 ms server, C=64{how}", f"{value:.1f}", f"{PUBLISHED['http200_c64']}",
+                f">= {TARGETS['http200_c64']:.0f}", value >= TARGETS["http200_c64"])  # fmt: skip
+        if c1 is not None and c64 is not None:
+            scaling = c64["sessions_per_s"] / c1["sessions_per_s"]
+            add(f"scaling 1 -> 64 at 200 ms (ideal 64x){how}", f"{scaling:.1f}x", f"{PUBLISHED['scaling_200']}x",
+                f">= {TARGETS['scaling_200']:.0f}x", scaling >= TARGETS["scaling_200"])  # fmt: skip
     for cli in results.get("cli", []):
         add(f"peak RSS of `wtb eval`, {cli['sessions']:,} sessions, incl. scoring", f"{cli['eval_peak_rss_mb']:.0f} MB",
             f"{PUBLISHED['eval_rss_mb']:.0f} MB (inference only)", f"<= {TARGETS['eval_rss_mb']:.0f} MB",
@@ -397,23 +413,27 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
         _log(f"in process: {results['in_process']['cpu_ms_per_request']:.2f} ms CPU/request")
     with tempfile.TemporaryDirectory(prefix="wtb-perf-") as workdir:
         if "http" in parts:
-            for latency in args.latency:
-                for concurrency in args.concurrency:
-                    n = sessions_for(latency, concurrency, args.sessions, args.budget)
-                    row = measure(n, latency, concurrency, Path(workdir))
-                    results["http"].append(row)
-                    _log(
-                        f"latency {row['latency_ms']} ms, concurrency {concurrency}: {row['sessions']} sessions, "
-                        f"{row['sessions_per_s']:.2f} sessions/s, {row['cpu_ms_per_request']:.2f} ms CPU/request, "
-                        f"peak RSS {row['peak_rss_mb']:.0f} MB"
-                    )
+            for workers in args.workers:
+                for latency in args.latency:
+                    for concurrency in args.concurrency:
+                        if workers > 1 and concurrency < workers:
+                            continue  # a worker would idle
+                        n = sessions_for(latency, concurrency, args.sessions, args.budget)
+                        row = measure(n, latency, concurrency, Path(workdir), workers)
+                        results["http"].append(row)
+                        _log(
+                            f"latency {row['latency_ms']} ms, concurrency {concurrency}, workers {workers}: "
+                            f"{row['sessions']} sessions, {row['sessions_per_s']:.2f} sessions/s, "
+                            f"{row['cpu_ms_per_request']:.2f} ms CPU/request, peak RSS {row['peak_rss_mb']:.0f} MB"
+                        )
         if "cli" in parts:
             results["cli"].append(measure_cli_run(args.sessions, 64, Path(workdir)))
             _log(f"wtb eval + score, {args.sessions} sessions: {results['cli'][-1]}")
         if "large" in parts:
-            row = measure(args.large, 0.0, 64, Path(workdir))
-            results["http"].append(row)
-            _log(f"latency 0 ms, concurrency 64: {row['sessions']} sessions, {row['sessions_per_s']:.2f} sessions/s")
+            for workers in args.workers:
+                row = measure(args.large, 0.0, 64, Path(workdir), workers)
+                results["http"].append(row)
+                _log(f"latency 0 ms, concurrency 64, workers {workers}: {row['sessions']} sessions, {row['sessions_per_s']:.2f} sessions/s")
             results["cli"].append(measure_cli_run(args.large, 64, Path(workdir)))
             _log(f"wtb eval + score, {args.large} sessions: {results['cli'][-1]}")
     if "startup" in parts:
@@ -428,6 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=1024, help="sessions per HTTP configuration and for the memory run (default 1024)")
     parser.add_argument("--latency", type=float, nargs="+", default=[0.0, 0.2], help="server latency in seconds")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16, 64])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="HTTP runs: worker processes (`wtb eval --workers`; default 1 2)")
     parser.add_argument("--budget", type=float, default=30.0, help="seconds of model latency per configuration with latency > 0")
     parser.add_argument("--large", type=int, default=4096, help="sessions of the large run (0 ms, concurrency 64; default 4096)")
     parser.add_argument("--repeat", type=int, default=5, help="in-process run: times each fixture session runs (default 5)")
@@ -441,7 +462,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        print(json.dumps(run_worker(args.dataset, args.base_url, args.concurrency[0], args.out)))
+        print(json.dumps(run_worker(args.dataset, args.base_url, args.concurrency[0], args.out, args.workers[0])))
         return 0
 
     started = time.perf_counter()

@@ -37,7 +37,11 @@ from typing import Any, Mapping, Sequence
 from uuid import UUID
 
 from langchain_core.caches import BaseCache
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, BaseCallbackHandler
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForLLMRun,
+    BaseCallbackHandler,
+    BaseCallbackManager,
+)
 from langchain_core.globals import get_llm_cache
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
@@ -147,9 +151,17 @@ def direct_call_kwargs(bound: Any, candidate: BaseChatModel, config: Mapping[str
         return None
     if isinstance(model.cache, BaseCache) or model.cache is True or (model.cache is None and get_llm_cache() is not None):
         return None
-    manager = get_async_callback_manager_for_config(dict(config or {}))
-    if manager.handlers or manager.inheritable_handlers:
+    callbacks = (config or {}).get("callbacks")
+    if isinstance(callbacks, BaseCallbackManager):
+        # inside a graph run: LangGraph configured the run's handlers (tracer, hooks) when it started
+        if callbacks.handlers or callbacks.inheritable_handlers:
+            return None
+    elif callbacks:
         return None
+    else:  # called outside a graph run: what LangChain would attach now (tracing, configure hooks)
+        manager = get_async_callback_manager_for_config(dict(config or {}))
+        if manager.handlers or manager.inheritable_handlers:
+            return None
     return bound.kwargs
 
 

@@ -9,12 +9,17 @@ from typing import Any
 
 import pytest
 from langchain_core.caches import InMemoryCache
-from langchain_core.callbacks import AsyncCallbackHandler, AsyncCallbackManagerForLLMRun
+from langchain_core.callbacks import (
+    AsyncCallbackHandler,
+    AsyncCallbackManager,
+    AsyncCallbackManagerForLLMRun,
+)
 from langchain_core.globals import set_llm_cache
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.rate_limiters import InMemoryRateLimiter
+from pydantic import Field
 
 from bench.demo_data import SESSIONS_PATH
 from graphs.evaluation import build_evaluation_graph
@@ -28,7 +33,7 @@ TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "
 class _Model(BaseChatModel):
     """Answers with one tool call; records what each request got."""
 
-    seen: list[dict[str, Any]] = []
+    seen: list[dict[str, Any]] = Field(default_factory=list)
 
     @property
     def _llm_type(self) -> str:
@@ -67,9 +72,7 @@ class _Recorder(AsyncCallbackHandler):
 
 
 def _fresh() -> _Model:
-    model = _Model()
-    model.seen = []
-    return model
+    return _Model()
 
 
 def test_direct_reply_equals_ainvoke_and_keeps_the_metadata():
@@ -97,6 +100,9 @@ def test_anything_that_observes_or_changes_the_call_takes_langchains_path():
     model = _fresh()
     bound = model.bind_tools(TOOLS)
     assert direct_call_kwargs(bound, model, {"callbacks": [_Recorder()]}) is None  # a handler (a tracer, Studio)
+    # inside a graph run the node's config holds the run's callback manager
+    assert direct_call_kwargs(bound, model, {"callbacks": AsyncCallbackManager(handlers=[])}) == {"tools": TOOLS}
+    assert direct_call_kwargs(bound, model, {"callbacks": AsyncCallbackManager(handlers=[], inheritable_handlers=[_Recorder()])}) is None
     assert direct_call_kwargs(model.bind(tools=TOOLS).with_config(tags=["x"]), model, {}) is None  # the binding's own config
     assert direct_call_kwargs(bound, _fresh(), {}) is None  # a binding of another model
 

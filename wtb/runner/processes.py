@@ -26,7 +26,10 @@ import json
 import os
 import signal
 import sys
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
+
+from typing_extensions import Self
 
 from graphs.evaluation_context import EvaluationContext
 from wtb.runner.invoke import SessionOutcome
@@ -72,7 +75,7 @@ class ProcessInvoker:
         self.children: list[_Child] = []
         self._next = 0
 
-    async def __aenter__(self) -> "ProcessInvoker":
+    async def __aenter__(self) -> Self:
         fields = dataclasses.asdict(self.context)
         if fields.get("rps"):  # the rate limit is the run's: each process keeps its share
             fields["rps"] = fields["rps"] / self.workers
@@ -99,7 +102,7 @@ class ProcessInvoker:
             raise
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:
