@@ -23,6 +23,7 @@ whose pool is sized to the run.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import ssl
@@ -66,6 +67,26 @@ class _Template:
     extensions: dict[str, Any]
     shared: tuple[str, str] | None  # (base URL, API key) of a shared client, or None: the model's own client
 
+    @functools.cached_property
+    def aiohttp_parts(self) -> tuple[aiohttp.ClientTimeout, list[tuple[str, str]]]:
+        """aiohttp's timeout and headers for this template (:class:`SharedClient`; built on first use).
+
+        The SDK's timeout (``{"connect", "read", "write", "pool"}`` in seconds) maps to aiohttp's pool wait
+        plus connect (``connect``), connect (``sock_connect``) and read (``sock_read``); writes of a request
+        body are not timed by aiohttp. The headers are the SDK's without ``Accept-Encoding`` (aiohttp names
+        what it decodes).
+        """
+        spec = self.extensions.get("timeout") or {}
+        connect, read, pool = spec.get("connect"), spec.get("read"), spec.get("pool")
+        timeout = aiohttp.ClientTimeout(
+            total=None,
+            connect=None if connect is None and pool is None else (connect or 0) + (pool or 0),
+            sock_connect=connect,
+            sock_read=read,
+        )
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in self.headers if k.lower() != b"accept-encoding"]
+        return timeout, headers
+
 
 class SharedClient:
     """The HTTP client that the ``openai:`` models of one endpoint share in one event loop: an
@@ -104,7 +125,7 @@ class SharedClient:
             openai.APITimeoutError: the connection, a read or the pool wait timed out.
             openai.APIConnectionError: the connection failed or broke (as the SDK raises for httpx's errors).
         """
-        timeout, headers = _aiohttp_parts(template)
+        timeout, headers = template.aiohttp_parts
         try:
             async with self.session.post(template.url, data=body, headers=headers, timeout=timeout) as response:
                 return response.status, list(response.raw_headers), await response.read()
@@ -112,32 +133,6 @@ class SharedClient:
             raise openai.APITimeoutError(request=_request(template, body)) from exc
         except (aiohttp.ClientError, ssl.SSLError, OSError) as exc:
             raise openai.APIConnectionError(request=_request(template, body)) from exc
-
-
-_PARTS: dict[int, tuple[_Template, aiohttp.ClientTimeout, list[tuple[str, str]]]] = {}
-
-
-def _aiohttp_parts(template: _Template) -> tuple[aiohttp.ClientTimeout, list[tuple[str, str]]]:
-    """aiohttp's timeout and headers for ``template`` (built once per template).
-
-    The SDK's timeout (``{"connect", "read", "write", "pool"}`` in seconds) maps to aiohttp's pool wait
-    plus connect (``connect``), connect (``sock_connect``) and read (``sock_read``); writes of a request
-    body are not timed by aiohttp.
-    """
-    hit = _PARTS.get(id(template))
-    if hit is not None and hit[0] is template:
-        return hit[1], hit[2]
-    spec = template.extensions.get("timeout") or {}
-    connect, read, pool = spec.get("connect"), spec.get("read"), spec.get("pool")
-    timeout = aiohttp.ClientTimeout(
-        total=None,
-        connect=None if connect is None and pool is None else (connect or 0) + (pool or 0),
-        sock_connect=connect,
-        sock_read=read,
-    )
-    headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in template.headers if k.lower() != b"accept-encoding"]
-    _PARTS[id(template)] = (template, timeout, headers)
-    return timeout, headers
 
 
 def _request(template: _Template, body: bytes) -> httpx.Request:
@@ -151,8 +146,8 @@ def _status_response(template: _Template, body: bytes, status: int, headers: lis
     return httpx.Response(status, headers=plain, content=content, request=_request(template, body))
 
 
-def _new_client(timeout: Any, connections: int) -> SharedClient:
-    """A shared client keeping up to ``connections`` connections open and alive (``timeout`` comes with each request)."""
+def _new_client(connections: int) -> SharedClient:
+    """A shared client keeping up to ``connections`` connections open and alive (timeouts come with each request)."""
     return SharedClient(connections)
 
 
@@ -271,8 +266,7 @@ class RawChatOpenAI(ChatOpenAI):
             openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError: as the SDK's ``post``.
         """
         if template.shared is not None:
-            timeout = self.request_timeout
-            shared = await shared_http_client(template.shared, lambda connections: _new_client(timeout, connections))
+            shared = await shared_http_client(template.shared, _new_client)
             body = _body(payload)
             status, headers, content = await shared.post(template, body)
             if not 200 <= status < 300:

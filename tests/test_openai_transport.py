@@ -368,8 +368,8 @@ def test_models_built_by_create_share_the_loops_client(monkeypatch):
     built = []
     real = provider._new_client
 
-    def counting(timeout, connections):
-        client = real(timeout, connections)
+    def counting(connections):
+        client = real(connections)
         built.append((client, connections))
         return client
 
