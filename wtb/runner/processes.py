@@ -38,6 +38,24 @@ _LINE_LIMIT = 1 << 30
 """Longest protocol line (a session or its record) in bytes."""
 
 
+def _lost(context: EvaluationContext, session_id: str, reason: str) -> SessionOutcome:
+    """An infrastructure error for a session that no worker process ran to its end (the next run retries it):
+    the ``errors.jsonl`` entry of :func:`~wtb.runner.invoke.run_session`, with ``reason`` as its error."""
+    from wtb.runner.invoke import recorded_model_name
+
+    error = {
+        "id": session_id, "model_name": recorded_model_name(context), "error": reason, "attempts": 0,
+        "errors": [reason], "where": {}, "usage": {},
+    }  # fmt: skip
+    return SessionOutcome(session_id, None, error, {})
+
+
+def _answer(n: int, outcome: SessionOutcome) -> bytes:
+    """The protocol line of a child for the outcome of its request ``n``."""
+    answer = {"n": n, "session_id": outcome.session_id, "record": outcome.record, "error": outcome.error, "usage": outcome.usage}
+    return json.dumps(answer, ensure_ascii=False).encode() + b"\n"
+
+
 @dataclasses.dataclass
 class _Child:
     process: asyncio.subprocess.Process
@@ -135,24 +153,15 @@ class ProcessInvoker:
                     future.set_result(SessionOutcome(answer["session_id"], answer["record"], answer["error"], answer["usage"]))
         except (ValueError, KeyError) as exc:
             child.exit_reason = f"bad reply from the worker process: {exc}"
+            child.process.kill()  # no longer read: it could block writing its next answer
         finally:
             child.alive = False
             code = await child.process.wait()
             reason = child.exit_reason or f"the worker process exited (status {code})"
             for future, session_id in child.pending.values():
                 if not future.done():
-                    future.set_result(self._lost(session_id, reason))
+                    future.set_result(_lost(self.context, session_id, reason))
             child.pending.clear()
-
-    def _lost(self, session_id: str, reason: str) -> SessionOutcome:
-        """An infrastructure error for a session whose worker died: the next run retries it."""
-        from wtb.runner.invoke import recorded_model_name
-
-        error = {
-            "id": session_id, "model_name": recorded_model_name(self.context), "error": reason, "attempts": 0,
-            "errors": [reason], "where": {},
-        }  # fmt: skip
-        return SessionOutcome(session_id, None, {**error, "usage": {}}, {})
 
     async def __call__(
         self, session: Mapping[str, Any], context: EvaluationContext, *, prices: Any = None
@@ -163,7 +172,7 @@ class ProcessInvoker:
         """
         alive = [c for c in self.children if c.alive]
         if not alive:
-            return self._lost(session["id"], "every worker process has exited")
+            return _lost(self.context, session["id"], "every worker process has exited")
         child = min(alive, key=lambda c: len(c.pending))
         self._next += 1
         future: asyncio.Future[SessionOutcome] = asyncio.get_running_loop().create_future()
@@ -196,14 +205,9 @@ async def _child_main(protocol_out: Any) -> None:
 
     async def one(n: int, session: dict[str, Any]) -> None:
         try:
-            outcome = await run_session(graph, session, context, prices=prices)
-            answer = {"n": n, "session_id": outcome.session_id, "record": outcome.record, "error": outcome.error, "usage": outcome.usage}
-            line = json.dumps(answer, ensure_ascii=False).encode() + b"\n"
+            line = _answer(n, await run_session(graph, session, context, prices=prices))
         except Exception as exc:  # noqa: BLE001 - reported as this session's infrastructure error, the worker goes on
-            reason = f"worker process: {type(exc).__name__}: {exc}"
-            error = {"id": session.get("id"), "model_name": context.model_name or "", "error": reason, "attempts": 0,
-                     "errors": [reason], "where": {}, "usage": {}}  # fmt: skip
-            line = json.dumps({"n": n, "session_id": session.get("id"), "record": None, "error": error, "usage": {}}).encode() + b"\n"
+            line = _answer(n, _lost(context, session.get("id"), f"worker process: {type(exc).__name__}: {exc}"))
         protocol_out.write(line)
         protocol_out.flush()
 
