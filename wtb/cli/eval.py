@@ -332,18 +332,21 @@ def check_workers(context: Any, *, server: str | None, langsmith_dataset: str | 
     (docs/settings.md §2.1).
 
     Raises:
-        ConfigurationError: combined with ``--server`` or ``--langsmith-dataset``, or a local model
-            (``local``, ``gguf:``), which each worker process would start once more.
+        ConfigurationError: combined with ``--server`` or ``--langsmith-dataset``, or a model whose
+            provider serves one request at a time (``models.max_concurrency`` 1: ``local``, ``gguf:``,
+            a llama.cpp server each worker process would start once more); a malformed spec.
     """
-    from models import ConfigurationError
+    from models import ConfigurationError, max_concurrency
 
     if server:
         raise ConfigurationError("--workers > 1 runs the graph in local processes; --server runs it on the server")
     if langsmith_dataset:
         raise ConfigurationError("--workers > 1 cannot be combined with --langsmith-dataset (an experiment runs in this process)")
-    spec = context.model or ""
-    if spec == "local" or spec.startswith(("local:", "gguf:")):
-        raise ConfigurationError(f"--workers > 1: every worker process would start its own copy of {spec!r}; use --workers 1")
+    if max_concurrency(context.model) == 1:
+        raise ConfigurationError(
+            f"--workers > 1: {context.model!r} serves one request at a time and every worker process would start "
+            "its own copy of it; use --workers 1"
+        )
 
 
 def default_concurrency(model: str) -> int:
