@@ -98,10 +98,14 @@ def check_eval(out: Path, sessions: int, model_name: str, all_correct: bool = Fa
     if total.get("task", {}).get("total_count") != tasks or total.get("session", {}).get("total_count") != sessions:
         problems.append(f"metric.json: total_info {total} does not count {tasks} tasks in {sessions} sessions")
     if all_correct and total.get("task", {}).get("correct_count") != tasks:
-        problems.append(f"metric.json: {total.get('task', {}).get('correct_count')} of {tasks} tasks correct, expected all")
+        problems.append(
+            f"metric.json: {total.get('task', {}).get('correct_count')} of {tasks} tasks correct, expected all"
+        )
     if not problems:
-        print(f"check: {out}: {sessions} result record(s), {tasks} tasks, task accuracy "
-              f"{total['task']['correct_count']}/{tasks}, metric.json and score.jsonl consistent")
+        print(
+            f"check: {out}: {sessions} result record(s), {tasks} tasks, task accuracy "
+            f"{total['task']['correct_count']}/{tasks}, metric.json and score.jsonl consistent"
+        )
     return problems
 
 
@@ -111,8 +115,10 @@ def check_generate(out: Path, sessions: int) -> list[str]:
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     done, failures = _jsonl(out / "sessions.jsonl"), _jsonl(out / "failures.jsonl")
     if (manifest.get("succeeded"), manifest.get("failed")) != (len(done), len(failures)):
-        problems.append(f"manifest.json: succeeded/failed {manifest.get('succeeded')}/{manifest.get('failed')} "
-                        f"but {len(done)} sessions and {len(failures)} failures on file")
+        problems.append(
+            f"manifest.json: succeeded/failed {manifest.get('succeeded')}/{manifest.get('failed')} "
+            f"but {len(done)} sessions and {len(failures)} failures on file"
+        )
     if len(done) + len(failures) != sessions:
         problems.append(f"{len(done)} sessions + {len(failures)} failures, expected {sessions} planned sessions")
     for failure in failures:
@@ -125,8 +131,10 @@ def check_generate(out: Path, sessions: int) -> list[str]:
         if len(session.get("english_tasks", [])) < 1:
             problems.append(f"sessions.jsonl: {session.get('id')}: no task")
     if not problems:
-        print(f"check: {out}: {len(done)} generated session(s), {len(failures)} recorded failure(s)"
-              + "".join(f"\n  failed {f['key']}: {f['reason'][:300]}" for f in failures))
+        print(
+            f"check: {out}: {len(done)} generated session(s), {len(failures)} recorded failure(s)"
+            + "".join(f"\n  failed {f['key']}: {f['reason'][:300]}" for f in failures)
+        )
     return problems
 
 
@@ -139,8 +147,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--all-correct", action="store_true", help="every task must be correct (oracle runs)")
     args = parser.parse_args(argv)
     try:
-        problems = check_eval(args.out, args.sessions, args.model_name, args.all_correct) if args.kind == "eval" \
+        problems = (
+            check_eval(args.out, args.sessions, args.model_name, args.all_correct)
+            if args.kind == "eval"
             else check_generate(args.out, args.sessions)
+        )
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         problems = [f"{type(exc).__name__}: {exc}"]
     for problem in problems:

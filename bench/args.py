@@ -23,8 +23,9 @@ import json
 import logging
 import re
 import tempfile
+from collections.abc import Mapping, Sequence
 from difflib import SequenceMatcher
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from rouge import Rouge
 
@@ -522,7 +523,9 @@ def fixed_schema_error(value: Any, schema: Any, *, root: bool = True) -> str | N
     return None
 
 
-def _check_arguments_fixed(tools: Sequence[Mapping[str, Any]], name: str, predicted_arguments: Any, gold_arguments: Any) -> str:
+def _check_arguments_fixed(
+    tools: Sequence[Mapping[str, Any]], name: str, predicted_arguments: Any, gold_arguments: Any
+) -> str:
     """:func:`check_arguments` in fixed mode (docs/fixed-mode.md §8): same stages and messages, fixed schema rules."""
     root_schema = parameters_schema(tools, name)
     ok, predicted = _decoded(predicted_arguments)

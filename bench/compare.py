@@ -27,8 +27,9 @@ Pure functions over plain data: no LangGraph, no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from itertools import combinations
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from bench.harness.errors import ERROR_PREFIX
 from bench.pairing import canonical_arguments
@@ -99,7 +100,9 @@ def _compare(
     if reference_record.get("scoring", "reference") != "reference":
         raise ResultRecordError("scoring", "the reference record was made by a fixed-mode run")
     if fixed_record is not None and record_identity(fixed_record)[0] != session_id:
-        raise ResultRecordError("id", f"fixed record is for {record_identity(fixed_record)[0]!r}, session is {session_id!r}")
+        raise ResultRecordError(
+            "id", f"fixed record is for {record_identity(fixed_record)[0]!r}, session is {session_id!r}"
+        )
     reference = score_session(reference_record, session)  # type: ignore[arg-type]
     rescored = score_session(reference_record, session, scoring="fixed")  # type: ignore[arg-type]
     fixed = rescored if fixed_record is None else score_session(fixed_record, session, scoring="fixed")  # type: ignore[arg-type]
@@ -298,18 +301,26 @@ def _inference_cause(
 ) -> tuple[set[int], str]:
     reference, fixed = reference_record.get("result"), fixed_record.get("result")
     if isinstance(reference, str):
-        message = reference[len(ERROR_PREFIX):] if reference.startswith(ERROR_PREFIX) else reference
+        message = reference[len(ERROR_PREFIX) :] if reference.startswith(ERROR_PREFIX) else reference
         if message == "":
-            return {3}, "the published harness cannot run this session: a gold step mixes a question with another node (quirk 11); fix 3"
+            return (
+                {3},
+                "the published harness cannot run this session: a gold step mixes a question with another node (quirk 11); fix 3",
+            )
         if message.isdigit() or message == "list index out of range":
-            return {2}, f"the published harness crashes after questions that prune nothing ({message!r}, quirks 4, 6); fix 2"
+            return {
+                2
+            }, f"the published harness crashes after questions that prune nothing ({message!r}, quirks 4, 6); fix 2"
         return set(), f"the reference run failed: {message}"
     if isinstance(fixed, str):
         return set(), f"the fixed run failed: {fixed}"
     for k in range(t):  # replayed replies shift when an earlier task used another number of requests
         if len(_steps(reference[k])) != len(_steps(fixed[k])):
             fixes, why = _inference_cause(session, reference_record, fixed_record, k)
-            return fixes, f"task {k} used {len(_steps(reference[k]))} requests in reference mode and {len(_steps(fixed[k]))} in fixed mode, so later scripted replies shifted ({why})"
+            return (
+                fixes,
+                f"task {k} used {len(_steps(reference[k]))} requests in reference mode and {len(_steps(fixed[k]))} in fixed mode, so later scripted replies shifted ({why})",
+            )
     ref_steps, fix_steps = _steps(reference[t]), _steps(fixed[t])
     for s, (a, b) in enumerate(zip(ref_steps, fix_steps)):
         if _reply(a) != _reply(b):
@@ -319,14 +330,24 @@ def _inference_cause(
         content, calls = _reply(a)
         if _label(a) == "correct" and _label(b) != "correct" and not calls:
             if any(name == ASK_USER for name, _ in _matched(a)):
-                return {2}, f"step_{s}: a question where no question is due is accepted by the reference (quirks 4, 6); fix 2"
-            return {2}, f"step_{s}: a final reply the reference accepts on paths that questions never pruned, with gold calls still missing; fix 2"
+                return {
+                    2
+                }, f"step_{s}: a question where no question is due is accepted by the reference (quirks 4, 6); fix 2"
+            return (
+                {2},
+                f"step_{s}: a final reply the reference accepts on paths that questions never pruned, with gold calls still missing; fix 2",
+            )
         if _label(a) != "correct" and _label(b) == "correct":
             if calls:
-                return {4}, f"step_{s}: a call set that no reference path lists (same-name group split or name de-duplication, quirks 9, 10); fix 4"
+                return (
+                    {4},
+                    f"step_{s}: a call set that no reference path lists (same-name group split or name de-duplication, quirks 9, 10); fix 4",
+                )
             return {3}, f"step_{s}: a text reply that only the fixed paths (questions alone in a step) match; fix 3"
         if _label(a) == _label(b) == "correct" and _matched(a) != _matched(b):
-            return {4}, f"step_{s}: the call was given another gold node (best fit instead of the lowest index, quirk 9); fix 4"
+            return {
+                4
+            }, f"step_{s}: the call was given another gold node (best fit instead of the lowest index, quirk 9); fix 4"
         if _label(a) != _label(b):
             return set(), f"step_{s}: the step is {_label(a)} in reference mode and {_label(b)} in fixed mode"
     return set(), "the two runs differ in a way the records do not explain"

@@ -25,16 +25,20 @@ import argparse
 import copy
 import json
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from bench.io import write_jsonl_atomic
 from bench.paths import PathTracker
+from bench.terms import ASK_USER as ASK
+from bench.terms import PREPARE_TO_ANSWER as ANSWER
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 SESSIONS_PATH = DATA_DIR / "demo_sessions.jsonl"
 CANDIDATES_PATH = DATA_DIR / "demo_candidates.jsonl"
+
 
 def bundled_demo_sessions() -> Path:
     """Path of the bundled demo dataset ``demo_sessions.jsonl`` (package data of ``bench``).
@@ -53,7 +57,6 @@ def bundled_demo_sessions() -> Path:
     return path
 
 
-from bench.terms import ASK_USER as ASK, PREPARE_TO_ANSWER as ANSWER  # noqa: E402
 SPARE_RESPONSE: dict[str, Any] = {"content": "SPARE RESPONSE", "tool_calls": None, "reasoning_content": None}
 
 Response = dict[str, Any]
@@ -68,8 +71,11 @@ def _calls(calls: Sequence[tuple[str, Mapping[str, Any]]]) -> Response:
     return {
         "content": None,
         "tool_calls": [
-            {"id": "", "type": "function",
-             "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}}
+            {
+                "id": "",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)},
+            }
             for name, arguments in calls
         ],
         "reasoning_content": None,
@@ -113,8 +119,7 @@ def session_index(session: Mapping[str, Any]) -> int:
     return int(number)
 
 
-def candidate_responses(session: Mapping[str, Any],
-                        edits: Mapping[int, TaskEdit] | None = None) -> list[Response]:
+def candidate_responses(session: Mapping[str, Any], edits: Mapping[int, TaskEdit] | None = None) -> list[Response]:
     """All responses of one scripted candidate for one session, spare response last.
 
     ``edits`` maps a task index to a function that rewrites that task's oracle responses
@@ -142,16 +147,19 @@ def _edit_arguments(step: int, call: int, change: Callable[[dict[str, Any]], Non
         change(arguments)
         function["arguments"] = json.dumps(arguments, ensure_ascii=False)
         return responses
+
     return edit
 
 
 def set_argument(step: int, call: int, path: Sequence[str | int], value: Any) -> TaskEdit:
     """Give the argument at ``path`` (keys / list indices) of one call a wrong value; the task goes on."""
+
     def change(arguments: dict[str, Any]) -> None:
         target: Any = arguments
         for key in path[:-1]:
             target = target[key]
         target[path[-1]] = value
+
     return _edit_arguments(step, call, change)
 
 
@@ -162,9 +170,11 @@ def drop_argument(step: int, call: int, key: str) -> TaskEdit:
 
 def rename_tool(step: int, call: int, name: str) -> TaskEdit:
     """Call a tool under a wrong name; the harness stops the task at that step."""
+
     def edit(responses: list[Response]) -> list[Response]:
         responses[step]["tool_calls"][call]["function"]["name"] = name
         return responses[: step + 1]
+
     return edit
 
 
@@ -173,8 +183,10 @@ def reply_instead(step: int, text: str) -> TaskEdit:
 
     The harness stops the task there with a name error.
     """
+
     def edit(responses: list[Response]) -> list[Response]:
         return responses[:step] + [_text(text)]
+
     return edit
 
 
@@ -183,16 +195,20 @@ def call_instead(step: int, name: str, arguments: Mapping[str, Any]) -> TaskEdit
 
     The harness stops the task there with a name error.
     """
+
     def edit(responses: list[Response]) -> list[Response]:
         return responses[:step] + [_calls([(name, arguments)])]
+
     return edit
 
 
 def one_call_per_step(step: int) -> TaskEdit:
     """Issue the calls of one parallel step one per request, in the same order (correct, not optimal)."""
+
     def edit(responses: list[Response]) -> list[Response]:
         split = [dict(responses[step], tool_calls=[c]) for c in responses[step]["tool_calls"]]
-        return responses[:step] + split + responses[step + 1:]
+        return responses[:step] + split + responses[step + 1 :]
+
     return edit
 
 
@@ -207,26 +223,60 @@ class Mistake:
 
 
 DEMO_MODEL_MISTAKES: tuple[Mistake, ...] = (
-    Mistake(0, 1, call_instead(0, "bookFlight", {"flight_id": "TP662", "passengers": [], "contact_email": ""}),
-            "skips the needed question: books with empty passenger details instead of asking for them"),
-    Mistake(0, 2, set_argument(0, 0, ["check_out"], "2025-03-23"),
-            "wrong argument value: hotel check-out one day early (2025-03-23, gold 2025-03-24)"),
-    Mistake(1, 1, set_argument(0, 0, ["target_temperature_c"], 17),
-            "wrong argument type: target_temperature_c 17 (int) where the gold is 17.0 (float)"),
-    Mistake(1, 3, drop_argument(1, 0, "postcode"),
-            "missing required argument: compareTariffs without the postcode given three turns earlier"),
-    Mistake(3, 1, set_argument(1, 0, ["items", 2, "unit"], "tablespoons"),
-            "nested enum violation: shopping-list unit 'tablespoons' instead of 'tbsp'"),
-    Mistake(3, 3, reply_instead(0, "The other recipe was the Warm Roast Pumpkin and Chickpea Salad, which takes "
-                                   "35 minutes. For two people, roast about 300 g of pumpkin with the chickpeas "
-                                   "and toss them with a couple of handfuls of spinach."),
-            "answers from memory in text where a getRecipe call was needed"),
-    Mistake(4, 1, one_call_per_step(0),
-            "calls getWorkoutHistory twice one by one instead of in parallel (correct, not optimal)"),
-    Mistake(4, 2, rename_tool(0, 1, "getRaceDetails"),
-            "wrong tool name: getRaceDetails instead of getRaceInfo"),
-    Mistake(5, 2, reply_instead(0, "Which order do you mean? Could you give me the order number?"),
-            "asks for clarification that is not needed (the order id is in the history)"),
+    Mistake(
+        0,
+        1,
+        call_instead(0, "bookFlight", {"flight_id": "TP662", "passengers": [], "contact_email": ""}),
+        "skips the needed question: books with empty passenger details instead of asking for them",
+    ),
+    Mistake(
+        0,
+        2,
+        set_argument(0, 0, ["check_out"], "2025-03-23"),
+        "wrong argument value: hotel check-out one day early (2025-03-23, gold 2025-03-24)",
+    ),
+    Mistake(
+        1,
+        1,
+        set_argument(0, 0, ["target_temperature_c"], 17),
+        "wrong argument type: target_temperature_c 17 (int) where the gold is 17.0 (float)",
+    ),
+    Mistake(
+        1,
+        3,
+        drop_argument(1, 0, "postcode"),
+        "missing required argument: compareTariffs without the postcode given three turns earlier",
+    ),
+    Mistake(
+        3,
+        1,
+        set_argument(1, 0, ["items", 2, "unit"], "tablespoons"),
+        "nested enum violation: shopping-list unit 'tablespoons' instead of 'tbsp'",
+    ),
+    Mistake(
+        3,
+        3,
+        reply_instead(
+            0,
+            "The other recipe was the Warm Roast Pumpkin and Chickpea Salad, which takes "
+            "35 minutes. For two people, roast about 300 g of pumpkin with the chickpeas "
+            "and toss them with a couple of handfuls of spinach.",
+        ),
+        "answers from memory in text where a getRecipe call was needed",
+    ),
+    Mistake(
+        4,
+        1,
+        one_call_per_step(0),
+        "calls getWorkoutHistory twice one by one instead of in parallel (correct, not optimal)",
+    ),
+    Mistake(4, 2, rename_tool(0, 1, "getRaceDetails"), "wrong tool name: getRaceDetails instead of getRaceInfo"),
+    Mistake(
+        5,
+        2,
+        reply_instead(0, "Which order do you mean? Could you give me the order number?"),
+        "asks for clarification that is not needed (the order id is in the history)",
+    ),
 )
 
 
@@ -240,10 +290,14 @@ def build_candidates(sessions: Sequence[Mapping[str, Any]]) -> list[dict[str, An
     records: list[dict[str, Any]] = []
     for session in sessions:
         sid = session_index(session)
-        records.append({"session_id": session["id"], "candidate": "oracle",
-                        "responses": candidate_responses(session)})
-        records.append({"session_id": session["id"], "candidate": "demo-model",
-                        "responses": candidate_responses(session, demo_model_edits(sid))})
+        records.append({"session_id": session["id"], "candidate": "oracle", "responses": candidate_responses(session)})
+        records.append(
+            {
+                "session_id": session["id"],
+                "candidate": "demo-model",
+                "responses": candidate_responses(session, demo_model_edits(sid)),
+            }
+        )
     return records
 
 

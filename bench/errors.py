@@ -40,8 +40,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any
 
 from bench.schema import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 
@@ -109,7 +110,7 @@ class TaskError:
 
     category: str
     reason: str
-    step: Optional[int] = None
+    step: int | None = None
 
     @property
     def kind(self) -> str:
@@ -149,9 +150,7 @@ def _candidate_names(step: Mapping[str, Any]) -> list[list[str]]:
     answer = step.get("inference_answer")
     if not isinstance(answer, Mapping):
         return []
-    entries = sorted(
-        (int(m.group(1)), value) for key, value in answer.items() if (m := _CANDIDATE_KEY.match(key))
-    )
+    entries = sorted((int(m.group(1)), value) for key, value in answer.items() if (m := _CANDIDATE_KEY.match(key)))
     names = []
     for _, entry in entries:
         actions = entry.get("action") if isinstance(entry, Mapping) else None
@@ -160,7 +159,7 @@ def _candidate_names(step: Mapping[str, Any]) -> list[list[str]]:
     return names
 
 
-def _call_names(tool_calls: Any) -> Optional[list[str]]:
+def _call_names(tool_calls: Any) -> list[str] | None:
     """Names of the predicted calls, or ``None`` when a call has no readable name."""
     names = []
     for call in tool_calls or []:
@@ -233,7 +232,7 @@ def name_error_category(
     return "wrong_name", reason
 
 
-def classify_task(task: Mapping[str, Any]) -> Optional[TaskError]:
+def classify_task(task: Mapping[str, Any]) -> TaskError | None:
     """The error category of one scored task, or ``None`` when it is correct (docs/errors.md).
 
     Args:

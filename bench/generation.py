@@ -20,9 +20,10 @@ import hashlib
 import itertools
 import json
 import random
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from bench.io import json_lines
 from bench.paths import PathTracker
@@ -38,8 +39,7 @@ STRATEGIES: tuple[str, ...] = ("coreferential", "partial", "long_range")
 """Implicit-intent strategies for tasks 2..N (docs/terms.md turn subtypes)."""
 
 STRATEGY_LABELS: dict[str, tuple[str, str]] = {
-    strategy: (label, TURN_SUBTYPE_ZH[label])
-    for strategy, label in zip(STRATEGIES, TURN_SUBTYPES)
+    strategy: (label, TURN_SUBTYPE_ZH[label]) for strategy, label in zip(STRATEGIES, TURN_SUBTYPES)
 }
 
 
@@ -464,10 +464,16 @@ VERDICT_ROLES = ("checker", "rule_check")
 # ---------------------------------------------------------------------------------------------
 # Oracle replay (candidate file format of fixtures/reference/candidates.jsonl)
 
-SPARE_RESPONSE = {"content": "SPARE RESPONSE - should never be requested", "tool_calls": None, "reasoning_content": None}
+SPARE_RESPONSE = {
+    "content": "SPARE RESPONSE - should never be requested",
+    "tool_calls": None,
+    "reasoning_content": None,
+}
 
 
-def oracle_responses(session: Mapping[str, Any], *, sid: str | None = None, scoring: str = "reference") -> list[dict[str, Any]]:
+def oracle_responses(
+    session: Mapping[str, Any], *, sid: str | None = None, scoring: str = "reference"
+) -> list[dict[str, Any]]:
     """Scripted responses that follow each task's gold path (docs/paths.md) with the gold arguments and texts.
 
     Args:
@@ -496,7 +502,9 @@ def oracle_responses(session: Mapping[str, Any], *, sid: str | None = None, scor
         for s, step in enumerate(tracker_class(answer_list).gold_path):
             names = [answer_list[i]["action"]["name"] for i in step]
             if names[0] in PSEUDO_TOOLS:
-                responses.append({"content": answer_list[step[0]]["observation"], "tool_calls": None, "reasoning_content": None})
+                responses.append(
+                    {"content": answer_list[step[0]]["observation"], "tool_calls": None, "reasoning_content": None}
+                )
                 continue
             calls = [
                 {
@@ -514,8 +522,14 @@ def oracle_responses(session: Mapping[str, Any], *, sid: str | None = None, scor
     return responses
 
 
-def oracle_candidate(session: Mapping[str, Any], candidate: str = "oracle", *, scoring: str = "reference") -> dict[str, Any]:
+def oracle_candidate(
+    session: Mapping[str, Any], candidate: str = "oracle", *, scoring: str = "reference"
+) -> dict[str, Any]:
     """A replay-candidate record ``{"session_id", "candidate", "responses"}`` for ``session`` (see
     :func:`oracle_responses`); ``wtb eval`` with it should score every task correct (docs/generation.md;
     ``scoring="fixed"``: the fixed-mode gold path, docs/fixed-mode.md §4)."""
-    return {"session_id": session["id"], "candidate": candidate, "responses": oracle_responses(session, scoring=scoring)}
+    return {
+        "session_id": session["id"],
+        "candidate": candidate,
+        "responses": oracle_responses(session, scoring=scoring),
+    }

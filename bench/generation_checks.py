@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from bench.args import float_to_number, schema_error
 from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
@@ -224,7 +225,9 @@ def decision_errors(
             continue
         for dep in action.get("depends_on") or []:
             if not isinstance(dep, int) or isinstance(dep, bool) or not 0 <= dep < len(nodes):
-                errors.append(f"{label}: depends_on {dep!r} is not the index of an earlier action (0..{len(nodes) - 1})")
+                errors.append(
+                    f"{label}: depends_on {dep!r} is not the index of an earlier action (0..{len(nodes) - 1})"
+                )
         if name == ASK_USER:
             tool_name = arguments.get("tool_name")
             missing = arguments.get("missing_required_parameters")
@@ -233,7 +236,7 @@ def decision_errors(
             elif not isinstance(missing, list) or not missing or not all(isinstance(m, str) for m in missing):
                 errors.append(f"{label}: missing_required_parameters must be a non-empty list of parameter names")
             else:
-                known = ((tools[tool_name].get("parameters") or {}).get("properties") or {})
+                known = (tools[tool_name].get("parameters") or {}).get("properties") or {}
                 unknown = [m for m in missing if m not in known]
                 if unknown:
                     errors.append(f"{label}: {unknown} are not parameters of {tool_name}")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 
 def _read_umask() -> int:
@@ -130,7 +131,6 @@ def json_lines(path: str | os.PathLike[str], error: type[Exception] = ValueError
             yield number, json.loads(text)
         except json.JSONDecodeError as exc:
             raise error(f"{path}:{number}: not JSON ({exc.msg})") from None
-
 
 
 def iter_jsonl_spans(path: str | os.PathLike[str]) -> Iterator[tuple[int, int, int, str | UndecodableLine]]:

@@ -22,13 +22,14 @@ Pure module: no I/O.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
+from bench.pairing import canonical_arguments
 from bench.schema import MULTI_TOOL_TYPES, TASK_TYPES, TURN_SUBTYPES, Session, bucket_labels, fields_for
 from bench.scoring import CORRECT, step_keys
-from bench.pairing import canonical_arguments
-
 from bench.terms import FIRST_TURN, MULTI_TOOL, OPTIMAL_TYPES, PROGRESS_TYPES, SUBSEQUENT_TURN  # noqa: E402,F401
+
 LAYERS = 4
 
 

@@ -13,10 +13,11 @@ Pure functions over plain data: no LangGraph, no I/O.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from itertools import permutations
-from typing import Any, Callable, Sequence
+from typing import Any
 
 Call = tuple[str, Any]
 """``(function name, arguments)``; arguments as JSON text or already decoded."""

@@ -10,12 +10,12 @@ This module is pure: it imports nothing from LangGraph and does no I/O.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import combinations
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 Step = list[int]
 Path = list[Step]
-
 
 
 def node_names(answer_list: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -28,12 +28,6 @@ def node_names(answer_list: Sequence[Mapping[str, Any]]) -> list[str]:
         ``[name_0, ..., name_{n-1}]``.
     """
     return [node["action"]["name"] for node in answer_list]
-
-
-
-
-
-
 
 
 def _same_name_runs(
@@ -95,12 +89,6 @@ def _moves_from_ready(names: Sequence[str], ready: Sequence[int]) -> list[list[S
             else:
                 moves.append([list(combo)])
     return moves
-
-
-
-
-
-
 
 
 _Move = tuple[tuple[tuple[int, ...], ...], int]
@@ -443,9 +431,7 @@ class PathTracker:
         if cached is not None:
             return cached
         pred_mask = self._pred_mask
-        ready = [
-            i for i in range(self._n) if not (mask >> i) & 1 and not (pred_mask[i] & ~mask)
-        ]
+        ready = [i for i in range(self._n) if not (mask >> i) & 1 and not (pred_mask[i] & ~mask)]
         moves: list[_Move] = []
         for move in _moves_from_ready(self.names, ready):
             nxt = mask

@@ -23,8 +23,9 @@ Pure module: no LangGraph, no I/O.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import combinations
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 from bench.paths import Path, PathTracker, Step, node_names
 from bench.terms import ASK_USER, PREPARE_TO_ANSWER
@@ -250,7 +251,9 @@ class FixedPathTracker:
             )
         )
         if not valid:
-            raise ValueError(f"step {step}: {list(nodes)} is not a valid fixed-mode step from the issued nodes {self._issued_list()}")
+            raise ValueError(
+                f"step {step}: {list(nodes)} is not a valid fixed-mode step from the issued nodes {self._issued_list()}"
+            )
         self.issued |= bits
         if len(nodes) == 1 and self.names[nodes[0]] == PREPARE_TO_ANSWER:
             self.ended = True

@@ -23,8 +23,9 @@ import functools
 import json
 import os
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generic, Iterable, Iterator, Mapping, Optional, Sequence, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -43,13 +44,12 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from bench.io import iter_jsonl, iter_jsonl_spans, read_span
-
 from bench.terms import (  # noqa: F401  (re-exported: the schema's vocabulary)
     ASK_USER,
+    LANGUAGES,
     MULTI_TOOL_TYPES,
     PREPARE_TO_ANSWER,
     PSEUDO_TOOLS,
-    LANGUAGES,
     TASK_TYPE_ZH,
     TASK_TYPES,
     TASKS_PER_SESSION,
@@ -85,7 +85,7 @@ class Node(BaseModel):
     action: Action
     observation: Any
     dependency_list: list[StrictInt]
-    user_input: Optional[StrictStr] = None
+    user_input: StrictStr | None = None
 
     @model_serializer(mode="wrap")
     def _drop_unset_user_input(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
@@ -117,22 +117,18 @@ class Session(BaseModel):
     english_tasks: list[StrictStr] = Field(min_length=TASKS_PER_SESSION, max_length=TASKS_PER_SESSION)
     english_answer_list: list[AnswerList] = Field(min_length=TASKS_PER_SESSION, max_length=TASKS_PER_SESSION)
     english_task_types: list[TaskType] = Field(min_length=TASKS_PER_SESSION, max_length=TASKS_PER_SESSION)
-    english_turn_subtypes: list[TurnSubtype] = Field(
-        min_length=TASKS_PER_SESSION - 1, max_length=TASKS_PER_SESSION - 1
-    )
+    english_turn_subtypes: list[TurnSubtype] = Field(min_length=TASKS_PER_SESSION - 1, max_length=TASKS_PER_SESSION - 1)
     env_info: StrictStr
     tools: list[dict[str, Any]]
     tasks: list[StrictStr] = Field(min_length=TASKS_PER_SESSION, max_length=TASKS_PER_SESSION)
     answer_list: list[AnswerList] = Field(min_length=TASKS_PER_SESSION, max_length=TASKS_PER_SESSION)
     task_types: list[ChineseTaskType] = Field(min_length=TASKS_PER_SESSION, max_length=TASKS_PER_SESSION)
-    turn_subtypes: list[ChineseTurnSubtype] = Field(
-        min_length=TASKS_PER_SESSION - 1, max_length=TASKS_PER_SESSION - 1
-    )
+    turn_subtypes: list[ChineseTurnSubtype] = Field(min_length=TASKS_PER_SESSION - 1, max_length=TASKS_PER_SESSION - 1)
 
-    _source: Optional[tuple[str, int]] = PrivateAttr(default=None)
+    _source: tuple[str, int] | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
-    def _check_structure(self) -> "Session":
+    def _check_structure(self) -> Session:
         issues = session_structure_issues(self)
         if issues:
             summary = "; ".join(f"{f}: {m}" for f, m in issues)
@@ -140,7 +136,7 @@ class Session(BaseModel):
         return self
 
     @property
-    def source(self) -> Optional[tuple[str, int]]:
+    def source(self) -> tuple[str, int] | None:
         """``(file, line)`` the session was loaded from, or ``None`` when built in memory."""
         return self._source
 
@@ -149,7 +145,7 @@ class Session(BaseModel):
         return self.model_dump(mode="json")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def session_model(tasks: int = TASKS_PER_SESSION) -> type[Session]:
     """The session model for sessions of ``tasks`` tasks (docs/dataset.md): :class:`Session` itself for the benchmark's 4.
 
@@ -206,11 +202,16 @@ class SessionFields:
 
 _SIDES = {
     "en": SessionFields(
-        "en", "english_env_info", "english_tools", "english_tasks", "english_answer_list",
-        "english_task_types", "english_turn_subtypes",
+        "en",
+        "english_env_info",
+        "english_tools",
+        "english_tasks",
+        "english_answer_list",
+        "english_task_types",
+        "english_turn_subtypes",
     ),
     "zh": SessionFields("zh", "env_info", "tools", "tasks", "answer_list", "task_types", "turn_subtypes"),
-}  # fmt: skip
+}
 
 
 def check_language(language: str) -> str:
@@ -245,9 +246,7 @@ def _get(session: Session | Mapping[str, Any], name: str) -> Any:
     return getattr(session, name) if isinstance(session, Session) else session[name]
 
 
-def _buckets(
-    session: Session | Mapping[str, Any], language: str
-) -> tuple[list[str], list[str], list[tuple[str, str]]]:
+def _buckets(session: Session | Mapping[str, Any], language: str) -> tuple[list[str], list[str], list[tuple[str, str]]]:
     side = fields_for(language)
     english_types = list(_get(session, "english_task_types"))
     english_subtypes = list(_get(session, "english_turn_subtypes"))
@@ -259,11 +258,13 @@ def _buckets(
         if label == _MULTI_TOOL_ZH:
             kind = english_types[index] if index < len(english_types) else None
             if kind not in MULTI_TOOL_TYPES:
-                issues.append((
-                    f"{side.task_types}[{index}]",
-                    f"{label} does not say which multi-tool type; english_task_types[{index}] is {kind!r}, "
-                    "not a multi-tool type, so the task has no bucket",
-                ))
+                issues.append(
+                    (
+                        f"{side.task_types}[{index}]",
+                        f"{label} does not say which multi-tool type; english_task_types[{index}] is {kind!r}, "
+                        "not a multi-tool type, so the task has no bucket",
+                    )
+                )
                 kind = MULTI_TOOL_TYPES[0]
             types.append(kind)
         elif label in _TASK_TYPE_FROM_ZH:
@@ -342,7 +343,9 @@ def answer_list_issues(nodes: Sequence[Node], prefix: str) -> list[tuple[str, st
         where = f"{prefix}[{i}]"
         for j, dep in enumerate(node.dependency_list):
             if not 0 <= dep < n:
-                issues.append((f"{where}.dependency_list[{j}]", f"dependency index {dep} out of range (list has {n} nodes)"))
+                issues.append(
+                    (f"{where}.dependency_list[{j}]", f"dependency index {dep} out of range (list has {n} nodes)")
+                )
                 edges_ok = False
             elif dep == i:
                 issues.append((f"{where}.dependency_list[{j}]", f"node {i} depends on itself"))
@@ -351,33 +354,48 @@ def answer_list_issues(nodes: Sequence[Node], prefix: str) -> list[tuple[str, st
         args = node.action.arguments
         if name == ASK_USER:
             if not isinstance(args.get("tool_name"), str) or not args.get("tool_name"):
-                issues.append((f"{where}.action.arguments.tool_name", "ask_user_for_required_parameters needs a non-empty string tool_name"))
+                issues.append(
+                    (
+                        f"{where}.action.arguments.tool_name",
+                        "ask_user_for_required_parameters needs a non-empty string tool_name",
+                    )
+                )
             missing = args.get("missing_required_parameters")
             if not isinstance(missing, list) or not all(isinstance(p, str) for p in missing):
-                issues.append((
-                    f"{where}.action.arguments.missing_required_parameters",
-                    "ask_user_for_required_parameters needs a list of parameter names",
-                ))
+                issues.append(
+                    (
+                        f"{where}.action.arguments.missing_required_parameters",
+                        "ask_user_for_required_parameters needs a list of parameter names",
+                    )
+                )
             extra = sorted(set(args) - {"tool_name", "missing_required_parameters"})
             if extra:
-                issues.append((f"{where}.action.arguments", f"unexpected keys for ask_user_for_required_parameters: {extra}"))
+                issues.append(
+                    (f"{where}.action.arguments", f"unexpected keys for ask_user_for_required_parameters: {extra}")
+                )
             if "user_input" not in node.model_fields_set or node.user_input is None:
-                issues.append((f"{where}.user_input", "ask_user_for_required_parameters node needs the user's reply (user_input)"))
+                issues.append(
+                    (f"{where}.user_input", "ask_user_for_required_parameters node needs the user's reply (user_input)")
+                )
         elif name == PREPARE_TO_ANSWER:
             if args.get("answer_type") not in ("tool", "chat") or set(args) != {"answer_type"}:
-                issues.append((
-                    f"{where}.action.arguments",
-                    f'prepare_to_answer arguments must be {{"answer_type": "tool"|"chat"}}, got {json.dumps(args, ensure_ascii=False)}',
-                ))
+                issues.append(
+                    (
+                        f"{where}.action.arguments",
+                        f'prepare_to_answer arguments must be {{"answer_type": "tool"|"chat"}}, got {json.dumps(args, ensure_ascii=False)}',
+                    )
+                )
     if edges_ok:
         cycle = _find_cycle([node.dependency_list for node in nodes])
         if cycle:
             first, second = cycle[0], cycle[1]
             j = nodes[first].dependency_list.index(second)
-            issues.append((
-                f"{prefix}[{first}].dependency_list[{j}]",
-                "dependency cycle (node -> node it depends on): " + " -> ".join(str(i) for i in cycle),
-            ))
+            issues.append(
+                (
+                    f"{prefix}[{first}].dependency_list[{j}]",
+                    "dependency cycle (node -> node it depends on): " + " -> ".join(str(i) for i in cycle),
+                )
+            )
     return issues
 
 
@@ -398,7 +416,7 @@ def _find_cycle(dependencies: Sequence[Sequence[int]]) -> list[int]:
                 stack[-1] = (node, k + 1)
                 nxt = deps[k]
                 if state[nxt] == 1:
-                    return trail[trail.index(nxt):] + [nxt]
+                    return trail[trail.index(nxt) :] + [nxt]
                 if state[nxt] == 0:
                     state[nxt] = 1
                     stack.append((nxt, 0))
@@ -442,8 +460,8 @@ class DatasetIssue:
     """
 
     file: str
-    line: Optional[int]
-    field: Optional[str]
+    line: int | None
+    field: str | None
     message: str
 
     def __str__(self) -> str:
@@ -491,7 +509,7 @@ def _validation_issues(file: str, line: int, error: ValidationError) -> list[Dat
 
 T = TypeVar("T")
 
-LineParser = Callable[[str, int, Any], tuple[Optional[T], list[DatasetIssue]]]
+LineParser = Callable[[str, int, Any], tuple[T | None, list[DatasetIssue]]]
 
 
 class JsonlScan(Generic[T]):
@@ -583,7 +601,7 @@ def parse_jsonl_file(
     return ([] if scan.unreadable else values), scan.issues
 
 
-def note_session_id(first_line_of: dict[str, int], file: str, line: int, session_id: str) -> Optional[DatasetIssue]:
+def note_session_id(first_line_of: dict[str, int], file: str, line: int, session_id: str) -> DatasetIssue | None:
     """Remember the first line that holds ``session_id``; the ``id`` issue when an earlier line had it (docs/dataset.md).
 
     Args:
@@ -606,7 +624,7 @@ def _session_line_parser(tasks: int, language: str) -> LineParser:
     check_language(language)
     first_line_of: dict[str, int] = {}
 
-    def parse_line(file: str, number: int, raw: Any) -> tuple[Optional[Session], list[DatasetIssue]]:
+    def parse_line(file: str, number: int, raw: Any) -> tuple[Session | None, list[DatasetIssue]]:
         if not isinstance(raw, dict):
             return None, [DatasetIssue(file, number, "(line)", f"expected a JSON object, got {type(raw).__name__}")]
         issues: list[DatasetIssue] = []
@@ -839,13 +857,17 @@ def task_counts(path: str | os.PathLike[str]) -> tuple[int, list[DatasetIssue]]:
     common = max(counts, key=lambda n: (len(counts[n]), -counts[n][0]))
     issues = [
         DatasetIssue(
-            file, line, "english_tasks",
+            file,
+            line,
+            "english_tasks",
             f"{count} tasks, but {len(counts[common])} other session(s) have {common} (first on line "
             f"{counts[common][0]}); every session of a file needs the same number of tasks (--tasks N "
             "checks them all against N)",
         )
-        for count, lines_of in counts.items() if count != common for line in lines_of
-    ]  # fmt: skip
+        for count, lines_of in counts.items()
+        if count != common
+        for line in lines_of
+    ]
     return common, sorted(issues, key=lambda issue: issue.line or 0)
 
 

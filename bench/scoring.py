@@ -49,7 +49,8 @@ from __future__ import annotations
 import copy
 import json
 import re
-from typing import Any, Callable, Mapping, Optional, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from bench.schema import PSEUDO_TOOLS, Session, check_language, fields_for
 from bench.terms import check_scoring_mode
@@ -104,7 +105,7 @@ def _session_field(session: Session | Mapping[str, Any], name: str) -> Any:
     return getattr(session, name) if isinstance(session, Session) else session[name]
 
 
-def record_language(record: Mapping[str, Any], language: Optional[str] = None) -> str:
+def record_language(record: Mapping[str, Any], language: str | None = None) -> str:
     """The side a result record was made on: its ``"language"`` key, else ``"en"`` (docs/evaluation.md §5.5).
 
     Args:
@@ -123,7 +124,9 @@ def record_language(record: Mapping[str, Any], language: Optional[str] = None) -
     except ValueError as exc:
         raise ResultRecordError("language", str(exc)) from None
     if language is not None and recorded != language:
-        raise ResultRecordError("language", f"the record was made on the {recorded} side, not {language} (--lang {recorded})")
+        raise ResultRecordError(
+            "language", f"the record was made on the {recorded} side, not {language} (--lang {recorded})"
+        )
     return recorded
 
 
@@ -207,15 +210,17 @@ def _task_copy(
     if not isinstance(task_result, Mapping):
         raise ResultRecordError(where, f"expected an object, got {type(task_result).__name__}")
     task = dict(task_result) if consume else _json_copy(dict(task_result))
-    for stale in stale:
-        task.pop(stale, None)
+    for key in stale:
+        task.pop(key, None)
     log = task.get("inference_log")
     if not isinstance(log, dict):
         raise ResultRecordError(f"{where}.inference_log", "missing or not an object")
     if "action_name_label" not in task:
         raise ResultRecordError(f"{where}.action_name_label", "missing")
     if task["action_name_label"] not in (CORRECT, ERROR):
-        raise ResultRecordError(f"{where}.action_name_label", f"expected 'correct' or 'error', got {task['action_name_label']!r}")
+        raise ResultRecordError(
+            f"{where}.action_name_label", f"expected 'correct' or 'error', got {task['action_name_label']!r}"
+        )
     if not isinstance(task.get("is_optimal"), bool):
         raise ResultRecordError(f"{where}.is_optimal", f"expected true or false, got {task.get('is_optimal')!r}")
     return task, log
@@ -253,7 +258,7 @@ def score_task(
     task_result: Mapping[str, Any],
     tools: Sequence[Mapping[str, Any]],
     *,
-    checker: Optional[ArgumentChecker] = None,
+    checker: ArgumentChecker | None = None,
     where: str = "task",
     scoring: str = "reference",
     consume: bool = False,
@@ -291,7 +296,9 @@ def score_task(
     """
     if scoring != "reference":
         check_scoring_mode(scoring)
-        return score_task_with_fixes(task_result, tools, fixes=FIXED_SCORING, checker=checker, where=where, consume=consume)
+        return score_task_with_fixes(
+            task_result, tools, fixes=FIXED_SCORING, checker=checker, where=where, consume=consume
+        )
     check = checker or _default_checker()
     task, log = _task_copy(task_result, where, ("label", "action_arguments_label"), consume)
 
@@ -392,10 +399,10 @@ def score_session(
     record: Mapping[str, Any],
     session: Session | Mapping[str, Any],
     *,
-    checker: Optional[ArgumentChecker] = None,
-    tools: Optional[Sequence[Mapping[str, Any]]] = None,
+    checker: ArgumentChecker | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
     scoring: str = "reference",
-    language: Optional[str] = None,
+    language: str | None = None,
     consume: bool = False,
 ) -> list[dict[str, Any]]:
     """Score every task of one session's result record (docs/scoring.md).
@@ -474,7 +481,7 @@ def score_task_with_fixes(
     tools: Sequence[Mapping[str, Any]],
     *,
     fixes: frozenset[int] | set[int] = FIXED_SCORING,
-    checker: Optional[ArgumentChecker] = None,
+    checker: ArgumentChecker | None = None,
     where: str = "task",
     consume: bool = False,
 ) -> dict[str, Any]:
@@ -547,7 +554,9 @@ def score_task_with_fixes(
                 pairing = pair_calls(
                     [(call["function"]["name"], call["function"]["arguments"]) for call in calls],
                     [(action["name"], action["arguments"]) for action in gold_actions],
-                    lambda name, predicted, gold: check(list(tools), name, _as_json_text(predicted), _as_json_text(gold)),
+                    lambda name, predicted, gold: check(
+                        list(tools), name, _as_json_text(predicted), _as_json_text(gold)
+                    ),
                 )
                 assert pairing is not None  # equal name multisets always pair
                 answer["action"] = [gold_actions[g] for g in pairing.gold_index]
@@ -561,10 +570,14 @@ def score_task_with_fixes(
                 output["tool_calls"] = predicted
                 answer["action"] = gold
                 results = [
-                    check(list(tools), call["function"]["name"], _as_json_text(call["function"]["arguments"]),
-                          _as_json_text(action["arguments"]))
+                    check(
+                        list(tools),
+                        call["function"]["name"],
+                        _as_json_text(call["function"]["arguments"]),
+                        _as_json_text(action["arguments"]),
+                    )
                     for call, action in zip(predicted, gold)
-                ]  # fmt: skip
+                ]
         except LookupError as exc:  # e.g. bench.args.UnknownToolError: gold names a tool the session lacks
             raise ScoringError(field, f"cannot check arguments: {exc}") from None
         if all(result == CORRECT for result in results):

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 
 def _as_bool(raw: str) -> bool:
@@ -43,7 +44,8 @@ def setting(default: Any, env: str | None, description: str, kind: type = str) -
     suffix = f" Env: {env}." if env else ""
     text = f"{description}{suffix} Default: {default!r}."
     return dataclasses.field(
-        default=None, metadata={"description": text, "env": env, "setting_default": default, "setting_kind": kind, "setting": True}
+        default=None,
+        metadata={"description": text, "env": env, "setting_default": default, "setting_kind": kind, "setting": True},
     )
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 _TAG_RE = re.compile(r"</?tool_call>|```(?:json)?")
 _WS_RE = re.compile(r"[ \t\n\r]*")
@@ -110,8 +111,6 @@ def parse_text_tool_calls(text: str, tool_names: Sequence[str] | None = None) ->
         last = end
     pieces.append(text[last:])
     return _TAG_RE.sub("", "".join(pieces)).strip(), calls
-
-
 
 
 _TOOL_CALL_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)

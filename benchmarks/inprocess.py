@@ -76,15 +76,11 @@ def source_files(fixtures: Path | None) -> tuple[str, Path, Path]:
     sessions, candidates = fixtures / "sessions.jsonl", fixtures / "candidates.jsonl"
     for path in (sessions, candidates):
         if not path.is_file():
-            raise FileNotFoundError(
-                f"{path} not found (--fixtures needs sessions.jsonl and candidates.jsonl)"
-            )
+            raise FileNotFoundError(f"{path} not found (--fixtures needs sessions.jsonl and candidates.jsonl)")
     return str(fixtures), sessions, candidates
 
 
-def write_copies(
-    sessions_path: Path, candidates_path: Path, repeat: int, directory: Path
-) -> tuple[Path, Path]:
+def write_copies(sessions_path: Path, candidates_path: Path, repeat: int, directory: Path) -> tuple[Path, Path]:
     """Write ``repeat`` copies of every session with fresh ids, and the oracle's responses for them.
 
     Returns:
@@ -97,15 +93,11 @@ def write_copies(
 
     sessions = _jsonl(sessions_path)
     responses = {
-        row["session_id"]: row["responses"]
-        for row in _jsonl(candidates_path)
-        if row["candidate"] == CANDIDATE
+        row["session_id"]: row["responses"] for row in _jsonl(candidates_path) if row["candidate"] == CANDIDATE
     }
     missing = [s["id"] for s in sessions if s["id"] not in responses]
     if missing:
-        raise ValueError(
-            f"{candidates_path}: no {CANDIDATE!r} responses for {', '.join(missing)}"
-        )
+        raise ValueError(f"{candidates_path}: no {CANDIDATE!r} responses for {', '.join(missing)}")
     dataset, script = directory / "sessions.jsonl", directory / "candidates.jsonl"
     with (
         open(dataset, "w", encoding="utf-8") as data,
@@ -114,9 +106,7 @@ def write_copies(
         number = 0
         for _ in range(repeat):
             for base in sessions:
-                copy = session_copy(
-                    base, f"wild_tool_bench_{number}", f"inprocess {number}"
-                )
+                copy = session_copy(base, f"wild_tool_bench_{number}", f"inprocess {number}")
                 data.write(json.dumps(copy, ensure_ascii=False) + "\n")
                 row = {
                     "session_id": copy["id"],
@@ -128,9 +118,7 @@ def write_copies(
     return dataset, script
 
 
-def run_worker(
-    dataset: Path, script: Path, out: Path, profile: Path | None = None
-) -> dict[str, Any]:
+def run_worker(dataset: Path, script: Path, out: Path, profile: Path | None = None) -> dict[str, Any]:
     """The measured run, in this process (called by ``--worker``): ``arun_eval`` at concurrency 1.
 
     Returns:
@@ -144,9 +132,7 @@ def run_worker(
     from wtb.tracing import tracing_scope
 
     sessions = load_dataset(dataset)
-    load_script(
-        script, CANDIDATE
-    )  # parse the replay file once, outside the measurement (it is cached)
+    load_script(script, CANDIDATE)  # parse the replay file once, outside the measurement (it is cached)
     context = EvaluationContext(model=f"replay:{script}#{CANDIDATE}")
     profiler = None
     if profile is not None:
@@ -170,15 +156,12 @@ def run_worker(
         "requests": summary.requests,
         "infrastructure_errors": len(summary.infrastructure_errors),
         "wall_s": wall,
-        "cpu_s": (after.ru_utime - before.ru_utime)
-        + (after.ru_stime - before.ru_stime),
+        "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
         "peak_rss_mb": after.ru_maxrss / 1024.0,  # kilobytes on Linux
     }
 
 
-def measure_in_process(
-    fixtures: Path | None = None, repeat: int = 5, *, profile: Path | None = None
-) -> dict[str, Any]:
+def measure_in_process(fixtures: Path | None = None, repeat: int = 5, *, profile: Path | None = None) -> dict[str, Any]:
     """Run the benchmark of the module doc in a fresh child process; returns its figures.
 
     Args:
@@ -201,29 +184,29 @@ def measure_in_process(
     with tempfile.TemporaryDirectory(prefix="wtb-inprocess-") as workdir:
         folder = Path(workdir)
         dataset, script = write_copies(sessions_path, candidates_path, repeat, folder)
-        command = [sys.executable, "-m", "benchmarks.inprocess", "--worker", "--dataset", str(dataset),
-                   "--script", str(script), "--out", str(folder / "out")]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "benchmarks.inprocess",
+            "--worker",
+            "--dataset",
+            str(dataset),
+            "--script",
+            str(script),
+            "--out",
+            str(folder / "out"),
+        ]
         if profile is not None:
             command += ["--profile", str(Path(profile).resolve())]
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("LANGSMITH_", "LANGCHAIN_"))
-        }
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p
-        )
-        done = subprocess.run(
-            command, check=False, capture_output=True, text=True, env=env, cwd=REPO_ROOT
-        )
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "LANGCHAIN_"))}
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p)
+        done = subprocess.run(command, check=False, capture_output=True, text=True, env=env, cwd=REPO_ROOT)
     if done.returncode != 0:
         raise RuntimeError(f"benchmark worker failed: {done.stderr[-3000:]}")
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     figures["source"] = source
     figures["repeat"] = repeat
-    figures["cpu_ms_per_request"] = (
-        1000.0 * figures["cpu_s"] / max(figures["requests"], 1)
-    )
+    figures["cpu_ms_per_request"] = 1000.0 * figures["cpu_s"] / max(figures["requests"], 1)
     return figures
 
 
@@ -262,9 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--repeat must be >= 1")
     figures = measure_in_process(args.fixtures, args.repeat, profile=args.profile)
     if figures["source"] == "demo":
-        print(
-            "fixtures: ../shared/fixtures/reference not found; using the bundled demo sessions (source: demo)"
-        )
+        print("fixtures: ../shared/fixtures/reference not found; using the bundled demo sessions (source: demo)")
     else:
         print(f"fixtures: {figures['source']}")
     print(
@@ -273,9 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"(cpu {figures['cpu_s']:.2f} s, wall {figures['wall_s']:.2f} s, peak RSS {figures['peak_rss_mb']:.0f} MB)"
     )
     if figures["infrastructure_errors"]:
-        print(
-            f"warning: {figures['infrastructure_errors']} sessions failed (infrastructure errors)"
-        )
+        print(f"warning: {figures['infrastructure_errors']} sessions failed (infrastructure errors)")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -77,8 +77,13 @@ def _node(name: str, arguments: dict[str, Any], observation: Any, deps: list[int
 def wide_task(names: list[str]) -> list[dict[str, Any]]:
     """Gold answer list: one independent call per name (arguments differ per node), then
     ``prepare_to_answer`` depending on all of them."""
-    nodes = [_node(name, {"city": f"City {i}", "day": i}, {"index": i, "value": f"result {i}"}) for i, name in enumerate(names)]
-    nodes.append(_node(PREPARE_TO_ANSWER, {"answer_type": "tool"}, "Here is everything you asked for.", list(range(len(names)))))
+    nodes = [
+        _node(name, {"city": f"City {i}", "day": i}, {"index": i, "value": f"result {i}"})
+        for i, name in enumerate(names)
+    ]
+    nodes.append(
+        _node(PREPARE_TO_ANSWER, {"answer_type": "tool"}, "Here is everything you asked for.", list(range(len(names))))
+    )
     return nodes
 
 
@@ -132,7 +137,10 @@ def _call(session_id: str, task: int, step: int, j: int, node: dict[str, Any]) -
     return {
         "id": f"call_{session_id}_{task}_{step}_{j}",
         "type": "function",
-        "function": {"name": node["action"]["name"], "arguments": json.dumps(node["action"]["arguments"], ensure_ascii=False)},
+        "function": {
+            "name": node["action"]["name"],
+            "arguments": json.dumps(node["action"]["arguments"], ensure_ascii=False),
+        },
     }
 
 
@@ -157,7 +165,9 @@ def scripted_responses(session: dict[str, Any], candidate: str) -> list[dict[str
         for s, step in enumerate(steps):
             names = [answer_list[i]["action"]["name"] for i in step]
             if names[0] in ("ask_user_for_required_parameters", PREPARE_TO_ANSWER):
-                responses.append({"content": answer_list[step[0]]["observation"], "tool_calls": None, "reasoning_content": None})
+                responses.append(
+                    {"content": answer_list[step[0]]["observation"], "tool_calls": None, "reasoning_content": None}
+                )
             else:
                 calls = [_call(sid, t, s, j, answer_list[i]) for j, i in enumerate(step)]
                 responses.append({"content": "", "tool_calls": calls, "reasoning_content": None})
@@ -173,7 +183,10 @@ def write_inputs(case: str, folder: Path) -> tuple[Path, Path]:
     script = folder / "candidates.jsonl"
     script.write_text(
         "".join(
-            json.dumps({"session_id": session["id"], "candidate": c, "responses": scripted_responses(session, c)}, ensure_ascii=False)
+            json.dumps(
+                {"session_id": session["id"], "candidate": c, "responses": scripted_responses(session, c)},
+                ensure_ascii=False,
+            )
             + "\n"
             for c in CANDIDATES
         ),
@@ -194,10 +207,10 @@ def run_case(case: str, candidate: str, folder: Path) -> dict[str, Any]:
     Raises:
         AssertionError: the run is not what an oracle / one-call-per-step run must give.
     """
-    from wtb.score_run import SCORE_FILE, score_run
     from bench.schema import load_sessions
     from graphs.evaluation import graph
     from graphs.evaluation_context import EvaluationContext
+    from wtb.score_run import SCORE_FILE, score_run
 
     dataset, script = folder / "sessions.jsonl", folder / "candidates.jsonl"
     session = load_sessions(dataset)[0].to_dict()
@@ -281,7 +294,8 @@ def main(argv: list[str] | None = None) -> int:
         for candidate in CANDIDATES:
             proc = subprocess.run(
                 [sys.executable, "-m", "benchmarks.oracle", "--case", case, "--candidate", candidate],
-                capture_output=True, text=True,
+                capture_output=True,
+                text=True,
             )
             if proc.returncode != 0:
                 print(f"{case:14} {candidate:11} FAILED\n{proc.stderr}")

@@ -15,7 +15,8 @@ import subprocess
 import sys
 import time
 import tracemalloc
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bench.paths import PathTracker, _shape_for
 from bench.terms import PREPARE_TO_ANSWER
@@ -118,10 +119,16 @@ def main(argv: list[str] | None = None) -> None:
     for case, impl in RUNS:
         out = subprocess.run(
             [sys.executable, "-m", "benchmarks.paths", "--case", case, "--impl", impl],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         )
         r = json.loads(out.stdout)
-        notes = f"paths={r['paths']}" if "paths" in r else f"min_length={r['min_length']} candidates_seen={r['candidates_seen']}"
+        notes = (
+            f"paths={r['paths']}"
+            if "paths" in r
+            else f"min_length={r['min_length']} candidates_seen={r['candidates_seen']}"
+        )
         print(
             f"{case:26} {impl:16} {r['build_s']:9.4f} {r['walk_s']:9.4f} "
             f"{r['traced_peak_mib']:11.2f} {r['maxrss_mib']:11.1f}  {notes}"

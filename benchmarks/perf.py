@@ -75,7 +75,9 @@ def synthetic_run(sessions: int, directory: Path, candidate: str = "oracle") -> 
     demo = [json.loads(line) for line in SESSIONS_PATH.read_text(encoding="utf-8").splitlines() if line.strip()]
     responses = {
         row["session_id"]: row["responses"]
-        for row in (json.loads(line) for line in CANDIDATES_PATH.read_text(encoding="utf-8").splitlines() if line.strip())
+        for row in (
+            json.loads(line) for line in CANDIDATES_PATH.read_text(encoding="utf-8").splitlines() if line.strip()
+        )
         if row["candidate"] == candidate
     }
     dataset, candidates = directory / "sessions.jsonl", directory / "candidates.jsonl"
@@ -93,12 +95,27 @@ class _Server:
     """``python -m tests.support.openai_stub`` in a child process; its CPU time is read when it exits."""
 
     def __init__(self, dataset: Path, candidates: Path, latency: float):
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]))
+        env = dict(
+            os.environ,
+            PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]),
+        )
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.support.openai_stub", "--dataset", str(dataset), "--candidates", str(candidates),
-             "--latency", str(latency)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "tests.support.openai_stub",
+                "--dataset",
+                str(dataset),
+                "--candidates",
+                str(candidates),
+                "--latency",
+                str(latency),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         line = self.process.stdout.readline().strip() if self.process.stdout else ""
         if not line.startswith("READY "):
             self.process.kill()
@@ -116,7 +133,9 @@ class _Server:
         return self.cpu
 
 
-def measured_run(run: Any, dataset: Path, base_url: str, concurrency: int, out: Path, workers: int = 1) -> dict[str, Any]:
+def measured_run(
+    run: Any, dataset: Path, base_url: str, concurrency: int, out: Path, workers: int = 1
+) -> dict[str, Any]:
     """Run ``run(sessions, context, out, ...)`` (``arun_eval`` or a drop-in) over the whole dataset against
     ``base_url`` with tracing off; returns sessions, requests, infrastructure errors, wall and CPU seconds
     around the run only (this process and its worker processes, ``workers > 1``: their start-up included),
@@ -142,8 +161,10 @@ def measured_run(run: Any, dataset: Path, base_url: str, concurrency: int, out: 
         "requests": summary.requests,
         "infrastructure_errors": len(summary.infrastructure_errors),
         "wall_s": wall,
-        "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        + (kids.ru_utime - kids_before.ru_utime) + (kids.ru_stime - kids_before.ru_stime),
+        "cpu_s": (after.ru_utime - before.ru_utime)
+        + (after.ru_stime - before.ru_stime)
+        + (kids.ru_utime - kids_before.ru_utime)
+        + (kids.ru_stime - kids_before.ru_stime),
         "peak_rss_mb": after.ru_maxrss / 1024.0,  # kilobytes on Linux
     }
 
@@ -167,10 +188,27 @@ def measure(sessions: int, latency: float, concurrency: int, workdir: Path, work
     server = _Server(dataset, candidates, latency)
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "benchmarks.perf", "--worker", "--dataset", str(dataset), "--base-url", server.base_url,
-             "--concurrency", str(concurrency), "--workers", str(workers), "--out", str(folder / "out")],
-            check=False, capture_output=True, text=True, env=_child_env(),
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "benchmarks.perf",
+                "--worker",
+                "--dataset",
+                str(dataset),
+                "--base-url",
+                server.base_url,
+                "--concurrency",
+                str(concurrency),
+                "--workers",
+                str(workers),
+                "--out",
+                str(folder / "out"),
+            ],
+            check=False,
+            capture_output=True,
+            text=True,
+            env=_child_env(),
+        )
     finally:
         server_cpu = server.stop()
     if done.returncode != 0:
@@ -282,13 +320,31 @@ def measure_cli_run(sessions: int, concurrency: int, workdir: Path) -> dict[str,
     server = _Server(dataset, candidates, 0.0)
     try:
         evaluated = run_child(
-            [*_wtb(), "eval", "--dataset", str(dataset), "--model", "openai:perf", "--base-url", server.base_url,
-             "--concurrency", str(concurrency), "--timeout", "600", "--no-progress", "--no-trace", "--out", str(out)]
-        )  # fmt: skip
+            [
+                *_wtb(),
+                "eval",
+                "--dataset",
+                str(dataset),
+                "--model",
+                "openai:perf",
+                "--base-url",
+                server.base_url,
+                "--concurrency",
+                str(concurrency),
+                "--timeout",
+                "600",
+                "--no-progress",
+                "--no-trace",
+                "--out",
+                str(out),
+            ]
+        )
     finally:
         server.stop()
     result = out / "result.jsonl"
-    scored = run_child([*_wtb(), "score", "--dataset", str(dataset), "--results", str(result), "--out", str(folder / "score")])
+    scored = run_child(
+        [*_wtb(), "score", "--dataset", str(dataset), "--results", str(result), "--out", str(folder / "score")]
+    )
     metric = json.loads((folder / "score" / "metric.json").read_text(encoding="utf-8"))
     same = metric == json.loads((out / "metric.json").read_text(encoding="utf-8"))
     return {
@@ -338,8 +394,13 @@ def summary_rows(results: Mapping[str, Any]) -> list[dict[str, Any]]:
     inproc = results.get("in_process")
     if inproc:
         cpu = inproc["cpu_ms_per_request"]
-        add(f"in-process CPU per model request ({inproc['sessions']} sessions, C=1)", f"{cpu:.2f} ms",
-            f"{PUBLISHED['in_process_cpu_ms']} ms", f"<= {TARGETS['in_process_cpu_ms']} ms", cpu <= TARGETS["in_process_cpu_ms"])  # fmt: skip
+        add(
+            f"in-process CPU per model request ({inproc['sessions']} sessions, C=1)",
+            f"{cpu:.2f} ms",
+            f"{PUBLISHED['in_process_cpu_ms']} ms",
+            f"<= {TARGETS['in_process_cpu_ms']} ms",
+            cpu <= TARGETS["in_process_cpu_ms"],
+        )
     http = results.get("http", [])
     sessions = results.get("sessions")
     for workers in sorted({row.get("workers", 1) for row in http}):
@@ -348,29 +409,56 @@ def summary_rows(results: Mapping[str, Any]) -> list[dict[str, Any]]:
         if all(row is not None for row, _ in found):
             ours = [row["sessions_per_s"] for row, _ in found]  # type: ignore[index]
             published = [PUBLISHED["http0"][c] for _, c in found]
-            add(f"sessions/s over HTTP, 0 ms server, C=4 / 16 / 64{how}", " / ".join(f"{v:.1f}" for v in ours),
-                " / ".join(f"{v:.1f}" for v in published), ">= published at every C",
-                all(o >= p for o, p in zip(ours, published)))  # fmt: skip
+            add(
+                f"sessions/s over HTTP, 0 ms server, C=4 / 16 / 64{how}",
+                " / ".join(f"{v:.1f}" for v in ours),
+                " / ".join(f"{v:.1f}" for v in published),
+                ">= published at every C",
+                all(o >= p for o, p in zip(ours, published)),
+            )
         c1, c64 = _http_row(http, 200, 1), _http_row(http, 200, 64, workers=workers)
         if c64 is not None:
             value = c64["sessions_per_s"]
-            add(f"sessions/s over HTTP, 200 ms server, C=64{how}", f"{value:.1f}", f"{PUBLISHED['http200_c64']}",
-                f">= {TARGETS['http200_c64']:.0f}", value >= TARGETS["http200_c64"])  # fmt: skip
+            add(
+                f"sessions/s over HTTP, 200 ms server, C=64{how}",
+                f"{value:.1f}",
+                f"{PUBLISHED['http200_c64']}",
+                f">= {TARGETS['http200_c64']:.0f}",
+                value >= TARGETS["http200_c64"],
+            )
         if c1 is not None and c64 is not None:
             scaling = c64["sessions_per_s"] / c1["sessions_per_s"]
-            add(f"scaling 1 -> 64 at 200 ms (ideal 64x){how}", f"{scaling:.1f}x", f"{PUBLISHED['scaling_200']}x",
-                f">= {TARGETS['scaling_200']:.0f}x", scaling >= TARGETS["scaling_200"])  # fmt: skip
+            add(
+                f"scaling 1 -> 64 at 200 ms (ideal 64x){how}",
+                f"{scaling:.1f}x",
+                f"{PUBLISHED['scaling_200']}x",
+                f">= {TARGETS['scaling_200']:.0f}x",
+                scaling >= TARGETS["scaling_200"],
+            )
     for cli in results.get("cli", []):
-        add(f"peak RSS of `wtb eval`, {cli['sessions']:,} sessions, incl. scoring", f"{cli['eval_peak_rss_mb']:.0f} MB",
-            f"{PUBLISHED['eval_rss_mb']:.0f} MB (inference only)", f"<= {TARGETS['eval_rss_mb']:.0f} MB",
-            cli["eval_peak_rss_mb"] <= TARGETS["eval_rss_mb"])  # fmt: skip
-        add(f"`wtb score` alone on that {cli['result_file_mb']:.0f} MB result file",
-            f"{cli['score_peak_rss_mb']:.0f} MB, {cli['score_cpu_s']:.1f} s CPU", "-",
-            f"<= {TARGETS['score_rss_mb']:.0f} MB", cli["score_peak_rss_mb"] <= TARGETS["score_rss_mb"])  # fmt: skip
+        add(
+            f"peak RSS of `wtb eval`, {cli['sessions']:,} sessions, incl. scoring",
+            f"{cli['eval_peak_rss_mb']:.0f} MB",
+            f"{PUBLISHED['eval_rss_mb']:.0f} MB (inference only)",
+            f"<= {TARGETS['eval_rss_mb']:.0f} MB",
+            cli["eval_peak_rss_mb"] <= TARGETS["eval_rss_mb"],
+        )
+        add(
+            f"`wtb score` alone on that {cli['result_file_mb']:.0f} MB result file",
+            f"{cli['score_peak_rss_mb']:.0f} MB, {cli['score_cpu_s']:.1f} s CPU",
+            "-",
+            f"<= {TARGETS['score_rss_mb']:.0f} MB",
+            cli["score_peak_rss_mb"] <= TARGETS["score_rss_mb"],
+        )
     startup = results.get("startup")
     if startup:
-        add("`wtb --help` (median)", f"{startup['median_s']:.2f} s", f"{PUBLISHED['help_s']} s",
-            f"<= {TARGETS['help_s']} s", startup["median_s"] <= TARGETS["help_s"])  # fmt: skip
+        add(
+            "`wtb --help` (median)",
+            f"{startup['median_s']:.2f} s",
+            f"{PUBLISHED['help_s']} s",
+            f"<= {TARGETS['help_s']} s",
+            startup["median_s"] <= TARGETS["help_s"],
+        )
     return rows
 
 
@@ -433,7 +521,9 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
             for workers in args.workers:
                 row = measure(args.large, 0.0, 64, Path(workdir), workers)
                 results["http"].append(row)
-                _log(f"latency 0 ms, concurrency 64, workers {workers}: {row['sessions']} sessions, {row['sessions_per_s']:.2f} sessions/s")
+                _log(
+                    f"latency 0 ms, concurrency 64, workers {workers}: {row['sessions']} sessions, {row['sessions_per_s']:.2f} sessions/s"
+                )
             results["cli"].append(measure_cli_run(args.large, 64, Path(workdir)))
             _log(f"wtb eval + score, {args.large} sessions: {results['cli'][-1]}")
     if "startup" in parts:
@@ -444,17 +534,42 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line (see the module doc)."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.perf", description="Throughput, CPU, memory and start-up of wtb.")
-    parser.add_argument("--sessions", type=int, default=1024, help="sessions per HTTP configuration and for the memory run (default 1024)")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.perf", description="Throughput, CPU, memory and start-up of wtb."
+    )
+    parser.add_argument(
+        "--sessions",
+        type=int,
+        default=1024,
+        help="sessions per HTTP configuration and for the memory run (default 1024)",
+    )
     parser.add_argument("--latency", type=float, nargs="+", default=[0.0, 0.2], help="server latency in seconds")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16, 64])
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="HTTP runs: worker processes (`wtb eval --workers`; default 1 2)")
-    parser.add_argument("--budget", type=float, default=30.0, help="seconds of model latency per configuration with latency > 0")
-    parser.add_argument("--large", type=int, default=4096, help="sessions of the large run (0 ms, concurrency 64; default 4096)")
-    parser.add_argument("--repeat", type=int, default=5, help="in-process run: times each fixture session runs (default 5)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[1, 2],
+        help="HTTP runs: worker processes (`wtb eval --workers`; default 1 2)",
+    )
+    parser.add_argument(
+        "--budget", type=float, default=30.0, help="seconds of model latency per configuration with latency > 0"
+    )
+    parser.add_argument(
+        "--large", type=int, default=4096, help="sessions of the large run (0 ms, concurrency 64; default 4096)"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=5, help="in-process run: times each fixture session runs (default 5)"
+    )
     parser.add_argument("--repeat-help", type=int, default=10, help="runs of `wtb --help` (default 10)")
-    parser.add_argument("--fixtures", type=Path, help="reference fixtures folder for the in-process run (default ../shared/fixtures/reference, else the demo)")
-    parser.add_argument("--only", nargs="+", choices=["in-process", "http", "cli", "startup", "large"], help="run only these parts")
+    parser.add_argument(
+        "--fixtures",
+        type=Path,
+        help="reference fixtures folder for the in-process run (default ../shared/fixtures/reference, else the demo)",
+    )
+    parser.add_argument(
+        "--only", nargs="+", choices=["in-process", "http", "cli", "startup", "large"], help="run only these parts"
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--dataset", type=Path, help=argparse.SUPPRESS)
@@ -468,7 +583,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     results = run_all(args)
     load = os.getloadavg()
-    machine = f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs, {platform.machine()}"
+    machine = (
+        f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs, {platform.machine()}"
+    )
     results.update(machine=machine, load_average_end=load, total_wall_s=time.perf_counter() - started)
     results["summary"] = summary_rows(results)
     print(f"machine: {machine}; load average at the end {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}\n")

@@ -38,10 +38,18 @@ from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT.parent / "shared" / "fixtures" / "reference"
 CHROMIUM = os.environ.get("WTB_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 
 
-def copies(sessions_path: Path, candidates_path: Path, names: tuple[str, str], count: int, directory: Path) -> tuple[Path, Path]:
+def copies(
+    sessions_path: Path, candidates_path: Path, names: tuple[str, str], count: int, directory: Path
+) -> tuple[Path, Path]:
     """Write ``count`` renamed copies of the sessions and both candidates' responses for each copy.
 
     Returns:
@@ -71,8 +79,14 @@ def wtb(*args: object) -> float:
     """Run ``python -m wtb.cli ARGS`` (this checkout first on the path); returns the wall time in seconds."""
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "wtb.cli", *map(str, args)], cwd=REPO_ROOT, env=env, check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "wtb.cli", *map(str, args)],
+        cwd=REPO_ROOT,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return time.perf_counter() - started
 
 
@@ -87,7 +101,7 @@ def measure_page(index: Path, repeat: int) -> list[dict[str, float]]:
             for _ in range(repeat):
                 page = browser.new_page(viewport={"width": 1280, "height": 900})
                 errors: list[str] = []
-                page.on("pageerror", lambda e: errors.append(str(e)))
+                page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
                 started = time.perf_counter()
                 page.goto(index.as_uri(), wait_until="commit")
                 page.wait_for_selector("body[data-ready='1']", timeout=120_000)
@@ -104,8 +118,14 @@ def measure_page(index: Path, repeat: int) -> list[dict[str, float]]:
                 trajectory = time.perf_counter() - clicked
                 if errors:
                     raise RuntimeError(f"page errors: {errors}")
-                results.append({"interactive": interactive, "dom_content_loaded": timing["dcl"] / 1000.0,
-                                "load": timing["load"] / 1000.0, "open_trajectory": trajectory})  # fmt: skip
+                results.append(
+                    {
+                        "interactive": interactive,
+                        "dom_content_loaded": timing["dcl"] / 1000.0,
+                        "load": timing["load"] / 1000.0,
+                        "open_trajectory": trajectory,
+                    }
+                )
                 page.close()
         finally:
             browser.close()
@@ -132,8 +152,20 @@ def main(argv: list[str] | None = None) -> int:
         runs = []
         for name in names:
             out = work / "runs" / name
-            seconds = wtb("eval", "--dataset", dataset, "--model", f"replay:{candidates}#{name}", "--out", out,
-                          "--concurrency", "16", "--no-progress", "--no-trace", "--overwrite")  # fmt: skip
+            seconds = wtb(
+                "eval",
+                "--dataset",
+                dataset,
+                "--model",
+                f"replay:{candidates}#{name}",
+                "--out",
+                out,
+                "--concurrency",
+                "16",
+                "--no-progress",
+                "--no-trace",
+                "--overwrite",
+            )
             print(f"wtb eval {name}: {args.sessions} sessions in {seconds:.1f} s", flush=True)
             runs.append(out)
         report = work / "report"
@@ -141,15 +173,32 @@ def main(argv: list[str] | None = None) -> int:
         index = report / "index.html"
         size = index.stat().st_size
         result_size = sum((run / "result.jsonl").stat().st_size for run in runs)
-        print(f"wtb report: {build:.1f} s (process start to exit); index.html {size / 1e6:.1f} MB "
-              f"(result.jsonl of both runs: {result_size / 1e6:.1f} MB)", flush=True)  # fmt: skip
+        print(
+            f"wtb report: {build:.1f} s (process start to exit); index.html {size / 1e6:.1f} MB "
+            f"(result.jsonl of both runs: {result_size / 1e6:.1f} MB)",
+            flush=True,
+        )
         loads = measure_page(index, args.repeat)
-        for key, label in (("interactive", "navigation to interactive"), ("dom_content_loaded", "DOMContentLoaded"),
-                           ("load", "load event"), ("open_trajectory", "click a failed task -> trajectory drawn")):  # fmt: skip
+        for key, label in (
+            ("interactive", "navigation to interactive"),
+            ("dom_content_loaded", "DOMContentLoaded"),
+            ("load", "load event"),
+            ("open_trajectory", "click a failed task -> trajectory drawn"),
+        ):
             values = [load[key] for load in loads]
             print(f"{label}: median {statistics.median(values):.2f} s (runs: {', '.join(f'{v:.2f}' for v in values)})")
-        print(json.dumps({"sessions": args.sessions, "data": args.data, "runs": list(names), "index_bytes": size,
-                          "build_seconds": round(build, 2), "loads": loads}))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "sessions": args.sessions,
+                    "data": args.data,
+                    "runs": list(names),
+                    "index_bytes": size,
+                    "build_seconds": round(build, 2),
+                    "loads": loads,
+                }
+            )
+        )
     return 0
 
 

@@ -33,15 +33,18 @@ import platform
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from benchmarks.perf import _Server, measured_run, sessions_for, synthetic_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_client(mode: str, dataset: Path, base_url: str, server: str | None, concurrency: int, out: Path) -> dict[str, Any]:
+def run_client(
+    mode: str, dataset: Path, base_url: str, server: str | None, concurrency: int, out: Path
+) -> dict[str, Any]:
     """One measured run in this process (``--client``): ``arun_eval`` (local) or ``arun_eval_remote`` (server)."""
     import models.openai  # noqa: F401 - imports happen before the measurement (the client names the model)
 
@@ -51,6 +54,7 @@ def run_client(mode: str, dataset: Path, base_url: str, server: str | None, conc
     else:
         import httpx  # noqa: F401
         import langgraph_sdk.client  # noqa: F401
+
         from wtb.remote import arun_eval_remote
 
         async def run(*args: Any, **kwargs: Any) -> Any:
@@ -61,9 +65,21 @@ def run_client(mode: str, dataset: Path, base_url: str, server: str | None, conc
 
 def _client(mode: str, dataset: Path, base_url: str, server: str | None, concurrency: int, out: Path) -> dict[str, Any]:
     command = [
-        sys.executable, "-m", "benchmarks.server", "--client", mode, "--dataset", str(dataset), "--base-url", base_url,
-        "--concurrency", str(concurrency), "--out", str(out), *(["--server", server] if server else []),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "benchmarks.server",
+        "--client",
+        mode,
+        "--dataset",
+        str(dataset),
+        "--base-url",
+        base_url,
+        "--concurrency",
+        str(concurrency),
+        "--out",
+        str(out),
+        *(["--server", server] if server else []),
+    ]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "LANGCHAIN_", "WTB_"))}
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env)
     if done.returncode != 0:
@@ -95,7 +111,9 @@ def measure(mode: str, sessions: int, latency: float, concurrency: int, workdir:
             dev.close()
         stub_cpu = stub.stop()
     if figures["sessions"] != sessions or figures["infrastructure_errors"]:
-        raise RuntimeError(f"{mode}: {figures['sessions']} of {sessions} sessions evaluated, {figures['infrastructure_errors']} errors")
+        raise RuntimeError(
+            f"{mode}: {figures['sessions']} of {sessions} sessions evaluated, {figures['infrastructure_errors']} errors"
+        )
     figures.update(
         mode=mode,
         latency_ms=int(latency * 1000),
@@ -133,11 +151,15 @@ def _load() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line (see the module doc)."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.server", description="wtb eval --server vs. the local runner.")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.server", description="wtb eval --server vs. the local runner."
+    )
     parser.add_argument("--latency", type=float, default=0.2, help="stub latency in seconds (default 0.2)")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[4, 16, 64])
     parser.add_argument("--sessions", type=int, default=1024, help="most sessions per configuration")
-    parser.add_argument("--budget", type=float, default=20.0, help="seconds of model latency per configuration (default 20)")
+    parser.add_argument(
+        "--budget", type=float, default=20.0, help="seconds of model latency per configuration (default 20)"
+    )
     parser.add_argument("--modes", nargs="+", default=["local", "server"], choices=["local", "server"])
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--client", choices=["local", "server"], help=argparse.SUPPRESS)
@@ -147,7 +169,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.client:
-        print(json.dumps(run_client(args.client, args.dataset, args.base_url, args.server, args.concurrency[0], args.out)))
+        print(
+            json.dumps(run_client(args.client, args.dataset, args.base_url, args.server, args.concurrency[0], args.out))
+        )
         return 0
 
     rows = []

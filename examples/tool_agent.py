@@ -33,7 +33,15 @@ import weakref
 from typing import Annotated, Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.types import Command
@@ -84,7 +92,7 @@ class AgentState(TypedDict, total=False):
     revisions: int
 
 
-_models: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, BaseChatModel]" = weakref.WeakKeyDictionary()
+_models: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, BaseChatModel] = weakref.WeakKeyDictionary()
 
 
 def agent_model() -> BaseChatModel:
@@ -161,7 +169,8 @@ async def reflect(state: AgentState) -> Command[Literal["agent", "__end__"]]:
     """Review the text draft; send it back once with a note, or let it go."""
     *history, draft = state["messages"]
     tools = "\n".join(
-        f"- {t.get('function', {}).get('name')}: {t.get('function', {}).get('description', '')}" for t in state.get("tools") or []
+        f"- {t.get('function', {}).get('name')}: {t.get('function', {}).get('description', '')}"
+        for t in state.get("tools") or []
     )
     request = (
         f"Tools the assistant can call:\n{tools or '(none)'}\n\n"
@@ -171,7 +180,7 @@ async def reflect(state: AgentState) -> Command[Literal["agent", "__end__"]]:
     verdict = await agent_model().ainvoke([SystemMessage(REFLECT_PROMPT), HumanMessage(request)])
     text = verdict.text.strip() if isinstance(verdict, AIMessage) else ""
     if text.upper().startswith("REVISE"):
-        note = text[len("REVISE"):].lstrip(" :-").strip() or "Reconsider the draft."
+        note = text[len("REVISE") :].lstrip(" :-").strip() or "Reconsider the draft."
         return Command(goto="agent", update={"review": note})
     return Command(goto=END, update={"review": ""})
 

@@ -63,7 +63,10 @@ class EvaluationContext:
         float,
     )
     rps: float | None = setting(
-        0.0, "WTB_RPS", "Requests per second to the model endpoint, shared by all sessions in flight (0 = no limit).", float
+        0.0,
+        "WTB_RPS",
+        "Requests per second to the model endpoint, shared by all sessions in flight (0 = no limit).",
+        float,
     )
     max_steps: int | None = setting(
         32,

@@ -24,7 +24,10 @@ def append_messages(left: list[AnyMessage] | None, right: Any) -> list[AnyMessag
     if isinstance(right, list) and (left is None or isinstance(left, list)):
         reset = bool(right) and isinstance(right[0], RemoveMessage) and right[0].id == REMOVE_ALL_MESSAGES
         new = right[1:] if reset else right
-        if all(isinstance(m, BaseMessage) and m.id is None and not isinstance(m, (RemoveMessage, BaseMessageChunk)) for m in new):
+        if all(
+            isinstance(m, BaseMessage) and m.id is None and not isinstance(m, (RemoveMessage, BaseMessageChunk))
+            for m in new
+        ):
             return new if reset else [*(left or ()), *new]
     return add_messages(left if left is not None else [], right)
 

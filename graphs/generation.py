@@ -18,7 +18,8 @@ README, "Adding a role".
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -58,7 +59,7 @@ def build(extra_roles: Sequence[Role] | None = None) -> StateGraph:
     builder = StateGraph(State, context_schema=Context)
     for role in BUILTIN_ROLES:
         builder.add_node(role.name, role.node)
-    builder.add_node("tool_checker", dict(((r.name, r.node) for r in BUILTIN_ROLES))["checker"])
+    builder.add_node("tool_checker", dict((r.name, r.node) for r in BUILTIN_ROLES)["checker"])
 
     builder.add_edge(START, "user")
     _plain_edges(builder, extra)

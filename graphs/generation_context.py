@@ -50,13 +50,20 @@ class Context:
     max_retries: int | None = setting(
         3, "WTB_GEN_MAX_RETRIES", "Tries of a planner decision or tool result before the session fails.", int
     )
-    max_steps: int | None = setting(8, "WTB_GEN_MAX_STEPS", "Most planner steps in one task before the session fails.", int)
-    request_timeout: float | None = setting(120.0, "WTB_TIMEOUT", "Per-request timeout of every role model, in seconds.", float)
+    max_steps: int | None = setting(
+        8, "WTB_GEN_MAX_STEPS", "Most planner steps in one task before the session fails.", int
+    )
+    request_timeout: float | None = setting(
+        120.0, "WTB_TIMEOUT", "Per-request timeout of every role model, in seconds.", float
+    )
     max_attempts: int | None = setting(
         5, "WTB_MAX_ATTEMPTS", "Tries per role-model request on HTTP 429/5xx, timeouts and dropped connections.", int
     )
     backoff: float | None = setting(
-        1.0, "WTB_BACKOFF", "First retry wait in seconds (doubles per retry, plus jitter; Retry-After wins if longer).", float
+        1.0,
+        "WTB_BACKOFF",
+        "First retry wait in seconds (doubles per retry, plus jitter; Retry-After wins if longer).",
+        float,
     )
     rps: float | None = setting(
         0.0, "WTB_RPS", "Requests per second to each role endpoint, shared by all sessions (0 = no limit).", float

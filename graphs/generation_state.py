@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from bench.generation_checks import extract_json
 
+
 @dataclass(kw_only=True)
 class State:
     """One session being generated.
@@ -142,8 +143,10 @@ class CheckerVerdict(_Parsed):
                 verdict = "accept" if verdict else "reject"
             if isinstance(verdict, str):
                 word = verdict.strip().lower()
-                verdict = "accept" if word in ("accept", "accepted", "approve", "pass", "yes", "ok") else (
-                    "reject" if word in ("reject", "rejected", "fail", "no", "deny") else word
+                verdict = (
+                    "accept"
+                    if word in ("accept", "accepted", "approve", "pass", "yes", "ok")
+                    else ("reject" if word in ("reject", "rejected", "fail", "no", "deny") else word)
                 )
             value = {**value, "verdict": verdict}
             if not isinstance(value.get("reason", ""), str):

@@ -13,9 +13,9 @@ import hashlib
 import importlib
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from filelock import FileLock
 
@@ -86,9 +86,7 @@ def part_paths(model: BundledModel) -> list[Path]:
         try:
             module = importlib.import_module(module_name)
         except ImportError as exc:
-            raise LocalModelUnavailable(
-                f"model part module {module_name!r} is not installed; {INSTALL_HINT}"
-            ) from exc
+            raise LocalModelUnavailable(f"model part module {module_name!r} is not installed; {INSTALL_HINT}") from exc
         path = Path(module.get_part_path())
         if not path.is_file():
             raise LocalModelUnavailable(f"model part file {path} (from {module_name}) is missing; {INSTALL_HINT}")

@@ -32,8 +32,9 @@ import inspect
 import json
 import threading
 import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 from uuid import UUID
 
 from langchain_core.caches import BaseCache
@@ -149,7 +150,11 @@ def direct_call_kwargs(bound: Any, candidate: BaseChatModel, config: Mapping[str
         return None
     if model.output_version == "v1":  # LangChain rewrites the content into blocks
         return None
-    if isinstance(model.cache, BaseCache) or model.cache is True or (model.cache is None and get_llm_cache() is not None):
+    if (
+        isinstance(model.cache, BaseCache)
+        or model.cache is True
+        or (model.cache is None and get_llm_cache() is not None)
+    ):
         return None
     callbacks = (config or {}).get("callbacks")
     if isinstance(callbacks, BaseCallbackManager):
@@ -196,7 +201,10 @@ async def ainvoke_direct(
         if message.id is None:
             message.id = f"lc_run--{run_id}-{index}"
         info = generation.generation_info or {}
-        message.response_metadata = {**{k: v for k, v in info.items() if k != _GATEWAY_KEY}, **message.response_metadata}
+        message.response_metadata = {
+            **{k: v for k, v in info.items() if k != _GATEWAY_KEY},
+            **message.response_metadata,
+        }
     if len(result.generations) == 1 and result.llm_output is not None:
         message = result.generations[0].message
         message.response_metadata = {**result.llm_output, **message.response_metadata}
@@ -248,12 +256,17 @@ def response_message(output: Any, where: Mapping[str, Any] | None = None) -> AIM
         try:
             (last,) = convert_to_messages([last])
         except (ValueError, TypeError, NotImplementedError) as exc:
-            raise CandidateOutputError(f"the last message of the candidate's output is not a message: {exc}", where) from None
+            raise CandidateOutputError(
+                f"the last message of the candidate's output is not a message: {exc}", where
+            ) from None
     if not isinstance(last, AIMessage):
-        text = last.content if isinstance(last.content, str) else json.dumps(last.content, ensure_ascii=False, default=str)
+        text = (
+            last.content if isinstance(last.content, str) else json.dumps(last.content, ensure_ascii=False, default=str)
+        )
         preview = text if len(text) <= 80 else text[:80] + "..."
         raise CandidateOutputError(
-            f"the last message of the candidate's output is a {type(last).__name__} ({preview!r}), not an AIMessage", where
+            f"the last message of the candidate's output is a {type(last).__name__} ({preview!r}), not an AIMessage",
+            where,
         )
     return last
 
@@ -266,7 +279,9 @@ def _raw_matches(message: AIMessage, raw: Mapping[str, Any]) -> bool:
 
     valid, invalid = parse_tool_calls(raw.get("tool_calls"))
     content = raw.get("content")
-    raw_text = content if isinstance(content, str) else "" if content is None else json.dumps(content, ensure_ascii=False)
+    raw_text = (
+        content if isinstance(content, str) else "" if content is None else json.dumps(content, ensure_ascii=False)
+    )
     text = message.content if isinstance(message.content, str) else None
     return (
         calls(valid) == calls(message.tool_calls)

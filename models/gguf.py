@@ -29,10 +29,10 @@ from typing import Any
 
 import httpx
 
-from models.settings import ModelSettings
 from models.bundled import LocalModelUnavailable
 from models.llama_server import SERVER_KEYS, LocalServer, _env_int, get_server, require_llama_server, server_options
 from models.local_chat import LocalChatOpenAI
+from models.settings import ModelSettings
 
 #: Default cap on generated tokens per request (a small model can otherwise ramble to ``n_ctx``).
 DEFAULT_MAX_TOKENS = 1024
@@ -41,7 +41,6 @@ DEFAULT_MIN_TIMEOUT = 600.0
 #: Sessions a local server usefully serves at once (see :func:`models.max_concurrency`):
 #: it computes one request at a time, and interleaving conversations defeats its prompt-prefix reuse.
 MAX_CONCURRENCY = 1
-
 
 
 def chat_model_for_server(server: LocalServer, settings: ModelSettings) -> LocalChatOpenAI:

@@ -93,7 +93,9 @@ def is_file_target(target: str) -> bool:
 def _file_module(target: str, name: str) -> ModuleType:
     path = Path(target).expanduser()
     if not path.is_file():
-        raise ConfigurationError(f"graph file not found: {target} (model spec 'graph:{name}', working directory {os.getcwd()})")
+        raise ConfigurationError(
+            f"graph file not found: {target} (model spec 'graph:{name}', working directory {os.getcwd()})"
+        )
     resolved = path.resolve()
     stem = re.sub(r"\W", "_", resolved.stem)
     module_name = f"wtb_candidate_{stem}_{hashlib.sha1(str(resolved).encode()).hexdigest()[:10]}"
@@ -166,14 +168,18 @@ def _materialise(value: Any, spec: str, *, from_factory: bool = False) -> Any:
             f"{spec}: {what} {type(value).__name__}, not a compiled graph, a StateGraph, a Runnable or a factory of one"
         )
     if inspect.iscoroutinefunction(value) or inspect.isasyncgenfunction(value):
-        raise ConfigurationError(f"{spec}: asynchronous graph factories are not supported; export the graph or a sync factory")
+        raise ConfigurationError(
+            f"{spec}: asynchronous graph factories are not supported; export the graph or a sync factory"
+        )
     required = [
         p
         for p in inspect.signature(value).parameters.values()
         if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
     ]
     if len(required) > 1:
-        raise ConfigurationError(f"{spec}: a graph factory takes no argument or one RunnableConfig, not {len(required)}")
+        raise ConfigurationError(
+            f"{spec}: a graph factory takes no argument or one RunnableConfig, not {len(required)}"
+        )
     try:
         made = value(_factory_config(spec)) if required else value()
     except Exception as exc:  # noqa: BLE001 - the user's factory failed
@@ -181,7 +187,9 @@ def _materialise(value: Any, spec: str, *, from_factory: bool = False) -> Any:
     if inspect.isawaitable(made):
         if inspect.iscoroutine(made):
             made.close()
-        raise ConfigurationError(f"{spec}: asynchronous graph factories are not supported; export the graph or a sync factory")
+        raise ConfigurationError(
+            f"{spec}: asynchronous graph factories are not supported; export the graph or a sync factory"
+        )
     if hasattr(made, "__enter__") or hasattr(made, "__aenter__"):
         raise ConfigurationError(f"{spec}: context-manager graph factories are not supported; return the graph itself")
     return _materialise(made, spec, from_factory=True)

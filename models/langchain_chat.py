@@ -60,7 +60,9 @@ def register_integration(provider: str, module: str, class_name: str, package: s
     ``package`` is the pip name shown when the module is missing (default: the module's top-level
     name with ``_`` as ``-``).
     """
-    INTEGRATIONS[_normalise(provider)] = Integration(module, class_name, package or _package_of(module), via_init_chat_model=False)
+    INTEGRATIONS[_normalise(provider)] = Integration(
+        module, class_name, package or _package_of(module), via_init_chat_model=False
+    )
 
 
 def _normalise(provider: str) -> str:

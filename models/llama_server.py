@@ -29,9 +29,10 @@ import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import httpx
 
@@ -116,7 +117,9 @@ def require_llama_server() -> None:
     """
     for module in ("llama_cpp", "fastapi", "pydantic_settings", "starlette_context", "uvicorn", "sse_starlette"):
         if importlib.util.find_spec(module) is None:
-            raise LocalModelUnavailable(f"{module!r} is not installed (needed by llama-cpp-python's server); {INSTALL_HINT}")
+            raise LocalModelUnavailable(
+                f"{module!r} is not installed (needed by llama-cpp-python's server); {INSTALL_HINT}"
+            )
 
 
 def _free_port() -> int:
@@ -151,7 +154,9 @@ class LocalServer:
         self.base_url = ""
         self.startup_seconds = 0.0
         self.request_lock = threading.Lock()
-        self._async_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+        self._async_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
         last_error: Exception | None = None
         for _attempt in range(2):  # a second try covers losing the free port to another process
             try:
@@ -166,15 +171,23 @@ class LocalServer:
     def _command(self) -> list[str]:
         opts = self.options
         args = [
-            "--model", str(self.model_path),
-            "--model_alias", self.model_path.stem,
-            "--host", "127.0.0.1",
-            "--port", str(self.port),
-            "--n_ctx", str(opts.n_ctx),
-            "--n_threads", str(opts.n_threads),
+            "--model",
+            str(self.model_path),
+            "--model_alias",
+            self.model_path.stem,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(opts.n_ctx),
+            "--n_threads",
+            str(opts.n_threads),
             # Logits for the last token only: no (n_ctx x vocab) score matrix, faster prompt eval.
-            "--logits_all", "false",
-            "--verbose", "true" if opts.verbose else "false",
+            "--logits_all",
+            "false",
+            "--verbose",
+            "true" if opts.verbose else "false",
         ]
         if opts.chat_format:
             args += ["--chat_format", opts.chat_format]
@@ -330,5 +343,3 @@ def stop_all_servers() -> None:
 
 
 atexit.register(stop_all_servers)
-
-

@@ -7,7 +7,8 @@ and served by llama.cpp (:mod:`models.gguf`). Needs the ``local`` extra.
 from __future__ import annotations
 
 from models.bundled import BUNDLED_MODELS, LocalModelUnavailable, bundled_model_path, cache_dir, is_verified, part_paths
-from models.gguf import MAX_CONCURRENCY, create as create_gguf  # noqa: F401  (MAX_CONCURRENCY: same server)
+from models.gguf import MAX_CONCURRENCY  # noqa: F401  (MAX_CONCURRENCY: same server)
+from models.gguf import create as create_gguf
 from models.llama_server import require_llama_server
 from models.local_chat import LocalChatOpenAI
 from models.settings import ModelSettings
@@ -44,4 +45,3 @@ def create(name: str, settings: ModelSettings) -> LocalChatOpenAI:
     """
     require_llama_server()
     return create_gguf(str(bundled_model_path(name)), settings)
-

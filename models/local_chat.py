@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from typing import TYPE_CHECKING, Any, ClassVar, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatResult
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 
 #: ``additional_kwargs`` key keeping the server's original text of a reply whose tool calls were lifted.
 RAW_TEXT_KEY = "wtb_raw_text"
-
 
 
 def adapt_payload(payload: dict[str, Any]) -> dict[str, Any]:
@@ -123,7 +123,12 @@ def lift_text_tool_calls(result: ChatResult, tool_names: Sequence[str]) -> ChatR
             }
         metadata = {**message.response_metadata, "finish_reason": "tool_calls"}
         new_message = message.model_copy(
-            update={"content": rest, "tool_calls": tool_calls, "additional_kwargs": additional, "response_metadata": metadata}
+            update={
+                "content": rest,
+                "tool_calls": tool_calls,
+                "additional_kwargs": additional,
+                "response_metadata": metadata,
+            }
         )
         generation.message = new_message
         generation.text = rest
@@ -155,10 +160,10 @@ class LocalChatOpenAI(RawChatOpenAI):
     #: The server can constrain sampling to a JSON schema (``response_format={"type": "json_object",
     #: "schema": ...}``, a llama.cpp grammar); the generation roles use it (``nodes.generation._common.ask_model``).
     supports_json_schema_grammar: ClassVar[bool] = True
-    _server: "LocalServer | None" = PrivateAttr(default=None)
+    _server: LocalServer | None = PrivateAttr(default=None)
 
     @property
-    def server(self) -> "LocalServer | None":
+    def server(self) -> LocalServer | None:
         """The :class:`LocalServer` this model talks to (``None`` when built directly)."""
         return self._server
 
@@ -182,7 +187,9 @@ class LocalChatOpenAI(RawChatOpenAI):
     # so that the HTTP timeout measures service time rather than queueing behind other sessions
     # (and a timed-out request is not retried while the server still works on it).
 
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         with self._server.request_lock if self._server else contextlib.nullcontext():
             result = super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
         return lift_text_tool_calls(result, _tool_names(kwargs))
@@ -193,5 +200,3 @@ class LocalChatOpenAI(RawChatOpenAI):
         async with self._server.async_request_lock() if self._server else contextlib.nullcontext():
             result = await super()._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
         return lift_text_tool_calls(result, _tool_names(kwargs))
-
-

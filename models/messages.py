@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
@@ -46,21 +47,37 @@ def parse_tool_calls(raw_calls: Any) -> tuple[list[dict[str, Any]], list[dict[st
     for call in raw_calls if isinstance(raw_calls, list) else []:
         function = call.get("function") if isinstance(call, Mapping) else None
         if not isinstance(function, Mapping):
-            invalid.append({"type": "invalid_tool_call", "name": None, "args": None, "id": None, "error": "malformed tool call"})
+            invalid.append(
+                {"type": "invalid_tool_call", "name": None, "args": None, "id": None, "error": "malformed tool call"}
+            )
             continue
         name, arguments, call_id = function.get("name"), function.get("arguments"), call.get("id")
         call_id = call_id if call_id is None or isinstance(call_id, str) else json.dumps(call_id)
         try:
-            args = (json.loads(arguments) if arguments else {}) if isinstance(arguments, str) or arguments is None else arguments
+            args = (
+                (json.loads(arguments) if arguments else {})
+                if isinstance(arguments, str) or arguments is None
+                else arguments
+            )
             if not isinstance(name, str):
                 raise ValueError("tool name is not a string")
             if not isinstance(args, dict):
                 raise ValueError(f"arguments are not a JSON object (got {type(args).__name__})")
             valid.append({"type": "tool_call", "name": name, "args": args, "id": call_id})
         except (ValueError, TypeError) as exc:
-            text = arguments if isinstance(arguments, str) or arguments is None else json.dumps(arguments, ensure_ascii=False)
+            text = (
+                arguments
+                if isinstance(arguments, str) or arguments is None
+                else json.dumps(arguments, ensure_ascii=False)
+            )
             invalid.append(
-                {"type": "invalid_tool_call", "name": name if isinstance(name, str) else None, "args": text, "id": call_id, "error": str(exc)}
+                {
+                    "type": "invalid_tool_call",
+                    "name": name if isinstance(name, str) else None,
+                    "args": text,
+                    "id": call_id,
+                    "error": str(exc),
+                }
             )
     return valid, invalid
 
@@ -153,7 +170,11 @@ def _openai_calls(message: AIMessage) -> list[dict[str, Any]]:
         for call in message.tool_calls
     ]
     calls += [
-        {"id": call.get("id"), "type": "function", "function": {"name": call.get("name"), "arguments": call.get("args")}}
+        {
+            "id": call.get("id"),
+            "type": "function",
+            "function": {"name": call.get("name"), "arguments": call.get("args")},
+        }
         for call in message.invalid_tool_calls
     ]
     return calls

@@ -84,7 +84,9 @@ class _Template:
             sock_connect=connect,
             sock_read=read,
         )
-        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in self.headers if k.lower() != b"accept-encoding"]
+        headers = [
+            (k.decode("latin-1"), v.decode("latin-1")) for k, v in self.headers if k.lower() != b"accept-encoding"
+        ]
         return timeout, headers
 
 
@@ -140,9 +142,13 @@ def _request(template: _Template, body: bytes) -> httpx.Request:
     return httpx.Request("POST", template.url, headers=template.headers, content=body)
 
 
-def _status_response(template: _Template, body: bytes, status: int, headers: list[tuple[bytes, bytes]], content: bytes) -> httpx.Response:
+def _status_response(
+    template: _Template, body: bytes, status: int, headers: list[tuple[bytes, bytes]], content: bytes
+) -> httpx.Response:
     """An ``httpx.Response`` for a reply aiohttp has read (its body already decoded), for the SDK's status errors."""
-    plain = [(k, v) for k, v in headers if k.lower() not in (b"content-encoding", b"content-length", b"transfer-encoding")]
+    plain = [
+        (k, v) for k, v in headers if k.lower() not in (b"content-encoding", b"content-length", b"transfer-encoding")
+    ]
     return httpx.Response(status, headers=plain, content=content, request=_request(template, body))
 
 

@@ -17,9 +17,10 @@ order:
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from models.settings import ModelSettings
 
@@ -207,7 +208,7 @@ def max_concurrency(spec: str) -> int | None:
     return get_provider(prefix).max_concurrency
 
 
-def resolve_model(spec: str, settings: ModelSettings | None = None) -> "BaseChatModel":
+def resolve_model(spec: str, settings: ModelSettings | None = None) -> BaseChatModel:
     """Build the chat model named by ``spec``.
 
     Args:

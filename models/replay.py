@@ -31,8 +31,9 @@ import os
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -90,10 +91,14 @@ def _parse_file(path: str, mtime_ns: int, size: int) -> dict[str, dict[str, list
                     raise ValueError(f"{where}: field {key!r} missing or not a {kind.__name__}")
             for index, response in enumerate(row["responses"]):
                 if not isinstance(response, dict) or not {"content", "tool_calls"} <= response.keys():
-                    raise ValueError(f"{where}: field 'responses[{index}]' must be an object with 'content' and 'tool_calls'")
+                    raise ValueError(
+                        f"{where}: field 'responses[{index}]' must be an object with 'content' and 'tool_calls'"
+                    )
             script = by_candidate.setdefault(row["candidate"], {})
             if row["session_id"] in script:
-                raise ValueError(f"{where}: second line for session {row['session_id']!r} and candidate {row['candidate']!r}")
+                raise ValueError(
+                    f"{where}: second line for session {row['session_id']!r} and candidate {row['candidate']!r}"
+                )
             script[row["session_id"]] = row["responses"]
     return by_candidate
 

@@ -75,7 +75,7 @@ def load_script(path: str | Path) -> dict[str, Any]:
             except json.JSONDecodeError as exc:
                 raise ScriptError(f"{path}:{number}: not JSON ({exc.msg})") from None
             if not isinstance(item, dict) or "content" not in item:
-                raise ScriptError(f"{path}:{number}: a JSONL script line needs field 'content'")
+                raise ScriptError(f"{path}:{number}: a JSONL script line needs field 'content'") from None
             target = sessions.setdefault(str(item["session"]), {}) if item.get("session") is not None else roles
             target.setdefault(str(item.get("role") or "*"), []).append(item["content"])
         return {"roles": roles, "sessions": sessions}
@@ -126,10 +126,14 @@ def next_response(path: str, role: str, session: str = "") -> Any:
             if position < len(queue):
                 _cursors[key] = position + 1
                 return queue[position]
-        used_up.append(f"role {queue_role!r}" + (f" of session {scope!r}" if scope else "") + f" (all {len(queue)} used)")
+        used_up.append(
+            f"role {queue_role!r}" + (f" of session {scope!r}" if scope else "") + f" (all {len(queue)} used)"
+        )
     if used_up:
         raise ScriptExhausted(f"script {path}: no response left for " + " nor ".join(used_up))
-    raise ScriptExhausted(f"script {path}: no queue for role {role!r}" + (f" in session {session!r}" if session else ""))
+    raise ScriptExhausted(
+        f"script {path}: no queue for role {role!r}" + (f" in session {session!r}" if session else "")
+    )
 
 
 class ScriptedChatModel(BaseChatModel):

@@ -38,8 +38,9 @@ import email.utils
 import random
 import time
 import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Callable, Hashable, Iterator, Mapping, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
@@ -267,7 +268,9 @@ def current_usage() -> RequestUsage | None:
 
 # --------------------------------------------------------------------------- rate limit
 
-_limiters: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, float], Any]]" = weakref.WeakKeyDictionary()
+_limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, float], Any]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def rate_limiter(key: str, rps: float) -> Any:
@@ -430,7 +433,9 @@ async def request_with_retries(
 
     retrying = AsyncRetrying(
         stop=stop_after_attempt(policy.max_attempts),
-        wait=lambda state: wait_seconds(policy, state.attempt_number, state.outcome.exception() if state.outcome else None),
+        wait=lambda state: wait_seconds(
+            policy, state.attempt_number, state.outcome.exception() if state.outcome else None
+        ),
         retry=retry_if_exception(lambda exc: transient_kind(exc) is not None),
         before_sleep=record_wait,
         sleep=sleep,
@@ -457,10 +462,14 @@ async def request_with_retries(
     except Exception as exc:
         if usage is not None:
             usage.failed += 1
-            usage.retried.append({**where, "attempts": attempts, "errors": errors, "waited": round(waited, 3), "ok": False})
+            usage.retried.append(
+                {**where, "attempts": attempts, "errors": errors, "waited": round(waited, 3), "ok": False}
+            )
         raise ModelRequestError(attempts, errors, transient_kind(exc) is not None, where, _status_of(exc)) from exc
     if usage is not None:
         usage.requests += 1
         if attempts > 1:
-            usage.retried.append({**where, "attempts": attempts, "errors": errors, "waited": round(waited, 3), "ok": True})
+            usage.retried.append(
+                {**where, "attempts": attempts, "errors": errors, "waited": round(waited, 3), "ok": True}
+            )
     return result

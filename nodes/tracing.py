@@ -7,7 +7,8 @@ of the node that is executing. Nothing is sent when tracing is off.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from bench.schema import fields_for
 from bench.terms import FIRST_TURN
@@ -104,7 +105,9 @@ def evaluation_node_metadata(
     session = state.get("session") or {}
     task_idx = int(state.get("task_idx") or 0)
     language = state.get("language") or "en"
-    meta = task_metadata(task_idx, task_type_of(session, task_idx, language), turn_subtype_of(session, task_idx, language))
+    meta = task_metadata(
+        task_idx, task_type_of(session, task_idx, language), turn_subtype_of(session, task_idx, language)
+    )
     if with_step:
         meta["step_idx"] = int(state.get("step") or 0)
     if step_label is not None:

@@ -7,7 +7,7 @@ Templates are our own wording, stored as package data and filled with :class:`st
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from string import Template
 from typing import Any
@@ -15,7 +15,7 @@ from typing import Any
 LANGUAGES = ("en", "zh")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_prompt(name: str, language: str = "en") -> str:
     """Text of ``prompts/<language>/<name>`` (e.g. ``load_prompt("planner.md", "zh")``).
 
@@ -37,7 +37,7 @@ def render(name: str, language: str = "en", **values: Any) -> str:
     return Template(load_prompt(name, language)).substitute(**{k: str(v) for k, v in values.items()})
 
 
-@lru_cache(maxsize=None)
+@cache
 def fragments(language: str = "en") -> dict[str, Any]:
     """Short phrases keyed by purpose (task kinds, strategies, planner rules) from ``fragments.json``."""
     return json.loads(load_prompt("fragments.json", language))

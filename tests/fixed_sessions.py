@@ -52,7 +52,11 @@ TOOLS = [
 
 def node(name: str, arguments: dict, observation: Any = None, deps=(), **extra) -> dict:
     """A gold node."""
-    found = {"action": {"name": name, "arguments": arguments}, "observation": observation, "dependency_list": list(deps)}
+    found = {
+        "action": {"name": name, "arguments": arguments},
+        "observation": observation,
+        "dependency_list": list(deps),
+    }
     found.update(extra)
     return found
 
@@ -114,7 +118,9 @@ def jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def run(tmp_path: Path, sessions: list[dict], responses: dict[str, list[dict]] | list[dict], scoring: str, **context) -> dict:
+def run(
+    tmp_path: Path, sessions: list[dict], responses: dict[str, list[dict]] | list[dict], scoring: str, **context
+) -> dict:
     """Replay scripted responses through ``wtb.runner.run_eval`` and ``wtb.score_run.score_run`` in one mode.
 
     Args:
@@ -132,7 +138,11 @@ def run(tmp_path: Path, sessions: list[dict], responses: dict[str, list[dict]] |
     replay = tmp_path / "candidates.jsonl"
     replay.write_text(
         "".join(
-            json.dumps({"session_id": sid, "candidate": "cand", "responses": [*items, dict(SPARE_RESPONSE)]}, ensure_ascii=False) + "\n"
+            json.dumps(
+                {"session_id": sid, "candidate": "cand", "responses": [*items, dict(SPARE_RESPONSE)]},
+                ensure_ascii=False,
+            )
+            + "\n"
             for sid, items in responses.items()
         ),
         encoding="utf-8",
@@ -146,7 +156,13 @@ def run(tmp_path: Path, sessions: list[dict], responses: dict[str, list[dict]] |
     )
     metric = score_run(dataset, out / "result.jsonl", out, scoring=scoring)
     score_file, _ = score_files(scoring)
-    return {"out": out, "dataset": dataset, "records": jsonl(out / "result.jsonl"), "scores": jsonl(out / score_file), "metric": metric}
+    return {
+        "out": out,
+        "dataset": dataset,
+        "records": jsonl(out / "result.jsonl"),
+        "scores": jsonl(out / score_file),
+        "metric": metric,
+    }
 
 
 def random_session(rng: random.Random, session_id: str) -> dict:
@@ -173,5 +189,7 @@ def random_session(rng: random.Random, session_id: str) -> dict:
                 nodes.append(node(name, arguments, rng.choice(["done", {"ok": True, "n": i}]), deps))
         nodes.append(answer("Here you are.", list(range(size))))
         task_lists.append(nodes)
-        types.append(rng.choice(["Single-Tool", "Parallel Multi-Tool", "Sequential Multi-Tool", "Mixed Multi-Tool", "Clarify"]))
+        types.append(
+            rng.choice(["Single-Tool", "Parallel Multi-Tool", "Sequential Multi-Tool", "Mixed Multi-Tool", "Clarify"])
+        )
     return make(task_lists, types, session_id)

@@ -40,7 +40,11 @@ def example_arguments(parameters: dict[str, Any] | None) -> dict[str, Any]:
     """Arguments giving every required parameter of ``parameters`` (only those)."""
     parameters = parameters or {}
     properties = parameters.get("properties") or {}
-    args = {key: example_value(properties.get(key, {}), key) for key in parameters.get("required") or [] if key in properties}
+    args = {
+        key: example_value(properties.get(key, {}), key)
+        for key in parameters.get("required") or []
+        if key in properties
+    }
     assert not schema_errors(args, parameters), (args, schema_errors(args, parameters))
     return args
 
@@ -50,7 +54,11 @@ def _functions(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _call(function: dict[str, Any], deps: list[int] | None = None) -> dict[str, Any]:
-    return {"name": function["name"], "arguments": example_arguments(function.get("parameters")), "depends_on": deps or []}
+    return {
+        "name": function["name"],
+        "arguments": example_arguments(function.get("parameters")),
+        "depends_on": deps or [],
+    }
 
 
 def _decision(*actions: dict[str, Any]) -> dict[str, Any]:
@@ -62,7 +70,9 @@ def _answer(kind: str = "tool") -> dict[str, Any]:
 
 
 def _results(functions: list[dict[str, Any]], tag: str) -> dict[str, Any]:
-    return {"results": [{"status": "ok", "source": f["name"], "note": f"{tag} result {i}"} for i, f in enumerate(functions)]}
+    return {
+        "results": [{"status": "ok", "source": f["name"], "note": f"{tag} result {i}"} for i, f in enumerate(functions)]
+    }
 
 
 def session_script(state: dict[str, Any]) -> dict[str, list[Any]]:

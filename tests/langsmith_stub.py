@@ -89,7 +89,7 @@ class LangSmithStub:
         self.url = ""
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def __enter__(self) -> "LangSmithStub":
+    def __enter__(self) -> LangSmithStub:
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -156,9 +156,7 @@ class LangSmithStub:
     def all_header_text(self, exclude: tuple[str, ...] = ()) -> str:
         """Every request header value except the names in ``exclude`` (lower case), joined."""
         with self.lock:
-            return "\n".join(
-                f"{k}: {v}" for r in self.requests for k, v in r["headers"].items() if k not in exclude
-            )
+            return "\n".join(f"{k}: {v}" for r in self.requests for k, v in r["headers"].items() if k not in exclude)
 
     def run_ingest_requests(self) -> list[dict[str, Any]]:
         """The requests that carried runs (multipart or batch or single)."""
@@ -317,9 +315,7 @@ class LangSmithStub:
         count = sum(1 for e in self.examples.values() if e["dataset_id"] == ds["id"])
         return {**ds, "example_count": count, "session_count": 0, "modified_at": ds["created_at"]}
 
-    def _route_datasets(
-        self, method: str, parts: list[str], query: dict[str, Any], body: bytes
-    ) -> tuple[int, Any]:
+    def _route_datasets(self, method: str, parts: list[str], query: dict[str, Any], body: bytes) -> tuple[int, Any]:
         if parts == ["datasets"] and method == "POST":
             data = json.loads(body)
             with self.lock:
@@ -391,9 +387,7 @@ class LangSmithStub:
             ids = [self._store_example(dataset_id, e) for e in items.values()]
         return 201, {"example_ids": ids, "count": len(ids), "as_of": _now()}
 
-    def _route_examples(
-        self, method: str, parts: list[str], query: dict[str, Any], body: bytes
-    ) -> tuple[int, Any]:
+    def _route_examples(self, method: str, parts: list[str], query: dict[str, Any], body: bytes) -> tuple[int, Any]:
         if parts in (["examples"], ["examples", "bulk"]) and method == "POST":
             data = json.loads(body)
             batch = data if isinstance(data, list) else [data]
@@ -420,9 +414,7 @@ class LangSmithStub:
             return (200, ex) if ex else (404, {"detail": "example not found"})
         return 404, {"detail": "stub: unknown example route"}
 
-    def _route_sessions(
-        self, method: str, parts: list[str], query: dict[str, Any], body: bytes
-    ) -> tuple[int, Any]:
+    def _route_sessions(self, method: str, parts: list[str], query: dict[str, Any], body: bytes) -> tuple[int, Any]:
         if parts == ["sessions"] and method == "POST":
             data = json.loads(body)
             with self.lock:

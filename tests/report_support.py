@@ -22,10 +22,17 @@ def run_cli(*args: object, cwd: Path = REPO_ROOT, check: bool = True) -> subproc
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     env.pop("LANGSMITH_TRACING", None)
     result = subprocess.run(
-        [sys.executable, "-m", "wtb.cli", *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+        [sys.executable, "-m", "wtb.cli", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     if check and result.returncode != 0:
-        raise AssertionError(f"wtb {' '.join(map(str, args))} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
+        raise AssertionError(
+            f"wtb {' '.join(map(str, args))} exited {result.returncode}:\n{result.stdout}\n{result.stderr}"
+        )
     return result
 
 
@@ -36,10 +43,16 @@ def fixture_runs(base: Path, reference_dir: Path) -> dict[str, Path]:
         out = base / "runs" / candidate
         if not (out / "metric.json").is_file():
             run_cli(
-                "eval", "--dataset", reference_dir / "sessions.jsonl",
-                "--model", f"replay:{reference_dir / 'candidates.jsonl'}#{candidate}",
-                "--out", out, "--no-progress", "--no-trace",
-            )  # fmt: skip
+                "eval",
+                "--dataset",
+                reference_dir / "sessions.jsonl",
+                "--model",
+                f"replay:{reference_dir / 'candidates.jsonl'}#{candidate}",
+                "--out",
+                out,
+                "--no-progress",
+                "--no-trace",
+            )
         runs[candidate] = out
     return runs
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -19,7 +19,7 @@ _CASES = (
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(path: Path) -> list[dict]:
     with open(path, encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]

@@ -256,11 +256,14 @@ def test_nested_errors_inside_arrays_of_objects():
     )
     assert check(props, {"legs": ["A"]}, {"legs": []}) == "error_schema: nested args type inconsistent"
     # Schema passes, then the match stage reports the full path.
-    assert check(
-        props,
-        {"legs": [{"from": "A"}, {"from": "B", "seats": 1}]},
-        {"legs": [{"from": "A"}, {"from": "B", "seats": 2}]},
-    ) == "error_match: value mismatch at 'legs[1].seats'"
+    assert (
+        check(
+            props,
+            {"legs": [{"from": "A"}, {"from": "B", "seats": 1}]},
+            {"legs": [{"from": "A"}, {"from": "B", "seats": 2}]},
+        )
+        == "error_match: value mismatch at 'legs[1].seats'"
+    )
 
 
 def test_parameters_schema_keeps_required_and_properties_only():
@@ -354,9 +357,9 @@ def test_long_string_rouge_threshold():
         "error_match: string similarity too low at 's' (rouge score: 0.67)"
     )
     # ROUGE is case-sensitive once normalisation fails: LCS 1 ("seven") of 8 / 7 words, F = 2/15.
-    assert check(props, {"s": "ONE TWO THREE FOUR FIVE SIX seven eight"}, {"s": "one two three four five six seven"}) == (
-        "error_match: string similarity too low at 's' (rouge score: 0.13)"
-    )
+    assert check(
+        props, {"s": "ONE TWO THREE FOUR FIVE SIX seven eight"}, {"s": "one two three four five six seven"}
+    ) == ("error_match: string similarity too low at 's' (rouge score: 0.13)")
 
 
 def test_rouge_hypothesis_is_the_prediction():

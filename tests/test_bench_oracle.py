@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.oracle import run_case, scripted_responses, synthetic_session, write_inputs
 from bench.schema import Session
+from benchmarks.oracle import run_case, scripted_responses, synthetic_session, write_inputs
 
 
 @pytest.mark.parametrize("case, width", [("distinct_12", 12), ("same_name_10", 10)])
@@ -32,6 +32,8 @@ def test_graph_and_scorer_on_the_wide_task(case, candidate, optimal, tmp_path):
     assert metric["total_info"]["task"]["accuracy"] == 1.0
     assert metric["optimal_info"]["Total"]["accuracy"] == optimal  # only the wide Parallel task counts
     assert metric["progress_info"]["Total"]["rate"] == 1.0  # the Sequential task: 3 steps of 3 nodes
-    calls = [out["record"]["result"][1]["inference_log"][k]["inference_output"]["tool_calls"] for k in ("step_0", "step_1")]
+    calls = [
+        out["record"]["result"][1]["inference_log"][k]["inference_output"]["tool_calls"] for k in ("step_0", "step_1")
+    ]
     width = 12 if case == "distinct_12" else 10
     assert [len(c or []) for c in calls] == ([width, 0] if candidate == "oracle" else [1, 1])

@@ -22,13 +22,27 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_checker_accepts_a_replay_eval_and_rejects_a_broken_one(tmp_path):
     out = tmp_path / "eval"
-    run = _run("-m", "wtb.cli", "eval", "--model", f"replay:{DEMO}#oracle", "--limit", "2",
-               "--out", str(out), "--no-progress", "--no-trace")
+    run = _run(
+        "-m",
+        "wtb.cli",
+        "eval",
+        "--model",
+        f"replay:{DEMO}#oracle",
+        "--limit",
+        "2",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--no-trace",
+    )
     assert run.returncode == 0, run.stderr
     ok = _run(str(CHECKER), "eval", str(out), "--sessions", "2", "--model-name", "oracle")
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "2 result record(s), 8 tasks, task accuracy 8/8" in ok.stdout
-    assert _run(str(CHECKER), "eval", str(out), "--sessions", "2", "--model-name", "oracle", "--all-correct").returncode == 0
+    assert (
+        _run(str(CHECKER), "eval", str(out), "--sessions", "2", "--model-name", "oracle", "--all-correct").returncode
+        == 0
+    )
 
     records = [json.loads(line) for line in (out / "result.jsonl").read_text().splitlines()]
     del records[0]["result"][0]["is_optimal"]
@@ -40,8 +54,19 @@ def test_checker_accepts_a_replay_eval_and_rejects_a_broken_one(tmp_path):
 
 def test_checker_all_correct_rejects_a_run_with_wrong_tasks(tmp_path):
     out = tmp_path / "eval"
-    run = _run("-m", "wtb.cli", "eval", "--model", f"replay:{DEMO}#demo-model", "--limit", "2",
-               "--out", str(out), "--no-progress", "--no-trace")
+    run = _run(
+        "-m",
+        "wtb.cli",
+        "eval",
+        "--model",
+        f"replay:{DEMO}#demo-model",
+        "--limit",
+        "2",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--no-trace",
+    )
     assert run.returncode == 0, run.stderr
     metric = json.loads((out / "metric.json").read_text())
     correct = metric["total_info"]["task"]["correct_count"]

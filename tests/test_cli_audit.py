@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from wtb.cli import app
-from wtb.runner import ResultFile, session_sort_key
 from bench.schema import load_sessions, sessions_by_id
-from wtb.score_run import natural_id_key, score_records
 from graphs.evaluation import RECURSION_LIMIT, build_evaluation_graph
 from tests.session_factory import make_session
+from wtb.cli import app
+from wtb.runner import ResultFile, session_sort_key
+from wtb.score_run import natural_id_key, score_records
 
 
 def _line(row) -> str:
@@ -59,7 +59,10 @@ def test_validate_directory_and_missing_file(tmp_path):
     result = _invoke("validate", tmp_path)
     assert result.exit_code == 2 and f"Invalid value for 'path': File '{tmp_path}' is a directory." in result.output
     result = _invoke("validate", tmp_path / "nope.jsonl")
-    assert result.exit_code == 2 and f"Invalid value for 'path': File '{tmp_path / 'nope.jsonl'}' does not exist." in result.output
+    assert (
+        result.exit_code == 2
+        and f"Invalid value for 'path': File '{tmp_path / 'nope.jsonl'}' does not exist." in result.output
+    )
 
 
 def test_a_bad_byte_spoils_only_its_line(tmp_path):
@@ -69,7 +72,13 @@ def test_a_bad_byte_spoils_only_its_line(tmp_path):
     broken["english_task_types"][1] = "Multi-Tool"
     path = tmp_path / "mixed.jsonl"
     path.write_bytes(
-        _line(good[0]).encode() + b"\r\n" + b'{"id": "\xff"}\n' + _line(good[1]).encode() + b"\r\n" + _line(broken).encode() + b"\n"
+        _line(good[0]).encode()
+        + b"\r\n"
+        + b'{"id": "\xff"}\n'
+        + _line(good[1]).encode()
+        + b"\r\n"
+        + _line(broken).encode()
+        + b"\n"
     )
     result = _invoke("validate", path)
     assert result.exit_code == 1
@@ -109,10 +118,31 @@ def _one_session_run(tmp_path: Path) -> tuple[Path, dict]:
         "inference_log": {
             "task_idx": 0,
             "step_0": {
-                "inference_output": {"content": "", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "getWeather", "arguments": "{\"city\": \"Paris\"}"}}], "current_action_name_label": "correct"},
-                "inference_answer": {"candidate_0_answer_function_list": {"action": [{"name": "getWeather", "arguments": "{\"city\": \"Paris\"}"}]}},
+                "inference_output": {
+                    "content": "",
+                    "tool_calls": [
+                        {
+                            "id": "c",
+                            "type": "function",
+                            "function": {"name": "getWeather", "arguments": '{"city": "Paris"}'},
+                        }
+                    ],
+                    "current_action_name_label": "correct",
+                },
+                "inference_answer": {
+                    "candidate_0_answer_function_list": {
+                        "action": [{"name": "getWeather", "arguments": '{"city": "Paris"}'}]
+                    }
+                },
             },
-            "step_1": {"inference_output": {"content": "?", "tool_calls": None, "current_action_name_label": "error", "error_reason": "x"}},
+            "step_1": {
+                "inference_output": {
+                    "content": "?",
+                    "tool_calls": None,
+                    "current_action_name_label": "error",
+                    "error_reason": "x",
+                }
+            },
         },
         "latency": [0.0, 0.0],
         "input_token_count": [0, 0],
@@ -129,14 +159,24 @@ def test_score_reports_bad_result_fields(tmp_path):
     assert _invoke("score", "--dataset", dataset, "--results", results, "--out", tmp_path / "ok").exit_code == 0
 
     cases = [
-        (lambda r: r["result"][1].__setitem__("is_optimal", "yes"), "result[1].is_optimal: expected true or false, got 'yes'"),
-        (lambda r: r["result"][2].__setitem__("action_name_label", "maybe"), "result[2].action_name_label: expected 'correct' or 'error', got 'maybe'"),
         (
-            lambda r: r["result"][0]["inference_log"]["step_0"]["inference_output"].__setitem__("tool_calls", "getWeather"),
+            lambda r: r["result"][1].__setitem__("is_optimal", "yes"),
+            "result[1].is_optimal: expected true or false, got 'yes'",
+        ),
+        (
+            lambda r: r["result"][2].__setitem__("action_name_label", "maybe"),
+            "result[2].action_name_label: expected 'correct' or 'error', got 'maybe'",
+        ),
+        (
+            lambda r: r["result"][0]["inference_log"]["step_0"]["inference_output"].__setitem__(
+                "tool_calls", "getWeather"
+            ),
             "result[0].inference_log.step_0.inference_output.tool_calls: expected a list of calls",
         ),
         (
-            lambda r: r["result"][0]["inference_log"]["step_0"]["inference_output"].__setitem__("tool_calls", [{"id": "c"}]),
+            lambda r: r["result"][0]["inference_log"]["step_0"]["inference_output"].__setitem__(
+                "tool_calls", [{"id": "c"}]
+            ),
             "result[0].inference_log.step_0.inference_output.tool_calls: expected a list of calls",
         ),
     ]
@@ -195,7 +235,10 @@ def test_result_and_score_files_share_the_natural_id_order(tmp_path):
         results.append({"id": session_id, "model_name": "m", "result": "Error during inference: boom"})
     finalized = [r["id"] for r in results.finalize()]
     on_disk = [json.loads(line)["id"] for line in (tmp_path / "result.jsonl").read_text(encoding="utf-8").splitlines()]
-    records = [(n, json.loads(line)) for n, line in enumerate((tmp_path / "result.jsonl").read_text(encoding="utf-8").splitlines(), 1)]
+    records = [
+        (n, json.loads(line))
+        for n, line in enumerate((tmp_path / "result.jsonl").read_text(encoding="utf-8").splitlines(), 1)
+    ]
     _, lines, metric = score_records(sessions_by_id(load_sessions(dataset)), records)
     assert finalized == on_disk == [line["id"] for line in lines] == expected
     assert metric["total_info"]["task"] == {"accuracy": 0.0, "correct_count": 0, "total_count": 24}
@@ -208,7 +251,11 @@ def test_graph_factory_merges_the_run_config():
     default = build_evaluation_graph()
     assert default.config["recursion_limit"] == RECURSION_LIMIT
     custom = build_evaluation_graph({"recursion_limit": 55, "tags": ["audit"], "metadata": {"k": "v"}})
-    assert (custom.config["recursion_limit"], custom.config["tags"], custom.config["metadata"]) == (55, ["audit"], {"k": "v"})
+    assert (custom.config["recursion_limit"], custom.config["tags"], custom.config["metadata"]) == (
+        55,
+        ["audit"],
+        {"k": "v"},
+    )
     with open(Path(__file__).resolve().parents[1] / "langgraph.json", encoding="utf-8") as handle:
         registered = json.load(handle)["graphs"]["evaluation"]
     module, _, attribute = registered.partition(":")
@@ -225,7 +272,11 @@ def test_eval_sends_temperature_and_uses_base_url_or_env(reference_dir, tmp_path
 
     sessions = [s.to_dict() for s in load_sessions(reference_dir / "sessions.jsonl")]
     rows = [json.loads(line) for line in (reference_dir / "candidates.jsonl").read_text(encoding="utf-8").splitlines()]
-    script = {r["session_id"]: r["responses"] for r in rows if r["candidate"] == "oracle" and r["session_id"] in ("wild_tool_bench_0", "wild_tool_bench_1")}
+    script = {
+        r["session_id"]: r["responses"]
+        for r in rows
+        if r["candidate"] == "oracle" and r["session_id"] in ("wild_tool_bench_0", "wild_tool_bench_1")
+    }
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
@@ -233,17 +284,33 @@ def test_eval_sends_temperature_and_uses_base_url_or_env(reference_dir, tmp_path
         monkeypatch.delenv(name, raising=False)
     with ScriptedServer(sessions, script) as server:
         monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-        common = ["eval", "--dataset", reference_dir / "sessions.jsonl", "--model", "openai:oracle", "--no-progress", "--no-trace"]
-        result = _invoke(*common, "--out", tmp_path / "a", "--ids", "0", "--temperature", "0.7", "--base-url", server.base_url)
+        common = [
+            "eval",
+            "--dataset",
+            reference_dir / "sessions.jsonl",
+            "--model",
+            "openai:oracle",
+            "--no-progress",
+            "--no-trace",
+        ]
+        result = _invoke(
+            *common, "--out", tmp_path / "a", "--ids", "0", "--temperature", "0.7", "--base-url", server.base_url
+        )
         assert result.exit_code == 0, result.output
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         result = _invoke(*common, "--out", tmp_path / "b", "--ids", " wild_tool_bench_1 ")
         assert result.exit_code == 0, result.output
-    assert server.requests["wild_tool_bench_0"] and {body["temperature"] for body in server.requests["wild_tool_bench_0"]} == {0.7}
-    assert server.requests["wild_tool_bench_1"] and {body["temperature"] for body in server.requests["wild_tool_bench_1"]} == {0.0}
+    assert server.requests["wild_tool_bench_0"] and {
+        body["temperature"] for body in server.requests["wild_tool_bench_0"]
+    } == {0.7}
+    assert server.requests["wild_tool_bench_1"] and {
+        body["temperature"] for body in server.requests["wild_tool_bench_1"]
+    } == {0.0}
     assert server.served["wild_tool_bench_1"] == len(script["wild_tool_bench_1"]) - 1
     for folder, session_id in (("a", "wild_tool_bench_0"), ("b", "wild_tool_bench_1")):
-        records = [json.loads(line) for line in (tmp_path / folder / "result.jsonl").read_text(encoding="utf-8").splitlines()]
+        records = [
+            json.loads(line) for line in (tmp_path / folder / "result.jsonl").read_text(encoding="utf-8").splitlines()
+        ]
         assert [r["id"] for r in records] == [session_id]
         assert [t["action_name_label"] for t in records[0]["result"]] == ["correct"] * 4
 
@@ -251,13 +318,19 @@ def test_eval_sends_temperature_and_uses_base_url_or_env(reference_dir, tmp_path
 def test_context_settings_reach_the_openai_client(monkeypatch):
     """`--temperature`, `--timeout`, `--base-url` and the retry count end up on the ChatOpenAI client."""
     from graphs.evaluation_context import EvaluationContext
-    from nodes.evaluation.candidate import model_settings
     from models import resolve_model
+    from nodes.evaluation.candidate import model_settings
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    context = EvaluationContext(model="openai:some-model", temperature=0.3, timeout=7.5, base_url="http://127.0.0.1:9/v1", max_retries=1)
+    context = EvaluationContext(
+        model="openai:some-model", temperature=0.3, timeout=7.5, base_url="http://127.0.0.1:9/v1", max_retries=1
+    )
     model = resolve_model(context.model, model_settings(context))
     assert (model.model_name, model.temperature, model.request_timeout, model.openai_api_base, model.max_retries) == (
-        "some-model", 0.3, 7.5, "http://127.0.0.1:9/v1", 1,
+        "some-model",
+        0.3,
+        7.5,
+        "http://127.0.0.1:9/v1",
+        1,
     )
     assert model.openai_api_key.get_secret_value() == "not-needed"  # a loopback server needs no key

@@ -30,9 +30,7 @@ def _no_run_settings(monkeypatch):
 
 def _wtb(*args: object):
     result = CliRunner().invoke(app, [str(a) for a in args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(
-        result.exception
-    )
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
     assert "Traceback" not in result.output
     return result
 
@@ -85,13 +83,8 @@ def test_eval_usage_errors_exit_2_and_write_nothing(tmp_path):
 
 def test_eval_configuration_errors_exit_2_and_write_nothing(tmp_path, monkeypatch):
     out = tmp_path / "out"
-    bad_model = _wtb(
-        "eval", "--model", "nosuch:x", "--out", out, "--no-progress", "--no-trace"
-    )
-    assert (
-        bad_model.exit_code == 2
-        and "error: unknown model provider 'nosuch'" in bad_model.output
-    )
+    bad_model = _wtb("eval", "--model", "nosuch:x", "--out", out, "--no-progress", "--no-trace")
+    assert bad_model.exit_code == 2 and "error: unknown model provider 'nosuch'" in bad_model.output
     experiment = _wtb(
         "eval",
         "--model",
@@ -104,19 +97,11 @@ def test_eval_configuration_errors_exit_2_and_write_nothing(tmp_path, monkeypatc
         "x",
         "--no-progress",
     )
-    assert (
-        experiment.exit_code == 2
-        and "--langsmith-dataset scores in reference mode only" in experiment.output
-    )
+    assert experiment.exit_code == 2 and "--langsmith-dataset scores in reference mode only" in experiment.output
     # a bad WTB_* setting is the run's configuration too
     monkeypatch.setenv("WTB_SCORING", "fixd")
-    setting = _wtb(
-        "eval", "--model", ORACLE, "--out", out, "--no-progress", "--no-trace"
-    )
-    assert (
-        setting.exit_code == 2
-        and "error: unknown scoring mode 'fixd'" in setting.output
-    )
+    setting = _wtb("eval", "--model", ORACLE, "--out", out, "--no-progress", "--no-trace")
+    assert setting.exit_code == 2 and "error: unknown scoring mode 'fixd'" in setting.output
     assert not out.exists()
 
 
@@ -174,12 +159,8 @@ def test_score_bad_result_content_exits_1(demo_run, tmp_path):
         results.read_text(encoding="utf-8").splitlines()[0] + "\n{oops\n",
         encoding="utf-8",
     )
-    result = _wtb(
-        "score", "--dataset", DEMO, "--results", broken, "--out", tmp_path / "scored"
-    )
-    assert (
-        result.exit_code == 1 and f"{broken}:2: (json): invalid JSON" in result.output
-    )
+    result = _wtb("score", "--dataset", DEMO, "--results", broken, "--out", tmp_path / "scored")
+    assert result.exit_code == 1 and f"{broken}:2: (json): invalid JSON" in result.output
     assert not (tmp_path / "scored").exists()
 
 
@@ -196,9 +177,7 @@ def test_validate_exit_codes(tmp_path):
 def test_fixed_rescoring_says_when_only_the_progress_rate_changes(demo_run, tmp_path):
     """The oracle's labels are the same in both modes, its accomplish progress rate is not (fix 8)."""
     run_dir, results = demo_run
-    reference = json.loads((run_dir / "metric.json").read_text(encoding="utf-8"))[
-        "progress_info"
-    ]["Total"]
+    reference = json.loads((run_dir / "metric.json").read_text(encoding="utf-8"))["progress_info"]["Total"]
     assert reference == {"rate": 0.875, "complete_step": 21, "total_step": 24}
     result = _wtb(
         "score",
@@ -212,11 +191,7 @@ def test_fixed_rescoring_says_when_only_the_progress_rate_changes(demo_run, tmp_
         "fixed",
     )
     assert result.exit_code == 0, result.output
-    line = next(
-        text
-        for text in result.output.splitlines()
-        if text.startswith("fixed vs reference scoring")
-    )
+    line = next(text for text in result.output.splitlines() if text.startswith("fixed vs reference scoring"))
     assert line == (
         "fixed vs reference scoring: no task label flips (24 correct of 24); "
         "accomplish progress rate 87.50% -> 100.00% (fix 8)"
@@ -262,13 +237,8 @@ def test_generate_exit_codes(tmp_path):
         "--language",
         "'fr'",
     )
-    unknown_path = _wtb(
-        "generate", "--tools", tools, "--out", out, "--paths", "ST,XX,CC,CC"
-    )
-    assert (
-        unknown_path.exit_code == 2
-        and "unknown layer type(s) ['XX']" in unknown_path.output
-    )
+    unknown_path = _wtb("generate", "--tools", tools, "--out", out, "--paths", "ST,XX,CC,CC")
+    assert unknown_path.exit_code == 2 and "unknown layer type(s) ['XX']" in unknown_path.output
     official = _wtb("generate", "--tools", "wildtoolbench", "--out", out)
     _usage_error(official, "--tools", "names the official dataset, not a tool list")
     tools.write_text(json.dumps([TOOL]) + "\n{oops\n", encoding="utf-8")
@@ -279,23 +249,16 @@ def test_generate_exit_codes(tmp_path):
 
 def test_report_and_data_exit_codes(tmp_path):
     out = tmp_path / "report"
-    _usage_error(
-        _wtb("report", tmp_path / "nope", "--out", out), "run_dirs", "does not exist"
-    )
+    _usage_error(_wtb("report", tmp_path / "nope", "--out", out), "run_dirs", "does not exist")
     (tmp_path / "run").mkdir()
     _usage_error(
         _wtb("report", tmp_path / "run", tmp_path / "run", "--out", out),
         "run_dirs",
         "given twice",
     )
-    missing_dataset = _wtb(
-        "report", tmp_path / "run", "--out", out, "--dataset", tmp_path / "no.jsonl"
-    )
+    missing_dataset = _wtb("report", tmp_path / "run", "--out", out, "--dataset", tmp_path / "no.jsonl")
     _usage_error(missing_dataset, "--dataset", "does not exist")
     not_a_run = _wtb("report", tmp_path / "run", "--out", out)
-    assert (
-        not_a_run.exit_code == 1
-        and f"{tmp_path / 'run' / 'metric.json'}: missing" in not_a_run.output
-    )
+    assert not_a_run.exit_code == 1 and f"{tmp_path / 'run' / 'metric.json'}: missing" in not_a_run.output
     assert not out.exists()
     _usage_error(_wtb("data", "pull", "--only", "everything"), "--only", "'everything'")

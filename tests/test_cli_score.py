@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from wtb.cli import app
-from wtb.table import metric_rows, render_metric_table
 from bench.schema import DatasetError
+from wtb.cli import app
 from wtb.score_run import natural_id_key, score_run
+from wtb.table import metric_rows, render_metric_table
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,9 +42,22 @@ def test_wtb_score_subprocess_writes_both_files(reference_dir, tmp_path):
     results = _candidate_results(reference_dir, "noisy", tmp_path)
     out = tmp_path / "out"
     proc = subprocess.run(
-        [sys.executable, "-m", "wtb.cli", "score", "--dataset", str(reference_dir / "sessions.jsonl"),
-         "--results", str(results), "--out", str(out)],
-        capture_output=True, text=True, cwd=REPO_ROOT, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "wtb.cli",
+            "score",
+            "--dataset",
+            str(reference_dir / "sessions.jsonl"),
+            "--results",
+            str(results),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     metric = json.loads((out / "metric.json").read_text(encoding="utf-8"))
@@ -52,8 +65,16 @@ def test_wtb_score_subprocess_writes_both_files(reference_dir, tmp_path):
     lines = _jsonl(out / "score.jsonl")
     assert [list(line) for line in lines] == [["id", "model_name", "results"]] * 24
     ids = [line["id"] for line in lines]
-    assert ids == sorted(ids, key=natural_id_key) and ids[:3] == ["wild_tool_bench_0", "wild_tool_bench_1", "wild_tool_bench_2"]
-    expected_scores = {r["session_id"]: r["results"] for r in _jsonl(reference_dir / "expected_scores.jsonl") if r["candidate"] == "noisy"}
+    assert ids == sorted(ids, key=natural_id_key) and ids[:3] == [
+        "wild_tool_bench_0",
+        "wild_tool_bench_1",
+        "wild_tool_bench_2",
+    ]
+    expected_scores = {
+        r["session_id"]: r["results"]
+        for r in _jsonl(reference_dir / "expected_scores.jsonl")
+        if r["candidate"] == "noisy"
+    }
     for line in lines:
         for task in line["results"]:
             for key, step in task["inference_log"].items():
@@ -79,12 +100,21 @@ def test_wtb_score_bad_results_report_line_and_field(reference_dir, tmp_path):
     other_model = dict(good[2], model_name="someone-else")
     broken = json.loads(json.dumps(good[3]))
     del broken["result"][1]["inference_log"]["step_0"]["inference_output"]
-    rows = [json.dumps(good[0]), "{oops", json.dumps(unknown), json.dumps(other_model), json.dumps(broken), json.dumps(good[0])]
+    rows = [
+        json.dumps(good[0]),
+        "{oops",
+        json.dumps(unknown),
+        json.dumps(other_model),
+        json.dumps(broken),
+        json.dumps(good[0]),
+    ]
     results = tmp_path / "bad.jsonl"
     results.write_text("\n".join(rows) + "\n", encoding="utf-8")
     out = tmp_path / "out"
     runner = CliRunner()
-    result = runner.invoke(app, ["score", "--dataset", str(reference_dir / "sessions.jsonl"), "--results", str(results), "--out", str(out)])
+    result = runner.invoke(
+        app, ["score", "--dataset", str(reference_dir / "sessions.jsonl"), "--results", str(results), "--out", str(out)]
+    )
     assert result.exit_code == 1
     assert "Traceback" not in result.output
     # The file-level pass reports bad JSON and the duplicate id first.
@@ -92,7 +122,9 @@ def test_wtb_score_bad_results_report_line_and_field(reference_dir, tmp_path):
     assert f"{results}:6: id: duplicate id" in result.output
     assert not out.exists()
     results.write_text("\n".join(rows[:1] + rows[2:5]) + "\n", encoding="utf-8")
-    result = runner.invoke(app, ["score", "--dataset", str(reference_dir / "sessions.jsonl"), "--results", str(results), "--out", str(out)])
+    result = runner.invoke(
+        app, ["score", "--dataset", str(reference_dir / "sessions.jsonl"), "--results", str(results), "--out", str(out)]
+    )
     assert result.exit_code == 1
     assert f"{results}:2: id: no session 'wild_tool_bench_999' in the dataset" in result.output
     assert f"{results}:4: result[1].inference_log.step_0.inference_output: missing or not an object" in result.output
@@ -102,9 +134,22 @@ def test_wtb_score_bad_results_report_line_and_field(reference_dir, tmp_path):
 
 def test_wtb_score_missing_files_no_traceback(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "wtb.cli", "score", "--dataset", str(tmp_path / "none.jsonl"),
-         "--results", str(tmp_path / "r.jsonl"), "--out", str(tmp_path / "o")],
-        capture_output=True, text=True, cwd=REPO_ROOT, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "wtb.cli",
+            "score",
+            "--dataset",
+            str(tmp_path / "none.jsonl"),
+            "--results",
+            str(tmp_path / "r.jsonl"),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=120,
     )
     assert proc.returncode == 2  # a file named on the command line that does not exist (docs/cli.md §2)
     assert "Traceback" not in proc.stdout + proc.stderr
@@ -151,10 +196,22 @@ def test_metric_table_rows():
 
 def test_score_says_when_a_file_mixes_models(reference_dir, tmp_path):
     """The fixtures' expected_results.jsonl holds every candidate's records: one model per file is the rule."""
-    result = CliRunner().invoke(app, ["score", "--dataset", str(reference_dir / "sessions.jsonl"),
-                                      "--results", str(reference_dir / "expected_results.jsonl"), "--out", str(tmp_path)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "score",
+            "--dataset",
+            str(reference_dir / "sessions.jsonl"),
+            "--results",
+            str(reference_dir / "expected_results.jsonl"),
+            "--out",
+            str(tmp_path),
+        ],
+    )
     assert result.exit_code == 1
     first = result.output.splitlines()[0]
-    assert first.endswith("id: duplicate id 'wild_tool_bench_0' (first on line 1): model 'suboptimal' here, 'oracle' there; "
-                          "the file holds several models' results: score one model per file")
+    assert first.endswith(
+        "id: duplicate id 'wild_tool_bench_0' (first on line 1): model 'suboptimal' here, 'oracle' there; "
+        "the file holds several models' results: score one model per file"
+    )
     assert not (tmp_path / "metric.json").exists()

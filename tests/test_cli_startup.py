@@ -18,11 +18,36 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 HEAVY = (
-    "langgraph", "langgraph_sdk", "langchain", "langchain_core", "langchain_openai", "langsmith", "openai",
-    "httpx", "requests", "pydantic", "pydantic_core", "matplotlib", "numpy", "rich", "asyncio",
-    "importlib.metadata", "filelock", "bench", "graphs", "nodes", "prompts", "wtb.runner", "wtb.score_run",
-    "wtb.table", "wtb.tracing", "wtb.report", "wtb.datasets", "wtb.remote", "wtb.experiments",
-)  # fmt: skip
+    "langgraph",
+    "langgraph_sdk",
+    "langchain",
+    "langchain_core",
+    "langchain_openai",
+    "langsmith",
+    "openai",
+    "httpx",
+    "requests",
+    "pydantic",
+    "pydantic_core",
+    "matplotlib",
+    "numpy",
+    "rich",
+    "asyncio",
+    "importlib.metadata",
+    "filelock",
+    "bench",
+    "graphs",
+    "nodes",
+    "prompts",
+    "wtb.runner",
+    "wtb.score_run",
+    "wtb.table",
+    "wtb.tracing",
+    "wtb.report",
+    "wtb.datasets",
+    "wtb.remote",
+    "wtb.experiments",
+)
 """Modules (and their sub-modules) a `--help` must not import: the frameworks, the scoring core, rich."""
 
 COMMANDS = [
@@ -71,11 +96,7 @@ def _python(code: str, *args: str, **env: str) -> subprocess.CompletedProcess:
 
 
 def _heavy(modules: list[str]) -> list[str]:
-    return sorted(
-        m
-        for m in modules
-        if any(m == name or m.startswith(name + ".") for name in HEAVY)
-    )
+    return sorted(m for m in modules if any(m == name or m.startswith(name + ".") for name in HEAVY))
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "wtb")
@@ -95,9 +116,7 @@ def test_help_still_lists_every_command_and_the_exit_statuses():
 
     text, _ = _help([])
     listed = text.split("Commands:")[1].splitlines()
-    commands = [
-        line.split()[0] for line in listed if line.startswith("  ") and line.split()
-    ]
+    commands = [line.split()[0] for line in listed if line.startswith("  ") and line.split()]
     assert commands[:6] == ["eval", "generate", "validate", "score", "report", "data"]
     assert "Exit status: 0 done; 1 an input file's content is bad" in _flat(text)
     eval_help = _help(["eval"])[0]
@@ -129,6 +148,4 @@ def test_lazy_console_makes_the_rich_console_at_first_use(capsys):
     assert console._console is None
     console.print("a [b] :smile: line", markup=False)
     assert type(console._console).__name__ == "Console" and console.is_terminal is False
-    assert (
-        capsys.readouterr().err == "a [b] 😄 line\n"
-    )  # rich's own rendering, emoji codes included
+    assert capsys.readouterr().err == "a [b] 😄 line\n"  # rich's own rendering, emoji codes included

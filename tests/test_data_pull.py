@@ -89,11 +89,13 @@ def fake_dataset() -> bytes:
 def server(shared_dir, fake_dataset):
     """A loopback server of the three files; yields (base URL, _Files). Stops at teardown or after
     SERVER_LIFETIME seconds, whichever comes first."""
-    files = _Files({
-        DATASET_PATH: fake_dataset,
-        TOOLS_EN_PATH: (shared_dir / "data" / "tools_en.jsonl").read_bytes(),
-        TOOLS_ZH_PATH: (shared_dir / "data" / "tools_zh.jsonl").read_bytes(),
-    })
+    files = _Files(
+        {
+            DATASET_PATH: fake_dataset,
+            TOOLS_EN_PATH: (shared_dir / "data" / "tools_en.jsonl").read_bytes(),
+            TOOLS_ZH_PATH: (shared_dir / "data" / "tools_zh.jsonl").read_bytes(),
+        }
+    )
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     httpd.daemon_threads = True
     httpd.files = files  # type: ignore[attr-defined]
@@ -115,7 +117,9 @@ def server(shared_dir, fake_dataset):
 def env(tmp_path, server, fake_dataset, monkeypatch):
     """Environment for the CLI (and this process): cache in tmp_path, base URL of the server, test pin."""
     pins = tmp_path / "pins.json"
-    pins.write_text(json.dumps({"wildtoolbench": {"path": DATASET_PATH, "blob": _blob(fake_dataset)}}), encoding="utf-8")
+    pins.write_text(
+        json.dumps({"wildtoolbench": {"path": DATASET_PATH, "blob": _blob(fake_dataset)}}), encoding="utf-8"
+    )
     values = {"WTB_CACHE_DIR": str(tmp_path / "cache"), "WTB_DATA_URL": server[0], "WTB_DATA_PINS": str(pins)}
     for key, value in values.items():
         monkeypatch.setenv(key, value)
@@ -123,8 +127,16 @@ def env(tmp_path, server, fake_dataset, monkeypatch):
 
 
 def _wtb(env: dict[str, str], *args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "wtb.cli", *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=180, umask=0o022, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "wtb.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        umask=0o022,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _cached(env: dict[str, str], repo_path: str) -> Path:
@@ -155,8 +167,11 @@ def test_pull_caches_verified_files_and_a_second_pull_is_a_no_op(env, server, fa
     files = server[1]
     first = _wtb(env, "data", "pull")
     assert first.returncode == 0, first.stderr
-    expected = {DATASET_PATH: fake_dataset, TOOLS_EN_PATH: (shared_dir / "data" / "tools_en.jsonl").read_bytes(),
-                TOOLS_ZH_PATH: (shared_dir / "data" / "tools_zh.jsonl").read_bytes()}
+    expected = {
+        DATASET_PATH: fake_dataset,
+        TOOLS_EN_PATH: (shared_dir / "data" / "tools_en.jsonl").read_bytes(),
+        TOOLS_ZH_PATH: (shared_dir / "data" / "tools_zh.jsonl").read_bytes(),
+    }
     for repo_path, data in expected.items():
         path = _cached(env, repo_path)
         assert path.read_bytes() == data
@@ -221,7 +236,9 @@ def test_pull_from_a_local_clone(env, server, tmp_path, fake_dataset, shared_dir
     clone.joinpath(*TOOLS_ZH_PATH.split("/")).write_bytes(b"[]\n")
     stale = _wtb(offline, "data", "pull", "--from", str(clone), "--only", "tools")
     assert stale.returncode == 1
-    assert f"error: wildtoolbench-zh: {TOOLS_ZH_PATH}: " in stale.stderr and f"check out commit {COMMIT}" in stale.stderr
+    assert (
+        f"error: wildtoolbench-zh: {TOOLS_ZH_PATH}: " in stale.stderr and f"check out commit {COMMIT}" in stale.stderr
+    )
     assert not _cached(env, TOOLS_ZH_PATH).exists()
 
     # A flat folder (files side by side, as in ../shared/data) works too.
@@ -252,11 +269,14 @@ def test_files_follow_the_umask(env, server):
     assert stat.S_IMODE(result.path.stat().st_mode) == 0o640
 
 
-@pytest.mark.parametrize("entry, message", [
-    ({"path": "../x", "blob": "0" * 40}, "relative path inside the repository"),
-    ({"path": "a/b.jsonl", "blob": "xyz"}, "40 lowercase hex digits"),
-    ({"path": "a/b.jsonl", "blob": "0" * 40, "kind": "models"}, "kind must be one of"),
-])
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        ({"path": "../x", "blob": "0" * 40}, "relative path inside the repository"),
+        ({"path": "a/b.jsonl", "blob": "xyz"}, "40 lowercase hex digits"),
+        ({"path": "a/b.jsonl", "blob": "0" * 40, "kind": "models"}, "kind must be one of"),
+    ],
+)
 def test_a_malformed_pin_table_is_refused(tmp_path, entry, message):
     pins = tmp_path / "pins.json"
     pins.write_text(json.dumps({"wildtoolbench": entry}), encoding="utf-8")
@@ -266,23 +286,37 @@ def test_a_malformed_pin_table_is_refused(tmp_path, entry, message):
 
 def test_the_pin_table_override_replaces_and_adds(tmp_path, monkeypatch):
     pins = tmp_path / "pins.json"
-    pins.write_text(json.dumps({"wildtoolbench": {"path": "d/x.jsonl", "blob": "1" * 40},
-                                "extra-tools": {"path": "t/y.jsonl", "blob": "2" * 40, "kind": "tools"}}), encoding="utf-8")
+    pins.write_text(
+        json.dumps(
+            {
+                "wildtoolbench": {"path": "d/x.jsonl", "blob": "1" * 40},
+                "extra-tools": {"path": "t/y.jsonl", "blob": "2" * 40, "kind": "tools"},
+            }
+        ),
+        encoding="utf-8",
+    )
     monkeypatch.delenv("WTB_DATA_PINS", raising=False)
     assert official.pin_table() == PINS
     monkeypatch.setenv("WTB_DATA_PINS", str(pins))
     table = official.pin_table()
     assert table["wildtoolbench"] == official.Pin("wildtoolbench", "dataset", "d/x.jsonl", "1" * 40)
     assert table["wildtoolbench-en"] == PINS["wildtoolbench-en"]
-    assert [p.name for p in official.select_pins("tools", table)] == ["wildtoolbench-en", "wildtoolbench-zh", "extra-tools"]
+    assert [p.name for p in official.select_pins("tools", table)] == [
+        "wildtoolbench-en",
+        "wildtoolbench-zh",
+        "extra-tools",
+    ]
 
 
 # --- the names of the official data -------------------------------------------------------------------
 
 
 def test_a_name_without_the_file_and_without_pull_is_an_error(env, server):
-    for args in (["validate", "wildtoolbench"], ["eval", "--dataset", "wildtoolbench", "--model", "replay:x#y"],
-                 ["generate", "--tools", "wildtoolbench-zh", "--out", "unused"]):
+    for args in (
+        ["validate", "wildtoolbench"],
+        ["eval", "--dataset", "wildtoolbench", "--model", "replay:x#y"],
+        ["generate", "--tools", "wildtoolbench-zh", "--out", "unused"],
+    ):
         result = _wtb(env, *args)
         assert result.returncode == 2, (args, result.stderr)
         assert "is not downloaded yet; run `wtb data pull" in result.stderr
@@ -292,19 +326,34 @@ def test_a_name_without_the_file_and_without_pull_is_an_error(env, server):
 def test_eval_score_validate_on_the_pulled_dataset(env, server, tmp_path):
     out = tmp_path / "run"
     model = f"replay:{REPO / 'bench' / 'data' / 'demo_candidates.jsonl'}#oracle"
-    result = _wtb(env, "eval", "--dataset", "wildtoolbench", "--pull", "--model", model, "--out", str(out),
-                  "--no-progress", "--no-trace")
+    result = _wtb(
+        env,
+        "eval",
+        "--dataset",
+        "wildtoolbench",
+        "--pull",
+        "--model",
+        model,
+        "--out",
+        str(out),
+        "--no-progress",
+        "--no-trace",
+    )
     assert result.returncode == 0, result.stderr
     assert server[1].gets == [DATASET_PATH]
     records = [json.loads(line) for line in (out / "result.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [r["id"] for r in records] == ["wild_tool_bench_0", "wild_tool_bench_1"]
     metric = json.loads((out / "metric.json").read_text(encoding="utf-8"))
-    assert json.loads((out / "run.json").read_text(encoding="utf-8"))["dataset"] == str(_cached(env, DATASET_PATH).resolve())
+    assert json.loads((out / "run.json").read_text(encoding="utf-8"))["dataset"] == str(
+        _cached(env, DATASET_PATH).resolve()
+    )
 
     validate = _wtb(env, "validate", "wildtoolbench")
     assert validate.returncode == 0, validate.stderr
     assert "2 sessions" in validate.stdout, validate.stdout
-    score = _wtb(env, "score", "--dataset", "wildtoolbench", "--results", str(out / "result.jsonl"), "--out", str(tmp_path / "s"))
+    score = _wtb(
+        env, "score", "--dataset", "wildtoolbench", "--results", str(out / "result.jsonl"), "--out", str(tmp_path / "s")
+    )
     assert score.returncode == 0, score.stderr
     assert json.loads((tmp_path / "s" / "metric.json").read_text(encoding="utf-8")) == metric
     assert server[1].gets == [DATASET_PATH]  # cached: no second download
@@ -317,9 +366,31 @@ def test_generate_on_the_pulled_english_tool_lists(env, server, shared_dir, tmp_
     script.write_text(json.dumps({"sessions": {p.key: session_script(p.as_state()) for p in plans}}), encoding="utf-8")
     spec = f"scripted:{script}"
     out = tmp_path / "gen"
-    result = _wtb(env, "generate", "--tools", "wildtoolbench-en", "--pull", "--layers", "2", "--paths", paths[0],
-                  "--out", str(out), "--checker-model", "none", "--user-model", spec, "--planner-model", spec,
-                  "--tool-model", spec, "--agent-model", spec, "--no-progress", "--no-trace")
+    result = _wtb(
+        env,
+        "generate",
+        "--tools",
+        "wildtoolbench-en",
+        "--pull",
+        "--layers",
+        "2",
+        "--paths",
+        paths[0],
+        "--out",
+        str(out),
+        "--checker-model",
+        "none",
+        "--user-model",
+        spec,
+        "--planner-model",
+        spec,
+        "--tool-model",
+        spec,
+        "--agent-model",
+        spec,
+        "--no-progress",
+        "--no-trace",
+    )
     assert result.returncode == 0, result.stderr
     assert "generated 1 session(s), 0 failed" in result.stdout
     assert server[1].gets == [TOOLS_EN_PATH]
@@ -343,7 +414,9 @@ def test_plain_paths_and_unknown_names_are_left_alone(env, tmp_path, monkeypatch
 def test_consent_on_a_terminal(env, server):
     asked: list[str] = []
     with pytest.raises(names.NotPulledError) as declined:
-        names.resolve_tools("wildtoolbench-zh", pull=False, interactive=True, confirm=lambda q: asked.append(q) or False)
+        names.resolve_tools(
+            "wildtoolbench-zh", pull=False, interactive=True, confirm=lambda q: asked.append(q) or False
+        )
     assert declined.value.command == "wtb data pull --only tools" and server[1].gets == []
     assert "Download it into" in asked[0]
     path = names.resolve_tools("wildtoolbench-zh", pull=False, interactive=True, confirm=lambda q: True)

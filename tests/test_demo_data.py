@@ -7,7 +7,6 @@ import json
 import re
 from typing import Any
 
-
 from bench import demo_data
 from bench.demo_data import ANSWER, ASK, CANDIDATES_PATH, SESSIONS_PATH
 from bench.metrics import compute_metrics
@@ -15,11 +14,34 @@ from bench.paths import PathTracker
 from bench.schema import load_sessions
 from bench.scoring import score_session
 
-FIELDS = ["id", "english_env_info", "english_tools", "english_tasks", "english_answer_list", "english_task_types",
-          "english_turn_subtypes", "env_info", "tools", "tasks", "answer_list", "task_types", "turn_subtypes"]
-TASK_TYPES_ZH = {"Single-Tool": "单工具", "Parallel Multi-Tool": "多工具", "Sequential Multi-Tool": "多工具",
-                 "Mixed Multi-Tool": "多工具", "Clarify": "澄清", "Chat": "闲聊"}
-SUBTYPES_ZH = {"Coreferential Reference": "指代", "Partial Information": "省略成分", "Long-Range Dependency": "长期记忆"}
+FIELDS = [
+    "id",
+    "english_env_info",
+    "english_tools",
+    "english_tasks",
+    "english_answer_list",
+    "english_task_types",
+    "english_turn_subtypes",
+    "env_info",
+    "tools",
+    "tasks",
+    "answer_list",
+    "task_types",
+    "turn_subtypes",
+]
+TASK_TYPES_ZH = {
+    "Single-Tool": "单工具",
+    "Parallel Multi-Tool": "多工具",
+    "Sequential Multi-Tool": "多工具",
+    "Mixed Multi-Tool": "多工具",
+    "Clarify": "澄清",
+    "Chat": "闲聊",
+}
+SUBTYPES_ZH = {
+    "Coreferential Reference": "指代",
+    "Partial Information": "省略成分",
+    "Long-Range Dependency": "长期记忆",
+}
 WEEKDAYS_ZH = ["星期一", "星期二", "星期三", "星期四", "星期五", "星期六", "星期日"]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -48,8 +70,15 @@ def _tool_map(session) -> dict[str, dict[str, Any]]:
 
 # --- a small, strict schema check of gold arguments (stricter than the reference checker: exact types) -----
 
-_TYPES = {"string": str, "integer": int, "float": float, "number": (int, float), "boolean": bool,
-          "array": list, "object": dict}
+_TYPES = {
+    "string": str,
+    "integer": int,
+    "float": float,
+    "number": (int, float),
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+}
 
 
 def _schema_errors(schema: dict[str, Any], value: Any, where: str) -> list[str]:
@@ -63,7 +92,9 @@ def _schema_errors(schema: dict[str, Any], value: Any, where: str) -> list[str]:
         properties = schema.get("properties", {})
         errors += [f"{where}.{k}: required key missing" for k in schema.get("required", []) if k not in value]
         errors += [f"{where}.{k}: key not defined" for k in value if k not in properties]
-        errors += [e for k, v in value.items() if k in properties for e in _schema_errors(properties[k], v, f"{where}.{k}")]
+        errors += [
+            e for k, v in value.items() if k in properties for e in _schema_errors(properties[k], v, f"{where}.{k}")
+        ]
     if schema["type"] == "array" and "items" in schema:
         errors += [e for i, v in enumerate(value) for e in _schema_errors(schema["items"], v, f"{where}[{i}]")]
     return errors
@@ -108,10 +139,15 @@ def _replay_names(session, responses, pairs: list | None = None) -> tuple[list[s
                 outcomes.append("error")
                 break
             if pairs is not None:
-                calls = sorted(response["tool_calls"], key=lambda c: (c["function"]["name"], c["function"]["arguments"]))
-                gold = sorted((answer_list[i]["action"] for i in match),
-                              key=lambda a: (a["name"], json.dumps(a["arguments"])))
-                pairs += [(task, c["id"], g["name"], c["function"]["arguments"], g["arguments"]) for c, g in zip(calls, gold)]
+                calls = sorted(
+                    response["tool_calls"], key=lambda c: (c["function"]["name"], c["function"]["arguments"])
+                )
+                gold = sorted(
+                    (answer_list[i]["action"] for i in match), key=lambda a: (a["name"], json.dumps(a["arguments"]))
+                )
+                pairs += [
+                    (task, c["id"], g["name"], c["function"]["arguments"], g["arguments"]) for c, g in zip(calls, gold)
+                ]
             tracker.prune(step, match)
             step += 1
     return outcomes, consumed
@@ -126,7 +162,9 @@ def test_sessions_have_every_field_with_the_right_shape():
         assert list(session) == FIELDS
         assert session["id"] == f"wild_tool_bench_{line}"
         for prefix in ("english_", ""):
-            assert len(session[prefix + "tasks"]) == 4 and all(isinstance(t, str) and t for t in session[prefix + "tasks"])
+            assert len(session[prefix + "tasks"]) == 4 and all(
+                isinstance(t, str) and t for t in session[prefix + "tasks"]
+            )
             assert len(session[prefix + "answer_list"]) == 4
             assert len(session[prefix + "task_types"]) == 4 and len(session[prefix + "turn_subtypes"]) == 3
             assert {tool["type"] for tool in session[prefix + "tools"]} == {"function"}
@@ -137,7 +175,9 @@ def test_sessions_have_every_field_with_the_right_shape():
         when = dt.datetime.strptime(session["english_env_info"][:19], "%Y-%m-%d %H:%M:%S")
         assert session["english_env_info"] == f"{when:%Y-%m-%d %H:%M:%S} {when:%A}"
         assert session["env_info"] == f"{when:%Y-%m-%d %H:%M:%S} {WEEKDAYS_ZH[when.weekday()]}"
-        english = [(t["function"]["name"], sorted(t["function"]["parameters"]["properties"])) for t in session["english_tools"]]
+        english = [
+            (t["function"]["name"], sorted(t["function"]["parameters"]["properties"])) for t in session["english_tools"]
+        ]
         chinese = [(t["function"]["name"], sorted(t["function"]["parameters"]["properties"])) for t in session["tools"]]
         assert english == chinese
         assert all(CJK.search(t["function"]["description"]) for t in session["tools"])
@@ -208,8 +248,15 @@ def test_demo_covers_every_task_type_subtype_and_argument_shape():
                 shapes.add("Chinese argument")
             if any(isinstance(v, (dict, list)) for v in node["action"]["arguments"].values()):
                 shapes.add("nested argument")
-    assert shapes == {"same-name parallel group", "fan-in", "fan-out", "1 ask(s)", "2 ask(s)",
-                      "Chinese argument", "nested argument"}
+    assert shapes == {
+        "same-name parallel group",
+        "fan-in",
+        "fan-out",
+        "1 ask(s)",
+        "2 ask(s)",
+        "Chinese argument",
+        "nested argument",
+    }
     tools_text = json.dumps([s["english_tools"] for s in SESSIONS])
     assert '"type": "float"' in tools_text and '"enum"' in tools_text
 
@@ -245,12 +292,15 @@ def test_oracle_has_one_response_per_gold_step_plus_the_spare_and_is_optimal():
 
 def test_oracle_uses_the_exact_gold_arguments_questions_and_replies():
     session = SESSIONS[2]
-    responses = next(c["responses"] for c in CANDIDATES if c["session_id"] == session["id"] and c["candidate"] == "oracle")
+    responses = next(
+        c["responses"] for c in CANDIDATES if c["session_id"] == session["id"] and c["candidate"] == "oracle"
+    )
     # task 1: one step with both searchCatalog calls, then the reply
     step = responses[3]
     assert [c["id"] for c in step["tool_calls"]] == ["call_2_1_0_0", "call_2_1_0_1"]
     assert [json.loads(c["function"]["arguments"]) for c in step["tool_calls"]] == [
-        n["action"]["arguments"] for n in session["english_answer_list"][1][:2]]
+        n["action"]["arguments"] for n in session["english_answer_list"][1][:2]
+    ]
     # task 2: two questions, the call, the reply
     clarify = session["english_answer_list"][2]
     assert [r["content"] for r in responses[5:7]] == [clarify[0]["observation"], clarify[1]["observation"]]
@@ -283,7 +333,7 @@ def test_reference_argument_checker_accepts_the_oracle_and_flags_each_scripted_a
         tools = float_to_number(session["english_tools"])
         pairs: list = []
         _replay_names(session, record["responses"], pairs)
-        for task, call_id, name, predicted, gold in pairs:
+        for _task, call_id, name, predicted, gold in pairs:
             verdict = check_arguments(tools, name, predicted, json.dumps(gold))
             if verdict != "correct":
                 verdicts[(record["candidate"], call_id)] = verdict
@@ -303,8 +353,11 @@ def test_strict_schema_check_flags_the_demo_model_calls_that_break_the_schema():
         for response in demo[session["id"]]:
             for tool_call in response["tool_calls"] or []:
                 name = tool_call["function"]["name"]
-                errors = _schema_errors(tools[name], json.loads(tool_call["function"]["arguments"]), name) \
-                    if name in tools else [f"{name}: unknown tool"]
+                errors = (
+                    _schema_errors(tools[name], json.loads(tool_call["function"]["arguments"]), name)
+                    if name in tools
+                    else [f"{name}: unknown tool"]
+                )
                 if errors:
                     found[tool_call["id"]] = errors
     assert found == {
@@ -318,8 +371,8 @@ def test_strict_schema_check_flags_the_demo_model_calls_that_break_the_schema():
 def test_dataset_loader_and_wtb_validate_accept_the_demo():
     from typer.testing import CliRunner
 
-    from wtb.cli import app
     from bench.schema import load_sessions
+    from wtb.cli import app
 
     sessions = load_sessions(SESSIONS_PATH)
     assert [s.id for s in sessions] == [f"wild_tool_bench_{i}" for i in range(6)]
@@ -332,8 +385,15 @@ def _run_scripted(session: dict[str, Any], responses: list[dict[str, Any]], mode
     """Drive the pure inference functions (branch eval) with a scripted response queue; docs/evaluation.md §5 record."""
     import random
 
-    from bench.harness import (build_prompt, close_task_result, float_to_number, match_step, new_task_result,
-                                 session_record, step_log)
+    from bench.harness import (
+        build_prompt,
+        close_task_result,
+        float_to_number,
+        match_step,
+        new_task_result,
+        session_record,
+        step_log,
+    )
 
     tools = float_to_number(session["english_tools"])
     position = 0

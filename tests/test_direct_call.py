@@ -52,7 +52,9 @@ class _Model(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        self.seen.append({"kwargs": kwargs, "metadata": dict(run_manager.metadata) if run_manager else None, "n": len(messages)})
+        self.seen.append(
+            {"kwargs": kwargs, "metadata": dict(run_manager.metadata) if run_manager else None, "n": len(messages)}
+        )
         message = AIMessage(
             content="",
             tool_calls=[{"name": "f", "args": {}, "id": "c1"}],
@@ -85,11 +87,15 @@ def test_direct_reply_equals_ainvoke_and_keeps_the_metadata():
     full = asyncio.run(bound.ainvoke(messages, config={"metadata": {"wtb_session_id": "s1", "wtb_request_index": 3}}))
     assert direct.tool_calls == full.tool_calls and direct.content == full.content
     assert direct.usage_metadata == full.usage_metadata
-    assert direct.response_metadata == full.response_metadata == {
-        "system_fingerprint": "fp",
-        "model_name": "m",
-        "finish_reason": "tool_calls",
-    }
+    assert (
+        direct.response_metadata
+        == full.response_metadata
+        == {
+            "system_fingerprint": "fp",
+            "model_name": "m",
+            "finish_reason": "tool_calls",
+        }
+    )
     assert direct.id.startswith("lc_run--") and full.id.startswith("lc_run--")
     # both requests got the tools and the run metadata (replay models read the session and request index there)
     assert [s["kwargs"] for s in model.seen] == [{"tools": TOOLS}, {"tools": TOOLS}]
@@ -102,8 +108,15 @@ def test_anything_that_observes_or_changes_the_call_takes_langchains_path():
     assert direct_call_kwargs(bound, model, {"callbacks": [_Recorder()]}) is None  # a handler (a tracer, Studio)
     # inside a graph run the node's config holds the run's callback manager
     assert direct_call_kwargs(bound, model, {"callbacks": AsyncCallbackManager(handlers=[])}) == {"tools": TOOLS}
-    assert direct_call_kwargs(bound, model, {"callbacks": AsyncCallbackManager(handlers=[], inheritable_handlers=[_Recorder()])}) is None
-    assert direct_call_kwargs(model.bind(tools=TOOLS).with_config(tags=["x"]), model, {}) is None  # the binding's own config
+    assert (
+        direct_call_kwargs(
+            bound, model, {"callbacks": AsyncCallbackManager(handlers=[], inheritable_handlers=[_Recorder()])}
+        )
+        is None
+    )
+    assert (
+        direct_call_kwargs(model.bind(tools=TOOLS).with_config(tags=["x"]), model, {}) is None
+    )  # the binding's own config
     assert direct_call_kwargs(bound, _fresh(), {}) is None  # a binding of another model
 
     limited = _Model(rate_limiter=InMemoryRateLimiter(requests_per_second=100))
@@ -119,7 +132,9 @@ def test_anything_that_observes_or_changes_the_call_takes_langchains_path():
         assert direct_call_kwargs(bound, model, {}) is None  # the global cache applies to cache=None too
     finally:
         set_llm_cache(None)
-    assert direct_call_kwargs(cached.bind_tools(TOOLS), cached, {}) is None  # cache=True with no cache: LangChain raises
+    assert (
+        direct_call_kwargs(cached.bind_tools(TOOLS), cached, {}) is None
+    )  # cache=True with no cache: LangChain raises
     # the graph candidates' usage hook (a configure hook) is active while a graph candidate runs
     candidates._register_usage_hook()
     token = candidates._step_usage.set(candidates.StepUsage())
@@ -145,7 +160,9 @@ def test_the_graph_calls_directly_only_when_unobserved(monkeypatch, observed):
 
     monkeypatch.setattr(node, "ainvoke_direct", counting)
     with open(SESSIONS_PATH, encoding="utf-8") as handle:
-        session = json.loads(handle.readline())  # the first demo session; the model's call of `f` is wrong in every task
+        session = json.loads(
+            handle.readline()
+        )  # the first demo session; the model's call of `f` is wrong in every task
     recorder = _Recorder()
     config = {"callbacks": [recorder]} if observed else {}
     graph = build_evaluation_graph()

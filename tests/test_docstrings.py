@@ -10,13 +10,28 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 RULE_MODULES = [
-    "bench/args.py", "bench/harness/prompt.py", "bench/harness/matching.py", "bench/harness/record.py",
-    "bench/metrics.py", "bench/paths.py", "bench/paths_fixed.py", "bench/pairing.py", "bench/compare.py",
-    "bench/harness/matching_fixed.py", "bench/schema.py", "bench/scoring.py", "bench/text_calls.py",
-    "wtb/table.py", "wtb/score_run.py", "graphs/evaluation.py", "models/messages.py",
-    "nodes/evaluation/candidate.py", "nodes/evaluation/finish.py",
-    "nodes/evaluation/match.py", "nodes/evaluation/prompt.py",
-]  # fmt: skip
+    "bench/args.py",
+    "bench/harness/prompt.py",
+    "bench/harness/matching.py",
+    "bench/harness/record.py",
+    "bench/metrics.py",
+    "bench/paths.py",
+    "bench/paths_fixed.py",
+    "bench/pairing.py",
+    "bench/compare.py",
+    "bench/harness/matching_fixed.py",
+    "bench/schema.py",
+    "bench/scoring.py",
+    "bench/text_calls.py",
+    "wtb/table.py",
+    "wtb/score_run.py",
+    "graphs/evaluation.py",
+    "models/messages.py",
+    "nodes/evaluation/candidate.py",
+    "nodes/evaluation/finish.py",
+    "nodes/evaluation/match.py",
+    "nodes/evaluation/prompt.py",
+]
 NO_RULE = {
     "bench/schema.py:Session.source",  # where a session was read from: bookkeeping, no benchmark rule
     "bench/schema.py:ValidationReport.ok",
@@ -37,7 +52,9 @@ def _public_functions(path: Path):
 
 
 def test_every_public_function_has_a_docstring():
-    files = [p for folder in ("bench", "graphs", "nodes", "models", "wtb") for p in sorted((REPO / folder).rglob("*.py"))]
+    files = [
+        p for folder in ("bench", "graphs", "nodes", "models", "wtb") for p in sorted((REPO / folder).rglob("*.py"))
+    ]
     assert len(files) > 30
     missing = [f"{p.relative_to(REPO)}:{name}" for p in files for name, doc in _public_functions(p) if not doc]
     assert missing == []
@@ -58,7 +75,9 @@ def _sections(markdown: str) -> set[str]:
 
 
 def test_every_citation_names_an_existing_docs_file_and_section():
-    files = [p for folder in ("bench", "graphs", "nodes", "models", "wtb") for p in sorted((REPO / folder).rglob("*.py"))]
+    files = [
+        p for folder in ("bench", "graphs", "nodes", "models", "wtb") for p in sorted((REPO / folder).rglob("*.py"))
+    ]
     files.append(REPO / "README.md")
     broken = []
     for path in files:

@@ -11,10 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 import wtb.runner
-from wtb.cli import app
-from wtb.cli.eval import default_concurrency, default_out_dir
 from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH, bundled_demo_sessions
 from graphs.evaluation_context import EvaluationContext
+from wtb.cli import app
+from wtb.cli.eval import default_concurrency, default_out_dir
 
 
 def test_bundled_demo_is_the_package_data_file():
@@ -30,9 +30,15 @@ def test_default_out_dir_names_model_and_dataset(monkeypatch):
     data = Path("/data/my_sessions.jsonl")
     tag = hashlib.sha256(b"/data/my_sessions.jsonl").hexdigest()[:8]
     assert default_out_dir(EvaluationContext(), data) == Path(f"runs/local/my_sessions-{tag}")
-    assert default_out_dir(EvaluationContext(model="openai:gpt-4o-mini"), data) == Path(f"runs/gpt-4o-mini/my_sessions-{tag}")
-    assert default_out_dir(EvaluationContext(model="openai:meta/llama 3"), data) == Path(f"runs/meta_llama_3/my_sessions-{tag}")
-    assert default_out_dir(EvaluationContext(model="replay:/x/c.jsonl#oracle"), data) == Path(f"runs/oracle/my_sessions-{tag}")
+    assert default_out_dir(EvaluationContext(model="openai:gpt-4o-mini"), data) == Path(
+        f"runs/gpt-4o-mini/my_sessions-{tag}"
+    )
+    assert default_out_dir(EvaluationContext(model="openai:meta/llama 3"), data) == Path(
+        f"runs/meta_llama_3/my_sessions-{tag}"
+    )
+    assert default_out_dir(EvaluationContext(model="replay:/x/c.jsonl#oracle"), data) == Path(
+        f"runs/oracle/my_sessions-{tag}"
+    )
     # The bundled demo and the official dataset name one file each: no hash.
     assert default_out_dir(EvaluationContext(), bundled_demo_sessions()) == Path("runs/local/demo_sessions")
     assert default_out_dir(EvaluationContext(), Path("/cache/x/Wild-Tool-Bench.jsonl"), name="wildtoolbench") == Path(
@@ -102,8 +108,23 @@ def test_resume_refuses_results_of_another_dataset(tmp_path):
     out = tmp_path / "run"
 
     def run(dataset, *extra):
-        return CliRunner().invoke(app, ["eval", "--dataset", str(dataset), "--model", oracle, "--out", str(out),
-                                        "--no-progress", "--no-trace", "--limit", "1", *extra])
+        return CliRunner().invoke(
+            app,
+            [
+                "eval",
+                "--dataset",
+                str(dataset),
+                "--model",
+                oracle,
+                "--out",
+                str(out),
+                "--no-progress",
+                "--no-trace",
+                "--limit",
+                "1",
+                *extra,
+            ],
+        )
 
     assert run(first).exit_code == 0
     recorded = json.loads((out / "run.json").read_text(encoding="utf-8"))

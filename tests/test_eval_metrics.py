@@ -25,12 +25,23 @@ def test_every_candidate_metric(reference_dir, tmp_path):
     for row in expected:
         out = tmp_path / row["candidate"]
         arguments = [
-            "eval", "--dataset", str(reference_dir / "sessions.jsonl"),
-            "--model", f"replay:{reference_dir / 'candidates.jsonl'}#{row['candidate']}",
-            "--out", str(out), "--ids", ",".join(row["sessions"]), "--concurrency", "8", "--no-progress",
-        ]  # fmt: skip
+            "eval",
+            "--dataset",
+            str(reference_dir / "sessions.jsonl"),
+            "--model",
+            f"replay:{reference_dir / 'candidates.jsonl'}#{row['candidate']}",
+            "--out",
+            str(out),
+            "--ids",
+            ",".join(row["sessions"]),
+            "--concurrency",
+            "8",
+            "--no-progress",
+        ]
         result = runner.invoke(app, arguments, catch_exceptions=False)
         assert result.exit_code == 0, result.output
-        assert [r["id"] for r in _jsonl(out / "result.jsonl")] == sorted(row["sessions"], key=lambda i: int(i.rsplit("_", 1)[1]))
+        assert [r["id"] for r in _jsonl(out / "result.jsonl")] == sorted(
+            row["sessions"], key=lambda i: int(i.rsplit("_", 1)[1])
+        )
         with open(out / "metric.json", encoding="utf-8") as handle:
             assert json.load(handle) == row["metric"], row["candidate"]

@@ -10,8 +10,8 @@ from langchain_core.messages import AIMessage
 
 from graphs.evaluation import build_evaluation_graph, graph
 from graphs.evaluation_context import EvaluationContext
-from models.messages import RAW_RESPONSE_KEY, response_from_ai, to_langchain, to_openai
 from models import ModelSettings, resolve_model
+from models.messages import RAW_RESPONSE_KEY, response_from_ai, to_langchain, to_openai
 
 
 def test_graph_nodes_and_edges():
@@ -66,7 +66,9 @@ def test_schemas_for_studio():
 
 
 def test_session_by_id_from_the_context_dataset(reference_dir):
-    context = EvaluationContext(model=f"replay:{reference_dir / 'candidates.jsonl'}#oracle", dataset=str(reference_dir / "sessions.jsonl"))
+    context = EvaluationContext(
+        model=f"replay:{reference_dir / 'candidates.jsonl'}#oracle", dataset=str(reference_dir / "sessions.jsonl")
+    )
     record = asyncio.run(graph.ainvoke({"session_id": "wild_tool_bench_4"}, context=context))["record"]
     assert record["id"] == "wild_tool_bench_4" and record["model_name"] == "oracle"
     assert [task["action_name_label"] for task in record["result"]] == ["correct"] * 4
@@ -107,18 +109,30 @@ def test_messages_round_trip_exactly():
     assert message.tool_calls[0]["args"] == {"b": 1, "a": 2}
     assert message.invalid_tool_calls[0]["args"] == "{not json"
     assert to_openai(message) == raw
-    for plain in ({"role": "system", "content": "s"}, {"role": "user", "content": "u"}, {"role": "tool", "content": '"x"', "tool_call_id": "t"}):
+    for plain in (
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "u"},
+        {"role": "tool", "content": '"x"', "tool_call_id": "t"},
+    ):
         assert to_openai(to_langchain(plain)) == plain
 
 
 def test_response_adapter_for_any_chat_model():
-    message = AIMessage(content="", tool_calls=[{"name": "f", "args": {"city": "Zürich"}, "id": "i1"}], additional_kwargs={"reasoning_content": "r"})
+    message = AIMessage(
+        content="",
+        tool_calls=[{"name": "f", "args": {"city": "Zürich"}, "id": "i1"}],
+        additional_kwargs={"reasoning_content": "r"},
+    )
     assert response_from_ai(message) == {
         "content": None,
         "tool_calls": [{"id": "i1", "type": "function", "function": {"name": "f", "arguments": '{"city": "Zürich"}'}}],
         "reasoning_content": "r",
     }
-    assert response_from_ai(AIMessage(content="hello")) == {"content": "hello", "tool_calls": None, "reasoning_content": None}
+    assert response_from_ai(AIMessage(content="hello")) == {
+        "content": "hello",
+        "tool_calls": None,
+        "reasoning_content": None,
+    }
     raw = {"content": None, "tool_calls": [], "reasoning_content": None}
     assert response_from_ai(AIMessage(content="", additional_kwargs={RAW_RESPONSE_KEY: raw})) == raw
 
@@ -126,7 +140,11 @@ def test_response_adapter_for_any_chat_model():
 def test_replay_queue_is_per_session(tmp_path):
     script = tmp_path / "c.jsonl"
     lines = [
-        {"session_id": "s1", "candidate": "x", "responses": [{"content": "a1", "tool_calls": None}, {"content": "a2", "tool_calls": None}]},
+        {
+            "session_id": "s1",
+            "candidate": "x",
+            "responses": [{"content": "a1", "tool_calls": None}, {"content": "a2", "tool_calls": None}],
+        },
         {"session_id": "s2", "candidate": "x", "responses": [{"content": "b1", "tool_calls": None}]},
         {"session_id": "s1", "candidate": "y", "responses": [{"content": "y1", "tool_calls": None}]},
     ]

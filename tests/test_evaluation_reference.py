@@ -94,7 +94,10 @@ def test_all_240_rows_match_expected_results(replayed, reference_dir):
 
 
 def test_responses_consumed_and_spare_never_used(replayed, reference_dir):
-    expected = {(r["session_id"], r["candidate"]): r["responses_consumed"] for r in _jsonl(reference_dir / "expected_results.jsonl")}
+    expected = {
+        (r["session_id"], r["candidate"]): r["responses_consumed"]
+        for r in _jsonl(reference_dir / "expected_results.jsonl")
+    }
     for row, record, model in replayed:
         consumed = model.consumed(row["session_id"])
         assert consumed == expected[(row["session_id"], row["candidate"])] == len(row["responses"]) - 1
@@ -109,7 +112,9 @@ def test_tools_latency_tokens_and_ids_at_every_step(replayed, reference_dir):
         tools = float_to_number(sessions[row["session_id"]]["english_tools"])
         for task in record["result"]:
             steps = _steps(task)
-            assert len(task["latency"]) == len(task["input_token_count"]) == len(task["output_token_count"]) == len(steps)
+            assert (
+                len(task["latency"]) == len(task["input_token_count"]) == len(task["output_token_count"]) == len(steps)
+            )
             assert all(isinstance(x, float) and x >= 0 for x in task["latency"])
             assert task["input_token_count"] == task["output_token_count"] == [0] * len(steps)
             for step in steps:

@@ -65,7 +65,17 @@ def test_default_model_runs_offline_on_the_bundled_demo(tmp_path):
     out_agent, out_replay = tmp_path / "agent", tmp_path / "replay"
     proc = _cli(["eval", "--model", SPEC, "--out", str(out_agent), "--no-progress"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    proc = _cli(["eval", "--model", "replay:bench/data/demo_candidates.jsonl#demo-model", "--out", str(out_replay), "--no-progress"], tmp_path)
+    proc = _cli(
+        [
+            "eval",
+            "--model",
+            "replay:bench/data/demo_candidates.jsonl#demo-model",
+            "--out",
+            str(out_replay),
+            "--no-progress",
+        ],
+        tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     agent, replay = _jsonl(out_agent / "result.jsonl"), _jsonl(out_replay / "result.jsonl")
     assert [_comparable(r) for r in agent] == [_comparable(r) for r in replay]
@@ -112,7 +122,10 @@ def test_agent_end_to_end_on_a_scripted_model(reference_dir, tmp_path):
     script = tmp_path / "agent_script.json"
     script.write_text(json.dumps({"agent": agent_queue, "reflect": reflect_queue}), encoding="utf-8")
     dataset = tmp_path / "three.jsonl"
-    dataset.write_text("\n".join((reference_dir / "sessions.jsonl").read_text(encoding="utf-8").splitlines()[:3]) + "\n", encoding="utf-8")
+    dataset.write_text(
+        "\n".join((reference_dir / "sessions.jsonl").read_text(encoding="utf-8").splitlines()[:3]) + "\n",
+        encoding="utf-8",
+    )
     out = tmp_path / "run"
     proc = _cli(
         ["eval", "--dataset", str(dataset), "--model", SPEC, "--out", str(out), "--no-progress", "--concurrency", "1"],
@@ -167,7 +180,9 @@ def test_agent_prompts_reflection_and_revision(agent_module, reference_dir):
     agent_module("recording:x")
     try:
         session = _jsonl(reference_dir / "sessions.jsonl")[0]
-        record = asyncio.run(evaluation_graph.ainvoke({"session": session}, context=EvaluationContext(model=SPEC)))["record"]
+        record = asyncio.run(evaluation_graph.ainvoke({"session": session}, context=EvaluationContext(model=SPEC)))[
+            "record"
+        ]
     finally:
         _registry.pop("recording", None)
     step = record["result"][0]["inference_log"]["step_0"]["inference_output"]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.langsmith_stub import LangSmithStub
 from wtb.experiments import (
     example_id,
     make_experiment_client,
@@ -20,7 +21,6 @@ from wtb.experiments import (
     session_example,
     upload_dataset,
 )
-from tests.langsmith_stub import LangSmithStub
 
 FAKE_LANGSMITH_KEY = "lsv2_fake_SECRET123"
 
@@ -180,8 +180,18 @@ def test_wtb_eval_langsmith_dataset_runs_the_graph_as_experiment(reference_dir, 
         if row["candidate"] == candidate
     }
     with LangSmithStub(lifetime=240) as stub:
-        args = ["eval", "--dataset", str(dataset), "--model", model, "--out", str(tmp_path / "exp"),
-                "--no-progress", "--langsmith-dataset", "wtb-two"]
+        args = [
+            "eval",
+            "--dataset",
+            str(dataset),
+            "--model",
+            model,
+            "--out",
+            str(tmp_path / "exp"),
+            "--no-progress",
+            "--langsmith-dataset",
+            "wtb-two",
+        ]
         proc = _run_cli(args, stub.url, tmp_path)
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert len(stub.examples) == 2

@@ -56,9 +56,31 @@ def _setup(tmp_path: Path) -> tuple[Path, Path, Path, int]:
 def test_an_added_role_runs_with_its_model_from_the_cli_and_its_requests_are_captured(tmp_path):
     tools, roles, critic, plan = _setup(tmp_path)
     out = tmp_path / "out"
-    args = ["generate", "--tools", str(tools), "--layers", "2", "--paths", "ST,CC", "--seed", "5", "--year", "2025",
-            "--out", str(out), "--vague-rate", "0", "--no-trace", "--no-progress", "--roles", str(CRITIC_MODULE),
-            "--model", f"scripted:{roles}", "--model", f"critic=scripted:{critic}"]  # fmt: skip
+    args = [
+        "generate",
+        "--tools",
+        str(tools),
+        "--layers",
+        "2",
+        "--paths",
+        "ST,CC",
+        "--seed",
+        "5",
+        "--year",
+        "2025",
+        "--out",
+        str(out),
+        "--vague-rate",
+        "0",
+        "--no-trace",
+        "--no-progress",
+        "--roles",
+        str(CRITIC_MODULE),
+        "--model",
+        f"scripted:{roles}",
+        "--model",
+        f"critic=scripted:{critic}",
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "generated 1 session(s), 0 failed" in result.output
@@ -92,7 +114,18 @@ def test_an_added_role_takes_its_model_from_the_context(tmp_path):
 def test_an_unknown_role_in_model_is_a_configuration_error(tmp_path):
     tools, roles, _critic, _plan = _setup(tmp_path)
     result = CliRunner().invoke(
-        app, ["generate", "--tools", str(tools), "--layers", "2", "--out", str(tmp_path / "o"), "--model", "critic=scripted:x"]
+        app,
+        [
+            "generate",
+            "--tools",
+            str(tools),
+            "--layers",
+            "2",
+            "--out",
+            str(tmp_path / "o"),
+            "--model",
+            "critic=scripted:x",
+        ],
     )
     assert result.exit_code == 2
     assert "--model names unknown role(s) critic" in result.output
@@ -142,8 +175,20 @@ def test_a_provider_exposed_only_through_an_entry_point_is_usable_as_model_name(
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
     env.pop("WTB_MODEL", None)
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "wtb.cli", "eval", "--model", "echo:x", "--limit", "1", "--out", str(out),
-           "--no-progress", "--no-trace"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "wtb.cli",
+        "eval",
+        "--model",
+        "echo:x",
+        "--limit",
+        "1",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--no-trace",
+    ]
     done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     (record,) = _jsonl(out / "result.jsonl")
@@ -152,8 +197,14 @@ def test_a_provider_exposed_only_through_an_entry_point_is_usable_as_model_name(
     assert first["content"].startswith("echo x: ")
     # Without the package on the path the prefix is unknown: a configuration error, nothing written.
     env["PYTHONPATH"] = str(REPO)
-    missing = subprocess.run([*cmd[:-4], "--out", str(tmp_path / "none"), "--no-progress", "--no-trace"],
-                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    missing = subprocess.run(
+        [*cmd[:-4], "--out", str(tmp_path / "none"), "--no-progress", "--no-trace"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert missing.returncode == 2
     assert "unknown model provider 'echo'" in missing.stderr
     assert not (tmp_path / "none").exists()
@@ -168,9 +219,22 @@ def test_the_wheel_holds_no_test_server_stub_or_benchmark(tmp_path):
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             (source / name).write_bytes((REPO / name).read_bytes())
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(source)],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     (wheel,) = tmp_path.glob("*.whl")
     names = zipfile.ZipFile(wheel).namelist()

@@ -19,9 +19,6 @@ import openai
 import pytest
 
 from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
-from tests.support.openai_stub import ScriptedServer
-from wtb.runner import load_dataset, run_eval
-from wtb.score_run import score_run
 from graphs.evaluation_context import EvaluationContext
 from models.transport import (
     ModelRequestError,
@@ -33,7 +30,10 @@ from models.transport import (
     usage_scope,
     wait_seconds,
 )
+from tests.support.openai_stub import ScriptedServer
 from tests.test_evaluation_reference import normalise
+from wtb.runner import load_dataset, run_eval
+from wtb.score_run import score_run
 
 REPO = Path(__file__).resolve().parents[1]
 CANDIDATE = "demo-model"
@@ -210,14 +210,34 @@ def fault_free(tmp_path_factory):
 
 def _eval_command(out, base_url, *extra):
     return [
-        sys.executable, "-m", "wtb.cli", "eval", "--dataset", str(SESSIONS_PATH), "--model", f"openai:{CANDIDATE}",
-        "--out", str(out), "--base-url", base_url, "--concurrency", "3", "--no-progress",
-        "--backoff", "0.01", "--timeout", "0.5", *extra,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "wtb.cli",
+        "eval",
+        "--dataset",
+        str(SESSIONS_PATH),
+        "--model",
+        f"openai:{CANDIDATE}",
+        "--out",
+        str(out),
+        "--base-url",
+        base_url,
+        "--concurrency",
+        "3",
+        "--no-progress",
+        "--backoff",
+        "0.01",
+        "--timeout",
+        "0.5",
+        *extra,
+    ]
 
 
 FAULTS = {
-    ("wild_tool_bench_0", 0): [{"status": 429, "headers": {"retry-after-ms": "150"}}, {"status": 429, "headers": {"Retry-After": "0"}}],
+    ("wild_tool_bench_0", 0): [
+        {"status": 429, "headers": {"retry-after-ms": "150"}},
+        {"status": 429, "headers": {"Retry-After": "0"}},
+    ],
     ("wild_tool_bench_1", 2): [{"status": 500}],
     ("wild_tool_bench_2", 1): [{"hang": 30}],
     ("wild_tool_bench_3", 3): [{"drop": True}],
@@ -230,16 +250,27 @@ def test_faults_are_retried_and_the_run_equals_a_fault_free_one(fault_free, tmp_
     sessions = load_dataset(SESSIONS_PATH)
     with ScriptedServer(sessions, _demo_script(), faults=FAULTS) as server:
         done = subprocess.run(
-            _eval_command(tmp_path, server.base_url, "--max-attempts", "4", "--price-input", "2.5", "--price-output", "10"),
-            cwd=REPO, env=_env(), capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+            _eval_command(
+                tmp_path, server.base_url, "--max-attempts", "4", "--price-input", "2.5", "--price-output", "10"
+            ),
+            cwd=REPO,
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         injected = [a for a in server.outcomes() if a[2] != "ok"]
     assert done.returncode == 0, done.stderr
     assert sorted(injected) == sorted(
         [("wild_tool_bench_0", 0, "status 429")] * 2
-        + [("wild_tool_bench_1", 2, "status 500"), ("wild_tool_bench_2", 1, "hang"), ("wild_tool_bench_3", 3, "drop"),
-           ("wild_tool_bench_4", 0, "drop"), ("wild_tool_bench_4", 0, "status 503")]
-    )  # fmt: skip
+        + [
+            ("wild_tool_bench_1", 2, "status 500"),
+            ("wild_tool_bench_2", 1, "hang"),
+            ("wild_tool_bench_3", 3, "drop"),
+            ("wild_tool_bench_4", 0, "drop"),
+            ("wild_tool_bench_4", 0, "status 503"),
+        ]
+    )
 
     # same records (modulo latency and accounting), same metrics
     records = {r["id"]: r for r in _jsonl(tmp_path / "result.jsonl")}
@@ -265,7 +296,7 @@ def test_faults_are_retried_and_the_run_equals_a_fault_free_one(fault_free, tmp_
         entry = listed[(sid, *steps[sid][index])]
         assert [e.split(":")[0] for e in entry["errors"]] == kinds and entry["ok"] is True
         assert entry["attempts"] == len(kinds) + 1
-    assert listed[(("wild_tool_bench_0", *steps["wild_tool_bench_0"][0]))]["waited"] >= 0.15  # Retry-After honoured
+    assert listed[("wild_tool_bench_0", *steps["wild_tool_bench_0"][0])]["waited"] >= 0.15  # Retry-After honoured
     requests = sum(len(s) for s in steps.values())
     assert summary["this_run"]["requests"] == requests and summary["this_run"]["attempts"] == requests + 7
     assert summary["infrastructure_errors"] == [] and summary["evaluated"] == len(sessions)
@@ -318,15 +349,21 @@ def test_a_request_the_provider_refuses_is_scored_and_a_wrong_key_is_infrastruct
     sessions = load_dataset(SESSIONS_PATH)
     faults = {("wild_tool_bench_3", 2): [{"status": 400}], ("wild_tool_bench_1", 0): [{"status": 401}]}
     with ScriptedServer(sessions, _demo_script(), faults=faults) as server:
-        done = subprocess.run(_eval_command(tmp_path, server.base_url), cwd=REPO, env=_env(), capture_output=True,
-                              text=True, timeout=120)  # fmt: skip
+        done = subprocess.run(
+            _eval_command(tmp_path, server.base_url), cwd=REPO, env=_env(), capture_output=True, text=True, timeout=120
+        )
         injected = sorted(a for a in server.outcomes() if a[2] != "ok")
-    assert injected == [("wild_tool_bench_1", 0, "status 401"), ("wild_tool_bench_3", 2, "status 400")]  # neither retried
+    assert injected == [
+        ("wild_tool_bench_1", 0, "status 401"),
+        ("wild_tool_bench_3", 2, "status 400"),
+    ]  # neither retried
     assert done.returncode == 3, done.stderr
     records = {r["id"]: r for r in _jsonl(tmp_path / "result.jsonl")}
     assert sorted(records) == sorted(s["id"] for s in sessions if s["id"] != "wild_tool_bench_1")
     refused = records["wild_tool_bench_3"]
-    assert refused["result"].startswith("Error during inference: model request failed (not retried): http 400: BadRequestError")
+    assert refused["result"].startswith(
+        "Error during inference: model request failed (not retried): http 400: BadRequestError"
+    )
     assert refused["error_detail"].startswith("ModelRequestError: model request failed (not retried): http 400")
     assert refused["usage"]["failed_requests"] == 1
     (error,) = _jsonl(tmp_path / "errors.jsonl")
@@ -372,10 +409,10 @@ class _FlakyRoles:
 
 def _generation_run(shared_dir, tmp_path, failures, error, **context):
     from bench.generation import load_tool_lists, plan_sessions
-    from wtb.generation_runner import run_batch
     from graphs.generation_context import Context
     from models import register_provider, scripted
     from tests.gen_scripts import session_script
+    from wtb.generation_runner import run_batch
 
     scripted.reset()
     plan = plan_sessions(load_tool_lists(shared_dir / "data" / "tools_en.jsonl"), [("ST",)], seed=21)[0]
@@ -383,8 +420,12 @@ def _generation_run(shared_dir, tmp_path, failures, error, **context):
     script.write_text(json.dumps({"sessions": {plan.key: session_script(plan.as_state())}}), encoding="utf-8")
     register_provider("flaky-roles", _FlakyRoles(failures, error))
     spec = f"flaky-roles:{script}"
-    ctx = Context(models=dict.fromkeys(("user", "planner", "tool", "agent", "checker"), spec),
-                  vague_answer_rate=0.0, backoff=0.001, **context)  # fmt: skip
+    ctx = Context(
+        models=dict.fromkeys(("user", "planner", "tool", "agent", "checker"), spec),
+        vague_answer_rate=0.0,
+        backoff=0.001,
+        **context,
+    )
     try:
         return asyncio.run(run_batch([plan], ctx, tmp_path / "out")), tmp_path / "out"
     finally:
@@ -392,7 +433,9 @@ def _generation_run(shared_dir, tmp_path, failures, error, **context):
 
 
 def test_generate_retries_role_requests(shared_dir, tmp_path):
-    summary, out = _generation_run(shared_dir, tmp_path, {"planner": 2, "tool": 1}, lambda: _status_error(429), max_attempts=3)
+    summary, out = _generation_run(
+        shared_dir, tmp_path, {"planner": 2, "tool": 1}, lambda: _status_error(429), max_attempts=3
+    )
     assert (summary.succeeded, summary.failed) == (1, 0)
     manifest = json.loads((out / "manifest.json").read_text())
     retried = sorted((r["role"], r["attempts"], r["ok"]) for r in manifest["retried_requests"])

@@ -7,11 +7,11 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from wtb.cli import app
 from bench.generation import load_tool_lists, oracle_candidate, plan_sessions, select_type_paths
 from bench.schema import validate_file
 from models import scripted
 from tests.gen_scripts import session_script
+from wtb.cli import app
 
 MULTI = {"Parallel Multi-Tool", "Sequential Multi-Tool", "Mixed Multi-Tool"}
 SINGLE = {"ST": "Single-Tool", "CQ": "Clarify", "CC": "Chat"}
@@ -41,10 +41,37 @@ def test_generate_five_real_tool_lists(shared_dir, tmp_path, language):
     script.write_text(json.dumps({"sessions": {p.key: session_script(p.as_state()) for p in plans}}), encoding="utf-8")
     spec = f"scripted:{script}"
     out = tmp_path / "out"
-    args = ["generate", "--tools", str(tools), "--layers", "4", "--samples", "5", "--seed", "3", "--language", language,
-            "--year", "2025", "--out", str(out), "--vague-rate", "0", "--concurrency", "3",
-            "--user-model", spec, "--planner-model", spec, "--tool-model", spec, "--agent-model", spec,
-            "--checker-model", spec]
+    args = [
+        "generate",
+        "--tools",
+        str(tools),
+        "--layers",
+        "4",
+        "--samples",
+        "5",
+        "--seed",
+        "3",
+        "--language",
+        language,
+        "--year",
+        "2025",
+        "--out",
+        str(out),
+        "--vague-rate",
+        "0",
+        "--concurrency",
+        "3",
+        "--user-model",
+        spec,
+        "--planner-model",
+        spec,
+        "--tool-model",
+        spec,
+        "--agent-model",
+        spec,
+        "--checker-model",
+        spec,
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "generated 5 session(s), 0 failed" in result.output
@@ -64,7 +91,10 @@ def test_generate_five_real_tool_lists(shared_dir, tmp_path, language):
         raw = json.loads((folder / "raw_transcript.json").read_text(encoding="utf-8"))
         lean = json.loads((folder / "transcript.json").read_text(encoding="utf-8"))
         assert any(e["role"] == "checker" for e in raw) and not any(e["role"] == "checker" for e in lean)
-        requests = {role: _read_jsonl(folder / "requests" / f"{role}.jsonl") for role in ("user", "planner", "checker", "tool", "agent")}
+        requests = {
+            role: _read_jsonl(folder / "requests" / f"{role}.jsonl")
+            for role in ("user", "planner", "checker", "tool", "agent")
+        }
         assert all(requests.values())
         assert all(set(r) == {"role", "task", "model", "request", "response"} for r in requests["planner"])
         assert requests["planner"][0]["request"][0]["role"] == "system"
@@ -83,7 +113,9 @@ def test_generate_explicit_paths_and_a_failing_session(shared_dir, tmp_path):
     assert "generated 1 session(s), 1 failed" in result.output
     failures = _read_jsonl(out / "failures.jsonl")
     assert [f["key"] for f in failures] == [plans[0].key]
-    assert failures[0]["reason"].startswith("planner decision rejected 2 times (task 0, step 0): output is not valid JSON")
+    assert failures[0]["reason"].startswith(
+        "planner decision rejected 2 times (task 0, step 0): output is not valid JSON"
+    )
     assert failures[0]["plan"]["type_path"] == ["ST", "CC", "CC", "CC"]
     sessions = _read_jsonl(out / "sessions.jsonl")
     assert [s["english_task_types"] for s in sessions] == [["Chat", "Single-Tool", "Chat", "Chat"]]
@@ -96,7 +128,9 @@ def test_generate_reports_bad_input(tmp_path):
     assert result.exit_code == 1  # the file's content (docs/cli.md §2)
     assert f"{tools}:2: not JSON" in result.output
     tools.write_text('[{"type": "function", "function": {"name": "a"}}]\n')
-    result = CliRunner().invoke(app, ["generate", "--tools", str(tools), "--out", str(tmp_path / "o"), "--paths", "ST,XX,CC,CC"])
+    result = CliRunner().invoke(
+        app, ["generate", "--tools", str(tools), "--out", str(tmp_path / "o"), "--paths", "ST,XX,CC,CC"]
+    )
     assert result.exit_code == 2 and "unknown layer type(s) ['XX']" in result.output
     assert not (tmp_path / "o").exists()
 
@@ -113,9 +147,31 @@ def _two_session_run(shared_dir, tmp_path):
     script.write_text(json.dumps({"sessions": scripts}))
     spec = f"scripted:{script}"
     out = tmp_path / "out"
-    args = ["generate", "--tools", str(tools), "--out", str(out), "--paths", paths[0], "--paths", paths[1],
-            "--max-retries", "2", "--checker-model", "none", "--user-model", spec, "--planner-model", spec,
-            "--tool-model", spec, "--agent-model", spec, "--concurrency", "1"]
+    args = [
+        "generate",
+        "--tools",
+        str(tools),
+        "--out",
+        str(out),
+        "--paths",
+        paths[0],
+        "--paths",
+        paths[1],
+        "--max-retries",
+        "2",
+        "--checker-model",
+        "none",
+        "--user-model",
+        spec,
+        "--planner-model",
+        spec,
+        "--tool-model",
+        spec,
+        "--agent-model",
+        spec,
+        "--concurrency",
+        "1",
+    ]
     return args, plans, out
 
 
@@ -126,13 +182,17 @@ def test_generate_resumes_finished_sessions(shared_dir, tmp_path):
     assert "resumed" not in first.output
     sessions_before = (out / "sessions.jsonl").read_text(encoding="utf-8")
     failures_before = _read_jsonl(out / "failures.jsonl")
-    outcomes = {p.key: json.loads((out / "sessions" / p.key / "outcome.json").read_text(encoding="utf-8")) for p in plans}
+    outcomes = {
+        p.key: json.loads((out / "sessions" / p.key / "outcome.json").read_text(encoding="utf-8")) for p in plans
+    }
     assert [outcomes[p.key]["status"] for p in plans] == ["failed", "done"]
     assert outcomes[plans[1].key]["session"]["english_task_types"] == ["Chat", "Single-Tool", "Chat", "Chat"]
 
     # Same command again: both sessions are kept (the failure came from the models' output), nothing runs.
     scripted.reset()
-    (out / "sessions" / plans[1].key / "raw_transcript.json").write_text("[]", encoding="utf-8")  # would be rewritten by a re-run
+    (out / "sessions" / plans[1].key / "raw_transcript.json").write_text(
+        "[]", encoding="utf-8"
+    )  # would be rewritten by a re-run
     again = CliRunner().invoke(app, args)
     assert again.exit_code == 0, again.output
     assert "resumed: kept 2 session(s)" in again.output
@@ -164,7 +224,9 @@ def test_generate_refuses_to_resume_another_run(shared_dir, tmp_path):
     scripted.reset()
     other = CliRunner().invoke(app, [*args, "--seed", "5"])
     assert other.exit_code == 1
-    assert f"{out / 'sessions' / plans[0].key / 'outcome.json'}: plan: this folder holds a different run" in other.output
+    assert (
+        f"{out / 'sessions' / plans[0].key / 'outcome.json'}: plan: this folder holds a different run" in other.output
+    )
     assert "--overwrite" in other.output
 
     # The same options on another tool file: the plans match line for line, the tool lists do not.
@@ -184,24 +246,55 @@ def test_infrastructure_failures_are_generated_again(tmp_path):
     assert load_finished_outcome(tmp_path, plan) is None
     write_outcome(tmp_path, SessionOutcome(plan, "failed", "planner decision rejected 3 times", usage={"requests": 4}))
     kept = load_finished_outcome(tmp_path, plan)
-    assert (kept.status, kept.reason, kept.usage, kept.session) == ("failed", "planner decision rejected 3 times", {"requests": 4}, None)
-    (tmp_path / "sessions" / plan.key / "outcome.json").write_text('{"plan": ', encoding="utf-8")  # torn by an old crash
+    assert (kept.status, kept.reason, kept.usage, kept.session) == (
+        "failed",
+        "planner decision rejected 3 times",
+        {"requests": 4},
+        None,
+    )
+    (tmp_path / "sessions" / plan.key / "outcome.json").write_text(
+        '{"plan": ', encoding="utf-8"
+    )  # torn by an old crash
     assert load_finished_outcome(tmp_path, plan) is None
 
 
 def test_generated_two_layer_sessions_evaluate_without_tasks_option(shared_dir, tmp_path):
     """Generation -> evaluation loop for sessions that are not 4 tasks long: the oracle replay scores 100%."""
     tools = tmp_path / "tools.jsonl"
-    tools.write_text("\n".join((shared_dir / "data" / "tools_en.jsonl").read_text(encoding="utf-8").splitlines()[20:23]) + "\n")
+    tools.write_text(
+        "\n".join((shared_dir / "data" / "tools_en.jsonl").read_text(encoding="utf-8").splitlines()[20:23]) + "\n"
+    )
     paths = ["ST,CC", "MT,ST", "CQ,ST"]
     plans = plan_sessions(load_tool_lists(tools), select_type_paths(2, paths), seed=4)
     script = tmp_path / "roles.json"
     script.write_text(json.dumps({"sessions": {p.key: session_script(p.as_state()) for p in plans}}), encoding="utf-8")
     spec = f"scripted:{script}"
     gen = tmp_path / "gen"
-    args = ["generate", "--tools", str(tools), "--layers", "2", "--seed", "4", "--out", str(gen), "--vague-rate", "0",
-            "--user-model", spec, "--planner-model", spec, "--tool-model", spec, "--agent-model", spec,
-            "--checker-model", spec, "--concurrency", "1"]
+    args = [
+        "generate",
+        "--tools",
+        str(tools),
+        "--layers",
+        "2",
+        "--seed",
+        "4",
+        "--out",
+        str(gen),
+        "--vague-rate",
+        "0",
+        "--user-model",
+        spec,
+        "--planner-model",
+        spec,
+        "--tool-model",
+        spec,
+        "--agent-model",
+        spec,
+        "--checker-model",
+        spec,
+        "--concurrency",
+        "1",
+    ]
     for path in paths:
         args += ["--paths", path]
     result = CliRunner().invoke(app, args)
@@ -216,7 +309,9 @@ def test_generated_two_layer_sessions_evaluate_without_tasks_option(shared_dir, 
     assert f"{dataset}:1: english_tasks:" in wrong_depth.output
 
     run = tmp_path / "eval"  # no --tasks: the sessions' own count (2) is used
-    result = CliRunner().invoke(app, ["eval", "--dataset", str(dataset), "--model", oracle, "--out", str(run), "--no-progress"])
+    result = CliRunner().invoke(
+        app, ["eval", "--dataset", str(dataset), "--model", oracle, "--out", str(run), "--no-progress"]
+    )
     assert result.exit_code == 0, result.output
     metric = json.loads((run / "metric.json").read_text(encoding="utf-8"))
     assert metric["total_info"] == {
@@ -226,7 +321,19 @@ def test_generated_two_layer_sessions_evaluate_without_tasks_option(shared_dir, 
     assert set(metric["layer_info"]) == {"0", "1", "2", "3"}
     assert metric["layer_info"]["1"]["total_count"] == 3 and metric["layer_info"]["2"]["total_count"] == 0
 
-    rescored = CliRunner().invoke(app, ["score", "--dataset", str(dataset), "--results", str(run / "result.jsonl"),
-                                        "--out", str(tmp_path / "rescored"), "--tasks", "2"])
+    rescored = CliRunner().invoke(
+        app,
+        [
+            "score",
+            "--dataset",
+            str(dataset),
+            "--results",
+            str(run / "result.jsonl"),
+            "--out",
+            str(tmp_path / "rescored"),
+            "--tasks",
+            "2",
+        ],
+    )
     assert rescored.exit_code == 0, rescored.output
     assert json.loads((tmp_path / "rescored" / "metric.json").read_text(encoding="utf-8")) == metric

@@ -11,13 +11,13 @@ import pytest
 
 from bench.args import check_arguments, float_to_number
 from bench.generation import load_tool_lists, oracle_responses, plan_sessions, streamline
-from wtb.generation_runner import run_batch, run_session
 from bench.paths import PathTracker
 from bench.schema import Session
 from graphs.generation import build, graph
 from graphs.generation_context import Context
 from models import scripted
 from tests.gen_scripts import ACCEPT, session_script
+from wtb.generation_runner import run_batch, run_session
 
 REJECT = {"verdict": "reject", "reason": "the city was never mentioned"}
 
@@ -71,7 +71,9 @@ def replay_is_perfect(session: dict) -> bool:
                 names = sorted(c["function"]["name"] for c in response["tool_calls"])
                 match = next(c for c in candidates if sorted(answer_list[i]["action"]["name"] for i in c) == names)
                 predicted = sorted((c["function"]["name"], c["function"]["arguments"]) for c in response["tool_calls"])
-                gold = sorted((answer_list[i]["action"]["name"], json.dumps(answer_list[i]["action"]["arguments"])) for i in match)
+                gold = sorted(
+                    (answer_list[i]["action"]["name"], json.dumps(answer_list[i]["action"]["arguments"])) for i in match
+                )
                 for (name, args), (_, gold_args) in zip(predicted, gold):
                     assert check_arguments(tools, name, args, gold_args) == "correct", (name, args, gold_args)
                 tracker.prune(step, match)
@@ -141,25 +143,53 @@ def test_four_layer_session_in_dataset_schema(tool_lists_en, tmp_path):
     outcome = run(plan, session_script(plan.as_state()), tmp_path)
     session = outcome.session
     assert list(session) == [
-        "id", "english_env_info", "english_tools", "english_tasks", "english_answer_list", "english_task_types",
-        "english_turn_subtypes", "env_info", "tools", "tasks", "answer_list", "task_types", "turn_subtypes",
+        "id",
+        "english_env_info",
+        "english_tools",
+        "english_tasks",
+        "english_answer_list",
+        "english_task_types",
+        "english_turn_subtypes",
+        "env_info",
+        "tools",
+        "tasks",
+        "answer_list",
+        "task_types",
+        "turn_subtypes",
     ]
     assert session["english_env_info"] == plan.env_info and session["english_tools"] == plan.tools == session["tools"]
     assert session["env_info"][:19] == plan.env_info[:19] and session["env_info"][20:].startswith("星期")
-    assert session["english_tasks"] == [f"Scripted request {i} ({t}) for {plan.tools[0]['function']['name']}."
-                                        for i, t in enumerate(plan.type_path)] == session["tasks"]
+    assert (
+        session["english_tasks"]
+        == [
+            f"Scripted request {i} ({t}) for {plan.tools[0]['function']['name']}." for i, t in enumerate(plan.type_path)
+        ]
+        == session["tasks"]
+    )
     assert session["english_task_types"] == ["Clarify", "Mixed Multi-Tool", "Single-Tool", "Chat"]
     assert session["task_types"] == ["澄清", "多工具", "单工具", "闲聊"]
     clarify, mixed, single, chat = session["english_answer_list"]
     assert [n["dependency_list"] for n in clarify] == [[], [0], [0, 1]]
     assert clarify[0]["action"]["arguments"]["missing_required_parameters"]
     assert [n["dependency_list"] for n in mixed] == [[], [], [0, 1], [0, 1, 2]]
-    assert mixed[0]["observation"] == {"status": "ok", "source": plan.tools[0]["function"]["name"], "note": "t1 result 0"}
+    assert mixed[0]["observation"] == {
+        "status": "ok",
+        "source": plan.tools[0]["function"]["name"],
+        "note": "t1 result 0",
+    }
     assert [n["dependency_list"] for n in single] == [[], [0]]
-    assert chat == [{"action": {"name": "prepare_to_answer", "arguments": {"answer_type": "chat"}},
-                     "observation": "Scripted reply for task 3.", "dependency_list": []}]
-    expected_subtypes = {"coreferential": "Coreferential Reference", "partial": "Partial Information",
-                         "long_range": "Long-Range Dependency"}
+    assert chat == [
+        {
+            "action": {"name": "prepare_to_answer", "arguments": {"answer_type": "chat"}},
+            "observation": "Scripted reply for task 3.",
+            "dependency_list": [],
+        }
+    ]
+    expected_subtypes = {
+        "coreferential": "Coreferential Reference",
+        "partial": "Partial Information",
+        "long_range": "Long-Range Dependency",
+    }
     assert session["english_turn_subtypes"] == [expected_subtypes[s] for s in plan.strategies[1:]]
 
 
@@ -232,8 +262,17 @@ def test_unknown_tool_and_malformed_outputs_are_rejections(tool_lists_en, tmp_pa
     script = _single_tool_script(plan)
     good = script["planner"][0]
     unknown = {"thought": "x", "plan": "y", "actions": [{"name": "getTheMoon", "arguments": {}, "depends_on": []}]}
-    not_object = "```json\n" + json.dumps({"actions": [{"name": good["actions"][0]["name"], "arguments": "city=Paris"}]}) + "\n```"
-    script["planner"] = [unknown, not_object, "Sure, here you go:\n```json\n" + json.dumps(good) + "\n```", *script["planner"][1:]]
+    not_object = (
+        "```json\n"
+        + json.dumps({"actions": [{"name": good["actions"][0]["name"], "arguments": "city=Paris"}]})
+        + "\n```"
+    )
+    script["planner"] = [
+        unknown,
+        not_object,
+        "Sure, here you go:\n```json\n" + json.dumps(good) + "\n```",
+        *script["planner"][1:],
+    ]
     script["tool"] = ["no idea", *script["tool"]]
     outcome = run(plan, script, tmp_path)
     assert outcome.status == "done", outcome.reason
@@ -246,7 +285,9 @@ def test_unknown_tool_and_malformed_outputs_are_rejections(tool_lists_en, tmp_pa
     assert "not valid JSON" in checks[3]["reason"]
     assert checks[4]["checked"] == "results" and checks[4]["verdict"] == "accept"
     assert outcome.session["english_answer_list"][0][0]["action"] == {
-        "name": good["actions"][0]["name"], "arguments": good["actions"][0]["arguments"]}
+        "name": good["actions"][0]["name"],
+        "arguments": good["actions"][0]["arguments"],
+    }
 
 
 def test_vague_answer_leads_to_a_second_question(tool_lists_en, tmp_path):
@@ -266,9 +307,16 @@ def test_vague_answer_leads_to_a_second_question(tool_lists_en, tmp_path):
     assert "Answer clearly" in user_calls[2]["request"][0]["content"]
     nodes = outcome.session["english_answer_list"][0]
     assert [n["action"]["name"] for n in nodes[:2]] == ["ask_user_for_required_parameters"] * 2
-    assert [n["user_input"] for n in nodes[:2]] == ["Hmm, the usual one I guess.", "Use the usual " +
-                                                    nodes[0]["action"]["arguments"]["missing_required_parameters"][0] + "."]
-    assert [n["dependency_list"] for n in nodes] == [[], [0], [0, 1], [0, 1, 2]]  # the call named 0 and waits for step 1
+    assert [n["user_input"] for n in nodes[:2]] == [
+        "Hmm, the usual one I guess.",
+        "Use the usual " + nodes[0]["action"]["arguments"]["missing_required_parameters"][0] + ".",
+    ]
+    assert [n["dependency_list"] for n in nodes] == [
+        [],
+        [0],
+        [0, 1],
+        [0, 1, 2],
+    ]  # the call named 0 and waits for step 1
     assert outcome.session["english_task_types"] == ["Clarify"]
 
 
@@ -282,7 +330,11 @@ def test_chinese_session(tool_lists_zh, tmp_path):
     session = outcome.session
     Session.model_validate(session)
     assert session["english_tools"] == plan.tools and session["english_tasks"][0] == "请求0"
-    assert session["task_types"][0] == "单工具" and session["task_types"][1] == "澄清" and session["task_types"][3] == "闲聊"
+    assert (
+        session["task_types"][0] == "单工具"
+        and session["task_types"][1] == "澄清"
+        and session["task_types"][3] == "闲聊"
+    )
     planner_request = next(c for c in outcome.state["calls"] if c["role"] == "planner")["request"]
     assert "规划者" in planner_request[0]["content"] and "## 工具" in planner_request[1]["content"]
     user_request = outcome.state["calls"][0]["request"][0]["content"]
@@ -332,7 +384,10 @@ def test_oracle_replay_responses_follow_the_gold_path(tool_lists_en, tmp_path):
     mixed = session["english_answer_list"][0]
     first = responses[0]["tool_calls"]
     assert [c["id"] for c in first] == ["call_7_0_0_0", "call_7_0_0_1"]
-    assert [json.loads(c["function"]["arguments"]) for c in first] == [mixed[0]["action"]["arguments"], mixed[1]["action"]["arguments"]]
+    assert [json.loads(c["function"]["arguments"]) for c in first] == [
+        mixed[0]["action"]["arguments"],
+        mixed[1]["action"]["arguments"],
+    ]
     assert responses[1]["tool_calls"][0]["function"]["name"] == mixed[2]["action"]["name"]
     assert responses[2] == {"content": mixed[3]["observation"], "tool_calls": None, "reasoning_content": None}
     clarify = session["english_answer_list"][1]
@@ -358,11 +413,19 @@ def test_extra_roles_are_inserted_on_plain_edges(tool_lists_en, tmp_path):
             return {"status": "failed", "failure_reason": "reviewer: the second task is out of scope"}
         return {}
 
-    graph_with_roles = compile_graph([ExtraRole("reviewer", reviewer, after="user"), ExtraRole("observer", observer, after="planner")])
+    graph_with_roles = compile_graph(
+        [ExtraRole("reviewer", reviewer, after="user"), ExtraRole("observer", observer, after="planner")]
+    )
     drawn = graph_with_roles.get_graph()
     edges = {(e.source, e.target) for e in drawn.edges}
-    assert {("user", "reviewer"), ("reviewer", "planner"), ("reviewer", "__end__"), ("planner", "observer"),
-            ("observer", "checker"), ("tool", "tool_checker")} <= edges
+    assert {
+        ("user", "reviewer"),
+        ("reviewer", "planner"),
+        ("reviewer", "__end__"),
+        ("planner", "observer"),
+        ("observer", "checker"),
+        ("tool", "tool_checker"),
+    } <= edges
     assert ("user", "planner") not in edges and ("planner", "checker") not in edges
 
     file = tmp_path / "script.json"
@@ -374,7 +437,9 @@ def test_extra_roles_are_inserted_on_plain_edges(tool_lists_en, tmp_path):
     # The observer alone changes nothing: the session is generated as with the default graph.
     scripted.reset()
     seen.clear()
-    observed = asyncio.run(run_session(plan, scripted_context(file), compile_graph([ExtraRole("observer", observer, after="planner")])))
+    observed = asyncio.run(
+        run_session(plan, scripted_context(file), compile_graph([ExtraRole("observer", observer, after="planner")]))
+    )
     scripted.reset()
     default = asyncio.run(run_session(plan, scripted_context(file)))
     assert observed.status == default.status == "done"
@@ -394,9 +459,13 @@ def test_user_requests_end_with_a_cue_to_write_the_message(tool_lists_en, tmp_pa
     assert outcome.status == "done"
     user_calls = [c for c in outcome.state["calls"] if c["role"] == "user"]
     human = [m["content"] for m in user_calls[0]["request"] if m["role"] in ("user", "human")][-1]
-    assert human.endswith("Now write your first message to the assistant (a request in your own words, not a list of tools):")
+    assert human.endswith(
+        "Now write your first message to the assistant (a request in your own words, not a list of tools):"
+    )
     later = [m["content"] for m in user_calls[-1]["request"] if m["role"] in ("user", "human")][-1]
-    assert later.endswith("Now write your next message to the assistant (a new request in your own words, not a list of tools):")
+    assert later.endswith(
+        "Now write your next message to the assistant (a new request in your own words, not a list of tools):"
+    )
 
 
 def test_role_request_listener_sees_every_request(tool_lists_en, tmp_path):

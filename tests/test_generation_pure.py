@@ -23,16 +23,42 @@ from bench.generation import (
     should_answer_vaguely,
     streamline,
 )
-from bench.generation_checks import decision_errors, extract_json, plain_text, results_errors, schema_errors, tools_by_name
+from bench.generation_checks import (
+    decision_errors,
+    extract_json,
+    plain_text,
+    results_errors,
+    schema_errors,
+    tools_by_name,
+)
 from graphs.generation_state import CheckerVerdict, PlannerDecision, ToolResults
 
 TOOLS = [
-    {"type": "function", "function": {"name": "getWeather", "description": "Weather of a city.", "parameters": {
-        "type": "object", "properties": {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["C", "F"]},
-                                         "days": {"type": "integer"}, "lat": {"type": "float"}},
-        "required": ["city"]}}},
-    {"type": "function", "function": {"name": "getAlerts", "description": "Alerts.", "parameters": {
-        "type": "object", "properties": {"region": {"type": "string"}}, "required": ["region"]}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "getWeather",
+            "description": "Weather of a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "unit": {"type": "string", "enum": ["C", "F"]},
+                    "days": {"type": "integer"},
+                    "lat": {"type": "float"},
+                },
+                "required": ["city"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "getAlerts",
+            "description": "Alerts.",
+            "parameters": {"type": "object", "properties": {"region": {"type": "string"}}, "required": ["region"]},
+        },
+    },
 ]
 
 
@@ -165,11 +191,15 @@ def test_extract_json_reads_fences_prose_and_think_blocks():
 
 
 def test_role_output_models_parse_robustly():
-    decision, error = PlannerDecision.parse('Plan:\n```json\n{"thought": "t", "actions": [{"name": "getWeather", "arguments": {"city": "Paris"}}]}\n```')
+    decision, error = PlannerDecision.parse(
+        'Plan:\n```json\n{"thought": "t", "actions": [{"name": "getWeather", "arguments": {"city": "Paris"}}]}\n```'
+    )
     assert error is None and decision.actions[0].arguments == {"city": "Paris"} and decision.actions[0].depends_on == []
     bare, _ = PlannerDecision.parse('[{"name": "getAlerts", "arguments": {"region": "x"}, "depends_on": null}]')
     assert bare.actions[0].name == "getAlerts"
-    bad, error = PlannerDecision.parse('{"actions": [{"name": "getWeather", "arguments": "{\\"city\\": \\"Paris\\"}"}]}')
+    bad, error = PlannerDecision.parse(
+        '{"actions": [{"name": "getWeather", "arguments": "{\\"city\\": \\"Paris\\"}"}]}'
+    )
     assert bad is None and "arguments must be a JSON object" in error
     none, error = PlannerDecision.parse("call the weather tool")
     assert none is None and "not valid JSON" in error
@@ -179,7 +209,7 @@ def test_role_output_models_parse_robustly():
     assert verdict.verdict == "reject" and verdict.reason == "city invented"
     assert CheckerVerdict.parse('{"verdict": true}')[0].verdict == "accept"
     assert CheckerVerdict.parse('{"verdict": "maybe"}')[0] is None
-    assert ToolResults.parse("[1, {\"x\": 2}]")[0].results == [1, {"x": 2}]
+    assert ToolResults.parse('[1, {"x": 2}]')[0].results == [1, {"x": 2}]
 
 
 def test_schema_errors_follow_the_evaluator_rules():
@@ -188,7 +218,10 @@ def test_schema_errors_follow_the_evaluator_rules():
     assert schema_errors({}, params) == ["missing required parameter city"]
     assert schema_errors({"city": "x", "zip": "1"}, params) == ["parameter zip is not defined by the tool"]
     assert schema_errors({"city": "x", "unit": "K"}, params) == ["unit: 'K' is not one of ['C', 'F']"]
-    assert schema_errors({"city": 5, "days": True}, params) == ["city: expected string, got int", "days: expected integer, got bool"]
+    assert schema_errors({"city": 5, "days": True}, params) == [
+        "city: expected string, got int",
+        "days: expected integer, got bool",
+    ]
     assert schema_errors("city", params) == ["arguments must be a JSON object, got str"]
     assert schema_errors({"a": 1}, {"type": "object"}) == ["parameter a is not defined by the tool"]
 
@@ -200,13 +233,22 @@ def test_decision_rules():
         return decision_errors({"actions": actions}, tools=tools, layer_type=layer, nodes=list(nodes))
 
     call = {"name": "getWeather", "arguments": {"city": "Paris"}, "depends_on": []}
-    ask = {"name": "ask_user_for_required_parameters", "arguments": {"tool_name": "getWeather", "missing_required_parameters": ["city"]}}
+    ask = {
+        "name": "ask_user_for_required_parameters",
+        "arguments": {"tool_name": "getWeather", "missing_required_parameters": ["city"]},
+    }
     answer = {"name": "prepare_to_answer", "arguments": {"answer_type": "tool"}}
     assert errors([call, {**call, "arguments": {"city": "Rome"}}]) == []
     assert errors([{"name": "getWether", "arguments": {}}]) == ["unknown tool 'getWether' (not in the tool list)"]
-    assert errors([call, ask], layer="CQ")[0].startswith("ask_user_for_required_parameters and prepare_to_answer must be")
-    assert errors([{**call, "depends_on": [0]}]) == ["action 0 (getWeather): depends_on 0 is not the index of an earlier action (0..-1)"]
-    assert errors([call], layer="CC") == ["this task is casual chat: answer directly with prepare_to_answer (answer_type chat)"]
+    assert errors([call, ask], layer="CQ")[0].startswith(
+        "ask_user_for_required_parameters and prepare_to_answer must be"
+    )
+    assert errors([{**call, "depends_on": [0]}]) == [
+        "action 0 (getWeather): depends_on 0 is not the index of an earlier action (0..-1)"
+    ]
+    assert errors([call], layer="CC") == [
+        "this task is casual chat: answer directly with prepare_to_answer (answer_type chat)"
+    ]
     assert errors([ask], layer="ST") == ["this task gives every required value: call the tools instead of asking"]
     assert errors([call, call], layer="ST") == ["this task needs exactly one tool call"]
     assert errors([answer], layer="MT") == [
@@ -218,16 +260,25 @@ def test_decision_rules():
         "this task lacks a required value: ask the user, then call the tool, before answering"
     ]
     assert errors([ask], layer="CQ") == []
-    assert errors([{**ask, "arguments": {"tool_name": "getWeather", "missing_required_parameters": ["zip"]}}], layer="CQ") == [
-        "action 0 (ask_user_for_required_parameters): ['zip'] are not parameters of getWeather"
-    ]
+    assert errors(
+        [{**ask, "arguments": {"tool_name": "getWeather", "missing_required_parameters": ["zip"]}}], layer="CQ"
+    ) == ["action 0 (ask_user_for_required_parameters): ['zip'] are not parameters of getWeather"]
     assert errors([{"name": "prepare_to_answer", "arguments": {"answer_type": "chat"}}], layer="CC") == []
     # the scorer's own schema stage also runs: a root-level extra key is rejected even when allowed by the tool
-    loose = tools_by_name([{"type": "function", "function": {"name": "f", "parameters": {
-        "type": "object", "properties": {}, "additionalProperties": True}}}])
-    assert decision_errors({"actions": [{"name": "f", "arguments": {"x": 1}}]}, tools=loose, layer_type="ST", nodes=[]) == [
-        "action 0 (f): error_schema: args not defined"
-    ]
+    loose = tools_by_name(
+        [
+            {
+                "type": "function",
+                "function": {
+                    "name": "f",
+                    "parameters": {"type": "object", "properties": {}, "additionalProperties": True},
+                },
+            }
+        ]
+    )
+    assert decision_errors(
+        {"actions": [{"name": "f", "arguments": {"x": 1}}]}, tools=loose, layer_type="ST", nodes=[]
+    ) == ["action 0 (f): error_schema: args not defined"]
 
 
 def test_results_rules():
@@ -243,7 +294,9 @@ def test_load_tool_lists_names_file_and_line(tmp_path):
     good.write_text(json.dumps(TOOLS) + "\n\n" + json.dumps(TOOLS[:1]) + "\n", encoding="utf-8")
     assert [len(x) for x in load_tool_lists(good)] == [2, 1]
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(json.dumps(TOOLS) + "\n" + json.dumps([{"type": "function", "function": {}}]) + "\n", encoding="utf-8")
+    bad.write_text(
+        json.dumps(TOOLS) + "\n" + json.dumps([{"type": "function", "function": {}}]) + "\n", encoding="utf-8"
+    )
     with pytest.raises(GenerationInputError, match=r"bad.jsonl:2: tool \[0\] lacks field function.name"):
         load_tool_lists(bad)
     broken = tmp_path / "broken.jsonl"

@@ -127,10 +127,17 @@ def test_missing_ai_message_reasons():
 def test_recorded_response_drops_a_stale_raw_message():
     from langchain_core.messages import AIMessage
 
-    raw = {"content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\"a\":1}"}}]}
-    message = AIMessage("", tool_calls=[{"name": "f", "args": {"a": 1}, "id": "c1"}], additional_kwargs={RAW_RESPONSE_KEY: raw})
-    assert recorded_response(message)["tool_calls"][0]["function"]["arguments"] == "{\"a\":1}"  # the provider's text
-    edited = message.model_copy(update={"tool_calls": [{"name": "f", "args": {"a": "二"}, "id": "c1", "type": "tool_call"}]})
+    raw = {
+        "content": None,
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a":1}'}}],
+    }
+    message = AIMessage(
+        "", tool_calls=[{"name": "f", "args": {"a": 1}, "id": "c1"}], additional_kwargs={RAW_RESPONSE_KEY: raw}
+    )
+    assert recorded_response(message)["tool_calls"][0]["function"]["arguments"] == '{"a":1}'  # the provider's text
+    edited = message.model_copy(
+        update={"tool_calls": [{"name": "f", "args": {"a": "二"}, "id": "c1", "type": "tool_call"}]}
+    )
     assert recorded_response(edited)["tool_calls"][0]["function"]["arguments"] == '{"a": "二"}'  # rebuilt, not stale
     rewritten = message.model_copy(update={"content": "revised text", "tool_calls": []})
     assert recorded_response(rewritten) == {"content": "revised text", "tool_calls": None, "reasoning_content": None}
@@ -161,7 +168,12 @@ def test_graph_wrapping_replay_reproduces_replay(candidate, attr, reference_dir,
     assert [comparable(r) for r in wrapped] == [comparable(r) for r in plain]
     for record in wrapped:
         assert record["model_name"] == f"{MODULE}:{attr}"
-        assert record["candidate"] == {"kind": "graph" if attr == "graph" else "runnable", "spec": spec, "graph": f"{MODULE}:{attr}", "model": None}
+        assert record["candidate"] == {
+            "kind": "graph" if attr == "graph" else "runnable",
+            "spec": spec,
+            "graph": f"{MODULE}:{attr}",
+            "model": None,
+        }
     for record in plain:
         assert record["candidate"] == {"kind": "chat_model", "spec": replay, "model": candidate}
 
@@ -181,7 +193,10 @@ def test_graph_wrapping_replay_reproduces_replay(candidate, attr, reference_dir,
 @pytest.mark.parametrize(
     ("attr", "reason"),
     [
-        ("no_ai_message", "invalid output: the last message of the candidate's output is a ToolMessage ('I only call tools'), not an AIMessage"),
+        (
+            "no_ai_message",
+            "invalid output: the last message of the candidate's output is a ToolMessage ('I only call tools'), not an AIMessage",
+        ),
         ("human_last", "invalid output: the last message of the candidate's output is a HumanMessage"),
         ("no_messages", "invalid output: the candidate's output has no 'messages' list (its keys: answer)"),
     ],
@@ -202,7 +217,9 @@ def test_output_without_ai_message_is_a_recorded_model_error(attr, reason, refer
 def test_output_without_ai_message_scores_as_wrong_tasks(reference_dir, tmp_path):
     dataset = reference_dir / "sessions.jsonl"
     session = _jsonl(dataset)[0]
-    outcome = asyncio.run(run_session(evaluation_graph, session, EvaluationContext(model=f"graph:{MODULE}:no_ai_message")))
+    outcome = asyncio.run(
+        run_session(evaluation_graph, session, EvaluationContext(model=f"graph:{MODULE}:no_ai_message"))
+    )
     results = _write_jsonl(tmp_path / "result.jsonl", [outcome.record])
     score_run(dataset, results, tmp_path)
     (scored,) = _jsonl(tmp_path / "score.jsonl")
@@ -223,7 +240,6 @@ def test_graph_gets_messages_tools_and_node_config(reference_dir, monkeypatch):
     """The candidate sees LangChain messages, OpenAI tool schemas, the replay metadata, and not the evaluation context."""
     from langchain_core.messages import AIMessage, BaseMessage
     from langchain_core.runnables import RunnableLambda
-    from langgraph.config import get_config
 
     from models import register_provider
     from models.registry import _registry
@@ -238,7 +254,9 @@ def test_graph_gets_messages_tools_and_node_config(reference_dir, monkeypatch):
     register_provider("testgraph", lambda name, settings: runnable)
     try:
         session = _jsonl(reference_dir / "sessions.jsonl")[0]
-        output = asyncio.run(evaluation_graph.ainvoke({"session": session}, context=EvaluationContext(model="testgraph:x")))
+        output = asyncio.run(
+            evaluation_graph.ainvoke({"session": session}, context=EvaluationContext(model="testgraph:x"))
+        )
     finally:
         _registry.pop("testgraph", None)
     record = output["record"]
@@ -269,7 +287,9 @@ def test_subgraph_does_not_see_the_evaluation_context(reference_dir, tmp_path, m
         encoding="utf-8",
     )
     session = _jsonl(reference_dir / "sessions.jsonl")[0]
-    output = asyncio.run(evaluation_graph.ainvoke({"session": session}, context=EvaluationContext(model=f"graph:{module}:graph")))
+    output = asyncio.run(
+        evaluation_graph.ainvoke({"session": session}, context=EvaluationContext(model=f"graph:{module}:graph"))
+    )
     step = output["record"]["result"][0]["inference_log"]["step_0"]["inference_output"]
     assert step["content"] == "context=Context:my-own-default"
     assert output["record"]["candidate"]["model"] == "my-own-default"
@@ -303,7 +323,9 @@ def test_token_counts_sum_the_graphs_model_calls(reference_dir, monkeypatch):
     register_provider("twocalls", lambda name, settings: RunnableLambda(two_calls))
     try:
         session = _jsonl(reference_dir / "sessions.jsonl")[0]
-        output = asyncio.run(evaluation_graph.ainvoke({"session": session}, context=EvaluationContext(model="twocalls:x")))
+        output = asyncio.run(
+            evaluation_graph.ainvoke({"session": session}, context=EvaluationContext(model="twocalls:x"))
+        )
     finally:
         _registry.pop("twocalls", None)
     task = output["record"]["result"][0]
@@ -327,12 +349,33 @@ def test_traces_show_the_graphs_nodes_under_the_step(reference_dir, tmp_path):
     with LangSmithStub(lifetime=240) as stub:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "LANGCHAIN_", "WTB_", "OPENAI_"))}
         env.update(
-            LANGSMITH_TRACING="true", LANGSMITH_ENDPOINT=stub.url, LANGSMITH_API_KEY="lsv2_fake_key", LANGSMITH_PROJECT="wtb-graph",
-            HOME=str(tmp_path), PYTHONPATH=str(REPO_ROOT), **{INNER_MODEL_ENV: replay},
+            LANGSMITH_TRACING="true",
+            LANGSMITH_ENDPOINT=stub.url,
+            LANGSMITH_API_KEY="lsv2_fake_key",
+            LANGSMITH_PROJECT="wtb-graph",
+            HOME=str(tmp_path),
+            PYTHONPATH=str(REPO_ROOT),
+            **{INNER_MODEL_ENV: replay},
         )
         proc = subprocess.run(
-            [sys.executable, "-m", "wtb.cli", "eval", "--dataset", str(dataset), "--model", spec, "--out", str(out), "--no-progress"],
-            cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300,
+            [
+                sys.executable,
+                "-m",
+                "wtb.cli",
+                "eval",
+                "--dataset",
+                str(dataset),
+                "--model",
+                spec,
+                "--out",
+                str(out),
+                "--no-progress",
+            ],
+            cwd=REPO_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         assert proc.returncode == 0, proc.stderr[-3000:]
         records = {r["id"]: r for r in _jsonl(out / "result.jsonl")}
@@ -353,7 +396,9 @@ def test_traces_show_the_graphs_nodes_under_the_step(reference_dir, tmp_path):
                 inner = [r for r in below if str(r.get("parent_run_id")) == str(candidate_run["id"])]
                 assert "call_model" in {r["name"] for r in inner}
                 node = next(r for r in inner if r["name"] == "call_model")
-                llm = [r for r in below if str(r.get("parent_run_id")) == str(node["id"]) and r.get("run_type") == "llm"]
+                llm = [
+                    r for r in below if str(r.get("parent_run_id")) == str(node["id"]) and r.get("run_type") == "llm"
+                ]
                 assert len(llm) == 1
                 m = llm[0]["extra"]["metadata"]
                 assert (m["task_idx"], m["step_idx"]) == (meta["task_idx"], meta["step_idx"])
@@ -396,7 +441,9 @@ def test_a_chat_model_named_by_a_graph_spec_runs_as_a_chat_model(reference_dir, 
     )
     spec = f"graph:{module}:model"
     session = _jsonl(reference_dir / "sessions.jsonl")[0]
-    record = asyncio.run(evaluation_graph.ainvoke({"session": session}, context=EvaluationContext(model=spec)))["record"]
+    record = asyncio.run(evaluation_graph.ainvoke({"session": session}, context=EvaluationContext(model=spec)))[
+        "record"
+    ]
     assert record["candidate"] == {"kind": "chat_model", "spec": spec, "graph": f"{module}:model", "model": "my-fake-1"}
     assert record["result"][0]["inference_log"]["step_0"]["inference_output"]["content"] == "Hi there."
 
@@ -406,9 +453,24 @@ def test_wtb_eval_exits_2_before_any_session_for_a_graph_that_cannot_load(refere
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "LANGCHAIN_", "WTB_", "OPENAI_"))}
     env.update(PYTHONPATH=str(REPO_ROOT), HOME=str(tmp_path))
     proc = subprocess.run(
-        [sys.executable, "-m", "wtb.cli", "eval", "--dataset", str(reference_dir / "sessions.jsonl"),
-         "--model", f"graph:{FILE}:missing", "--out", str(out), "--no-progress"],
-        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "wtb.cli",
+            "eval",
+            "--dataset",
+            str(reference_dir / "sessions.jsonl"),
+            "--model",
+            f"graph:{FILE}:missing",
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert "has no attribute 'missing'" in proc.stderr and "graph" in proc.stderr

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from wtb.runner import arun_eval, load_dataset, run_eval
-from wtb.score_run import score_run
 from graphs.evaluation_context import EvaluationContext
 from tests.support.openai_stub import ScriptedServer
 from tests.test_evaluation_reference import normalise
+from wtb.runner import arun_eval, load_dataset, run_eval
+from wtb.score_run import score_run
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -44,7 +44,11 @@ def _without_tokens(result):
 
 
 def _script(reference_dir, candidate):
-    return {r["session_id"]: r["responses"] for r in _jsonl(reference_dir / "candidates.jsonl") if r["candidate"] == candidate}
+    return {
+        r["session_id"]: r["responses"]
+        for r in _jsonl(reference_dir / "candidates.jsonl")
+        if r["candidate"] == candidate
+    }
 
 
 def _env():
@@ -59,14 +63,31 @@ def test_openai_over_http_matches_replay(reference_dir, tmp_path, candidate):
     sessions = load_dataset(dataset)
     script = _script(reference_dir, candidate)
     replay_dir, http_dir = tmp_path / "replay", tmp_path / "http"
-    run_eval(sessions, EvaluationContext(model=f"replay:{reference_dir / 'candidates.jsonl'}#{candidate}"), replay_dir, progress=False)
+    run_eval(
+        sessions,
+        EvaluationContext(model=f"replay:{reference_dir / 'candidates.jsonl'}#{candidate}"),
+        replay_dir,
+        progress=False,
+    )
 
     with ScriptedServer(sessions, script) as server:
         command = [
-            sys.executable, "-m", "wtb.cli", "eval",
-            "--dataset", str(dataset), "--model", f"openai:{candidate}", "--out", str(http_dir),
-            "--base-url", server.base_url, "--concurrency", "4", "--no-progress",
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "wtb.cli",
+            "eval",
+            "--dataset",
+            str(dataset),
+            "--model",
+            f"openai:{candidate}",
+            "--out",
+            str(http_dir),
+            "--base-url",
+            server.base_url,
+            "--concurrency",
+            "4",
+            "--no-progress",
+        ]
         done = subprocess.run(command, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
 
@@ -80,25 +101,32 @@ def test_openai_over_http_matches_replay(reference_dir, tmp_path, candidate):
         assert server.served[session_id] == len(script[session_id]) - 1
         steps = [(task, step) for task in record["result"] for step in _steps(task)]
         assert len(steps) == len(server.requests[session_id])
-        for index, ((task, step), body) in enumerate(zip(steps, server.requests[session_id])):
+        for _index, ((_task, step), body) in enumerate(zip(steps, server.requests[session_id])):
             assert body["messages"] == step["inference_input"]["messages"]
             assert body["tools"] == step["inference_input"]["tools"]
             assert (body["model"], body["temperature"]) == (candidate, 0.0)
-        counts = [(i, o) for task in record["result"] for i, o in zip(task["input_token_count"], task["output_token_count"])]
+        counts = [
+            (i, o) for task in record["result"] for i, o in zip(task["input_token_count"], task["output_token_count"])
+        ]
         assert counts == [(100 + i, 10 + i) for i in range(len(steps))]
 
     with open(http_dir / "metric.json", encoding="utf-8") as handle:
         http_metric = json.load(handle)
     expected = next(m for m in _jsonl(reference_dir / "expected_metrics.jsonl") if m["candidate"] == candidate)
     assert http_metric == expected["metric"]
-    assert http_metric == score_run(reference_dir / "sessions.jsonl", replay_dir / "result.jsonl", tmp_path / "replay-score")
+    assert http_metric == score_run(
+        reference_dir / "sessions.jsonl", replay_dir / "result.jsonl", tmp_path / "replay-score"
+    )
 
 
 def test_reasoning_content_is_recorded_and_sent_back(reference_dir, tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a loopback server needs no key
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     sessions = [s for s in load_dataset(reference_dir / "sessions.jsonl") if s["id"] == "wild_tool_bench_0"]
-    responses = [dict(r, reasoning_content=f"thinking {i}") for i, r in enumerate(_script(reference_dir, "oracle")["wild_tool_bench_0"])]
+    responses = [
+        dict(r, reasoning_content=f"thinking {i}")
+        for i, r in enumerate(_script(reference_dir, "oracle")["wild_tool_bench_0"])
+    ]
     with ScriptedServer(sessions, {"wild_tool_bench_0": responses}) as server:
         context = EvaluationContext(model="openai:thinker", base_url=server.base_url)
         asyncio.run(arun_eval(sessions, context, tmp_path, progress=False))

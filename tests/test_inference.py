@@ -15,7 +15,11 @@ ID = re.compile(r"^toolu_bdrk_[A-Za-z0-9]{24}$")
 
 
 def node(name, arguments=None, observation=None, deps=(), user_input=None):
-    out = {"action": {"name": name, "arguments": arguments or {}}, "observation": observation, "dependency_list": list(deps)}
+    out = {
+        "action": {"name": name, "arguments": arguments or {}},
+        "observation": observation,
+        "dependency_list": list(deps),
+    }
     if user_input is not None:
         out["user_input"] = user_input
     return out
@@ -33,7 +37,12 @@ PARALLEL = [
 ]
 # ask -> call -> prep
 CLARIFY = [
-    node("ask_user_for_required_parameters", {"tool_name": "getA", "missing_required_parameters": ["q"]}, "Which q?", user_input="q is 7"),
+    node(
+        "ask_user_for_required_parameters",
+        {"tool_name": "getA", "missing_required_parameters": ["q"]},
+        "Which q?",
+        user_input="q is 7",
+    ),
     node("getA", {"q": "7"}, {"v": 7}, deps=[0]),
     node("prepare_to_answer", {"answer_type": "tool"}, "done", deps=[1]),
 ]
@@ -43,7 +52,12 @@ def session_with(answer_lists, tasks=None):
     return {
         "id": "wild_tool_bench_9",
         "english_env_info": "2024-05-03 10:12:00 Friday",
-        "english_tools": [{"type": "function", "function": {"name": "getA", "parameters": {"type": "object", "properties": {"x": {"type": "float"}}}}}],
+        "english_tools": [
+            {
+                "type": "function",
+                "function": {"name": "getA", "parameters": {"type": "object", "properties": {"x": {"type": "float"}}}},
+            }
+        ],
         "english_tasks": tasks or [f"task {i}" for i in range(len(answer_lists))],
         "english_answer_list": answer_lists,
     }
@@ -121,11 +135,20 @@ def test_empty_response_has_no_inference_answer():
 
 def test_tool_calls_get_observations_in_sorted_order_and_ids_in_model_order():
     tracker = PathTracker(PARALLEL)
-    response = {"content": None, "tool_calls": [call("c1", "getB", '{"q": "b"}'), call("c2", "getA", '{"q":"a"}')], "reasoning_content": "hmm"}
+    response = {
+        "content": None,
+        "tool_calls": [call("c1", "getB", '{"q": "b"}'), call("c2", "getA", '{"q":"a"}')],
+        "reasoning_content": "hmm",
+    }
     outcome = inference.match_step(tracker, PARALLEL, 0, response)
     assert outcome.label == "correct" and not outcome.task_end and outcome.prune == [1, 0]
     assistant, first, second = outcome.messages
-    assert assistant == {"role": "assistant", "reasoning_content": "hmm", "content": None, "tool_calls": response["tool_calls"]}
+    assert assistant == {
+        "role": "assistant",
+        "reasoning_content": "hmm",
+        "content": None,
+        "tool_calls": response["tool_calls"],
+    }
     # sorted gold order is getA ("plain text", raw in the live task), then getB; ids come positionally from the model
     assert first == {"role": "tool", "content": "plain text", "tool_call_id": "c1"}
     assert second == {"role": "tool", "content": '{"b": 1}', "tool_call_id": "c2"}
@@ -154,7 +177,12 @@ def test_wrong_name_records_every_alive_path_with_duplicates():
 def test_duplicate_candidates_are_kept_on_error():
     # getA, then getB and getC: after getA, both orders of getB/getC share nothing, but
     # path [[0],[1],[2],...] and [[0],[1,2],...] share step 0
-    nodes = [node("getA", {}, 1), node("getB", {}, 2, deps=[0]), node("getC", {}, 3, deps=[0]), node("prepare_to_answer", {}, "r", deps=[1, 2])]
+    nodes = [
+        node("getA", {}, 1),
+        node("getB", {}, 2, deps=[0]),
+        node("getC", {}, 3, deps=[0]),
+        node("prepare_to_answer", {}, "r", deps=[1, 2]),
+    ]
     outcome = inference.match_step(PathTracker(nodes), nodes, 0, {"content": "no tools", "tool_calls": None})
     keys = list(outcome.inference_answer)
     assert keys == [f"candidate_{i}_answer_function_list" for i in range(3)]
@@ -165,9 +193,17 @@ def test_text_reply_asks_then_answers():
     tracker = PathTracker(CLARIFY)
     ask = inference.match_step(tracker, CLARIFY, 0, {"content": "Which q do you mean?", "tool_calls": []})
     assert ask.label == "correct" and not ask.task_end and ask.prune is None
-    assert ask.messages == [{"role": "assistant", "content": "Which q do you mean?"}, {"role": "user", "content": "q is 7"}]
+    assert ask.messages == [
+        {"role": "assistant", "content": "Which q do you mean?"},
+        {"role": "user", "content": "q is 7"},
+    ]
     assert ask.inference_answer["candidate_0_answer_function_list"] == {
-        "action": [{"arguments": '{"tool_name": "getA", "missing_required_parameters": ["q"]}', "name": "ask_user_for_required_parameters"}],
+        "action": [
+            {
+                "arguments": '{"tool_name": "getA", "missing_required_parameters": ["q"]}',
+                "name": "ask_user_for_required_parameters",
+            }
+        ],
         "observation": "Which q?",
         "user_input": "q is 7",
     }
@@ -185,8 +221,14 @@ def test_text_reply_asks_then_answers():
 
 def test_unparseable_tool_calls_and_steps_past_the_end():
     tracker = PathTracker(PARALLEL)
-    bad = inference.match_step(tracker, PARALLEL, 0, {"content": None, "tool_calls": [{"type": "function", "function": {"name": "getA"}}]})
-    assert (bad.label, bad.error_reason, bad.inference_answer) == ("error", "parse tool_calls failed, error: 'id'", None)
+    bad = inference.match_step(
+        tracker, PARALLEL, 0, {"content": None, "tool_calls": [{"type": "function", "function": {"name": "getA"}}]}
+    )
+    assert (bad.label, bad.error_reason, bad.inference_answer) == (
+        "error",
+        "parse tool_calls failed, error: 'id'",
+        None,
+    )
     past = inference.match_step(tracker, PARALLEL, 3, {"content": None, "tool_calls": [call("c", "getA")]})
     assert (past.label, past.error_reason) == ("error", "current step: 3, idx_list is None")
     with pytest.raises(inference.InferenceError) as raised:
@@ -197,7 +239,9 @@ def test_unparseable_tool_calls_and_steps_past_the_end():
 def test_step_log_shape():
     outcome = inference.StepOutcome("error", "tool_calls and content are None or empty", task_end=True)
     messages = [{"role": "user", "content": "hi"}]
-    log = inference.step_log(messages, [{"t": 1}], {"content": "", "tool_calls": [], "reasoning_content": None}, outcome)
+    log = inference.step_log(
+        messages, [{"t": 1}], {"content": "", "tool_calls": [], "reasoning_content": None}, outcome
+    )
     assert log == {
         "inference_input": {"messages": [{"role": "user", "content": "hi"}], "tools": [{"t": 1}]},
         "inference_output": {
@@ -228,7 +272,12 @@ def test_matched_call_while_a_shorter_path_is_alive_crashes_like_the_reference()
     assert str(raised.value) == "list index out of range"
     # without the extra asks the same call is an ordinary matched step
     fresh = PathTracker(nodes[2:3] + [node("prepare_to_answer", {}, "r", deps=[0])])
-    ok = inference.match_step(fresh, nodes[2:3] + [node("prepare_to_answer", {}, "r", deps=[0])], 0, {"content": None, "tool_calls": [call("c", "getA")]})
+    ok = inference.match_step(
+        fresh,
+        nodes[2:3] + [node("prepare_to_answer", {}, "r", deps=[0])],
+        0,
+        {"content": None, "tool_calls": [call("c", "getA")]},
+    )
     assert ok.label == "correct" and ok.prune == [0]
 
 

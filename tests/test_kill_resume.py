@@ -23,9 +23,9 @@ import pytest
 from filelock import FileLock
 from typer.testing import CliRunner
 
+from tests.test_evaluation_reference import normalise
 from wtb.cli import app
 from wtb.runner import LOCK_FILE
-from tests.test_evaluation_reference import normalise
 
 REPO = Path(__file__).resolve().parents[1]
 SESSIONS = 12
@@ -45,9 +45,22 @@ def _comparable(record):
 
 def _command(dataset, model, out):
     return [
-        sys.executable, "-m", "wtb.cli", "eval", "--dataset", str(dataset), "--model", model,
-        "--out", str(out), "--ids", IDS, "--concurrency", "2", "--no-progress",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "wtb.cli",
+        "eval",
+        "--dataset",
+        str(dataset),
+        "--model",
+        model,
+        "--out",
+        str(out),
+        "--ids",
+        IDS,
+        "--concurrency",
+        "2",
+        "--no-progress",
+    ]
 
 
 def _run_and_kill(command, out, rng):
@@ -55,7 +68,11 @@ def _run_and_kill(command, out, rng):
     before = len(_lines(out / "result.jsonl"))
     wanted = before + rng.randint(1, 3)
     process = subprocess.Popen(
-        command, cwd=REPO, env=dict(os.environ, WTB_REPLAY_DELAY="0.05"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        command,
+        cwd=REPO,
+        env=dict(os.environ, WTB_REPLAY_DELAY="0.05"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
         deadline = time.monotonic() + 120  # a bound on waiting, not a timing assertion
@@ -107,7 +124,9 @@ def test_a_second_run_on_the_same_directory_is_refused(reference_dir, tmp_path):
     model = f"replay:{reference_dir / 'candidates.jsonl'}#oracle"
     tmp_path.mkdir(exist_ok=True)
     with FileLock(str(tmp_path / LOCK_FILE)):  # as held by a run in progress (another process)
-        refused = subprocess.run(_command(dataset, model, tmp_path), cwd=REPO, capture_output=True, text=True, timeout=120)
+        refused = subprocess.run(
+            _command(dataset, model, tmp_path), cwd=REPO, capture_output=True, text=True, timeout=120
+        )
     assert refused.returncode == 1
     assert "another `wtb eval` is already writing to" in refused.stderr and "use another --out" in refused.stderr
     assert not (tmp_path / "result.jsonl").exists()
@@ -127,12 +146,26 @@ def _default_sigint() -> None:
 def test_interrupt_prints_a_resume_hint_and_the_rerun_completes(tmp_path, signum):
     out = tmp_path / "run"
     command = [
-        sys.executable, "-m", "wtb.cli", "eval", "--model", "replay:bench/data/demo_candidates.jsonl#oracle",
-        "--out", str(out), "--concurrency", "1", "--no-progress",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "wtb.cli",
+        "eval",
+        "--model",
+        "replay:bench/data/demo_candidates.jsonl#oracle",
+        "--out",
+        str(out),
+        "--concurrency",
+        "1",
+        "--no-progress",
+    ]
     process = subprocess.Popen(
-        command, cwd=REPO, env=dict(os.environ, WTB_REPLAY_DELAY="0.2"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, preexec_fn=_default_sigint,
+        command,
+        cwd=REPO,
+        env=dict(os.environ, WTB_REPLAY_DELAY="0.2"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_default_sigint,
     )
     try:
         deadline = time.monotonic() + 120  # a bound on waiting, not a timing assertion

@@ -15,8 +15,15 @@ ORACLE = "replay:bench/data/demo_candidates.jsonl#oracle"
 def _wtb(*args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WTB_", "LANGSMITH_", "LANGCHAIN_"))}
     env.update(PYTHONPATH=str(REPO), LANGSMITH_TRACING="false")
-    return subprocess.run([sys.executable, "-m", "wtb.cli", *args], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=300, stdin=subprocess.DEVNULL)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "wtb.cli", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_a_fixed_run_of_the_chinese_side(tmp_path):
@@ -29,8 +36,13 @@ def test_a_fixed_run_of_the_chinese_side(tmp_path):
     run = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert run["scoring"] == "fixed" and run["settings"]["language"] == "zh"
     assert sorted(p.name for p in out.iterdir() if p.suffix in (".json", ".jsonl")) == [
-        "metric.fixed.json", "result.jsonl", "run.json", "score.fixed.jsonl", "summary.json", "summary_metrics.fixed.json",
-    ]  # fmt: skip
+        "metric.fixed.json",
+        "result.jsonl",
+        "run.json",
+        "score.fixed.jsonl",
+        "summary.json",
+        "summary_metrics.fixed.json",
+    ]
     summary = json.loads((out / "summary_metrics.fixed.json").read_text(encoding="utf-8"))
     assert (summary["language"], summary["scoring"]) == ("zh", "fixed")
     assert json.loads((out / "metric.fixed.json").read_text(encoding="utf-8"))["scoring"] == "fixed"
@@ -42,15 +54,42 @@ def test_a_fixed_run_of_the_chinese_side(tmp_path):
     assert other_side.returncode == 1 and "zh side" in other_side.stderr
 
     # rescoring reads the side from the records; reference scoring refuses fixed records
-    rescored = _wtb("score", "--dataset", "bench/data/demo_sessions.jsonl", "--results", str(out / "result.jsonl"),
-                    "--out", str(tmp_path / "rescored"), "--scoring", "fixed")  # fmt: skip
+    rescored = _wtb(
+        "score",
+        "--dataset",
+        "bench/data/demo_sessions.jsonl",
+        "--results",
+        str(out / "result.jsonl"),
+        "--out",
+        str(tmp_path / "rescored"),
+        "--scoring",
+        "fixed",
+    )
     assert rescored.returncode == 0, rescored.stderr
     assert json.loads((tmp_path / "rescored" / "metric.fixed.json").read_text(encoding="utf-8")) == json.loads(
         (out / "metric.fixed.json").read_text(encoding="utf-8")
     )
-    reference = _wtb("score", "--dataset", "bench/data/demo_sessions.jsonl", "--results", str(out / "result.jsonl"),
-                     "--out", str(tmp_path / "reference"))  # fmt: skip
+    reference = _wtb(
+        "score",
+        "--dataset",
+        "bench/data/demo_sessions.jsonl",
+        "--results",
+        str(out / "result.jsonl"),
+        "--out",
+        str(tmp_path / "reference"),
+    )
     assert reference.returncode == 1 and "--scoring fixed" in reference.stderr
-    wrong_side = _wtb("score", "--dataset", "bench/data/demo_sessions.jsonl", "--results", str(out / "result.jsonl"),
-                      "--out", str(tmp_path / "en"), "--lang", "en", "--scoring", "fixed")  # fmt: skip
+    wrong_side = _wtb(
+        "score",
+        "--dataset",
+        "bench/data/demo_sessions.jsonl",
+        "--results",
+        str(out / "result.jsonl"),
+        "--out",
+        str(tmp_path / "en"),
+        "--lang",
+        "en",
+        "--scoring",
+        "fixed",
+    )
     assert wrong_side.returncode == 1 and "zh side" in wrong_side.stderr

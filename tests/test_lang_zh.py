@@ -66,8 +66,11 @@ def chinese_side(session: dict) -> dict:
 
 def _oracle(session: dict, side: str, candidate: str) -> dict:
     gold = fields_for(side).answer_list
-    return {"session_id": session["id"], "candidate": candidate,
-            "responses": oracle_responses({**session, "english_answer_list": session[gold]})}
+    return {
+        "session_id": session["id"],
+        "candidate": candidate,
+        "responses": oracle_responses({**session, "english_answer_list": session[gold]}),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -89,11 +92,20 @@ def replay_file(sessions, tmp_path_factory) -> Path:
 def test_fields_for_each_side():
     en, zh = fields_for("en"), fields_for("zh")
     assert (en.env_info, en.tools, en.tasks, en.answer_list, en.task_types, en.turn_subtypes) == (
-        "english_env_info", "english_tools", "english_tasks", "english_answer_list", "english_task_types",
+        "english_env_info",
+        "english_tools",
+        "english_tasks",
+        "english_answer_list",
+        "english_task_types",
         "english_turn_subtypes",
     )
     assert (zh.env_info, zh.tools, zh.tasks, zh.answer_list, zh.task_types, zh.turn_subtypes) == (
-        "env_info", "tools", "tasks", "answer_list", "task_types", "turn_subtypes",
+        "env_info",
+        "tools",
+        "tasks",
+        "answer_list",
+        "task_types",
+        "turn_subtypes",
     )
     with pytest.raises(ValueError, match="language must be one of en, zh, got 'fr'"):
         fields_for("fr")
@@ -122,11 +134,13 @@ def test_chinese_labels_count_under_the_english_buckets():
     broken = copy.deepcopy(session)
     broken["english_task_types"][0] = "Chat"
     assert language_issues(broken, "en") == []
-    assert language_issues(broken, "zh") == [(
-        "task_types[0]",
-        "多工具 does not say which multi-tool type; english_task_types[0] is 'Chat', not a multi-tool type, "
-        "so the task has no bucket",
-    )]
+    assert language_issues(broken, "zh") == [
+        (
+            "task_types[0]",
+            "多工具 does not say which multi-tool type; english_task_types[0] is 'Chat', not a multi-tool type, "
+            "so the task has no bucket",
+        )
+    ]
     with pytest.raises(ValueError, match=r"task_types\[0\]: 多工具 does not say"):
         bucket_labels(broken, "zh")
 
@@ -221,8 +235,11 @@ def pulled(tmp_path, sessions, monkeypatch):
     watchdog.start()
     pins = tmp_path / "pins.json"
     pins.write_text(json.dumps({"wildtoolbench": {"path": DATASET_PATH, "blob": _blob(data)}}), encoding="utf-8")
-    values = {"WTB_CACHE_DIR": str(tmp_path / "cache"), "WTB_DATA_URL": f"http://127.0.0.1:{httpd.server_address[1]}",
-              "WTB_DATA_PINS": str(pins)}
+    values = {
+        "WTB_CACHE_DIR": str(tmp_path / "cache"),
+        "WTB_DATA_URL": f"http://127.0.0.1:{httpd.server_address[1]}",
+        "WTB_DATA_PINS": str(pins),
+    }
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WTB_", "LANGSMITH_", "LANGCHAIN_"))}
     try:
         yield dict(env, PYTHONPATH=str(REPO), LANGSMITH_TRACING="false", **values), files
@@ -234,8 +251,15 @@ def pulled(tmp_path, sessions, monkeypatch):
 
 
 def _wtb(env: dict, *args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "wtb.cli", *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=300, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "wtb.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _jsonl(path: Path) -> list[dict]:
@@ -244,8 +268,20 @@ def _jsonl(path: Path) -> list[dict]:
 
 def test_wtb_eval_lang_zh_on_the_pulled_dataset(pulled, replay_file, tmp_path, sessions):
     env, files = pulled
-    result = _wtb(env, "eval", "--dataset", "wildtoolbench", "--lang", "zh", "--pull",
-                  "--model", f"replay:{replay_file}#oracle-zh", "--no-progress", "--no-trace", cwd=tmp_path)
+    result = _wtb(
+        env,
+        "eval",
+        "--dataset",
+        "wildtoolbench",
+        "--lang",
+        "zh",
+        "--pull",
+        "--model",
+        f"replay:{replay_file}#oracle-zh",
+        "--no-progress",
+        "--no-trace",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     assert files.gets == [DATASET_PATH]
     out = tmp_path / "runs" / "oracle-zh" / "wildtoolbench-zh"  # the default folder names the side
@@ -268,19 +304,43 @@ def test_wtb_eval_lang_zh_on_the_pulled_dataset(pulled, replay_file, tmp_path, s
     assert readable["language"] == "zh" and readable["task_accuracy"] == {"value": 1.0, "correct": 8, "total": 8}
 
     # Resuming the folder on the other side is refused, nothing is added.
-    again = _wtb(env, "eval", "--dataset", "wildtoolbench", "--lang", "en", "--out", str(out),
-                 "--model", f"replay:{replay_file}#oracle-zh", "--no-progress", "--no-trace", cwd=tmp_path)
+    again = _wtb(
+        env,
+        "eval",
+        "--dataset",
+        "wildtoolbench",
+        "--lang",
+        "en",
+        "--out",
+        str(out),
+        "--model",
+        f"replay:{replay_file}#oracle-zh",
+        "--no-progress",
+        "--no-trace",
+        cwd=tmp_path,
+    )
     assert again.returncode == 1
     assert "holds results of the zh side of the dataset (--lang zh), not en" in again.stderr
     assert _jsonl(out / "result.jsonl") == records
 
     # wtb score takes the side from the records; --lang en on them names the line and field.
-    score = _wtb(env, "score", "--dataset", "wildtoolbench", "--results", str(out / "result.jsonl"),
-                 "--out", str(tmp_path / "s"))
+    score = _wtb(
+        env, "score", "--dataset", "wildtoolbench", "--results", str(out / "result.jsonl"), "--out", str(tmp_path / "s")
+    )
     assert score.returncode == 0, score.stderr
     assert json.loads((tmp_path / "s" / "metric.json").read_text(encoding="utf-8")) == metric
-    mismatch = _wtb(env, "score", "--dataset", "wildtoolbench", "--lang", "en", "--results", str(out / "result.jsonl"),
-                    "--out", str(tmp_path / "s2"))
+    mismatch = _wtb(
+        env,
+        "score",
+        "--dataset",
+        "wildtoolbench",
+        "--lang",
+        "en",
+        "--results",
+        str(out / "result.jsonl"),
+        "--out",
+        str(tmp_path / "s2"),
+    )
     assert mismatch.returncode == 1
     assert f"{out / 'result.jsonl'}:1: language: the record was made on the zh side, not en" in mismatch.stderr
     assert not (tmp_path / "s2").exists()
@@ -288,15 +348,41 @@ def test_wtb_eval_lang_zh_on_the_pulled_dataset(pulled, replay_file, tmp_path, s
 
 def test_wtb_lang_env_variable_and_english_default(pulled, replay_file, tmp_path):
     env, _ = pulled
-    english = _wtb(env, "eval", "--dataset", "wildtoolbench", "--pull", "--model", f"replay:{replay_file}#oracle-en",
-                   "--out", str(tmp_path / "en"), "--no-progress", "--no-trace")
+    english = _wtb(
+        env,
+        "eval",
+        "--dataset",
+        "wildtoolbench",
+        "--pull",
+        "--model",
+        f"replay:{replay_file}#oracle-en",
+        "--out",
+        str(tmp_path / "en"),
+        "--no-progress",
+        "--no-trace",
+    )
     assert english.returncode == 0, english.stderr
     assert all("language" not in r for r in _jsonl(tmp_path / "en" / "result.jsonl"))
-    assert json.loads((tmp_path / "en" / "metric.json").read_text(encoding="utf-8"))["total_info"]["task"]["correct_count"] == 8
+    assert (
+        json.loads((tmp_path / "en" / "metric.json").read_text(encoding="utf-8"))["total_info"]["task"]["correct_count"]
+        == 8
+    )
 
-    chinese = _wtb(dict(env, WTB_LANG="zh"), "eval", "--dataset", "wildtoolbench", "--model",
-                   f"replay:{replay_file}#oracle-en", "--out", str(tmp_path / "zh"), "--no-progress", "--no-trace")
+    chinese = _wtb(
+        dict(env, WTB_LANG="zh"),
+        "eval",
+        "--dataset",
+        "wildtoolbench",
+        "--model",
+        f"replay:{replay_file}#oracle-en",
+        "--out",
+        str(tmp_path / "zh"),
+        "--no-progress",
+        "--no-trace",
+    )
     assert chinese.returncode == 0, chinese.stderr
     assert {r["language"] for r in _jsonl(tmp_path / "zh" / "result.jsonl")} == {"zh"}
     metric = json.loads((tmp_path / "zh" / "metric.json").read_text(encoding="utf-8"))
-    assert metric["total_info"]["task"]["correct_count"] == 6  # the English values miss one Chinese gold argument per session
+    assert (
+        metric["total_info"]["task"]["correct_count"] == 6
+    )  # the English values miss one Chinese gold argument per session

@@ -20,8 +20,7 @@ import pytest
 
 from graphs.evaluation import graph as evaluation_graph
 from graphs.evaluation_context import EvaluationContext
-from models import ConfigurationError, ModelSettings, check_model, model_name_for, resolve_model
-from models import langchain_chat
+from models import ConfigurationError, ModelSettings, check_model, langchain_chat, model_name_for, resolve_model
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FAKE_MODULE = "langchain_upstage"
@@ -63,13 +62,12 @@ FAKE_PACKAGE = textwrap.dedent(
             name = tools[0]["function"]["name"]
             message = AIMessage(
                 content="",
-                tool_calls=[{"name": name, "args": %r, "id": "call_fake_1"}],
+                tool_calls=[{"name": name, "args": ARGS_REPR, "id": "call_fake_1"}],
                 usage_metadata={"input_tokens": 12, "output_tokens": 3, "total_tokens": 15},
                 response_metadata={"model_name": self.model},
             )
             return ChatResult(generations=[ChatGeneration(message=message)])
-    '''
-    % (ARGS,)
+    '''.replace("ARGS_REPR", repr(ARGS))
 )
 
 
@@ -186,7 +184,16 @@ def test_wtb_eval_with_a_fake_integration(fake_integration, reference_dir, tmp_p
     dataset.write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = tmp_path / "run"
     proc = _cli(
-        ["eval", "--dataset", str(dataset), "--model", "langchain:upstage:solar-fake", "--out", str(out), "--no-progress"],
+        [
+            "eval",
+            "--dataset",
+            str(dataset),
+            "--model",
+            "langchain:upstage:solar-fake",
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
         tmp_path,
         str(fake_integration),
     )
@@ -203,7 +210,16 @@ def test_wtb_eval_exits_2_before_any_session_when_the_package_is_missing(referen
         pytest.skip("langchain-xai is installed")
     out = tmp_path / "run"
     proc = _cli(
-        ["eval", "--dataset", str(reference_dir / "sessions.jsonl"), "--model", "langchain:xai:grok-4", "--out", str(out), "--no-progress"],
+        [
+            "eval",
+            "--dataset",
+            str(reference_dir / "sessions.jsonl"),
+            "--model",
+            "langchain:xai:grok-4",
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
         tmp_path,
     )
     assert proc.returncode == 2, proc.stderr[-3000:]

@@ -27,7 +27,14 @@ def test_langgraph_dev_serves_and_runs_both_graphs(reference_dir: Path):
         pytest.skip(message)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "LANGCHAIN_", "WTB_"))}
     proc = subprocess.run(
-        [sys.executable, str(REPO_ROOT / ".ci" / "langgraph-dev-check"), "--reference", str(reference_dir), "--timeout", "180"],
+        [
+            sys.executable,
+            str(REPO_ROOT / ".ci" / "langgraph-dev-check"),
+            "--reference",
+            str(reference_dir),
+            "--timeout",
+            "180",
+        ],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,

@@ -20,8 +20,9 @@ from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 
 import models as providers
-from models import ModelSettings, resolve_model
-from models import bundled, gguf, llama_server
+from bench.text_calls import parse_text_tool_calls
+from models import ModelSettings, bundled, gguf, llama_server, resolve_model
+from models._llama_child import decode_tool_call_arguments
 from models.bundled import (
     BUNDLED_MODELS,
     BundledModel,
@@ -29,11 +30,9 @@ from models.bundled import (
     ModelAssemblyError,
     assemble,
 )
-from models._llama_child import decode_tool_call_arguments
-from models.messages import RAW_RESPONSE_KEY, response_from_ai, to_langchain
-from bench.text_calls import parse_text_tool_calls
 from models.llama_server import LocalServer, LocalServerError, ServerOptions
 from models.local_chat import RAW_TEXT_KEY, LocalChatOpenAI, adapt_payload, lift_text_tool_calls
+from models.messages import RAW_RESPONSE_KEY, response_from_ai, to_langchain
 
 
 @tool
@@ -223,7 +222,11 @@ def test_parse_text_tool_calls_keeps_the_models_argument_text() -> None:
     rest, calls = parse_text_tool_calls(text, NAMES)
     assert rest == ""
     assert calls == [
-        {"name": "book_flight", "args": {"date": "2026-12-01", "to": "Zürich"}, "arguments": '{"date":"2026-12-01","to" : "Z\\u00fcrich"}'}
+        {
+            "name": "book_flight",
+            "args": {"date": "2026-12-01", "to": "Zürich"},
+            "arguments": '{"date":"2026-12-01","to" : "Z\\u00fcrich"}',
+        }
     ]
     # No arguments at all, or an empty string: "{}".
     assert parse_text_tool_calls('{"name": "get_weather"}', NAMES)[1][0]["arguments"] == "{}"
@@ -279,10 +282,15 @@ def test_lift_text_tool_calls_builds_openai_style_calls() -> None:
 def test_lift_rewrites_the_kept_raw_message_like_a_server_tool_parser() -> None:
     """Through RawChatOpenAI's result building: the record gets raw argument strings, ids and content."""
     model = _dummy_model()
-    text = 'Checking both.\n<tool_call>\n{"name": "get_weather", "arguments": {"city":"Paris", "unit":"celsius"}}\n</tool_call>\n' \
+    text = (
+        'Checking both.\n<tool_call>\n{"name": "get_weather", "arguments": {"city":"Paris", "unit":"celsius"}}\n</tool_call>\n'
         '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Lyon"}}\n</tool_call>'
+    )
     response = {
-        "id": "x", "object": "chat.completion", "created": 0, "model": "m",
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
     }
@@ -298,8 +306,19 @@ def test_lift_rewrites_the_kept_raw_message_like_a_server_tool_parser() -> None:
     assert [c["id"] for c in record["tool_calls"]] == [c["id"] for c in message.tool_calls]
     assert message.additional_kwargs[RAW_TEXT_KEY] == text
     # A reply that is only a call has content None, as an OpenAI-compatible server sends it.
-    only = {**response, "choices": [{**response["choices"][0], "message": {"role": "assistant", "content": '{"name": "get_weather", "arguments": {}}'}}]}
-    assert response_from_ai(lift_text_tool_calls(model._create_chat_result(only), NAMES).generations[0].message)["content"] is None
+    only = {
+        **response,
+        "choices": [
+            {
+                **response["choices"][0],
+                "message": {"role": "assistant", "content": '{"name": "get_weather", "arguments": {}}'},
+            }
+        ],
+    }
+    assert (
+        response_from_ai(lift_text_tool_calls(model._create_chat_result(only), NAMES).generations[0].message)["content"]
+        is None
+    )
     # Plain text stays exactly as the server sent it.
     plain = {**response, "choices": [{**response["choices"][0], "message": {"role": "assistant", "content": "Sunny."}}]}
     kept = response_from_ai(lift_text_tool_calls(model._create_chat_result(plain), NAMES).generations[0].message)
@@ -311,8 +330,17 @@ def test_local_model_sends_the_history_dicts_exactly() -> None:
     then the adapter replaces a null assistant content with ""."""
     history = [
         {"role": "user", "content": "Weather?"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "call_7", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_7",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_7", "content": '"{\\"t\\": 21}"'},
     ]
     payload = _dummy_model()._get_request_payload([to_langchain(m) for m in history])
@@ -331,10 +359,14 @@ def test_local_providers_advertise_one_session_at_a_time() -> None:
 def test_child_decodes_tool_call_arguments_for_templates() -> None:
     messages = [
         {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": "", "tool_calls": [
-            {"id": "a", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}},
-            {"id": "b", "type": "function", "function": {"name": "g", "arguments": "not json"}},
-        ]},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}},
+                {"id": "b", "type": "function", "function": {"name": "g", "arguments": "not json"}},
+            ],
+        },
     ]
     out = decode_tool_call_arguments(messages)
     assert out[1]["tool_calls"][0]["function"]["arguments"] == {"x": 1}
@@ -359,7 +391,9 @@ def test_gguf_missing_file_is_clear(tmp_path: Path) -> None:
 def test_missing_llama_cpp_says_install_local_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     real_find_spec = importlib.util.find_spec
     monkeypatch.setattr(
-        llama_server.importlib.util, "find_spec", lambda name, *a: None if name == "llama_cpp" else real_find_spec(name, *a)
+        llama_server.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "llama_cpp" else real_find_spec(name, *a),
     )
     model_file = tmp_path / "m.gguf"
     model_file.write_bytes(b"GGUF")
@@ -459,7 +493,9 @@ def test_adapter_over_http_lifts_text_tool_call(tmp_path: Path, monkeypatch: pyt
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-def test_json_schema_reaches_the_server_as_response_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+def test_json_schema_reaches_the_server_as_response_format(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
     """A bound response_format travels in extra_body, i.e. top-level in the JSON body the server reads.
 
     Both paths: ``invoke`` goes through the SDK's ``create`` and ``ainvoke`` (what the graphs use)
@@ -648,6 +684,7 @@ def test_server_exits_when_its_parent_is_killed(local_extra: None) -> None:
 
 def test_other_local_servers_are_found_in_proc(tmp_path: Path) -> None:
     """The warning about a second server on the same cores reads /proc/<pid>/cmdline."""
+
     def process(pid: int, *argv: str) -> None:
         (tmp_path / str(pid)).mkdir()
         (tmp_path / str(pid) / "cmdline").write_bytes(b"\0".join(a.encode() for a in argv) + b"\0")

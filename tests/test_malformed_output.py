@@ -18,11 +18,11 @@ import pytest
 
 from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
 from bench.harness import ERROR_ACTION_NAME
-from tests.support.openai_stub import ScriptedServer, session_copy
 from bench.paths import PathTracker
+from graphs.evaluation_context import EvaluationContext
+from tests.support.openai_stub import ScriptedServer, session_copy
 from wtb.runner import arun_eval, load_dataset, run_eval
 from wtb.score_run import score_run
-from graphs.evaluation_context import EvaluationContext
 
 
 def _jsonl(path):
@@ -64,37 +64,57 @@ def _oracle_by_task(session_id):
 HTTP_CASES = {
     "invalid_json": ("wild_tool_bench_0", 0, [_calls(_call("searchFlights", "{origin: Lisbon}")), ANSWER_0]),
     "truncated_json": ("wild_tool_bench_0", 0, [_calls(_call("searchFlights", FLIGHTS_JSON[:30])), ANSWER_0]),
-    "json_not_object": ("wild_tool_bench_0", 0, [_calls(_call("searchFlights", json.dumps(list(FLIGHTS.values())))), ANSWER_0]),
+    "json_not_object": (
+        "wild_tool_bench_0",
+        0,
+        [_calls(_call("searchFlights", json.dumps(list(FLIGHTS.values())))), ANSWER_0],
+    ),
     "empty_string": ("wild_tool_bench_0", 0, [_calls(_call("searchFlights", "")), ANSWER_0]),
     "null_arguments": ("wild_tool_bench_0", 0, [_calls(_call("searchFlights", None)), ANSWER_0]),
     "dict_arguments": ("wild_tool_bench_0", 0, [_calls(_call("searchFlights", FLIGHTS)), ANSWER_0]),
     "double_encoded": ("wild_tool_bench_0", 0, [_calls(_call("searchFlights", json.dumps(FLIGHTS_JSON))), ANSWER_0]),
     "null_id": ("wild_tool_bench_0", 0, [_calls(_call("searchFlights", FLIGHTS_JSON, call_id=None)), ANSWER_0]),
     "missing_id_on_the_wire": (
-        "wild_tool_bench_0", 0, [_calls({"type": "function", "function": {"name": "searchFlights", "arguments": FLIGHTS_JSON}})],
+        "wild_tool_bench_0",
+        0,
+        [_calls({"type": "function", "function": {"name": "searchFlights", "arguments": FLIGHTS_JSON}})],
     ),
     "duplicate_ids": (
-        "wild_tool_bench_0", 2,
-        [_calls(*[dict(c, id="call_dup") for c in ORACLE["wild_tool_bench_0"][5]["tool_calls"]]), ORACLE["wild_tool_bench_0"][6]],
+        "wild_tool_bench_0",
+        2,
+        [
+            _calls(*[dict(c, id="call_dup") for c in ORACLE["wild_tool_bench_0"][5]["tool_calls"]]),
+            ORACLE["wild_tool_bench_0"][6],
+        ],
     ),
     "unknown_tool": ("wild_tool_bench_0", 0, [_calls(_call("bookSpaceship", FLIGHTS_JSON))]),
     "content_null_and_reasoning": (
-        "wild_tool_bench_0", 0, [_calls(_call("searchFlights", FLIGHTS_JSON), reasoning="The user wants flights."), ANSWER_0],
+        "wild_tool_bench_0",
+        0,
+        [_calls(_call("searchFlights", FLIGHTS_JSON), reasoning="The user wants flights."), ANSWER_0],
     ),
     "tool_call_tag_in_text": (
-        "wild_tool_bench_0", 0,
+        "wild_tool_bench_0",
+        0,
         [_text(f'<tool_call>\n{{"name": "searchFlights", "arguments": {FLIGHTS_JSON}}}\n</tool_call>')],
     ),
     "bare_json_in_text": ("wild_tool_bench_0", 0, [_text(json.dumps({"name": "searchFlights", "arguments": FLIGHTS}))]),
     "json_text_at_answer_step": (
-        "wild_tool_bench_0", 0,
-        [ORACLE["wild_tool_bench_0"][0], {"content": json.dumps({"name": "prepare_to_answer", "arguments": {}}), "tool_calls": []}],
+        "wild_tool_bench_0",
+        0,
+        [
+            ORACLE["wild_tool_bench_0"][0],
+            {"content": json.dumps({"name": "prepare_to_answer", "arguments": {}}), "tool_calls": []},
+        ],
     ),
     "same_name_dict_arguments": (
-        "wild_tool_bench_2", 1,
-        [_calls(*[_call("searchCatalog", args, f"call_{i}") for i, args in enumerate(reversed(SEARCH_CATALOG))]),
-         ORACLE["wild_tool_bench_2"][4]],
-    ),  # fmt: skip
+        "wild_tool_bench_2",
+        1,
+        [
+            _calls(*[_call("searchCatalog", args, f"call_{i}") for i, args in enumerate(reversed(SEARCH_CATALOG))]),
+            ORACLE["wild_tool_bench_2"][4],
+        ],
+    ),
 }
 
 
@@ -169,8 +189,11 @@ def test_bad_arguments_match_by_name_and_fail_the_argument_check(http_run, name,
     assert steps[0]["inference_output"]["current_action_name_label"] == "correct"
     # scoring: the argument check fails; the step after it is dropped (quirk 14); the task is wrong
     assert (scored["label"], scored["action_name_label"], scored["action_arguments_label"], scored["is_optimal"]) == (
-        "error", "correct", "error", False,
-    )  # fmt: skip
+        "error",
+        "correct",
+        "error",
+        False,
+    )
     output = scored["inference_log"]["step_0"]["inference_output"]
     assert output["current_action_arguments_check_result"] == [check_result]
     assert "step_1" not in scored["inference_log"]
@@ -182,7 +205,9 @@ def test_arguments_sent_as_an_object_are_checked_as_their_json(http_run):
     assert (scored["label"], scored["action_arguments_label"]) == ("correct", "correct")
     # same-name parallel calls with object arguments: sorted by their JSON text, paired, all correct
     recorded, scored, _, _ = _case(http_run, "same_name_dict_arguments")
-    assert [c["function"]["arguments"] for c in _steps(recorded)[0]["inference_output"]["tool_calls"]] == SEARCH_CATALOG[::-1]
+    assert [
+        c["function"]["arguments"] for c in _steps(recorded)[0]["inference_output"]["tool_calls"]
+    ] == SEARCH_CATALOG[::-1]
     assert (scored["label"], scored["action_arguments_label"]) == ("correct", "correct")
     assert scored["inference_log"]["step_0"]["inference_output"]["current_action_arguments_label"] == "correct"
 
@@ -258,13 +283,19 @@ def test_json_text_at_the_answer_step_counts_as_the_answer_and_is_flagged(http_r
 def test_calls_that_cannot_be_read_are_step_errors(tmp_path):
     """A call without an ``id`` key or without ``function`` (not expressible through the SDK)."""
     cases = {
-        "no_id_key": ("wild_tool_bench_0", 0, [_calls({"type": "function", "function": {"name": "searchFlights", "arguments": "{}"}})]),
+        "no_id_key": (
+            "wild_tool_bench_0",
+            0,
+            [_calls({"type": "function", "function": {"name": "searchFlights", "arguments": "{}"}})],
+        ),
         "no_function": ("wild_tool_bench_0", 0, [_calls({"id": "call_1", "type": "function"})]),
     }
     sessions, script, names = _build(cases)
     candidates = tmp_path / "candidates.jsonl"
     candidates.write_text(
-        "".join(json.dumps({"session_id": sid, "candidate": "broken", "responses": r}) + "\n" for sid, r in script.items()),
+        "".join(
+            json.dumps({"session_id": sid, "candidate": "broken", "responses": r}) + "\n" for sid, r in script.items()
+        ),
         encoding="utf-8",
     )
     dataset = tmp_path / "sessions.jsonl"
@@ -273,7 +304,10 @@ def test_calls_that_cannot_be_read_are_step_errors(tmp_path):
     score_run(dataset, tmp_path / "result.jsonl", tmp_path)
     records = {r["id"]: r for r in _jsonl(tmp_path / "result.jsonl")}
     scores = {r["id"]: r["results"] for r in _jsonl(tmp_path / "score.jsonl")}
-    expected = {"no_id_key": "parse tool_calls failed, error: 'id'", "no_function": "parse tool_calls failed, error: 'function'"}
+    expected = {
+        "no_id_key": "parse tool_calls failed, error: 'id'",
+        "no_function": "parse tool_calls failed, error: 'function'",
+    }
     for name, reason in expected.items():
         session_id, task = names[name]
         (step,) = _steps(records[session_id]["result"][task])

@@ -329,7 +329,11 @@ class _Loopback:
                 length = int(next(v for k, v in headers if k.lower() == "content-length"))
                 body = await reader.readexactly(length)
                 self.requests.append((line, headers, body))
-                reply = self.replies.pop(0) if self.replies else (200, [("Content-Type", "application/json")], json.dumps(REPLY).encode())
+                reply = (
+                    self.replies.pop(0)
+                    if self.replies
+                    else (200, [("Content-Type", "application/json")], json.dumps(REPLY).encode())
+                )
                 if isinstance(reply, (int, float)):
                     await asyncio.sleep(reply)
                     return
@@ -347,9 +351,14 @@ def _sdk_reference(base_url: str, messages, **payload_kwargs) -> httpx.Request:
     """The request the SDK's own ``post`` builds for a ``create``d model of ``base_url`` (not sent)."""
     endpoint = _Endpoint()
     model = RawChatOpenAI(
-        model="m", base_url=base_url, api_key="not-needed", temperature=0, timeout=30.0, max_retries=0,
+        model="m",
+        base_url=base_url,
+        api_key="not-needed",
+        temperature=0,
+        timeout=30.0,
+        max_retries=0,
         http_async_client=endpoint.client(),
-    )  # fmt: skip
+    )
     payload = model._get_request_payload(messages, **payload_kwargs)
     payload.pop("stream", None)
     asyncio.run(model.root_async_client.post("/chat/completions", body=payload, cast_to=dict))
@@ -399,7 +408,9 @@ def test_models_built_by_create_share_the_loops_client(monkeypatch):
     wanted = {k.decode().lower(): v.decode() for k, v in expected.headers.raw}
     assert sent["authorization"] == "Bearer not-needed"  # loopback: any key
     # every header the SDK sends, with its value; Accept-Encoding names what aiohttp decodes
-    assert {k: v for k, v in sent.items() if k != "accept-encoding"} == {k: v for k, v in wanted.items() if k != "accept-encoding"}
+    assert {k: v for k, v in sent.items() if k != "accept-encoding"} == {
+        k: v for k, v in wanted.items() if k != "accept-encoding"
+    }
     assert "gzip" in sent["accept-encoding"]
 
 
@@ -419,13 +430,19 @@ def _shared_reply(*replies):
 
 @pytest.mark.parametrize(
     "status, cls, transient",
-    [(400, openai.BadRequestError, None), (429, openai.RateLimitError, "http 429"), (503, openai.InternalServerError, "http 503")],
+    [
+        (400, openai.BadRequestError, None),
+        (429, openai.RateLimitError, "http 429"),
+        (503, openai.InternalServerError, "http 503"),
+    ],
 )
 def test_shared_client_status_errors_are_the_sdks(status, cls, transient, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     body = json.dumps({"error": {"message": f"refused {status}", "type": "x"}}).encode()
     error, _ = _shared_reply((status, [("Content-Type", "application/json"), ("Retry-After", "3")], body))
-    expected = _sdk_error(httpx.Response(status, content=body, headers={"Content-Type": "application/json", "Retry-After": "3"}))
+    expected = _sdk_error(
+        httpx.Response(status, content=body, headers={"Content-Type": "application/json", "Retry-After": "3"})
+    )
     assert type(error) is cls and type(expected) is cls
     assert str(error) == str(expected) == f"Error code: {status} - refused {status}"
     assert error.status_code == status and error.body == expected.body
@@ -449,7 +466,9 @@ def test_shared_client_decodes_gzip_and_maps_timeouts_and_refused_connections(mo
         port = probe.getsockname()[1]
 
     async def refused():
-        model = resolve_model("openai:m", ModelSettings(base_url=f"http://127.0.0.1:{port}/v1", max_retries=0, timeout=5.0))
+        model = resolve_model(
+            "openai:m", ModelSettings(base_url=f"http://127.0.0.1:{port}/v1", max_retries=0, timeout=5.0)
+        )
         with pytest.raises(openai.APIConnectionError) as raised:
             await model.ainvoke(_messages())
         return raised.value

@@ -25,8 +25,16 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _wtb(*args: str, umask: int = 0o022, cwd: Path = REPO, **extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "wtb.cli", *args], cwd=cwd, env=_env(**extra), capture_output=True,
-                          text=True, timeout=300, umask=umask, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "wtb.cli", *args],
+        cwd=cwd,
+        env=_env(**extra),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        umask=umask,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 # --------------------------------------------------------------------------- empty groups
@@ -34,8 +42,17 @@ def _wtb(*args: str, umask: int = 0o022, cwd: Path = REPO, **extra: str) -> subp
 
 def test_an_empty_group_is_na_in_the_table_null_in_the_summary_and_zero_in_metric_json(tmp_path):
     out = tmp_path / "run"
-    result = _wtb("eval", "--model", f"replay:{CANDIDATES_PATH}#oracle", "--ids", "0", "--out", str(out), "--no-progress",
-                  "--no-trace")
+    result = _wtb(
+        "eval",
+        "--model",
+        f"replay:{CANDIDATES_PATH}#oracle",
+        "--ids",
+        "0",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--no-trace",
+    )
     assert result.returncode == 0, result.stderr
     # Session 0: Single-Tool, Clarify, Parallel Multi-Tool, Chat: no Sequential or Mixed task, so no progress steps.
     rows = {line.split("│")[2].strip(): line for line in result.stdout.splitlines() if line.count("│") == 5}
@@ -68,7 +85,10 @@ def test_readable_metrics_of_a_progress_group():
     readable = readable_metrics(metric)
     total_steps = len(session["answer_list"][0]) + len(session["answer_list"][3])
     assert readable["accomplish_progress_rate"]["Total"] == {
-        "value": 4 / total_steps, "completed_steps": 4, "gold_steps": total_steps}
+        "value": 4 / total_steps,
+        "completed_steps": 4,
+        "gold_steps": total_steps,
+    }
     assert readable["task_type"]["Clarify"] is None and readable["turn_subtype"]["First Turn"]["total"] == 1
     text = render_metric_table(metric, language="zh")
     assert "WildToolBench: m (zh)" in text and "n/a" in text
@@ -78,15 +98,29 @@ def test_readable_metrics_of_a_progress_group():
 
 
 def test_the_run_line_has_no_second_accuracy(tmp_path):
-    summary = RunSummary(result_path=tmp_path / "result.jsonl", selected=6, skipped=2, evaluated=4, tasks=24,
-                         tasks_correct=20, wall_time=1.25)
+    summary = RunSummary(
+        result_path=tmp_path / "result.jsonl",
+        selected=6,
+        skipped=2,
+        evaluated=4,
+        tasks=24,
+        tasks_correct=20,
+        wall_time=1.25,
+    )
     line = run_summary_line(summary, "zh")
     assert line == f"6 sessions: 4 evaluated, 2 already done; zh side; 1.2s -> {tmp_path / 'result.jsonl'}"
     counts = line.replace(str(tmp_path), "")  # the temporary path may hold digits (pytest-124)
     assert "20" not in counts and "24" not in counts
 
-    result = _wtb("eval", "--model", f"replay:{CANDIDATES_PATH}#demo-model", "--out", str(tmp_path / "run"),
-                  "--no-progress", "--no-trace")
+    result = _wtb(
+        "eval",
+        "--model",
+        f"replay:{CANDIDATES_PATH}#demo-model",
+        "--out",
+        str(tmp_path / "run"),
+        "--no-progress",
+        "--no-trace",
+    )
     assert result.returncode == 0, result.stderr
     assert "6 sessions: 6 evaluated, 0 already done; en side;" in result.stderr
     assert "right actions" not in result.stderr and "tasks correct" not in result.stderr

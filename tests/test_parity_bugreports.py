@@ -61,7 +61,10 @@ def test_gold_arguments_text_keeps_non_ascii_raw_and_the_dataset_key_order():
     assert gold_arguments_text({"city": "São Paulo", "a": 1}) == '{"city": "São Paulo", "a": 1}'
     assert gold_arguments_text('{"city":"北京","a":1}') == '{"city": "北京", "a": 1}'
     assert gold_arguments_text("not json") == "not json"
-    assert sorted(["Santiago", "São Paulo"], key=lambda c: gold_arguments_text({"city": c})) == ["Santiago", "São Paulo"]
+    assert sorted(["Santiago", "São Paulo"], key=lambda c: gold_arguments_text({"city": c})) == [
+        "Santiago",
+        "São Paulo",
+    ]
 
 
 def _city_session() -> dict:
@@ -76,10 +79,23 @@ def _city_session() -> dict:
     }
     session["english_tools"].append(tool)
     session["tools"].append(copy.deepcopy(tool))
-    node = lambda city: {"action": {"name": "getCity", "arguments": {"city": city}}, "observation": {"ok": city}, "dependency_list": []}  # noqa: E731
-    answer = [node("berlin"), node("北京"), {
-        "action": {"name": "prepare_to_answer", "arguments": {"answer_type": "tool"}},
-        "observation": "Done.", "dependency_list": [0, 1]}]  # fmt: skip
+
+    def node(city):
+        return {
+            "action": {"name": "getCity", "arguments": {"city": city}},
+            "observation": {"ok": city},
+            "dependency_list": [],
+        }
+
+    answer = [
+        node("berlin"),
+        node("北京"),
+        {
+            "action": {"name": "prepare_to_answer", "arguments": {"answer_type": "tool"}},
+            "observation": "Done.",
+            "dependency_list": [0, 1],
+        },
+    ]
     session["english_answer_list"][0] = answer
     session["answer_list"][0] = copy.deepcopy(answer)
     session["english_tasks"][0] = session["tasks"][0] = "Tell me about berlin and 北京."
@@ -87,7 +103,10 @@ def _city_session() -> dict:
 
 
 def _two_city_task(arguments: list[str]) -> dict:
-    calls = [{"id": f"c{i}", "type": "function", "function": {"name": "getCity", "arguments": a}} for i, a in enumerate(arguments)]
+    calls = [
+        {"id": f"c{i}", "type": "function", "function": {"name": "getCity", "arguments": a}}
+        for i, a in enumerate(arguments)
+    ]
     gold = [{"arguments": json.dumps({"city": c}, ensure_ascii=False), "name": "getCity"} for c in ("berlin", "北京")]
     return {
         "action_name_label": "correct",
@@ -142,12 +161,20 @@ def test_escaped_cjk_prediction_through_wtb_eval(tmp_path):
 def _chain_session(calls: int) -> dict:
     session = make_session()
     answer = [
-        {"action": {"name": "getWeather", "arguments": {"city": f"City {i}"}}, "observation": f"obs {i}",
-         "dependency_list": [i - 1] if i else []}
+        {
+            "action": {"name": "getWeather", "arguments": {"city": f"City {i}"}},
+            "observation": f"obs {i}",
+            "dependency_list": [i - 1] if i else [],
+        }
         for i in range(calls)
-    ]  # fmt: skip
-    answer.append({"action": {"name": "prepare_to_answer", "arguments": {"answer_type": "tool"}},
-                   "observation": "All done.", "dependency_list": [calls - 1]})  # fmt: skip
+    ]
+    answer.append(
+        {
+            "action": {"name": "prepare_to_answer", "arguments": {"answer_type": "tool"}},
+            "observation": "All done.",
+            "dependency_list": [calls - 1],
+        }
+    )
     session["english_answer_list"][0] = answer
     session["answer_list"][0] = copy.deepcopy(answer)
     session["english_task_types"][0] = "Sequential Multi-Tool"

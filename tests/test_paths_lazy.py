@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from benchmarks.paths import oracle_walk, parallel_task
 from bench.paths import PathTracker, _moves_from_ready, _same_name_runs
 from bench.terms import ASK_USER, PREPARE_TO_ANSWER
+from benchmarks.paths import oracle_walk, parallel_task
 from tests.support.paths_reference import MaterialisedPathTracker, enumerate_paths
 
 
@@ -135,9 +135,7 @@ def test_lazy_rows_step_entries_match_fixture_paths(reference_dir):
         lazy = PathTracker(row["answer_list"])
         names = [node["action"]["name"] for node in row["answer_list"]]
         for step in range(len(row["answer_list"]) + 2):
-            expected = [
-                sorted(path[step], key=lambda i: names[i]) for path in row["all_path_list"] if step < len(path)
-            ]
+            expected = [sorted(path[step], key=lambda i: names[i]) for path in row["all_path_list"] if step < len(path)]
             where = (row["session_id"], row["task_idx"], step)
             assert list(lazy.step_entries(step)) == expected, where
             assert lazy.count_step_entries(step) == len(expected), where
@@ -160,9 +158,7 @@ def test_session_21_task_0_step_entries_keep_duplicates(reference_dir):
     assert [a["name"] for a in listed["candidate_0_answer_function_list"]["action"]] == ["getCityShow"]
 
     # Gold DAG of that task: getCityShow; two getShowDetail on it; prepare_to_answer on all.
-    answer_list = _task(
-        ["getCityShow", "getShowDetail", "getShowDetail", PREPARE_TO_ANSWER], [[], [0], [0], [0, 1, 2]]
-    )
+    answer_list = _task(["getCityShow", "getShowDetail", "getShowDetail", PREPARE_TO_ANSWER], [[], [0], [0], [0, 1, 2]])
     assert enumerate_paths(answer_list) == [[[0], [1], [2], [3]], [[0], [1, 2], [3]]]
     for tracker in (PathTracker(answer_list), MaterialisedPathTracker(answer_list)):
         assert list(tracker.step_entries(0)) == [[0], [0]]
@@ -248,10 +244,7 @@ def test_step_entries_five_independent_distinct_calls():
     combination order, repeated once per ordered set partition of the rest."""
     answer_list = parallel_task([f"tool_{i}" for i in range(5)])
     expected = [
-        list(block)
-        for size in range(1, 6)
-        for block in combinations(range(5), size)
-        for _ in range(_fubini(5 - size))
+        list(block) for size in range(1, 6) for block in combinations(range(5), size) for _ in range(_fubini(5 - size))
     ]
     assert len(expected) == _fubini(5) == 541
     for tracker in (PathTracker(answer_list), MaterialisedPathTracker(answer_list)):

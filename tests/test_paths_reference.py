@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from bench.paths import PathTracker
 from tests.support.paths_reference import enumerate_paths, min_length, split_optimal
 

@@ -30,16 +30,30 @@ SKIP_RULES: list[tuple[str, str]] = [
     (r"^source ", "shell set-up for the commands that follow"),
     (r"^export ", "shell set-up for the commands that follow (an API key or LangSmith settings)"),
     (r"openai:", "API key and network: a remote model (or a vLLM / Ollama server on this machine)"),
-    (r"langchain:", "API key and network: a LangChain integration's provider (tests/test_langchain_candidates.py uses fakes)"),
-    (r"\bwtb data pull\b|\bwildtoolbench(-en|-zh)?\b", "network: downloads the official data (tests/test_data_pull.py "
-     "and tests/test_lang_zh.py run these commands against a loopback server)"),
-    (r"^langgraph dev|^pip ", "starts the LangGraph API server (tests/test_langgraph_dev.py runs .ci/langgraph-dev-check)"),
+    (
+        r"langchain:",
+        "API key and network: a LangChain integration's provider (tests/test_langchain_candidates.py uses fakes)",
+    ),
+    (
+        r"\bwtb data pull\b|\bwildtoolbench(-en|-zh)?\b",
+        "network: downloads the official data (tests/test_data_pull.py "
+        "and tests/test_lang_zh.py run these commands against a loopback server)",
+    ),
+    (
+        r"^langgraph dev|^pip ",
+        "starts the LangGraph API server (tests/test_langgraph_dev.py runs .ci/langgraph-dev-check)",
+    ),
     (r"benchmarks\.", "benchmark: minutes of CPU on 2 cores; run by hand"),
-    (r"--server ", "needs a running LangGraph server (tests/test_server_eval.py and tests/test_remote.py run these runs)"),
+    (
+        r"--server ",
+        "needs a running LangGraph server (tests/test_server_eval.py and tests/test_remote.py run these runs)",
+    ),
     (r"(^| )\.\.\.( |$)", "elided example (`...` stands for the options of the command above)"),
     (r"runs/gen/", "needs the output of an example above that needs a model (local or remote)"),
-    (r"^wtb (eval|generate)\b(?!.*--model \"?(replay|scripted|graph):)", "the bundled local model (llama-cpp-python, "
-     "the `local` extra; tests/test_local_model.py and .ci/run run it)"),
+    (
+        r"^wtb (eval|generate)\b(?!.*--model \"?(replay|scripted|graph):)",
+        "the bundled local model (llama-cpp-python, the `local` extra; tests/test_local_model.py and .ci/run run it)",
+    ),
 ]
 
 
@@ -100,8 +114,16 @@ def test_the_offline_examples_are_run():
         ["wtb", "eval", "--model", "graph:examples/tool_agent.py:graph"],
         ["wtb", "validate", "bench/data/demo_sessions.jsonl"],
         ["wtb", "eval", "--model", "replay:bench/data/demo_candidates.jsonl#demo-model", "--no-progress"],
-        ["wtb", "score", "--dataset", "bench/data/demo_sessions.jsonl", "--results",
-         "runs/demo-model/demo_sessions/result.jsonl", "--out", "runs/rescored"],
+        [
+            "wtb",
+            "score",
+            "--dataset",
+            "bench/data/demo_sessions.jsonl",
+            "--results",
+            "runs/demo-model/demo_sessions/result.jsonl",
+            "--out",
+            "runs/rescored",
+        ],
         ["wtb", "eval", "--model", "replay:bench/data/demo_candidates.jsonl#demo-model"],
         ["wtb", "eval", "--model", "replay:bench/data/demo_candidates.jsonl#oracle"],
         ["wtb", "report", "runs/demo-model/demo_sessions", "runs/oracle/demo_sessions", "--out", "runs/report"],
@@ -117,16 +139,27 @@ def fresh_clone(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     """The repository's files (tracked and new, not ignored) copied to a folder with no ``../shared``
     beside it, and an environment with an empty cache, no keys and no tracing."""
     root = tmp_path_factory.mktemp("fresh") / "clone"
-    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=REPO,
-                            capture_output=True, check=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, listed):
         source = REPO / name
         if source.is_file():
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, root / name)
     assert not (root.parent / "shared").exists()
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("WTB_", "LANGSMITH_", "LANGCHAIN_", "OPENAI_")) and k != "PYTHONPATH"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("WTB_", "LANGSMITH_", "LANGCHAIN_", "OPENAI_")) and k != "PYTHONPATH"
+    }
     env.update(PYTHONPATH=str(root), WTB_CACHE_DIR=str(root.parent / "cache"), LANGSMITH_TRACING="false")
     return root, env
 
@@ -139,8 +172,15 @@ def test_readme_command(command, fresh_clone):
     root, env = fresh_clone
     argv = shlex.split(command, comments=True)
     assert argv[0] == "wtb", command
-    result = subprocess.run([sys.executable, "-m", "wtb.cli", *argv[1:]], cwd=root, env=env, capture_output=True,
-                            text=True, timeout=300, stdin=subprocess.DEVNULL)
+    result = subprocess.run(
+        [sys.executable, "-m", "wtb.cli", *argv[1:]],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert result.returncode == 0, f"{command}\n{result.stdout}\n{result.stderr}"
     assert "../shared" not in result.stdout + result.stderr
     if argv[1] == "eval":
@@ -154,7 +194,10 @@ def test_readme_command(command, fresh_clone):
         out = root / "runs" / folder / "demo_sessions"
         assert f"outputs in {out.relative_to(root)}/" in result.stdout
         metric = json.loads((out / "metric.json").read_text(encoding="utf-8"))
-        assert metric["total_info"]["task"]["correct_count"] == correct and metric["total_info"]["task"]["total_count"] == 24
+        assert (
+            metric["total_info"]["task"]["correct_count"] == correct
+            and metric["total_info"]["task"]["total_count"] == 24
+        )
         if "--report" in argv:
             assert (out / "report" / "index.html").is_file()
     elif argv[1] == "report":
@@ -163,7 +206,10 @@ def test_readme_command(command, fresh_clone):
         assert "6 sessions, 24 tasks" in result.stdout
     elif argv[1] == "score":
         rescored = json.loads((root / "runs" / "rescored" / "metric.json").read_text(encoding="utf-8"))
-        original = json.loads((root / "runs" / "demo-model" / "demo_sessions" / "metric.json").read_text(encoding="utf-8"))
+        original = json.loads(
+            (root / "runs" / "demo-model" / "demo_sessions" / "metric.json").read_text(encoding="utf-8")
+        )
         assert rescored == original
         assert json.loads((root / "runs" / "rescored" / "summary_metrics.json").read_text(encoding="utf-8"))[
-            "task_accuracy"] == {"value": 16 / 24, "correct": 16, "total": 24}
+            "task_accuracy"
+        ] == {"value": 16 / 24, "correct": 16, "total": 24}

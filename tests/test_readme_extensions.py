@@ -62,8 +62,14 @@ def test_readme_adding_a_role(tmp_path):
     argv = [f"scripted:{roles}" if a == "openai:gpt-4o-mini" else a for a in argv]
     argv = [f"critic=scripted:{critic}" if a == "critic=openai:gpt-4o" else a for a in argv]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "wtb.cli", *argv[1:], "--seed", "0", "--vague-rate", "0", "--no-trace"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "wtb.cli", *argv[1:], "--seed", "0", "--vague-rate", "0", "--no-trace"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr + done.stdout
     assert "generated 2 session(s), 0 failed" in done.stdout
     out = tmp_path / "runs" / "critic"
@@ -72,7 +78,10 @@ def test_readme_adding_a_role(tmp_path):
         planner = (out / "sessions" / plan.key / "requests" / "planner.jsonl").read_text(encoding="utf-8").splitlines()
         assert len(calls) == len(planner) > 0
         assert json.loads(calls[0])["model"] == f"scripted:{critic}"
-    assert json.loads((out / "manifest.json").read_text(encoding="utf-8"))["context"]["models"]["critic"] == f"scripted:{critic}"
+    assert (
+        json.loads((out / "manifest.json").read_text(encoding="utf-8"))["context"]["models"]["critic"]
+        == f"scripted:{critic}"
+    )
 
 
 def test_readme_adding_a_provider(tmp_path):
@@ -90,14 +99,36 @@ def test_readme_adding_a_provider(tmp_path):
     command = re.search(r"`(wtb eval --model [^`]+)`", section).group(1).split()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
     out = tmp_path / "run"
-    done = subprocess.run([sys.executable, "-m", "wtb.cli", *command[1:], "--out", str(out), "--no-progress", "--no-trace"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "wtb.cli", *command[1:], "--out", str(out), "--no-progress", "--no-trace"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     (record,) = [json.loads(line) for line in (out / "result.jsonl").read_text(encoding="utf-8").splitlines()]
     assert record["model_name"] == "hello"
     assert record["result"][0]["inference_log"]["step_0"]["inference_output"]["content"] == "hello"
     # The provider's own check runs before any session.
-    empty = subprocess.run([sys.executable, "-m", "wtb.cli", "eval", "--model", f"{name}: ", "--out", str(tmp_path / "x"),
-                            "--no-progress", "--no-trace"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                           timeout=120)  # fmt: skip
+    empty = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "wtb.cli",
+            "eval",
+            "--model",
+            f"{name}: ",
+            "--out",
+            str(tmp_path / "x"),
+            "--no-progress",
+            "--no-trace",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert empty.returncode == 2 and not (tmp_path / "x").exists()

@@ -16,7 +16,6 @@ import pytest
 from typer.testing import CliRunner
 
 from bench.errors import CATEGORIES
-
 from tests.report_support import REPO_ROOT, fixture_report, fixture_runs, read_csv, read_json, run_cli
 from wtb.cli import app
 from wtb.report import build_report
@@ -61,7 +60,15 @@ def invoke(*args: object):
 
 
 def test_report_writes_every_file(report):
-    for name in ("index.html", "report.md", "leaderboard.csv", "orchestration.csv", "errors.csv", "tasks.csv", "report.json"):
+    for name in (
+        "index.html",
+        "report.md",
+        "leaderboard.csv",
+        "orchestration.csv",
+        "errors.csv",
+        "tasks.csv",
+        "report.json",
+    ):
         assert (report / name).is_file() and (report / name).stat().st_size > 0, name
     for plot in ("order", "type", "transitions", "errors", "scatter"):
         assert (report / "plots" / f"{plot}.svg").read_text(encoding="utf-8").startswith("<svg")
@@ -123,9 +130,16 @@ def test_error_counts_sum_to_the_failed_tasks(report, runs):
         assert abs(sum(float(row[c]) for c in CATEGORIES) - 100.0) < 0.05
     noisy = next(r for r in rows if r["model"] == "noisy")
     assert {c: int(noisy[f"{c}_count"]) for c in CATEGORIES} == {
-        "refusal": 2, "wrong_name": 8, "wrong_refusal": 0, "redundant": 0, "call_error": 11, "early_term": 0,
-        "param_type": 9, "param_halluc": 11, "param_value": 7,
-    }  # fmt: skip
+        "refusal": 2,
+        "wrong_name": 8,
+        "wrong_refusal": 0,
+        "redundant": 0,
+        "call_error": 11,
+        "early_term": 0,
+        "param_type": 9,
+        "param_halluc": 11,
+        "param_value": 7,
+    }
     assert noisy["call_error"] == "22.92"
     oracle = next(r for r in rows if r["model"] == "oracle")
     assert (oracle["param_halluc_count"], oracle["param_halluc"]) == ("1", "100.00")
@@ -141,11 +155,21 @@ def test_tasks_csv_lists_every_task_with_category_and_reason(report):
     assert all(r["error_category"] in CATEGORIES and r["reason"] for r in failed)
     assert all(r["error_category"] == "" and r["reason"] == "" for r in rows if r["label"] == "correct")
     oracle_failure = next(r for r in failed if r["model"] == "oracle")
-    assert (oracle_failure["session_id"], oracle_failure["task"], oracle_failure["error_category"]) == ("wild_tool_bench_3", "2", "param_halluc")
+    assert (oracle_failure["session_id"], oracle_failure["task"], oracle_failure["error_category"]) == (
+        "wild_tool_bench_3",
+        "2",
+        "param_halluc",
+    )
     assert oracle_failure["reason"] == "error_schema: nested args not defined" and oracle_failure["failing_step"] == "0"
     assert oracle_failure["trajectory"] == "index.html#traj/r0/3/2"
-    empty = next(r for r in failed if r["model"] == "noisy" and r["session_id"] == "wild_tool_bench_1" and r["task"] == "2")
-    assert (empty["error_category"], empty["failing_step"], empty["reason"]) == ("call_error", "1", "tool_calls and content are None or empty")
+    empty = next(
+        r for r in failed if r["model"] == "noisy" and r["session_id"] == "wild_tool_bench_1" and r["task"] == "2"
+    )
+    assert (empty["error_category"], empty["failing_step"], empty["reason"]) == (
+        "call_error",
+        "1",
+        "tool_calls and content are None or empty",
+    )
 
 
 def test_intervals_and_paired_difference(report):
@@ -164,7 +188,10 @@ def test_intervals_and_paired_difference(report):
     (comparison,) = figures["comparisons"]
     assert comparison["a"] == "oracle" and comparison["b"] == "noisy" and comparison["sessions"] == 24
     assert comparison["task_accuracy_difference"]["value"] == pytest.approx(47 / 96)
-    assert comparison["task_accuracy_difference"]["low"] > 0 and comparison["within_noise"] == {"task": False, "session": False}
+    assert comparison["task_accuracy_difference"]["low"] > 0 and comparison["within_noise"] == {
+        "task": False,
+        "session": False,
+    }
     assert comparison["verdict"] == "task accuracy: oracle higher; session accuracy: oracle higher"
     markdown = (report / "report.md").read_text(encoding="utf-8")
     assert "| oracle | noisy | 24 | +48.96 [" in markdown and "## Error analysis" in markdown
@@ -184,9 +211,14 @@ def test_intervals_are_reproducible_with_a_fixed_seed(runs, report, tmp_path):
 
 
 def test_cli_prints_the_intervals(runs, tmp_path):
-    result = invoke("report", runs["oracle"], runs["noisy"], "--out", tmp_path / "r", "--seed", "7", "--resamples", "500")
+    result = invoke(
+        "report", runs["oracle"], runs["noisy"], "--out", tmp_path / "r", "--seed", "7", "--resamples", "500"
+    )
     assert result.exit_code == 0
-    assert "noisy: task accuracy 50.00% [95% CI" in result.output and "oracle vs noisy (24 shared sessions)" in result.output
+    assert (
+        "noisy: task accuracy 50.00% [95% CI" in result.output
+        and "oracle vs noisy (24 shared sessions)" in result.output
+    )
     assert read_json(tmp_path / "r" / "report.json")["bootstrap"]["seed"] == 7
 
 
@@ -205,7 +237,9 @@ def test_a_copy_of_a_run_is_within_noise(runs, tmp_path):
 def test_page_is_self_contained(report):
     html = (report / "index.html").read_text(encoding="utf-8")
     assert "Content-Security-Policy" in html and "default-src 'none'" in html
-    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html), "the page must not load anything over the network"
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html), (
+        "the page must not load anything over the network"
+    )
     data = json.loads(re.search(r'<script type="application/json" id="wtb-data">(.*?)</script>', html, re.S).group(1))
     assert [r["label"] for r in data["runs"]] == ["oracle", "noisy"]
     assert len(data["tables"]["main"]["rows"]) == 59 and len(data["tasks"]) == 192 and len(data["sessions"]) == 24
@@ -231,8 +265,11 @@ def test_message_prefixes_rebuild_the_requests(runs, report):
     """The page stores each request as (shared prefix, new messages); rebuilding gives the recorded messages."""
     html = (report / "index.html").read_text(encoding="utf-8")
     block = session_blocks(html)[5]
-    record = next(json.loads(line) for line in (runs["noisy"] / "result.jsonl").read_text().splitlines()
-                  if json.loads(line)["id"] == "wild_tool_bench_5")  # fmt: skip
+    record = next(
+        json.loads(line)
+        for line in (runs["noisy"] / "result.jsonl").read_text().splitlines()
+        if json.loads(line)["id"] == "wild_tool_bench_5"
+    )
     previous: list = []
     for task, raw in zip(block["r"]["r1"]["tasks"], record["result"]):
         for step in task["steps"]:
@@ -246,9 +283,19 @@ def test_message_prefixes_rebuild_the_requests(runs, report):
 
 def test_score_folder_needs_dataset_and_uses_scored_log(runs, reference_dir, tmp_path):
     scored = tmp_path / "scored"
-    run_cli("score", "--dataset", reference_dir / "sessions.jsonl", "--results", runs["noisy"] / "result.jsonl", "--out", scored)
+    run_cli(
+        "score",
+        "--dataset",
+        reference_dir / "sessions.jsonl",
+        "--results",
+        runs["noisy"] / "result.jsonl",
+        "--out",
+        scored,
+    )
     refused = invoke("report", scored, "--out", tmp_path / "r")
-    assert refused.exit_code == 1 and "no run.json naming the dataset" in refused.output and "--dataset" in refused.output
+    assert (
+        refused.exit_code == 1 and "no run.json naming the dataset" in refused.output and "--dataset" in refused.output
+    )
     invoke("report", scored, "--out", tmp_path / "r", "--dataset", reference_dir / "sessions.jsonl")
     html = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
     assert '"rawResults":false' in html
@@ -310,7 +357,9 @@ def test_broken_run_folders_give_one_line_errors(runs, tmp_path, setup, message)
 
 
 def test_missing_folder_and_folder_given_twice(tmp_path):
-    result = invoke("report", tmp_path / "nope", "--out", tmp_path / "r")  # command-line mistakes: exit 2 (docs/cli.md §2)
+    result = invoke(
+        "report", tmp_path / "nope", "--out", tmp_path / "r"
+    )  # command-line mistakes: exit 2 (docs/cli.md §2)
     assert result.exit_code == 2 and "does not exist" in result.output and not (tmp_path / "r").exists()
     (tmp_path / "empty").mkdir()
     result = invoke("report", tmp_path / "empty", tmp_path / "empty", "--out", tmp_path / "r")
@@ -325,9 +374,15 @@ def test_missing_folder_and_folder_given_twice(tmp_path):
 def test_eval_report_on_the_bundled_demo(tmp_path):
     out = tmp_path / "demo-model"
     run_cli(
-        "eval", "--model", f"replay:{REPO_ROOT / 'bench/data/demo_candidates.jsonl'}#demo-model",
-        "--out", out, "--no-progress", "--no-trace", "--report",
-    )  # fmt: skip
+        "eval",
+        "--model",
+        f"replay:{REPO_ROOT / 'bench/data/demo_candidates.jsonl'}#demo-model",
+        "--out",
+        out,
+        "--no-progress",
+        "--no-trace",
+        "--report",
+    )
     report = out / "report"
     metric = read_json(out / "metric.json")
     rows = read_csv(report / "leaderboard.csv")
@@ -403,7 +458,11 @@ def test_instruction_transitions():
 
 
 def test_dataset_statistics_of_the_demo():
-    sessions = [json.loads(line) for line in (REPO_ROOT / "bench/data/demo_sessions.jsonl").read_text().splitlines() if line.strip()]
+    sessions = [
+        json.loads(line)
+        for line in (REPO_ROOT / "bench/data/demo_sessions.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
     stats = dataset_statistics(sessions)
     assert stats["sessions"] == len(sessions) and stats["tasks"] == 4 * len(sessions)
     assert sum(stats["task_types"].values()) == stats["tasks"]
@@ -430,7 +489,11 @@ def test_report_shows_reference_and_fixed_scoring_with_the_flips(report):
     assert (oracle["tasks"], oracle["reference_correct"], oracle["fixed_correct"]) == (96, 95, 96)
     (flip,) = oracle["flips"]
     assert (flip["id"], flip["task_idx"], flip["reference_label"], flip["fixed_label"], flip["fixes"]) == (
-        "wild_tool_bench_3", 2, "error", "correct", [7]
+        "wild_tool_bench_3",
+        2,
+        "error",
+        "correct",
+        [7],
     )
     assert oracle["by_fix"] == {"7": 1}
     noisy = rescored["r1"]
@@ -442,9 +505,19 @@ def test_report_shows_reference_and_fixed_scoring_with_the_flips(report):
 
 def test_report_reads_a_fixed_run_and_compares_it_with_the_reference_run(runs, reference_dir, tmp_path):
     fixed = tmp_path / "oracle-fixed"
-    run_cli("eval", "--dataset", reference_dir / "sessions.jsonl", "--model",
-            f"replay:{reference_dir / 'candidates.jsonl'}#oracle", "--scoring", "fixed", "--out", fixed,
-            "--no-progress", "--no-trace")  # fmt: skip
+    run_cli(
+        "eval",
+        "--dataset",
+        reference_dir / "sessions.jsonl",
+        "--model",
+        f"replay:{reference_dir / 'candidates.jsonl'}#oracle",
+        "--scoring",
+        "fixed",
+        "--out",
+        fixed,
+        "--no-progress",
+        "--no-trace",
+    )
     out = tmp_path / "report"
     run_cli("report", runs["oracle"], fixed, "--out", out)
     data = read_json(out / "report.json")

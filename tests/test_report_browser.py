@@ -20,7 +20,13 @@ import pytest
 from tests.report_support import fixture_report, read_csv
 
 CHROMIUM = os.environ.get("WTB_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 
 
 def _unavailable(reason: str) -> None:
@@ -34,7 +40,9 @@ def browser():
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _unavailable("playwright is not installed (pip install playwright; the browser itself comes from apt: chromium)")
+        _unavailable(
+            "playwright is not installed (pip install playwright; the browser itself comes from apt: chromium)"
+        )
     if not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)):
         _unavailable(f"no chromium at {CHROMIUM} (apt-get install -y chromium, or set WTB_CHROMIUM)")
     with sync_playwright() as playwright:
@@ -55,7 +63,9 @@ class Page:
         self.page = browser.new_page(viewport={"width": width, "height": height})
         self.problems: list[str] = []
         self.requests: list[str] = []
-        self.page.on("console", lambda m: self.problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+        self.page.on(
+            "console", lambda m: self.problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None
+        )
         self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
         self.page.on("request", lambda r: self.requests.append(r.url))
         self.page.goto(path.as_uri())
@@ -84,14 +94,27 @@ def _save_small(png: bytes, path: Path) -> None:
     from PIL import Image
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    Image.open(io.BytesIO(png)).convert("RGB").quantize(colors=128, method=Image.Quantize.FASTOCTREE).save(path, optimize=True)
+    Image.open(io.BytesIO(png)).convert("RGB").quantize(colors=128, method=Image.Quantize.FASTOCTREE).save(
+        path, optimize=True
+    )
 
 
 def test_every_view_loads_without_console_errors(browser, report):
     page = Page(browser, report / "index.html")
     try:
-        for view in ("#overview", "#leaderboard", "#orchestration", "#errors", "#plots", "#dataset", "#tasks",
-                     "#session/5", "#traj/r0/3/2", "#traj/r1/1/2", "#tasks?status=error&cat=call_error"):  # fmt: skip
+        for view in (
+            "#overview",
+            "#leaderboard",
+            "#orchestration",
+            "#errors",
+            "#plots",
+            "#dataset",
+            "#tasks",
+            "#session/5",
+            "#traj/r0/3/2",
+            "#traj/r1/1/2",
+            "#tasks?status=error&cat=call_error",
+        ):
             page.go(view)
             assert page.page.locator("main#view h2").count() >= 1, view
         assert page.problems == []
@@ -130,7 +153,9 @@ def test_sorting_and_group_filter(browser, report):
         first = page.page.locator("#table-main tbody tr").first.locator("td")
         assert first.nth(1).inner_text().strip() in {"oracle ours", "noisy ours"}  # 100.00 chat accuracy for both
         page.page.click("#table-main th[data-col='chat']")  # ascending now
-        page.page.wait_for_function("document.querySelector(\"#table-main th[data-col='chat'] .arrow\").textContent === '▲'")
+        page.page.wait_for_function(
+            "document.querySelector(\"#table-main th[data-col='chat'] .arrow\").textContent === '▲'"
+        )
         lowest = page.page.locator("#table-main tbody tr").first.locator("td").nth(6).inner_text()  # the chat column
         values = [float(v) for v in page.page.locator("#table-main tbody tr td:nth-child(7)").all_inner_texts() if v]
         assert float(lowest) == min(values)

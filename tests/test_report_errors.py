@@ -48,8 +48,14 @@ def ok_step(*names: str) -> dict:
 
 def text_error(text, *candidates: list[str]) -> dict:
     """A name-error step where the model replied ``text`` and no tool calls."""
-    step = {"inference_output": {"content": text, "tool_calls": None, "current_action_name_label": "error",
-                                 "error_reason": NAME_ERROR}}
+    step = {
+        "inference_output": {
+            "content": text,
+            "tool_calls": None,
+            "current_action_name_label": "error",
+            "error_reason": NAME_ERROR,
+        }
+    }
     if candidates:
         step["inference_answer"] = _answer(*candidates)
     return step
@@ -57,8 +63,14 @@ def text_error(text, *candidates: list[str]) -> dict:
 
 def calls_error(called: list[str], *candidates: list[str], reason: str = NAME_ERROR) -> dict:
     """A name-error step where the model called ``called``."""
-    step = {"inference_output": {"content": None, "tool_calls": [_call(n, call_id=f"c{j}") for j, n in enumerate(called)],
-                                 "current_action_name_label": "error", "error_reason": reason}}
+    step = {
+        "inference_output": {
+            "content": None,
+            "tool_calls": [_call(n, call_id=f"c{j}") for j, n in enumerate(called)],
+            "current_action_name_label": "error",
+            "error_reason": reason,
+        }
+    }
     if candidates:
         step["inference_answer"] = _answer(*candidates)
     return step
@@ -160,22 +172,36 @@ def test_ask_candidate_wins_over_subset():
 
 @pytest.mark.parametrize("content, calls", [(None, None), ("", None), ("", [])])
 def test_call_error_empty_reply(content, calls):
-    step = {"inference_output": {"content": content, "tool_calls": calls, "current_action_name_label": "error",
-                                 "error_reason": "tool_calls and content are None or empty"}}
+    step = {
+        "inference_output": {
+            "content": content,
+            "tool_calls": calls,
+            "current_action_name_label": "error",
+            "error_reason": "tool_calls and content are None or empty",
+        }
+    }
     found = classify_task(task(ok_step("getA"), step))
     assert found == TaskError("call_error", "tool_calls and content are None or empty", 1)
 
 
 def test_call_error_unparsable_calls():
     reason = "parse tool_calls failed, error: 'id'"
-    step = {"inference_output": {"content": None, "tool_calls": [{"function": {"name": "getA"}}],
-                                 "current_action_name_label": "error", "error_reason": reason}}
+    step = {
+        "inference_output": {
+            "content": None,
+            "tool_calls": [{"function": {"name": "getA"}}],
+            "current_action_name_label": "error",
+            "error_reason": reason,
+        }
+    }
     assert classify_task(task(step)) == TaskError("call_error", reason, 0)
 
 
 def test_call_error_step_limit():
     reason = "step limit reached: 2 model requests in this task without an end (--max-steps 2)"
-    assert classify_task(task(ok_step("getA"), ok_step("getB"), error_reason=reason)) == TaskError("call_error", reason, None)
+    assert classify_task(task(ok_step("getA"), ok_step("getB"), error_reason=reason)) == TaskError(
+        "call_error", reason, None
+    )
 
 
 def test_call_error_inference_failure_of_the_whole_session():
@@ -225,8 +251,11 @@ def test_first_failing_message_of_the_step_decides():
 
 def test_first_failing_step_decides():
     # An argument error at step 0 comes before a later name error (kept in the log, fixtures quirk 14).
-    found = classify_task(task(args_error(["getA"], ["error_schema: required args missing"]), ok_step("getB"),
-                               text_error("done", ["getC"])))
+    found = classify_task(
+        task(
+            args_error(["getA"], ["error_schema: required args missing"]), ok_step("getB"), text_error("done", ["getC"])
+        )
+    )
     assert (found.category, found.step) == ("param_halluc", 0)
 
 
@@ -237,22 +266,44 @@ def test_classify_rejects_unscored_input():
 
 def test_with_the_real_scorer():
     """A record labelled by bench.scoring.score_task (not hand-labelled) classifies by its check message."""
-    tools = [{"type": "function", "function": {"name": "getA", "parameters": {
-        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "getA",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+            },
+        }
+    ]
     step = {
-        "inference_output": {"content": None, "tool_calls": [_call("getA", '{"town": "Oslo"}')],
-                             "current_action_name_label": "correct"},
-        "inference_answer": {"candidate_0_answer_function_list": {"action": [{"name": "getA", "arguments": '{"city": "Oslo"}'}]}},
+        "inference_output": {
+            "content": None,
+            "tool_calls": [_call("getA", '{"town": "Oslo"}')],
+            "current_action_name_label": "correct",
+        },
+        "inference_answer": {
+            "candidate_0_answer_function_list": {"action": [{"name": "getA", "arguments": '{"city": "Oslo"}'}]}
+        },
     }
-    record = {"action_name_label": "correct", "is_optimal": True, "inference_log": {"task_idx": 0, "step_0": step},
-              "latency": [0.0], "input_token_count": [0], "output_token_count": [0]}
+    record = {
+        "action_name_label": "correct",
+        "is_optimal": True,
+        "inference_log": {"task_idx": 0, "step_0": step},
+        "latency": [0.0],
+        "input_token_count": [0],
+        "output_token_count": [0],
+    }
     scored = score_task(record, tools)
     assert scored["label"] == "error"
     assert classify_task(scored) == TaskError("param_halluc", "error_schema: required args missing", 0)
 
 
 def test_error_counts_cover_every_category_in_order():
-    tasks = [task(text_error("no", ["getA"])), task(calls_error(["getA"], [ANSWER])), task(ok_step("getA"), label="correct")]
+    tasks = [
+        task(text_error("no", ["getA"])),
+        task(calls_error(["getA"], [ANSWER])),
+        task(ok_step("getA"), label="correct"),
+    ]
     counts = error_counts(tasks)
     assert list(counts) == list(CATEGORIES)
     assert counts["refusal"] == 1 and counts["redundant"] == 1 and sum(counts.values()) == 2
@@ -284,6 +335,14 @@ def test_fixture_scores_every_failed_task_gets_one_category(reference_dir):
     assert by_candidate["wrong_args_invalid_json"]["param_type"] == 3
     assert by_candidate["wrong_args_enum"]["param_value"] == 4
     assert by_candidate["wrong_args_missing_required"]["param_halluc"] == 4
-    assert by_candidate["noisy"] == Counter({
-        "wrong_name": 8, "call_error": 11, "refusal": 2, "param_type": 9, "param_halluc": 11, "param_value": 7, "failed": 48,
-    })
+    assert by_candidate["noisy"] == Counter(
+        {
+            "wrong_name": 8,
+            "call_error": 11,
+            "refusal": 2,
+            "param_type": 9,
+            "param_halluc": 11,
+            "param_value": 7,
+            "failed": 48,
+        }
+    )

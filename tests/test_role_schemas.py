@@ -14,10 +14,9 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from bench.generation import plan_sessions
-from wtb.generation_runner import run_session
 from graphs.generation_context import Context
-from nodes.generation._common import JSON_MAX_TOKENS
 from models import _registry
+from nodes.generation._common import JSON_MAX_TOKENS
 from nodes.generation.role_schemas import (
     CHECKER_SCHEMA,
     allowed_action_kinds,
@@ -25,6 +24,7 @@ from nodes.generation.role_schemas import (
     planner_schema,
     tool_results_schema,
 )
+from wtb.generation_runner import run_session
 
 WEATHER = {
     "type": "function",
@@ -37,8 +37,14 @@ WEATHER = {
                 "city": {"type": "string", "description": "City name."},
                 "unit": {"type": "string", "enum": ["C", "F"]},
                 "days": {"type": "float", "format": "x"},
-                "spots": {"type": "array", "items": {"type": "object", "properties": {"lat": {"type": "double"}},
-                                                       "required": ["lat", "ghost"]}},
+                "spots": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"lat": {"type": "double"}},
+                        "required": ["lat", "ghost"],
+                    },
+                },
             },
             "required": ["city"],
         },
@@ -54,8 +60,10 @@ def test_grammar_safe_schema_keeps_structure_and_maps_benchmark_types():
             "city": {"type": "string"},
             "unit": {"type": "string", "enum": ["C", "F"]},
             "days": {"type": "number"},
-            "spots": {"type": "array", "items": {"type": "object", "properties": {"lat": {"type": "number"}},
-                                                   "required": ["lat"]}},
+            "spots": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"lat": {"type": "number"}}, "required": ["lat"]},
+            },
         },
         "required": ["city"],
     }
@@ -84,11 +92,13 @@ def test_planner_schema_follows_what_the_rules_allow():
     answer = planner_schema([WEATHER], "ST", [CALL])
     assert _names(answer) == ["prepare_to_answer"]  # ST after its call: the answer
     assert answer["properties"]["actions"]["items"]["anyOf"][0]["properties"]["arguments"]["properties"] == {
-        "answer_type": {"const": "tool"}}
+        "answer_type": {"const": "tool"}
+    }
     chat = planner_schema([WEATHER], "CC")
     assert _names(chat) == ["prepare_to_answer"]
     assert chat["properties"]["actions"]["items"]["anyOf"][0]["properties"]["arguments"]["properties"] == {
-        "answer_type": {"const": "chat"}}
+        "answer_type": {"const": "chat"}
+    }
     assert _names(planner_schema([WEATHER], "MT")) == ["getWeather"]
     assert planner_schema([WEATHER], "MT")["properties"]["actions"]["maxItems"] == 6
     assert _names(planner_schema([WEATHER], "MT", [CALL, CALL])) == ["getWeather", "prepare_to_answer"]
@@ -96,11 +106,15 @@ def test_planner_schema_follows_what_the_rules_allow():
     ask = planner_schema([WEATHER, NEWS], "CQ")
     assert _names(ask) == ["getWeather", "getNews", "ask_user_for_required_parameters"]
     assert ask["properties"]["actions"]["items"]["anyOf"][2]["properties"]["arguments"]["properties"]["tool_name"] == {
-        "enum": ["getWeather", "getNews"]}
+        "enum": ["getWeather", "getNews"]
+    }
     assert _names(planner_schema([WEATHER], "CQ", [ASK])) == ["getWeather", "ask_user_for_required_parameters"]
     assert _names(planner_schema([WEATHER], "CQ", [CALL])) == ["getWeather", "ask_user_for_required_parameters"]
     assert _names(planner_schema([WEATHER], "CQ", [ASK, CALL])) == [
-        "getWeather", "ask_user_for_required_parameters", "prepare_to_answer"]
+        "getWeather",
+        "ask_user_for_required_parameters",
+        "prepare_to_answer",
+    ]
     assert _names(planner_schema([], "ST")) == ["prepare_to_answer"]  # no usable tool: only an answer fits
 
 
@@ -111,11 +125,23 @@ def test_allowed_action_kinds_agree_with_the_rule_checker():
     tools = tools_by_name([WEATHER])
     examples = {
         "call": {"name": "getWeather", "arguments": {"city": "Oslo"}, "depends_on": []},
-        "ask": {"name": "ask_user_for_required_parameters",
-                "arguments": {"tool_name": "getWeather", "missing_required_parameters": ["city"]}, "depends_on": []},
+        "ask": {
+            "name": "ask_user_for_required_parameters",
+            "arguments": {"tool_name": "getWeather", "missing_required_parameters": ["city"]},
+            "depends_on": [],
+        },
     }
-    for layer_type, nodes in [("ST", []), ("ST", [CALL]), ("MT", []), ("MT", [CALL]), ("MT", [CALL, CALL]),
-                              ("CQ", []), ("CQ", [ASK]), ("CQ", [ASK, CALL]), ("CC", [])]:
+    for layer_type, nodes in [
+        ("ST", []),
+        ("ST", [CALL]),
+        ("MT", []),
+        ("MT", [CALL]),
+        ("MT", [CALL, CALL]),
+        ("CQ", []),
+        ("CQ", [ASK]),
+        ("CQ", [ASK, CALL]),
+        ("CC", []),
+    ]:
         answer_type = "chat" if layer_type == "CC" else "tool"
         examples["answer"] = {"name": "prepare_to_answer", "arguments": {"answer_type": answer_type}, "depends_on": []}
         allowed = allowed_action_kinds(layer_type, nodes)
@@ -158,8 +184,17 @@ class _GrammarModel(BaseChatModel):
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
         system = messages[0].content
-        role = ("planner" if system.startswith("You are the planner") else "checker" if system.startswith("You review")
-                else "tool" if system.startswith("You simulate") else "user" if system.startswith("You play") else "agent")
+        role = (
+            "planner"
+            if system.startswith("You are the planner")
+            else "checker"
+            if system.startswith("You review")
+            else "tool"
+            if system.startswith("You simulate")
+            else "user"
+            if system.startswith("You play")
+            else "agent"
+        )
         self.seen.append((role, kwargs))
         planner_steps = sum(1 for r, _ in self.seen if r == "planner")
         text = {
@@ -167,9 +202,17 @@ class _GrammarModel(BaseChatModel):
             "checker": json.dumps({"verdict": "accept", "reason": "fine"}),
             "tool": json.dumps({"results": [{"city": "Oslo", "sky": "clear"}]}),
             "agent": "It is clear in Oslo.",
-            "planner": json.dumps({"thought": "t", "plan": "p", "actions": [
-                {"name": "getWeather", "arguments": {"city": "Oslo"}, "depends_on": []} if planner_steps == 1 else
-                {"name": "prepare_to_answer", "arguments": {"answer_type": "tool"}, "depends_on": []}]}),
+            "planner": json.dumps(
+                {
+                    "thought": "t",
+                    "plan": "p",
+                    "actions": [
+                        {"name": "getWeather", "arguments": {"city": "Oslo"}, "depends_on": []}
+                        if planner_steps == 1
+                        else {"name": "prepare_to_answer", "arguments": {"answer_type": "tool"}, "depends_on": []}
+                    ],
+                }
+            ),
         }[role]
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
@@ -184,10 +227,24 @@ def test_ask_model_binds_the_schema_for_grammar_models_only(monkeypatch):
     assert outcome.status == "done", outcome.reason
     formats = {role: kwargs.get("response_format") for role, kwargs in _GrammarModel.seen}
     assert [role for role, _ in _GrammarModel.seen] == [
-        "user", "planner", "checker", "tool", "checker", "planner", "checker", "agent"]
+        "user",
+        "planner",
+        "checker",
+        "tool",
+        "checker",
+        "planner",
+        "checker",
+        "agent",
+    ]
     assert formats["user"] is None and formats["agent"] is None
     caps = {role: kwargs.get("max_tokens") for role, kwargs in _GrammarModel.seen}
-    assert caps == {"user": None, "agent": None, "planner": JSON_MAX_TOKENS, "checker": JSON_MAX_TOKENS, "tool": JSON_MAX_TOKENS}
+    assert caps == {
+        "user": None,
+        "agent": None,
+        "planner": JSON_MAX_TOKENS,
+        "checker": JSON_MAX_TOKENS,
+        "tool": JSON_MAX_TOKENS,
+    }
     assert formats["checker"] == {"type": "json_object", "schema": CHECKER_SCHEMA}
     assert formats["tool"] == {"type": "json_object", "schema": tool_results_schema(1)}
     planner_formats = [kwargs.get("response_format") for role, kwargs in _GrammarModel.seen if role == "planner"]

@@ -52,7 +52,11 @@ def test_select_sessions(oracle):
     assert [s["id"] for s in select_sessions(sessions, None, 2)] == ["wild_tool_bench_0", "wild_tool_bench_1"]
     with pytest.raises(ValueError, match="wild_tool_bench_99"):
         select_sessions(sessions, ["99"], None)
-    assert sorted(["wild_tool_bench_10", "wild_tool_bench_9", "x"], key=session_sort_key) == ["wild_tool_bench_9", "wild_tool_bench_10", "x"]
+    assert sorted(["wild_tool_bench_10", "wild_tool_bench_9", "x"], key=session_sort_key) == [
+        "wild_tool_bench_9",
+        "wild_tool_bench_10",
+        "x",
+    ]
 
 
 def test_resume_skips_done_sessions_and_drops_a_torn_line(oracle, tmp_path):
@@ -141,9 +145,16 @@ def test_failing_endpoint_is_an_infrastructure_error_and_resume_reruns_it(oracle
     assert error["error"] == "model request failed after 3 attempts: connection: ConnectionError: server went away"
     assert [e["id"] for e in summary.infrastructure_errors] == ["wild_tool_bench_2"]
     assert summary.retried_requests == [
-        {"id": "wild_tool_bench_2", "task": 0, "step": 0, "attempts": 3, "errors": error["errors"],
-         "waited": summary.retried_requests[0]["waited"], "ok": False}
-    ]  # fmt: skip
+        {
+            "id": "wild_tool_bench_2",
+            "task": 0,
+            "step": 0,
+            "attempts": 3,
+            "errors": error["errors"],
+            "waited": summary.retried_requests[0]["waited"],
+            "ok": False,
+        }
+    ]
     saved = json.loads((tmp_path / "summary.json").read_text())
     assert [e["id"] for e in saved["infrastructure_errors"]] == ["wild_tool_bench_2"]
     assert saved["this_run"]["sessions"] == 8 and saved["this_run"]["attempts"] == saved["this_run"]["requests"] + 3
@@ -174,7 +185,12 @@ def test_result_file_index_sorts_by_copying_lines_and_cuts_a_torn_tail(tmp_path)
     assert infos["wild_tool_bench_2"].inference_error and infos["wild_tool_bench_9"].usage == {"requests": 3}
     results.append({"id": "wild_tool_bench_0", "model_name": "m", "result": []})
     ordered = results.finalize()
-    assert [i.id for i in ordered] == ["wild_tool_bench_0", "wild_tool_bench_2", "wild_tool_bench_9", "wild_tool_bench_10"]
+    assert [i.id for i in ordered] == [
+        "wild_tool_bench_0",
+        "wild_tool_bench_2",
+        "wild_tool_bench_9",
+        "wild_tool_bench_10",
+    ]
     # lines are copied byte for byte (the odd spacing survives), the first copy of a duplicate wins
     assert path.read_text(encoding="utf-8") == (
         '{"id": "wild_tool_bench_0", "model_name": "m", "result": []}\n' + lines[1] + lines[3] + lines[0]
@@ -292,7 +308,9 @@ def test_a_failed_write_stops_the_run_and_the_directory_resumes(oracle, tmp_path
 def test_open_dataset_keeps_byte_ranges_and_parses_a_session_when_taken(reference_dir, tmp_path):
     lines = (reference_dir / "sessions.jsonl").read_text(encoding="utf-8").splitlines()
     path = tmp_path / "sessions.jsonl"
-    path.write_bytes(("\r\n".join(lines[:4]) + "\r\n\n  \n" + "\n".join(lines[4:6])).encode("utf-8"))  # no final newline
+    path.write_bytes(
+        ("\r\n".join(lines[:4]) + "\r\n\n  \n" + "\n".join(lines[4:6])).encode("utf-8")
+    )  # no final newline
     eager = load_dataset(path)
     lazy = open_dataset(path)
     assert isinstance(lazy, DatasetSessions) and len(lazy) == len(eager) == 6
@@ -340,7 +358,7 @@ def test_open_dataset_reports_what_the_whole_file_loader_reports_for_each_side(t
         if broken:  # and a line that is wrong on both sides
             rows[3]["english_tasks"] = "not a list"
             path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-        for language in (["zh", "en"] if broken else ["zh"]):
+        for language in ["zh", "en"] if broken else ["zh"]:
             with pytest.raises(DatasetError) as expected:
                 load_sessions(path, language=language)
             with pytest.raises(DatasetError) as caught:

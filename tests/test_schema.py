@@ -12,7 +12,6 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from wtb.cli import app
 from bench.schema import (
     DatasetError,
     DatasetIssue,
@@ -22,12 +21,15 @@ from bench.schema import (
     validate_file,
 )
 from tests.session_factory import make_session
+from wtb.cli import app
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def write_lines(path: Path, rows) -> Path:
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in rows), encoding="utf-8")
+    path.write_text(
+        "".join((r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in rows), encoding="utf-8"
+    )
     return path
 
 
@@ -69,18 +71,36 @@ def test_structural_error_lists_every_problem_with_its_field():
 @pytest.mark.parametrize(
     "mutate, field, fragment",
     [
-        (lambda s: s["english_answer_list"][1].__setitem__(0, {**s["english_answer_list"][1][0], "user_input": None}),
-         "english_answer_list[1][0].user_input", "user_input"),
-        (lambda s: s["english_answer_list"][1][0]["action"]["arguments"].pop("tool_name"),
-         "english_answer_list[1][0].action.arguments.tool_name", "tool_name"),
-        (lambda s: s["english_answer_list"][2][0]["action"]["arguments"].__setitem__("answer_type", "text"),
-         "english_answer_list[2][0].action.arguments", "answer_type"),
+        (
+            lambda s: s["english_answer_list"][1].__setitem__(
+                0, {**s["english_answer_list"][1][0], "user_input": None}
+            ),
+            "english_answer_list[1][0].user_input",
+            "user_input",
+        ),
+        (
+            lambda s: s["english_answer_list"][1][0]["action"]["arguments"].pop("tool_name"),
+            "english_answer_list[1][0].action.arguments.tool_name",
+            "tool_name",
+        ),
+        (
+            lambda s: s["english_answer_list"][2][0]["action"]["arguments"].__setitem__("answer_type", "text"),
+            "english_answer_list[2][0].action.arguments",
+            "answer_type",
+        ),
         (lambda s: s["english_answer_list"].__setitem__(2, []), "english_answer_list[2]", "empty"),
-        (lambda s: s["english_answer_list"][0][0]["dependency_list"].append(0), "english_answer_list[0][0].dependency_list[0]", "itself"),
+        (
+            lambda s: s["english_answer_list"][0][0]["dependency_list"].append(0),
+            "english_answer_list[0][0].dependency_list[0]",
+            "itself",
+        ),
         (lambda s: s["task_types"].__setitem__(1, "Clarify"), "task_types[1]", "澄清"),
         (lambda s: s["english_turn_subtypes"].append("Partial Information"), "english_turn_subtypes", "at most 3"),
-        (lambda s: s["english_answer_list"][0][0].__setitem__("dependency_list", ["1"]),
-         "english_answer_list[0][0].dependency_list[0]", "integer"),
+        (
+            lambda s: s["english_answer_list"][0][0].__setitem__("dependency_list", ["1"]),
+            "english_answer_list[0][0].dependency_list[0]",
+            "integer",
+        ),
         (lambda s: s.pop("answer_list"), "answer_list", "required"),
     ],
 )
@@ -205,11 +225,18 @@ def test_wtb_validate_subprocess_all_problems_no_traceback(tmp_path):
     for target, expected in [(path, [1, 2, 3, 4]), (missing, [])]:
         proc = subprocess.run(
             [sys.executable, "-m", "wtb.cli", "validate", str(target)],
-            capture_output=True, text=True, cwd=REPO_ROOT, timeout=120,
+            capture_output=True,
+            text=True,
+            cwd=REPO_ROOT,
+            timeout=120,
         )
         assert proc.returncode == (1 if expected else 2)  # a missing file is a command-line mistake (docs/cli.md §2)
         assert "Traceback" not in proc.stderr + proc.stdout
-        lines = {int(text.split(":")[1]) for text in proc.stderr.splitlines() if text.startswith(f"{target}:") and text.split(":")[1].isdigit()}
+        lines = {
+            int(text.split(":")[1])
+            for text in proc.stderr.splitlines()
+            if text.startswith(f"{target}:") and text.split(":")[1].isdigit()
+        }
         assert sorted(lines) == expected, proc.stderr
         if not expected:
             assert f"Invalid value for 'path': File '{target}' does not exist." in proc.stderr

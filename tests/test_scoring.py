@@ -39,7 +39,8 @@ def call_step(calls, gold, label="correct"):
             "reasoning_content": None,
             "content": None,
             "tool_calls": [
-                {"id": f"c{j}", "type": "function", "function": {"name": n, "arguments": a}} for j, (n, a) in enumerate(calls)
+                {"id": f"c{j}", "type": "function", "function": {"name": n, "arguments": a}}
+                for j, (n, a) in enumerate(calls)
             ],
             "current_action_name_label": label,
         },
@@ -55,9 +56,17 @@ def call_step(calls, gold, label="correct"):
 def text_step(content, gold_name, gold_args, observation="gold text", label="correct"):
     return {
         "inference_input": {"messages": [], "tools": []},
-        "inference_output": {"reasoning_content": None, "content": content, "tool_calls": None, "current_action_name_label": label},
+        "inference_output": {
+            "reasoning_content": None,
+            "content": content,
+            "tool_calls": None,
+            "current_action_name_label": label,
+        },
         "inference_answer": {
-            "candidate_0_answer_function_list": {"action": [{"arguments": gold_args, "name": gold_name}], "observation": observation}
+            "candidate_0_answer_function_list": {
+                "action": [{"arguments": gold_args, "name": gold_name}],
+                "observation": observation,
+            }
         },
     }
 
@@ -85,8 +94,16 @@ def test_all_correct_inserts_labels_in_reference_order():
     before = copy.deepcopy(raw)
     out = score_task(raw, [], checker=checker)
     assert raw == before  # input untouched
-    assert list(out) == ["label", "action_name_label", "action_arguments_label", "is_optimal", "inference_log",
-                         "latency", "input_token_count", "output_token_count"]
+    assert list(out) == [
+        "label",
+        "action_name_label",
+        "action_arguments_label",
+        "is_optimal",
+        "inference_log",
+        "latency",
+        "input_token_count",
+        "output_token_count",
+    ]
     assert (out["label"], out["action_arguments_label"], out["is_optimal"]) == ("correct", "correct", True)
     step0 = out["inference_log"]["step_0"]["inference_output"]
     assert list(step0)[-1] == "current_action_arguments_label" and step0["current_action_arguments_label"] == "correct"
@@ -102,12 +119,19 @@ def test_sorting_pairs_by_raw_text_and_writes_lists_back():
     gold = [("f", '{"a": 2, "b": 1}'), ("f", '{"a": 1, "b": 9}')]
     out = score_task(task([call_step(predicted, gold), text_step("x", *FINAL)]), [], checker=StubChecker())
     step = out["inference_log"]["step_0"]
-    assert [c["function"]["arguments"] for c in step["inference_output"]["tool_calls"]] == ['{"a": 2, "b": 1}', '{"b": 9, "a": 1}']
+    assert [c["function"]["arguments"] for c in step["inference_output"]["tool_calls"]] == [
+        '{"a": 2, "b": 1}',
+        '{"b": 9, "a": 1}',
+    ]
     assert [c["id"] for c in step["inference_output"]["tool_calls"]] == ["c1", "c0"]
     assert [a["arguments"] for a in step["inference_answer"]["candidate_0_answer_function_list"]["action"]] == [
-        '{"a": 1, "b": 9}', '{"a": 2, "b": 1}']
+        '{"a": 1, "b": 9}',
+        '{"a": 2, "b": 1}',
+    ]
     assert step["inference_output"]["current_action_arguments_check_result"] == [
-        'mismatch {"a": 2, "b": 1} vs {"a": 1, "b": 9}', 'mismatch {"b": 9, "a": 1} vs {"a": 2, "b": 1}']
+        'mismatch {"a": 2, "b": 1} vs {"a": 1, "b": 9}',
+        'mismatch {"b": 9, "a": 1} vs {"a": 2, "b": 1}',
+    ]
     assert out["label"] == "error"
 
 
@@ -117,7 +141,11 @@ def test_gold_sort_key_is_json_of_the_object_not_of_the_text():
     predicted = [("g", '{"id": "1"}'), ("g", '{"id": "12"}'), ("f", '{"id": "9"}')]
     out = score_task(task([call_step(predicted, gold), text_step("x", *FINAL)]), [], checker=StubChecker())
     actions = out["inference_log"]["step_0"]["inference_answer"]["candidate_0_answer_function_list"]["action"]
-    assert [(a["name"], a["arguments"]) for a in actions] == [("f", '{"id": "9"}'), ("g", '{"id":"1"}'), ("g", '{"id": "12"}')]
+    assert [(a["name"], a["arguments"]) for a in actions] == [
+        ("f", '{"id": "9"}'),
+        ("g", '{"id":"1"}'),
+        ("g", '{"id": "12"}'),
+    ]
     assert out["label"] == "correct"
 
 
@@ -132,23 +160,33 @@ def test_argument_error_deletes_only_next_step_and_forces_name_label():
     log = out["inference_log"]
     assert [k for k in log if k.startswith("step_")] == ["step_0", "step_2"]
     assert (out["label"], out["action_name_label"], out["action_arguments_label"]) == ("error", "correct", "error")
-    assert log["step_0"]["inference_output"]["current_action_arguments_check_result"] == ['mismatch {"a": 0} vs {"a": 1}']
+    assert log["step_0"]["inference_output"]["current_action_arguments_check_result"] == [
+        'mismatch {"a": 0} vs {"a": 1}'
+    ]
     assert "current_action_arguments_label" not in log["step_2"]["inference_output"]
     assert len(checker.calls) == 1
     assert out["latency"] == [0.0] * 3  # per-request lists are left alone
 
 
 def test_argument_error_clears_is_optimal_and_drops_final_step():
-    steps = [call_step([("f", '{"a": 0}'), ("f", '{"a": 5}')], [("f", '{"a": 5}'), ("f", '{"a": 1}')]), text_step("x", *FINAL)]
+    steps = [
+        call_step([("f", '{"a": 0}'), ("f", '{"a": 5}')], [("f", '{"a": 5}'), ("f", '{"a": 1}')]),
+        text_step("x", *FINAL),
+    ]
     out = score_task(task(steps, is_optimal=True), [], checker=StubChecker())
     assert out["is_optimal"] is False
     assert [k for k in out["inference_log"] if k.startswith("step_")] == ["step_0"]
     assert out["inference_log"]["step_0"]["inference_output"]["current_action_arguments_check_result"] == [
-        'mismatch {"a": 0} vs {"a": 1}', "correct"]
+        'mismatch {"a": 0} vs {"a": 1}',
+        "correct",
+    ]
 
 
 def test_name_error_stops_without_arguments_label():
-    steps = [call_step([("f", '{"a": 1}')], [("f", '{"a": 1}')]), call_step([("x", "{}")], [("g", "{}")], label="error")]
+    steps = [
+        call_step([("f", '{"a": 1}')], [("f", '{"a": 1}')]),
+        call_step([("x", "{}")], [("g", "{}")], label="error"),
+    ]
     checker = StubChecker()
     out = score_task(task(steps, name_label="error", is_optimal=False), [], checker=checker)
     assert list(out)[:3] == ["label", "action_name_label", "is_optimal"]
@@ -160,8 +198,13 @@ def test_name_error_stops_without_arguments_label():
 def test_empty_response_step_without_answer_counts_as_name_error():
     empty = {
         "inference_input": {"messages": [], "tools": []},
-        "inference_output": {"reasoning_content": None, "content": "", "tool_calls": [], "current_action_name_label": "error",
-                             "error_reason": "tool_calls and content are None or empty"},
+        "inference_output": {
+            "reasoning_content": None,
+            "content": "",
+            "tool_calls": [],
+            "current_action_name_label": "error",
+            "error_reason": "tool_calls and content are None or empty",
+        },
     }
     steps = [call_step([("f", '{"a": 1}')], [("f", '{"a": 1}')]), empty]
     out = score_task(task(steps, name_label="error", is_optimal=False), [], checker=StubChecker())
@@ -205,16 +248,40 @@ def test_malformed_task_names_the_field():
 
 def _session_record(session: Session, fmt: str):
     tasks = [
-        task([call_step([("getWeather", '{"city": "Paris"}'), ("getWeather", '{"lat": 47.5, "city": "Seattle"}')],
-                        [("getWeather", '{"lat": 47.5, "city": "Seattle"}'), ("getWeather", '{"city": "Paris"}')]),
-              text_step("x", *FINAL)], index=0),
-        task([text_step("How many?", "ask_user_for_required_parameters", "{}"),
-              call_step([("bookTable", '{"place": "Chez Nous", "people": 4}')], [("bookTable", '{"place": "Chez Nous", "people": 4}')]),
-              text_step("x", *FINAL)], index=1, is_optimal=True),
+        task(
+            [
+                call_step(
+                    [("getWeather", '{"city": "Paris"}'), ("getWeather", '{"lat": 47.5, "city": "Seattle"}')],
+                    [("getWeather", '{"lat": 47.5, "city": "Seattle"}'), ("getWeather", '{"city": "Paris"}')],
+                ),
+                text_step("x", *FINAL),
+            ],
+            index=0,
+        ),
+        task(
+            [
+                text_step("How many?", "ask_user_for_required_parameters", "{}"),
+                call_step(
+                    [("bookTable", '{"place": "Chez Nous", "people": 4}')],
+                    [("bookTable", '{"place": "Chez Nous", "people": 4}')],
+                ),
+                text_step("x", *FINAL),
+            ],
+            index=1,
+            is_optimal=True,
+        ),
         task([text_step("Welcome", "prepare_to_answer", '{"answer_type": "chat"}')], index=2),
-        task([call_step([("getWeather", '{"city": "Oslo"}')], [("getWeather", '{"city": "Oslo"}')]),
-              call_step([("bookTable", '{"place": "Oslo Fish", "people": 2.0}')], [("bookTable", '{"place": "Oslo Fish", "people": 2}')]),
-              text_step("x", *FINAL)], index=3),
+        task(
+            [
+                call_step([("getWeather", '{"city": "Oslo"}')], [("getWeather", '{"city": "Oslo"}')]),
+                call_step(
+                    [("bookTable", '{"place": "Oslo Fish", "people": 2.0}')],
+                    [("bookTable", '{"place": "Oslo Fish", "people": 2}')],
+                ),
+                text_step("x", *FINAL),
+            ],
+            index=3,
+        ),
     ]
     if fmt == "ours":
         return {"id": session.id, "model_name": "m", "result": tasks}
@@ -261,22 +328,46 @@ def test_metrics_buckets_and_key_order():
     good = score_session(_session_record(session, "ours"), session, checker=StubChecker(), tools=[])
     bad_record = _session_record(other, "ours") | {"id": "s2"}
     # Task 0 of s2 gets a wrong argument: label error, is_optimal False.
-    bad_record["result"][0]["inference_log"]["step_0"]["inference_output"]["tool_calls"][0]["function"]["arguments"] = '{"city": "Rome"}'
+    bad_record["result"][0]["inference_log"]["step_0"]["inference_output"]["tool_calls"][0]["function"]["arguments"] = (
+        '{"city": "Rome"}'
+    )
     bad = score_session(bad_record, other, checker=StubChecker(), tools=[])
     metric = compute_metrics("model-x", [(session, good), (other.model_dump(mode="json"), bad)])
-    assert list(metric) == ["model_name", "total_info", "task_type_info", "layer_info", "turn_subtype_info", "optimal_info", "progress_info"]
+    assert list(metric) == [
+        "model_name",
+        "total_info",
+        "task_type_info",
+        "layer_info",
+        "turn_subtype_info",
+        "optimal_info",
+        "progress_info",
+    ]
     assert metric["model_name"] == "model-x"
     assert metric["total_info"]["task"] == {"accuracy": 7 / 8, "correct_count": 7, "total_count": 8}
     assert metric["total_info"]["session"] == {"accuracy": 0.5, "correct_count": 1, "total_count": 2}
     types = metric["task_type_info"]
-    assert list(types) == ["Single-Tool", "Multi-Tool", "Parallel Multi-Tool", "Sequential Multi-Tool", "Mixed Multi-Tool", "Clarify", "Chat"]
+    assert list(types) == [
+        "Single-Tool",
+        "Multi-Tool",
+        "Parallel Multi-Tool",
+        "Sequential Multi-Tool",
+        "Mixed Multi-Tool",
+        "Clarify",
+        "Chat",
+    ]
     assert types["Single-Tool"] == {"accuracy": 0.0, "correct_count": 0, "total_count": 0}
     assert types["Multi-Tool"] == {"accuracy": 0.75, "correct_count": 3, "total_count": 4}
     assert types["Parallel Multi-Tool"]["correct_count"] == 1 and types["Parallel Multi-Tool"]["total_count"] == 2
     assert list(metric["layer_info"]) == ["0", "1", "2", "3"]
     assert metric["layer_info"]["0"]["correct_count"] == 1
     turns = metric["turn_subtype_info"]
-    assert list(turns) == ["First Turn", "Subsequent Turn", "Coreferential Reference", "Partial Information", "Long-Range Dependency"]
+    assert list(turns) == [
+        "First Turn",
+        "Subsequent Turn",
+        "Coreferential Reference",
+        "Partial Information",
+        "Long-Range Dependency",
+    ]
     assert turns["First Turn"] == {"accuracy": 0.5, "correct_count": 1, "total_count": 2}
     assert turns["Subsequent Turn"]["total_count"] == 6 and turns["Partial Information"]["total_count"] == 2
     assert list(metric["optimal_info"]) == ["Total", "Parallel Multi-Tool", "Mixed Multi-Tool"]
@@ -294,7 +385,9 @@ def test_progress_counts_steps_left_after_deletion_and_uses_chinese_answer_list(
         node["dependency_list"] = [i + 1 for i in node["dependency_list"]]
     session = Session.model_validate(raw)
     record = _session_record(session, "ours")
-    record["result"][3]["inference_log"]["step_0"]["inference_output"]["tool_calls"][0]["function"]["arguments"] = '{"city": "Bergen"}'
+    record["result"][3]["inference_log"]["step_0"]["inference_output"]["tool_calls"][0]["function"]["arguments"] = (
+        '{"city": "Bergen"}'
+    )
     scored = score_session(record, session, checker=StubChecker(), tools=[])
     assert [k for k in scored[3]["inference_log"] if k.startswith("step_")] == ["step_0", "step_2"]
     metric = compute_metrics("m", [(session, scored)])

@@ -30,14 +30,18 @@ def _jsonl(path: Path) -> list[dict]:
 
 
 def _write(path: Path, rows: list) -> Path:
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in rows), encoding="utf-8")
+    path.write_text(
+        "".join((r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in rows), encoding="utf-8"
+    )
     return path
 
 
 def _copies(reference_dir: Path, tmp_path: Path, copies: int, candidate: str = "noisy") -> tuple[Path, Path]:
     """``copies`` copies of the fixture sessions (ids ``wild_tool_bench_<copy * 100 + n>``) and of the candidate's records."""
     sessions = _jsonl(reference_dir / "sessions.jsonl")
-    records = {r["session_id"]: r for r in _jsonl(reference_dir / "expected_results.jsonl") if r["candidate"] == candidate}
+    records = {
+        r["session_id"]: r for r in _jsonl(reference_dir / "expected_results.jsonl") if r["candidate"] == candidate
+    }
     dataset_rows, result_rows = [], []
     for copy in range(copies):
         for session in sessions:
@@ -66,7 +70,11 @@ def test_streamed_outputs_equal_the_whole_file_pass_in_any_record_order(referenc
         assert (out / SCORE_FILE).read_text(encoding="utf-8") == expected_scores
         assert (out / METRIC_FILE).read_text(encoding="utf-8") == expected_metric
         assert json.loads((out / SUMMARY_METRICS_FILE).read_text(encoding="utf-8"))["task_accuracy"]["total"] == 288
-        assert sorted(p.name for p in out.iterdir()) == [METRIC_FILE, SCORE_FILE, SUMMARY_METRICS_FILE]  # no temp file left
+        assert sorted(p.name for p in out.iterdir()) == [
+            METRIC_FILE,
+            SCORE_FILE,
+            SUMMARY_METRICS_FILE,
+        ]  # no temp file left
         assert (out / SCORE_FILE).stat().st_mode & 0o777 == (out / METRIC_FILE).stat().st_mode & 0o777
 
 
@@ -114,16 +122,27 @@ def test_index_sessions_reports_what_load_sessions_reports(tmp_path):
     broken["english_answer_list"][0] = []
     rows = [make_session(), "{oops", "[1]", broken, make_session(), b"\xe9\n"]
     dataset = tmp_path / "d.jsonl"
-    dataset.write_bytes(b"".join(r if isinstance(r, bytes) else (json.dumps(r) if isinstance(r, dict) else r).encode() + b"\n" for r in rows))
+    dataset.write_bytes(
+        b"".join(
+            r if isinstance(r, bytes) else (json.dumps(r) if isinstance(r, dict) else r).encode() + b"\n" for r in rows
+        )
+    )
     with pytest.raises(DatasetError) as loaded:
         load_sessions(dataset)
     with pytest.raises(DatasetError) as indexed:
         index_sessions(dataset)
     assert indexed.value.issues == loaded.value.issues
     assert [(i.line, i.field) for i in indexed.value.issues] == [
-        (2, "(json)"), (3, "(line)"), (4, "english_answer_list[0]"), (5, "id"), (6, "(encoding)"),
-    ]  # fmt: skip
-    for path, message in ((tmp_path / "none.jsonl", "file not found"), (_write(tmp_path / "e.jsonl", [""]), "file holds no sessions")):
+        (2, "(json)"),
+        (3, "(line)"),
+        (4, "english_answer_list[0]"),
+        (5, "id"),
+        (6, "(encoding)"),
+    ]
+    for path, message in (
+        (tmp_path / "none.jsonl", "file not found"),
+        (_write(tmp_path / "e.jsonl", [""]), "file holds no sessions"),
+    ):
         with pytest.raises(DatasetError) as info:
             index_sessions(path)
         assert [str(issue) for issue in info.value.issues] == [f"{path}: {message}"]
@@ -203,19 +222,23 @@ def test_problems_are_reported_in_whole_file_order_and_nothing_is_written(tmp_pa
         score_run(dataset, _write(tmp_path / "r.jsonl", [_error_record("wild_tool_bench_0", language="fr")]), out)
     assert not (tmp_path / "new").exists()
     # Scoring problems, then mixed modes and models, in line order.
-    assert problems([
-        _error_record("wild_tool_bench_0"), _error_record("wild_tool_bench_9"),
-        {**_error_record("wild_tool_bench_1"), "model_name": "other"}, _error_record("wild_tool_bench_2", scoring="fixed"),
-    ]) == [
+    assert problems(
+        [
+            _error_record("wild_tool_bench_0"),
+            _error_record("wild_tool_bench_9"),
+            {**_error_record("wild_tool_bench_1"), "model_name": "other"},
+            _error_record("wild_tool_bench_2", scoring="fixed"),
+        ]
+    ) == [
         ":2: id: no session 'wild_tool_bench_9' in the dataset",
         ":4: scoring: this record was made by a --scoring fixed run: score it in fixed mode (--scoring fixed)",
         ": scoring: one scoring mode per result file expected, found 'reference' (line 1), 'fixed' (line 4)",
         ": model_name: one model per result file expected, found 'm' (line 1), 'other' (line 3)",
-    ]  # fmt: skip
-    # --lang given: a record of the other side is a scoring problem of its line.
-    assert problems([_error_record("wild_tool_bench_0"), _error_record("wild_tool_bench_1", language="zh")], language="en") == [
-        ":2: language: the record was made on the zh side, not en (--lang zh)"
     ]
+    # --lang given: a record of the other side is a scoring problem of its line.
+    assert problems(
+        [_error_record("wild_tool_bench_0"), _error_record("wild_tool_bench_1", language="zh")], language="en"
+    ) == [":2: language: the record was made on the zh side, not en (--lang zh)"]
 
 
 def test_an_existing_output_folder_keeps_only_its_own_files_after_an_error(tmp_path):

@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from models import resolve_model
-from models import scripted
+from models import resolve_model, scripted
 
 
 @pytest.fixture(autouse=True)
@@ -24,15 +23,19 @@ def _ask(model, role=None, session=None):
 
 def test_role_queues_sessions_and_json_values(tmp_path):
     path = tmp_path / "s.json"
-    path.write_text(json.dumps({
-        "planner": [{"actions": []}, "second"],
-        "user": ["hi"],
-        "sessions": {"s1": {"planner": ["only s1"]}},
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "planner": [{"actions": []}, "second"],
+                "user": ["hi"],
+                "sessions": {"s1": {"planner": ["only s1"]}},
+            }
+        )
+    )
     model = resolve_model(f"scripted:{path}")
     assert _ask(model, "planner") == '{"actions": []}'
     assert _ask(model, "planner", "s1") == "only s1"  # the session's own queue first
-    assert _ask(model, "planner", "s1") == "second"   # then the shared role queue
+    assert _ask(model, "planner", "s1") == "second"  # then the shared role queue
     assert _ask(model, "user", "s2") == "hi"
     with pytest.raises(scripted.ScriptExhausted, match=r"no response left for role 'planner' \(all 2 used\)"):
         _ask(model, "planner")
@@ -47,8 +50,10 @@ def test_fixed_role_and_bare_array_and_jsonl(tmp_path):
     array.write_text(json.dumps(["one", "two"]))
     assert [_ask(resolve_model(f"scripted:{array}"), "agent") for _ in range(2)] == ["one", "two"]
     jsonl = tmp_path / "b.jsonl"
-    jsonl.write_text('{"role": "agent", "content": "A"}\n\n{"role": "tool", "content": {"results": [1]}}\n'
-                     '{"session": "k", "role": "agent", "content": "K"}\n')
+    jsonl.write_text(
+        '{"role": "agent", "content": "A"}\n\n{"role": "tool", "content": {"results": [1]}}\n'
+        '{"session": "k", "role": "agent", "content": "K"}\n'
+    )
     fixed = resolve_model(f"scripted:{jsonl}#tool")
     assert _ask(fixed, "agent") == '{"results": [1]}'  # '#tool' wins over the caller's metadata
     model = resolve_model(f"scripted:{jsonl}")

@@ -77,14 +77,23 @@ def _without_latency(value):
 
 def _scores(out: Path) -> list:
     """``score.jsonl`` without latency values, history ids masked."""
-    return [_without_latency(json.loads(HISTORY_ID.sub("toolu_bdrk_<id>", line))) for line in _lines(out / "score.jsonl")]
+    return [
+        _without_latency(json.loads(HISTORY_ID.sub("toolu_bdrk_<id>", line))) for line in _lines(out / "score.jsonl")
+    ]
 
 
 def _eval_args(reference_dir: Path, candidate: str, out: Path, *extra: str) -> list[str]:
     return [
-        "eval", "--dataset", str(reference_dir / "sessions.jsonl"),
-        "--model", f"replay:{reference_dir / 'candidates.jsonl'}#{candidate}", "--out", str(out), "--no-progress", *extra,
-    ]  # fmt: skip
+        "eval",
+        "--dataset",
+        str(reference_dir / "sessions.jsonl"),
+        "--model",
+        f"replay:{reference_dir / 'candidates.jsonl'}#{candidate}",
+        "--out",
+        str(out),
+        "--no-progress",
+        *extra,
+    ]
 
 
 _LOCAL: dict[str, Path] = {}
@@ -94,7 +103,9 @@ def _local_run(reference_dir: Path, candidate: str, tmp_path_factory) -> Path:
     """The same command without --server (once per candidate in this module)."""
     if candidate not in _LOCAL:
         out = tmp_path_factory.mktemp(f"local-{candidate}")
-        result = CliRunner().invoke(app, _eval_args(reference_dir, candidate, out, "--concurrency", "8"), catch_exceptions=False)
+        result = CliRunner().invoke(
+            app, _eval_args(reference_dir, candidate, out, "--concurrency", "8"), catch_exceptions=False
+        )
         assert result.exit_code == 0, result.output
         _LOCAL[candidate] = out
     return _LOCAL[candidate]
@@ -104,7 +115,9 @@ def _local_run(reference_dir: Path, candidate: str, tmp_path_factory) -> Path:
 def test_server_run_equals_a_local_run(dev_server, reference_dir, tmp_path, tmp_path_factory, candidate):
     out = tmp_path / "server"
     result = CliRunner().invoke(
-        app, _eval_args(reference_dir, candidate, out, "--server", dev_server.url, "--concurrency", "8"), catch_exceptions=False
+        app,
+        _eval_args(reference_dir, candidate, out, "--server", dev_server.url, "--concurrency", "8"),
+        catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output
     assert "24 sessions: 24 evaluated, 0 already done" in result.output
@@ -121,13 +134,17 @@ def test_server_run_equals_a_local_run(dev_server, reference_dir, tmp_path, tmp_
     assert summary["tasks_correct"] == local_summary["tasks_correct"]
     run = json.loads((out / "run.json").read_text())
     assert run["settings"]["server"] == dev_server.url
-    assert {k: v for k, v in run["settings"].items() if k != "server"} == json.loads((local / "run.json").read_text())["settings"]
+    assert {k: v for k, v in run["settings"].items() if k != "server"} == json.loads((local / "run.json").read_text())[
+        "settings"
+    ]
 
     # each session ran on its own thread, found on the server by its metadata
     from langgraph_sdk import get_sync_client
 
     client = get_sync_client(url=dev_server.url, api_key=None)
-    threads = client.threads.search(metadata={"session_id": "wild_tool_bench_3", "model": run["settings"]["model"]}, limit=10)
+    threads = client.threads.search(
+        metadata={"session_id": "wild_tool_bench_3", "model": run["settings"]["model"]}, limit=10
+    )
     assert threads, "no thread with the session's metadata"
     meta = threads[0]["metadata"]
     assert meta["graph_id"] == "evaluation" and meta["dataset"] == str(reference_dir / "sessions.jsonl")
@@ -158,7 +175,9 @@ def _subset(records: list[dict], count: int = 12) -> list[tuple]:
 
 def test_a_killed_client_resumes_to_one_record_per_session(dev_server, reference_dir, tmp_path, tmp_path_factory):
     out = tmp_path / "run"
-    command = _cli(*_eval_args(reference_dir, "noisy", out, "--server", dev_server.url, "--concurrency", "2", "--ids", IDS))
+    command = _cli(
+        *_eval_args(reference_dir, "noisy", out, "--server", dev_server.url, "--concurrency", "2", "--ids", IDS)
+    )
     process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         _wait_for_records(process, out, 3)
@@ -198,7 +217,9 @@ def test_a_stopped_server_gives_infrastructure_errors_and_a_restarted_one_comple
     dev_server, reference_dir, tmp_path, tmp_path_factory
 ):
     out = tmp_path / "run"
-    command = _cli(*_eval_args(reference_dir, "noisy", out, "--server", dev_server.url, "--concurrency", "4", "--ids", IDS))
+    command = _cli(
+        *_eval_args(reference_dir, "noisy", out, "--server", dev_server.url, "--concurrency", "4", "--ids", IDS)
+    )
     process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         _wait_for_records(process, out, 3)
@@ -235,16 +256,27 @@ def test_a_stopped_server_gives_infrastructure_errors_and_a_restarted_one_comple
 def test_configuration_errors_stop_before_the_first_session(dev_server, reference_dir, tmp_path):
     out = tmp_path / "run"
     cases = [
-        (["--model", "replay:bench/data/demo_candidates.jsonl#oracle", "--server", dev_server.url], "must be an absolute path"),
-        (["--model", f"replay:/nonexistent/wtb/candidates.jsonl#oracle", "--server", dev_server.url],
-         "the server cannot open /nonexistent/wtb/candidates.jsonl (FileNotFoundError"),
-        (["--model", f"replay:{reference_dir / 'candidates.jsonl'}#oracle", "--server", "http://127.0.0.1:9"],
-         "LangGraph server http://127.0.0.1:9: cannot connect to the server"),
-        (["--model", f"replay:{reference_dir / 'candidates.jsonl'}#oracle", "--server", "localhost:2024"],
-         "must be an http:// or https:// URL"),
-    ]  # fmt: skip
+        (
+            ["--model", "replay:bench/data/demo_candidates.jsonl#oracle", "--server", dev_server.url],
+            "must be an absolute path",
+        ),
+        (
+            ["--model", "replay:/nonexistent/wtb/candidates.jsonl#oracle", "--server", dev_server.url],
+            "the server cannot open /nonexistent/wtb/candidates.jsonl (FileNotFoundError",
+        ),
+        (
+            ["--model", f"replay:{reference_dir / 'candidates.jsonl'}#oracle", "--server", "http://127.0.0.1:9"],
+            "LangGraph server http://127.0.0.1:9: cannot connect to the server",
+        ),
+        (
+            ["--model", f"replay:{reference_dir / 'candidates.jsonl'}#oracle", "--server", "localhost:2024"],
+            "must be an http:// or https:// URL",
+        ),
+    ]
     for args, message in cases:
-        result = CliRunner().invoke(app, ["eval", "--dataset", str(reference_dir / "sessions.jsonl"), "--out", str(out), *args])
+        result = CliRunner().invoke(
+            app, ["eval", "--dataset", str(reference_dir / "sessions.jsonl"), "--out", str(out), *args]
+        )
         assert result.exit_code == 2, (args, result.output)
         assert message in result.output, result.output
         assert not out.exists()
@@ -266,9 +298,31 @@ def test_generate_on_the_server_equals_a_local_run(dev_server, shared_dir, tmp_p
 
     def generate(out: Path, *extra: str):
         scripted.reset()
-        args = ["generate", "--tools", str(tools), "--out", str(out), *(a for p in paths for a in ("--paths", p)),
-                "--max-retries", "2", "--checker-model", "none", "--vague-rate", "0", "--user-model", spec,
-                "--planner-model", spec, "--tool-model", spec, "--agent-model", spec, "--concurrency", "3", *extra]  # fmt: skip
+        args = [
+            "generate",
+            "--tools",
+            str(tools),
+            "--out",
+            str(out),
+            *(a for p in paths for a in ("--paths", p)),
+            "--max-retries",
+            "2",
+            "--checker-model",
+            "none",
+            "--vague-rate",
+            "0",
+            "--user-model",
+            spec,
+            "--planner-model",
+            spec,
+            "--tool-model",
+            spec,
+            "--agent-model",
+            spec,
+            "--concurrency",
+            "3",
+            *extra,
+        ]
         return CliRunner().invoke(app, args, catch_exceptions=False)
 
     remote = generate(tmp_path / "server", "--server", dev_server.url)
@@ -299,24 +353,35 @@ def test_server_runs_are_traced_like_local_ones(reference_dir, tmp_path, monkeyp
     if importlib.util.find_spec("langgraph_api") is None:
         pytest.skip("langgraph-cli[inmem] is not installed")
     with LangSmithStub(lifetime=240) as stub:
-        tracing = {"LANGSMITH_TRACING": "true", "LANGSMITH_ENDPOINT": stub.url, "LANGSMITH_API_KEY": "lsv2_pt_" + "0" * 32}
+        tracing = {
+            "LANGSMITH_TRACING": "true",
+            "LANGSMITH_ENDPOINT": stub.url,
+            "LANGSMITH_API_KEY": "lsv2_pt_" + "0" * 32,
+        }
         with LangGraphDev(tmp_path / "traced", jobs=2, env={**tracing, "LANGSMITH_PROJECT": "deployment"}) as dev:
             dev.start()
             for name, value in {**tracing, "LANGSMITH_PROJECT": "wtb-client"}.items():
                 monkeypatch.setenv(name, value)
             out = tmp_path / "run"
             result = CliRunner().invoke(
-                app, _eval_args(reference_dir, "oracle", out, "--server", dev.url, "--ids", "0,1"), catch_exceptions=False
+                app,
+                _eval_args(reference_dir, "oracle", out, "--server", dev.url, "--ids", "0,1"),
+                catch_exceptions=False,
             )
             assert result.exit_code == 0, result.output
             deadline = time.monotonic() + 60  # the server sends its traces in the background
             while time.monotonic() < deadline:
                 runs = list(stub.runs.values())
                 client_roots = sorted(
-                    (r for r in runs if r.get("name", "").startswith("wtb eval ") and r.get("end_time")
-                     and r.get("session_name") == "wtb-client"),
+                    (
+                        r
+                        for r in runs
+                        if r.get("name", "").startswith("wtb eval ")
+                        and r.get("end_time")
+                        and r.get("session_name") == "wtb-client"
+                    ),
                     key=lambda r: r["name"],
-                )  # fmt: skip
+                )
                 if len(client_roots) >= 2 and any(r.get("name") == "candidate" for r in runs):
                     break
                 time.sleep(0.2)

@@ -87,8 +87,24 @@ def test_cli_value_wins_over_the_environment_and_the_run_records_it(tmp_path, mo
     monkeypatch.setenv("WTB_MAX_STEPS", "1")
     monkeypatch.setenv("WTB_TEMPERATURE", "0.9")
     out = tmp_path / "run"
-    result = CliRunner().invoke(app, ["eval", "--model", ORACLE, "--max-steps", "32", "--temperature", "0", "--limit", "2",
-                                      "--out", str(out), "--no-progress", "--no-trace"])  # fmt: skip
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "--model",
+            ORACLE,
+            "--max-steps",
+            "32",
+            "--temperature",
+            "0",
+            "--limit",
+            "2",
+            "--out",
+            str(out),
+            "--no-progress",
+            "--no-trace",
+        ],
+    )
     assert result.exit_code == 0, result.output
     settings = json.loads((out / "run.json").read_text(encoding="utf-8"))["settings"]
     assert (settings["max_steps"], settings["temperature"], settings["model"]) == (32, 0.0, ORACLE)
@@ -104,7 +120,9 @@ def test_cli_silent_uses_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("WTB_TIMEOUT", "77")
     monkeypatch.setenv("WTB_BASE_URL", "https://user:secret-pass@llm.example.com/v1")
     out = tmp_path / "run"
-    result = CliRunner().invoke(app, ["eval", "--model", ORACLE, "--limit", "1", "--out", str(out), "--no-progress", "--no-trace"])
+    result = CliRunner().invoke(
+        app, ["eval", "--model", ORACLE, "--limit", "1", "--out", str(out), "--no-progress", "--no-trace"]
+    )
     assert result.exit_code == 0, result.output
     settings = json.loads((out / "run.json").read_text(encoding="utf-8"))["settings"]
     assert (settings["max_steps"], settings["timeout"]) == (3, 77.0)
@@ -120,8 +138,14 @@ def _wtb(tmp_path: Path, *args: str, env: dict | None = None) -> subprocess.Comp
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "WTB_MODEL", "WTB_BASE_URL"):
         if name not in (env or {}):
             full_env.pop(name, None)
-    return subprocess.run([sys.executable, "-m", "wtb.cli", *args], cwd=tmp_path, env=full_env, capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "wtb.cli", *args],
+        cwd=tmp_path,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.mark.parametrize(
@@ -146,9 +170,27 @@ def test_a_configuration_mistake_exits_2_before_any_session_and_writes_nothing(t
 
 def test_after_fixing_the_mistake_every_session_is_evaluated(tmp_path):
     out = tmp_path / "run"
-    wrong = _wtb(tmp_path, "eval", "--model", f"replay:{CANDIDATES_PATH}#demo-modle", "--out", str(out), "--no-progress", "--no-trace")
+    wrong = _wtb(
+        tmp_path,
+        "eval",
+        "--model",
+        f"replay:{CANDIDATES_PATH}#demo-modle",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--no-trace",
+    )
     assert wrong.returncode == 2 and not out.exists()
-    right = _wtb(tmp_path, "eval", "--model", f"replay:{CANDIDATES_PATH}#demo-model", "--out", str(out), "--no-progress", "--no-trace")
+    right = _wtb(
+        tmp_path,
+        "eval",
+        "--model",
+        f"replay:{CANDIDATES_PATH}#demo-model",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--no-trace",
+    )
     assert right.returncode == 0, right.stderr
     assert "6 evaluated, 0 already done" in right.stderr.replace("\n", " ")
     assert len((out / "result.jsonl").read_text(encoding="utf-8").splitlines()) == 6
@@ -163,10 +205,23 @@ def test_a_remote_endpoint_with_a_key_or_a_local_server_without_one_passes_the_c
 
 def test_generate_checks_every_role_model_before_any_session(tmp_path):
     tools = tmp_path / "tools.jsonl"
-    tools.write_text(json.dumps([{"type": "function", "function": {"name": "a", "parameters": {"type": "object"}}}]) + "\n")
+    tools.write_text(
+        json.dumps([{"type": "function", "function": {"name": "a", "parameters": {"type": "object"}}}]) + "\n"
+    )
     out = tmp_path / "gen"
-    done = _wtb(tmp_path, "generate", "--tools", str(tools), "--layers", "1", "--out", str(out),
-                   "--model", "scripted:/nowhere/roles.json", "--no-trace")  # fmt: skip
+    done = _wtb(
+        tmp_path,
+        "generate",
+        "--tools",
+        str(tools),
+        "--layers",
+        "1",
+        "--out",
+        str(out),
+        "--model",
+        "scripted:/nowhere/roles.json",
+        "--no-trace",
+    )
     assert done.returncode == 2
     assert "script file not found: /nowhere/roles.json" in done.stderr
     assert not out.exists()

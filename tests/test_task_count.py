@@ -71,8 +71,20 @@ def test_eval_validate_score_infer_three_tasks(three_task_run, tmp_path):
     assert "3 sessions, 9 tasks" in validated.output
 
     out = tmp_path / "run"
-    result = runner.invoke(app, ["eval", "--dataset", str(dataset), "--model", f"replay:{replay}#oracle",
-                                 "--out", str(out), "--no-progress", "--no-trace"])
+    result = runner.invoke(
+        app,
+        [
+            "eval",
+            "--dataset",
+            str(dataset),
+            "--model",
+            f"replay:{replay}#oracle",
+            "--out",
+            str(out),
+            "--no-progress",
+            "--no-trace",
+        ],
+    )
     assert result.exit_code == 0, result.output
     records = [json.loads(line) for line in (out / "result.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [len(r["result"]) for r in records] == [3, 3, 3]
@@ -83,17 +95,44 @@ def test_eval_validate_score_infer_three_tasks(three_task_run, tmp_path):
     assert readable["task_position"]["Task 3"] == {"value": 1.0, "correct": 3, "total": 3}
     assert readable["task_position"]["Task 4"] is None  # no fourth task in these sessions
 
-    scored = runner.invoke(app, ["score", "--dataset", str(dataset), "--results", str(out / "result.jsonl"),
-                                 "--out", str(tmp_path / "s")])
+    scored = runner.invoke(
+        app, ["score", "--dataset", str(dataset), "--results", str(out / "result.jsonl"), "--out", str(tmp_path / "s")]
+    )
     assert scored.exit_code == 0, scored.output
     assert json.loads((tmp_path / "s" / "metric.json").read_text(encoding="utf-8")) == metric
 
     # --tasks is still accepted, and checked.
-    given = runner.invoke(app, ["score", "--tasks", "3", "--dataset", str(dataset), "--results",
-                                str(out / "result.jsonl"), "--out", str(tmp_path / "s3")])
+    given = runner.invoke(
+        app,
+        [
+            "score",
+            "--tasks",
+            "3",
+            "--dataset",
+            str(dataset),
+            "--results",
+            str(out / "result.jsonl"),
+            "--out",
+            str(tmp_path / "s3"),
+        ],
+    )
     assert given.exit_code == 0, given.output
-    wrong = runner.invoke(app, ["eval", "--tasks", "4", "--dataset", str(dataset), "--model", f"replay:{replay}#oracle",
-                                "--out", str(tmp_path / "run4"), "--no-progress", "--no-trace"])
+    wrong = runner.invoke(
+        app,
+        [
+            "eval",
+            "--tasks",
+            "4",
+            "--dataset",
+            str(dataset),
+            "--model",
+            f"replay:{replay}#oracle",
+            "--out",
+            str(tmp_path / "run4"),
+            "--no-progress",
+            "--no-trace",
+        ],
+    )
     assert wrong.exit_code == 1
     assert f"{dataset}:1: english_tasks: List should have at least 4 items" in wrong.output
     assert not (tmp_path / "run4").exists()
@@ -104,17 +143,35 @@ def test_mixed_counts_are_an_error_naming_the_lines(tmp_path):
     mixed = _write(tmp_path / "mixed.jsonl", [rows[0], rows[1], _cut(rows[2], 2)])
     replay = _write(tmp_path / "replay.jsonl", [oracle_candidate(r) for r in rows[:2]])
     runner = CliRunner()
-    expected = (f"{mixed}:3: english_tasks: 2 tasks, but 2 other session(s) have 4 (first on line 1); every session "
-                "of a file needs the same number of tasks (--tasks N checks them all against N)")
+    expected = (
+        f"{mixed}:3: english_tasks: 2 tasks, but 2 other session(s) have 4 (first on line 1); every session "
+        "of a file needs the same number of tasks (--tasks N checks them all against N)"
+    )
 
-    evaluated = runner.invoke(app, ["eval", "--dataset", str(mixed), "--model", f"replay:{replay}#oracle",
-                                    "--out", str(tmp_path / "run"), "--no-progress", "--no-trace"])
+    evaluated = runner.invoke(
+        app,
+        [
+            "eval",
+            "--dataset",
+            str(mixed),
+            "--model",
+            f"replay:{replay}#oracle",
+            "--out",
+            str(tmp_path / "run"),
+            "--no-progress",
+            "--no-trace",
+        ],
+    )
     assert evaluated.exit_code == 1
     assert evaluated.output.splitlines()[0] == expected
     assert not (tmp_path / "run").exists()
 
-    results = _write(tmp_path / "r.jsonl", [{"id": "wild_tool_bench_0", "model_name": "m", "result": "Error during inference: x"}])
-    scored = runner.invoke(app, ["score", "--dataset", str(mixed), "--results", str(results), "--out", str(tmp_path / "s")])
+    results = _write(
+        tmp_path / "r.jsonl", [{"id": "wild_tool_bench_0", "model_name": "m", "result": "Error during inference: x"}]
+    )
+    scored = runner.invoke(
+        app, ["score", "--dataset", str(mixed), "--results", str(results), "--out", str(tmp_path / "s")]
+    )
     assert scored.exit_code == 1 and scored.output.splitlines()[0] == expected
     assert not (tmp_path / "s").exists()
 

@@ -7,13 +7,20 @@ The end-to-end tests point ``LANGSMITH_ENDPOINT`` at :class:`tests.langsmith_stu
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from nodes.tracing import step_metadata, task_metadata
+from tests.langsmith_stub import LangSmithStub
 from wtb.tracing import (
     REDACTED,
     redact,
@@ -23,8 +30,6 @@ from wtb.tracing import (
     session_run_config,
     tracing_scope,
 )
-from nodes.tracing import step_metadata, task_metadata
-from tests.langsmith_stub import LangSmithStub
 
 FAKE_LANGSMITH_KEY = "lsv2_fake_SECRET123"
 FAKE_OPENAI_KEY = "sk-fake-OPENAI-456789"
@@ -41,7 +46,15 @@ def test_redact_text_removes_every_credential_shape():
         "key sk-proj-AAAAbbbbCCCCdddd and lsv2_pt_0123456789abcdef"
     )
     out = redact_text(text, secrets=[])
-    for leaked in (BASE_URL_PASSWORD, "alice", "abc123", "tok_live_9f8e7d6c5b4a", "k-123456789", "sk-proj-AAAA", "lsv2_pt_"):
+    for leaked in (
+        BASE_URL_PASSWORD,
+        "alice",
+        "abc123",
+        "tok_live_9f8e7d6c5b4a",
+        "k-123456789",
+        "sk-proj-AAAA",
+        "lsv2_pt_",
+    ):
         assert leaked not in out, leaked
     # the non-secret parts survive
     assert "llm.example.com/v1/chat" in out and "model=x" in out
@@ -65,7 +78,12 @@ def test_redact_walks_structures_and_secret_keys():
 
 
 def test_secret_values_reads_secret_env_names_only():
-    env = {"OPENAI_API_KEY": FAKE_OPENAI_KEY, "LANGSMITH_API_KEY": FAKE_LANGSMITH_KEY, "HOME": "/root/home", "X_TOKEN": "abc"}
+    env = {
+        "OPENAI_API_KEY": FAKE_OPENAI_KEY,
+        "LANGSMITH_API_KEY": FAKE_LANGSMITH_KEY,
+        "HOME": "/root/home",
+        "X_TOKEN": "abc",
+    }
     assert secret_values(env) == sorted([FAKE_OPENAI_KEY, FAKE_LANGSMITH_KEY], key=len, reverse=True)
 
 
@@ -89,7 +107,9 @@ def test_redact_record_keeps_benchmark_content():
     step = out["result"][0]["inference_log"]["step_0"]["inference_output"]
     assert step["content"] == "visit https://bob:pw@example.com?token=keep-me"
     assert step["error_reason"] == f"HTTP 401 from https://{REDACTED}@example.com/v1"
-    crashed = redact_record({"id": "s2", "result": f"Error during inference: bad key {FAKE_OPENAI_KEY}"}, secrets=[FAKE_OPENAI_KEY])
+    crashed = redact_record(
+        {"id": "s2", "result": f"Error during inference: bad key {FAKE_OPENAI_KEY}"}, secrets=[FAKE_OPENAI_KEY]
+    )
     assert crashed["result"] == f"Error during inference: bad key {REDACTED}"
 
 
@@ -98,16 +118,24 @@ def test_redact_record_copies_only_what_changes():
     assert redact_record(clean, secrets=[]) is clean  # nothing to redact: the record itself
     nested = {
         "id": "s2",
-        "observation": {"error": ["see https://bob:pw@example.com", {"error_reason": "Bearer abcdefgh12345678"}], "ok": "keep"},
+        "observation": {
+            "error": ["see https://bob:pw@example.com", {"error_reason": "Bearer abcdefgh12345678"}],
+            "ok": "keep",
+        },
         "tools": [{"name": "t"}],
         "usage": {"requests": 2},
     }
     out = redact_record(nested, secrets=[])
-    assert out["observation"]["error"] == [f"see https://{REDACTED}@example.com", {"error_reason": f"Bearer {REDACTED}"}]
+    assert out["observation"]["error"] == [
+        f"see https://{REDACTED}@example.com",
+        {"error_reason": f"Bearer {REDACTED}"},
+    ]
     assert out["observation"]["ok"] == "keep" and out["tools"] is nested["tools"] and out["usage"] is nested["usage"]
     assert nested["observation"]["error"][0] == "see https://bob:pw@example.com"  # input untouched
     assert list(out) == list(nested)  # key order kept
-    keyed = redact_record({"id": "s3", "result": [{"content": f"key {FAKE_OPENAI_KEY}", "n": 1}]}, secrets=[FAKE_OPENAI_KEY])
+    keyed = redact_record(
+        {"id": "s3", "result": [{"content": f"key {FAKE_OPENAI_KEY}", "n": 1}]}, secrets=[FAKE_OPENAI_KEY]
+    )
     assert keyed["result"][0] == {"content": f"key {REDACTED}", "n": 1}
 
 
@@ -169,7 +197,7 @@ def fake_openai_server() -> Iterator[dict[str, Any]]:
                                     {
                                         "id": "call_1",
                                         "type": "function",
-                                        "function": {"name": "getWeather", "arguments": "{\"city\": \"Oslo\"}"},
+                                        "function": {"name": "getWeather", "arguments": '{"city": "Oslo"}'},
                                     }
                                 ],
                             },
@@ -221,7 +249,17 @@ async def _traced_call(port: int, no_trace: bool) -> None:
         api_key=FAKE_OPENAI_KEY,
         max_retries=0,
         timeout=10,
-    ).bind_tools([{"type": "function", "function": {"name": "getWeather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}])
+    ).bind_tools(
+        [
+            {
+                "type": "function",
+                "function": {
+                    "name": "getWeather",
+                    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+                },
+            }
+        ]
+    )
     config = session_run_config(
         kind="eval",
         session_id="wild_tool_bench_0",
@@ -269,10 +307,6 @@ async def test_no_trace_sends_nothing(langsmith_env):
 
 # --------------------------------------------------------------------------- `wtb eval` end to end
 
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EVAL_NODES = {"load_session", "build_prompt", "call_candidate", "match_response", "finish_session"}
@@ -316,8 +350,18 @@ def test_wtb_eval_traces_one_root_per_session(reference_dir, two_sessions, tmp_p
     out = tmp_path / "run"
     with LangSmithStub(lifetime=240) as stub:
         proc = _run_cli(
-            ["eval", "--dataset", str(two_sessions), "--model", model, "--out", str(out), "--no-progress",
-             "--base-url", f"http://alice:{BASE_URL_PASSWORD}@127.0.0.1:9/v1"],
+            [
+                "eval",
+                "--dataset",
+                str(two_sessions),
+                "--model",
+                model,
+                "--out",
+                str(out),
+                "--no-progress",
+                "--base-url",
+                f"http://alice:{BASE_URL_PASSWORD}@127.0.0.1:9/v1",
+            ],
             stub.url,
             tmp_path,
         )
@@ -356,7 +400,9 @@ def test_wtb_eval_traces_one_root_per_session(reference_dir, two_sessions, tmp_p
             for run in calls:
                 m = run["extra"]["metadata"]
                 assert m["task_type"] == session["english_task_types"][m["task_idx"]]
-                expected_subtype = "First Turn" if m["task_idx"] == 0 else session["english_turn_subtypes"][m["task_idx"] - 1]
+                expected_subtype = (
+                    "First Turn" if m["task_idx"] == 0 else session["english_turn_subtypes"][m["task_idx"] - 1]
+                )
                 assert m["turn_subtype"] == expected_subtype
             # the matcher's run carries the step label the record holds, and at a task's last step the task label
             last_steps = {(t, max(s for (u, s) in steps_in_record if u == t)) for (t, _) in steps_in_record}
@@ -399,8 +445,17 @@ def test_wtb_eval_no_trace_sends_nothing(reference_dir, two_sessions, tmp_path):
     model = f"replay:{reference_dir / 'candidates.jsonl'}#oracle"
     with LangSmithStub(lifetime=240) as stub:
         proc = _run_cli(
-            ["eval", "--dataset", str(two_sessions), "--model", model, "--out", str(tmp_path / "quiet"),
-             "--no-progress", "--no-trace"],
+            [
+                "eval",
+                "--dataset",
+                str(two_sessions),
+                "--model",
+                model,
+                "--out",
+                str(tmp_path / "quiet"),
+                "--no-progress",
+                "--no-trace",
+            ],
             stub.url,
             tmp_path,
         )
@@ -427,10 +482,33 @@ def test_wtb_generate_traces_role_nodes(reference_dir, tmp_path):
     script.write_text(json.dumps({"sessions": {plan.key: session_script(plan.as_state())}}), encoding="utf-8")
     spec = f"scripted:{script}"
     out = tmp_path / "gen"
-    args = ["generate", "--tools", str(tools), "--layers", "4", "--paths", ",".join(path), "--seed", "5",
-            "--out", str(out), "--vague-rate", "0", "--user-model", spec, "--planner-model", spec,
-            "--tool-model", spec, "--agent-model", spec, "--checker-model", spec,
-            "--base-url", f"http://alice:{BASE_URL_PASSWORD}@127.0.0.1:9/v1"]
+    args = [
+        "generate",
+        "--tools",
+        str(tools),
+        "--layers",
+        "4",
+        "--paths",
+        ",".join(path),
+        "--seed",
+        "5",
+        "--out",
+        str(out),
+        "--vague-rate",
+        "0",
+        "--user-model",
+        spec,
+        "--planner-model",
+        spec,
+        "--tool-model",
+        spec,
+        "--agent-model",
+        spec,
+        "--checker-model",
+        spec,
+        "--base-url",
+        f"http://alice:{BASE_URL_PASSWORD}@127.0.0.1:9/v1",
+    ]
     with LangSmithStub(lifetime=240) as stub:
         proc = _run_cli(args, stub.url, tmp_path)
         assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-1000:]
@@ -458,7 +536,9 @@ def test_wtb_generate_traces_role_nodes(reference_dir, tmp_path):
             assert m["task_type"] == path[m["task_idx"]]
             assert parent["extra"]["metadata"]["step_label"] == role  # the node run carries it too
         # each of the four tasks shows up in the planner's traced calls
-        assert {r["extra"]["metadata"]["task_idx"] for r in model_runs if r["extra"]["metadata"]["wtb_role"] == "planner"} == {0, 1, 2, 3}
+        assert {
+            r["extra"]["metadata"]["task_idx"] for r in model_runs if r["extra"]["metadata"]["wtb_role"] == "planner"
+        } == {0, 1, 2, 3}
         assert session["english_task_types"][0] == "Single-Tool"
 
         payloads = stub.all_payload_text()
@@ -472,8 +552,13 @@ def test_stub_merges_a_patch_that_arrives_before_its_post():
     """The SDK sends batches from several threads, so the stub must not depend on arrival order."""
     stub = LangSmithStub()
     post = {"id": "r1", "name": "wtb eval s1", "inputs": {"a": 1}, "outputs": {}, "extra": {"metadata": {"x": 1}}}
-    patch = {"id": "r1", "outputs": {"record": {"id": "s1"}}, "end_time": "t", "error": None,
-             "extra": {"metadata": {"y": 2}}}
+    patch = {
+        "id": "r1",
+        "outputs": {"record": {"id": "s1"}},
+        "end_time": "t",
+        "error": None,
+        "extra": {"metadata": {"y": 2}},
+    }
     stub._merge_run("patch", patch)
     stub._merge_run("post", post)
     late = stub.runs["r1"]

@@ -76,9 +76,22 @@ def _eval(out: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], floa
     base = {k: v for k, v in os.environ.items() if not k.startswith(("WTB_", "LANGSMITH_", "LANGCHAIN_"))}
     started = time.perf_counter()
     result = subprocess.run(
-        [sys.executable, "-m", "wtb.cli", "eval", "--model", f"replay:{CANDIDATES_PATH}#demo-model", "--out", str(out),
-         "--no-progress"],
-        cwd=REPO, env=dict(base, PYTHONPATH=str(REPO), **env), capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "wtb.cli",
+            "eval",
+            "--model",
+            f"replay:{CANDIDATES_PATH}#demo-model",
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+        cwd=REPO,
+        env=dict(base, PYTHONPATH=str(REPO), **env),
+        capture_output=True,
+        text=True,
+        timeout=300,
         stdin=subprocess.DEVNULL,
     )
     return result, time.perf_counter() - started
@@ -89,12 +102,16 @@ def test_an_offline_traced_run_warns_once_and_is_not_slower(tmp_path):
     plain, plain_time = _eval(tmp_path / "plain", LANGSMITH_TRACING="false")
     assert plain.returncode == 0, plain.stderr
     offline, offline_time = _eval(
-        tmp_path / "offline", LANGSMITH_TRACING="true", LANGSMITH_API_KEY="lsv2_pt_0123456789abcdef0123456789abcdef_0123456789",
+        tmp_path / "offline",
+        LANGSMITH_TRACING="true",
+        LANGSMITH_API_KEY="lsv2_pt_0123456789abcdef0123456789abcdef_0123456789",
         LANGSMITH_ENDPOINT=f"http://127.0.0.1:{_closed_port()}",
     )
     assert offline.returncode == 0, offline.stderr
     warnings = [line for line in offline.stderr.splitlines() if "LangSmith" in line or "langsmith" in line.lower()]
-    assert len(warnings) == 1 and warnings[0].startswith("warning: LangSmith tracing is off for this run"), offline.stderr
+    assert len(warnings) == 1 and warnings[0].startswith("warning: LangSmith tracing is off for this run"), (
+        offline.stderr
+    )
     assert "Failed to" not in offline.stderr and "Traceback" not in offline.stderr
     assert offline.stderr.count("\n") == plain.stderr.count("\n") + 1
     # The same results, and no wait on the endpoint: before the check, this run took ~20 s longer

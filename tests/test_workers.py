@@ -35,12 +35,17 @@ def test_two_workers_write_what_one_process_writes(tmp_path):
     with tracing_scope(no_trace=True):
         one = run_eval(open_dataset(SESSIONS_PATH), context, tmp_path / "one", concurrency=3, progress=False)
         two = run_eval(open_dataset(SESSIONS_PATH), context, tmp_path / "two", concurrency=3, progress=False, workers=2)
-    assert (two.evaluated, two.tasks, two.tasks_correct, two.requests) == (one.evaluated, one.tasks, one.tasks_correct, one.requests)
+    assert (two.evaluated, two.tasks, two.tasks_correct, two.requests) == (
+        one.evaluated,
+        one.tasks,
+        one.tasks_correct,
+        one.requests,
+    )
     assert one.evaluated == 6 and one.tasks_correct == one.tasks  # the oracle answers every task of the demo
     assert _records(tmp_path / "two" / "result.jsonl") == _records(tmp_path / "one" / "result.jsonl")
 
 
-DYING_GRAPH = '''
+DYING_GRAPH = """
 import os
 from langchain_core.messages import AIMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -57,7 +62,7 @@ builder.add_node("answer", answer)
 builder.add_edge(START, "answer")
 builder.add_edge("answer", END)
 graph = builder.compile()
-'''
+"""
 
 
 def test_a_dying_worker_costs_only_its_sessions(tmp_path):
@@ -66,7 +71,9 @@ def test_a_dying_worker_costs_only_its_sessions(tmp_path):
     first_id = json.loads(SESSIONS_PATH.read_text(encoding="utf-8").splitlines()[0])["id"]
     context = EvaluationContext(model=f"graph:{candidate}:graph")
     with tracing_scope(no_trace=True):
-        summary = run_eval(open_dataset(SESSIONS_PATH), context, tmp_path / "out", concurrency=1, progress=False, workers=2)
+        summary = run_eval(
+            open_dataset(SESSIONS_PATH), context, tmp_path / "out", concurrency=1, progress=False, workers=2
+        )
     # one worker died on the first session; the other ran the five others
     assert [e["id"] for e in summary.infrastructure_errors] == [first_id]
     assert summary.infrastructure_errors[0]["error"] == "the worker process exited (status 7)"
@@ -80,7 +87,13 @@ def test_a_dying_worker_costs_only_its_sessions(tmp_path):
 def _wtb(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "LANGCHAIN_", "WTB_"))}
     return subprocess.run(
-        [sys.executable, "-m", "wtb", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-m", "wtb", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -99,7 +112,19 @@ def test_workers_with_what_cannot_share_them_is_a_configuration_error(tmp_path, 
 
 
 def test_cli_runs_with_workers(tmp_path):
-    done = _wtb("eval", "--model", ORACLE, "--workers", "2", "--concurrency", "4", "--out", str(tmp_path / "out"), "--no-progress", "--no-trace")
+    done = _wtb(
+        "eval",
+        "--model",
+        ORACLE,
+        "--workers",
+        "2",
+        "--concurrency",
+        "4",
+        "--out",
+        str(tmp_path / "out"),
+        "--no-progress",
+        "--no-trace",
+    )
     assert done.returncode == 0, done.stderr
     metric = json.loads((tmp_path / "out" / "metric.json").read_text())
     assert len((tmp_path / "out" / "result.jsonl").read_text().splitlines()) == 6

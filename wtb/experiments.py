@@ -31,7 +31,8 @@ import dataclasses
 import functools
 import re
 import uuid
-from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from bench.metrics import MULTI_TOOL, compute_metrics
 from bench.schema import TASK_TYPES, Session
@@ -195,17 +196,19 @@ def _task_results(run: Any, example: Any, key: str) -> dict[str, Any]:
             if value is None:
                 # no label when names already failed (docs/scoring.md): the arguments were not judged
                 results.append(
-                    {"key": f"task_{index + 1}_argument_label", "score": None, "value": "not checked",
-                     "comment": f"{task_type}; name label {task.get('action_name_label')}"}
+                    {
+                        "key": f"task_{index + 1}_argument_label",
+                        "score": None,
+                        "value": "not checked",
+                        "comment": f"{task_type}; name label {task.get('action_name_label')}",
+                    }
                 )
                 continue
             score = int(value == CORRECT)
         else:  # optimal
             value = bool(task.get("is_optimal"))
             score = int(value)
-        results.append(
-            {"key": f"task_{index + 1}_{key}", "score": score, "value": str(value), "comment": task_type}
-        )
+        results.append({"key": f"task_{index + 1}_{key}", "score": score, "value": str(value), "comment": task_type})
     return {"results": results}
 
 
@@ -431,9 +434,9 @@ async def run_experiment(
         records[record["id"]] = record
         scored.append(score_example(row["run"], row["example"]))
     metric = compute_metrics(
-        next(iter(records.values()))["model_name"] if records else model, scored, language=run_language(records.values())
+        next(iter(records.values()))["model_name"] if records else model,
+        scored,
+        language=run_language(records.values()),
     )
     client.flush()
-    return ExperimentOutcome(
-        experiment_name=results.experiment_name, upload=report, records=records, metric=metric
-    )
+    return ExperimentOutcome(experiment_name=results.experiment_name, upload=report, records=records, metric=metric)

@@ -24,9 +24,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any
 
 from langgraph.pregel import Pregel
 
@@ -185,8 +186,15 @@ def write_outcome(out_dir: Path, outcome: SessionOutcome) -> Path:
     path = out_dir / "sessions" / outcome.plan.key / OUTCOME_FILE
     write_json_atomic(
         path,
-        {"plan": outcome.plan.summary(), "tools_sha256": _tools_digest(outcome.plan), "status": outcome.status, "reason": outcome.reason,
-         "infrastructure": outcome.infrastructure, "usage": outcome.usage, "session": outcome.session},
+        {
+            "plan": outcome.plan.summary(),
+            "tools_sha256": _tools_digest(outcome.plan),
+            "status": outcome.status,
+            "reason": outcome.reason,
+            "infrastructure": outcome.infrastructure,
+            "usage": outcome.usage,
+            "session": outcome.session,
+        },
     )
     return path
 
@@ -223,8 +231,14 @@ def load_finished_outcome(out_dir: Path, plan: SessionPlan) -> SessionOutcome | 
     if data.get("status") != "done" and data.get("infrastructure"):
         return None
     return SessionOutcome(
-        plan, str(data.get("status")), str(data.get("reason") or ""), {}, data.get("session"),
-        bool(data.get("infrastructure")), dict(data.get("usage") or {}), reused=True,
+        plan,
+        str(data.get("status")),
+        str(data.get("reason") or ""),
+        {},
+        data.get("session"),
+        bool(data.get("infrastructure")),
+        dict(data.get("usage") or {}),
+        reused=True,
     )
 
 
@@ -308,8 +322,15 @@ async def run_batch(
         folder = out / "sessions" / outcome.plan.key
         entry = {"key": outcome.plan.key, "dir": str(folder.relative_to(out)), **outcome.plan.summary()}
         if outcome.session is None:
-            failures.append({"key": outcome.plan.key, "plan": outcome.plan.summary(), "reason": outcome.reason,
-                             "dir": entry["dir"], "infrastructure": outcome.infrastructure})
+            failures.append(
+                {
+                    "key": outcome.plan.key,
+                    "plan": outcome.plan.summary(),
+                    "reason": outcome.reason,
+                    "dir": entry["dir"],
+                    "infrastructure": outcome.infrastructure,
+                }
+            )
             index.append({**entry, "id": None, "status": "failed"})
             continue
         session = {**outcome.session, "id": f"wild_tool_bench_{len(sessions)}"}
@@ -331,9 +352,25 @@ async def run_batch(
     }
     write_json_atomic(
         out / "manifest.json",
-        {"settings": redact(settings or {}), "context": context_record, "succeeded": len(sessions), "failed": len(failures),
-         "usage": usage, "retried_requests": retried, "sessions": index},
+        {
+            "settings": redact(settings or {}),
+            "context": context_record,
+            "succeeded": len(sessions),
+            "failed": len(failures),
+            "usage": usage,
+            "retried_requests": retried,
+            "sessions": index,
+        },
     )
-    return RunSummary(str(out), len(sessions), len(failures), str(out / "sessions.jsonl"),
-                      str(out / "failures.jsonl"), str(out / "replay.jsonl"), usage["requests"], usage["attempts"],
-                      len(kept), retried)
+    return RunSummary(
+        str(out),
+        len(sessions),
+        len(failures),
+        str(out / "sessions.jsonl"),
+        str(out / "failures.jsonl"),
+        str(out / "replay.jsonl"),
+        usage["requests"],
+        usage["attempts"],
+        len(kept),
+        retried,
+    )

@@ -14,7 +14,7 @@ import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from bench.io import atomic_write_text, dumps_line, give_default_mode, write_json_atomic
 from bench.metrics import MetricsAccumulator, readable_metrics
@@ -45,7 +45,9 @@ def score_files(scoring: str = "reference") -> tuple[str, str]:
     """``(score file, metric file)`` names of a scoring mode: ``score.jsonl`` / ``metric.json`` in reference
     mode, ``score.fixed.jsonl`` / ``metric.fixed.json`` in fixed mode, so both can sit in one run
     directory (docs/fixed-mode.md §1). Raises ValueError for an unknown mode."""
-    return (FIXED_SCORE_FILE, FIXED_METRIC_FILE) if check_scoring_mode(scoring) == "fixed" else (SCORE_FILE, METRIC_FILE)
+    return (
+        (FIXED_SCORE_FILE, FIXED_METRIC_FILE) if check_scoring_mode(scoring) == "fixed" else (SCORE_FILE, METRIC_FILE)
+    )
 
 
 def summary_metrics_file(scoring: str = "reference") -> str:
@@ -76,7 +78,9 @@ def _result_line_parser() -> LineParser:
         if duplicate is not None:
             if first_model[session_id] != model_name:  # e.g. the fixtures' expected_results.jsonl
                 duplicate = DatasetIssue(
-                    duplicate.file, duplicate.line, duplicate.field,
+                    duplicate.file,
+                    duplicate.line,
+                    duplicate.field,
                     f"{duplicate.message}: model {model_name!r} here, {first_model[session_id]!r} there; the file "
                     "holds several models' results: score one model per file",
                 )
@@ -120,7 +124,7 @@ def scan_result_records(path: str | os.PathLike[str]) -> JsonlScan[Numbered]:
 
 
 def records_language(
-    records: list[tuple[int, dict[str, Any]]], language: Optional[str] = None, *, results_file: str = "<results>"
+    records: list[tuple[int, dict[str, Any]]], language: str | None = None, *, results_file: str = "<results>"
 ) -> str:
     """The dataset side a result file was made on (docs/dataset.md §2.2, docs/evaluation.md §5.5).
 
@@ -138,17 +142,21 @@ def records_language(
     """
     if language is not None:
         return language
-    first: Optional[tuple[int, str]] = None
+    first: tuple[int, str] | None = None
     issues: list[DatasetIssue] = []
     for number, record in records:
         side = str(record.get("language", "en"))
         if first is None:
             first = (number, side)
         elif side != first[1]:
-            issues.append(DatasetIssue(
-                results_file, number, "language",
-                f"{side} record, but line {first[0]} is {first[1]}: one language side per result file",
-            ))  # fmt: skip
+            issues.append(
+                DatasetIssue(
+                    results_file,
+                    number,
+                    "language",
+                    f"{side} record, but line {first[0]} is {first[1]}: one language side per result file",
+                )
+            )
     if issues:
         raise DatasetError(issues)
     return first[1] if first is not None else "en"
@@ -159,9 +167,9 @@ def score_records(
     records: list[tuple[int, dict[str, Any]]],
     *,
     results_file: str = "<results>",
-    checker: Optional[ArgumentChecker] = None,
+    checker: ArgumentChecker | None = None,
     scoring: str = "reference",
-    language: Optional[str] = None,
+    language: str | None = None,
 ) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
     """Score result records against their sessions (looked up by id) and compute the metric dict (docs/scoring.md, docs/metrics.md).
 
@@ -186,9 +194,14 @@ def score_records(
     language = records_language(records, language, results_file=results_file)
     lines: list[dict[str, Any]] = []
     model_name, _, metric = _score_stream(
-        records, sessions, lambda _, line: lines.append(line),
-        results_file=results_file, checker=checker, scoring=scoring, language=language,
-    )  # fmt: skip
+        records,
+        sessions,
+        lambda _, line: lines.append(line),
+        results_file=results_file,
+        checker=checker,
+        scoring=scoring,
+        language=language,
+    )
     lines.sort(key=lambda line: natural_id_key(line["id"]))
     return model_name, lines, metric
 
@@ -260,10 +273,14 @@ def _score_stream(
             if first_side is None:
                 first_side, language = (number, side), side
             elif side != first_side[1]:
-                side_problems.append(DatasetIssue(
-                    results_file, number, "language",
-                    f"{side} record, but line {first_side[0]} is {first_side[1]}: one language side per result file",
-                ))  # fmt: skip
+                side_problems.append(
+                    DatasetIssue(
+                        results_file,
+                        number,
+                        "language",
+                        f"{side} record, but line {first_side[0]} is {first_side[1]}: one language side per result file",
+                    )
+                )
         assert language is not None
         if not side_checked:
             check_side(language)
@@ -302,10 +319,14 @@ def _score_stream(
         raise deferred
     if len(modes) > 1:
         listed = ", ".join(f"{name!r} (line {line})" for name, line in modes.items())
-        issues.append(DatasetIssue(results_file, None, "scoring", f"one scoring mode per result file expected, found {listed}"))
+        issues.append(
+            DatasetIssue(results_file, None, "scoring", f"one scoring mode per result file expected, found {listed}")
+        )
     if len(model_names) > 1:
         listed = ", ".join(f"{name!r} (line {line})" for name, line in model_names.items())
-        issues.append(DatasetIssue(results_file, None, "model_name", f"one model per result file expected, found {listed}"))
+        issues.append(
+            DatasetIssue(results_file, None, "model_name", f"one model per result file expected, found {listed}")
+        )
     if issues:
         raise DatasetError(issues)
     if metric_error is not None:
@@ -390,10 +411,10 @@ def score_run(
     results_path: str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
     *,
-    checker: Optional[ArgumentChecker] = None,
+    checker: ArgumentChecker | None = None,
     tasks: int = 4,
     scoring: str = "reference",
-    language: Optional[str] = None,
+    language: str | None = None,
 ) -> dict[str, Any]:
     """Score a result file against a dataset; write ``out_dir/score.jsonl``, ``out_dir/metric.json``
     (the published format, docs/metrics.md §5) and ``out_dir/summary_metrics.json`` (docs/metrics.md §7).
@@ -431,10 +452,17 @@ def score_run(
     score_lines = _SortedScoreFile(out / score_file)
     try:
         _, language, metric = _score_stream(
-            (numbered for _, _, numbered in scan), sessions, score_lines.add,
-            results_file=scan.file, checker=checker, scoring=scoring, language=language,
-            load_issues=scan.issues, side_issues=sessions.language_issues, consume=True,
-        )  # fmt: skip
+            (numbered for _, _, numbered in scan),
+            sessions,
+            score_lines.add,
+            results_file=scan.file,
+            checker=checker,
+            scoring=scoring,
+            language=language,
+            load_issues=scan.issues,
+            side_issues=sessions.language_issues,
+            consume=True,
+        )
         score_lines.commit()
     except BaseException:
         score_lines.discard()
@@ -478,7 +506,9 @@ def compare_run_files(
     except ScoringError as exc:
         raise DatasetError([DatasetIssue(os.fspath(reference_results), None, exc.field, exc.message)]) from None
     except KeyError as exc:
-        raise DatasetError([DatasetIssue(os.fspath(reference_results), None, "id", f"no session {exc} in the dataset")]) from None
+        raise DatasetError(
+            [DatasetIssue(os.fspath(reference_results), None, "id", f"no session {exc} in the dataset")]
+        ) from None
 
 
 def _checked_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:

@@ -10,11 +10,11 @@ without any task shows ``n/a`` (``metric.json`` keeps the reference's 0.0 there)
 from __future__ import annotations
 
 import io
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
-
 
 NOT_APPLICABLE = "n/a"
 """What the table shows for a group without any task."""

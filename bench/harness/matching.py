@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 from bench.harness.errors import InferenceError
 from bench.paths import PathTracker
@@ -67,7 +68,9 @@ def tracker_after(
     return tracker
 
 
-def _answer_entry(answer_list: Sequence[Mapping[str, Any]], nodes: Sequence[int], *, with_pseudo_fields: bool) -> dict[str, Any]:
+def _answer_entry(
+    answer_list: Sequence[Mapping[str, Any]], nodes: Sequence[int], *, with_pseudo_fields: bool
+) -> dict[str, Any]:
     entry: dict[str, Any] = {"action": []}
     for index in nodes:
         node = answer_list[index]
@@ -186,7 +189,10 @@ def match_step(
                 entry["user_input"] = node.get("user_input")
                 return StepOutcome(
                     "correct",
-                    messages=[{"role": "assistant", "content": content}, {"role": "user", "content": node.get("user_input")}],
+                    messages=[
+                        {"role": "assistant", "content": content},
+                        {"role": "user", "content": node.get("user_input")},
+                    ],
                     inference_answer={"candidate_0_answer_function_list": entry},
                 )
             if PREPARE_TO_ANSWER in names:
@@ -239,7 +245,9 @@ def match_step(
         return StepOutcome(
             "correct",
             messages=messages,
-            inference_answer={"candidate_0_answer_function_list": _answer_entry(answer_list, nodes, with_pseudo_fields=False)},
+            inference_answer={
+                "candidate_0_answer_function_list": _answer_entry(answer_list, nodes, with_pseudo_fields=False)
+            },
             prune=list(nodes),
         )
     return _error_outcome(answer_list, tracker, step, ERROR_ACTION_NAME)

@@ -19,8 +19,9 @@ these differences (reference rules: docs/evaluation.md §3):
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from itertools import islice
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from bench.args import UnknownToolError, check_arguments
 from bench.harness.matching import (
@@ -115,7 +116,10 @@ def match_step_fixed(
             entry["user_input"] = node.get("user_input")
             return StepOutcome(
                 "correct",
-                messages=[{"role": "assistant", "content": content}, {"role": "user", "content": node.get("user_input")}],
+                messages=[
+                    {"role": "assistant", "content": content},
+                    {"role": "user", "content": node.get("user_input")},
+                ],
                 inference_answer={"candidate_0_answer_function_list": entry},
                 prune=[asks[0]],
             )
@@ -152,10 +156,14 @@ def match_step_fixed(
     assistant["tool_calls"] = tool_calls
     messages = [assistant]
     for (call_id, _, _), index in zip(calls, nodes):
-        messages.append({"role": "tool", "content": observation_text(answer_list[index]["observation"]), "tool_call_id": call_id})
+        messages.append(
+            {"role": "tool", "content": observation_text(answer_list[index]["observation"]), "tool_call_id": call_id}
+        )
     return StepOutcome(
         "correct",
         messages=messages,
-        inference_answer={"candidate_0_answer_function_list": _answer_entry(answer_list, nodes, with_pseudo_fields=False)},
+        inference_answer={
+            "candidate_0_answer_function_list": _answer_entry(answer_list, nodes, with_pseudo_fields=False)
+        },
         prune=sorted(nodes),
     )

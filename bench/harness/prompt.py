@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import random
 import string
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from bench.harness.errors import InferenceError
 from bench.paths import PathTracker
@@ -90,7 +91,10 @@ def gold_history(
             calls.append(
                 {
                     "type": "function",
-                    "function": {"name": name, "arguments": json.dumps(node["action"]["arguments"], ensure_ascii=False)},
+                    "function": {
+                        "name": name,
+                        "arguments": json.dumps(node["action"]["arguments"], ensure_ascii=False),
+                    },
                     "id": history_tool_call_id(rng),
                 }
             )

@@ -22,6 +22,7 @@ from langgraph.runtime import Runtime
 
 from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
+from models import ModelSettings, resolve_model
 from models.candidates import (
     ainvoke_direct,
     ainvoke_graph,
@@ -32,13 +33,12 @@ from models.candidates import (
     response_message,
 )
 from models.messages import response_from_ai, token_counts
-from models import ModelSettings, resolve_model
 from models.replay import REQUEST_INDEX_KEY, SESSION_KEY
 from models.transport import RetryPolicy, current_usage, request_with_retries
 from nodes.tracing import annotate_current_run, annotate_evaluation_node
 
 # One model per (event loop, settings): clients are never shared across loops.
-_models: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, BaseChatModel]]" = weakref.WeakKeyDictionary()
+_models: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, BaseChatModel]] = weakref.WeakKeyDictionary()
 
 
 def model_settings(context: EvaluationContext) -> ModelSettings:
@@ -142,13 +142,17 @@ async def call_candidate(
         direct = direct_call_kwargs(model, candidate, config)
 
         async def send() -> Any:
-            if direct is not None:  # nothing observes the call: no LangChain callback machinery (docs/evaluation.md §7.1)
+            if (
+                direct is not None
+            ):  # nothing observes the call: no LangChain callback machinery (docs/evaluation.md §7.1)
                 return await ainvoke_direct(candidate, state["messages"], direct, metadata)
             return await model.ainvoke(state["messages"], config={"metadata": metadata, "run_name": "candidate"})
     else:
         send = lambda: ainvoke_graph(candidate, state["messages"], state["tools"], config, metadata)  # noqa: E731
     started = time.perf_counter()
-    reply = await request_with_retries(send, retry_policy(context), endpoint=context.base_url or context.model, where=where)
+    reply = await request_with_retries(
+        send, retry_policy(context), endpoint=context.base_url or context.model, where=where
+    )
     latency = time.perf_counter() - started
     update: dict[str, Any] = {}
     if chat:

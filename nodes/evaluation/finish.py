@@ -47,7 +47,9 @@ async def finish_session(state: EvaluationState, runtime: Runtime[EvaluationCont
         if state.get("error_detail"):
             record["error_detail"] = state["error_detail"]
     else:
-        record = inference.session_record(state["session_id"], state["model_name"], state.get("results", []), scoring=scoring)
+        record = inference.session_record(
+            state["session_id"], state["model_name"], state.get("results", []), scoring=scoring
+        )
     record = inference.with_language(record, state.get("language", "en"))
     record["candidate"] = state.get("candidate") or describe_candidate(runtime.context.model)
     return {"record": record}

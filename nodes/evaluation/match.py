@@ -42,7 +42,9 @@ async def match_response(
     tracker = inference.tracker_after(answer_list, state.get("prunes", []), scoring=scoring)
     response = state["response"] or {}
     try:
-        outcome = inference.match_step(tracker, answer_list, step, response, scoring=scoring, tools=state.get("tools", ()))
+        outcome = inference.match_step(
+            tracker, answer_list, step, response, scoring=scoring, tools=state.get("tools", ())
+        )
     except inference.InferenceError as exc:
         return Command(goto="finish_session", update={"error": str(exc), "error_detail": exc.detail})
 

@@ -10,9 +10,9 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from bench import harness as inference
-from graphs.evaluation_context import EvaluationContext
 from bench.io import json_lines
 from bench.schema import fields_for
+from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
 from models import model_name_for
 from models.messages import to_langchain
@@ -27,7 +27,9 @@ def find_session(path: str, session_id: str) -> dict[str, Any]:
             named), or no such session.
     """
     if not path:
-        raise ValueError("the input names a session by 'session_id' but no dataset is set (context 'dataset' / WTB_DATASET)")
+        raise ValueError(
+            "the input names a session by 'session_id' but no dataset is set (context 'dataset' / WTB_DATASET)"
+        )
     for _, row in json_lines(path):
         if isinstance(row, dict) and row.get("id") == session_id:
             return row

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
@@ -18,12 +19,11 @@ from langgraph.runtime import Runtime
 from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 from graphs.generation_context import Context
 from graphs.generation_state import State
-from models.messages import token_counts
 from models import ModelSettings, resolve_model
+from models.messages import token_counts
 from models.transport import RetryPolicy, current_usage, request_with_retries
-from prompts import fragments
 from nodes.tracing import annotate_current_run, generation_node_metadata
-
+from prompts import fragments
 
 #: Token cap of a JSON role reply (planner, checker, tool) on a model with grammar support.
 JSON_MAX_TOKENS = 400
@@ -52,7 +52,9 @@ def message_text(message: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content if isinstance(b, (str, dict)))
+        return "".join(
+            b if isinstance(b, str) else str(b.get("text", "")) for b in content if isinstance(b, (str, dict))
+        )
     return "" if content is None else str(content)
 
 
@@ -105,9 +107,7 @@ async def ask_model(
     if json_schema is not None and getattr(model, "supports_json_schema_grammar", False):
         # The grammar fixes the shape but not the length of free-text fields: a token cap keeps a
         # rambling small model from spending minutes on one "thought" (a cut reply is a rejection).
-        model = model.bind(
-            response_format={"type": "json_object", "schema": json_schema}, max_tokens=JSON_MAX_TOKENS
-        )
+        model = model.bind(response_format={"type": "json_object", "schema": json_schema}, max_tokens=JSON_MAX_TOKENS)
     messages = [SystemMessage(content=system), HumanMessage(content=human)]
     trace_meta = generation_node_metadata(state, role)
     annotate_current_run(trace_meta)  # task/step metadata on the role node's trace run
@@ -201,7 +201,9 @@ def actions_lines(nodes: Sequence[dict[str, Any]]) -> list[str]:
         result = node.get("observation")
         if node["name"] == ASK_USER:
             result = {"question": node.get("observation"), "user_reply": node.get("user_input")}
-        lines.append(f"{index} (step {node['step']}): {node['name']}({dumps(node.get('arguments') or {})}) -> {dumps(result)}")
+        lines.append(
+            f"{index} (step {node['step']}): {node['name']}({dumps(node.get('arguments') or {})}) -> {dumps(result)}"
+        )
     return lines
 
 

@@ -32,8 +32,13 @@ def agent_request(state: State) -> tuple[str, str]:
     node = task["nodes"][-1]
     if state.awaiting == "question":
         missing = ", ".join(node["arguments"].get("missing_required_parameters") or [])
-        system = render("agent_question.md", state.language, env_info=state.env_info,
-                        tool_name=node["arguments"].get("tool_name", ""), missing=missing)
+        system = render(
+            "agent_question.md",
+            state.language,
+            env_info=state.env_info,
+            tool_name=node["arguments"].get("tool_name", ""),
+            missing=missing,
+        )
     else:
         style = fragments(state.language)["reply_style"][node["arguments"].get("answer_type", "tool")]
         system = render("agent_reply.md", state.language, env_info=state.env_info, reply_style=style)
@@ -68,13 +73,29 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         raw, record = await ask_model("agent", state, runtime, system, human)
         calls.append(record)
         text = plain_text(raw)
-        entries.append({"id": entry_id(state, len(entries)), "role": "agent", "task": task_index, "kind": kind,
-                        "attempt": attempt + 1, "content": text})
+        entries.append(
+            {
+                "id": entry_id(state, len(entries)),
+                "role": "agent",
+                "task": task_index,
+                "kind": kind,
+                "attempt": attempt + 1,
+                "content": text,
+            }
+        )
         if text:
             break
-        entries.append({"id": entry_id(state, len(entries)), "role": "rule_check", "task": task_index,
-                        "target": entries[-1]["id"], "verdict": "reject", "reason": "empty assistant message",
-                        "source": "rules"})
+        entries.append(
+            {
+                "id": entry_id(state, len(entries)),
+                "role": "rule_check",
+                "task": task_index,
+                "target": entries[-1]["id"],
+                "verdict": "reject",
+                "reason": "empty assistant message",
+                "source": "rules",
+            }
+        )
     update: dict[str, Any] = {"transcript": entries, "calls": calls}
     if not text:
         return {**update, **fail(f"agent gave no {kind} {context.max_retries} times (task {task_index})")}

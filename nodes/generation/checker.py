@@ -33,12 +33,15 @@ from nodes.generation._common import (
 from nodes.generation.role_schemas import CHECKER_SCHEMA
 from prompts import fragments, render
 
+
 def pending_calls(task: dict[str, Any]) -> list[dict[str, Any]]:
     """Call nodes of the task's last step that still wait for their results."""
     if not task["nodes"]:
         return []
     last = task["nodes"][-1]["step"]
-    return [n for n in task["nodes"] if n["step"] == last and n["name"] not in PSEUDO_TOOLS and n.get("observation") is None]
+    return [
+        n for n in task["nodes"] if n["step"] == last and n["name"] not in PSEUDO_TOOLS and n.get("observation") is None
+    ]
 
 
 def apply_decision(task: dict[str, Any], decision: dict[str, Any], step: int) -> tuple[dict[str, Any], str]:
@@ -140,8 +143,14 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         else:
             for node, result in zip(pending_calls(task), pending["results"]):
                 node["observation"] = result
-        return {**update, "tasks": replace_current(state, task), "awaiting": awaiting, "verdict": "accept",
-                "attempts": 0, "feedback": ""}
+        return {
+            **update,
+            "tasks": replace_current(state, task),
+            "awaiting": awaiting,
+            "verdict": "accept",
+            "attempts": 0,
+            "feedback": "",
+        }
     attempts = state.attempts + 1
     update.update(verdict="reject", attempts=attempts, feedback=reason)
     if attempts >= context.max_retries:

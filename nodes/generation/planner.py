@@ -13,7 +13,16 @@ from langgraph.runtime import Runtime
 
 from graphs.generation_context import Context
 from graphs.generation_state import PlannerDecision, State
-from nodes.generation._common import actions_lines, ask_model, conversation_lines, entry_id, fail, labels, section, tools_block
+from nodes.generation._common import (
+    actions_lines,
+    ask_model,
+    conversation_lines,
+    entry_id,
+    fail,
+    labels,
+    section,
+    tools_block,
+)
 from nodes.generation.role_schemas import planner_schema
 from prompts import fragments, render
 

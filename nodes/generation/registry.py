@@ -25,10 +25,11 @@ import importlib
 import importlib.util
 import inspect
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Literal
 
 from graphs.generation_context import ROLES
 from nodes.generation._common import CAPTURED_CALLS, ask_model

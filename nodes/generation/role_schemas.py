@@ -20,14 +20,22 @@ Pure functions, no model or graph import.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from bench.generation_checks import MAX_CALLS_PER_STEP
 from bench.terms import ASK_USER, PREPARE_TO_ANSWER
 
 _JSON_TYPES = {"string", "number", "integer", "boolean", "array", "object", "null"}
-_TYPE_ALIASES = {"float": "number", "double": "number", "int": "integer", "bool": "boolean", "str": "string",
-                 "dict": "object", "list": "array"}
+_TYPE_ALIASES = {
+    "float": "number",
+    "double": "number",
+    "int": "integer",
+    "bool": "boolean",
+    "str": "string",
+    "dict": "object",
+    "list": "array",
+}
 
 
 def grammar_safe_schema(schema: Any, depth: int = 0) -> dict[str, Any]:
@@ -134,36 +142,44 @@ def planner_schema(
         kinds = ("answer",)
     choices = [_call_schema(f) for f in unique] if "call" in kinds else []
     if "ask" in kinds:
-        choices.append({
-            "type": "object",
-            "properties": {
-                "name": {"const": ASK_USER},
-                "arguments": {
-                    "type": "object",
-                    "properties": {
-                        "tool_name": {"enum": [f["name"] for f in unique]},
-                        "missing_required_parameters": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        choices.append(
+            {
+                "type": "object",
+                "properties": {
+                    "name": {"const": ASK_USER},
+                    "arguments": {
+                        "type": "object",
+                        "properties": {
+                            "tool_name": {"enum": [f["name"] for f in unique]},
+                            "missing_required_parameters": {
+                                "type": "array",
+                                "items": {"type": "string"},
+                                "minItems": 1,
+                            },
+                        },
+                        "required": ["tool_name", "missing_required_parameters"],
                     },
-                    "required": ["tool_name", "missing_required_parameters"],
+                    "depends_on": {"type": "array", "maxItems": 0},
                 },
-                "depends_on": {"type": "array", "maxItems": 0},
-            },
-            "required": ["name", "arguments", "depends_on"],
-        })
+                "required": ["name", "arguments", "depends_on"],
+            }
+        )
     if "answer" in kinds:
-        choices.append({
-            "type": "object",
-            "properties": {
-                "name": {"const": PREPARE_TO_ANSWER},
-                "arguments": {
-                    "type": "object",
-                    "properties": {"answer_type": {"const": "chat" if layer_type == "CC" else "tool"}},
-                    "required": ["answer_type"],
+        choices.append(
+            {
+                "type": "object",
+                "properties": {
+                    "name": {"const": PREPARE_TO_ANSWER},
+                    "arguments": {
+                        "type": "object",
+                        "properties": {"answer_type": {"const": "chat" if layer_type == "CC" else "tool"}},
+                        "required": ["answer_type"],
+                    },
+                    "depends_on": {"type": "array", "maxItems": 0},
                 },
-                "depends_on": {"type": "array", "maxItems": 0},
-            },
-            "required": ["name", "arguments", "depends_on"],
-        })
+                "required": ["name", "arguments", "depends_on"],
+            }
+        )
     return {
         "type": "object",
         "properties": {

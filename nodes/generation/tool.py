@@ -26,7 +26,9 @@ def tool_request(state: State, calls: list[dict[str, Any]]) -> tuple[str, str]:
     parts = [
         section(names["tools"], dumps(specs), names["none"]),
         section(names["earlier_results"], session_results(state), names["none"]),
-        section(names["calls"], [f"{i}: {c['name']}({dumps(c['arguments'])})" for i, c in enumerate(calls)], names["none"]),
+        section(
+            names["calls"], [f"{i}: {c['name']}({dumps(c['arguments'])})" for i, c in enumerate(calls)], names["none"]
+        ),
     ]
     if state.feedback:
         parts.append(f"{names['feedback']}: {state.feedback}\n")

@@ -83,8 +83,11 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             strategy=fragments(state.language)["strategies"][strategy],
         )
         human = (
-            section(names["tools"], tools_block(state.tools, full=False), names["none"]) + "\n" + conversation
-            + "\n" + names["next_cue"]
+            section(names["tools"], tools_block(state.tools, full=False), names["none"])
+            + "\n"
+            + conversation
+            + "\n"
+            + names["next_cue"]
         )
 
     calls, entries, text = [], [], ""
@@ -93,14 +96,29 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         calls.append(record)
         text = plain_text(raw)
         entries.append(
-            {"id": entry_id(state, len(entries)), "role": "user", "task": layer, "kind": kind, "attempt": attempt + 1,
-             "content": text, "vague": vague, "strategy": strategy}
+            {
+                "id": entry_id(state, len(entries)),
+                "role": "user",
+                "task": layer,
+                "kind": kind,
+                "attempt": attempt + 1,
+                "content": text,
+                "vague": vague,
+                "strategy": strategy,
+            }
         )
         if text:
             break
         entries.append(
-            {"id": entry_id(state, len(entries)), "role": "rule_check", "task": layer, "target": entries[-1]["id"],
-             "verdict": "reject", "reason": "empty user message", "source": "rules"}
+            {
+                "id": entry_id(state, len(entries)),
+                "role": "rule_check",
+                "task": layer,
+                "target": entries[-1]["id"],
+                "verdict": "reject",
+                "reason": "empty user message",
+                "source": "rules",
+            }
         )
     update.update(transcript=entries, calls=calls)
     if not text:

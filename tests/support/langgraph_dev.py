@@ -15,8 +15,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -84,16 +84,31 @@ class LangGraphDev:
         self.log_path = self.log_dir / f"server-{self.starts}.log"
         env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "LANGCHAIN_", "WTB_"))}
         env.update(
-            LANGSMITH_TRACING="false", LANGGRAPH_CLI_NO_ANALYTICS="1",
-            LANGGRAPH_NO_VERSION_CHECK="true", PYTHONUNBUFFERED="1", PYTHONPATH=str(ROOT),
-        )  # fmt: skip
+            LANGSMITH_TRACING="false",
+            LANGGRAPH_CLI_NO_ANALYTICS="1",
+            LANGGRAPH_NO_VERSION_CHECK="true",
+            PYTHONUNBUFFERED="1",
+            PYTHONPATH=str(ROOT),
+        )
         env.update(self.env)
         command = [
-            langgraph_executable(), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(self.port),
-            "--n-jobs-per-worker", str(self.jobs), "--config", str(ROOT / "langgraph.json"),
-        ]  # fmt: skip
+            langgraph_executable(),
+            "dev",
+            "--no-browser",
+            "--no-reload",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--n-jobs-per-worker",
+            str(self.jobs),
+            "--config",
+            str(ROOT / "langgraph.json"),
+        ]
         with open(self.log_path, "w", encoding="utf-8") as log:
-            self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            self.process = subprocess.Popen(
+                command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -150,7 +165,7 @@ class LangGraphDev:
         if not self._state_existed:
             shutil.rmtree(self._state_dir, ignore_errors=True)
 
-    def __enter__(self) -> "LangGraphDev":
+    def __enter__(self) -> LangGraphDev:
         return self
 
     def __exit__(self, *exc: object) -> None:

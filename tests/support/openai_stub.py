@@ -41,8 +41,9 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 Fault = Mapping[str, Any]
 
@@ -132,7 +133,7 @@ class ScriptedServer:
         """``http://127.0.0.1:<port>/v1``."""
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
-    def __enter__(self) -> "ScriptedServer":
+    def __enter__(self) -> ScriptedServer:
         self._thread.start()
         return self
 

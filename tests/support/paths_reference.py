@@ -8,7 +8,8 @@ tests/test_paths_reference.py) and the benchmarks compare the tracker with.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from bench.paths import Path, Step, _moves_from_ready, node_names
 
@@ -22,6 +23,7 @@ def _graph(answer_list: Sequence[Mapping[str, Any]]) -> tuple[list[list[int]], l
             successors[dep].append(index)
             in_degree[index] += 1
     return successors, in_degree
+
 
 def enumerate_paths(answer_list: Sequence[Mapping[str, Any]]) -> list[Path]:
     """Every path through a gold DAG, in the reference enumeration order (docs/paths.md).

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from typer.core import TyperGroup
@@ -24,7 +24,6 @@ EXIT_STATUS_HELP = (
     "command again to retry them); 130 interrupted (run it again to resume)."
 )
 """The epilog of ``wtb --help``: the exit statuses of every sub-command (docs/cli.md §2)."""
-
 
 
 class Group(TyperGroup):
@@ -64,7 +63,9 @@ def tasks_option() -> Any:
     ``eval`` and ``score``: tasks per session; ``None`` when not given (then :func:`resolve_tasks`
     infers it; docs/dataset.md §6)."""
     return typer.Option(
-        None, "--tasks", min=1,
+        None,
+        "--tasks",
+        min=1,
         help="Tasks per session. Default: the count the dataset's sessions share (4 in the benchmark, N for "
         "`wtb generate --layers N`); sessions of different counts are an error naming the lines. Given, every "
         "session is checked against it.",
@@ -90,7 +91,7 @@ def scoring_option() -> Any:
     )
 
 
-def resolve_tasks(dataset: Any, tasks: Optional[int]) -> int:
+def resolve_tasks(dataset: Any, tasks: int | None) -> int:
     """``--tasks`` when given, else the count every session of ``dataset`` has
     (:func:`bench.schema.infer_task_count`, docs/dataset.md §6).
 
@@ -135,8 +136,8 @@ def lang_option(help_text: str) -> Any:
 from wtb.cli import data as _data  # noqa: E402,F401
 from wtb.cli import eval as _eval  # noqa: E402,F401
 from wtb.cli import generate as _generate  # noqa: E402,F401
-from wtb.cli import score as _score  # noqa: E402,F401
 from wtb.cli import report as _report  # noqa: E402,F401
+from wtb.cli import score as _score  # noqa: E402,F401
 
 
 def main() -> None:

@@ -8,8 +8,8 @@ sessions in flight; running the same command again picks up where it stopped.
 from __future__ import annotations
 
 import signal
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 import typer
 from rich.console import Console

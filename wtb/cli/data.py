@@ -9,9 +9,10 @@ the cache path to save it as).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import typer
 
@@ -42,7 +43,8 @@ def pull_option() -> Any:
     """The ``--pull`` flag (a typer ``OptionInfo`` used as a parameter default) of the commands that
     accept the official data names: download a named file that is not cached without asking."""
     return typer.Option(
-        False, "--pull",
+        False,
+        "--pull",
         help="If --dataset / --tools names the official data (wildtoolbench, wildtoolbench-en, wildtoolbench-zh) "
         "and it is not in the cache yet, download it without asking (as `wtb data pull` does).",
     )
@@ -57,7 +59,7 @@ class _DownloadBar:
         self._bar: Any = None
         self._tasks: dict[str, Any] = {}
 
-    def __call__(self, pin: Any, done: int, total: Optional[int]) -> None:
+    def __call__(self, pin: Any, done: int, total: int | None) -> None:
         if self._enabled and self._bar is None and not _err.is_terminal:
             self._enabled = False
         if not self._enabled:
@@ -72,8 +74,15 @@ class _DownloadBar:
                 TransferSpeedColumn,
             )
 
-            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                                 TimeRemainingColumn(), console=_err, transient=True)
+            self._bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                DownloadColumn(),
+                TransferSpeedColumn(),
+                TimeRemainingColumn(),
+                console=_err,
+                transient=True,
+            )
             self._bar.start()
         if pin.name not in self._tasks:
             self._tasks[pin.name] = self._bar.add_task(pin.name, total=total)
@@ -89,13 +98,20 @@ class _DownloadBar:
 
 @data_app.command("pull")
 def pull(
-    only: Optional[Only] = typer.Option(None, "--only", help="Only the dataset, or only the two tool lists. Default: all three files."),
-    source: Optional[Path] = typer.Option(
-        None, "--from", exists=True, file_okay=False,
+    only: Only | None = typer.Option(
+        None, "--only", help="Only the dataset, or only the two tool lists. Default: all three files."
+    ),
+    source: Path | None = typer.Option(
+        None,
+        "--from",
+        exists=True,
+        file_okay=False,
         help="Copy from a local clone or checkout of github.com/yupeijei1997/WildToolBench (at the pinned commit) "
         "instead of downloading; files are verified the same way.",
     ),
-    show_progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a download progress bar (on a terminal)."),
+    show_progress: bool = typer.Option(
+        True, "--progress/--no-progress", help="Show a download progress bar (on a terminal)."
+    ),
 ) -> None:
     """Download the official WildToolBench files at the pinned commit into the cache, each verified by its
     git blob id: the dataset (name: wildtoolbench) and the English and Chinese tool lists (wildtoolbench-en,
@@ -137,11 +153,15 @@ def pull(
     finally:
         bar.close()
     if offline:
-        _err.print(f"or, with a clone of {REPOSITORY_URL} at commit {COMMIT}: wtb data pull --from <the clone>", markup=False)
+        _err.print(
+            f"or, with a clone of {REPOSITORY_URL} at commit {COMMIT}: wtb data pull --from <the clone>", markup=False
+        )
     kept = [r for r in results if r.action == "cached"]
     if kept and len(kept) == len(pins):
-        _out.print(f"nothing to do: {', '.join(r.pin.name for r in kept)} already in the cache and verified "
-                   f"({data_dir()})", markup=False)
+        _out.print(
+            f"nothing to do: {', '.join(r.pin.name for r in kept)} already in the cache and verified ({data_dir()})",
+            markup=False,
+        )
     elif kept:
         _out.print(f"already in the cache and verified: {', '.join(r.pin.name for r in kept)}", markup=False)
     if failed:
@@ -149,7 +169,7 @@ def pull(
         raise typer.Exit(1)
 
 
-def named_dataset(value: Optional[Path], pull: bool) -> Optional[Path]:
+def named_dataset(value: Path | None, pull: bool) -> Path | None:
     """``--dataset`` value -> file path for the CLI: :func:`wtb.datasets.names.resolve_dataset`, with a
     progress bar and errors turned into one line on stderr and exit status 2 (not pulled yet), a usage
     error (exit 2: the name of the official tool lists) or exit status 1 (the download or its
@@ -159,7 +179,7 @@ def named_dataset(value: Optional[Path], pull: bool) -> Optional[Path]:
     return _named(resolve_dataset, value, pull, "tools", "--dataset")
 
 
-def named_tools(value: Optional[Path], pull: bool) -> Optional[Path]:
+def named_tools(value: Path | None, pull: bool) -> Path | None:
     """``--tools`` value -> file path for the CLI: :func:`wtb.datasets.names.resolve_tools`, errors
     handled as in :func:`named_dataset` (the name of the official dataset is a usage error)."""
     from wtb.datasets.names import resolve_tools
@@ -168,8 +188,8 @@ def named_tools(value: Optional[Path], pull: bool) -> Optional[Path]:
 
 
 def _named(
-    resolve: Callable[..., Optional[Path]], value: Optional[Path], pull: bool, other_kind: str, option: str
-) -> Optional[Path]:
+    resolve: Callable[..., Path | None], value: Path | None, pull: bool, other_kind: str, option: str
+) -> Path | None:
     from wtb.datasets.names import NotPulledError, official_names
     from wtb.datasets.official import DataError
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -21,20 +21,20 @@ _err = LazyConsole(stderr=True, highlight=False, soft_wrap=True)
 
 @app.command("eval")
 def eval_command(
-    dataset: Optional[Path] = typer.Option(
+    dataset: Path | None = typer.Option(
         None,
         "--dataset",
         help="Dataset JSON Lines file (one session per line), or wildtoolbench (the official data, see `wtb data pull`). Default: the bundled demo (6 sessions).",
         dir_okay=False,
     ),
-    model: Optional[str] = typer.Option(
+    model: str | None = typer.Option(
         None,
         "--model",
         help="Candidate model spec: 'openai:MODEL' (OpenAI-compatible API), 'langchain:PROVIDER:MODEL' (any "
         "LangChain chat model), 'graph:PATH.py:ATTR' (your LangGraph agent), 'replay:PATH#CANDIDATE', "
         "'gguf:PATH', or 'local' (the bundled local model, the default; $WTB_MODEL overrides the default).",
     ),
-    out: Optional[Path] = typer.Option(
+    out: Path | None = typer.Option(
         None,
         "--out",
         help="Output directory: result.jsonl, score.jsonl, metric.json, summary_metrics.json. Default: "
@@ -42,17 +42,19 @@ def eval_command(
         "wildtoolbench: runs/<model name>/<name>), with -zh added for --lang zh.",
         file_okay=False,
     ),
-    ids: Optional[list[str]] = typer.Option(
-        None, "--ids", help="Only these sessions: comma-separated ids or numbers (e.g. '0,3,wild_tool_bench_7'); repeatable."
+    ids: list[str] | None = typer.Option(
+        None,
+        "--ids",
+        help="Only these sessions: comma-separated ids or numbers (e.g. '0,3,wild_tool_bench_7'); repeatable.",
     ),
-    limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N selected sessions.", min=0),
-    tasks: Optional[int] = tasks_option(),
-    lang: Optional[Lang] = lang_option(
+    limit: int | None = typer.Option(None, "--limit", help="Only the first N selected sessions.", min=0),
+    tasks: int | None = tasks_option(),
+    lang: Lang | None = lang_option(
         "Side of the dataset to evaluate: en, the english_* fields (env info, tools, tasks, gold answers, task "
         "types, turn subtypes), or zh, the Chinese ones. Default: en, or $WTB_LANG."
     ),
     pull: bool = pull_option(),
-    concurrency: Optional[int] = typer.Option(
+    concurrency: int | None = typer.Option(
         None,
         "--concurrency",
         help="Sessions in flight at once. Default: 4, or what the provider advertises (1 for 'local' and 'gguf:').",
@@ -66,22 +68,38 @@ def eval_command(
         "(a fast endpoint); not with --server, --langsmith-dataset or a local model.",
         min=1,
     ),
-    temperature: Optional[float] = typer.Option(None, "--temperature", help="Sampling temperature (default 0, or $WTB_TEMPERATURE)."),
-    base_url: Optional[str] = typer.Option(
+    temperature: float | None = typer.Option(
+        None, "--temperature", help="Sampling temperature (default 0, or $WTB_TEMPERATURE)."
+    ),
+    base_url: str | None = typer.Option(
         None, "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default $OPENAI_BASE_URL)."
     ),
-    timeout: Optional[float] = typer.Option(None, "--timeout", help="Per-request timeout in seconds (default 120)."),
-    max_attempts: Optional[int] = typer.Option(
-        None, "--max-attempts", min=1, help="Tries per model request on HTTP 429/5xx, timeouts and dropped connections (default 5)."
+    timeout: float | None = typer.Option(None, "--timeout", help="Per-request timeout in seconds (default 120)."),
+    max_attempts: int | None = typer.Option(
+        None,
+        "--max-attempts",
+        min=1,
+        help="Tries per model request on HTTP 429/5xx, timeouts and dropped connections (default 5).",
     ),
-    backoff: Optional[float] = typer.Option(
-        None, "--backoff", min=0.0, help="First retry wait in seconds; doubles per retry, plus jitter; Retry-After wins if longer (default 1)."
+    backoff: float | None = typer.Option(
+        None,
+        "--backoff",
+        min=0.0,
+        help="First retry wait in seconds; doubles per retry, plus jitter; Retry-After wins if longer (default 1).",
     ),
-    rps: Optional[float] = typer.Option(None, "--rps", min=0.0, help="Most model requests per second, shared by all sessions (default: no limit)."),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Model requests allowed per task before it ends as an error (default 32)."),
-    price_input: Optional[float] = typer.Option(None, "--price-input", min=0.0, help="USD per million input tokens (adds cost to the summary)."),
-    price_output: Optional[float] = typer.Option(None, "--price-output", min=0.0, help="USD per million output tokens (adds cost to the summary)."),
-    scoring: Optional[Scoring] = typer.Option(
+    rps: float | None = typer.Option(
+        None, "--rps", min=0.0, help="Most model requests per second, shared by all sessions (default: no limit)."
+    ),
+    max_steps: int | None = typer.Option(
+        None, "--max-steps", min=1, help="Model requests allowed per task before it ends as an error (default 32)."
+    ),
+    price_input: float | None = typer.Option(
+        None, "--price-input", min=0.0, help="USD per million input tokens (adds cost to the summary)."
+    ),
+    price_output: float | None = typer.Option(
+        None, "--price-output", min=0.0, help="USD per million output tokens (adds cost to the summary)."
+    ),
+    scoring: Scoring | None = typer.Option(
         None,
         "--scoring",
         case_sensitive=False,
@@ -89,20 +107,24 @@ def eval_command(
         "runs and scores with the corrections of docs/fixed-mode.md (a separate run: default --out gets a '-fixed' "
         "suffix; scores go to score.fixed.jsonl and metric.fixed.json).",
     ),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Start fresh instead of resuming an existing result.jsonl."),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", help="Start fresh instead of resuming an existing result.jsonl."
+    ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar."),
-    report: bool = typer.Option(False, "--report", help="After scoring, write a report of the run into OUT/report/ (see `wtb report`)."),
+    report: bool = typer.Option(
+        False, "--report", help="After scoring, write a report of the run into OUT/report/ (see `wtb report`)."
+    ),
     no_trace: bool = typer.Option(
         False, "--no-trace", help="Do not send LangSmith traces for this run, even with LANGSMITH_TRACING=true."
     ),
-    server: Optional[str] = typer.Option(
+    server: str | None = typer.Option(
         None,
         "--server",
         help="Run every session on a LangGraph Server serving this project's graphs (e.g. http://127.0.0.1:2024 "
         "from `langgraph dev`, or a LangGraph Platform deployment URL; API key from $LANGGRAPH_API_KEY or "
         "$LANGSMITH_API_KEY); --concurrency runs in flight. The outputs are written here as for a local run.",
     ),
-    langsmith_dataset: Optional[str] = typer.Option(
+    langsmith_dataset: str | None = typer.Option(
         None,
         "--langsmith-dataset",
         help="Run as a LangSmith experiment: upload the sessions to this LangSmith dataset (idempotent) and "
@@ -133,10 +155,18 @@ def eval_command(
             raise typer.BadParameter("names no session", param_hint="'--ids'")
         try:  # a bad WTB_* setting is the run's configuration too
             context = EvaluationContext(
-                model=model, base_url=base_url, temperature=temperature, timeout=timeout, max_attempts=max_attempts,
-                backoff=backoff, rps=rps, max_steps=max_steps, scoring=scoring.value if scoring else None,
-                language=lang.value if lang else None, dataset=str(dataset),
-            )  # fmt: skip
+                model=model,
+                base_url=base_url,
+                temperature=temperature,
+                timeout=timeout,
+                max_attempts=max_attempts,
+                backoff=backoff,
+                rps=rps,
+                max_steps=max_steps,
+                scoring=scoring.value if scoring else None,
+                language=lang.value if lang else None,
+                dataset=str(dataset),
+            )
         except ValueError as exc:
             raise ConfigurationError(str(exc)) from None
         tasks = resolve_tasks(dataset, tasks)
@@ -145,9 +175,13 @@ def eval_command(
             sessions = select_sessions(loaded, wanted or None, limit)
         except ValueError as exc:  # an id the dataset does not hold
             raise typer.BadParameter(str(exc), param_hint="'--ids'") from None
-        prices = None if price_input is None and price_output is None else Prices(price_input or 0.0, price_output or 0.0)
+        prices = (
+            None if price_input is None and price_output is None else Prices(price_input or 0.0, price_output or 0.0)
+        )
         if server and langsmith_dataset:
-            raise ConfigurationError("--server and --langsmith-dataset cannot be combined (an experiment runs in this process)")
+            raise ConfigurationError(
+                "--server and --langsmith-dataset cannot be combined (an experiment runs in this process)"
+            )
         if workers > 1:
             check_workers(context, server=server, langsmith_dataset=langsmith_dataset)
         if server:  # the server runs the model: it must answer and be able to open the spec's file
@@ -164,7 +198,9 @@ def eval_command(
             concurrency = default_concurrency(context.model)
         if langsmith_dataset:
             if context.scoring == "fixed":
-                raise ConfigurationError("--langsmith-dataset scores in reference mode only; drop it or --scoring fixed")
+                raise ConfigurationError(
+                    "--langsmith-dataset scores in reference mode only; drop it or --scoring fixed"
+                )
             from wtb.cli.experiment import run_langsmith_experiment
 
             run_langsmith_experiment(sessions, context, dataset, out, langsmith_dataset, concurrency, tasks)
@@ -180,8 +216,15 @@ def eval_command(
                 run = functools.partial(run_eval_remote, server=server, no_trace=no_trace)
             more = {"workers": workers} if workers > 1 else {}
             summary = run(
-                sessions, context, out, concurrency=concurrency, overwrite=overwrite, progress=progress, prices=prices,
-                settings={"tasks": tasks}, **more,
+                sessions,
+                context,
+                out,
+                concurrency=concurrency,
+                overwrite=overwrite,
+                progress=progress,
+                prices=prices,
+                settings={"tasks": tasks},
+                **more,
             )
     except typer.Exit:  # a click Exit is a RuntimeError: let it through unchanged
         raise
@@ -198,7 +241,9 @@ def eval_command(
 
     _err.print(run_summary_line(summary, context.language), markup=False)
     if summary.inference_errors:
-        _err.print(f"[yellow]inference errors[/yellow] in {len(summary.inference_errors)} sessions: {', '.join(summary.inference_errors)}")
+        _err.print(
+            f"[yellow]inference errors[/yellow] in {len(summary.inference_errors)} sessions: {', '.join(summary.inference_errors)}"
+        )
     _print_accounting(summary)
     if summary.evaluated + summary.skipped:
         _score(dataset, summary.result_path, out, tasks, context.scoring, context.language)
@@ -254,7 +299,7 @@ def _print_accounting(summary: Any, limit: int = 20) -> None:
             _err.print(f"  {entry['id']}: {entry.get('error')}", markup=False)
 
 
-def check_configuration(context: "EvaluationContext") -> None:
+def check_configuration(context: EvaluationContext) -> None:
     """Check the run's model spec before any session: provider, files, candidate, credentials, packages.
 
     A mistake here is the run's configuration, not a model result: ``wtb eval`` exits 2 and writes
@@ -283,7 +328,7 @@ def run_summary_line(summary: Any, language: str | None = "en") -> str:
     )
 
 
-def _official_name(given: Optional[Path]) -> Optional[str]:
+def _official_name(given: Path | None) -> str | None:
     """The official dataset name the user typed (``wildtoolbench``), else ``None``."""
     from wtb.datasets.names import official_names
 
@@ -293,7 +338,7 @@ def _official_name(given: Optional[Path]) -> Optional[str]:
     return text if text in official_names("dataset") and not Path(given).is_file() else None
 
 
-def default_out_dir(context: "EvaluationContext", dataset: Path, *, name: Optional[str] = None) -> Path:
+def default_out_dir(context: EvaluationContext, dataset: Path, *, name: str | None = None) -> Path:
     """The output folder of ``wtb eval`` without ``--out``, relative to the working directory.
 
     ``runs/<model name>/<dataset part>``, where the model name is the one written into the records
@@ -341,7 +386,9 @@ def check_workers(context: Any, *, server: str | None, langsmith_dataset: str | 
     if server:
         raise ConfigurationError("--workers > 1 runs the graph in local processes; --server runs it on the server")
     if langsmith_dataset:
-        raise ConfigurationError("--workers > 1 cannot be combined with --langsmith-dataset (an experiment runs in this process)")
+        raise ConfigurationError(
+            "--workers > 1 cannot be combined with --langsmith-dataset (an experiment runs in this process)"
+        )
     if max_concurrency(context.model) == 1:
         raise ConfigurationError(
             f"--workers > 1: {context.model!r} serves one request at a time and every worker process would start "

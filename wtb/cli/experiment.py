@@ -7,8 +7,9 @@ option is given. The logic lives in :mod:`wtb.experiments`.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from rich.console import Console
 
@@ -55,7 +56,9 @@ def run_langsmith_experiment(
     from wtb.tracing import context_settings
 
     if not (os.environ.get("LANGSMITH_API_KEY") or os.environ.get("LANGCHAIN_API_KEY")):
-        raise RuntimeError("--langsmith-dataset needs LANGSMITH_API_KEY (and LANGSMITH_ENDPOINT for a self-hosted LangSmith)")
+        raise RuntimeError(
+            "--langsmith-dataset needs LANGSMITH_API_KEY (and LANGSMITH_ENDPOINT for a self-hosted LangSmith)"
+        )
 
     async def run_session(session: dict[str, Any]) -> dict[str, Any]:
         return await evaluate_session(graph, session, context)

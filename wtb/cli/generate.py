@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional, Sequence
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from graphs.generation_context import Context
 
 
-def default_concurrency(context: "Context", roles: Sequence[str]) -> int:
+def default_concurrency(context: Context, roles: Sequence[str]) -> int:
     """Sessions in flight when ``--concurrency`` is not given: the lowest concurrency any role's provider
     advertises (``models.max_concurrency``; 1 for a local llama.cpp server), else 4."""
     from models import max_concurrency
@@ -61,77 +62,98 @@ def role_models(values: Sequence[str]) -> dict[str, str]:
 
 @app.command("generate")
 def generate(
-    tools: Path = typer.Option(..., "--tools", help="Tool-list file: JSON Lines, one OpenAI tool list per line; or wildtoolbench-en / wildtoolbench-zh (the official lists, see `wtb data pull`)."),
+    tools: Path = typer.Option(
+        ...,
+        "--tools",
+        help="Tool-list file: JSON Lines, one OpenAI tool list per line; or wildtoolbench-en / wildtoolbench-zh (the official lists, see `wtb data pull`).",
+    ),
     out: Path = typer.Option(..., "--out", help="Output folder (sessions.jsonl, failures.jsonl, per-session files)."),
     layers: int = typer.Option(4, "--layers", min=1, help="Tasks per session = depth of the task-type tree."),
-    paths: Optional[List[str]] = typer.Option(
+    paths: list[str] | None = typer.Option(
         None, "--paths", help="Type path to generate, e.g. ST,MT,CQ,CC (repeatable). Default: the whole tree."
     ),
-    samples: Optional[int] = typer.Option(None, "--samples", min=1, help="Number of sessions: paths sampled from the tree."),
+    samples: int | None = typer.Option(
+        None, "--samples", min=1, help="Number of sessions: paths sampled from the tree."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of every random choice (paths, tool lists, dates, variants)."),
     language: Lang = typer.Option(Lang.en, "--language", case_sensitive=False, help="Session language: en or zh."),
     year: int = typer.Option(2024, "--year", help="Year of the random environment date."),
-    model: Optional[List[str]] = typer.Option(
+    model: list[str] | None = typer.Option(
         None,
         "--model",
         help="Role model: ROLE=SPEC (repeatable; any role, built-in or added with --roles; 'user=' may repeat, "
         "one per session; SPEC 'none' = no model) or a bare SPEC for every built-in role. A role not given "
         f"uses $WTB_<ROLE>_MODEL, else {DEFAULT_MODEL}.",
     ),
-    user_model: Optional[List[str]] = typer.Option(None, "--user-model", help="Same as --model user=SPEC (repeatable)."),
-    planner_model: Optional[str] = typer.Option(None, "--planner-model", help="Same as --model planner=SPEC."),
-    tool_model: Optional[str] = typer.Option(None, "--tool-model", help="Same as --model tool=SPEC."),
-    agent_model: Optional[str] = typer.Option(None, "--agent-model", help="Same as --model agent=SPEC."),
-    checker_model: Optional[str] = typer.Option(
+    user_model: list[str] | None = typer.Option(None, "--user-model", help="Same as --model user=SPEC (repeatable)."),
+    planner_model: str | None = typer.Option(None, "--planner-model", help="Same as --model planner=SPEC."),
+    tool_model: str | None = typer.Option(None, "--tool-model", help="Same as --model tool=SPEC."),
+    agent_model: str | None = typer.Option(None, "--agent-model", help="Same as --model agent=SPEC."),
+    checker_model: str | None = typer.Option(
         None, "--checker-model", help="Same as --model checker=SPEC; 'none' = rule checks only."
     ),
-    roles: Optional[List[str]] = typer.Option(
+    roles: list[str] | None = typer.Option(
         None, "--roles", help="Module that registers added roles: a dotted module name or a .py file (repeatable)."
     ),
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible base URL for every role."),
-    user_base_url: Optional[str] = typer.Option(None, "--user-base-url", help="Base URL of the user model."),
-    planner_base_url: Optional[str] = typer.Option(None, "--planner-base-url", help="Base URL of the planner model."),
-    tool_base_url: Optional[str] = typer.Option(None, "--tool-base-url", help="Base URL of the tool model."),
-    agent_base_url: Optional[str] = typer.Option(None, "--agent-base-url", help="Base URL of the agent model."),
-    checker_base_url: Optional[str] = typer.Option(None, "--checker-base-url", help="Base URL of the checker model."),
-    temperature: Optional[float] = typer.Option(
+    base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible base URL for every role."),
+    user_base_url: str | None = typer.Option(None, "--user-base-url", help="Base URL of the user model."),
+    planner_base_url: str | None = typer.Option(None, "--planner-base-url", help="Base URL of the planner model."),
+    tool_base_url: str | None = typer.Option(None, "--tool-base-url", help="Base URL of the tool model."),
+    agent_base_url: str | None = typer.Option(None, "--agent-base-url", help="Base URL of the agent model."),
+    checker_base_url: str | None = typer.Option(None, "--checker-base-url", help="Base URL of the checker model."),
+    temperature: float | None = typer.Option(
         None, "--temperature", help="Sampling temperature of every role (default 0.7, or $WTB_GEN_TEMPERATURE)."
     ),
-    concurrency: Optional[int] = typer.Option(
+    concurrency: int | None = typer.Option(
         None,
         "--concurrency",
         min=1,
         help="Sessions generated at once. Default: 4, or the lowest limit a role's provider advertises "
         "(1 when a role runs on 'local' or 'gguf:').",
     ),
-    max_retries: Optional[int] = typer.Option(
-        None, "--max-retries", min=1, help="Tries per planner decision / tool result (default 3, or $WTB_GEN_MAX_RETRIES)."
+    max_retries: int | None = typer.Option(
+        None,
+        "--max-retries",
+        min=1,
+        help="Tries per planner decision / tool result (default 3, or $WTB_GEN_MAX_RETRIES).",
     ),
-    max_steps: Optional[int] = typer.Option(
+    max_steps: int | None = typer.Option(
         None, "--max-steps", min=1, help="Most planner steps per task (default 8, or $WTB_GEN_MAX_STEPS)."
     ),
-    vague_rate: Optional[float] = typer.Option(
+    vague_rate: float | None = typer.Option(
         None, "--vague-rate", min=0.0, max=1.0, help="Share of vague first answers (default 0.25, or $WTB_VAGUE_RATE)."
     ),
-    timeout: Optional[float] = typer.Option(
-        None, "--timeout", min=0.001, help="Per-request timeout of every role model, seconds (default 120, or $WTB_TIMEOUT)."
+    timeout: float | None = typer.Option(
+        None,
+        "--timeout",
+        min=0.001,
+        help="Per-request timeout of every role model, seconds (default 120, or $WTB_TIMEOUT).",
     ),
-    max_attempts: Optional[int] = typer.Option(
-        None, "--max-attempts", min=1, help="Tries per role-model request on HTTP 429/5xx, timeouts, dropped connections (default 5)."
+    max_attempts: int | None = typer.Option(
+        None,
+        "--max-attempts",
+        min=1,
+        help="Tries per role-model request on HTTP 429/5xx, timeouts, dropped connections (default 5).",
     ),
-    backoff: Optional[float] = typer.Option(None, "--backoff", min=0.0, help="First retry wait in seconds (doubles, plus jitter; default 1)."),
-    rps: Optional[float] = typer.Option(None, "--rps", min=0.0, help="Requests per second to each role endpoint (default 0 = no limit)."),
+    backoff: float | None = typer.Option(
+        None, "--backoff", min=0.0, help="First retry wait in seconds (doubles, plus jitter; default 1)."
+    ),
+    rps: float | None = typer.Option(
+        None, "--rps", min=0.0, help="Requests per second to each role endpoint (default 0 = no limit)."
+    ),
     no_trace: bool = typer.Option(
         False, "--no-trace", help="Do not send LangSmith traces for this run, even with LANGSMITH_TRACING=true."
     ),
     overwrite: bool = typer.Option(
-        False, "--overwrite", help="Generate every session again instead of keeping the ones an earlier run of this command finished."
+        False,
+        "--overwrite",
+        help="Generate every session again instead of keeping the ones an earlier run of this command finished.",
     ),
     show_progress: bool = typer.Option(
         True, "--progress/--no-progress", help="Show a progress bar with the role being asked (on a terminal)."
     ),
     pull: bool = pull_option(),
-    server: Optional[str] = typer.Option(
+    server: str | None = typer.Option(
         None,
         "--server",
         help="Generate every session on a LangGraph Server serving this project's graphs (e.g. http://127.0.0.1:2024 "
@@ -164,18 +186,40 @@ def generate(
     try:
         load_role_modules(roles or [])
         mapping = role_models(model or [])
-        for name, value in (("planner", planner_model), ("tool", tool_model), ("agent", agent_model), ("checker", checker_model)):
+        for name, value in (
+            ("planner", planner_model),
+            ("tool", tool_model),
+            ("agent", agent_model),
+            ("checker", checker_model),
+        ):
             if value is not None:
                 mapping[name] = value
         if user_model:
             mapping["user"] = ",".join(user_model)
-        base_urls = {name: url for name, url in (("user", user_base_url), ("planner", planner_base_url), ("tool", tool_base_url),
-                     ("agent", agent_base_url), ("checker", checker_base_url)) if url}  # fmt: skip
+        base_urls = {
+            name: url
+            for name, url in (
+                ("user", user_base_url),
+                ("planner", planner_base_url),
+                ("tool", tool_base_url),
+                ("agent", agent_base_url),
+                ("checker", checker_base_url),
+            )
+            if url
+        }
         context = Context(
-            models=mapping, base_urls=base_urls, base_url=base_url, temperature=temperature, max_retries=max_retries,
-            max_steps=max_steps, vague_answer_rate=vague_rate, request_timeout=timeout, max_attempts=max_attempts,
-            backoff=backoff, rps=rps,
-        )  # fmt: skip
+            models=mapping,
+            base_urls=base_urls,
+            base_url=base_url,
+            temperature=temperature,
+            max_retries=max_retries,
+            max_steps=max_steps,
+            vague_answer_rate=vague_rate,
+            request_timeout=timeout,
+            max_attempts=max_attempts,
+            backoff=backoff,
+            rps=rps,
+        )
         active = model_roles()
         unknown = sorted(set(mapping) - set(active))
         if unknown:
@@ -191,14 +235,18 @@ def generate(
             from wtb.remote import check_server
 
             if roles:
-                raise ConfigurationError("--roles cannot be used with --server: the deployed graph has the roles it was deployed with")
+                raise ConfigurationError(
+                    "--roles cannot be used with --server: the deployed graph has the roles it was deployed with"
+                )
             specs = [*context.user_models, *(context.model_spec(role) for role in active if role != "user")]
             check_server(server, "generation", specs, ModelSettings(timeout=context.request_timeout))
         else:
             for role in active:
                 specs = context.user_models if role == "user" else [context.model_spec(role)]
                 for spec in filter(None, specs):
-                    check_model(spec, ModelSettings(base_url=context.role_base_url(role), timeout=context.request_timeout))
+                    check_model(
+                        spec, ModelSettings(base_url=context.role_base_url(role), timeout=context.request_timeout)
+                    )
     except (GenerationInputError, OSError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -206,8 +254,14 @@ def generate(
         concurrency = default_concurrency(context, active)
     graph = compile_graph() if added_roles() else None  # the default graph has no added roles
     settings = {
-        "tools": str(tools), "layers": layers, "paths": paths, "samples": samples, "seed": seed,
-        "language": language, "year": year, "concurrency": concurrency,
+        "tools": str(tools),
+        "layers": layers,
+        "paths": paths,
+        "samples": samples,
+        "seed": seed,
+        "language": language,
+        "year": year,
+        "concurrency": concurrency,
     }
 
     from rich.console import Console
@@ -224,8 +278,13 @@ def generate(
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     bar = Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=console, disable=not (show_progress and console.is_terminal),
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=not (show_progress and console.is_terminal),
     )
     bar_task = bar.add_task("starting", total=len(plans))
     requests = {"count": 0}
@@ -262,8 +321,16 @@ def generate(
             from wtb.runner.loop import run as run_loop
 
             summary = run_loop(
-                batch(plans, context, out, concurrency=concurrency, settings=settings, on_done=progress, graph=graph,
-                      overwrite=overwrite)
+                batch(
+                    plans,
+                    context,
+                    out,
+                    concurrency=concurrency,
+                    settings=settings,
+                    on_done=progress,
+                    graph=graph,
+                    overwrite=overwrite,
+                )
             )
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -271,13 +338,18 @@ def generate(
     finally:
         ROLE_REQUEST_LISTENER.reset(listening)
     if summary.reused:
-        typer.echo(f"resumed: kept {summary.reused} session(s) finished by an earlier run (--overwrite redoes them)", err=True)
+        typer.echo(
+            f"resumed: kept {summary.reused} session(s) finished by an earlier run (--overwrite redoes them)", err=True
+        )
     typer.echo(
         f"generated {summary.succeeded} session(s), {summary.failed} failed -> {summary.sessions_file} "
         f"(failures: {summary.failures_file}, oracle replay: {summary.replay_file})"
     )
     if summary.retried_requests:
-        typer.echo(f"model requests {summary.requests} ({summary.attempts} tries); retried requests: "
-                   f"{len(summary.retried_requests)} (listed in manifest.json)", err=True)
+        typer.echo(
+            f"model requests {summary.requests} ({summary.attempts} tries); retried requests: "
+            f"{len(summary.retried_requests)} (listed in manifest.json)",
+            err=True,
+        )
     if summary.succeeded == 0:
         raise typer.Exit(1)

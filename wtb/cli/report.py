@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -17,7 +16,9 @@ def _percent(value: float) -> str:
     return f"{value * 100:.2f}%"
 
 
-def write_report(run_dirs: list[Path], out: Path, *, dataset: Optional[Path] = None, seed: int = 0, resamples: int = 2000) -> None:
+def write_report(
+    run_dirs: list[Path], out: Path, *, dataset: Path | None = None, seed: int = 0, resamples: int = 2000
+) -> None:
     """Build the report of ``run_dirs`` into ``out`` and print where it went, each run's intervals and comparisons.
 
     Raises:
@@ -43,8 +44,13 @@ def write_report(run_dirs: list[Path], out: Path, *, dataset: Optional[Path] = N
             markup=False,
         )
     for comparison in report.comparisons:
-        _err.print(f"{comparison.a.label} vs {comparison.b.label} ({comparison.difference.sessions} shared sessions): {comparison.verdict()}", markup=False)
-    typer.echo(f"report in {out}/: open {out / 'index.html'} in a browser; report.md, leaderboard.csv, orchestration.csv, errors.csv, tasks.csv")
+        _err.print(
+            f"{comparison.a.label} vs {comparison.b.label} ({comparison.difference.sessions} shared sessions): {comparison.verdict()}",
+            markup=False,
+        )
+    typer.echo(
+        f"report in {out}/: open {out / 'index.html'} in a browser; report.md, leaderboard.csv, orchestration.csv, errors.csv, tasks.csv"
+    )
 
 
 @app.command("report")
@@ -52,9 +58,18 @@ def report_command(
     run_dirs: list[Path] = typer.Argument(
         ..., help="Run folders (wtb eval --out), each with metric.json and score.jsonl.", exists=True, file_okay=False
     ),
-    out: Path = typer.Option(..., "--out", help="Report folder: index.html, report.md, leaderboard.csv, orchestration.csv, errors.csv, tasks.csv.", file_okay=False),
-    dataset: Optional[Path] = typer.Option(
-        None, "--dataset", exists=True, dir_okay=False, help="Dataset file for run folders whose run.json names none (e.g. made by `wtb score`)."
+    out: Path = typer.Option(
+        ...,
+        "--out",
+        help="Report folder: index.html, report.md, leaderboard.csv, orchestration.csv, errors.csv, tasks.csv.",
+        file_okay=False,
+    ),
+    dataset: Path | None = typer.Option(
+        None,
+        "--dataset",
+        exists=True,
+        dir_okay=False,
+        help="Dataset file for run folders whose run.json names none (e.g. made by `wtb score`).",
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap (same seed, same confidence intervals)."),
     resamples: int = typer.Option(2000, "--resamples", min=100, help="Bootstrap resamples of the sessions."),

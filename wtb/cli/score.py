@@ -9,7 +9,6 @@ docs/cli.md §2). The scoring core is imported by the command bodies, not here (
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -28,9 +27,11 @@ def _print_issues(issues) -> None:
 
 @app.command("validate")
 def validate(
-    path: Path = typer.Argument(..., help="Dataset file (JSON Lines, one session per line), or wildtoolbench (the official data)."),
-    tasks: Optional[int] = tasks_option(),
-    lang: Optional[Lang] = lang_option(
+    path: Path = typer.Argument(
+        ..., help="Dataset file (JSON Lines, one session per line), or wildtoolbench (the official data)."
+    ),
+    tasks: int | None = tasks_option(),
+    lang: Lang | None = lang_option(
         "Also check that the sessions can be evaluated on this side (zh: every Chinese label maps to a "
         "metric bucket), and count the tasks under its labels. Both sides are always checked field by field."
     ),
@@ -58,18 +59,21 @@ def validate(
 
 @app.command("score")
 def score(
-    dataset: Path = typer.Option(..., "--dataset", help="Dataset file the run was made on (sessions, JSON Lines), or wildtoolbench."),
+    dataset: Path = typer.Option(
+        ..., "--dataset", help="Dataset file the run was made on (sessions, JSON Lines), or wildtoolbench."
+    ),
     results: Path = typer.Option(..., "--results", help="Result file: one record per session (JSON Lines)."),
     out: Path = typer.Option(
-        ..., "--out",
+        ...,
+        "--out",
         help="Output folder for score.jsonl, metric.json and summary_metrics.json (score.fixed.jsonl, "
         "metric.fixed.json and summary_metrics.fixed.json with --scoring fixed).",
     ),
-    tasks: Optional[int] = tasks_option(),
+    tasks: int | None = tasks_option(),
     scoring: Scoring = scoring_option(),
-    lang: Optional[Lang] = lang_option(
+    lang: Lang | None = lang_option(
         "Side of the dataset the results were made on (en: english_* fields, zh: the Chinese ones). "
-        "Default: what the records say (a `wtb eval --lang zh` record carries \"language\": \"zh\"), else en."
+        'Default: what the records say (a `wtb eval --lang zh` record carries "language": "zh"), else en.'
     ),
     pull: bool = pull_option(),
 ) -> None:
@@ -162,11 +166,15 @@ def rescoring_line(flips: dict, reference_progress: dict | None, fixed_progress:
         line = f"fixed vs reference scoring: no task label flips ({flips['reference_correct']} correct of {flips['tasks']})"
     if reference_progress and fixed_progress and reference_progress["total_step"] and fixed_progress["total_step"]:
         before, after = _rate(reference_progress), _rate(fixed_progress)
-        line += f"; accomplish progress rate {before} -> {after} (fix 8)" if before != after else f"; accomplish progress rate unchanged ({after})"
+        line += (
+            f"; accomplish progress rate {before} -> {after} (fix 8)"
+            if before != after
+            else f"; accomplish progress rate unchanged ({after})"
+        )
     return line
 
 
-def _summary_language(path: Path) -> Optional[str]:
+def _summary_language(path: Path) -> str | None:
     """The language written into the summary metrics file ``path`` (for the table title), or ``None``."""
     import json
 

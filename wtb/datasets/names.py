@@ -10,12 +10,22 @@ existing file that happens to carry a name, is a plain path and is returned unch
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Optional, Union
 
-from wtb.datasets.official import COMMIT, REPOSITORY, DataError, Pin, ProgressCallback, cache_path, cached_file, pin_table, pull_file
+from wtb.datasets.official import (
+    COMMIT,
+    REPOSITORY,
+    DataError,
+    Pin,
+    ProgressCallback,
+    cache_path,
+    cached_file,
+    pin_table,
+    pull_file,
+)
 
-PathLike = Union[str, Path]
+PathLike = str | Path
 _NOUNS = {"dataset": "dataset", "tools": "tool list"}
 
 
@@ -34,8 +44,14 @@ def official_names(kind: str) -> list[str]:
     return [pin.name for pin in pin_table().values() if pin.kind == kind]
 
 
-def resolve_dataset(value: Optional[PathLike], *, pull: bool = False, interactive: Optional[bool] = None,
-                    confirm: Optional[Callable[[str], bool]] = None, progress: Optional[ProgressCallback] = None) -> Optional[Path]:
+def resolve_dataset(
+    value: PathLike | None,
+    *,
+    pull: bool = False,
+    interactive: bool | None = None,
+    confirm: Callable[[str], bool] | None = None,
+    progress: ProgressCallback | None = None,
+) -> Path | None:
     """The dataset file meant by a ``--dataset`` value.
 
     Inputs: ``value``, a path or the name ``wildtoolbench`` (``None`` stays ``None``); ``pull``,
@@ -54,16 +70,29 @@ def resolve_dataset(value: Optional[PathLike], *, pull: bool = False, interactiv
     return _resolve(value, "dataset", pull=pull, interactive=interactive, confirm=confirm, progress=progress)
 
 
-def resolve_tools(value: Optional[PathLike], *, pull: bool = False, interactive: Optional[bool] = None,
-                  confirm: Optional[Callable[[str], bool]] = None, progress: Optional[ProgressCallback] = None) -> Optional[Path]:
+def resolve_tools(
+    value: PathLike | None,
+    *,
+    pull: bool = False,
+    interactive: bool | None = None,
+    confirm: Callable[[str], bool] | None = None,
+    progress: ProgressCallback | None = None,
+) -> Path | None:
     """The tool-list file meant by a ``--tools`` value: a path, or ``wildtoolbench-en`` /
     ``wildtoolbench-zh``. Inputs, output and errors as :func:`resolve_dataset` (a dataset name
     given here is a :class:`DataError`)."""
     return _resolve(value, "tools", pull=pull, interactive=interactive, confirm=confirm, progress=progress)
 
 
-def _resolve(value: Optional[PathLike], kind: str, *, pull: bool, interactive: Optional[bool],
-             confirm: Optional[Callable[[str], bool]], progress: Optional[ProgressCallback]) -> Optional[Path]:
+def _resolve(
+    value: PathLike | None,
+    kind: str,
+    *,
+    pull: bool,
+    interactive: bool | None,
+    confirm: Callable[[str], bool] | None,
+    progress: ProgressCallback | None,
+) -> Path | None:
     if value is None:
         return None
     path = Path(value)
@@ -87,16 +116,21 @@ def _resolve(value: Optional[PathLike], kind: str, *, pull: bool, interactive: O
             raise NotPulledError(
                 f"{pin.name}: the official {_NOUNS[kind]} is not downloaded yet; run `{command}` first "
                 f"(or add --pull to download it now) - it goes to {cache_path(pin)}",
-                name=pin.name, command=command,
+                name=pin.name,
+                command=command,
             )
         if not (confirm or _ask)(_question(pin)):
-            raise NotPulledError(f"{pin.name}: not downloaded; `{command}` downloads it", name=pin.name, command=command)
+            raise NotPulledError(
+                f"{pin.name}: not downloaded; `{command}` downloads it", name=pin.name, command=command
+            )
     return pull_file(pin, progress=progress).path
 
 
 def _question(pin: Pin) -> str:
-    return (f"{pin.name} ({pin.path} of github.com/{REPOSITORY} at {COMMIT[:7]}) is not downloaded yet. "
-            f"Download it into {cache_path(pin)} now?")
+    return (
+        f"{pin.name} ({pin.path} of github.com/{REPOSITORY} at {COMMIT[:7]}) is not downloaded yet. "
+        f"Download it into {cache_path(pin)} now?"
+    )
 
 
 def _ask(question: str) -> bool:

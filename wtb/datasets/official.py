@@ -28,9 +28,10 @@ import os
 import re
 import shutil
 import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO, Callable, Iterator, Mapping, Optional, Sequence
+from typing import IO
 from urllib.parse import quote
 
 from models.bundled import cache_dir
@@ -61,9 +62,24 @@ class Pin:
 
 
 OFFICIAL_PINS: tuple[Pin, ...] = (
-    Pin("wildtoolbench", "dataset", "wild-tool-bench/data/Wild-Tool-Bench.jsonl", "e91dd1c50a2a9ee8661a8564e11cbd6cd61f795a"),
-    Pin("wildtoolbench-en", "tools", "multi-agent-framework/tools/tools_en.jsonl", "53da9728ecbb947b2cbb3b14cebe40b1ac7ea9a4"),
-    Pin("wildtoolbench-zh", "tools", "multi-agent-framework/tools/tools_zh.jsonl", "1871eab0bd51b7cd72e1ca0b9680adfcff6faa11"),
+    Pin(
+        "wildtoolbench",
+        "dataset",
+        "wild-tool-bench/data/Wild-Tool-Bench.jsonl",
+        "e91dd1c50a2a9ee8661a8564e11cbd6cd61f795a",
+    ),
+    Pin(
+        "wildtoolbench-en",
+        "tools",
+        "multi-agent-framework/tools/tools_en.jsonl",
+        "53da9728ecbb947b2cbb3b14cebe40b1ac7ea9a4",
+    ),
+    Pin(
+        "wildtoolbench-zh",
+        "tools",
+        "multi-agent-framework/tools/tools_zh.jsonl",
+        "1871eab0bd51b7cd72e1ca0b9680adfcff6faa11",
+    ),
 )
 
 
@@ -104,7 +120,7 @@ class PullResult:
     origin: str = ""
 
 
-ProgressCallback = Callable[[Pin, int, Optional[int]], None]
+ProgressCallback = Callable[[Pin, int, int | None], None]
 """Download progress callback: ``(pin, bytes received so far, total bytes or None when unknown)``."""
 
 
@@ -120,7 +136,7 @@ def git_blob_id(path: Path) -> str:
     return digest.hexdigest()
 
 
-def pin_table(pins_file: Optional[Path] = None) -> dict[str, Pin]:
+def pin_table(pins_file: Path | None = None) -> dict[str, Pin]:
     """The pins by name: :data:`OFFICIAL_PINS`, with the entries of ``pins_file`` (default:
     ``$WTB_DATA_PINS`` when set) replacing or adding pins of the same name.
 
@@ -160,10 +176,12 @@ def pin_table(pins_file: Optional[Path] = None) -> dict[str, Pin]:
 
 def _is_repository_path(path: str) -> bool:
     parts = PurePosixPath(path).parts
-    return bool(parts) and not path.startswith("/") and "\\" not in path and all(p not in ("", ".", "..") for p in parts)
+    return (
+        bool(parts) and not path.startswith("/") and "\\" not in path and all(p not in ("", ".", "..") for p in parts)
+    )
 
 
-def select_pins(only: Optional[str] = None, table: Optional[Mapping[str, Pin]] = None) -> list[Pin]:
+def select_pins(only: str | None = None, table: Mapping[str, Pin] | None = None) -> list[Pin]:
     """The pins of one kind (``only``: ``"dataset"`` or ``"tools"``), or all of them (``None``), in
     table order; ``table`` defaults to :func:`pin_table`. Raises ``ValueError`` for another kind."""
     if only is not None and only not in KINDS:
@@ -177,7 +195,7 @@ def base_url() -> str:
     return (os.environ.get(URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
 
 
-def file_url(pin: Pin, base: Optional[str] = None) -> str:
+def file_url(pin: Pin, base: str | None = None) -> str:
     """URL of ``pin``'s file: its repository path under ``base`` (default :func:`base_url`)."""
     return f"{(base or base_url()).rstrip('/')}/{quote(pin.path)}"
 
@@ -192,7 +210,7 @@ def cache_path(pin: Pin) -> Path:
     return data_dir().joinpath(*PurePosixPath(pin.path).parts)
 
 
-def cached_file(pin: Pin) -> Optional[Path]:
+def cached_file(pin: Pin) -> Path | None:
     """``pin``'s cache path when the file is there and matches the pinned blob id, else ``None``.
 
     The file is hashed on every call (a few milliseconds per megabyte). Raises ``OSError`` only
@@ -204,8 +222,9 @@ def cached_file(pin: Pin) -> Optional[Path]:
     return path if git_blob_id(path) == pin.blob else None
 
 
-def pull_file(pin: Pin, *, source: Optional[Path] = None, progress: Optional[ProgressCallback] = None,
-              client: object = None) -> PullResult:
+def pull_file(
+    pin: Pin, *, source: Path | None = None, progress: ProgressCallback | None = None, client: object = None
+) -> PullResult:
     """Make sure ``pin``'s file is in the cache, verified; a verified cached file is left alone.
 
     Inputs: ``source``, a local folder laid out like the repository (a clone or checkout of
@@ -241,8 +260,9 @@ def pull_file(pin: Pin, *, source: Optional[Path] = None, progress: Optional[Pro
     return PullResult(pin, target, "downloaded", url)
 
 
-def pull_files(pins: Sequence[Pin], *, source: Optional[Path] = None,
-               progress: Optional[ProgressCallback] = None) -> Iterator[tuple[Pin, PullResult | DataError | OSError]]:
+def pull_files(
+    pins: Sequence[Pin], *, source: Path | None = None, progress: ProgressCallback | None = None
+) -> Iterator[tuple[Pin, PullResult | DataError | OSError]]:
     """:func:`pull_file` for each pin in turn, yielding ``(pin, result or error)`` as each ends.
 
     Errors are yielded, not raised, so one bad file does not hide the others. Once the server
@@ -251,9 +271,10 @@ def pull_files(pins: Sequence[Pin], *, source: Optional[Path] = None,
     """
     import httpx
 
-    offline: Optional[OfflineError] = None
-    with httpx.Client(follow_redirects=True, timeout=httpx.Timeout(60.0, connect=15.0),
-                      headers={"User-Agent": "wtb-data-pull"}) as client:
+    offline: OfflineError | None = None
+    with httpx.Client(
+        follow_redirects=True, timeout=httpx.Timeout(60.0, connect=15.0), headers={"User-Agent": "wtb-data-pull"}
+    ) as client:
         for pin in pins:
             try:
                 if offline is not None and source is None and cached_file(pin) is None:
@@ -280,11 +301,14 @@ def local_source(pin: Pin, folder: Path) -> Path:
 def offline_error(pin: Pin, reason: str) -> OfflineError:
     """The one-line offline instruction for ``pin``: what to download (URL) and where to put it."""
     url, target = file_url(pin), cache_path(pin)
-    return OfflineError(f"{pin.path}: cannot reach the server ({reason}); download {url} and save it as {target}",
-                        url=url, target=target)
+    return OfflineError(
+        f"{pin.path}: cannot reach the server ({reason}); download {url} and save it as {target}",
+        url=url,
+        target=target,
+    )
 
 
-def _download(pin: Pin, url: str, handle: IO[bytes], progress: Optional[ProgressCallback], client: object) -> None:
+def _download(pin: Pin, url: str, handle: IO[bytes], progress: ProgressCallback | None, client: object) -> None:
     """Stream ``url`` into ``handle``; raise Offline/DownloadError (see :func:`pull_file`)."""
     import httpx
 
@@ -315,8 +339,9 @@ def _download(pin: Pin, url: str, handle: IO[bytes], progress: Optional[Progress
         raise offline_error(pin, f"{type(exc).__name__}: {exc}") from exc
     except httpx.HTTPError as exc:
         raw = response.num_bytes_downloaded if response is not None else 0
-        raise DownloadError(f"{pin.path}: incomplete download from {url}, broke off after {raw} bytes: "
-                            f"{type(exc).__name__}: {exc}") from exc
+        raise DownloadError(
+            f"{pin.path}: incomplete download from {url}, broke off after {raw} bytes: {type(exc).__name__}: {exc}"
+        ) from exc
     finally:
         if own:
             http.close()  # type: ignore[union-attr]

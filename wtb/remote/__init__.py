@@ -27,6 +27,7 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'wtb.remote' has no attribute {name!r}")
 
+
 __all__ = [
     "RemoteEvaluation",
     "RemoteGeneration",

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from wtb.remote.client import ServerFailure, connect, display_url, find_graph, wait_for_run
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from wtb.tracing import redact_text
@@ -62,7 +63,9 @@ def check_url(url: str) -> str:
 
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigurationError(f"--server must be an http:// or https:// URL of a LangGraph Server, got {display_url(url)!r}")
+        raise ConfigurationError(
+            f"--server must be an http:// or https:// URL of a LangGraph Server, got {display_url(url)!r}"
+        )
     return url.strip().rstrip("/")
 
 
@@ -93,7 +96,8 @@ def connect(url: str, *, concurrency: int = 4, api_key: str | None = None, timeo
     if key:
         headers["x-api-key"] = key
     transport = httpx.AsyncHTTPTransport(
-        retries=TRANSPORT_RETRIES, limits=httpx.Limits(max_connections=concurrency + 8, max_keepalive_connections=concurrency + 8)
+        retries=TRANSPORT_RETRIES,
+        limits=httpx.Limits(max_connections=concurrency + 8, max_keepalive_connections=concurrency + 8),
     )
     http = httpx.AsyncClient(
         base_url=check_url(url),
@@ -227,21 +231,28 @@ async def wait_for_run(
                 path, "POST", json=payload, on_response=on_response, reconnect_limit=RECONNECTS
             )
         else:  # an SDK without it: the same request through the public API (its own reconnect policy)
-            body = await client.runs.wait(thread_id if create_thread else None, graph_id, raise_error=False, **{
-                k: v for k, v in payload.items() if k not in ("assistant_id", "langsmith_tracer")
-            })  # fmt: skip
+            body = await client.runs.wait(
+                thread_id if create_thread else None,
+                graph_id,
+                raise_error=False,
+                **{k: v for k, v in payload.items() if k not in ("assistant_id", "langsmith_tracer")},
+            )
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # noqa: BLE001 - every failure of the HTTP exchange is the server's, for this run
         raise ServerFailure(describe_failure(exc), thread_id if create_thread else None, seen["run_id"]) from exc
     tid = thread_id if create_thread else ""
     if not isinstance(body, dict):
-        raise ServerFailure(f"the server answered with {type(body).__name__}, not a JSON object", tid or None, seen["run_id"])
+        raise ServerFailure(
+            f"the server answered with {type(body).__name__}, not a JSON object", tid or None, seen["run_id"]
+        )
     error = body.get("__error__")
     if error is not None:
         if not isinstance(error, dict):
             error = {"error": "error", "message": str(error)}
-        return RunReply(None, {"error": str(error.get("error")), "message": str(error.get("message"))}, tid, seen["run_id"])
+        return RunReply(
+            None, {"error": str(error.get("error")), "message": str(error.get("message"))}, tid, seen["run_id"]
+        )
     return RunReply(body, None, tid, seen["run_id"])
 
 

@@ -26,7 +26,8 @@ import os
 import re
 import time
 import uuid
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from bench.harness import error_record, with_language
 from graphs.evaluation_context import EvaluationContext
@@ -128,7 +129,13 @@ class RemoteEvaluation:
     """
 
     def __init__(
-        self, client: Any, url: str, *, graph_id: str = GRAPH_ID, batch_id: str | None = None, project: str | None = None
+        self,
+        client: Any,
+        url: str,
+        *,
+        graph_id: str = GRAPH_ID,
+        batch_id: str | None = None,
+        project: str | None = None,
     ):
         self.client = client
         self.url = display_url(url)
@@ -190,13 +197,21 @@ class RemoteEvaluation:
                 return refused_record(session_id, context, name, message), None
             if name == "ModelRequestError":
                 attempts = _ATTEMPTS.match(message)
-                return None, self._error(session_id, model_name, message, int(attempts.group(1)) if attempts else 1,
-                                         reply.thread_id, reply.run_id)  # fmt: skip
+                return None, self._error(
+                    session_id,
+                    model_name,
+                    message,
+                    int(attempts.group(1)) if attempts else 1,
+                    reply.thread_id,
+                    reply.run_id,
+                )
             text = f"LangGraph server: the run failed with {name}: {message}"
             return None, self._error(session_id, model_name, text, 0, reply.thread_id, reply.run_id)
         record = (reply.output or {}).get("record")
         if not isinstance(record, Mapping) or record.get("id") != session_id:
-            text = f"LangGraph server: the run's output has no record of {session_id} (keys: {sorted(reply.output or {})})"
+            text = (
+                f"LangGraph server: the run's output has no record of {session_id} (keys: {sorted(reply.output or {})})"
+            )
             return None, self._error(session_id, model_name, text, 0, reply.thread_id, reply.run_id)
         record = dict(record)
         if "candidate" not in record:  # as wtb.runner.run_session does for a record without it
@@ -209,7 +224,14 @@ class RemoteEvaluation:
         self, session_id: str, model_name: str, text: str, attempts: int, thread_id: str | None, run_id: str | None
     ) -> dict[str, Any]:
         where = {"server": self.url, "thread_id": thread_id or None, "run_id": run_id}
-        return {"id": session_id, "model_name": model_name, "error": text, "attempts": attempts, "errors": [text], "where": where}
+        return {
+            "id": session_id,
+            "model_name": model_name,
+            "error": text,
+            "attempts": attempts,
+            "errors": [text],
+            "where": where,
+        }
 
 
 async def arun_eval_remote(

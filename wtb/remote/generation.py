@@ -19,8 +19,9 @@ import dataclasses
 import re
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from bench.generation import SessionPlan
 from graphs.generation_context import Context
@@ -50,9 +51,14 @@ def state_usage(state: dict[str, Any], wall_time: float) -> dict[str, Any]:
     in its state (``calls``); tokens and retries are not visible to the client (0 and ``[]``)."""
     calls = len(state.get("calls") or [])
     return {
-        "requests": calls, "attempts": calls, "failed_requests": 0, "input_tokens": 0, "output_tokens": 0,
-        "retried_requests": [], "wall_time": round(wall_time, 6),
-    }  # fmt: skip
+        "requests": calls,
+        "attempts": calls,
+        "failed_requests": 0,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "retried_requests": [],
+        "wall_time": round(wall_time, 6),
+    }
 
 
 class RemoteGeneration:
@@ -70,7 +76,13 @@ class RemoteGeneration:
     """
 
     def __init__(
-        self, client: Any, url: str, *, graph_id: str = GRAPH_ID, batch_id: str | None = None, project: str | None = None
+        self,
+        client: Any,
+        url: str,
+        *,
+        graph_id: str = GRAPH_ID,
+        batch_id: str | None = None,
+        project: str | None = None,
     ):
         self.client = client
         self.url = display_url(url)
@@ -97,21 +109,41 @@ class RemoteGeneration:
             )
         except ServerFailure as exc:
             reason = f"LangGraph server {self.url}: {exc}" + (f" (thread {exc.thread_id})" if exc.thread_id else "")
-            return SessionOutcome(plan, "failed", redact_text(reason), state, infrastructure=True,
-                                  usage=state_usage({}, time.perf_counter() - started))  # fmt: skip
+            return SessionOutcome(
+                plan,
+                "failed",
+                redact_text(reason),
+                state,
+                infrastructure=True,
+                usage=state_usage({}, time.perf_counter() - started),
+            )
         if reply.error is not None:
             name, message = reply.error.get("error", ""), reply.error.get("message", "")
             rejected = name == "ModelRequestError" and bool(_REJECTED.match(message))
-            reason = message if name == "ModelRequestError" else f"LangGraph server: the run failed with {name}: {message}"
+            reason = (
+                message if name == "ModelRequestError" else f"LangGraph server: the run failed with {name}: {message}"
+            )
             if not rejected:
                 reason += f" (thread {reply.thread_id})"
-            return SessionOutcome(plan, "failed", redact_text(reason), state, infrastructure=not rejected,
-                                  usage=state_usage({}, time.perf_counter() - started))  # fmt: skip
+            return SessionOutcome(
+                plan,
+                "failed",
+                redact_text(reason),
+                state,
+                infrastructure=not rejected,
+                usage=state_usage({}, time.perf_counter() - started),
+            )
         last = dict(reply.output or {})
         if last.get("status") not in ("done", "failed"):  # no final state (e.g. a run cut short on the server)
             reason = f"LangGraph server: the run ended without a final state (status {last.get('status')!r}; thread {reply.thread_id})"
-            return SessionOutcome(plan, "failed", reason, state, infrastructure=True,
-                                  usage=state_usage(last, time.perf_counter() - started))  # fmt: skip
+            return SessionOutcome(
+                plan,
+                "failed",
+                reason,
+                state,
+                infrastructure=True,
+                usage=state_usage(last, time.perf_counter() - started),
+            )
         outcome = outcome_from_state(plan, {**state, **last})
         outcome.usage = state_usage(last, time.perf_counter() - started)
         return outcome
@@ -146,7 +178,9 @@ async def run_batch_remote(
     recorded = {**dict(settings or {}), "server": display_url(server)}
     async with connect(server, concurrency=concurrency) as client:
         invoke = RemoteGeneration(client, server, project=langsmith_project(no_trace))
-        return await run_batch(plans, context, out_dir, concurrency=concurrency, settings=recorded, invoke=invoke, **kwargs)
+        return await run_batch(
+            plans, context, out_dir, concurrency=concurrency, settings=recorded, invoke=invoke, **kwargs
+        )
 
 
 __all__ = ["GRAPH_ID", "RemoteGeneration", "generation_context_payload", "run_batch_remote", "state_usage"]

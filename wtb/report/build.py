@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from bench.errors import CATEGORIES, CATEGORY_LABELS, PARAMETER_CATEGORIES
 from bench.io import atomic_write_text
@@ -46,25 +47,69 @@ FILES = ("index.html", "report.md", "leaderboard.csv", "orchestration.csv", "err
 """The files a report folder holds (plus ``plots/*.svg``)."""
 
 SHORT_LABELS = {
-    "single": "Single", "multi": "Multi", "clarify": "Clarify", "chat": "Chat", "t1": "Task 1", "t2": "Task 2",
-    "t3": "Task 3", "t4": "Task 4", "task": "Task acc.", "session": "Session acc.", "p": "P", "s": "S", "mix": "Mix",
-    "ta": "TA", "ap_s": "AP S", "ap_mix": "AP Mix", "ap": "AP", "op_p": "OP P", "op_mix": "OP Mix", "op": "OP",
-    "refusal": "Refusal", "wrong_name": "Wrong name", "wrong_refusal": "Wrong refusal", "redundant": "Redundant",
-    "call_error": "Call error", "early_term": "Early term.", "param_type": "Param. type", "param_halluc": "Param. halluc.",
+    "single": "Single",
+    "multi": "Multi",
+    "clarify": "Clarify",
+    "chat": "Chat",
+    "t1": "Task 1",
+    "t2": "Task 2",
+    "t3": "Task 3",
+    "t4": "Task 4",
+    "task": "Task acc.",
+    "session": "Session acc.",
+    "p": "P",
+    "s": "S",
+    "mix": "Mix",
+    "ta": "TA",
+    "ap_s": "AP S",
+    "ap_mix": "AP Mix",
+    "ap": "AP",
+    "op_p": "OP P",
+    "op_mix": "OP Mix",
+    "op": "OP",
+    "refusal": "Refusal",
+    "wrong_name": "Wrong name",
+    "wrong_refusal": "Wrong refusal",
+    "redundant": "Redundant",
+    "call_error": "Call error",
+    "early_term": "Early term.",
+    "param_type": "Param. type",
+    "param_halluc": "Param. halluc.",
     "param_value": "Param. value",
-}  # fmt: skip
+}
 
 RULES = [
-    ("refusal", "the model replied in text where only real tool calls were due, before any correct tool step, and the text does not end in a question mark"),
+    (
+        "refusal",
+        "the model replied in text where only real tool calls were due, before any correct tool step, and the text does not end in a question mark",
+    ),
     ("wrong_refusal", "the same, but the text ends in a question: it asks the user for what it already has"),
-    ("early_term", "the model replied in text where only real tool calls were due, after at least one correct tool step"),
-    ("redundant", "the model called tools where a gold candidate is the final answer (a chat task, or calls after the work is done)"),
-    ("wrong_name", "the model called tools where a gold candidate asks the user (the information is missing), or called names that are neither the names of a candidate nor a strict sub- or superset of them (also: calls beyond the end of every gold path)"),
-    ("call_error", "the called names are a strict sub- or superset of a candidate's (wrong parallel split or count); also an empty reply, unparsable calls, the step limit and a session whose inference failed (each of its tasks)"),
-    ("param_type", "names matched, the first failing argument message is 'args invalid json format' or a 'type inconsistent' message"),
+    (
+        "early_term",
+        "the model replied in text where only real tool calls were due, after at least one correct tool step",
+    ),
+    (
+        "redundant",
+        "the model called tools where a gold candidate is the final answer (a chat task, or calls after the work is done)",
+    ),
+    (
+        "wrong_name",
+        "the model called tools where a gold candidate asks the user (the information is missing), or called names that are neither the names of a candidate nor a strict sub- or superset of them (also: calls beyond the end of every gold path)",
+    ),
+    (
+        "call_error",
+        "the called names are a strict sub- or superset of a candidate's (wrong parallel split or count); also an empty reply, unparsable calls, the step limit and a session whose inference failed (each of its tasks)",
+    ),
+    (
+        "param_type",
+        "names matched, the first failing argument message is 'args invalid json format' or a 'type inconsistent' message",
+    ),
     ("param_halluc", "'args not defined', 'required args missing' or 'args keys mismatch' (invented or missing keys)"),
-    ("param_value", "'value not in enum', 'string similarity too low', 'value mismatch', 'rouge calculation failed'; also the two checker messages the rules do not name, 'array length mismatch' and 'comparison failed'"),
-]  # fmt: skip
+    (
+        "param_value",
+        "'value not in enum', 'string similarity too low', 'value mismatch', 'rouge calculation failed'; also the two checker messages the rules do not name, 'array length mismatch' and 'comparison failed'",
+    ),
+]
 RULES_INTRO = (
     "The paper does not publish how it assigned its error categories; these operational rules (docs/errors.md) "
     "approximate them. A failed task is classified once, by its first failing step: a name error there "
@@ -79,7 +124,7 @@ class RunFigures:
 
     task: Interval
     session: Interval
-    rank: Optional[int]
+    rank: int | None
 
 
 @dataclass
@@ -167,22 +212,31 @@ def scoring_comparisons(runs: Sequence[Run]) -> list[dict[str, Any]]:
     references = [run for run in runs if run.scoring == "reference" and (run.path / RESULT_FILE).is_file()]
     for reference in references:
         partners = [None] + [
-            run for run in runs
-            if run.scoring == "fixed" and run.model == reference.model and run.dataset is reference.dataset
+            run
+            for run in runs
+            if run.scoring == "fixed"
+            and run.model == reference.model
+            and run.dataset is reference.dataset
             and (run.path / RESULT_FILE).is_file()
-        ]  # fmt: skip
+        ]
         for fixed in partners:
             try:
                 found = compare_run_files(
-                    reference.dataset.path, reference.path / RESULT_FILE,
-                    None if fixed is None else fixed.path / RESULT_FILE, tasks=tasks[reference.key],
-                )  # fmt: skip
+                    reference.dataset.path,
+                    reference.path / RESULT_FILE,
+                    None if fixed is None else fixed.path / RESULT_FILE,
+                    tasks=tasks[reference.key],
+                )
             except DatasetError as exc:
                 raise ReportError("; ".join(str(issue) for issue in exc.issues)) from None
-            entries.append({
-                "reference": reference.key, "fixed": None if fixed is None else fixed.key,
-                "kind": "rescoring" if fixed is None else "runs", **found,
-            })  # fmt: skip
+            entries.append(
+                {
+                    "reference": reference.key,
+                    "fixed": None if fixed is None else fixed.key,
+                    "kind": "rescoring" if fixed is None else "runs",
+                    **found,
+                }
+            )
     return entries
 
 
@@ -218,14 +272,21 @@ def _table_data(rows: Sequence[Row], keys: Sequence[str], labels: dict[str, str]
         "short": {k: SHORT_LABELS.get(k, k) for k in keys},
         "ranked": ranked,
         "rows": [
-            {"model": r.model, "source": r.source, "group": r.group, "run": r.run, "rank": r.rank,
-             "values": {k: (round(v, 4) if v is not None else None) for k, v in r.values.items()}, "extra": r.extra}
+            {
+                "model": r.model,
+                "source": r.source,
+                "group": r.group,
+                "run": r.run,
+                "rank": r.rank,
+                "values": {k: (round(v, 4) if v is not None else None) for k, v in r.values.items()},
+                "extra": r.extra,
+            }
             for r in rows
         ],
-    }  # fmt: skip
+    }
 
 
-def _tokens(run: Run) -> tuple[Optional[int], str]:
+def _tokens(run: Run) -> tuple[int | None, str]:
     totals = (run.summary or {}).get("selected_sessions") or (run.summary or {}).get("this_run")
     tin = sum(t.input_tokens for t in run.tasks)
     tout = sum(t.output_tokens for t in run.tasks)
@@ -234,13 +295,25 @@ def _tokens(run: Run) -> tuple[Optional[int], str]:
 
 
 def _rules_html() -> str:
-    items = "".join(f"<li><b>{escape(CATEGORY_LABELS[k])}</b> (<code>{k}</code>): {escape(text)}</li>" for k, text in RULES)
+    items = "".join(
+        f"<li><b>{escape(CATEGORY_LABELS[k])}</b> (<code>{k}</code>): {escape(text)}</li>" for k, text in RULES
+    )
     return f"<p>{escape(RULES_INTRO)}</p><ul>{items}</ul>"
 
 
 def _session_block(session: dict[str, Any], trajectories: dict[str, str]) -> str:
-    gold = {k: session[k] for k in ("id", "english_env_info", "english_tools", "english_tasks", "english_answer_list",
-                                    "english_task_types", "english_turn_subtypes")}  # fmt: skip
+    gold = {
+        k: session[k]
+        for k in (
+            "id",
+            "english_env_info",
+            "english_tools",
+            "english_tasks",
+            "english_answer_list",
+            "english_task_types",
+            "english_turn_subtypes",
+        )
+    }
     runs = ",".join(f"{json.dumps(key)}:{text}" for key, text in trajectories.items())
     return '{"s":' + json.dumps(gold, ensure_ascii=False, separators=(",", ":")) + ',"r":{' + runs + "}}"
 
@@ -249,10 +322,10 @@ def build_report(
     run_dirs: Sequence[os.PathLike[str] | str],
     out_dir: os.PathLike[str] | str,
     *,
-    dataset: Optional[os.PathLike[str] | str] = None,
+    dataset: os.PathLike[str] | str | None = None,
     seed: int = DEFAULT_SEED,
     resamples: int = DEFAULT_RESAMPLES,
-    title: Optional[str] = None,
+    title: str | None = None,
 ) -> Report:
     """Read run folders and write the report into ``out_dir``.
 
@@ -289,7 +362,7 @@ def build_report(
     scoring = scoring_comparisons(runs)
     comparisons = []
     for i, a in enumerate(runs):
-        for b in runs[i + 1:]:
+        for b in runs[i + 1 :]:
             if a.dataset is not b.dataset:
                 continue
             difference = paired_bootstrap(outcomes[a.key], outcomes[b.key], resamples=resamples, seed=seed)
@@ -305,15 +378,21 @@ def build_report(
         "type": plots.accuracy_by_type([(label, type_values(run)) for label, run in labels]),
         "transitions": plots.accuracy_by_transitions(
             [(label, _transition_counts(run)) for label, run in labels],
-            {int(k): v for k, v in dataset_stats.dataset_statistics(
-                [runs[0].dataset.sessions[runs[0].dataset.index[s]] for s in runs[0].session_ids])["transitions"].items()},
+            {
+                int(k): v
+                for k, v in dataset_stats.dataset_statistics(
+                    [runs[0].dataset.sessions[runs[0].dataset.index[s]] for s in runs[0].session_ids]
+                )["transitions"].items()
+            },
         ),
-        "errors": plots.error_distribution([(r.model, r.values) for r in err_rows if r.source == "run"], paper["errors"]),
+        "errors": plots.error_distribution(
+            [(r.model, r.values) for r in err_rows if r.source == "run"], paper["errors"]
+        ),
         "scatter": plots.task_vs_session(
             [(label, run_value(run, "task") or 0.0, run_value(run, "session") or 0.0) for label, run in labels],
             [(row["model"], row["task"], row["session"]) for row in paper["main"]],
         ),
-    }  # fmt: skip
+    }
 
     stats = {d.key: dataset_stats.dataset_statistics(d.sessions) for d in datasets}
     type_index = {t: i for i, t in enumerate(TASK_TYPES)}
@@ -321,28 +400,57 @@ def build_report(
     sessions_rows = []
     for number, d in enumerate(datasets):
         for s in d.sessions:
-            sessions_rows.append([s["id"], number, [type_index[t] for t in s["english_task_types"]], len(s["english_tools"]),
-                                  session_transitions(s["english_task_types"]), [subtype_index[t] for t in s["english_turn_subtypes"]]])  # fmt: skip
+            sessions_rows.append(
+                [
+                    s["id"],
+                    number,
+                    [type_index[t] for t in s["english_task_types"]],
+                    len(s["english_tools"]),
+                    session_transitions(s["english_task_types"]),
+                    [subtype_index[t] for t in s["english_turn_subtypes"]],
+                ]
+            )
     category_index = {c: i for i, c in enumerate(CATEGORIES)}
     task_rows = []
     for run_number, run in enumerate(runs):
         for fact in run.tasks:
             k = run.dataset.offset + run.dataset.index[fact.session_id]
-            task_rows.append([
-                run_number, k, fact.task_idx, int(fact.correct), category_index.get(fact.category, -1) if fact.category else -1,
-                fact.steps, int(fact.optimal), -1 if fact.failing_step is None else fact.failing_step, fact.reason or "",
-            ])  # fmt: skip
+            task_rows.append(
+                [
+                    run_number,
+                    k,
+                    fact.task_idx,
+                    int(fact.correct),
+                    category_index.get(fact.category, -1) if fact.category else -1,
+                    fact.steps,
+                    int(fact.optimal),
+                    -1 if fact.failing_step is None else fact.failing_step,
+                    fact.reason or "",
+                ]
+            )
 
     page_runs = []
     for number, run in enumerate(runs):
         requests, tokens = _tokens(run)
-        page_runs.append({
-            "key": run.key, "label": run.label, "model": run.model, "color": plots.run_color(number), "dir": str(run.path),
-            "datasetPath": str(run.dataset.path), "sessions": len(run.session_ids), "tasks": len(run.tasks),
-            "failed": run.failed(), "task": _interval_list(figures[run.key].task),
-            "session": _interval_list(figures[run.key].session), "rank": figures[run.key].rank, "requests": requests,
-            "tokens": tokens, "rawResults": run.raw_results,
-        })  # fmt: skip
+        page_runs.append(
+            {
+                "key": run.key,
+                "label": run.label,
+                "model": run.model,
+                "color": plots.run_color(number),
+                "dir": str(run.path),
+                "datasetPath": str(run.dataset.path),
+                "sessions": len(run.session_ids),
+                "tasks": len(run.tasks),
+                "failed": run.failed(),
+                "task": _interval_list(figures[run.key].task),
+                "session": _interval_list(figures[run.key].session),
+                "rank": figures[run.key].rank,
+                "requests": requests,
+                "tokens": tokens,
+                "rawResults": run.raw_results,
+            }
+        )
     title = title or "WildToolBench report: " + ", ".join(run.label for run in runs)
     data = {
         "title": title,
@@ -352,8 +460,14 @@ def build_report(
         "resamples": resamples,
         "runs": page_runs,
         "comparisons": [
-            {"a": c.a.key, "b": c.b.key, "sessions": c.difference.sessions, "task": _interval_list(c.difference.task),
-             "session": _interval_list(c.difference.session), "verdict": c.verdict()}
+            {
+                "a": c.a.key,
+                "b": c.b.key,
+                "sessions": c.difference.sessions,
+                "task": _interval_list(c.difference.task),
+                "session": _interval_list(c.difference.session),
+                "verdict": c.verdict(),
+            }
             for c in comparisons
         ],
         "tables": {
@@ -363,21 +477,33 @@ def build_report(
         },
         "plots": figures_svg,
         "datasets": [
-            {"key": d.key, "path": str(d.path), "sha256": d.sha256, "stats": stats[d.key], "plot": plots.dataset_panels(stats[d.key])}
+            {
+                "key": d.key,
+                "path": str(d.path),
+                "sha256": d.sha256,
+                "stats": stats[d.key],
+                "plot": plots.dataset_panels(stats[d.key]),
+            }
             for d in datasets
         ],
         "sessions": sessions_rows,
         "types": list(TASK_TYPES),
         "typeShort": [plots.TYPE_SHORT[t] for t in TASK_TYPES],
         "subtypes": list(TURN_SUBTYPES),
-        "categories": [[c, CATEGORY_LABELS[c], "parameter" if c in PARAMETER_CATEGORIES else "action"] for c in CATEGORIES],
+        "categories": [
+            [c, CATEGORY_LABELS[c], "parameter" if c in PARAMETER_CATEGORIES else "action"] for c in CATEGORIES
+        ],
         "tasks": task_rows,
         "rulesHtml": _rules_html(),
         "comparability": comparability_note(runs),
         "scoring": [
-            {**{k: v for k, v in entry.items() if k != "flips"},
-             "flips": [[f["id"], f["task_idx"], f["reference_label"], f["fixed_label"], f["fixes"], f["reason"]]
-                       for f in entry["flips"]]}
+            {
+                **{k: v for k, v in entry.items() if k != "flips"},
+                "flips": [
+                    [f["id"], f["task_idx"], f["reference_label"], f["fixed_label"], f["fixes"], f["reason"]]
+                    for f in entry["flips"]
+                ],
+            }
             for entry in scoring
         ],
     }
@@ -385,7 +511,11 @@ def build_report(
     def blocks():
         for d in datasets:
             for position, s in enumerate(d.sessions):
-                trajectories = {run.key: run.trajectories[s["id"]] for run in runs if run.dataset is d and s["id"] in run.trajectories}
+                trajectories = {
+                    run.key: run.trajectories[s["id"]]
+                    for run in runs
+                    if run.dataset is d and s["id"] in run.trajectories
+                }
                 yield d.offset + position, _session_block(s, trajectories)
 
     out.mkdir(parents=True, exist_ok=True)
@@ -417,14 +547,14 @@ def build_report(
     return report
 
 
-def run_value(run: Run, key: str) -> Optional[float]:
+def run_value(run: Run, key: str) -> float | None:
     """A run's leaderboard value (percent) for ``key``, ``None`` when it does not apply."""
     from wtb.report.tables import run_values
 
     return run_values(run.metric, "main")[key]
 
 
-def type_values(run: Run) -> dict[str, Optional[float]]:
+def type_values(run: Run) -> dict[str, float | None]:
     """A run's task accuracy (percent) per task type, ``None`` for a type without tasks."""
     out = {}
     for name in TASK_TYPES:
@@ -441,9 +571,16 @@ def report_json(report: Report, err_rows: Sequence[Row], seed: int, resamples: i
         "bootstrap": {"seed": seed, "resamples": resamples, "level": 0.95, "unit": "session"},
         "runs": [
             {
-                "key": run.key, "label": run.label, "model": run.model, "dir": str(run.path), "dataset": str(run.dataset.path),
-                "dataset_sha256": run.dataset.sha256, "sessions": len(run.session_ids), "tasks": len(run.tasks),
-                "failed_tasks": run.failed(), "rank": report.figures[run.key].rank,
+                "key": run.key,
+                "label": run.label,
+                "model": run.model,
+                "dir": str(run.path),
+                "dataset": str(run.dataset.path),
+                "dataset_sha256": run.dataset.sha256,
+                "sessions": len(run.session_ids),
+                "tasks": len(run.tasks),
+                "failed_tasks": run.failed(),
+                "rank": report.figures[run.key].rank,
                 "task_accuracy": _interval_json(report.figures[run.key].task),
                 "session_accuracy": _interval_json(report.figures[run.key].session),
                 "errors": {k: errors[run.key].extra[f"{k}_count"] for k in CATEGORIES},
@@ -451,15 +588,22 @@ def report_json(report: Report, err_rows: Sequence[Row], seed: int, resamples: i
             for run in report.runs
         ],
         "comparisons": [
-            {"a": c.a.label, "b": c.b.label, "sessions": c.difference.sessions,
-             "task_accuracy_difference": _interval_json(c.difference.task),
-             "session_accuracy_difference": _interval_json(c.difference.session),
-             "within_noise": {"task": c.difference.task.contains_zero(), "session": c.difference.session.contains_zero()},
-             "verdict": c.verdict()}
+            {
+                "a": c.a.label,
+                "b": c.b.label,
+                "sessions": c.difference.sessions,
+                "task_accuracy_difference": _interval_json(c.difference.task),
+                "session_accuracy_difference": _interval_json(c.difference.session),
+                "within_noise": {
+                    "task": c.difference.task.contains_zero(),
+                    "session": c.difference.session.contains_zero(),
+                },
+                "verdict": c.verdict(),
+            }
             for c in report.comparisons
         ],
         "scoring": report.scoring,
-    }  # fmt: skip
+    }
 
 
 def _interval_json(interval: Interval) -> dict[str, float]:

@@ -6,7 +6,8 @@ Input is a list of session dicts (docs/dataset.md); only the ``english_*`` field
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from bench.schema import ASK_USER, TASK_TYPES, TURN_SUBTYPES
 from wtb.report.runs import PSEUDO, session_transitions

@@ -17,8 +17,9 @@ import base64
 import gzip
 import json
 import re
+from collections.abc import Iterable, Iterator
 from importlib.resources import files
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 _ASSETS = files("wtb.report").joinpath("assets")
 
@@ -65,17 +66,17 @@ def page_chunks(title: str, data: Any, session_blocks: Iterable[tuple[int, str]]
     from html import escape
 
     yield (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; "
         "style-src 'unsafe-inline'; img-src data:\">\n"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        "<link rel=\"icon\" href=\"data:,\">\n"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        '<link rel="icon" href="data:,">\n'
         f"<title>{escape(title)}</title>\n<style>\n{_asset('report.css')}</style></head>\n<body>\n"
         "<header><h1>WildToolBench report</h1><nav>"
-        "<a href=\"#overview\">Overview</a><a href=\"#leaderboard\">Leaderboard</a><a href=\"#orchestration\">Orchestration</a>"
-        "<a href=\"#errors\">Errors</a><a href=\"#plots\">Plots</a><a href=\"#dataset\">Dataset</a><a href=\"#tasks\">Tasks</a>"
-        "</nav></header>\n<main id=\"view\"><noscript>This report needs JavaScript; report.md and the CSV files hold the same tables.</noscript></main>\n"
-        "<script type=\"application/json\" id=\"wtb-data\">"
+        '<a href="#overview">Overview</a><a href="#leaderboard">Leaderboard</a><a href="#orchestration">Orchestration</a>'
+        '<a href="#errors">Errors</a><a href="#plots">Plots</a><a href="#dataset">Dataset</a><a href="#tasks">Tasks</a>'
+        '</nav></header>\n<main id="view"><noscript>This report needs JavaScript; report.md and the CSV files hold the same tables.</noscript></main>\n'
+        '<script type="application/json" id="wtb-data">'
     )
     yield json_for_script(data)
     yield "</script>\n"

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from bench.errors import CATEGORY_LABELS
 from wtb.report.tables import ERROR_KEYS, LEADERBOARD_KEYS, ORCHESTRATION_KEYS, Row, format_percent, paper_data
@@ -38,17 +39,24 @@ def _ranked(rows: Sequence[Row], keys: Sequence[str]) -> list[list[Any]]:
     out = []
     for row in rows:
         name = f"**{row.model}** (ours)" if row.source == "run" else row.model
-        out.append([row.rank if row.rank is not None else "", name, row.group, *(format_percent(row.values.get(k)) for k in keys)])
+        out.append(
+            [
+                row.rank if row.rank is not None else "",
+                name,
+                row.group,
+                *(format_percent(row.values.get(k)) for k in keys),
+            ]
+        )
     return out
 
 
 def report_markdown(
-    report: "Report",
+    report: Report,
     main_rows: Sequence[Row],
     orch_rows: Sequence[Row],
     err_rows: Sequence[Row],
     stats: Mapping[str, Mapping[str, Any]],
-    datasets: Sequence["Dataset"],
+    datasets: Sequence[Dataset],
 ) -> str:
     """The Markdown text of ``report.md``.
 
@@ -69,46 +77,97 @@ def report_markdown(
     rows = []
     for run in report.runs:
         figures = report.figures[run.key]
-        rows.append([
-            run.label, f"{figures.rank} of {len(paper['main']) + 1}", len(run.session_ids), len(run.tasks),
-            f"{_percent(figures.task.value)} [{_percent(figures.task.low)}, {_percent(figures.task.high)}]",
-            f"{_percent(figures.session.value)} [{_percent(figures.session.low)}, {_percent(figures.session.high)}]",
-            run.failed(), f"`{run.path}`",
-        ])  # fmt: skip
+        rows.append(
+            [
+                run.label,
+                f"{figures.rank} of {len(paper['main']) + 1}",
+                len(run.session_ids),
+                len(run.tasks),
+                f"{_percent(figures.task.value)} [{_percent(figures.task.low)}, {_percent(figures.task.high)}]",
+                f"{_percent(figures.session.value)} [{_percent(figures.session.low)}, {_percent(figures.session.high)}]",
+                run.failed(),
+                f"`{run.path}`",
+            ]
+        )
     from wtb.report.build import comparability_note
 
     note = comparability_note(report.runs)
     if note:
         lines += [f"**{note}**", ""]
-    lines += _table(["run", f"rank among the paper's {len(paper['main'])} models", "sessions", "tasks", "task accuracy [95% CI]", "session accuracy [95% CI]", "failed tasks", "folder"], rows)
-    lines += ["", "The brackets are 95% percentile-bootstrap intervals: sessions are resampled with replacement (the "
-              "tasks of a session are not independent), with the seed and resample count in `report.json`. Another "
-              "draw of sessions like these could plausibly give any accuracy inside the interval.", ""]
+    lines += _table(
+        [
+            "run",
+            f"rank among the paper's {len(paper['main'])} models",
+            "sessions",
+            "tasks",
+            "task accuracy [95% CI]",
+            "session accuracy [95% CI]",
+            "failed tasks",
+            "folder",
+        ],
+        rows,
+    )
+    lines += [
+        "",
+        "The brackets are 95% percentile-bootstrap intervals: sessions are resampled with replacement (the "
+        "tasks of a session are not independent), with the seed and resample count in `report.json`. Another "
+        "draw of sessions like these could plausibly give any accuracy inside the interval.",
+        "",
+    ]
     if report.comparisons:
         lines += ["## Paired differences", ""]
         rows = []
         for c in report.comparisons:
             d = c.difference
-            rows.append([
-                c.a.label, c.b.label, d.sessions,
-                f"{d.task.value * 100:+.2f} [{d.task.low * 100:+.2f}, {d.task.high * 100:+.2f}]",
-                f"{d.session.value * 100:+.2f} [{d.session.low * 100:+.2f}, {d.session.high * 100:+.2f}]",
-                c.verdict(),
-            ])  # fmt: skip
-        lines += _table(["A", "B", "shared sessions", "task acc. A − B, pp [95% CI]", "session acc. A − B, pp [95% CI]", "verdict"], rows)
-        lines += ["", "Paired bootstrap: each resample draws the same sessions for both runs. A difference whose "
-                  "interval holds 0 is within noise: these sessions cannot tell the two runs apart.", ""]
+            rows.append(
+                [
+                    c.a.label,
+                    c.b.label,
+                    d.sessions,
+                    f"{d.task.value * 100:+.2f} [{d.task.low * 100:+.2f}, {d.task.high * 100:+.2f}]",
+                    f"{d.session.value * 100:+.2f} [{d.session.low * 100:+.2f}, {d.session.high * 100:+.2f}]",
+                    c.verdict(),
+                ]
+            )
+        lines += _table(
+            ["A", "B", "shared sessions", "task acc. A − B, pp [95% CI]", "session acc. A − B, pp [95% CI]", "verdict"],
+            rows,
+        )
+        lines += [
+            "",
+            "Paired bootstrap: each resample draws the same sessions for both runs. A difference whose "
+            "interval holds 0 is within noise: these sessions cannot tell the two runs apart.",
+            "",
+        ]
 
-    lines += ["## Leaderboard", "", f"Runs ranked among the paper's {len(paper['main'])} models by session accuracy, then task "
-              f"accuracy. Percentages; empty where a run has no task of that kind. Paper figures: {paper['source']}", ""]
+    lines += [
+        "## Leaderboard",
+        "",
+        f"Runs ranked among the paper's {len(paper['main'])} models by session accuracy, then task "
+        f"accuracy. Percentages; empty where a run has no task of that kind. Paper figures: {paper['source']}",
+        "",
+    ]
     lines += _legend(columns["main"], LEADERBOARD_KEYS, SHORT_LABELS)
-    lines += _table(["rank", "model", "group", *(SHORT_LABELS[k] for k in LEADERBOARD_KEYS)], _ranked(main_rows, LEADERBOARD_KEYS), len(LEADERBOARD_KEYS))
+    lines += _table(
+        ["rank", "model", "group", *(SHORT_LABELS[k] for k in LEADERBOARD_KEYS)],
+        _ranked(main_rows, LEADERBOARD_KEYS),
+        len(LEADERBOARD_KEYS),
+    )
     lines += ["", "## Tool orchestration", "", "Ranked by multi-tool accuracy, then optimal path rate.", ""]
     lines += _legend(columns["orchestration"], ORCHESTRATION_KEYS, SHORT_LABELS)
-    lines += _table(["rank", "model", "group", *(SHORT_LABELS[k] for k in ORCHESTRATION_KEYS)],
-                    _ranked(orch_rows, ORCHESTRATION_KEYS), len(ORCHESTRATION_KEYS))  # fmt: skip
+    lines += _table(
+        ["rank", "model", "group", *(SHORT_LABELS[k] for k in ORCHESTRATION_KEYS)],
+        _ranked(orch_rows, ORCHESTRATION_KEYS),
+        len(ORCHESTRATION_KEYS),
+    )
 
-    lines += ["", "## Error analysis", "", "Share of failed tasks per category, %; for runs the count follows in parentheses.", ""]
+    lines += [
+        "",
+        "## Error analysis",
+        "",
+        "Share of failed tasks per category, %; for runs the count follows in parentheses.",
+        "",
+    ]
     rows = []
     for row in err_rows:
         cells = []
@@ -117,12 +176,20 @@ def report_markdown(
             cells.append(f"{value} ({row.extra[key + '_count']})" if row.source == "run" else value)
         name = f"**{row.model}** (ours)" if row.source == "run" else row.model
         rows.append([name, row.group, *cells, row.extra.get("failed_tasks", "")])
-    lines += _table(["model", "group", *(CATEGORY_LABELS[k] for k in ERROR_KEYS), "failed tasks"], rows, len(ERROR_KEYS) + 1)
+    lines += _table(
+        ["model", "group", *(CATEGORY_LABELS[k] for k in ERROR_KEYS), "failed tasks"], rows, len(ERROR_KEYS) + 1
+    )
     lines += ["", "How a category is assigned: " + RULES_INTRO, ""]
     lines += [f"- **{CATEGORY_LABELS[key]}** (`{key}`): {text}." for key, text in RULES]
 
-    lines += ["", "## Failed tasks", "", f"First failing step and its reason (at most {FAILED_TASKS_LISTED} per run here; "
-              "`tasks.csv` and the page list all of them).", ""]
+    lines += [
+        "",
+        "## Failed tasks",
+        "",
+        f"First failing step and its reason (at most {FAILED_TASKS_LISTED} per run here; "
+        "`tasks.csv` and the page list all of them).",
+        "",
+    ]
     for run in report.runs:
         failed = [t for t in run.tasks if not t.correct]
         lines += [f"### {run.label}: {len(failed)} failed task{'' if len(failed) == 1 else 's'}", ""]
@@ -134,7 +201,9 @@ def report_markdown(
             k = run.dataset.offset + run.dataset.index[fact.session_id]
             link = f"[task {fact.task_idx + 1}](index.html#traj/{run.key}/{k}/{fact.task_idx})"
             step = "" if fact.failing_step is None else fact.failing_step
-            rows.append([fact.session_id, link, CATEGORY_LABELS[fact.category or "call_error"], step, fact.reason or ""])
+            rows.append(
+                [fact.session_id, link, CATEGORY_LABELS[fact.category or "call_error"], step, fact.reason or ""]
+            )
         lines += _table(["session", "task", "category", "step", "reason"], rows)
         if len(failed) > FAILED_TASKS_LISTED:
             lines.append(f"\n... and {len(failed) - FAILED_TASKS_LISTED} more in `tasks.csv`.")
@@ -143,49 +212,84 @@ def report_markdown(
     lines += ["## Dataset statistics", ""]
     for dataset in datasets:
         s = stats[dataset.key]
-        lines += [f"`{dataset.path}`: {s['sessions']} sessions, {s['tasks']} tasks, {s['calls']} gold tool calls, "
-                  f"{s['ask_nodes']} clarification questions.", ""]
-        for title, key in (("task type", "task_types"), ("turn subtype", "turn_subtypes"), ("real calls per task", "calls_per_task"),
-                           ("calls per DAG layer", "layer_widths"), ("tools per session", "tools_per_session"),
-                           ("instruction transitions", "transitions")):  # fmt: skip
+        lines += [
+            f"`{dataset.path}`: {s['sessions']} sessions, {s['tasks']} tasks, {s['calls']} gold tool calls, "
+            f"{s['ask_nodes']} clarification questions.",
+            "",
+        ]
+        for title, key in (
+            ("task type", "task_types"),
+            ("turn subtype", "turn_subtypes"),
+            ("real calls per task", "calls_per_task"),
+            ("calls per DAG layer", "layer_widths"),
+            ("tools per session", "tools_per_session"),
+            ("instruction transitions", "transitions"),
+        ):
             lines += _table([title, "count"], [[k, v] for k, v in s[key].items()], 1) + [""]
 
     lines += ["## Plots", ""]
-    for name, caption in (("order", "Accuracy by task position"), ("type", "Accuracy by task type"),
-                          ("transitions", "Accuracy by instruction transitions"), ("errors", "Error distribution"),
-                          ("scatter", "Task against session accuracy")):  # fmt: skip
+    for name, caption in (
+        ("order", "Accuracy by task position"),
+        ("type", "Accuracy by task type"),
+        ("transitions", "Accuracy by instruction transitions"),
+        ("errors", "Error distribution"),
+        ("scatter", "Task against session accuracy"),
+    ):
         lines += [f"![{caption}](plots/{name}.svg)", ""]
     lines += scoring_markdown(report)
     return "\n".join(lines).rstrip() + "\n"
 
 
-def scoring_markdown(report: "Report", limit: int = 100) -> list[str]:
+def scoring_markdown(report: Report, limit: int = 100) -> list[str]:
     """The "Reference and fixed scoring" section: task accuracy in both modes and the label flips with
     the fix responsible (docs/fixed-mode.md); no lines when nothing was compared."""
     if not report.scoring:
         return []
     labels = {run.key: run.label for run in report.runs}
-    lines = ["## Reference and fixed scoring", "",
-             "Fixed mode corrects eight quirks of the published evaluation (docs/fixed-mode.md); its numbers are "
-             "not comparable with the paper's. A rescoring applies fixes 5-8 to the same trajectories; a fixed "
-             "run also applies the inference fixes 1-4.", ""]  # fmt: skip
+    lines = [
+        "## Reference and fixed scoring",
+        "",
+        "Fixed mode corrects eight quirks of the published evaluation (docs/fixed-mode.md); its numbers are "
+        "not comparable with the paper's. A rescoring applies fixes 5-8 to the same trajectories; a fixed "
+        "run also applies the inference fixes 1-4.",
+        "",
+    ]
     rows = []
     for entry in report.scoring:
         fixed = "rescored" if entry["fixed"] is None else labels[entry["fixed"]]
         tasks = max(entry["tasks"], 1)
         by_fix = ", ".join(f"fix {fix}: {count}" for fix, count in entry["by_fix"].items()) or "none"
-        rows.append([labels[entry["reference"]], fixed, entry["tasks"],
-                     f"{_percent(entry['reference_correct'] / tasks)}", f"{_percent(entry['fixed_correct'] / tasks)}",
-                     len(entry["flips"]), by_fix])  # fmt: skip
-    lines += _table(["reference run", "fixed", "tasks", "task acc. reference", "task acc. fixed", "flips", "flips by fix"], rows)
+        rows.append(
+            [
+                labels[entry["reference"]],
+                fixed,
+                entry["tasks"],
+                f"{_percent(entry['reference_correct'] / tasks)}",
+                f"{_percent(entry['fixed_correct'] / tasks)}",
+                len(entry["flips"]),
+                by_fix,
+            ]
+        )
+    lines += _table(
+        ["reference run", "fixed", "tasks", "task acc. reference", "task acc. fixed", "flips", "flips by fix"], rows
+    )
     lines.append("")
     for entry in report.scoring:
         if not entry["flips"]:
             continue
         fixed = "rescored" if entry["fixed"] is None else labels[entry["fixed"]]
         lines += [f"### Flips: {labels[entry['reference']]} -> {fixed}", ""]
-        flip_rows = [[f["id"], f["task_idx"] + 1, f["reference_label"], f["fixed_label"],
-                      ", ".join(str(x) for x in f["fixes"]), f["reason"]] for f in entry["flips"][:limit]]  # fmt: skip
+        flip_rows = [
+            [
+                f["id"],
+                f["task_idx"] + 1,
+                f["reference_label"],
+                f["fixed_label"],
+                ", ".join(str(x) for x in f["fixes"]),
+                f["reason"],
+            ]
+            for f in entry["flips"][:limit]
+        ]
         lines += _table(["session", "task", "reference", "fixed", "fixes", "why"], flip_rows)
         if len(entry["flips"]) > limit:
             lines.append(f"... and {len(entry['flips']) - limit} more (report.json)")

@@ -8,15 +8,22 @@ salted with a fixed string, so the same data gives the same SVG.
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping, Sequence
 from statistics import mean
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from bench.errors import CATEGORIES, CATEGORY_LABELS
 from bench.schema import TASK_TYPES
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22")
-TYPE_SHORT = {"Single-Tool": "ST", "Parallel Multi-Tool": "MT-P", "Sequential Multi-Tool": "MT-S", "Mixed Multi-Tool": "MT-M",
-              "Clarify": "CQ", "Chat": "CC"}  # fmt: skip
+TYPE_SHORT = {
+    "Single-Tool": "ST",
+    "Parallel Multi-Tool": "MT-P",
+    "Sequential Multi-Tool": "MT-S",
+    "Mixed Multi-Tool": "MT-M",
+    "Clarify": "CQ",
+    "Chat": "CC",
+}
 """Short task-type labels (the generation framework's layer names, with the multi-tool kinds)."""
 CATEGORY_COLORS = ("#8c2d04", "#d94801", "#fd8d3c", "#fdae6b", "#fdd0a2", "#feedde", "#08519c", "#4292c6", "#9ecae1")
 
@@ -32,10 +39,16 @@ def _pyplot():
     matplotlib.use("Agg")
     from matplotlib import pyplot
 
-    pyplot.rcParams.update({
-        "svg.fonttype": "none", "svg.hashsalt": "wtb-report", "font.size": 9, "axes.spines.top": False,
-        "axes.spines.right": False, "font.family": "sans-serif",
-    })  # fmt: skip
+    pyplot.rcParams.update(
+        {
+            "svg.fonttype": "none",
+            "svg.hashsalt": "wtb-report",
+            "font.size": 9,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "font.family": "sans-serif",
+        }
+    )
     return pyplot
 
 
@@ -75,7 +88,15 @@ def accuracy_by_order(series: Sequence[tuple[str, Sequence[float | None]]], pape
     axis.plot([], [], color="#c8c8c8", linewidth=0.8, label="paper models")
     for index, (label, values) in enumerate(series):
         points = [(p, v) for p, v in zip(positions, values) if v is not None]
-        axis.plot([p for p, _ in points], [v for _, v in points], marker="o", color=run_color(index), linewidth=2, label=label, zorder=3)
+        axis.plot(
+            [p for p, _ in points],
+            [v for _, v in points],
+            marker="o",
+            color=run_color(index),
+            linewidth=2,
+            label=label,
+            zorder=3,
+        )
     axis.set_xticks(positions, [f"task {p}" for p in positions])
     _percent_axis(axis, 105)
     axis.set_ylabel("task accuracy")
@@ -91,8 +112,13 @@ def accuracy_by_type(series: Sequence[tuple[str, Mapping[str, float | None]]]) -
     for index, (label, values) in enumerate(series):
         xs = [t + (index - (len(series) - 1) / 2) * width for t in range(len(TASK_TYPES))]
         heights = [values.get(name) for name in TASK_TYPES]
-        axis.bar([x for x, h in zip(xs, heights) if h is not None], [h for h in heights if h is not None],
-                 width=width, color=run_color(index), label=label)  # fmt: skip
+        axis.bar(
+            [x for x, h in zip(xs, heights) if h is not None],
+            [h for h in heights if h is not None],
+            width=width,
+            color=run_color(index),
+            label=label,
+        )
     axis.set_xticks(range(len(TASK_TYPES)), [t.replace(" Multi-Tool", "\nMulti-Tool") for t in TASK_TYPES])
     _percent_axis(axis, 105)
     axis.set_ylabel("task accuracy")
@@ -100,7 +126,9 @@ def accuracy_by_type(series: Sequence[tuple[str, Mapping[str, float | None]]]) -
     return _svg(figure)
 
 
-def accuracy_by_transitions(series: Sequence[tuple[str, Mapping[int, tuple[int, int]]]], sessions: Mapping[int, int]) -> str:
+def accuracy_by_transitions(
+    series: Sequence[tuple[str, Mapping[int, tuple[int, int]]]], sessions: Mapping[int, int]
+) -> str:
     """Task accuracy (%) by the number of instruction transitions in the session.
 
     Args:
@@ -112,7 +140,14 @@ def accuracy_by_transitions(series: Sequence[tuple[str, Mapping[int, tuple[int, 
     keys = sorted({k for _, counts in series for k in counts})
     for index, (label, counts) in enumerate(series):
         xs = [k for k in keys if counts.get(k, (0, 0))[1]]
-        axis.plot(xs, [counts[k][0] / counts[k][1] * 100 for k in xs], marker="o", color=run_color(index), linewidth=2, label=label)
+        axis.plot(
+            xs,
+            [counts[k][0] / counts[k][1] * 100 for k in xs],
+            marker="o",
+            color=run_color(index),
+            linewidth=2,
+            label=label,
+        )
     axis.set_xticks(keys, [f"{k}\n({sessions.get(k, 0)} sessions)" for k in keys])
     axis.set_xlabel("instruction transitions in the session (changes between tool task, clarify and chat)")
     _percent_axis(axis, 105)
@@ -121,7 +156,9 @@ def accuracy_by_transitions(series: Sequence[tuple[str, Mapping[int, tuple[int, 
     return _svg(figure)
 
 
-def error_distribution(series: Sequence[tuple[str, Mapping[str, float | None]]], paper: Sequence[Mapping[str, float]]) -> str:
+def error_distribution(
+    series: Sequence[tuple[str, Mapping[str, float | None]]], paper: Sequence[Mapping[str, float]]
+) -> str:
     """Share (%) of each error category: one stacked bar per run, plus the paper's mean over its models."""
     pyplot = _pyplot()
     rows = list(series)
@@ -132,7 +169,9 @@ def error_distribution(series: Sequence[tuple[str, Mapping[str, float | None]]],
     left = [0.0] * len(rows)
     for color, category in zip(CATEGORY_COLORS, CATEGORIES):
         widths = [(values.get(category) or 0.0) for _, values in rows][::-1]
-        axis.barh(labels, widths, left=left, color=color, label=CATEGORY_LABELS[category], edgecolor="white", linewidth=0.5)
+        axis.barh(
+            labels, widths, left=left, color=color, label=CATEGORY_LABELS[category], edgecolor="white", linewidth=0.5
+        )
         left = [a + b for a, b in zip(left, widths)]
     axis.set_xlim(0, 100)
     axis.xaxis.set_major_formatter(lambda value, _: f"{value:.0f}%")
@@ -147,7 +186,9 @@ def task_vs_session(points: Sequence[tuple[str, float, float]], paper: Sequence[
     figure, axis = pyplot.subplots(figsize=(6.0, 3.4))
     axis.scatter([p[1] for p in paper], [p[2] for p in paper], s=14, color="#b0b0b0", label="paper models", zorder=2)
     for index, (label, task, session) in enumerate(points):
-        axis.scatter([task], [session], s=40, color=run_color(index), label=label, zorder=3, edgecolor="black", linewidth=0.5)
+        axis.scatter(
+            [task], [session], s=40, color=run_color(index), label=label, zorder=3, edgecolor="black", linewidth=0.5
+        )
     axis.set_xlabel("task accuracy")
     axis.set_ylabel("session accuracy")
     axis.xaxis.set_major_formatter(lambda value, _: f"{value:.0f}%")

@@ -13,9 +13,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Optional, Sequence
+from typing import Any
 
 from bench.errors import CATEGORIES, classify_task
 from bench.schema import ASK_USER, PREPARE_TO_ANSWER, DatasetError, load_sessions
@@ -79,9 +80,9 @@ class TaskFacts:
     correct: bool
     optimal: bool
     steps: int
-    category: Optional[str] = None
-    reason: Optional[str] = None
-    failing_step: Optional[int] = None
+    category: str | None = None
+    reason: str | None = None
+    failing_step: int | None = None
     latency: float = 0.0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -112,7 +113,7 @@ class Run:
     model: str
     path: Path
     metric: dict[str, Any]
-    summary: Optional[dict[str, Any]]
+    summary: dict[str, Any] | None
     dataset: Dataset
     session_ids: list[str] = field(default_factory=list)
     tasks: list[TaskFacts] = field(default_factory=list)
@@ -171,7 +172,7 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def resolve_dataset(run_dir: Path, override: Optional[Path]) -> Path:
+def resolve_dataset(run_dir: Path, override: Path | None) -> Path:
     """The dataset file of a run: the one ``run.json`` names, else ``override``.
 
     Raises:
@@ -221,7 +222,10 @@ def _call_view(call: Any) -> dict[str, Any]:
         return {"name": None, "args": json.dumps(call, ensure_ascii=False)}
     function = call.get("function") if isinstance(call.get("function"), Mapping) else {}
     arguments = function.get("arguments")
-    view = {"name": function.get("name"), "args": arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)}
+    view = {
+        "name": function.get("name"),
+        "args": arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False),
+    }
     if call.get("id") is not None:
         view["id"] = call.get("id")
     return view
@@ -236,7 +240,11 @@ def _candidates(step: Mapping[str, Any]) -> tuple[list[dict[str, Any]], int]:
     for entry in answer.values():
         if not isinstance(entry, Mapping):
             continue
-        actions = [{"name": a.get("name"), "args": a.get("arguments")} for a in entry.get("action") or [] if isinstance(a, Mapping)]
+        actions = [
+            {"name": a.get("name"), "args": a.get("arguments")}
+            for a in entry.get("action") or []
+            if isinstance(a, Mapping)
+        ]
         item: dict[str, Any] = {"actions": actions}
         if any(a["name"] in PSEUDO for a in actions):
             for extra in ("observation", "user_input"):
@@ -304,7 +312,9 @@ def compact_trajectory(raw: Any, scored: Sequence[Mapping[str, Any]], facts: Seq
                 "m": [shared, messages[shared:]],
                 "content": output.get("content"),
                 "reasoning": output.get("reasoning_content"),
-                "calls": [_call_view(c) for c in output.get("tool_calls") or []] if isinstance(output.get("tool_calls"), list) else [],
+                "calls": [_call_view(c) for c in output.get("tool_calls") or []]
+                if isinstance(output.get("tool_calls"), list)
+                else [],
                 "name": output.get("current_action_name_label"),
                 "cand": candidates,
                 "ncand": total,
@@ -327,10 +337,16 @@ def compact_trajectory(raw: Any, scored: Sequence[Mapping[str, Any]], facts: Seq
                     view["args"] = label
                     results = scored_output.get("current_action_arguments_check_result") or []
                     predicted = scored_output.get("tool_calls") or []
-                    gold = ((scored_step.get("inference_answer") or {}).get("candidate_0_answer_function_list") or {}).get("action") or []
+                    gold = (
+                        (scored_step.get("inference_answer") or {}).get("candidate_0_answer_function_list") or {}
+                    ).get("action") or []
                     view["checks"] = [
-                        [_call_view(p)["name"], _call_view(p)["args"], g.get("arguments") if isinstance(g, Mapping) else None,
-                         results[j] if j < len(results) else "correct"]
+                        [
+                            _call_view(p)["name"],
+                            _call_view(p)["args"],
+                            g.get("arguments") if isinstance(g, Mapping) else None,
+                            results[j] if j < len(results) else "correct",
+                        ]
                         for j, (p, g) in enumerate(zip(predicted, gold))
                     ]
             steps.append(view)
@@ -385,7 +401,7 @@ def load_run(
     run_dir: Path,
     key: str,
     datasets: dict[tuple[str, str], Dataset],
-    dataset_override: Optional[Path] = None,
+    dataset_override: Path | None = None,
 ) -> Run:
     """Read one run folder.
 
@@ -442,7 +458,9 @@ def load_run(
 
     model = str(metric.get("model_name") or run_dir.name)
     label = model if scoring == "reference" else f"{model} (fixed)"
-    run = Run(key, label, model, run_dir, metric, summary if isinstance(summary, dict) else None, dataset, scoring=scoring)
+    run = Run(
+        key, label, model, run_dir, metric, summary if isinstance(summary, dict) else None, dataset, scoring=scoring
+    )
     facts: dict[str, list[TaskFacts]] = {}
     for session_id in order:
         facts[session_id] = [_task_facts(session_id, i, t) for i, t in enumerate(scored[session_id])]
@@ -459,13 +477,17 @@ def load_run(
     missing_raw = [s for s in order if s not in run.trajectories]
     if missing_raw:
         run.raw_results = False
-        for session_id in missing_raw:  # the scored log: calls sorted by the scorer, one step dropped after an argument error
+        for (
+            session_id
+        ) in missing_raw:  # the scored log: calls sorted by the scorer, one step dropped after an argument error
             trajectory = compact_trajectory(scored[session_id], scored[session_id], facts[session_id])
             run.trajectories[session_id] = json.dumps(trajectory, ensure_ascii=False, separators=(",", ":"))
     return run
 
 
-def load_runs(run_dirs: Sequence[os.PathLike[str] | str], dataset_override: Optional[Path] = None) -> tuple[list[Run], list[Dataset]]:
+def load_runs(
+    run_dirs: Sequence[os.PathLike[str] | str], dataset_override: Path | None = None
+) -> tuple[list[Run], list[Dataset]]:
     """Read every run folder; labels are made unique and datasets shared between runs on the same file.
 
     Returns:

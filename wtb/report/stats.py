@@ -16,8 +16,8 @@ difficulty shared by both runs cancels out. A difference whose interval holds
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -48,7 +48,7 @@ class SessionOutcomes:
     total: np.ndarray
 
     @classmethod
-    def from_lists(cls, ids: Sequence[str], correct: Sequence[int], total: Sequence[int]) -> "SessionOutcomes":
+    def from_lists(cls, ids: Sequence[str], correct: Sequence[int], total: Sequence[int]) -> SessionOutcomes:
         """Build from parallel sequences (one entry per session).
 
         Raises:

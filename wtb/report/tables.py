@@ -12,10 +12,11 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.resources import files
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any
 
 from bench.errors import CATEGORIES
 from wtb.report.runs import Run
@@ -85,13 +86,13 @@ class Row:
     model: str
     source: str
     group: str
-    values: dict[str, Optional[float]]
-    run: Optional[str] = None
-    rank: Optional[int] = None
+    values: dict[str, float | None]
+    run: str | None = None
+    rank: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _metric_value(metric: Mapping[str, Any], section: str, bucket: str, ratio: str) -> Optional[float]:
+def _metric_value(metric: Mapping[str, Any], section: str, bucket: str, ratio: str) -> float | None:
     entry = (metric.get(section) or {}).get(bucket)
     if not isinstance(entry, Mapping):
         return None
@@ -101,7 +102,7 @@ def _metric_value(metric: Mapping[str, Any], section: str, bucket: str, ratio: s
     return float(entry[ratio]) * 100.0
 
 
-def run_values(metric: Mapping[str, Any], table: str) -> dict[str, Optional[float]]:
+def run_values(metric: Mapping[str, Any], table: str) -> dict[str, float | None]:
     """A run's percentages for the ``"main"`` (leaderboard) or ``"orchestration"`` table (docs/metrics.md metric dict in).
 
     Raises:
@@ -174,7 +175,7 @@ def error_rows(runs: Sequence[Run]) -> list[Row]:
     return rows + _paper_rows("errors", ERROR_KEYS)
 
 
-def format_percent(value: Optional[float]) -> str:
+def format_percent(value: float | None) -> str:
     """A percentage with two decimals, or ``""`` for ``None``."""
     return "" if value is None else f"{value:.2f}"
 
@@ -187,8 +188,13 @@ def rows_csv(rows: Sequence[Row], keys: Sequence[str], extra_keys: Sequence[str]
     writer.writerow(["model", "source", "group", *keys, *extra_keys])
     for row in rows:
         writer.writerow(
-            [row.model, row.source, row.group, *(format_percent(row.values.get(k)) for k in keys),
-             *(row.extra.get(k, "") for k in extra_keys)]
+            [
+                row.model,
+                row.source,
+                row.group,
+                *(format_percent(row.values.get(k)) for k in keys),
+                *(row.extra.get(k, "") for k in extra_keys),
+            ]
         )
     return buffer.getvalue()
 
@@ -197,9 +203,23 @@ ERROR_EXTRA_KEYS = ("failed_tasks", *(f"{k}_count" for k in ERROR_KEYS))
 """Columns of ``errors.csv`` after the nine shares: failed tasks and the count per category (runs only)."""
 
 TASK_COLUMNS = (
-    "run", "model", "session_id", "task", "task_type", "turn_subtype", "label", "optimal", "steps",
-    "error_category", "failing_step", "reason", "latency_s", "input_tokens", "output_tokens", "trajectory",
-)  # fmt: skip
+    "run",
+    "model",
+    "session_id",
+    "task",
+    "task_type",
+    "turn_subtype",
+    "label",
+    "optimal",
+    "steps",
+    "error_category",
+    "failing_step",
+    "reason",
+    "latency_s",
+    "input_tokens",
+    "output_tokens",
+    "trajectory",
+)
 
 
 def task_rows(runs: Sequence[Run]) -> list[list[Any]]:
@@ -215,13 +235,26 @@ def task_rows(runs: Sequence[Run]) -> list[list[Any]]:
             position = dataset.index[fact.session_id]
             session = dataset.sessions[position]
             subtype = "First Turn" if fact.task_idx == 0 else session["english_turn_subtypes"][fact.task_idx - 1]
-            rows.append([
-                run.key, run.label, fact.session_id, fact.task_idx, session["english_task_types"][fact.task_idx], subtype,
-                "correct" if fact.correct else "error", str(fact.optimal).lower(), fact.steps,
-                fact.category or "", "" if fact.failing_step is None else fact.failing_step, fact.reason or "",
-                f"{fact.latency:.3f}", fact.input_tokens, fact.output_tokens,
-                f"index.html#traj/{run.key}/{dataset.offset + position}/{fact.task_idx}",
-            ])  # fmt: skip
+            rows.append(
+                [
+                    run.key,
+                    run.label,
+                    fact.session_id,
+                    fact.task_idx,
+                    session["english_task_types"][fact.task_idx],
+                    subtype,
+                    "correct" if fact.correct else "error",
+                    str(fact.optimal).lower(),
+                    fact.steps,
+                    fact.category or "",
+                    "" if fact.failing_step is None else fact.failing_step,
+                    fact.reason or "",
+                    f"{fact.latency:.3f}",
+                    fact.input_tokens,
+                    fact.output_tokens,
+                    f"index.html#traj/{run.key}/{dataset.offset + position}/{fact.task_idx}",
+                ]
+            )
     return rows
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from wtb.runner.store import RecordInfo
 
@@ -70,8 +71,6 @@ class RunSummary:
         self.retried_requests.extend({"id": session_id, **entry} for entry in usage.get("retried_requests", []))
 
 
-
-
 def _usage_totals(usages: Iterable[Mapping[str, Any]], prices: Prices | None) -> dict[str, Any]:
     totals = {"sessions": 0, "requests": 0, "attempts": 0, "failed_requests": 0, "input_tokens": 0, "output_tokens": 0}
     for usage in usages:
@@ -123,9 +122,7 @@ def summary_json(
             {"input": prices.input_per_million, "output": prices.output_per_million} if prices is not None else None
         ),
         "this_run": this_run,
-        "selected_sessions": _usage_totals(
-            (r.usage for r in records if r.id in selected), prices
-        ),
+        "selected_sessions": _usage_totals((r.usage for r in records if r.id in selected), prices),
         "inference_errors": summary.inference_errors,
         "infrastructure_errors": [
             {k: e.get(k) for k in ("id", "error", "attempts", "where")} for e in summary.infrastructure_errors

@@ -11,8 +11,9 @@ import contextlib
 import functools
 import os
 import time
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Coroutine, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock, Timeout
 
@@ -105,7 +106,9 @@ async def arun_eval(
     if workers < 1:
         raise ValueError(f"--workers must be >= 1, got {workers}")
     if workers > 1 and (invoke is not None or graph is not None):
-        raise ValueError("--workers > 1 runs the default evaluation graph in worker processes; it takes no graph or invoker")
+        raise ValueError(
+            "--workers > 1 runs the default evaluation graph in worker processes; it takes no graph or invoker"
+        )
     if invoke is None:
         if graph is None:
             from graphs.evaluation import graph as default_graph
@@ -130,7 +133,9 @@ async def arun_eval(
             from wtb.runner.processes import ProcessInvoker
 
             no_trace = get_tracing_context().get("enabled") is False  # a --no-trace scope around this run
-            async with ProcessInvoker(workers, context, concurrency=concurrency, no_trace=no_trace, prices=prices) as pool:
+            async with ProcessInvoker(
+                workers, context, concurrency=concurrency, no_trace=no_trace, prices=prices
+            ) as pool:
                 return await _run_locked(
                     sessions, context, out, concurrency, overwrite, progress, pool, on_record, prices, recorded
                 )

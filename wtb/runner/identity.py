@@ -7,8 +7,9 @@ import contextlib
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from bench.io import write_json_atomic
 from bench.settings import resolved_settings
@@ -39,7 +40,7 @@ def dataset_identity(path: str | os.PathLike[str] | None) -> dict[str, str] | No
     return {"dataset": str(Path(path).resolve()), "dataset_sha256": digest.hexdigest()}
 
 
-def run_settings(context: "EvaluationContext", extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def run_settings(context: EvaluationContext, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The resolved settings of a run, for ``run.json`` and ``summary.json`` (docs/settings.md).
 
     Args:
@@ -53,7 +54,7 @@ def run_settings(context: "EvaluationContext", extra: Mapping[str, Any] | None =
     return redact({**resolved_settings(context), **dict(extra or {}), "project_version": project_version()})
 
 
-def scoring_mode(context: "EvaluationContext") -> str:
+def scoring_mode(context: EvaluationContext) -> str:
     """The scoring mode of ``context`` (``reference`` when it has none; docs/fixed-mode.md §1)."""
     return getattr(context, "scoring", "reference") or "reference"
 
@@ -67,7 +68,7 @@ def mixing_modes_message(where: Path, found: str, wanted: str) -> str:
 
 
 def _check_run_identity(
-    out: Path, context: "EvaluationContext", model_name: str, has_results: bool, settings: Mapping[str, Any]
+    out: Path, context: EvaluationContext, model_name: str, has_results: bool, settings: Mapping[str, Any]
 ) -> None:
     """Refuse to resume results made on another dataset, in another scoring mode or on another language
     side; record this run's identity and settings in ``RUN_FILE``.
@@ -96,7 +97,9 @@ def _check_run_identity(
         )
     identity = dataset_identity(getattr(context, "dataset", None))
     if identity is None:
-        write_json_atomic(path, {"dataset": None, "model_name": model_name, "scoring": mode, "settings": dict(settings)})
+        write_json_atomic(
+            path, {"dataset": None, "model_name": model_name, "scoring": mode, "settings": dict(settings)}
+        )
         return
     if recorded.get("dataset_sha256") not in (None, identity["dataset_sha256"]):
         same_file = recorded.get("dataset") == identity["dataset"]

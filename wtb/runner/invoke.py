@@ -7,8 +7,9 @@ a failing model; an infrastructure error (``ModelRequestError`` after its retrie
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bench.harness import error_record, with_language
 from graphs.evaluation_context import EvaluationContext
@@ -56,7 +57,7 @@ class SessionInvoker(Protocol):
 
     def __call__(
         self, session: Mapping[str, Any], context: EvaluationContext, *, prices: Prices | None = None
-    ) -> Awaitable["SessionOutcome"]:
+    ) -> Awaitable[SessionOutcome]:
         """Run ``session`` with ``context``; resolves to its :class:`SessionOutcome`."""
         ...
 
@@ -72,7 +73,9 @@ def _graph_config(session: Mapping[str, Any], context: EvaluationContext) -> dic
     )
 
 
-async def _run_graph(graph: Pregel, graph_input: dict[str, Any], context: EvaluationContext, config: dict[str, Any]) -> Any:
+async def _run_graph(
+    graph: Pregel, graph_input: dict[str, Any], context: EvaluationContext, config: dict[str, Any]
+) -> Any:
     """The graph's output for ``graph_input``: what ``graph.ainvoke`` returns, for less work per super-step.
 
     ``ainvoke`` also streams every node's updates (to collect interrupts, which this graph never
@@ -89,8 +92,8 @@ async def _run_graph(graph: Pregel, graph_input: dict[str, Any], context: Evalua
     checkpointer = getattr(graph, "checkpointer", None)
     durability: dict[str, Any] = {"durability": "exit"} if checkpointer not in (None, False, True) else {}
     output = None
-    async for output in graph.astream(graph_input, config, context=context, stream_mode="values", **durability):
-        pass
+    async for chunk in graph.astream(graph_input, config, context=context, stream_mode="values", **durability):
+        output = chunk
     return output
 
 
@@ -125,8 +128,12 @@ async def run_session(
             output = await _run_graph(graph, {"session": dict(session)}, context, _graph_config(session, context))
             record = dict(output["record"])
         except ModelRequestError as exc:
-            if exc.rejected:  # the provider refused this request's content: the model's limit, scored (docs/evaluation.md §5)
-                record = error_record(session["id"], recorded_model_name(context), str(exc), scoring=scoring_mode(context))
+            if (
+                exc.rejected
+            ):  # the provider refused this request's content: the model's limit, scored (docs/evaluation.md §5)
+                record = error_record(
+                    session["id"], recorded_model_name(context), str(exc), scoring=scoring_mode(context)
+                )
                 record["error_detail"] = f"{type(exc).__name__}: {exc}"
             else:  # infrastructure: nothing to score, run again on resume
                 error = {

@@ -44,15 +44,26 @@ def _lost(context: EvaluationContext, session_id: str, reason: str) -> SessionOu
     from wtb.runner.invoke import recorded_model_name
 
     error = {
-        "id": session_id, "model_name": recorded_model_name(context), "error": reason, "attempts": 0,
-        "errors": [reason], "where": {}, "usage": {},
-    }  # fmt: skip
+        "id": session_id,
+        "model_name": recorded_model_name(context),
+        "error": reason,
+        "attempts": 0,
+        "errors": [reason],
+        "where": {},
+        "usage": {},
+    }
     return SessionOutcome(session_id, None, error, {})
 
 
 def _answer(n: int, outcome: SessionOutcome) -> bytes:
     """The protocol line of a child for the outcome of its request ``n``."""
-    answer = {"n": n, "session_id": outcome.session_id, "record": outcome.record, "error": outcome.error, "usage": outcome.usage}
+    answer = {
+        "n": n,
+        "session_id": outcome.session_id,
+        "record": outcome.record,
+        "error": outcome.error,
+        "usage": outcome.usage,
+    }
     return json.dumps(answer, ensure_ascii=False).encode() + b"\n"
 
 
@@ -107,9 +118,13 @@ class ProcessInvoker:
         try:
             for _ in range(self.workers):
                 process = await asyncio.create_subprocess_exec(
-                    sys.executable, "-m", "wtb.runner.processes",
-                    stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=_LINE_LIMIT,
-                )  # fmt: skip
+                    sys.executable,
+                    "-m",
+                    "wtb.runner.processes",
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    limit=_LINE_LIMIT,
+                )
                 child = _Child(process)
                 self.children.append(child)
                 assert process.stdin is not None
@@ -150,7 +165,9 @@ class ProcessInvoker:
                 answer = json.loads(line)
                 future, _ = child.pending.pop(answer["n"])
                 if not future.done():
-                    future.set_result(SessionOutcome(answer["session_id"], answer["record"], answer["error"], answer["usage"]))
+                    future.set_result(
+                        SessionOutcome(answer["session_id"], answer["record"], answer["error"], answer["usage"])
+                    )
         except (ValueError, KeyError) as exc:
             child.exit_reason = f"bad reply from the worker process: {exc}"
             child.process.kill()  # no longer read: it could block writing its next answer
@@ -178,7 +195,9 @@ class ProcessInvoker:
         future: asyncio.Future[SessionOutcome] = asyncio.get_running_loop().create_future()
         child.pending[self._next] = (future, session["id"])
         assert child.process.stdin is not None
-        child.process.stdin.write(json.dumps({"n": self._next, "session": session}, ensure_ascii=False).encode() + b"\n")
+        child.process.stdin.write(
+            json.dumps({"n": self._next, "session": session}, ensure_ascii=False).encode() + b"\n"
+        )
         try:
             await child.process.stdin.drain()
         except (ConnectionError, RuntimeError):

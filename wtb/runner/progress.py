@@ -39,7 +39,7 @@ class _Progress:
         )
         self._task = self._progress.add_task(label, total=total, completed=done, correct=correct, tasks=tasks)
 
-    def __enter__(self) -> "_Progress":
+    def __enter__(self) -> _Progress:
         if self.enabled:
             self._progress.start()
         return self

@@ -6,9 +6,10 @@ import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from bench.io import atomic_write_text, dumps_line, give_default_mode
 from wtb.runner.selection import session_sort_key
@@ -49,13 +50,18 @@ class RecordInfo:
         return getattr(self, key)
 
     @classmethod
-    def of(cls, record: Mapping[str, Any]) -> "RecordInfo":
+    def of(cls, record: Mapping[str, Any]) -> RecordInfo:
         """The info of a parsed record."""
         tasks, correct = _task_counts(record)
         usage = record.get("usage")
         return cls(
-            record["id"], record.get("model_name"), tasks, correct, isinstance(record.get("result"), str),
-            dict(usage) if isinstance(usage, Mapping) else {}, str(record.get("scoring", "reference")),
+            record["id"],
+            record.get("model_name"),
+            tasks,
+            correct,
+            isinstance(record.get("result"), str),
+            dict(usage) if isinstance(usage, Mapping) else {},
+            str(record.get("scoring", "reference")),
         )
 
 
@@ -222,6 +228,7 @@ def _latest_errors(path: Path, done: set[str]) -> list[dict[str, Any]]:
         if isinstance(entry, dict) and isinstance(entry.get("id"), str) and entry["id"] not in done:
             latest[entry["id"]] = entry
     return sorted(latest.values(), key=lambda e: session_sort_key(e["id"]))
+
 
 def _task_counts(record: Mapping[str, Any]) -> tuple[int, int]:
     result = record.get("result")

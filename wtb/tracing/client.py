@@ -9,7 +9,8 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from wtb.tracing.redaction import redact, secret_values
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import functools
 import os
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 REDACTED = "[REDACTED]"
 

@@ -1,12 +1,12 @@
-"""Names and metadata of a session's root run, and the run's resolved settings (no secrets).
-"""
+"""Names and metadata of a session's root run, and the run's resolved settings (no secrets)."""
 
 from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from wtb.tracing.redaction import redact
 
