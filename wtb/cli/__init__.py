@@ -132,12 +132,14 @@ def lang_option(help_text: str) -> Any:
     return typer.Option(None, "--lang", help=help_text, case_sensitive=False)
 
 
-# Sub-command modules register on `app` when imported.
+# Sub-command modules register on `app` when imported; `wtb --help` lists them in this order.
+# isort: off
 from wtb.cli import data as _data  # noqa: E402,F401
 from wtb.cli import eval as _eval  # noqa: E402,F401
 from wtb.cli import generate as _generate  # noqa: E402,F401
-from wtb.cli import report as _report  # noqa: E402,F401
 from wtb.cli import score as _score  # noqa: E402,F401
+from wtb.cli import report as _report  # noqa: E402,F401
+# isort: on
 
 
 def main() -> None:
