@@ -113,6 +113,3 @@ class Context:
         values["models"] = {role: self.role_model(role) for role in roles}
         values["base_urls"] = {role: self.role_base_url(role) for role in roles}
         return values
-
-
-CONTEXT_FIELDS = tuple(f.name for f in dataclasses.fields(Context))
