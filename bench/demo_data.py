@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.io import write_jsonl_atomic
 from bench.paths import PathTracker
 from bench.terms import ASK_USER as ASK
 from bench.terms import PREPARE_TO_ANSWER as ANSWER
@@ -326,7 +325,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{CANDIDATES_PATH} is out of date; run python -m bench.demo_data", file=sys.stderr)
             return 1
         return 0
-    write_jsonl_atomic(CANDIDATES_PATH, records)
+    # A developer regenerates a committed file: a plain write (the core writes no run outputs, docs/architecture.md §3.2).
+    text = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+    CANDIDATES_PATH.write_text(text, encoding="utf-8", newline="\n")
     print(f"wrote {len(records)} candidate records to {CANDIDATES_PATH}")
     return 0
 

@@ -321,14 +321,6 @@ def dependency_lists(nodes: Sequence[Mapping[str, Any]]) -> list[list[int]]:
     return out
 
 
-def task_steps(nodes: Sequence[Mapping[str, Any]]) -> list[list[int]]:
-    """Node indices grouped by planner step, in step order (docs/generation.md)."""
-    steps: dict[int, list[int]] = {}
-    for index, node in enumerate(nodes):
-        steps.setdefault(int(node["step"]), []).append(index)
-    return [steps[s] for s in sorted(steps)]
-
-
 def derive_task_type(layer_type: str, nodes: Sequence[Mapping[str, Any]]) -> str:
     """English task type of a finished task (docs/terms.md, docs/generation.md).
 

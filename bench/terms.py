@@ -72,8 +72,6 @@ ScoringMode = Literal["reference", "fixed"]
 SCORING_MODES: tuple[str, ...] = ScoringMode.__args__  # type: ignore[attr-defined]
 """The scoring modes (docs/fixed-mode.md §1): ``reference`` reproduces the published evaluation, quirks
 included (the default); ``fixed`` applies the eight corrections of docs/fixed-mode.md."""
-REFERENCE: ScoringMode = "reference"
-FIXED: ScoringMode = "fixed"
 
 FIXES: dict[int, str] = {
     1: "tool messages carry the id of the call they answer",
@@ -86,8 +84,6 @@ FIXES: dict[int, str] = {
     8: "accomplish progress counts gold nodes matched",
 }
 """Short title of each fixed-mode correction, by its number in docs/fixed-mode.md (1-4 inference, 5-8 scoring)."""
-INFERENCE_FIXES: tuple[int, ...] = (1, 2, 3, 4)
-SCORING_FIXES: tuple[int, ...] = (5, 6, 7, 8)
 
 
 def check_scoring_mode(mode: object) -> ScoringMode:

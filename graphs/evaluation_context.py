@@ -1,7 +1,7 @@
 """Run settings of the evaluation graph (its ``context_schema``).
 
 Each field has a description (shown by LangGraph Studio). Every setting follows one rule
-(:mod:`bench.settings`, docs/settings.md): an explicit value wins, then its ``WTB_*`` environment
+(:mod:`models.settings`, docs/settings.md): an explicit value wins, then its ``WTB_*`` environment
 variable, then the default; a field left out (``None``) is "not given". Nodes read the resolved
 values through ``Runtime[EvaluationContext]``.
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bench.schema import check_language
-from bench.settings import resolve_settings, setting
 from bench.terms import check_scoring_mode
 from models import DEFAULT_MODEL
+from models.settings import resolve_settings, setting
 
 
 @dataclass(kw_only=True)

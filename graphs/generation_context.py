@@ -1,7 +1,7 @@
 """Run settings of the generation graph (its ``context_schema``): the model of each role, base URLs,
 temperature and retry limits.
 
-Every setting follows one rule (:mod:`bench.settings`, docs/settings.md): an explicit value wins,
+Every setting follows one rule (:mod:`models.settings`, docs/settings.md): an explicit value wins,
 then its ``WTB_*`` environment variable, then the default. Role models use one mapping for every
 role, built-in or added (docs/generation.md): ``models={"planner": "openai:gpt-4o", "critic": ...}``
 (``--model ROLE=SPEC`` on ``wtb generate``); a role missing from it uses ``WTB_<ROLE>_MODEL``, else
@@ -14,8 +14,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from bench.settings import env_value, resolve_settings, setting
 from models import DEFAULT_MODEL
+from models.settings import env_value, resolve_settings, setting
 
 ROLES = ("user", "planner", "checker", "tool", "agent")
 """The built-in roles. Added roles are registered in ``nodes.generation.registry``."""
@@ -113,6 +113,3 @@ class Context:
         values["models"] = {role: self.role_model(role) for role in roles}
         values["base_urls"] = {role: self.role_base_url(role) for role in roles}
         return values
-
-
-CONTEXT_FIELDS = tuple(f.name for f in dataclasses.fields(Context))

@@ -1,8 +1,6 @@
-"""State, context (settings) and structured role outputs of the generation graph (docs/generation.md).
+"""State and structured role outputs of the generation graph (docs/generation.md); its settings, the
+``context_schema``, are :class:`graphs.generation_context.Context`.
 
-- :class:`Context` is the graph's ``context_schema``: the model of each role, base URLs, temperature
-  and retry limits; every field has a description (shown in LangGraph Studio) and an environment
-  variable fallback.
 - :class:`State` is one session being generated: its plan (tools, env, layer types) and progress
   (tasks with their nodes, the output waiting for the checker, transcripts, captured model calls).
 - :class:`PlannerDecision`, :class:`CheckerVerdict` and :class:`ToolResults` are what the planner,

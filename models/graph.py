@@ -229,15 +229,6 @@ def load(name: str) -> LoadedCandidate:
         return loaded
 
 
-def forget(name: str | None = None) -> None:
-    """Drop the cached candidate of ``name`` (all of them when ``None``); the module stays imported."""
-    with _lock:
-        if name is None:
-            _cache.clear()
-        else:
-            _cache.pop(name, None)
-
-
 def check(name: str, settings: ModelSettings) -> None:
     """Before any session: the file or module exists and loads, and its attribute is a graph, a Runnable or a factory of one.
 

@@ -209,13 +209,13 @@ def test_outputs_are_ordinary_files(tmp_path):
     try:
         import importlib
 
-        import bench.io
+        import wtb.files
 
-        importlib.reload(bench.io)  # the module reads the umask once, at import
+        importlib.reload(wtb.files)  # the module reads the umask once, at import
         assert _invoke("score", "--dataset", dataset, "--results", results, "--out", tmp_path / "out").exit_code == 0
     finally:
         os.umask(old)
-        importlib.reload(bench.io)
+        importlib.reload(wtb.files)
     for name in ("score.jsonl", "metric.json"):
         assert stat.S_IMODE((tmp_path / "out" / name).stat().st_mode) == 0o644, name
 

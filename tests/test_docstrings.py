@@ -20,6 +20,7 @@ RULE_MODULES = [
     "bench/pairing.py",
     "bench/compare.py",
     "bench/harness/matching_fixed.py",
+    "bench/harness/outcome.py",
     "bench/schema.py",
     "bench/scoring.py",
     "bench/text_calls.py",

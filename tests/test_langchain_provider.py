@@ -29,7 +29,7 @@ ARGS = {"city": "北京", "when": {"day": "today", "hours": [9, 12]}, "format": 
 FAKE_PACKAGE = textwrap.dedent(
     '''
     """A stand-in for langchain-upstage: a chat model answering every request with one tool call."""
-    from typing import Any, Optional
+    from typing import Any
 
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import AIMessage
@@ -41,9 +41,9 @@ FAKE_PACKAGE = textwrap.dedent(
     class ChatUpstage(BaseChatModel):
         model: str
         temperature: float = 0.7
-        base_url: Optional[str] = Field(default=None, alias="upstage_api_base")
-        max_tokens: Optional[int] = None
-        timeout: Optional[float] = None
+        base_url: str | None = Field(default=None, alias="upstage_api_base")
+        max_tokens: int | None = None
+        timeout: float | None = None
         max_retries: int = 2
 
         model_config = {"populate_by_name": True}

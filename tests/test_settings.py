@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from bench.demo_data import CANDIDATES_PATH
-from bench.settings import env_value, resolve_settings
 from graphs.evaluation_context import EvaluationContext
 from graphs.generation_context import Context
+from models.settings import env_value, resolve_settings
 from wtb.cli import app
 
 REPO = Path(__file__).resolve().parents[1]

@@ -38,9 +38,9 @@ from bench.generation import (
     session_problems,
     streamline,
 )
-from bench.io import write_json_atomic, write_jsonl_atomic
 from graphs.generation_context import ROLES, Context
 from nodes.generation.registry import model_roles
+from wtb.files import write_json_atomic, write_jsonl_atomic
 from wtb.tracing import (
     context_settings,
     project_version,

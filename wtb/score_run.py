@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.io import atomic_write_text, dumps_line, give_default_mode, write_json_atomic
 from bench.metrics import MetricsAccumulator, readable_metrics
 from bench.schema import (
     DatasetError,
@@ -30,6 +29,7 @@ from bench.schema import (
 )
 from bench.scoring import ArgumentChecker, ScoringError, record_identity, score_session
 from bench.terms import check_scoring_mode
+from wtb.files import atomic_write_text, dumps_line, give_default_mode, write_json_atomic
 
 SCORE_FILE = "score.jsonl"
 METRIC_FILE = "metric.json"

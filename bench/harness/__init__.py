@@ -24,15 +24,8 @@ A gold DAG that the reference cannot replay (quirk 11) raises
 
 from bench.args import float_to_number
 from bench.harness.errors import ERROR_PREFIX, InferenceError
-from bench.harness.matching import (
-    ERROR_ACTION_NAME,
-    ERROR_EMPTY_RESPONSE,
-    MAX_RECORDED_CANDIDATES,
-    Label,
-    StepOutcome,
-    match_step,
-    tracker_after,
-)
+from bench.harness.matching import match_step, tracker_after
+from bench.harness.outcome import ERROR_ACTION_NAME, ERROR_EMPTY_RESPONSE, MAX_RECORDED_CANDIDATES, Label, StepOutcome
 from bench.harness.prompt import HISTORY_ID_PREFIX, build_prompt, gold_history, history_tool_call_id, system_message
 from bench.harness.record import (
     close_task_result,

@@ -4,46 +4,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, Literal
+from typing import Any
 
 from bench.harness.errors import InferenceError
+from bench.harness.outcome import (
+    ERROR_ACTION_NAME,
+    ERROR_EMPTY_RESPONSE,
+    MAX_RECORDED_CANDIDATES,
+    StepOutcome,
+    answer_entry,
+)
 from bench.paths import PathTracker
 from bench.terms import ASK_USER, PREPARE_TO_ANSWER
-
-ERROR_EMPTY_RESPONSE = "tool_calls and content are None or empty"
-ERROR_ACTION_NAME = "action name not in candidate_answer_function_list"
-
-Label = Literal["correct", "error"]
-
-
-@dataclass
-class StepOutcome:
-    """What one candidate response at one step leads to (docs/evaluation.md §3).
-
-    Attributes:
-        label: ``"correct"`` or ``"error"`` (the step's ``current_action_name_label``).
-        error_reason: the reference's error string on an error step, else ``None``.
-        messages: OpenAI dict messages to append before the next request: the
-            assistant message as the model sent it, then the gold tool
-            observations or the gold user reply. Empty when the task ends.
-        inference_answer: the step's ``inference_answer`` dict, or ``None``
-            when the reference records none (empty response, no candidates).
-        prune: node indices to prune the tracker with (a matched call step), else ``None``.
-        task_end: the task stops after this step.
-        task_correct: the task is action-name correct (a text reply matched ``prepare_to_answer``).
-        diagnostics: notes for the step log's ``inference_output.diagnostics`` (never scored).
-    """
-
-    label: Label
-    error_reason: str | None = None
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    inference_answer: dict[str, Any] | None = None
-    prune: list[int] | None = None
-    task_end: bool = False
-    task_correct: bool = False
-    diagnostics: list[dict[str, Any]] = field(default_factory=list)
 
 
 def tracker_after(
@@ -68,27 +41,6 @@ def tracker_after(
     return tracker
 
 
-def _answer_entry(
-    answer_list: Sequence[Mapping[str, Any]], nodes: Sequence[int], *, with_pseudo_fields: bool
-) -> dict[str, Any]:
-    entry: dict[str, Any] = {"action": []}
-    for index in nodes:
-        node = answer_list[index]
-        name = node["action"]["name"]
-        entry["action"].append({"arguments": json.dumps(node["action"]["arguments"], ensure_ascii=False), "name": name})
-        if with_pseudo_fields:
-            if name == ASK_USER:
-                entry["observation"] = node["observation"]
-                entry["user_input"] = node.get("user_input")
-            elif name == PREPARE_TO_ANSWER:
-                entry["observation"] = node["observation"]
-    return entry
-
-
-MAX_RECORDED_CANDIDATES = 1000
-"""Entries of an error step's candidate table recorded at most (see :func:`_error_outcome`)."""
-
-
 def _error_outcome(
     answer_list: Sequence[Mapping[str, Any]], tracker: PathTracker, step: int, reason: str
 ) -> StepOutcome:
@@ -103,7 +55,7 @@ def _error_outcome(
     """
     total = tracker.count_step_entries(step)
     entries = {
-        f"candidate_{i}_answer_function_list": _answer_entry(answer_list, nodes, with_pseudo_fields=True)
+        f"candidate_{i}_answer_function_list": answer_entry(answer_list, nodes, with_pseudo_fields=True)
         for i, nodes in enumerate(islice(tracker.step_entries(step), MAX_RECORDED_CANDIDATES))
     }
     diagnostics = []
@@ -184,7 +136,7 @@ def match_step(
             names = [answer_list[i]["action"]["name"] for i in nodes]
             if ASK_USER in names:
                 node = _single_pseudo(answer_list, nodes, ASK_USER)
-                entry = _answer_entry(answer_list, nodes, with_pseudo_fields=False)
+                entry = answer_entry(answer_list, nodes, with_pseudo_fields=False)
                 entry["observation"] = node["observation"]
                 entry["user_input"] = node.get("user_input")
                 return StepOutcome(
@@ -197,7 +149,7 @@ def match_step(
                 )
             if PREPARE_TO_ANSWER in names:
                 node = _single_pseudo(answer_list, nodes, PREPARE_TO_ANSWER)
-                entry = _answer_entry(answer_list, nodes, with_pseudo_fields=False)
+                entry = answer_entry(answer_list, nodes, with_pseudo_fields=False)
                 entry["observation"] = node["observation"]
                 return StepOutcome(
                     "correct",
@@ -246,7 +198,7 @@ def match_step(
             "correct",
             messages=messages,
             inference_answer={
-                "candidate_0_answer_function_list": _answer_entry(answer_list, nodes, with_pseudo_fields=False)
+                "candidate_0_answer_function_list": answer_entry(answer_list, nodes, with_pseudo_fields=False)
             },
             prune=list(nodes),
         )

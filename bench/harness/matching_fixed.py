@@ -1,6 +1,6 @@
 """Fixed mode: one step of the step loop (docs/fixed-mode.md §2-§5).
 
-The same :class:`~bench.harness.matching.StepOutcome` as reference mode, with
+The same :class:`~bench.harness.outcome.StepOutcome` as reference mode, with
 these differences (reference rules: docs/evaluation.md §3):
 
 - a text reply is a question only where a question node is ready, and it
@@ -24,12 +24,12 @@ from itertools import islice
 from typing import Any
 
 from bench.args import UnknownToolError, check_arguments
-from bench.harness.matching import (
+from bench.harness.outcome import (
     ERROR_ACTION_NAME,
     ERROR_EMPTY_RESPONSE,
     MAX_RECORDED_CANDIDATES,
     StepOutcome,
-    _answer_entry,
+    answer_entry,
 )
 from bench.pairing import pair_calls
 from bench.paths_fixed import FixedPathTracker
@@ -45,7 +45,7 @@ def _error(answer_list: Sequence[Mapping[str, Any]], tracker: FixedPathTracker, 
     """A name error that ends the task, recording the first :data:`MAX_RECORDED_CANDIDATES` valid next steps."""
     total = tracker.count_candidates()
     entries = {
-        f"candidate_{i}_answer_function_list": _answer_entry(answer_list, nodes, with_pseudo_fields=True)
+        f"candidate_{i}_answer_function_list": answer_entry(answer_list, nodes, with_pseudo_fields=True)
         for i, nodes in enumerate(islice(tracker.candidates(), MAX_RECORDED_CANDIDATES))
     }
     diagnostics = []
@@ -90,12 +90,12 @@ def match_step_fixed(
             the argument check that pairs same-name calls with nodes.
 
     Returns:
-        A :class:`~bench.harness.matching.StepOutcome`; ``prune`` holds the
+        A :class:`~bench.harness.outcome.StepOutcome`; ``prune`` holds the
         consumed nodes for every correct step (a question too). Error strings
         are those of reference mode (``tool_calls and content are None or
         empty``, ``parse tool_calls failed, error: ...``, ``action name not in
         candidate_answer_function_list``); an error step records the first
-        :data:`~bench.harness.matching.MAX_RECORDED_CANDIDATES` valid next steps.
+        :data:`~bench.harness.outcome.MAX_RECORDED_CANDIDATES` valid next steps.
 
     Raises:
         Nothing for any response: fixed mode has no ``InferenceError``. A gold
@@ -111,7 +111,7 @@ def match_step_fixed(
         asks = tracker.ready_asks()
         if asks:
             node = answer_list[asks[0]]
-            entry = _answer_entry(answer_list, [asks[0]], with_pseudo_fields=False)
+            entry = answer_entry(answer_list, [asks[0]], with_pseudo_fields=False)
             entry["observation"] = node["observation"]
             entry["user_input"] = node.get("user_input")
             return StepOutcome(
@@ -125,7 +125,7 @@ def match_step_fixed(
             )
         answers = tracker.allowed_answers()
         if answers:
-            entry = _answer_entry(answer_list, [answers[0]], with_pseudo_fields=False)
+            entry = answer_entry(answer_list, [answers[0]], with_pseudo_fields=False)
             entry["observation"] = answer_list[answers[0]]["observation"]
             return StepOutcome(
                 "correct",
@@ -163,7 +163,7 @@ def match_step_fixed(
         "correct",
         messages=messages,
         inference_answer={
-            "candidate_0_answer_function_list": _answer_entry(answer_list, nodes, with_pseudo_fields=False)
+            "candidate_0_answer_function_list": answer_entry(answer_list, nodes, with_pseudo_fields=False)
         },
         prune=sorted(nodes),
     )

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bench.harness.errors import ERROR_PREFIX
-from bench.harness.matching import StepOutcome
+from bench.harness.outcome import StepOutcome
 from bench.text_calls import text_tool_calls
 
 

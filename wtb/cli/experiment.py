@@ -47,9 +47,9 @@ def run_langsmith_experiment(
     """
     import os
 
-    from bench.io import write_jsonl_atomic
     from graphs.evaluation import graph
     from wtb.experiments import make_experiment_client, run_experiment
+    from wtb.files import write_jsonl_atomic
     from wtb.runner import RESULT_FILE, evaluate_session, session_sort_key
     from wtb.score_run import score_run
     from wtb.table import metric_table

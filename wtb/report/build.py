@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import CATEGORIES, CATEGORY_LABELS, PARAMETER_CATEGORIES
-from bench.io import atomic_write_text
 from bench.schema import TASK_TYPES, TURN_SUBTYPES
+from wtb.files import atomic_write_text
 from wtb.report import dataset_stats, plots
 from wtb.report.html import page_chunks
 from wtb.report.runs import Run, load_runs, session_transitions

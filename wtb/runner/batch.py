@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock, Timeout
 
-from bench.io import atomic_write_text, dumps_line, write_json_atomic
 from graphs.evaluation_context import EvaluationContext
+from wtb.files import atomic_write_text, dumps_line, write_json_atomic
 from wtb.runner.accounting import SUMMARY_FILE, Prices, RunSummary, summary_json
 from wtb.runner.identity import (
     _check_run_identity,

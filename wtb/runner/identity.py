@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.io import write_json_atomic
-from bench.settings import resolved_settings
+from models.settings import resolved_settings
+from wtb.files import write_json_atomic
 from wtb.runner.store import RESULT_FILE
 from wtb.tracing import project_version, redact
 

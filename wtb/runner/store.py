@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.io import atomic_write_text, dumps_line, give_default_mode
+from wtb.files import atomic_write_text, dumps_line, give_default_mode
 from wtb.runner.selection import session_sort_key
 
 RESULT_FILE = "result.jsonl"

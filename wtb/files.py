@@ -1,0 +1,82 @@
+"""Writing the application's output files: atomic replacement (temp file, fsync, rename) with the mode a
+plain ``open(path, "w")`` would give, and JSON Lines / JSON text.
+
+The application writes the run's output files (docs/architecture.md §3.2): the result store, the scorer, the
+generation runner and the report. Reading JSON Lines stays in the core (:mod:`bench.io`), where the
+loaders need it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+
+def _read_umask() -> int:
+    """The process umask, read once at import (setting it briefly is not thread-safe later on)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
+
+
+def new_file_mode() -> int:
+    """The mode a plain ``open(path, "w")`` gives a new file: ``0o666`` minus the process umask
+    (read once, at import), e.g. ``0o644`` under umask 022."""
+    return 0o666 & ~_UMASK
+
+
+def give_default_mode(path: str | os.PathLike[str]) -> None:
+    """Set ``path`` to :func:`new_file_mode` (for a temporary file from ``mkstemp``, which is owner-only,
+    before it is renamed over an output). A file system without POSIX modes is left as it is."""
+    try:
+        os.chmod(path, new_file_mode())
+    except OSError:
+        pass
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically: temp file in the same folder, fsync, rename.
+
+    A reader sees either the old file or the whole new one, never a torn file.
+    The file gets the permissions a plain ``open(path, "w")`` would give
+    (0o666 minus the umask; ``mkstemp`` alone would leave it owner-only).
+    Creates the parent folder if needed. Raises ``OSError`` on I/O failure.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        give_default_mode(tmp)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def dumps_line(record: Any) -> str:
+    """One JSON Lines line (no trailing newline), UTF-8 text kept as is (``ensure_ascii=False``)."""
+    return json.dumps(record, ensure_ascii=False)
+
+
+def write_jsonl_atomic(path: str | os.PathLike[str], records: Iterable[Any]) -> None:
+    """Write ``records`` as JSON Lines to ``path`` atomically (see :func:`atomic_write_text`)."""
+    atomic_write_text(path, "".join(dumps_line(r) + "\n" for r in records))
+
+
+def write_json_atomic(path: str | os.PathLike[str], value: Any) -> None:
+    """Write ``value`` as indented JSON (UTF-8, ``ensure_ascii=False``) to ``path`` atomically."""
+    atomic_write_text(path, json.dumps(value, ensure_ascii=False, indent=2) + "\n")
