@@ -126,13 +126,13 @@ def run_worker(dataset: Path, script: Path, out: Path, profile: Path | None = No
     """
     import graphs.evaluation  # noqa: F401 - imports happen before the measurement
     from graphs.evaluation_context import EvaluationContext
-    from models.replay import load_script
+    from models.providers.replay import load_responses
     from wtb.runner import arun_eval, load_dataset
     from wtb.runner.loop import run as run_loop
     from wtb.tracing import tracing_scope
 
     sessions = load_dataset(dataset)
-    load_script(script, CANDIDATE)  # parse the replay file once, outside the measurement (it is cached)
+    load_responses(script, CANDIDATE)  # parse the replay file once, outside the measurement (it is cached)
     context = EvaluationContext(model=f"replay:{script}#{CANDIDATE}")
     profiler = None
     if profile is not None:

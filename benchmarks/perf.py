@@ -173,7 +173,7 @@ def run_worker(dataset: Path, base_url: str, concurrency: int, out: Path, worker
     """One measured run in this process: ``arun_eval`` over the whole dataset (called by ``--worker``), in
     ``workers`` worker processes when above 1 (``wtb eval --workers``)."""
     import graphs.evaluation  # noqa: F401 - imports happen before the measurement
-    import models.openai  # noqa: F401
+    import models.providers.openai  # noqa: F401
     from wtb.runner import arun_eval
 
     return measured_run(arun_eval, dataset, base_url, concurrency, out, workers)

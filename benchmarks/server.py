@@ -46,7 +46,7 @@ def run_client(
     mode: str, dataset: Path, base_url: str, server: str | None, concurrency: int, out: Path
 ) -> dict[str, Any]:
     """One measured run in this process (``--client``): ``arun_eval`` (local) or ``arun_eval_remote`` (server)."""
-    import models.openai  # noqa: F401 - imports happen before the measurement (the client names the model)
+    import models.providers.openai  # noqa: F401 - imports happen before the measurement (the client names the model)
 
     if mode == "local":
         import graphs.evaluation  # noqa: F401

@@ -29,7 +29,7 @@ from graphs.evaluation_state import EvaluationInput, EvaluationOutput, Evaluatio
 from nodes.evaluation.candidate import call_candidate
 from nodes.evaluation.finish import finish_session
 from nodes.evaluation.match import match_response
-from nodes.evaluation.prompt import build_prompt, load_session
+from nodes.evaluation.prompt import load_session, start_task
 
 RECURSION_LIMIT = 10_000
 """Super-steps allowed per session (4 tasks x a few steps x 2 nodes needs far more than LangGraph's default 25)."""
@@ -51,7 +51,7 @@ def build_evaluation_graph(config: RunnableConfig | None = None) -> CompiledStat
         output_schema=EvaluationOutput,
     )
     builder.add_node("load_session", load_session)
-    builder.add_node("build_prompt", build_prompt)
+    builder.add_node("build_prompt", start_task)
     builder.add_node("call_candidate", call_candidate)
     builder.add_node("match_response", match_response)
     builder.add_node("finish_session", finish_session)

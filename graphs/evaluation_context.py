@@ -4,15 +4,20 @@ Each field has a description (shown by LangGraph Studio). Every setting follows 
 (:mod:`models.settings`, docs/settings.md): an explicit value wins, then its ``WTB_*`` environment
 variable, then the default; a field left out (``None``) is "not given". Nodes read the resolved
 values through ``Runtime[EvaluationContext]``.
+
+The ``model`` field stays a plain spec string (LangGraph Studio and LangGraph Server pass the context
+as JSON); :attr:`EvaluationContext.candidate` resolves it once per context object into a
+:class:`models.Candidate`, kept on the object, which the run and the nodes share.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from bench.schema import check_language
 from bench.terms import check_scoring_mode
-from models import DEFAULT_MODEL
+from models import DEFAULT_MODEL, Candidate, ModelSettings, resolve_candidate
 from models.settings import resolve_settings, setting
 
 
@@ -97,3 +102,35 @@ class EvaluationContext:
         resolve_settings(self)
         check_scoring_mode(self.scoring)
         check_language(self.language)
+
+    @property
+    def candidate(self) -> Candidate:
+        """The candidate of this run: :attr:`model` resolved once (docs/evaluation.md §3), with the provider
+        settings of :func:`model_settings` and :attr:`model_name` as its recorded name.
+
+        Kept on the context and resolved again only if ``model``, ``model_name`` or a provider setting
+        changed; copies and pickles of the context leave it behind.
+
+        Raises:
+            models.ConfigurationError: a malformed spec or an unknown provider.
+        """
+        key = (self.model, self.model_name, self.temperature, self.base_url, self.timeout, self.max_retries)
+        cached = self.__dict__.get("_candidate")
+        if cached is None or cached[0] != key:
+            candidate = resolve_candidate(self.model, model_settings(self), name=self.model_name or None)
+            self.__dict__["_candidate"] = cached = (key, candidate)
+        return cached[1]
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The fields only (copies and pickles do not carry the resolved candidate)."""
+        return {k: v for k, v in self.__dict__.items() if k != "_candidate"}
+
+
+def model_settings(context: EvaluationContext) -> ModelSettings:
+    """The provider settings of ``context``: temperature, base URL (``None`` when empty), timeout, client retries."""
+    return ModelSettings(
+        temperature=context.temperature,
+        base_url=context.base_url or None,
+        timeout=context.timeout,
+        max_retries=context.max_retries,
+    )

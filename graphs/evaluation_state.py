@@ -92,4 +92,4 @@ class EvaluationState(TypedDict, total=False):
     record: dict[str, Any]
     """The finished docs/evaluation.md §5 line (set by ``finish_session``)."""
     candidate: dict[str, Any]
-    """Which kind of candidate runs (``models.candidates.describe_candidate``); copied into the record."""
+    """Which kind of candidate runs (``models.candidate.describe_candidate``); copied into the record."""

@@ -1,12 +1,24 @@
-"""Model providers: turn a model spec such as ``openai:gpt-4o`` into a LangChain chat model.
+"""Model providers: turn a model spec such as ``openai:gpt-4o`` into a candidate and its LangChain chat model.
 
 A provider is one module exposing ``create(name: str, settings: ModelSettings) -> BaseChatModel``
 (optionally ``check``, ``model_name``, ``MAX_CONCURRENCY``) plus one line in
-:data:`BUILTIN_PROVIDERS`. Other packages add providers without touching this project: in code with
-:func:`register_provider`, or through the ``wildtoolbench.providers`` entry-point group
-(:mod:`models.registry`).
+:data:`BUILTIN_PROVIDERS`; the built-in ones are in :mod:`models.providers`. Other packages add
+providers without touching this project: in code with :func:`register_provider`, or through the
+``wildtoolbench.providers`` entry-point group (:mod:`models.registry`).
+
+A run resolves its spec once, with :func:`resolve_candidate`, into a :class:`Candidate`
+(:mod:`models.candidate`): the name it records, the concurrency it serves, its check, and the
+call that sends a model request.
 """
 
+from models.candidate import (
+    Candidate,
+    check_model,
+    max_concurrency,
+    model_name_for,
+    resolve_candidate,
+    resolve_model,
+)
 from models.registry import (
     BUILTIN_PROVIDERS,
     DEFAULT_MODEL,
@@ -16,16 +28,13 @@ from models.registry import (
     Provider,
     ProviderFactory,
     _registry,  # noqa: F401  (tests monkeypatch the registry)
-    check_model,
     get_provider,
     known_providers,
-    max_concurrency,
-    model_name_for,
     refresh_entry_points,
     register_provider,
-    resolve_model,
     split_spec,
 )
+from models.reply import CandidateReply
 from models.settings import ModelSettings
 
 __all__ = [
@@ -33,6 +42,8 @@ __all__ = [
     "DEFAULT_MODEL",
     "ENTRY_POINT_GROUP",
     "MODEL_ALIASES",
+    "Candidate",
+    "CandidateReply",
     "ConfigurationError",
     "ModelSettings",
     "Provider",
@@ -44,6 +55,7 @@ __all__ = [
     "model_name_for",
     "refresh_entry_points",
     "register_provider",
+    "resolve_candidate",
     "resolve_model",
     "split_spec",
 ]

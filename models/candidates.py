@@ -2,7 +2,7 @@
 
 The candidate of an evaluation is a LangChain chat model (``openai:``, ``replay:``, ``langchain:``,
 ``local`` ...), a LangGraph graph or any other LangChain ``Runnable`` (``graph:`` specs,
-:mod:`models.graph`). A chat model gets the session's tools bound and the messages so far. A graph
+:mod:`models.providers.graph`). A chat model gets the session's tools bound and the messages so far. A graph
 or Runnable is called, once per model request, with
 
     {"messages": [LangChain messages so far], "tools": [the task's tools as OpenAI function schemas]}
@@ -20,8 +20,10 @@ The evaluation context is not passed down: the graph runs with its own ``context
 (or no context). Token counts of a graph's step are the sum over every chat model call it made for
 that step (``usage_metadata``), or the response's own usage when no call reported any.
 
-:func:`describe_candidate` gives the ``candidate`` object that result records and the
-``call_candidate`` trace runs carry: ``{"kind", "spec", "graph"?, "model"}``.
+A :class:`models.candidate.Candidate` makes its requests through one of two calls, chosen once per
+built model: :class:`ChatModelCall` (tools bound, the direct call of docs/evaluation.md §7.1) or
+:class:`RunnableCall` (the contract above). :func:`describe_candidate` gives the ``candidate`` object
+that result records and the ``call_candidate`` trace runs carry: ``{"kind", "spec", "graph"?, "model"}``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import inspect
 import json
 import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,8 +52,8 @@ from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
 from langchain_core.runnables import RunnableBinding
 from langchain_core.runnables.config import get_async_callback_manager_for_config
 
-from models.messages import RAW_RESPONSE_KEY, parse_tool_calls, response_from_ai
-from models.registry import ConfigurationError, model_name_for, split_spec
+from models.messages import RAW_RESPONSE_KEY, parse_tool_calls, response_from_ai, token_counts
+from models.reply import CandidateReply
 from models.transport import ModelRequestError
 
 CANDIDATE_RUN_NAME = "candidate"
@@ -63,47 +66,6 @@ CANDIDATE_RUN_NAME = "candidate"
 def is_chat_model(candidate: Any) -> bool:
     """True for a LangChain chat model (called with tools bound), false for a graph or other Runnable."""
     return isinstance(candidate, BaseChatModel)
-
-
-def _chat_model_name(model: Any) -> str | None:
-    for attr in ("model_name", "model"):
-        value = getattr(model, attr, None)
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
-def describe_candidate(spec: str, candidate: Any = None) -> dict[str, Any]:
-    """The ``candidate`` object of result records and traces; never raises.
-
-    Args:
-        spec: the model spec of the run (``openai:gpt-4o``, ``graph:examples/tool_agent.py:graph`` ...).
-        candidate: the resolved candidate, when at hand (tells a plug-in provider's graph from a chat model).
-
-    Returns:
-        ``{"kind": "chat_model" | "graph" | "runnable", "spec": spec, "model": ...}`` plus, for ``graph:``
-        specs, ``"graph": "PATH.py:ATTR"``. ``model`` is the model name of a chat-model spec
-        (``gpt-4o``, a replay's candidate), and for a graph the ``CANDIDATE_MODEL`` its module declares
-        (``None`` until known: the evaluation fills it from the models the graph was seen calling).
-        A spec that cannot be resolved gives ``kind`` ``None``.
-    """
-    try:
-        prefix, name = split_spec(spec)
-        if prefix == "graph":
-            from models import graph
-
-            loaded = graph.load(name)
-            model = loaded.declared_model
-            if model is None and loaded.kind == "chat_model":
-                model = _chat_model_name(loaded.runnable)
-            return {"kind": loaded.kind, "spec": spec, "graph": name, "model": model}
-        if candidate is not None and not is_chat_model(candidate):
-            from models.graph import kind_of
-
-            return {"kind": kind_of(candidate), "spec": spec, "model": None}
-        return {"kind": "chat_model", "spec": spec, "model": model_name_for(spec)}
-    except (ConfigurationError, ValueError, ImportError):
-        return {"kind": None, "spec": spec, "model": None}
 
 
 # --------------------------------------------------------------------------- calling a chat model
@@ -433,3 +395,99 @@ async def ainvoke_graph(
     finally:
         _step_usage.reset(token)
     return GraphReply(output=output, usage=usage)
+
+
+# --------------------------------------------------------------------------- one call interface
+
+
+class ChatModelCall:
+    """How a chat-model candidate answers a request (docs/evaluation.md §2.4, §7.1): the session's tools bound,
+    called directly when nothing observes the call (:func:`direct_call_kwargs`), else through ``ainvoke``.
+
+    One per candidate and event loop (:meth:`models.candidate.Candidate.respond`). The binding of a
+    session's tools is reused while the very same tools list comes back (the state hands every
+    request of a session the same list); the last :data:`BOUND_MAX` bindings are kept.
+    """
+
+    BOUND_MAX = 256
+
+    def __init__(self, model: BaseChatModel):
+        self.runnable = model
+        self._bound: OrderedDict[int, tuple[Any, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def bound(self, tools: list[dict[str, Any]]) -> Any:
+        """``model.bind_tools(tools)``, reused while the same ``tools`` list object comes back."""
+        key = id(tools)
+        with self._lock:
+            hit = self._bound.get(key)
+            if hit is not None and hit[0] is tools:
+                self._bound.move_to_end(key)
+                return hit[1]
+        binding = self.runnable.bind_tools(tools)
+        with self._lock:
+            self._bound[key] = (tools, binding)
+            while len(self._bound) > self.BOUND_MAX:
+                self._bound.popitem(last=False)
+        return binding
+
+    async def send(
+        self,
+        messages: Sequence[BaseMessage],
+        tools: list[dict[str, Any]],
+        config: Mapping[str, Any] | None,
+        metadata: Mapping[str, Any],
+    ) -> AIMessage:
+        """One try of the request: the model's reply."""
+        binding = self.bound(tools)
+        direct = direct_call_kwargs(binding, self.runnable, config)
+        if direct is not None:  # nothing observes the call: no LangChain callback machinery (docs/evaluation.md §7.1)
+            return await ainvoke_direct(self.runnable, messages, direct, metadata)
+        return await binding.ainvoke(messages, config={"metadata": dict(metadata), "run_name": CANDIDATE_RUN_NAME})
+
+    def read(self, reply: AIMessage, where: Mapping[str, Any] | None = None) -> CandidateReply:
+        """The recorded response and token counts of ``reply`` (:func:`models.messages.response_from_ai`)."""
+        input_tokens, output_tokens = token_counts(reply)
+        return CandidateReply(response_from_ai(reply), input_tokens, output_tokens)
+
+
+class RunnableCall:
+    """How a graph or Runnable candidate answers a request: run as a subgraph (:func:`ainvoke_graph`), its
+    output's last ``AIMessage`` checked (:func:`response_message`) and recorded (:func:`recorded_response`)."""
+
+    def __init__(self, runnable: Any):
+        self.runnable = runnable
+
+    async def send(
+        self,
+        messages: Sequence[BaseMessage],
+        tools: list[dict[str, Any]],
+        config: Mapping[str, Any] | None,
+        metadata: Mapping[str, Any],
+    ) -> GraphReply:
+        """One try of the request: the graph's output and the usage of the model calls it made."""
+        return await ainvoke_graph(self.runnable, messages, tools, config, metadata)
+
+    def read(self, reply: GraphReply, where: Mapping[str, Any] | None = None) -> CandidateReply:
+        """The response, token counts (the graph's model calls, else the message's own) and first model seen.
+
+        Raises:
+            CandidateOutputError: the output has no ``AIMessage`` last.
+        """
+        message = response_message(reply.output, where)
+        seen = reply.usage
+        input_tokens, output_tokens = (
+            (seen.input_tokens, seen.output_tokens) if seen.reported else token_counts(message)
+        )
+        return CandidateReply(
+            recorded_response(message), input_tokens, output_tokens, seen.models[0] if seen.models else None
+        )
+
+
+CandidateCall = ChatModelCall | RunnableCall
+"""One of the two ways a candidate is called."""
+
+
+def call_for(runnable: Any) -> CandidateCall:
+    """The call of ``runnable``: :class:`ChatModelCall` for a chat model, else :class:`RunnableCall`."""
+    return ChatModelCall(runnable) if is_chat_model(runnable) else RunnableCall(runnable)

@@ -11,7 +11,10 @@ order:
    a :class:`Provider`, or a module with ``create`` (and optionally ``check``, ``model_name``,
    ``MAX_CONCURRENCY``), so ``wtb``, ``langgraph dev`` and the Python API find them with no change
    to this project;
-3. the built-ins of :data:`BUILTIN_PROVIDERS` (one module each, imported on first use).
+3. the built-ins of :data:`BUILTIN_PROVIDERS` (one module each, imported on first use; most in
+   :mod:`models.providers`).
+
+A spec is resolved into a provider once per run, by :func:`models.candidate.resolve_candidate`.
 """
 
 from __future__ import annotations
@@ -32,13 +35,13 @@ ENTRY_POINT_GROUP = "wildtoolbench.providers"
 
 # prefix -> module; adding a built-in provider is one module plus one line here.
 BUILTIN_PROVIDERS: dict[str, str] = {
-    "openai": "models.openai",
-    "replay": "models.replay",
-    "scripted": "models.scripted",
+    "openai": "models.providers.openai",
+    "replay": "models.providers.replay",
+    "scripted": "models.providers.scripted",
     "gguf": "models.gguf",
     "local": "models.local",
-    "graph": "models.graph",
-    "langchain": "models.langchain_chat",
+    "graph": "models.providers.graph",
+    "langchain": "models.providers.langchain",
 }
 
 # Bare names accepted as specs, each standing for a full "provider:name" spec.
@@ -140,7 +143,7 @@ def _as_provider(value: Any) -> Provider:
 
 
 def known_providers() -> list[str]:
-    """Every provider prefix that :func:`resolve_model` accepts (code, entry points, built-ins), sorted."""
+    """Every provider prefix that :func:`models.resolve_candidate` accepts (code, entry points, built-ins), sorted."""
     return sorted(set(BUILTIN_PROVIDERS) | set(_installed_entry_points()) | set(_registry))
 
 
@@ -165,62 +168,3 @@ def get_provider(prefix: str) -> Provider:
     close = difflib.get_close_matches(prefix, known, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     raise ConfigurationError(f"unknown model provider {prefix!r}{hint} Known: {', '.join(known)}.")
-
-
-def check_model(spec: str, settings: ModelSettings | None = None) -> None:
-    """Check that ``spec`` can work with ``settings`` without calling the model (run before any session).
-
-    Raises:
-        ConfigurationError: malformed spec, unknown provider, or the provider's own check failed
-            (missing file, unknown candidate, missing credentials, missing package...).
-    """
-    prefix, name = split_spec(spec)
-    provider = get_provider(prefix)
-    if provider.check is not None:
-        provider.check(name, settings or ModelSettings())
-
-
-def model_name_for(spec: str) -> str:
-    """Name recorded for model ``spec``: a bare alias (``local``) itself, the provider's ``model_name(name)``
-    if it has one (``replay:PATH#CANDIDATE`` -> ``CANDIDATE``), else the part after ``provider:``.
-
-    Raises:
-        ConfigurationError: malformed spec or unknown provider.
-    """
-    if spec in MODEL_ALIASES:
-        return spec
-    prefix, name = split_spec(spec)
-    provider = get_provider(prefix)
-    return provider.model_name(name) if provider.model_name is not None else name
-
-
-def max_concurrency(spec: str) -> int | None:
-    """How many sessions the provider of ``spec`` usefully serves at once; ``None`` = no limit advertised.
-
-    ``gguf:`` and ``local`` say 1: one llama.cpp server computes one request at a time, and
-    interleaved conversations lose its prompt-prefix reuse. Batch runners use it as their default
-    concurrency. Nothing is built (no model, no server).
-
-    Raises:
-        ConfigurationError: malformed spec or unknown provider.
-    """
-    prefix, _name = split_spec(spec)
-    return get_provider(prefix).max_concurrency
-
-
-def resolve_model(spec: str, settings: ModelSettings | None = None) -> BaseChatModel:
-    """Build the chat model named by ``spec``.
-
-    Args:
-        spec: ``"<provider>:<name>"``, e.g. ``openai:gpt-4o-mini``, or a bare alias from
-            :data:`MODEL_ALIASES` (``local``).
-        settings: connection and sampling settings (defaults: :class:`ModelSettings`).
-
-    Returns:
-        A LangChain ``BaseChatModel`` (tools are bound by the caller).
-
-    Raises:
-        ConfigurationError: malformed spec or unknown provider prefix; whatever the provider raises.
-    """
-    prefix, name = split_spec(spec)
-    return get_provider(prefix).create(name, settings or ModelSettings())

@@ -317,9 +317,8 @@ def test_eval_sends_temperature_and_uses_base_url_or_env(reference_dir, tmp_path
 
 def test_context_settings_reach_the_openai_client(monkeypatch):
     """`--temperature`, `--timeout`, `--base-url` and the retry count end up on the ChatOpenAI client."""
-    from graphs.evaluation_context import EvaluationContext
+    from graphs.evaluation_context import EvaluationContext, model_settings
     from models import resolve_model
-    from nodes.evaluation.candidate import model_settings
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     context = EvaluationContext(

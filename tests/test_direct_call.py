@@ -148,17 +148,17 @@ def test_anything_that_observes_or_changes_the_call_takes_langchains_path():
 @pytest.mark.parametrize("observed", [False, True])
 def test_the_graph_calls_directly_only_when_unobserved(monkeypatch, observed):
     """A session through the evaluation graph: the same record either way; an attached handler sees the model run."""
-    from nodes.evaluation import candidate as node
+    from models.registry import _registry
 
     model = _fresh()
-    monkeypatch.setattr(node, "candidate_model", lambda context: model)
+    monkeypatch.setitem(_registry, "openai", lambda name, settings: model)
     direct_calls = []
 
     async def counting(*args):
         direct_calls.append(args)
         return await ainvoke_direct(*args)
 
-    monkeypatch.setattr(node, "ainvoke_direct", counting)
+    monkeypatch.setattr(candidates, "ainvoke_direct", counting)
     with open(SESSIONS_PATH, encoding="utf-8") as handle:
         session = json.loads(
             handle.readline()

@@ -18,7 +18,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from graphs.evaluation import graph as evaluation_graph
 from graphs.evaluation_context import EvaluationContext
-from models import graph as graph_provider
+from models.providers import graph as graph_provider
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SPEC_NAME = "examples/tool_agent.py:graph"

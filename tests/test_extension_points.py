@@ -17,7 +17,7 @@ from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
 from bench.generation import load_tool_lists, plan_sessions
 from graphs.generation import compile_graph
 from graphs.generation_context import Context
-from models import scripted
+from models.providers import scripted
 from nodes.generation.registry import added_roles, model_roles, unregister_role
 from tests.gen_scripts import session_script
 from tests.session_factory import make_session

@@ -410,7 +410,8 @@ class _FlakyRoles:
 def _generation_run(shared_dir, tmp_path, failures, error, **context):
     from bench.generation import load_tool_lists, plan_sessions
     from graphs.generation_context import Context
-    from models import register_provider, scripted
+    from models import register_provider
+    from models.providers import scripted
     from tests.gen_scripts import session_script
     from wtb.generation_runner import run_batch
 

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from bench.generation import load_tool_lists, oracle_candidate, plan_sessions, select_type_paths
 from bench.schema import validate_file
-from models import scripted
+from models.providers import scripted
 from tests.gen_scripts import session_script
 from wtb.cli import app
 

@@ -15,7 +15,7 @@ from bench.paths import PathTracker
 from bench.schema import Session
 from graphs.generation import build, graph
 from graphs.generation_context import Context
-from models import scripted
+from models.providers import scripted
 from tests.gen_scripts import ACCEPT, session_script
 from wtb.generation_runner import run_batch, run_session
 

@@ -15,9 +15,10 @@ import pytest
 from graphs.evaluation import graph as evaluation_graph
 from graphs.evaluation_context import EvaluationContext
 from models import ConfigurationError, check_model, model_name_for
-from models import graph as graph_provider
-from models.candidates import CandidateOutputError, describe_candidate, recorded_response, response_message
+from models.candidate import describe_candidate
+from models.candidates import CandidateOutputError, recorded_response, response_message
 from models.messages import RAW_RESPONSE_KEY
+from models.providers import graph as graph_provider
 from tests.support.candidate_graphs import INNER_MODEL_ENV
 from wtb.runner import run_session
 from wtb.score_run import score_run

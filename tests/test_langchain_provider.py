@@ -20,7 +20,8 @@ import pytest
 
 from graphs.evaluation import graph as evaluation_graph
 from graphs.evaluation_context import EvaluationContext
-from models import ConfigurationError, ModelSettings, check_model, langchain_chat, model_name_for, resolve_model
+from models import ConfigurationError, ModelSettings, check_model, model_name_for, resolve_model
+from models.providers import langchain as langchain_chat
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FAKE_MODULE = "langchain_upstage"

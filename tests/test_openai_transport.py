@@ -1,4 +1,4 @@
-"""The thin HTTP path of ``openai:`` (``models.openai.RawChatOpenAI``) and the shared clients of
+"""The thin HTTP path of ``openai:`` (``models.providers.openai.RawChatOpenAI``) and the shared clients of
 ``models.transport``: the same bytes, headers and errors as the openai SDK's own ``post``, one
 client per endpoint and event loop, a pool sized to the run, closed at the end.
 
@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage
 
 from models import ModelSettings, resolve_model
 from models.messages import RAW_RESPONSE_KEY, to_langchain
-from models.openai import RawChatOpenAI
+from models.providers.openai import RawChatOpenAI
 from models.transport import (
     DEFAULT_CONNECTIONS,
     ModelRequestError,
@@ -371,7 +371,7 @@ def _create(base_url: str):
 
 def test_models_built_by_create_share_the_loops_client(monkeypatch):
     """``openai:`` models send through one shared aiohttp client per endpoint and loop, with the SDK's request on the wire."""
-    from models import openai as provider
+    from models.providers import openai as provider
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     built = []

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from bench.generation import load_tool_lists, plan_sessions, select_type_paths
-from models import scripted
+from models.providers import scripted
 from nodes.generation.registry import unregister_role
 from tests.gen_scripts import session_script
 from tests.session_factory import make_session

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from models import resolve_model, scripted
+from models import resolve_model
+from models.providers import scripted
 
 
 @pytest.fixture(autouse=True)

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from models import scripted
+from models.providers import scripted
 from tests.support.langgraph_dev import LangGraphDev
 from wtb.cli import app
 

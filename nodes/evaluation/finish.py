@@ -11,7 +11,6 @@ from bench import harness as inference
 from bench.schema import fields_for
 from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
-from models.candidates import describe_candidate
 from nodes.tracing import annotate_current_run
 
 
@@ -51,5 +50,5 @@ async def finish_session(state: EvaluationState, runtime: Runtime[EvaluationCont
             state["session_id"], state["model_name"], state.get("results", []), scoring=scoring
         )
     record = inference.with_language(record, state.get("language", "en"))
-    record["candidate"] = state.get("candidate") or describe_candidate(runtime.context.model)
+    record["candidate"] = state.get("candidate") or runtime.context.candidate.describe()
     return {"record": record}

@@ -14,7 +14,6 @@ from bench.io import json_lines
 from bench.schema import fields_for
 from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
-from models import model_name_for
 from models.messages import to_langchain
 from nodes.tracing import annotate_evaluation_node
 
@@ -42,7 +41,7 @@ async def load_session(state: EvaluationState, runtime: Runtime[EvaluationContex
     Reads ``state["session"]`` (or looks ``state["session_id"]`` up in the
     context's dataset), sets the side that runs (``context.language``, docs/dataset.md §2.2),
     rewrites that side's tools float -> number (docs/evaluation.md §2) and sets
-    the model name written into the record and the scoring mode of the run
+    the model name written into the record (``context.candidate.name``) and the scoring mode of the run
     (``context.scoring``, docs/fixed-mode.md §1).
     """
     session = state.get("session") or find_session(runtime.context.dataset, state.get("session_id", ""))
@@ -51,7 +50,7 @@ async def load_session(state: EvaluationState, runtime: Runtime[EvaluationContex
     return {
         "session": session,
         "session_id": session["id"],
-        "model_name": runtime.context.model_name or model_name_for(runtime.context.model),
+        "model_name": runtime.context.candidate.name,
         "scoring": scoring,
         "language": language,
         "tools": inference.float_to_number(session[fields_for(language).tools], scoring=scoring),
@@ -63,8 +62,9 @@ async def load_session(state: EvaluationState, runtime: Runtime[EvaluationContex
     }
 
 
-async def build_prompt(state: EvaluationState) -> Command[Literal["call_candidate", "finish_session"]]:
-    """Start task ``task_idx``: system message, gold history of earlier tasks, the task's user message (docs/evaluation.md §2).
+async def start_task(state: EvaluationState) -> Command[Literal["call_candidate", "finish_session"]]:
+    """The ``build_prompt`` node: start task ``task_idx`` with the system message, the gold history of earlier
+    tasks and the task's user message (docs/evaluation.md §2).
 
     Replaces ``messages`` and opens a fresh task result. A gold history the
     reference cannot replay (quirk 11) ends the session with an inference error;

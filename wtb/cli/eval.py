@@ -309,9 +309,7 @@ def check_configuration(context: EvaluationContext) -> None:
     Raises:
         models.ConfigurationError: the message names the problem and the fix.
     """
-    from models import ModelSettings, check_model
-
-    check_model(context.model, ModelSettings(base_url=context.base_url or None, timeout=context.timeout))
+    context.candidate.check()
 
 
 def run_summary_line(summary: Any, language: str | None = "en") -> str:
@@ -381,7 +379,7 @@ def check_workers(context: Any, *, server: str | None, langsmith_dataset: str | 
             provider serves one request at a time (``models.max_concurrency`` 1: ``local``, ``gguf:``,
             a llama.cpp server each worker process would start once more); a malformed spec.
     """
-    from models import ConfigurationError, max_concurrency
+    from models import ConfigurationError
 
     if server:
         raise ConfigurationError("--workers > 1 runs the graph in local processes; --server runs it on the server")
@@ -389,7 +387,7 @@ def check_workers(context: Any, *, server: str | None, langsmith_dataset: str | 
         raise ConfigurationError(
             "--workers > 1 cannot be combined with --langsmith-dataset (an experiment runs in this process)"
         )
-    if max_concurrency(context.model) == 1:
+    if context.candidate.max_concurrency == 1:
         raise ConfigurationError(
             f"--workers > 1: {context.model!r} serves one request at a time and every worker process would start "
             "its own copy of it; use --workers 1"

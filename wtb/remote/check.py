@@ -48,12 +48,12 @@ def spec_file(spec: str) -> str | None:
     if not sep or provider not in FILE_PROVIDERS:
         return None
     if provider == "graph":
-        from models.graph import is_file_target, parse_name
+        from models.providers.graph import is_file_target, parse_name
 
         try:
             target, _ = parse_name(name)
         except ValueError:
-            return None  # malformed: model_name_for reports it
+            return None  # malformed: resolve_candidate reports it
         return target if is_file_target(target) else None
     if provider == "replay":
         path = name.rpartition("#")[0] or name
@@ -76,13 +76,13 @@ def check_specs_for_server(specs: Iterable[str], settings: Any = None) -> list[s
         models.ConfigurationError: a malformed spec, an unknown provider, a relative file path, or a
             local copy of the file that fails the provider's own check.
     """
-    from models import ConfigurationError, check_model, model_name_for
+    from models import ConfigurationError, resolve_candidate
 
     files: list[str] = []
     for spec in specs:
         if not spec:
             continue
-        model_name_for(spec)  # malformed spec / unknown provider
+        candidate = resolve_candidate(spec, settings)  # malformed spec / unknown provider
         path = spec_file(spec)
         if path is None:
             continue
@@ -92,7 +92,7 @@ def check_specs_for_server(specs: Iterable[str], settings: Any = None) -> list[s
                 "and a relative path would be looked up in the server's working directory"
             )
         if Path(path).is_file():
-            check_model(spec, settings)
+            candidate.check()
         if path not in files:
             files.append(path)
     return files

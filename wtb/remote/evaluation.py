@@ -95,12 +95,10 @@ def refused_record(session_id: str, context: EvaluationContext, error_class: str
     """The scored record of a session whose model request was refused on the server: the record
     :func:`wtb.runner.run_session` makes for ``ModelRequestError.rejected`` (``"Error during inference: <message>"``,
     ``error_detail``, the scoring mode, the ``candidate`` object; docs/evaluation.md §5)."""
-    from models.candidates import describe_candidate
-
     record = error_record(session_id, recorded_model_name(context), message, scoring=scoring_mode(context))
     record = with_language(record, getattr(context, "language", None) or "en")
     record["error_detail"] = f"{error_class}: {message}"
-    record["candidate"] = describe_candidate(context.model)
+    record["candidate"] = context.candidate.describe()
     return record
 
 
@@ -215,9 +213,7 @@ class RemoteEvaluation:
             return None, self._error(session_id, model_name, text, 0, reply.thread_id, reply.run_id)
         record = dict(record)
         if "candidate" not in record:  # as wtb.runner.run_session does for a record without it
-            from models.candidates import describe_candidate
-
-            record["candidate"] = describe_candidate(context.model)
+            record["candidate"] = context.candidate.describe()
         return record, None
 
     def _error(

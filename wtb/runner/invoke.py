@@ -22,10 +22,12 @@ if TYPE_CHECKING:  # imported by a run on the local graph only (not by `wtb eval
 
 
 def recorded_model_name(context: EvaluationContext) -> str:
-    """The ``model_name`` that records of ``context`` carry."""
-    from models import model_name_for
+    """The ``model_name`` that records of ``context`` carry: its candidate's name (``context.candidate.name``).
 
-    return context.model_name or model_name_for(context.model)
+    Raises:
+        models.ConfigurationError: a malformed spec or an unknown provider.
+    """
+    return context.candidate.name
 
 
 @dataclass
@@ -154,9 +156,7 @@ async def run_session(
     if record is not None:
         record = with_language(record, context.language or "en")
         if "candidate" not in record:  # records made here, not by the graph (docs/evaluation.md §5.5)
-            from models.candidates import describe_candidate
-
-            record["candidate"] = describe_candidate(context.model)
+            record["candidate"] = context.candidate.describe()
         record["usage"] = usage
         record = redact_record(record)
     else:

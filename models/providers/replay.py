@@ -53,7 +53,7 @@ class ReplayError(RuntimeError):
     """The replay file has no response for a request (unknown session, queue exhausted)."""
 
 
-def load_script(path: str | os.PathLike[str], candidate: str) -> dict[str, list[dict[str, Any]]]:
+def load_responses(path: str | os.PathLike[str], candidate: str) -> dict[str, list[dict[str, Any]]]:
     """Responses of ``candidate`` per session id, from a ``candidates.jsonl``-style file.
 
     The parsed file is cached while its size and modification time stay the same.
@@ -121,8 +121,8 @@ class ReplayChatModel(BaseChatModel):
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def model_post_init(self, __context: Any) -> None:
-        """Load the candidate's script once, when the model is built (errors as :func:`load_script`)."""
-        self._script = load_script(self.path, self.candidate)
+        """Load the candidate's script once, when the model is built (errors as :func:`load_responses`)."""
+        self._script = load_responses(self.path, self.candidate)
 
     @property
     def _llm_type(self) -> str:

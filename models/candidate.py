@@ -1,0 +1,350 @@
+"""One candidate: a model spec resolved once into what a run needs to know about it and to call it.
+
+:func:`resolve_candidate` turns a spec (``openai:gpt-4o``, ``replay:PATH#CANDIDATE``,
+``graph:PATH.py:ATTR``, ``local`` ...) into a :class:`Candidate`: the provider is looked up once
+(code, entry points, built-ins: :mod:`models.registry`) and the candidate then answers every
+question a run asks about its model (the name recorded in results, the concurrency it serves, the
+configuration check, the ``candidate`` object of records) and makes its model requests
+(:meth:`Candidate.respond`, docs/evaluation.md §3 and §7.1). Nothing is built at resolution: the
+chat model or graph is made on the first request, once per event loop for a given provider, target
+and settings (clients are never shared across loops; the contexts LangGraph Server makes, one per
+run, share it), so resolving a spec is cheap and never starts a server or loads a file.
+
+This module imports no LangChain at start-up (docs/cli.md §1); the calling machinery is in
+:mod:`models.candidates`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from models.registry import MODEL_ALIASES, ConfigurationError, Provider, get_provider, split_spec
+from models.reply import CandidateReply
+from models.settings import ModelSettings
+
+if TYPE_CHECKING:  # imported by the first request, not at start-up (asyncio too: docs/cli.md §1)
+    import asyncio
+
+    from langchain_core.language_models import BaseChatModel
+
+    from models.candidates import CandidateCall
+    from models.transport import RetryPolicy
+
+CHAT_MODEL = "chat_model"
+"""Kind of a LangChain chat model candidate (called with the session's tools bound)."""
+GRAPH = "graph"
+"""Kind of a LangGraph graph candidate (called with ``{"messages", "tools"}``, :mod:`models.candidates`)."""
+RUNNABLE = "runnable"
+"""Kind of any other LangChain Runnable candidate (called like a graph)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Candidate:
+    """A model spec resolved once (:func:`resolve_candidate`): what a run knows about its candidate and how it calls it.
+
+    Attributes:
+        spec: the model spec as given (``openai:gpt-4o``, ``local``, ``graph:examples/tool_agent.py:graph``).
+        provider: the provider prefix (``openai``; ``local`` for the alias ``local``).
+        target: the part of the spec after ``provider:`` (``gpt-4o``, ``PATH#CANDIDATE``).
+        model: the provider's name of the model (``gpt-4o``; a replay's candidate; a bare alias itself).
+        name: the ``model_name`` written into result records and metrics: the run's explicit
+            model name when given, else :attr:`model`.
+        max_concurrency: sessions the provider usefully serves at once (1 for a local llama.cpp
+            server), ``None`` when it advertises no limit.
+        settings: connection and sampling settings the model is built with.
+    """
+
+    spec: str
+    provider: str
+    target: str
+    model: str
+    name: str
+    max_concurrency: int | None
+    settings: ModelSettings
+    _provider: Provider = field(repr=False)
+    _seen: list[Any] = field(default_factory=list, init=False, repr=False, compare=False)
+
+    @functools.cached_property
+    def _build_key(self) -> tuple[Any, ...]:
+        """What the built model depends on: the provider, the target and every setting."""
+        s = self.settings
+        extra = json.dumps(s.extra, sort_keys=True, default=repr)
+        key = (self._provider, self.target, s.temperature, s.base_url, s.api_key, s.timeout, s.max_retries, extra)
+        try:
+            hash(key)
+        except TypeError:  # a plug-in provider that cannot be hashed: models of this candidate only
+            return (self, *key[1:])
+        return key
+
+    @property
+    def endpoint(self) -> str:
+        """The key its requests share a rate limit under: the base URL, else the spec (``models.transport``)."""
+        return self.settings.base_url or self.spec
+
+    def check(self) -> None:
+        """Check that the candidate can work, without calling the model (run before any session, docs/cli.md §2).
+
+        Raises:
+            ConfigurationError: the provider's own check failed (missing file, unknown candidate,
+                missing credentials or package...); the message names the spec or its file.
+        """
+        if self._provider.check is not None:
+            self._provider.check(self.target, self.settings)
+
+    def build(self) -> Any:
+        """A new chat model, graph or Runnable for this candidate (``provider.create(target, settings)``).
+
+        Raises:
+            ConfigurationError, ValueError, FileNotFoundError ...: whatever the provider raises on a
+                spec or settings it cannot build.
+        """
+        return self._provider.create(self.target, self.settings)
+
+    def _call(self) -> CandidateCall:
+        """How the candidate is called in the running event loop (built on its first request there)."""
+        import asyncio
+
+        from models.candidates import call_for
+
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:  # a synchronous caller
+            loop = None
+        key = self._build_key
+        with _built_lock:
+            per_loop = _built_outside_loops if loop is None else _built.setdefault(loop, {})
+            call = per_loop.get(key)
+        if call is None:
+            made = call_for(self.build())  # outside the lock: a provider may take long (a server start)
+            with _built_lock:
+                call = per_loop.setdefault(key, made)
+        if not self._seen:
+            self._seen.append(call.runnable)
+        return call
+
+    def runnable(self) -> Any:
+        """The chat model, graph or Runnable that answers in the running event loop (built on first use there).
+
+        Raises:
+            whatever :meth:`build` raises.
+        """
+        return self._call().runnable
+
+    @property
+    def kind(self) -> str:
+        """``"chat_model"``, ``"graph"`` or ``"runnable"``: what answers the requests (see :data:`CHAT_MODEL`).
+
+        Known without building for built-in providers; for ``graph:`` specs the graph is loaded; a
+        plug-in provider's kind is what it built, ``"chat_model"`` until it built anything.
+        """
+        return self.describe()["kind"] or CHAT_MODEL
+
+    def describe(self, *, load: bool = False) -> dict[str, Any]:
+        """The ``candidate`` object of result records and traces (docs/evaluation.md §5.5).
+
+        Args:
+            load: build the candidate in the running event loop first, so that the kind of what a
+                plug-in provider returns is known (then the provider's errors propagate).
+
+        Returns:
+            ``{"kind": "chat_model" | "graph" | "runnable", "spec", "model"}`` plus, for ``graph:``
+            specs, ``"graph": "PATH.py:ATTR"``. ``model`` is :attr:`model` for a chat model, and for a
+            graph the ``CANDIDATE_MODEL`` its module declares (``None`` until known). A ``graph:``
+            spec whose graph cannot be loaded gives ``kind`` ``None``; without ``load`` nothing raises.
+        """
+        if load:
+            self.runnable()
+        try:
+            if self.provider == "graph":
+                from models.providers import graph
+
+                loaded = graph.load(self.target)
+                model = loaded.declared_model
+                if model is None and loaded.kind == CHAT_MODEL:
+                    model = chat_model_name(loaded.runnable)
+                return {"kind": loaded.kind, "spec": self.spec, "graph": self.target, "model": model}
+            built = next(iter(self._seen), None)
+            if built is not None:
+                from models.providers.graph import kind_of
+
+                kind = kind_of(built)
+                if kind != CHAT_MODEL:
+                    return {"kind": kind, "spec": self.spec, "model": None}
+            return {"kind": CHAT_MODEL, "spec": self.spec, "model": self.model}
+        except (ConfigurationError, ValueError, ImportError):
+            return {"kind": None, "spec": self.spec, "model": None}
+
+    async def respond(
+        self,
+        messages: Sequence[Any],
+        tools: list[dict[str, Any]],
+        *,
+        config: Mapping[str, Any] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        retry: RetryPolicy | None = None,
+        where: Mapping[str, Any] | None = None,
+    ) -> CandidateReply:
+        """Send one model request: the messages so far and the session's tools (docs/evaluation.md §3, §7.1).
+
+        A chat model gets ``tools`` bound and is called directly when nothing observes the call,
+        else through ``ainvoke`` with ``metadata`` and the run name ``candidate``; a graph or Runnable
+        runs as a subgraph with ``config`` plus ``metadata`` (:mod:`models.candidates`). The request
+        goes through :func:`models.transport.request_with_retries` (transient failures retried, the
+        rate limit of :attr:`endpoint`); the candidate is built (once per event loop) before it.
+
+        Args:
+            messages: LangChain messages of the step.
+            tools: the session's tools as OpenAI function schemas; pass the same list object for every
+                request of a session (the binding is reused while it comes back).
+            config: the calling node's run config (callbacks, tags, checkpoint namespace).
+            metadata: run metadata for the model (``wtb_session_id``, ``wtb_request_index`` ...).
+            retry: attempts, backoff and rate limit (default ``RetryPolicy()``).
+            where: what the request is for (task, step), copied into errors.
+
+        Returns:
+            A :class:`CandidateReply`.
+
+        Raises:
+            ModelRequestError: the request failed for good.
+            CandidateOutputError: a graph candidate's output has no ``AIMessage`` last (``rejected``).
+            whatever :meth:`build` raises, before any request.
+        """
+        from models.transport import RetryPolicy, request_with_retries
+
+        call = self._call()
+        meta = dict(metadata or {})
+        reply = await request_with_retries(
+            lambda: call.send(messages, tools, config, meta),
+            retry or RetryPolicy(),
+            endpoint=self.endpoint,
+            where=where,
+        )
+        return call.read(reply, where)
+
+
+# The built candidates of each event loop by what they depend on (Candidate._build_key): contexts with the
+# same spec and settings (LangGraph Server makes one per run) share one model per loop, and a model is
+# never shared across loops (its HTTP clients are bound to the loop that first used them).
+_built: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], CandidateCall]] = (
+    weakref.WeakKeyDictionary()
+)
+_built_outside_loops: dict[tuple[Any, ...], CandidateCall] = {}
+_built_lock = threading.Lock()
+
+
+def chat_model_name(model: Any) -> str | None:
+    """The model name a LangChain chat model carries (``model_name`` or ``model``), else ``None``."""
+    for attr in ("model_name", "model"):
+        value = getattr(model, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def resolve_candidate(spec: str, settings: ModelSettings | None = None, *, name: str | None = None) -> Candidate:
+    """Resolve ``spec`` once into a :class:`Candidate`; nothing is built, no file is read, no model is called.
+
+    Args:
+        spec: ``"<provider>:<name>"`` (``openai:gpt-4o-mini``) or a bare alias of
+            :data:`models.registry.MODEL_ALIASES` (``local``).
+        settings: connection and sampling settings (default :class:`ModelSettings`).
+        name: the ``model_name`` to record instead of the provider's (empty or ``None``: the provider's).
+
+    Returns:
+        The candidate; :attr:`Candidate.model` is the alias itself for a bare alias, the provider's
+        ``model_name(target)`` when it has one (``replay:PATH#CANDIDATE`` -> ``CANDIDATE``), else the
+        part after ``provider:``.
+
+    Raises:
+        ConfigurationError: a spec that is not ``provider:name`` or names an unknown provider (the
+            message quotes the spec, or names the provider and the known ones).
+    """
+    prefix, target = split_spec(spec)
+    provider = get_provider(prefix)
+    if spec in MODEL_ALIASES:
+        model = spec
+    elif provider.model_name is not None:
+        model = provider.model_name(target)
+    else:
+        model = target
+    return Candidate(
+        spec=spec,
+        provider=prefix,
+        target=target,
+        model=model,
+        name=name or model,
+        max_concurrency=provider.max_concurrency,
+        settings=settings or ModelSettings(),
+        _provider=provider,
+    )
+
+
+# --------------------------------------------------------------------------- one question about a spec
+
+
+def check_model(spec: str, settings: ModelSettings | None = None) -> None:
+    """Check that ``spec`` can work with ``settings`` without calling the model (:meth:`Candidate.check`).
+
+    Raises:
+        ConfigurationError: malformed spec, unknown provider, or the provider's own check failed
+            (missing file, unknown candidate, missing credentials, missing package...).
+    """
+    resolve_candidate(spec, settings).check()
+
+
+def model_name_for(spec: str) -> str:
+    """Name recorded for model ``spec`` (:attr:`Candidate.model`): a bare alias (``local``) itself, the provider's
+    ``model_name(name)`` if it has one (``replay:PATH#CANDIDATE`` -> ``CANDIDATE``), else the part after ``provider:``.
+
+    Raises:
+        ConfigurationError: malformed spec or unknown provider.
+    """
+    return resolve_candidate(spec).model
+
+
+def max_concurrency(spec: str) -> int | None:
+    """How many sessions the provider of ``spec`` usefully serves at once; ``None`` = no limit advertised.
+
+    ``gguf:`` and ``local`` say 1: one llama.cpp server computes one request at a time, and
+    interleaved conversations lose its prompt-prefix reuse. Batch runners use it as their default
+    concurrency. Nothing is built (no model, no server).
+
+    Raises:
+        ConfigurationError: malformed spec or unknown provider.
+    """
+    return resolve_candidate(spec).max_concurrency
+
+
+def resolve_model(spec: str, settings: ModelSettings | None = None) -> BaseChatModel:
+    """Build the chat model named by ``spec`` (a new one at each call: :meth:`Candidate.build`).
+
+    Args:
+        spec: ``"<provider>:<name>"``, e.g. ``openai:gpt-4o-mini``, or a bare alias from
+            :data:`models.registry.MODEL_ALIASES` (``local``).
+        settings: connection and sampling settings (defaults: :class:`ModelSettings`).
+
+    Returns:
+        A LangChain ``BaseChatModel`` (tools are bound by the caller); for ``graph:`` specs the graph.
+
+    Raises:
+        ConfigurationError: malformed spec or unknown provider prefix; whatever the provider raises.
+    """
+    return resolve_candidate(spec, settings).build()
+
+
+def describe_candidate(spec: str) -> dict[str, Any]:
+    """The ``candidate`` object of result records and traces for ``spec``; never raises.
+
+    :meth:`models.candidate.Candidate.describe` of the resolved spec (docs/evaluation.md §5.5): ``{"kind",
+    "spec", "graph"?, "model"}``; a spec that cannot be resolved gives ``kind`` ``None``.
+    """
+    try:
+        return resolve_candidate(spec).describe()
+    except (ConfigurationError, ValueError, ImportError):
+        return {"kind": None, "spec": spec, "model": None}

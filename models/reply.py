@@ -1,0 +1,24 @@
+"""The candidate's answer to one model request (docs/evaluation.md §5.3), shared by the candidate and its calls."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CandidateReply:
+    """The candidate's answer to one model request, as the step records it (docs/evaluation.md §5.3).
+
+    Attributes:
+        response: the raw response ``{"content", "tool_calls", "reasoning_content"}``.
+        input_tokens: prompt tokens reported for the request (0 when none was reported).
+        output_tokens: completion tokens reported for the request.
+        model: for a graph or Runnable candidate, the first model it was seen calling for this
+            request (``None`` when none reported a name, and always for a chat model).
+    """
+
+    response: dict[str, Any]
+    input_tokens: int
+    output_tokens: int
+    model: str | None = None
