@@ -70,10 +70,10 @@ def pull(
     Cache: $WTB_CACHE_DIR (default ~/.cache/wtb) under data/<commit>/. $WTB_DATA_URL replaces the base URL
     (the repository paths are looked up under it).
     """
-    from wtb.commands.data import pull as pull_files
+    from wtb.commands.data import pull_data
 
     with exit_on_error():
-        pull_files(only.value if only else None, source, show_progress)
+        pull_data(only.value if only else None, source, show_progress)
 
 
 def named_tools(value: Path | None, pull: bool) -> Path | None:

@@ -72,7 +72,7 @@ class DownloadBar:
             self._tasks.clear()
 
 
-def pull(only: str | None = None, source: Path | None = None, show_progress: bool = True) -> None:
+def pull_data(only: str | None = None, source: Path | None = None, show_progress: bool = True) -> None:
     """Put the official files into the cache (``wtb data pull``), each verified; print one line per file
     fetched or copied, and what was already there.
 
