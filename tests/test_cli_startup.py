@@ -139,13 +139,3 @@ def test_a_command_imports_what_it_runs():
     )
     done = _python(code)
     assert done.stdout.splitlines()[-1] == "True True False"
-
-
-def test_lazy_console_makes_the_rich_console_at_first_use(capsys):
-    from wtb.cli._console import LazyConsole
-
-    console = LazyConsole(stderr=True, highlight=False, soft_wrap=True)
-    assert console._console is None
-    console.print("a [b] :smile: line", markup=False)
-    assert type(console._console).__name__ == "Console" and console.is_terminal is False
-    assert capsys.readouterr().err == "a [b] 😄 line\n"  # rich's own rendering, emoji codes included

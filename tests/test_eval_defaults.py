@@ -14,7 +14,7 @@ import wtb.runner
 from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH, bundled_demo_sessions
 from graphs.evaluation_context import EvaluationContext
 from wtb.cli import app
-from wtb.cli.eval import default_concurrency, default_out_dir
+from wtb.commands.evaluate import default_concurrency, default_out_dir
 
 
 def test_bundled_demo_is_the_package_data_file():
@@ -90,7 +90,7 @@ def test_eval_passes_the_default_or_given_concurrency(tmp_path, monkeypatch, arg
         raise RuntimeError("stopped by the test")
 
     monkeypatch.setattr(wtb.runner, "run_eval", fake_run_eval)
-    monkeypatch.setattr("wtb.cli.eval.check_configuration", lambda context: None)  # no GGUF file here
+    monkeypatch.setattr("wtb.commands.evaluate.check_configuration", lambda context: None)  # no GGUF file here
     result = CliRunner().invoke(
         app, ["eval", "--model", "gguf:/nowhere/model.gguf", "--out", str(tmp_path / "o"), "--limit", "1", *argv]
     )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
 from bench.metrics import compute_metrics, readable_metrics
-from wtb.cli.eval import run_summary_line
+from wtb.commands.evaluate import run_summary_line
 from wtb.runner import RunSummary
 from wtb.table import render_metric_table
 

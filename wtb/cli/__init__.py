@@ -1,20 +1,24 @@
 """The ``wtb`` command line: ``validate``, ``score``, ``eval``, ``generate``, ``report``, ``data``.
 
 Each sub-command lives in its own module below and registers itself on :data:`app`. The modules
-import only typer at the top: ``wtb --help`` and every ``--help`` build the command line without the
-scoring core, pydantic, LangGraph, LangChain or rich, which the command bodies import when they run
-(docs/cli.md §1). Exit statuses follow one rule for every sub-command (docs/cli.md §2,
-:data:`EXIT_STATUS_HELP`).
+parse: they hold the options and their help, and each command body makes one call into the
+application layer, :mod:`wtb.commands` (docs/cli.md §3), inside
+:func:`wtb.commands.exits.exit_on_error`, the one exit-status rule of every sub-command (docs/cli.md
+§2, :data:`EXIT_STATUS_HELP`). The modules import only typer and the light :mod:`wtb.commands.exits`
+at the top: ``wtb --help`` and every ``--help`` build the command line without the scoring core,
+pydantic, LangGraph, LangChain or rich, which the application layer imports when a command runs
+(docs/cli.md §1).
 """
 
 from __future__ import annotations
 
 from enum import Enum
-from pathlib import Path
 from typing import Any
 
 import typer
 from typer.core import TyperGroup
+
+from wtb.commands.inputs import require_file  # noqa: F401  (imported from here by wtb/cli/generate.py)
 
 EXIT_STATUS_HELP = (
     "Exit status: 0 done; 1 an input file's content is bad (every problem named as file:line: field: message), "
@@ -60,8 +64,8 @@ app = typer.Typer(
 
 def tasks_option() -> Any:
     """The ``--tasks N`` option (a typer ``OptionInfo`` used as a parameter default) of ``wtb validate``,
-    ``eval`` and ``score``: tasks per session; ``None`` when not given (then :func:`resolve_tasks`
-    infers it; docs/dataset.md §6)."""
+    ``eval`` and ``score``: tasks per session; ``None`` when not given (then
+    :func:`wtb.commands.data.task_count` infers it; docs/dataset.md §6)."""
     return typer.Option(
         None,
         "--tasks",
@@ -89,35 +93,6 @@ def scoring_option() -> Any:
         help="'reference' (default) reproduces the published scoring, quirks included; 'fixed' applies the "
         "scoring fixes 5-8 of docs/fixed-mode.md, written to score.fixed.jsonl and metric.fixed.json.",
     )
-
-
-def resolve_tasks(dataset: Any, tasks: int | None) -> int:
-    """``--tasks`` when given, else the count every session of ``dataset`` has
-    (:func:`bench.schema.infer_task_count`, docs/dataset.md §6).
-
-    Raises:
-        bench.schema.DatasetError: the sessions have different counts (each line named).
-    """
-    from bench.schema import infer_task_count
-
-    return tasks if tasks is not None else infer_task_count(dataset)
-
-
-def require_file(path: Path, option: str) -> Path:
-    """``path`` itself when it is an existing file, else a usage error naming ``option`` (docs/cli.md §2).
-
-    For values that click cannot check when it parses them (``--dataset`` also takes the name
-    ``wildtoolbench``): called after the name is resolved, so the message and exit status 2 are
-    click's own (``Invalid value for '--dataset': File 'x.jsonl' does not exist.``).
-
-    Raises:
-        typer.BadParameter: ``path`` does not exist or is a directory.
-    """
-    if not path.exists():
-        raise typer.BadParameter(f"File {str(path)!r} does not exist.", param_hint=f"'{option}'")
-    if path.is_dir():
-        raise typer.BadParameter(f"File {str(path)!r} is a directory.", param_hint=f"'{option}'")
-    return path
 
 
 class Lang(str, Enum):

@@ -1,4 +1,7 @@
-"""``wtb report``: a static report of one or more runs beside the paper's leaderboard (``wtb/report/``)."""
+"""``wtb report``: a static report of one or more runs beside the paper's leaderboard (``wtb/report/``).
+
+The options and their help only: :mod:`wtb.commands.report` does the work (docs/cli.md §3).
+"""
 
 from __future__ import annotations
 
@@ -7,50 +10,7 @@ from pathlib import Path
 import typer
 
 from wtb.cli import app
-from wtb.cli._console import LazyConsole
-
-_err = LazyConsole(stderr=True, highlight=False, soft_wrap=True)
-
-
-def _percent(value: float) -> str:
-    return f"{value * 100:.2f}%"
-
-
-def write_report(
-    run_dirs: list[Path], out: Path, *, dataset: Path | None = None, seed: int = 0, resamples: int = 2000
-) -> None:
-    """Build the report of ``run_dirs`` into ``out`` and print where it went, each run's intervals and comparisons.
-
-    Raises:
-        typer.Exit: code 1 when a run folder or dataset cannot be read or the folder cannot be written
-            (the problem is printed on stderr, no traceback).
-    """
-    from wtb.report import ReportError, build_report
-
-    try:
-        report = build_report(run_dirs, out, dataset=dataset, seed=seed, resamples=resamples)
-    except ReportError as exc:
-        _err.print(f"error: {exc}", markup=False)
-        raise typer.Exit(code=1) from None
-    except OSError as exc:
-        _err.print(f"{out}: cannot write the report: {exc}", markup=False)
-        raise typer.Exit(code=1) from None
-    for run in report.runs:
-        figures = report.figures[run.key]
-        _err.print(
-            f"{run.label}: task accuracy {_percent(figures.task.value)} [95% CI {_percent(figures.task.low)}, "
-            f"{_percent(figures.task.high)}], session accuracy {_percent(figures.session.value)} "
-            f"[{_percent(figures.session.low)}, {_percent(figures.session.high)}], {run.failed()} failed tasks",
-            markup=False,
-        )
-    for comparison in report.comparisons:
-        _err.print(
-            f"{comparison.a.label} vs {comparison.b.label} ({comparison.difference.sessions} shared sessions): {comparison.verdict()}",
-            markup=False,
-        )
-    typer.echo(
-        f"report in {out}/: open {out / 'index.html'} in a browser; report.md, leaderboard.csv, orchestration.csv, errors.csv, tasks.csv"
-    )
+from wtb.commands.exits import exit_on_error
 
 
 @app.command("report")
@@ -81,6 +41,7 @@ def report_command(
     Exit status 2 for a folder or file named here that does not exist, or a folder named twice; 1 for a
     folder or dataset whose content cannot be reported on (docs/cli.md §2).
     """
-    if len({path.resolve() for path in run_dirs}) != len(run_dirs):
-        raise typer.BadParameter("a run folder is given twice", param_hint="'run_dirs'")
-    write_report(run_dirs, out, dataset=dataset, seed=seed, resamples=resamples)
+    from wtb.commands.report import report
+
+    with exit_on_error():
+        report(run_dirs, out, dataset=dataset, seed=seed, resamples=resamples)

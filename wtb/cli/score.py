@@ -1,9 +1,9 @@
 """``wtb validate`` and ``wtb score``: check a dataset file; score a result file (docs/dataset.md, docs/scoring.md).
 
-Bad input never produces a traceback: every problem is printed as
-``file:line: field: message`` on stderr and the command exits with code 1; a file named on the
-command line that does not exist, or an unknown ``--scoring`` / ``--lang``, is a usage error (exit 2;
-docs/cli.md §2). The scoring core is imported by the command bodies, not here (docs/cli.md §1).
+The options and their help only: :mod:`wtb.commands.score` does the work (docs/cli.md §3). Bad input
+never produces a traceback: every problem is printed as ``file:line: field: message`` on stderr and the
+command exits with code 1; a file named on the command line that does not exist, or an unknown
+``--scoring`` / ``--lang``, is a usage error (exit 2; docs/cli.md §2).
 """
 
 from __future__ import annotations
@@ -12,17 +12,9 @@ from pathlib import Path
 
 import typer
 
-from wtb.cli import Lang, Scoring, app, lang_option, require_file, resolve_tasks, scoring_option, tasks_option
-from wtb.cli._console import LazyConsole
-from wtb.cli.data import named_dataset, pull_option
-
-_err = LazyConsole(stderr=True, highlight=False, soft_wrap=True)
-_out = LazyConsole(highlight=False, soft_wrap=True)
-
-
-def _print_issues(issues) -> None:
-    for issue in issues:
-        _err.print(str(issue), markup=False)
+from wtb.cli import Lang, Scoring, app, lang_option, scoring_option, tasks_option
+from wtb.cli.data import pull_option
+from wtb.commands.exits import exit_on_error
 
 
 @app.command("validate")
@@ -42,19 +34,10 @@ def validate(
     Prints every problem as `file:line: field: message` and exits 1, or prints a
     one-line summary (sessions, tasks per type, turn subtypes) and exits 0.
     """
-    from bench.schema import task_counts, validate_file
+    from wtb.commands.score import validate_dataset
 
-    path = require_file(named_dataset(path, pull), "path")
-    mixed = []
-    if tasks is None:  # the count the sessions share; lines of another count are problems too
-        tasks, mixed = task_counts(path)
-    report = validate_file(path, tasks=tasks, language=lang.value if lang else "en")
-    report.issues = sorted([*mixed, *report.issues], key=lambda issue: issue.line or 0)
-    if not report.ok:
-        _print_issues(report.issues)
-        _err.print(f"{path}: {len(report.issues)} problem(s) found", markup=False)
-        raise typer.Exit(code=1)
-    _out.print(report.summary(), markup=False)
+    with exit_on_error():
+        validate_dataset(path, tasks, lang.value if lang else None, pull)
 
 
 @app.command("score")
@@ -85,100 +68,7 @@ def score(
     reference run it also prints how many task labels flip, by fix, and how the accomplish progress
     rate changes (fix 8 counts gold nodes, docs/fixed-mode.md §9).
     """
-    from bench.schema import DatasetError
-    from wtb.score_run import score_files, score_run, summary_metrics_file
-    from wtb.table import metric_table
+    from wtb.commands.score import score_results
 
-    scoring = scoring.value
-    score_file, metric_file = score_files(scoring)
-    summary_file = summary_metrics_file(scoring)
-    dataset = require_file(named_dataset(dataset, pull), "--dataset")
-    require_file(results, "--results")
-    language = lang.value if lang else None
-    try:
-        tasks = resolve_tasks(dataset, tasks)
-        metric = score_run(dataset, results, out, tasks=tasks, scoring=scoring, language=language)
-        flips = _rescoring_flips(dataset, results, tasks) if scoring == "fixed" else None
-        progress = _reference_progress(dataset, results, tasks, language) if flips is not None else None
-    except DatasetError as exc:
-        _print_issues(exc.issues)
-        raise typer.Exit(code=1) from None
-    except OSError as exc:
-        _err.print(f"{out}: cannot write results: {exc}", markup=False)
-        raise typer.Exit(code=1) from None
-    _out.print(metric_table(metric, _summary_language(out / summary_file)))
-    if flips is not None:
-        _out.print(rescoring_line(flips, progress, (metric.get("progress_info") or {}).get("Total")), markup=False)
-    _out.print(f"wrote {out / score_file}, {out / metric_file} and {out / summary_file}", markup=False)
-
-
-def _rescoring_flips(dataset: Path, results: Path, tasks: int):
-    """``bench.compare.compare_run`` of a reference result file against its fixed rescoring; ``None`` for a fixed run (docs/fixed-mode.md §10).
-
-    ``results`` has just been scored, so its records share one mode: the first record tells."""
-    from wtb.score_run import compare_run_files, scan_result_records
-
-    first = next(iter(scan_result_records(results)), None)
-    if first is not None and first[2][1].get("scoring") == "fixed":
-        return None
-    return compare_run_files(dataset, results, tasks=tasks)
-
-
-def _reference_progress(dataset: Path, results: Path, tasks: int, language: str | None) -> dict | None:
-    """The reference-mode accomplish progress bucket ``{"rate", "complete_step", "total_step"}`` of a
-    reference result file, scored in memory (docs/metrics.md §4)."""
-    from bench.schema import load_sessions, sessions_by_id
-    from wtb.score_run import load_result_records, score_records
-
-    sessions = sessions_by_id(load_sessions(dataset, tasks=tasks))
-    records = load_result_records(results)
-    _, _, metric = score_records(sessions, records, results_file=str(results), scoring="reference", language=language)
-    return (metric.get("progress_info") or {}).get("Total")
-
-
-def _rate(bucket: dict) -> str:
-    return f"{bucket['rate'] * 100:.2f}%"
-
-
-def rescoring_line(flips: dict, reference_progress: dict | None, fixed_progress: dict | None) -> str:
-    """The line ``wtb score --scoring fixed`` prints for a reference run: task labels that flip, by fix
-    (docs/fixed-mode.md §10), then the accomplish progress rate, which fix 8 computes from gold nodes
-    (docs/fixed-mode.md §9) and which can change when no label does.
-
-    Args:
-        flips: :func:`wtb.score_run.compare_run_files` of the run.
-        reference_progress, fixed_progress: the ``progress_info["Total"]`` buckets of the reference and
-            the fixed metric (``{"rate", "complete_step", "total_step"}``); ``None``, or a bucket
-            without gold steps (no Sequential or Mixed task), leaves the rate out.
-
-    Returns:
-        e.g. ``"fixed vs reference scoring: no task label flips (24 correct of 24); accomplish progress
-        rate 87.50% -> 100.00% (fix 8)"`` or ``"fixed vs reference scoring: 1 task label(s) flip (3 -> 4
-        correct of 4); by fix: fix 5: 1; accomplish progress rate unchanged (75.00%)"``.
-    """
-    if flips["flips"]:
-        by_fix = ", ".join(f"fix {fix}: {count}" for fix, count in flips["by_fix"].items()) or "none"
-        line = (
-            f"fixed vs reference scoring: {len(flips['flips'])} task label(s) flip "
-            f"({flips['reference_correct']} -> {flips['fixed_correct']} correct of {flips['tasks']}); by fix: {by_fix}"
-        )
-    else:
-        line = f"fixed vs reference scoring: no task label flips ({flips['reference_correct']} correct of {flips['tasks']})"
-    if reference_progress and fixed_progress and reference_progress["total_step"] and fixed_progress["total_step"]:
-        before, after = _rate(reference_progress), _rate(fixed_progress)
-        line += (
-            f"; accomplish progress rate {before} -> {after} (fix 8)"
-            if before != after
-            else f"; accomplish progress rate unchanged ({after})"
-        )
-    return line
-
-
-def _summary_language(path: Path) -> str | None:
-    """The language written into the summary metrics file ``path`` (for the table title), or ``None``."""
-    import json
-
-    try:
-        return json.loads(path.read_text(encoding="utf-8")).get("language")
-    except (OSError, ValueError, AttributeError):
-        return None
+    with exit_on_error():
+        score_results(dataset, results, out, tasks, scoring.value, lang.value if lang else None, pull)

@@ -32,7 +32,7 @@ from wtb.runner.invoke import (
     recorded_model_name,
     run_session,
 )
-from wtb.runner.progress import _Progress
+from wtb.runner.progress import EVALUATION, ProgressBar
 from wtb.runner.selection import session_ids, session_sort_key
 from wtb.runner.store import (
     ERRORS_FILE,
@@ -196,13 +196,21 @@ async def _run_locked(
     for index in todo:
         queue.put_nowait(index)
 
-    with _Progress(progress, len(ids), summary.skipped, summary.tasks, summary.tasks_correct, model_name) as bar:
+    with ProgressBar(
+        EVALUATION,
+        total=len(ids),
+        done=summary.skipped,
+        label=model_name,
+        enabled=progress,
+        tasks=summary.tasks,
+        correct=summary.tasks_correct,
+    ) as bar:
 
         def report(outcome: SessionOutcome) -> None:  # called by the writer once the outcome is fsync'd
             summary.add_usage(outcome.session_id, outcome.usage)
             if outcome.record is None:
                 summary.infrastructure_errors.append(outcome.error or {"id": outcome.session_id})
-                bar.advance(0, 0)
+                bar.advance()
                 return
             record = outcome.record
             tasks, correct = _task_counts(record)
@@ -211,7 +219,7 @@ async def _run_locked(
             summary.tasks_correct += correct
             if isinstance(record.get("result"), str):
                 summary.inference_errors.append(record["id"])
-            bar.advance(tasks, correct)
+            bar.advance(tasks=tasks, correct=correct)
             if on_record is not None:
                 on_record(record)
 

@@ -1,55 +1,150 @@
-"""The progress bar of ``wtb eval`` (rich, on stderr)."""
+"""The progress display of a batch run, one API for both runners (``wtb eval``, ``wtb generate``): a rich
+bar on stderr.
+
+A runner opens one :class:`ProgressBar` for the run and, while it is open, calls
+
+- :meth:`ProgressBar.advance` when a session finishes (``**counts`` adds to the counters the layout
+  shows, e.g. ``bar.advance(tasks=4, correct=3)``; a session without a record advances with none);
+- :meth:`ProgressBar.describe` to say what is being worked on now (generation: ``"s3 task 2:
+  planner (request 7)"``);
+- :meth:`ProgressBar.note` to print a line that stays above the bar (generation: each session's
+  outcome); it is printed on stderr with the bar off too.
+
+A :class:`Layout` says what the bar shows and when: :data:`EVALUATION` (sessions done, tasks whose
+actions matched so far, elapsed and remaining time; cleared when the run ends, so that only the score
+table reports accuracy) and :data:`GENERATION` (a spinner, what is being asked, sessions done, elapsed
+time; shown only on a terminal, kept at the end). Usage::
+
+    with ProgressBar(EVALUATION, total=6, done=2, label="gpt-4o-mini", tasks=8, correct=7) as bar:
+        ...
+        bar.advance(tasks=4, correct=3)
+
+    with ProgressBar(GENERATION, total=len(plans), label="starting", enabled=show_progress) as bar:
+        bar.describe(f"{session_id} task {index + 1}: {role} (request {count})")
+        bar.note(f"{key} {path} done")
+        bar.advance()
+
+rich is imported when a bar is made enabled (or a note is printed), not before.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 
-class _Progress:
-    """Rich progress bar: sessions done, tasks whose actions matched so far (before the argument check:
-    a live sign of life, not the accuracy), elapsed / remaining time. The bar is cleared when the run
-    ends, so that only the score table reports accuracy."""
+def _evaluation_columns() -> tuple[Any, ...]:
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    def __init__(self, enabled: bool, total: int, done: int, tasks: int, correct: int, label: str):
+    return (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("sessions"),
+        TextColumn("right actions {task.fields[correct]}/{task.fields[tasks]} tasks"),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+    )
+
+
+def _generation_columns() -> tuple[Any, ...]:
+    from rich.progress import BarColumn, MofNCompleteColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    return (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What a :class:`ProgressBar` shows and when.
+
+    Attributes:
+        columns: builds the rich progress columns (called once per bar; it imports rich).
+        transient: the bar is cleared when the run ends.
+        terminal_only: the bar is shown only when stderr is a terminal.
+        console: keyword arguments of the ``rich.console.Console`` on stderr.
+    """
+
+    columns: Callable[[], tuple[Any, ...]]
+    transient: bool = False
+    terminal_only: bool = False
+    console: Mapping[str, Any] = field(default_factory=lambda: {"stderr": True})
+
+
+EVALUATION = Layout(_evaluation_columns, transient=True)
+"""``wtb eval``: the model name, sessions done of those selected, ``right actions X/Y tasks`` (tasks whose
+actions matched before the argument check: a sign of life, not the accuracy), elapsed and remaining time.
+Counters: ``tasks`` and ``correct``."""
+
+GENERATION = Layout(
+    _generation_columns, terminal_only=True, console={"stderr": True, "highlight": False, "soft_wrap": True}
+)
+"""``wtb generate``: a spinner, what is being asked (:meth:`ProgressBar.describe`), sessions done, elapsed
+time; no counters."""
+
+
+class ProgressBar:
+    """One run's progress bar (a context manager: shown from ``__enter__`` to ``__exit__``).
+
+    Args:
+        layout: :data:`EVALUATION`, :data:`GENERATION` or another :class:`Layout`.
+        total: sessions in the run.
+        done: sessions already done (a resumed run).
+        label: the first description (eval: the model name).
+        enabled: ``False`` shows nothing (and imports nothing); notes are still printed.
+        counters: the starting value of each counter the layout shows (eval: ``tasks``, ``correct``).
+
+    Attributes:
+        counters: the counters so far (starting values plus every :meth:`advance`).
+        enabled: whether the bar is shown (``False`` also when the layout wants a terminal and stderr is none).
+    """
+
+    def __init__(
+        self, layout: Layout, *, total: int, done: int = 0, label: str = "", enabled: bool = True, **counters: int
+    ) -> None:
+        self.layout = layout
+        self.counters = dict(counters)
         self.enabled = enabled
-        self.tasks, self.correct = tasks, correct
-        if not enabled:
+        self._console: Any = None
+        self._progress: Any = None
+        if enabled and layout.terminal_only and not self._stderr().is_terminal:
+            self.enabled = False
+        if not self.enabled:
             return
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
+        from rich.progress import Progress
 
-        self._progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("sessions"),
-            TextColumn("right actions {task.fields[correct]}/{task.fields[tasks]} tasks"),
-            TimeElapsedColumn(),
-            TextColumn("left"),
-            TimeRemainingColumn(),
-            console=Console(stderr=True),
-            transient=True,
-        )
-        self._task = self._progress.add_task(label, total=total, completed=done, correct=correct, tasks=tasks)
+        self._progress = Progress(*layout.columns(), console=self._stderr(), transient=layout.transient)
+        self._task = self._progress.add_task(label, total=total, completed=done, **self.counters)
 
-    def __enter__(self) -> _Progress:
-        if self.enabled:
+    def _stderr(self) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self.layout.console)
+        return self._console
+
+    def __enter__(self) -> ProgressBar:
+        if self._progress is not None:
             self._progress.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if self.enabled:
+        if self._progress is not None:
             self._progress.stop()
 
-    def advance(self, tasks: int, correct: int) -> None:
-        self.tasks += tasks
-        self.correct += correct
-        if self.enabled:
-            self._progress.update(self._task, advance=1, tasks=self.tasks, correct=self.correct)
+    def advance(self, **counts: int) -> None:
+        """One more session done; ``counts`` are added to the counters of the same names (a new name starts at 0)."""
+        for name, value in counts.items():
+            self.counters[name] = self.counters.get(name, 0) + value
+        if self._progress is not None:
+            self._progress.update(self._task, advance=1, **self.counters)
+
+    def describe(self, text: str) -> None:
+        """Show ``text`` as the bar's description (what the run is doing now)."""
+        if self._progress is not None:
+            self._progress.update(self._task, description=text)
+
+    def note(self, line: str) -> None:
+        """Print ``line`` on stderr as written (no markup), above the bar while it is shown."""
+        self._stderr().print(line, markup=False)

@@ -1,19 +1,27 @@
 """``wtb eval --langsmith-dataset NAME``: the evaluation run as a LangSmith experiment (issue 5).
 
-Not a sub-command of its own: ``wtb/cli/eval.py`` calls :func:`run_langsmith_experiment` when the
-option is given. The logic lives in :mod:`wtb.experiments`.
+Not a sub-command of its own: :func:`wtb.commands.evaluate.evaluate` calls :func:`run_langsmith_experiment`
+when the option is given. The logic lives in :mod:`wtb.experiments`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
+from graphs.evaluation import graph
 from graphs.evaluation_context import EvaluationContext
+from wtb.experiments import make_experiment_client, run_experiment
+from wtb.files import write_jsonl_atomic
+from wtb.runner import RESULT_FILE, evaluate_session, session_sort_key
+from wtb.score_run import score_run
+from wtb.table import metric_table
+from wtb.tracing import context_settings
 
 _err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -45,16 +53,6 @@ def run_langsmith_experiment(
     Raises:
         RuntimeError: LangSmith is not configured (no API key) or an API call failed.
     """
-    import os
-
-    from graphs.evaluation import graph
-    from wtb.experiments import make_experiment_client, run_experiment
-    from wtb.files import write_jsonl_atomic
-    from wtb.runner import RESULT_FILE, evaluate_session, session_sort_key
-    from wtb.score_run import score_run
-    from wtb.table import metric_table
-    from wtb.tracing import context_settings
-
     if not (os.environ.get("LANGSMITH_API_KEY") or os.environ.get("LANGCHAIN_API_KEY")):
         raise RuntimeError(
             "--langsmith-dataset needs LANGSMITH_API_KEY (and LANGSMITH_ENDPOINT for a self-hosted LangSmith)"

@@ -1,0 +1,149 @@
+"""The one exit-status rule of every ``wtb`` sub-command (``wtb.commands.exits``, docs/cli.md §2)."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from bench.generation import GenerationInputError
+from bench.schema import DatasetError, DatasetIssue
+from models import ConfigurationError
+from wtb.commands.exits import (
+    BAD_CONFIGURATION,
+    BAD_INPUT,
+    INFRASTRUCTURE_ERRORS,
+    INTERRUPTED,
+    BadInput,
+    InfrastructureErrors,
+    UsageError,
+    exit_on_error,
+    exit_status,
+    resumable_run,
+)
+from wtb.datasets.names import NotPulledError
+from wtb.datasets.official import DataError, VerificationError
+from wtb.report.runs import ReportError
+
+
+def test_the_statuses_are_those_of_docs_cli():
+    assert (BAD_INPUT, BAD_CONFIGURATION, INFRASTRUCTURE_ERRORS, INTERRUPTED) == (1, 2, 3, 130)
+
+
+def test_a_bad_dataset_prints_every_issue_and_exits_1():
+    issues = [
+        DatasetIssue("d.jsonl", 2, "english_tasks", "Field required"),
+        DatasetIssue("d.jsonl", 5, "(json)", "invalid JSON: Expecting value (column 1)"),
+        DatasetIssue("d.jsonl", None, None, "file holds no sessions"),
+    ]
+    assert exit_status(DatasetError(issues)) == (
+        1,
+        [
+            "d.jsonl:2: english_tasks: Field required",
+            "d.jsonl:5: (json): invalid JSON: Expecting value (column 1)",
+            "d.jsonl: file holds no sessions",
+        ],
+    )
+
+
+@pytest.mark.parametrize(
+    ("exc", "status"),
+    [
+        (ConfigurationError("unknown model provider 'nosuch'"), 2),  # a ValueError, yet the configuration
+        (NotPulledError("wildtoolbench: not downloaded yet", name="wildtoolbench", command="wtb data pull"), 2),
+        (DataError("wildtoolbench: download failed"), 1),
+        (VerificationError("wildtoolbench: blob id differs"), 1),
+        (ReportError("runs/x/metric.json: missing"), 1),
+        (OSError("runs/x: Permission denied"), 1),
+        (ValueError("runs/x/result.jsonl holds results of model a, not 'b'"), 1),
+        (RuntimeError("--langsmith-dataset needs LANGSMITH_API_KEY"), 1),
+        (GenerationInputError("tools.jsonl:2: not JSON"), 1),  # a ValueError like any other ...
+    ],
+)
+def test_errors_with_a_message_print_error_colon_message(exc, status):
+    assert exit_status(exc) == (status, [f"error: {exc}"])
+
+
+def test_a_caller_names_the_types_that_are_its_configuration():
+    exc = GenerationInputError("unknown layer type(s) ['XX']")  # ... or the configuration where generate says so
+    assert exit_status(exc, (GenerationInputError,)) == (2, ["error: unknown layer type(s) ['XX']"])
+    assert exit_status(OSError("x"), (GenerationInputError,)) == (1, ["error: x"])
+
+
+def test_failures_of_the_application_layer_carry_their_lines():
+    assert exit_status(BadInput("a.jsonl:1: x: bad", "a.jsonl: 1 problem(s) found")) == (
+        1,
+        ["a.jsonl:1: x: bad", "a.jsonl: 1 problem(s) found"],
+    )
+    assert exit_status(InfrastructureErrors()) == (3, [])
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [typer.Exit(code=0), typer.Exit(code=3), typer.Abort(), UsageError("names no session", "--ids"), KeyError("bug")],
+)
+def test_click_exceptions_and_bugs_are_left_alone(exc):
+    assert exit_status(exc) is None
+
+
+def test_exit_on_error_prints_the_lines_on_stderr_and_exits(capsys):
+    with pytest.raises(typer.Exit) as raised, exit_on_error():
+        raise ConfigurationError("--server and --langsmith-dataset cannot be combined")
+    assert raised.value.exit_code == 2
+    assert capsys.readouterr().err == "error: --server and --langsmith-dataset cannot be combined\n"
+
+    with pytest.raises(typer.Exit) as raised, exit_on_error():
+        raise InfrastructureErrors()
+    assert raised.value.exit_code == 3 and capsys.readouterr().err == ""
+
+
+def test_lines_are_printed_as_written_by_rich(capsys):
+    """No markup: brackets stay; rich's rendering otherwise (emoji codes), as the commands printed before."""
+    with pytest.raises(typer.Exit), exit_on_error():
+        raise BadInput("a [b] :smile: line")
+    assert capsys.readouterr().err == "a [b] 😄 line\n"
+
+
+def test_exit_on_error_lets_other_exceptions_through():
+    with pytest.raises(KeyError), exit_on_error():
+        raise KeyError("a bug shows its traceback")
+    with pytest.raises(typer.Exit) as raised, exit_on_error():
+        raise typer.Exit(code=0)
+    assert raised.value.exit_code == 0
+
+
+def test_a_usage_error_is_reported_by_click_naming_the_option():
+    app = typer.Typer(rich_markup_mode=None)  # plain click help and errors, as `wtb` has
+
+    @app.command()
+    def run(ids: str = typer.Option("", "--ids")) -> None:
+        with exit_on_error():
+            raise UsageError("names no session", "--ids")
+
+    result = CliRunner().invoke(app, ["--ids", ","])
+    assert result.exit_code == 2
+    assert "Error: Invalid value for '--ids': names no session" in result.output
+    assert "Usage: " in result.output and "Traceback" not in result.output
+
+
+def test_an_interrupted_run_prints_what_is_kept_and_exits_130(capsys):
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(typer.Exit) as raised, resumable_run(lambda: "3 of 6 sessions are in runs/x/result.jsonl"):
+        raise KeyboardInterrupt
+    assert raised.value.exit_code == 130
+    assert capsys.readouterr().err == (
+        "interrupted: 3 of 6 sessions are in runs/x/result.jsonl; run the same command again to resume "
+        "(finished sessions are kept, the ones in flight are run again).\n"
+    )
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_sigterm_during_a_run_is_an_interruption(capsys):
+    with pytest.raises(typer.Exit) as raised, resumable_run(lambda: "nothing"):
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler runs in this thread before the next line
+        raise AssertionError("SIGTERM did not interrupt")
+    assert raised.value.exit_code == 130
+    assert capsys.readouterr().err.startswith("interrupted: nothing; run the same command again")

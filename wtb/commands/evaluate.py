@@ -1,0 +1,397 @@
+"""``wtb eval``: evaluate a model on WildToolBench sessions, then score the run (docs/evaluation.md, docs/scoring.md).
+
+The command line builds an :class:`EvalOptions` from the parsed values and calls :func:`evaluate`
+inside :func:`wtb.commands.exits.exit_on_error`. :func:`evaluate` runs three steps, each once:
+
+1. :func:`plan_eval`: the options checked and resolved into an :class:`EvalPlan` (the dataset file,
+   the evaluation context, the selected sessions, the output folder, the concurrency), the model
+   (or the server) checked before any session: every mistake here writes nothing and exits 2, or 1
+   for a bad dataset file (docs/cli.md §2);
+2. the run: the batch runner (:func:`wtb.runner.run_eval`), on a LangGraph Server
+   (:func:`wtb.remote.run_eval_remote`) or as a LangSmith experiment (:mod:`wtb.commands.experiment`);
+3. :func:`finish_run`: the run's summary on stderr, the scoring and its table, the report; exit
+   status 3 when some sessions hit infrastructure errors.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+import wtb.runner as runner
+from bench.demo_data import bundled_demo_sessions
+from graphs.evaluation_context import EvaluationContext
+from models import ConfigurationError
+from wtb.commands.concurrency import default_concurrency
+from wtb.commands.data import dataset_path, official_name, task_count
+from wtb.commands.exits import InfrastructureErrors, UsageError, resumable_run
+from wtb.commands.inputs import require_file, wanted_ids
+from wtb.score_run import score_files, score_run, summary_metrics_file
+from wtb.table import metric_table
+from wtb.tracing import tracing_scope
+
+_err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """The options of one ``wtb eval`` as parsed (``None``: not given, the default applies); the
+    meaning of each is its ``--help`` text. Enum options are given by value (``language="zh"``,
+    ``scoring="fixed"``); ``ids`` holds the ``--ids`` values as typed (comma-separated, repeatable)."""
+
+    dataset: Path | None = None
+    model: str | None = None
+    out: Path | None = None
+    ids: Sequence[str] = ()
+    limit: int | None = None
+    tasks: int | None = None
+    language: str | None = None
+    pull: bool = False
+    concurrency: int | None = None
+    workers: int = 1
+    temperature: float | None = None
+    base_url: str | None = None
+    timeout: float | None = None
+    max_attempts: int | None = None
+    backoff: float | None = None
+    rps: float | None = None
+    max_steps: int | None = None
+    price_input: float | None = None
+    price_output: float | None = None
+    scoring: str | None = None
+    overwrite: bool = False
+    progress: bool = True
+    report: bool = False
+    no_trace: bool = False
+    server: str | None = None
+    langsmith_dataset: str | None = None
+
+
+@dataclass(frozen=True)
+class EvalPlan:
+    """A checked ``wtb eval``: what :func:`evaluate` runs.
+
+    Attributes:
+        options: the options it was made from.
+        dataset: the dataset file (the bundled demo, or the official file, resolved).
+        context: the evaluation context (model spec and settings, with ``$WTB_*`` applied).
+        tasks: tasks per session.
+        sessions: the selected sessions (unparsed, :class:`wtb.runner.DatasetSessions`).
+        out: the output folder.
+        concurrency: sessions in flight.
+        prices: USD per million tokens, or ``None`` (no cost in the summary).
+    """
+
+    options: EvalOptions
+    dataset: Path
+    context: EvaluationContext
+    tasks: int
+    sessions: Sequence[Mapping[str, Any]]
+    out: Path
+    concurrency: int
+    prices: runner.Prices | None
+
+
+def evaluate(options: EvalOptions) -> None:
+    """Run ``wtb eval``: check the options (:func:`plan_eval`), run the model on the selected sessions
+    (resuming an interrupted run), then score the run and print its table (:func:`finish_run`).
+
+    Raises (mapped to exit statuses by :func:`wtb.commands.exits.exit_on_error`, docs/cli.md §2):
+        UsageError, models.ConfigurationError: the command line or the run's configuration (exit 2).
+        bench.schema.DatasetError, OSError, ValueError, RuntimeError: a bad input file, a folder that
+            holds another run (exit 1).
+        InfrastructureErrors: some sessions hit infrastructure errors (exit 3; the others are scored).
+        typer.Exit: 130 after Ctrl-C or SIGTERM during the run.
+    """
+    plan = plan_eval(options)
+    if options.langsmith_dataset:
+        from wtb.commands.experiment import run_langsmith_experiment  # LangSmith's client: only for an experiment
+
+        run_langsmith_experiment(
+            plan.sessions, plan.context, plan.dataset, plan.out, options.langsmith_dataset, plan.concurrency, plan.tasks
+        )
+        return
+    finish_run(plan, run_sessions(plan))
+
+
+def plan_eval(options: EvalOptions) -> EvalPlan:
+    """Check ``options`` and resolve them into an :class:`EvalPlan`, in this order: the dataset (name,
+    default, existence), ``--ids``, the evaluation context, the task count, the dataset's lines, the
+    selection, the options that cannot be combined, the model or the server, the output folder and
+    the concurrency. Nothing is written.
+
+    Raises:
+        UsageError: a ``--dataset`` that is not a file, ``--ids`` naming no session or one the dataset
+            does not hold (click's usage format, exit 2).
+        models.ConfigurationError: a bad model spec or ``$WTB_*`` setting, options that cannot be
+            combined, a server that cannot run the model (exit 2).
+        bench.schema.DatasetError: the dataset file's content (exit 1).
+    """
+    dataset = dataset_path(options.dataset, options.pull)
+    if dataset is None:
+        dataset = bundled_demo_sessions()
+    require_file(dataset, "--dataset")
+    wanted = wanted_ids(options.ids)
+    context = evaluation_context(options, dataset)
+    tasks = task_count(dataset, options.tasks)
+    loaded = runner.open_dataset(dataset, tasks=tasks, language=context.language)
+    try:
+        sessions = runner.select_sessions(loaded, wanted or None, options.limit)
+    except ValueError as exc:  # an id the dataset does not hold
+        raise UsageError(str(exc), "--ids") from None
+    prices = (
+        None
+        if options.price_input is None and options.price_output is None
+        else runner.Prices(options.price_input or 0.0, options.price_output or 0.0)
+    )
+    if options.server and options.langsmith_dataset:
+        raise ConfigurationError(
+            "--server and --langsmith-dataset cannot be combined (an experiment runs in this process)"
+        )
+    if options.workers > 1:
+        check_workers(context, server=options.server, langsmith_dataset=options.langsmith_dataset)
+    if options.server:  # the server runs the model: it must answer and be able to open the spec's file
+        from wtb.remote import check_server  # the LangGraph SDK: only for --server
+
+        check_server(options.server, "evaluation", [context.model])
+    else:
+        check_configuration(context)
+    out = options.out
+    if out is None:
+        out = default_out_dir(context, dataset, name=official_name(options.dataset))
+        if context.scoring == "fixed":  # a fixed-mode run is its own run (docs/fixed-mode.md §1)
+            out = out.with_name(out.name + "-fixed")
+    concurrency = options.concurrency if options.concurrency is not None else default_concurrency(context.model)
+    if options.langsmith_dataset and context.scoring == "fixed":
+        raise ConfigurationError("--langsmith-dataset scores in reference mode only; drop it or --scoring fixed")
+    return EvalPlan(options, dataset, context, tasks, sessions, out, concurrency, prices)
+
+
+def evaluation_context(options: EvalOptions, dataset: Path) -> EvaluationContext:
+    """The run's ``EvaluationContext``: the options given, ``$WTB_*`` settings and defaults for the rest
+    (docs/settings.md).
+
+    Raises:
+        models.ConfigurationError: a bad value, e.g. ``$WTB_SCORING=fixd`` (the run's configuration too).
+    """
+    try:
+        return EvaluationContext(
+            model=options.model,
+            base_url=options.base_url,
+            temperature=options.temperature,
+            timeout=options.timeout,
+            max_attempts=options.max_attempts,
+            backoff=options.backoff,
+            rps=options.rps,
+            max_steps=options.max_steps,
+            scoring=options.scoring,
+            language=options.language,
+            dataset=str(dataset),
+        )
+    except ValueError as exc:
+        raise ConfigurationError(str(exc)) from None
+
+
+def check_configuration(context: EvaluationContext) -> None:
+    """Check the run's model spec before any session: provider, files, candidate, credentials, packages.
+
+    A mistake here is the run's configuration, not a model result: ``wtb eval`` exits 2 and writes
+    nothing. Errors that only a request can reveal (HTTP 401/403/404) stay infrastructure errors.
+    (With ``--server`` the server runs the model: :func:`wtb.remote.check_server` checks instead.)
+
+    Raises:
+        models.ConfigurationError: the message names the problem and the fix.
+    """
+    context.candidate.check()
+
+
+def check_workers(context: EvaluationContext, *, server: str | None, langsmith_dataset: str | None) -> None:
+    """``--workers`` above 1 needs sessions run by this machine's evaluation graph against a shared endpoint
+    (docs/settings.md §2.1).
+
+    Raises:
+        ConfigurationError: combined with ``--server`` or ``--langsmith-dataset``, or a model whose
+            provider serves one request at a time (``models.max_concurrency`` 1: ``local``, ``gguf:``,
+            a llama.cpp server each worker process would start once more); a malformed spec.
+    """
+    if server:
+        raise ConfigurationError("--workers > 1 runs the graph in local processes; --server runs it on the server")
+    if langsmith_dataset:
+        raise ConfigurationError(
+            "--workers > 1 cannot be combined with --langsmith-dataset (an experiment runs in this process)"
+        )
+    if context.candidate.max_concurrency == 1:
+        raise ConfigurationError(
+            f"--workers > 1: {context.model!r} serves one request at a time and every worker process would start "
+            "its own copy of it; use --workers 1"
+        )
+
+
+def default_out_dir(context: EvaluationContext, dataset: Path, *, name: str | None = None) -> Path:
+    """The output folder of ``wtb eval`` without ``--out``, relative to the working directory.
+
+    ``runs/<model name>/<dataset part>``, where the model name is the one written into the records
+    (``local``, ``gpt-4o-mini``, a replay candidate ...) with characters other than letters,
+    digits, ``.``, ``_`` and ``-`` made ``_``, and the dataset part is
+
+    - ``name`` when given (the official dataset: ``wildtoolbench``), or ``demo_sessions`` for the
+      bundled demo: each names one file;
+    - otherwise ``<file stem>-<first 8 hex digits of the sha256 of the absolute path>``, so that
+      two datasets with the same file name never share a folder (the same file, however it is
+      written, always gets the same one);
+
+    plus ``-zh`` when ``context.language`` is ``zh`` (a run directory holds one language side).
+    """
+    model = re.sub(r"[^A-Za-z0-9._-]+", "_", runner.recorded_model_name(context)).strip("._") or "model"
+    absolute = Path(dataset).resolve()
+    if name:
+        part = name
+    elif absolute == bundled_demo_sessions().resolve():
+        part = absolute.stem
+    else:
+        part = f"{absolute.stem}-{hashlib.sha256(str(absolute).encode('utf-8')).hexdigest()[:8]}"
+    if (context.language or "en") != "en":
+        part += f"-{context.language}"
+    return Path("runs") / model / part
+
+
+def run_sessions(plan: EvalPlan) -> runner.RunSummary:
+    """Run the plan's sessions into ``plan.out`` (resuming), here or on ``--server``, with tracing as
+    configured; Ctrl-C and SIGTERM stop it with a resume hint (exit 130).
+
+    Returns:
+        The run's :class:`wtb.runner.RunSummary`.
+
+    Raises:
+        ValueError: the folder holds another run (model, dataset, side, scoring mode) or is locked.
+        OSError: the folder cannot be written.
+        typer.Exit: 130 after an interruption.
+    """
+    options = plan.options
+    with resumable_run(lambda: _kept_sessions(plan.out, plan.sessions)), tracing_scope(no_trace=options.no_trace):
+        run = runner.run_eval
+        if options.server:
+            from wtb.remote import run_eval_remote  # the LangGraph SDK: only for --server
+
+            run = functools.partial(run_eval_remote, server=options.server, no_trace=options.no_trace)
+        more = {"workers": options.workers} if options.workers > 1 else {}
+        return run(
+            plan.sessions,
+            plan.context,
+            plan.out,
+            concurrency=plan.concurrency,
+            overwrite=options.overwrite,
+            progress=options.progress,
+            prices=plan.prices,
+            settings={"tasks": plan.tasks},
+            **more,
+        )
+
+
+def finish_run(plan: EvalPlan, summary: runner.RunSummary) -> None:
+    """Print the run's summary line and accounting on stderr; when any session has a record, score the
+    run and print the table (:func:`score_and_print`) and, with ``--report``, write the report into
+    ``OUT/report/``.
+
+    Raises:
+        InfrastructureErrors: some sessions hit infrastructure errors (exit 3, after everything else).
+        bench.schema.DatasetError, wtb.report.runs.ReportError, OSError: the scoring or the report failed (exit 1).
+    """
+    context = plan.context
+    _err.print(run_summary_line(summary, context.language), markup=False)
+    if summary.inference_errors:
+        _err.print(
+            f"[yellow]inference errors[/yellow] in {len(summary.inference_errors)} sessions: {', '.join(summary.inference_errors)}"
+        )
+    print_accounting(summary)
+    if summary.evaluated + summary.skipped:
+        score_and_print(plan.dataset, summary.result_path, plan.out, plan.tasks, context.scoring, context.language)
+        if plan.options.report:
+            from wtb.commands.report import write_report  # the report's plotting: only for --report
+
+            write_report([plan.out], plan.out / "report")
+    if summary.infrastructure_errors:
+        raise InfrastructureErrors()
+
+
+def run_summary_line(summary: Any, language: str | None = "en") -> str:
+    """The line ``wtb eval`` prints when the sessions are done: sessions selected, evaluated by this
+    run, already done by an earlier one, the dataset side and where the records are, e.g.
+    ``"6 sessions: 6 evaluated, 0 already done; en side; 1.2s -> runs/x/result.jsonl"``.
+
+    It holds no score: the table printed next is the one place for accuracy (the count of tasks whose
+    actions matched before the argument check, shown here before, read like a second accuracy).
+    """
+    return (
+        f"{summary.selected} sessions: {summary.evaluated} evaluated, {summary.skipped} already done; "
+        f"{language or 'en'} side; {summary.wall_time:.1f}s -> {summary.result_path}"
+    )
+
+
+def print_accounting(summary: runner.RunSummary, limit: int = 20) -> None:
+    """Print model requests, tokens, cost, retried requests and infrastructure errors of the run on
+    stderr (docs/settings.md), at most ``limit`` entries of each list."""
+    cost = f", cost ${summary.cost_usd:.4f}" if summary.cost_usd is not None else ""
+    _err.print(
+        f"model requests {summary.requests} ({summary.attempts} tries); tokens in {summary.input_tokens}, "
+        f"out {summary.output_tokens}{cost}; summary -> {summary.summary_path}",
+        markup=False,
+    )
+    retried = summary.retried_requests
+    if retried:
+        _err.print(f"retried requests: {len(retried)}", markup=False)
+        for entry in retried[:limit]:
+            status = "ok" if entry.get("ok") else "FAILED"
+            _err.print(
+                f"  {entry['id']} task {entry.get('task')} step {entry.get('step')}: {entry['attempts']} tries, "
+                f"{status}; {'; '.join(entry.get('errors', []))}",
+                markup=False,
+            )
+        if len(retried) > limit:
+            _err.print(f"  ... and {len(retried) - limit} more (see summary.json)", markup=False)
+    errors = summary.infrastructure_errors
+    if errors:
+        _err.print(
+            f"infrastructure errors in {len(errors)} sessions (not scored, kept in errors.jsonl; "
+            "run the same command again to retry them):",
+            markup=False,
+        )
+        for entry in errors[:limit]:
+            _err.print(f"  {entry['id']}: {entry.get('error')}", markup=False)
+
+
+def score_and_print(
+    dataset: Path, result_path: Path, out: Path, tasks: int = 4, scoring: str = "reference", language: str | None = "en"
+) -> None:
+    """Score the run into ``out/score.jsonl``, ``out/metric.json`` and ``out/summary_metrics.json``
+    (``score.fixed.jsonl``, ``metric.fixed.json`` and ``summary_metrics.fixed.json`` in fixed mode,
+    docs/fixed-mode.md) and print the table (docs/scoring.md).
+
+    Raises:
+        bench.schema.DatasetError: the dataset or the result file's content (exit 1).
+    """
+    score_file, metric_file = score_files(scoring)
+    summary_file = summary_metrics_file(scoring)
+    metric = score_run(dataset, result_path, out, tasks=tasks, scoring=scoring, language=language or "en")
+    Console(highlight=False, soft_wrap=True).print(metric_table(metric, language))
+    _err.print(f"wrote {result_path}, {out / score_file}, {out / metric_file} and {out / summary_file}", markup=False)
+    typer.echo(f"outputs in {out}/")
+
+
+def _kept_sessions(out: Path, sessions: Sequence[Mapping[str, Any]]) -> str:
+    """How many of the selected sessions have a record in ``out/result.jsonl`` (for the resume hint)."""
+    path = out / runner.RESULT_FILE
+    try:
+        done = runner.ResultFile(path).scan()
+    except (OSError, ValueError):
+        return f"the finished sessions are in {path}"
+    count = sum(1 for session_id in runner.session_ids(sessions) if session_id in done)
+    return f"{count} of {len(sessions)} sessions are in {path}"
