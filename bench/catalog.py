@@ -404,7 +404,10 @@ def _load_entry_points() -> None:
     from importlib import metadata
 
     for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        loaded = entry_point.load()  # a module registers its metrics when imported
+        try:
+            loaded = entry_point.load()  # a module registers its metrics when imported
+        except Exception as exc:  # noqa: BLE001 - named and re-raised
+            raise ValueError(f"entry point {entry_point.name!r} of {ENTRY_POINT_GROUP}: cannot load: {exc}") from exc
         if isinstance(loaded, Metric):
             register_metric(loaded)
 
@@ -450,8 +453,14 @@ def for_metric_dict(metric: Mapping[str, Any]) -> tuple[Metric, ...]:
 def unregistered_extra(key: str, kind: Kind = "accuracy") -> Metric:
     """The entry shown for an extra metric found in a file (``summary_metrics.json["extra"]``) but not
     registered in this process: labelled with its key, no computation (docs/metrics.md §8)."""
-    return replace(
-        Metric(key, key, key, EXTRA_SECTION, kind=kind, table=("main", None), description=key),
+    return Metric(
+        key,
+        key,
+        key,
+        EXTRA_SECTION,
+        kind=kind,
+        table=("main", None),
+        description=key,
         summary=(EXTRA_SECTION, key),
         feedback=f"extra/{key}",
     )

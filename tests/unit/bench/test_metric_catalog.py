@@ -217,3 +217,32 @@ def test_register_metric_refuses_a_metric_outside_the_extra_section():
     with pytest.raises(ValueError, match="table"):
         register_metric("where", "Where", _first_task_correct, table="nowhere")
     assert catalog.extra_metrics() == ()
+
+
+class _EntryPoint:
+    def __init__(self, name, value):
+        self.name, self.value = name, value
+
+    def load(self):
+        if isinstance(self.value, Exception):
+            raise self.value
+        return self.value
+
+
+def test_installed_packages_add_metrics_through_entry_points(monkeypatch):
+    from importlib import metadata
+
+    shipped = Metric("shipped", "Shipped metric", "Shipped", EXTRA_SECTION, count=_first_task_correct)
+    found = {catalog.ENTRY_POINT_GROUP: [_EntryPoint("shipped", shipped)]}
+    monkeypatch.setattr(metadata, "entry_points", lambda group: found.get(group, []))
+    monkeypatch.setattr(catalog, "_entry_points_loaded", False)
+    try:
+        (metric,) = catalog.extra_metrics()
+        assert metric.key == "shipped" and metric.summary == (EXTRA_SECTION, "shipped")
+        assert catalog.extra_metrics() == (metric,)  # read once
+    finally:
+        unregister_metric("shipped")
+    found[catalog.ENTRY_POINT_GROUP] = [_EntryPoint("broken", ImportError("no module named x"))]
+    monkeypatch.setattr(catalog, "_entry_points_loaded", False)
+    with pytest.raises(ValueError, match="entry point 'broken' of wildtoolbench.metrics: cannot load"):
+        catalog.extra_metrics()
