@@ -112,6 +112,10 @@ def test_a_registered_metric_appears_everywhere_but_metric_json(tmp_path, toy_me
     (run_row,) = [r for r in main["rows"] if r["source"] == "run"]
     assert run_row["values"][KEY] == round(called / total * 100, 4)
     assert "orchestration" in data["tables"] and KEY not in data["tables"]["orchestration"]["keys"]
+    report_json = json.loads((tmp_path / "report" / "report.json").read_text(encoding="utf-8"))
+    assert report_json["runs"][0]["extra_metrics"] == {
+        KEY: {"value": called / total, "correct": called, "total": total}
+    }
 
     # a report made where the metric is not registered still shows the run's value, under its key
     unregister_metric(KEY)
@@ -122,3 +126,7 @@ def test_a_registered_metric_appears_everywhere_but_metric_json(tmp_path, toy_me
     build_report([plain], tmp_path / "plain-report")
     header = (tmp_path / "plain-report" / "leaderboard.csv").read_text(encoding="utf-8").splitlines()[0]
     assert header.endswith(",task,session")
+    assert (
+        "extra_metrics"
+        not in json.loads((tmp_path / "plain-report" / "report.json").read_text(encoding="utf-8"))["runs"][0]
+    )

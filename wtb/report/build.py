@@ -429,7 +429,8 @@ def type_values(run: Run) -> dict[str, float | None]:
 
 def report_json(report: Report, err_rows: Sequence[Row], seed: int, resamples: int) -> dict[str, Any]:
     """The machine-readable figures of a report (``report.json``): per run its metric totals, intervals,
-    rank and error counts; the paired comparisons; the bootstrap settings."""
+    rank, error counts and, when it has any, its extra metrics (``summary_metrics.json["extra"]``,
+    docs/metrics.md §8); the paired comparisons; the bootstrap settings."""
     errors = {r.run: r for r in err_rows if r.run}
     return {
         "bootstrap": {"seed": seed, "resamples": resamples, "level": 0.95, "unit": "session"},
@@ -448,6 +449,7 @@ def report_json(report: Report, err_rows: Sequence[Row], seed: int, resamples: i
                 "task_accuracy": _interval_json(report.figures[run.key].task),
                 "session_accuracy": _interval_json(report.figures[run.key].session),
                 "errors": {k: errors[run.key].extra[f"{k}_count"] for k in CATEGORIES},
+                **({"extra_metrics": run.extra_metrics} if run.extra_metrics else {}),
             }
             for run in report.runs
         ],
