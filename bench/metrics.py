@@ -17,6 +17,12 @@ and a progress bucket ``{"rate", "complete_step", "total_step"}``; the ratio
 comes first and is 0.0 when the denominator is 0. Every bucket is present even
 when empty.
 
+Metrics that are not the paper's (the ``extra`` section of :mod:`bench.catalog`) are
+counted beside these buckets (:meth:`MetricsAccumulator.extra`) and never enter the
+published dict; :func:`with_extra` puts them under ``"extra"`` of the dict a caller
+passes on (the terminal table, ``summary_metrics.json``) and :func:`published` takes
+them off again for ``metric.json``.
+
 Pure module: no I/O.
 """
 
@@ -25,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from bench.catalog import EXTRA_SECTION, METRIC_SECTIONS, Metric, extra_metrics, for_metric_dict
 from bench.pairing import canonical_arguments
 from bench.schema import MULTI_TOOL_TYPES, TASK_TYPES, TURN_SUBTYPES, Session, bucket_labels, fields_for
 from bench.scoring import CORRECT, step_keys
@@ -77,6 +84,7 @@ def compute_metrics(
     *,
     scoring: str = "reference",
     language: str = "en",
+    extra: bool = False,
 ) -> dict[str, Any]:
     """The metric dict of one model's run (docs/metrics.md), identical to the reference's.
 
@@ -91,6 +99,8 @@ def compute_metrics(
         language: the side that ran (docs/dataset.md §2.2); it only chooses the labels the
             tasks are counted under (:func:`bench.schema.bucket_labels`; the buckets are the
             English ones either way).
+        extra: also count the catalog's extra metrics (docs/metrics.md §8) and add them under
+            ``"extra"`` (:func:`with_extra`; nothing is added when none is registered).
 
     Returns:
         The metric dict (module docstring): task accuracy is the share of
@@ -113,10 +123,11 @@ def compute_metrics(
         ValueError: when a session's scored task count differs from its task count, or
             (``zh``) a session's labels cannot be bucketed.
     """
-    metrics = MetricsAccumulator(scoring=scoring, language=language)
+    metrics = MetricsAccumulator(scoring=scoring, language=language, extra=None if extra else ())
     for session, tasks in scored:
         metrics.add(session, tasks)
-    return metrics.result(model_name)
+    result = metrics.result(model_name)
+    return with_extra(result, metrics.extra()) if extra else result
 
 
 class MetricsAccumulator:
@@ -126,11 +137,17 @@ class MetricsAccumulator:
     Args:
         scoring: ``"reference"`` or ``"fixed"`` (docs/fixed-mode.md §9), as in :func:`compute_metrics`.
         language: the side that ran, as in :func:`compute_metrics`.
+        extra: the extra metrics to count (docs/metrics.md §8; :meth:`extra` gives them); ``None``: those
+            registered in the catalog now (:func:`bench.catalog.extra_metrics`).
     """
 
-    def __init__(self, *, scoring: str = "reference", language: str = "en") -> None:
+    def __init__(
+        self, *, scoring: str = "reference", language: str = "en", extra: Sequence[Metric] | None = None
+    ) -> None:
         self.fixed = scoring == "fixed"
         self.language = language
+        self.extra_metrics = tuple(extra_metrics() if extra is None else extra)
+        self.extra_counts = {metric.key: [0, 0] for metric in self.extra_metrics}
         self.task_total = _Accuracy()
         self.session_total = _Accuracy()
         self.by_type = {name: _Accuracy() for name in (TASK_TYPES[0], MULTI_TOOL, *TASK_TYPES[1:])}
@@ -182,6 +199,25 @@ class MetricsAccumulator:
                 progress["Total"].add(complete, total)
                 progress[task_type].add(complete, total)
         self.session_total.add(all_correct)
+        for metric in self.extra_metrics:
+            numerator, denominator = metric.count(session, tasks)  # type: ignore[misc]
+            counts = self.extra_counts[metric.key]
+            counts[0] += numerator
+            counts[1] += denominator
+
+    def extra(self) -> dict[str, dict[str, Any]]:
+        """The extra metrics of the sessions added so far (docs/metrics.md §8): key -> a bucket of the
+        metric's kind, ``{"accuracy", "correct_count", "total_count"}`` or ``{"rate", "complete_step",
+        "total_step"}`` as in the metric dict; ``{}`` when no extra metric is counted."""
+        out = {}
+        for metric in self.extra_metrics:
+            numerator, denominator = self.extra_counts[metric.key]
+            ratio = numerator / denominator if denominator else 0.0
+            if metric.kind == "progress":
+                out[metric.key] = {"rate": ratio, "complete_step": numerator, "total_step": denominator}
+            else:
+                out[metric.key] = {"accuracy": ratio, "correct_count": numerator, "total_count": denominator}
+        return out
 
     def result(self, model_name: str) -> dict[str, Any]:
         """The metric dict of the sessions added so far, stored under ``model_name`` (docs/metrics.md §5;
@@ -244,6 +280,39 @@ def matched_gold_nodes(task: Mapping[str, Any], answer_list: Sequence[Mapping[st
     return matched
 
 
+def with_extra(metric: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """``metric`` with the extra metrics under ``"extra"`` (docs/metrics.md §8), or ``metric`` as it is
+    when ``extra`` is empty. Such a dict is what the terminal table and :func:`readable_metrics` read;
+    ``metric.json`` gets :func:`published` of it."""
+    return {**metric, EXTRA_SECTION: dict(extra)} if extra else dict(metric)
+
+
+def published(metric: Mapping[str, Any]) -> dict[str, Any]:
+    """The metric dict in the published format (docs/metrics.md §5): ``metric`` without ``"extra"``."""
+    return {key: value for key, value in metric.items() if key != EXTRA_SECTION}
+
+
+def metric_bucket(metric: Mapping[str, Any], entry: Metric) -> Mapping[str, Any] | None:
+    """The bucket of catalog entry ``entry`` in ``metric`` (docs/metrics.md §5, §8): ``metric[section][bucket]``,
+    ``metric["extra"][key]`` for an extra metric; ``None`` when the dict does not hold it."""
+    if entry.bucket is not None:
+        section, name = entry.bucket
+        found = (metric.get(section) or {}).get(name)
+    elif entry.section == EXTRA_SECTION:
+        found = (metric.get(EXTRA_SECTION) or {}).get(entry.key)
+    else:
+        found = None
+    return found if isinstance(found, Mapping) else None
+
+
+def check_sections(metric: Mapping[str, Any]) -> None:
+    """Raise ``KeyError`` (naming the section) when ``metric`` lacks a bucket section of the metric dict
+    (docs/metrics.md §5; ``bench.catalog.METRIC_SECTIONS``)."""
+    for section in METRIC_SECTIONS:
+        if section not in metric:
+            raise KeyError(section)
+
+
 def _readable(bucket: Mapping[str, Any]) -> dict[str, Any] | None:
     if "rate" in bucket:
         if not bucket["total_step"]:
@@ -258,7 +327,8 @@ def readable_metrics(metric: Mapping[str, Any], *, language: str = "en") -> dict
     """The metric dict in a form meant for reading (docs/metrics.md §7): what ``summary_metrics.json`` holds.
 
     Args:
-        metric: a dict from :func:`compute_metrics`.
+        metric: a dict from :func:`compute_metrics` (with ``"extra"`` when extra metrics were counted,
+            :func:`with_extra`).
         language: the side that ran (written as ``language``).
 
     Returns:
@@ -268,24 +338,28 @@ def readable_metrics(metric: Mapping[str, Any], *, language: str = "en") -> dict
         ``{"value", "correct", "total"}`` (progress: ``{"value", "completed_steps", "gold_steps"}``),
         ``value`` a fraction between 0 and 1, or ``null`` (``None``) when the group has no task:
         unlike the reference-format ``metric.json``, an empty group never reads as 0.
-        A fixed-mode ``metric`` (``"scoring": "fixed"``) adds ``"scoring": "fixed"`` after ``language``.
+        A fixed-mode ``metric`` (``"scoring": "fixed"``) adds ``"scoring": "fixed"`` after ``language``;
+        extra metrics (docs/metrics.md §8) come last, as ``"extra": {key: metric}``. The places and
+        names are the catalog's (``bench.catalog.Metric.summary``).
 
     Raises:
         KeyError: ``metric`` lacks a section of the metric dict.
     """
-
-    def group(section: str) -> dict[str, Any]:
-        return {name: _readable(bucket) for name, bucket in metric[section].items()}
-
-    return {
+    check_sections(metric)
+    out: dict[str, Any] = {
         "model_name": metric.get("model_name"),
         "language": language,
         **({"scoring": metric["scoring"]} if "scoring" in metric else {}),
-        "task_accuracy": _readable(metric["total_info"]["task"]),
-        "session_accuracy": _readable(metric["total_info"]["session"]),
-        "task_type": group("task_type_info"),
-        "task_position": {f"Task {int(layer) + 1}": _readable(b) for layer, b in metric["layer_info"].items()},
-        "turn_subtype": group("turn_subtype_info"),
-        "optimal_path_rate": group("optimal_info"),
-        "accomplish_progress_rate": group("progress_info"),
     }
+    for entry in for_metric_dict(metric):
+        if entry.summary is None:
+            continue
+        bucket = metric_bucket(metric, entry)
+        if bucket is None:
+            continue
+        group, name = entry.summary
+        if name is None:
+            out[group] = _readable(bucket)
+        else:
+            out.setdefault(group, {})[name] = _readable(bucket)
+    return out

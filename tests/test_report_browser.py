@@ -11,13 +11,15 @@ the system one (``/usr/bin/chromium``, or ``WTB_CHROMIUM``).
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.report_support import fixture_report, read_csv
+from tests.report_support import fixture_report, fixture_runs, read_csv
+from wtb.report import build_report
 
 CHROMIUM = os.environ.get("WTB_CHROMIUM", "/usr/bin/chromium")
 ARGS = [
@@ -232,6 +234,29 @@ def test_screenshots_are_not_blank(browser, report):
         if save:
             _save_small(leaderboard, Path(save) / "report-leaderboard.png")
             _save_small(trajectory, Path(save) / "report-trajectory.png")
+        assert page.problems == []
+    finally:
+        page.close()
+
+
+def test_an_extra_metric_is_a_leaderboard_column(browser, report, reference_dir, tmp_path):
+    """A run's ``summary_metrics.json["extra"]`` (docs/metrics.md §8) becomes a leaderboard column after the
+    paper's, with the metric's value in the run's row and nothing in the paper's rows."""
+    run = tmp_path / "oracle"
+    shutil.copytree(fixture_runs(report.parent, reference_dir)["oracle"], run)
+    summary_path = run / "summary_metrics.json"
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    summary["extra"] = {"tool_call_tasks": {"value": 0.75, "correct": 72, "total": 96}}
+    summary_path.write_text(json.dumps(summary), encoding="utf-8")
+    build_report([run], tmp_path / "report")
+    page = Page(browser, tmp_path / "report" / "index.html")
+    try:
+        page.go("#leaderboard")
+        header = page.page.locator('#table-main th[data-col="tool_call_tasks"]')
+        assert header.inner_text().strip() == "tool_call_tasks"
+        assert page.page.locator("#table-main thead th").last.get_attribute("data-col") == "tool_call_tasks"
+        assert page.page.locator("#table-main tbody tr.ours td").last.inner_text() == "75.00"
+        assert page.page.locator("#table-main tbody tr:not(.ours)").first.locator("td").last.inner_text() == ""
         assert page.problems == []
     finally:
         page.close()

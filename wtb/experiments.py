@@ -16,7 +16,8 @@ Flow (issue 5, part 2)::
 - Per-session evaluators (one feedback per task, keys ``task_<n>_label``,
   ``task_<n>_argument_label``, ``task_<n>_optimal`` with ``n`` 1-based, plus ``session_correct``)
   and the summary evaluator (``task_accuracy``, ``session_accuracy``, ``optimal_path_rate``,
-  ``accomplish_progress_rate``, ``accuracy/<task type>``) are computed with the project's
+  ``accomplish_progress_rate``, ``accuracy/<task type>``: the feedback keys of the metric catalog,
+  docs/metrics.md §8, plus ``extra/<key>`` per extra metric) are computed with the project's
   scoring functions (:func:`bench.scoring.score_session`, :func:`bench.metrics.compute_metrics`):
   the numbers in LangSmith are the numbers of ``wtb score``.
 
@@ -34,8 +35,9 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from bench.metrics import MULTI_TOOL, compute_metrics
-from bench.schema import TASK_TYPES, Session
+from bench.catalog import EXTRA_SECTION, for_metric_dict
+from bench.metrics import compute_metrics, metric_bucket
+from bench.schema import Session
 from bench.scoring import CORRECT, INFERENCE_ERROR_PREFIX, score_session
 from wtb.tracing import make_client, project_version, redact, redact_record
 
@@ -237,29 +239,30 @@ PER_SESSION_EVALUATORS = (task_label_evaluator, argument_label_evaluator, optima
 
 
 def metric_feedback(metric: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Summary feedback from a metric dict of :func:`bench.metrics.compute_metrics` (docs/metrics.md).
+    """Summary feedback from a metric dict of :func:`bench.metrics.compute_metrics` (docs/metrics.md §8).
 
     Returns:
-        ``task_accuracy``, ``session_accuracy``, ``optimal_path_rate``, ``accomplish_progress_rate``
-        and ``accuracy/<task type>`` for the six task types and ``Multi-Tool``; scores are
-        fractions in [0, 1] (the leaderboard shows them as percentages).
+        One ``{"key", "score"}`` per catalog entry with a feedback key (``bench.catalog.Metric.feedback``),
+        in catalog order: ``task_accuracy``, ``session_accuracy``, ``accuracy/<task type>`` for the six
+        task types and ``Multi-Tool`` (with a ``"c/t tasks"`` comment), ``optimal_path_rate``,
+        ``accomplish_progress_rate``, then ``extra/<key>`` for the extra metrics the dict holds
+        (``metric["extra"]``). Scores are fractions in [0, 1] (the leaderboard shows them as percentages).
     """
-    total = metric["total_info"]
-    out = [
-        {"key": "task_accuracy", "score": total["task"]["accuracy"]},
-        {"key": "session_accuracy", "score": total["session"]["accuracy"]},
-        {"key": "optimal_path_rate", "score": metric["optimal_info"]["Total"]["accuracy"]},
-        {"key": "accomplish_progress_rate", "score": metric["progress_info"]["Total"]["rate"]},
-    ]
-    for name in (*TASK_TYPES, MULTI_TOOL):
-        bucket = metric["task_type_info"][name]
-        out.append(
-            {
-                "key": f"accuracy/{name}",
-                "score": bucket["accuracy"],
-                "comment": f"{bucket['correct_count']}/{bucket['total_count']} tasks",
-            }
-        )
+    out = []
+    for entry in for_metric_dict(metric):
+        bucket = metric_bucket(metric, entry) if entry.feedback else None
+        if bucket is None:
+            continue
+        progress = "rate" in bucket
+        item: dict[str, Any] = {"key": entry.feedback, "score": bucket["rate" if progress else "accuracy"]}
+        if entry.section in ("task_type", EXTRA_SECTION):
+            counts = (
+                f"{bucket['complete_step']}/{bucket['total_step']} steps"
+                if progress
+                else f"{bucket['correct_count']}/{bucket['total_count']} tasks"
+            )
+            item["comment"] = counts
+        out.append(item)
     return out
 
 
@@ -271,13 +274,15 @@ def summary_evaluator(runs: Sequence[Any], examples: Sequence[Any]) -> dict[str,
         examples: the LangSmith examples (sessions).
 
     Returns:
-        ``{"results": metric_feedback(compute_metrics(...))}``.
+        ``{"results": metric_feedback(compute_metrics(..., extra=True))}`` (the extra metrics of the
+        catalog included, docs/metrics.md §8).
     """
     scored = [score_example(run, example) for run, example in zip(runs, examples)]
     records = [record_of(r, e) for r, e in zip(runs, examples)]
     model_names = {record.get("model_name") for record in records}
     model_name = next(iter(model_names)) if len(model_names) == 1 else "mixed"
-    return {"results": metric_feedback(compute_metrics(str(model_name), scored, language=run_language(records)))}
+    metric = compute_metrics(str(model_name), scored, language=run_language(records), extra=True)
+    return {"results": metric_feedback(metric)}
 
 
 def run_language(records: Iterable[Mapping[str, Any]]) -> str:

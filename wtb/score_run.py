@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.metrics import MetricsAccumulator, readable_metrics
+from bench.metrics import MetricsAccumulator, published, readable_metrics, with_extra
 from bench.schema import (
     DatasetError,
     DatasetIssue,
@@ -184,7 +184,8 @@ def score_records(
         ``(model_name, score_lines, metric)``: ``score_lines`` are
         ``{"id", "model_name", "results"}`` dicts sorted by id (natural order;
         ``{"id", "model_name", "scoring": "fixed", "results"}`` in fixed mode),
-        ``metric`` is :func:`bench.metrics.compute_metrics` over the scored sessions.
+        ``metric`` is :func:`bench.metrics.compute_metrics` over the scored sessions (with ``"extra"``
+        when extra metrics are registered, docs/metrics.md §8).
 
     Raises:
         DatasetError: unknown session ids, more than one model name, scoring mode or language, or
@@ -332,8 +333,8 @@ def _score_stream(
     if metric_error is not None:
         raise metric_error
     model_name = next(iter(model_names))
-    metric = (metrics or MetricsAccumulator(scoring=scoring, language=language)).result(model_name)
-    return model_name, language, metric
+    metrics = metrics or MetricsAccumulator(scoring=scoring, language=language)
+    return model_name, language, with_extra(metrics.result(model_name), metrics.extra())
 
 
 class _SortedScoreFile:
@@ -438,8 +439,9 @@ def score_run(
     the run's size; the outputs and the problems reported are those of a whole-file pass.
 
     Returns:
-        The metric dict (also written to ``metric.json``). Sessions of the dataset
-        without a result record are not counted.
+        The metric dict (also written to ``metric.json``), with the extra metrics of the catalog under
+        ``"extra"`` when any is registered (docs/metrics.md §8; written to ``summary_metrics.json``, never
+        to ``metric.json``). Sessions of the dataset without a result record are not counted.
 
     Raises:
         DatasetError: any problem with either input file; nothing is written then (not even
@@ -467,7 +469,7 @@ def score_run(
     except BaseException:
         score_lines.discard()
         raise
-    write_json_atomic(out / metric_file, metric)
+    write_json_atomic(out / metric_file, published(metric))
     write_json_atomic(out / summary_metrics_file(scoring), readable_metrics(metric, language=language))
     return metric
 

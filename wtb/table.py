@@ -1,8 +1,9 @@
 """A compact table of a metric dict (docs/metrics.md), for the terminal.
 
-Rows: task accuracy, session accuracy, every task type (with Multi-Tool),
-task 1-4 (layers), every turn subtype, optimal path rate (OP) and accomplish
-progress rate (AP). Each row shows a percentage with two decimals and the
+Rows: the catalog's terminal rows (docs/metrics.md §8, :mod:`bench.catalog`): task accuracy,
+session accuracy, every task type (with Multi-Tool), task 1-4 (layers), every turn subtype,
+optimal path rate (OP) and accomplish progress rate (AP), then the extra metrics the dict
+holds (``metric["extra"]``). Each row shows a percentage with two decimals and the
 ``correct/total`` (or ``complete/total`` steps) counts behind it; a group
 without any task shows ``n/a`` (``metric.json`` keeps the reference's 0.0 there).
 """
@@ -16,6 +17,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from bench.catalog import SECTIONS, for_metric_dict
+from bench.metrics import check_sections, metric_bucket
+
 NOT_APPLICABLE = "n/a"
 """What the table shows for a group without any task."""
 
@@ -28,7 +32,8 @@ def metric_rows(metric: Mapping[str, Any]) -> Iterator[tuple[str, str, str, str]
     """``(section, name, percentage, counts)`` for every row of the table, in display order (docs/metrics.md §7).
 
     Args:
-        metric: a dict from :func:`bench.metrics.compute_metrics`.
+        metric: a dict from :func:`bench.metrics.compute_metrics`, with ``"extra"`` when extra metrics were
+            counted (``bench.metrics.with_extra``; their rows come last, in the section ``Extra``).
 
     Returns:
         Rows such as ``("Overall", "Task accuracy", "37.50%", "3/8")``; a group with no task (no
@@ -48,17 +53,13 @@ def metric_rows(metric: Mapping[str, Any]) -> Iterator[tuple[str, str, str, str]
             return section, name, NOT_APPLICABLE, "0 tasks"
         return section, name, _percent(data["accuracy"]), f"{data['correct_count']}/{data['total_count']}"
 
-    total = metric["total_info"]
-    yield bucket("Overall", "Task accuracy", total["task"])
-    yield bucket("Overall", "Session accuracy", total["session"])
-    for name, data in metric["task_type_info"].items():
-        yield bucket("Task type", name, data)
-    for layer, data in metric["layer_info"].items():
-        yield bucket("Task position", f"Task {int(layer) + 1}", data)
-    for name, data in metric["turn_subtype_info"].items():
-        yield bucket("Turn subtype", name, data)
-    yield bucket("Path", "Optimal path rate (OP)", metric["optimal_info"]["Total"])
-    yield bucket("Path", "Accomplish progress rate (AP)", metric["progress_info"]["Total"])
+    check_sections(metric)
+    for entry in for_metric_dict(metric):
+        if not entry.terminal:
+            continue
+        data = metric_bucket(metric, entry)
+        if data is not None:
+            yield bucket(SECTIONS[entry.section], entry.label, data)
 
 
 def metric_table(metric: Mapping[str, Any], language: str | None = None) -> Table:

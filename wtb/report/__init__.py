@@ -7,7 +7,8 @@ and writes ``index.html`` (works offline from ``file://``), ``report.md``,
 ``report.json`` and ``plots/*.svg``.
 """
 
-from wtb.report.build import FILES, Report, build_report
+from wtb.report.build import FILES, build_report
+from wtb.report.content import Report
 from wtb.report.runs import ReportError
 
 __all__ = ["FILES", "Report", "ReportError", "build_report"]

@@ -8,31 +8,36 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 from typing import Any
 
+from bench.catalog import REPORT_TABLES, Metric
 from bench.errors import CATEGORIES, CATEGORY_LABELS, PARAMETER_CATEGORIES
 from bench.schema import TASK_TYPES, TURN_SUBTYPES
 from wtb.files import atomic_write_text
 from wtb.report import dataset_stats, plots
+from wtb.report.content import (
+    RULES,
+    RULES_INTRO,
+    Comparison,
+    Report,
+    RunFigures,
+    comparability_note,
+)
 from wtb.report.html import page_chunks
+from wtb.report.markdown import report_markdown
 from wtb.report.runs import Run, load_runs, session_transitions
 from wtb.report.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     Interval,
-    PairedDifference,
     SessionOutcomes,
     bootstrap_accuracy,
     paired_bootstrap,
 )
 from wtb.report.tables import (
     ERROR_EXTRA_KEYS,
-    ERROR_KEYS,
-    LEADERBOARD_KEYS,
-    ORCHESTRATION_KEYS,
     Row,
     error_rows,
     leaderboard_rows,
@@ -40,151 +45,13 @@ from wtb.report.tables import (
     paper_data,
     paper_rank,
     rows_csv,
+    run_values,
+    table_columns,
     tasks_csv,
 )
 
 FILES = ("index.html", "report.md", "leaderboard.csv", "orchestration.csv", "errors.csv", "tasks.csv", "report.json")
 """The files a report folder holds (plus ``plots/*.svg``)."""
-
-SHORT_LABELS = {
-    "single": "Single",
-    "multi": "Multi",
-    "clarify": "Clarify",
-    "chat": "Chat",
-    "t1": "Task 1",
-    "t2": "Task 2",
-    "t3": "Task 3",
-    "t4": "Task 4",
-    "task": "Task acc.",
-    "session": "Session acc.",
-    "p": "P",
-    "s": "S",
-    "mix": "Mix",
-    "ta": "TA",
-    "ap_s": "AP S",
-    "ap_mix": "AP Mix",
-    "ap": "AP",
-    "op_p": "OP P",
-    "op_mix": "OP Mix",
-    "op": "OP",
-    "refusal": "Refusal",
-    "wrong_name": "Wrong name",
-    "wrong_refusal": "Wrong refusal",
-    "redundant": "Redundant",
-    "call_error": "Call error",
-    "early_term": "Early term.",
-    "param_type": "Param. type",
-    "param_halluc": "Param. halluc.",
-    "param_value": "Param. value",
-}
-
-RULES = [
-    (
-        "refusal",
-        "the model replied in text where only real tool calls were due, before any correct tool step, and the text does not end in a question mark",
-    ),
-    ("wrong_refusal", "the same, but the text ends in a question: it asks the user for what it already has"),
-    (
-        "early_term",
-        "the model replied in text where only real tool calls were due, after at least one correct tool step",
-    ),
-    (
-        "redundant",
-        "the model called tools where a gold candidate is the final answer (a chat task, or calls after the work is done)",
-    ),
-    (
-        "wrong_name",
-        "the model called tools where a gold candidate asks the user (the information is missing), or called names that are neither the names of a candidate nor a strict sub- or superset of them (also: calls beyond the end of every gold path)",
-    ),
-    (
-        "call_error",
-        "the called names are a strict sub- or superset of a candidate's (wrong parallel split or count); also an empty reply, unparsable calls, the step limit and a session whose inference failed (each of its tasks)",
-    ),
-    (
-        "param_type",
-        "names matched, the first failing argument message is 'args invalid json format' or a 'type inconsistent' message",
-    ),
-    ("param_halluc", "'args not defined', 'required args missing' or 'args keys mismatch' (invented or missing keys)"),
-    (
-        "param_value",
-        "'value not in enum', 'string similarity too low', 'value mismatch', 'rouge calculation failed'; also the two checker messages the rules do not name, 'array length mismatch' and 'comparison failed'",
-    ),
-]
-RULES_INTRO = (
-    "The paper does not publish how it assigned its error categories; these operational rules (docs/errors.md) "
-    "approximate them. A failed task is classified once, by its first failing step: a name error there "
-    "gives an action category, an argument error a parameter category."
-)
-
-
-@dataclass
-class RunFigures:
-    """Uncertainty figures of one run: intervals of task and session accuracy, and its rank among the
-    paper's models alone (by session then task accuracy; 1 = above all of them)."""
-
-    task: Interval
-    session: Interval
-    rank: int | None
-
-
-@dataclass
-class Comparison:
-    """A paired comparison of two runs on their shared sessions."""
-
-    a: Run
-    b: Run
-    difference: PairedDifference
-
-    def verdict(self) -> str:
-        """Plain-language reading of the two intervals."""
-
-        def one(name: str, interval: Interval) -> str:
-            if interval.contains_zero():
-                return f"{name}: within noise"
-            better = self.a.label if interval.value > 0 else self.b.label
-            return f"{name}: {better} higher"
-
-        return f"{one('task accuracy', self.difference.task)}; {one('session accuracy', self.difference.session)}"
-
-
-@dataclass
-class Report:
-    """What :func:`build_report` produced.
-
-    Attributes:
-        out: the report folder.
-        files: paths written.
-        runs: the runs, in argument order.
-        figures: run key -> :class:`RunFigures`.
-        comparisons: paired comparisons of every two runs on the same dataset.
-    """
-
-    out: Path
-    files: list[Path]
-    runs: list[Run]
-    figures: dict[str, RunFigures]
-    comparisons: list[Comparison] = field(default_factory=list)
-    scoring: list[dict[str, Any]] = field(default_factory=list)
-    """Reference vs fixed scoring (:func:`scoring_comparisons`), one entry per compared run or pair."""
-
-
-OFFICIAL_SESSIONS = 256
-"""Sessions of the official WildToolBench dataset, the one the paper's figures come from."""
-
-
-def comparability_note(runs: Sequence[Run]) -> str:
-    """A warning for runs whose ranks against the paper's models mean little: the paper's figures are on
-    the official 256-session dataset (docs/metrics.md), so a run on another or a partial dataset (a demo,
-    fixtures, generated sessions) is placed among them for orientation only. ``""`` when every run has
-    256 sessions."""
-    other = [run for run in runs if len(run.session_ids) != OFFICIAL_SESSIONS]
-    if not other:
-        return ""
-    names = ", ".join(f"{run.label} ({len(run.session_ids)} sessions)" for run in other)
-    return (
-        f"Not comparable with the paper: {names}. The paper's figures are on the official "
-        f"{OFFICIAL_SESSIONS}-session dataset; ranks of runs on other sessions are for orientation only."
-    )
 
 
 def scoring_comparisons(runs: Sequence[Run]) -> list[dict[str, Any]]:
@@ -265,11 +132,12 @@ def _transition_counts(run: Run) -> dict[int, tuple[int, int]]:
     return {k: (v[0], v[1]) for k, v in sorted(counts.items())}
 
 
-def _table_data(rows: Sequence[Row], keys: Sequence[str], labels: dict[str, str], ranked: bool) -> dict[str, Any]:
+def _table_data(rows: Sequence[Row], columns: Sequence[Metric], ranked: bool) -> dict[str, Any]:
+    """One table of the page: its columns' keys, titles and headers (the catalog's, docs/metrics.md §8) and rows."""
     return {
-        "keys": list(keys),
-        "labels": {k: labels.get(k, k) for k in keys},
-        "short": {k: SHORT_LABELS.get(k, k) for k in keys},
+        "keys": [c.key for c in columns],
+        "labels": {c.key: c.description for c in columns},
+        "short": {c.key: c.short for c in columns},
         "ranked": ranked,
         "rows": [
             {
@@ -348,7 +216,7 @@ def build_report(
     out = Path(out_dir)
     runs, datasets = load_runs(run_dirs, Path(dataset) if dataset is not None else None)
     paper = paper_data()
-    columns = paper["columns"]
+    columns = {table: table_columns(table, runs) for table in REPORT_TABLES}
 
     main_rows = leaderboard_rows(runs)
     orch_rows = orchestration_rows(runs)
@@ -471,9 +339,9 @@ def build_report(
             for c in comparisons
         ],
         "tables": {
-            "main": _table_data(main_rows, LEADERBOARD_KEYS, columns["main"], True),
-            "orchestration": _table_data(orch_rows, ORCHESTRATION_KEYS, columns["orchestration"], True),
-            "errors": _table_data(err_rows, ERROR_KEYS, columns["errors"], False),
+            "main": _table_data(main_rows, columns["main"], True),
+            "orchestration": _table_data(orch_rows, columns["orchestration"], True),
+            "errors": _table_data(err_rows, columns["errors"], False),
         },
         "plots": figures_svg,
         "datasets": [
@@ -528,13 +396,11 @@ def build_report(
     os.replace(tmp, index)
     written.append(index)
 
-    from wtb.report.markdown import report_markdown
-
     report = Report(out, written, runs, figures, comparisons, scoring)
     texts = {
-        "leaderboard.csv": rows_csv(main_rows, LEADERBOARD_KEYS),
-        "orchestration.csv": rows_csv(orch_rows, ORCHESTRATION_KEYS),
-        "errors.csv": rows_csv(err_rows, ERROR_KEYS, ERROR_EXTRA_KEYS),
+        "leaderboard.csv": rows_csv(main_rows, [c.key for c in columns["main"]]),
+        "orchestration.csv": rows_csv(orch_rows, [c.key for c in columns["orchestration"]]),
+        "errors.csv": rows_csv(err_rows, [c.key for c in columns["errors"]], ERROR_EXTRA_KEYS),
         "tasks.csv": tasks_csv(runs),
         "report.md": report_markdown(report, main_rows, orch_rows, err_rows, stats, datasets),
         "report.json": json.dumps(report_json(report, err_rows, seed, resamples), indent=1, ensure_ascii=False) + "\n",
@@ -549,9 +415,7 @@ def build_report(
 
 def run_value(run: Run, key: str) -> float | None:
     """A run's leaderboard value (percent) for ``key``, ``None`` when it does not apply."""
-    from wtb.report.tables import run_values
-
-    return run_values(run.metric, "main")[key]
+    return run_values(run.metric, "main", run.extra_metrics)[key]
 
 
 def type_values(run: Run) -> dict[str, float | None]:
@@ -565,7 +429,8 @@ def type_values(run: Run) -> dict[str, float | None]:
 
 def report_json(report: Report, err_rows: Sequence[Row], seed: int, resamples: int) -> dict[str, Any]:
     """The machine-readable figures of a report (``report.json``): per run its metric totals, intervals,
-    rank and error counts; the paired comparisons; the bootstrap settings."""
+    rank, error counts and, when it has any, its extra metrics (``summary_metrics.json["extra"]``,
+    docs/metrics.md §8); the paired comparisons; the bootstrap settings."""
     errors = {r.run: r for r in err_rows if r.run}
     return {
         "bootstrap": {"seed": seed, "resamples": resamples, "level": 0.95, "unit": "session"},
@@ -584,6 +449,7 @@ def report_json(report: Report, err_rows: Sequence[Row], seed: int, resamples: i
                 "task_accuracy": _interval_json(report.figures[run.key].task),
                 "session_accuracy": _interval_json(report.figures[run.key].session),
                 "errors": {k: errors[run.key].extra[f"{k}_count"] for k in CATEGORIES},
+                **({"extra_metrics": run.extra_metrics} if run.extra_metrics else {}),
             }
             for run in report.runs
         ],

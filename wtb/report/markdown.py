@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from bench.catalog import Metric
 from bench.errors import CATEGORY_LABELS
-from wtb.report.tables import ERROR_KEYS, LEADERBOARD_KEYS, ORCHESTRATION_KEYS, Row, format_percent, paper_data
+from wtb.report.content import RULES, RULES_INTRO, Report, comparability_note
+from wtb.report.tables import Row, format_percent, paper_data, table_columns
 
 if TYPE_CHECKING:
-    from wtb.report.build import Report
     from wtb.report.runs import Dataset
 
 FAILED_TASKS_LISTED = 100
@@ -31,8 +32,8 @@ def _percent(ratio: float) -> str:
     return f"{ratio * 100:.2f}%"
 
 
-def _legend(meanings: Mapping[str, str], keys: Sequence[str], short: Mapping[str, str]) -> list[str]:
-    return ["Columns: " + "; ".join(f"{short[k]} = {meanings.get(k, k)}" for k in keys) + ".", ""]
+def _legend(columns: Sequence[Metric]) -> list[str]:
+    return ["Columns: " + "; ".join(f"{c.short} = {c.description}" for c in columns) + ".", ""]
 
 
 def _ranked(rows: Sequence[Row], keys: Sequence[str]) -> list[list[Any]]:
@@ -66,10 +67,8 @@ def report_markdown(
         stats: dataset key -> :func:`wtb.report.dataset_stats.dataset_statistics`.
         datasets: the datasets of the runs.
     """
-    from wtb.report.build import RULES, RULES_INTRO, SHORT_LABELS
-
     paper = paper_data()
-    columns = paper["columns"]
+    main, orchestration, errors = (table_columns(t, report.runs) for t in ("main", "orchestration", "errors"))
     lines = ["# WildToolBench report", ""]
     lines.append("Open `index.html` for the interactive version (sortable tables, dataset browser, trajectories).")
     lines.append("")
@@ -89,8 +88,6 @@ def report_markdown(
                 f"`{run.path}`",
             ]
         )
-    from wtb.report.build import comparability_note
-
     note = comparability_note(report.runs)
     if note:
         lines += [f"**{note}**", ""]
@@ -147,18 +144,18 @@ def report_markdown(
         f"accuracy. Percentages; empty where a run has no task of that kind. Paper figures: {paper['source']}",
         "",
     ]
-    lines += _legend(columns["main"], LEADERBOARD_KEYS, SHORT_LABELS)
+    lines += _legend(main)
     lines += _table(
-        ["rank", "model", "group", *(SHORT_LABELS[k] for k in LEADERBOARD_KEYS)],
-        _ranked(main_rows, LEADERBOARD_KEYS),
-        len(LEADERBOARD_KEYS),
+        ["rank", "model", "group", *(c.short for c in main)],
+        _ranked(main_rows, [c.key for c in main]),
+        len(main),
     )
     lines += ["", "## Tool orchestration", "", "Ranked by multi-tool accuracy, then optimal path rate.", ""]
-    lines += _legend(columns["orchestration"], ORCHESTRATION_KEYS, SHORT_LABELS)
+    lines += _legend(orchestration)
     lines += _table(
-        ["rank", "model", "group", *(SHORT_LABELS[k] for k in ORCHESTRATION_KEYS)],
-        _ranked(orch_rows, ORCHESTRATION_KEYS),
-        len(ORCHESTRATION_KEYS),
+        ["rank", "model", "group", *(c.short for c in orchestration)],
+        _ranked(orch_rows, [c.key for c in orchestration]),
+        len(orchestration),
     )
 
     lines += [
@@ -171,14 +168,12 @@ def report_markdown(
     rows = []
     for row in err_rows:
         cells = []
-        for key in ERROR_KEYS:
-            value = format_percent(row.values.get(key))
-            cells.append(f"{value} ({row.extra[key + '_count']})" if row.source == "run" else value)
+        for column in errors:
+            value = format_percent(row.values.get(column.key))
+            cells.append(f"{value} ({row.extra[column.key + '_count']})" if row.source == "run" else value)
         name = f"**{row.model}** (ours)" if row.source == "run" else row.model
         rows.append([name, row.group, *cells, row.extra.get("failed_tasks", "")])
-    lines += _table(
-        ["model", "group", *(CATEGORY_LABELS[k] for k in ERROR_KEYS), "failed tasks"], rows, len(ERROR_KEYS) + 1
-    )
+    lines += _table(["model", "group", *(c.label for c in errors), "failed tasks"], rows, len(errors) + 1)
     lines += ["", "How a category is assigned: " + RULES_INTRO, ""]
     lines += [f"- **{CATEGORY_LABELS[key]}** (`{key}`): {text}." for key, text in RULES]
 

@@ -28,6 +28,8 @@ FIXED_METRIC_FILE = "metric.fixed.json"
 FIXED_SCORE_FILE = "score.fixed.jsonl"
 RESULT_FILE = "result.jsonl"
 SUMMARY_FILE = "summary.json"
+SUMMARY_METRICS_FILE = "summary_metrics.json"
+FIXED_SUMMARY_METRICS_FILE = "summary_metrics.fixed.json"
 RUN_FILE = "run.json"
 
 PSEUDO = (ASK_USER, PREPARE_TO_ANSWER)
@@ -106,6 +108,8 @@ class Run:
         raw_results: whether trajectories come from ``result.jsonl`` (else from the scored log).
         scoring: ``reference``, or ``fixed`` for a ``--scoring fixed`` run (read from ``metric.fixed.json``
             and ``score.fixed.jsonl``; docs/fixed-mode.md).
+        extra_metrics: the metrics that are not the paper's, ``summary_metrics.json["extra"]`` (key ->
+            ``{"value", ...}`` or ``None``; docs/metrics.md §8); empty when the file has none.
     """
 
     key: str
@@ -120,6 +124,7 @@ class Run:
     trajectories: dict[str, str] = field(default_factory=dict)
     raw_results: bool = True
     scoring: str = "reference"
+    extra_metrics: dict[str, Any] = field(default_factory=dict)
 
     def failed(self) -> int:
         """Number of failed tasks."""
@@ -397,6 +402,33 @@ def _record_id(record: Any, path: Path, number: int) -> str:
     raise ReportError(f"{path}:{number}: no session id")
 
 
+def _extra_metrics(path: Path) -> dict[str, Any]:
+    """``summary_metrics.json["extra"]`` (docs/metrics.md §8): key -> readable metric or ``None``; ``{}``
+    when the file or the section is absent.
+
+    Raises:
+        ReportError: the file is not JSON, or its ``extra`` is not an object of objects / nulls.
+    """
+    if not path.is_file():
+        return {}
+    data = _read_json(path)
+    extra = data.get("extra") if isinstance(data, dict) else None
+    if extra is None:
+        return {}
+
+    def readable(value: Any) -> bool:
+        if value is None:
+            return True
+        number = value.get("value") if isinstance(value, dict) else "missing"
+        return number is None or (isinstance(number, (int, float)) and not isinstance(number, bool))
+
+    if not isinstance(extra, dict) or not all(readable(v) for v in extra.values()):
+        bad = next((k for k, v in extra.items() if not readable(v)), None) if isinstance(extra, dict) else None
+        where = f"extra.{bad}" if bad is not None else "extra"
+        raise ReportError(f"{path}: field {where}: expected an object with a numeric 'value', or null")
+    return extra
+
+
 def load_run(
     run_dir: Path,
     key: str,
@@ -460,6 +492,9 @@ def load_run(
     label = model if scoring == "reference" else f"{model} (fixed)"
     run = Run(
         key, label, model, run_dir, metric, summary if isinstance(summary, dict) else None, dataset, scoring=scoring
+    )
+    run.extra_metrics = _extra_metrics(
+        run_dir / (SUMMARY_METRICS_FILE if scoring == "reference" else FIXED_SUMMARY_METRICS_FILE)
     )
     facts: dict[str, list[TaskFacts]] = {}
     for session_id in order:

@@ -1,10 +1,12 @@
 """The report's tables: leaderboard, orchestration and error analysis beside the paper's rows, and per-task rows.
 
-The paper's figures ship as package data (``paper_leaderboard.json``, copied
-from the WildToolBench project page; its ``source`` field names the origin).
-A run's values come from its ``metric.json`` (docs/metrics.md) as percentages; a
-value whose bucket is empty (no task of that type, no Sequential task for AP
-...) does not apply and is ``None`` (an empty CSV cell).
+The columns are the metric catalog's (:mod:`bench.catalog`, docs/metrics.md §8): its entries of
+each table, in column order, then the extra metrics of the leaderboard. The paper's figures ship
+as package data (``paper_leaderboard.json``, copied from the WildToolBench project page; its
+``source`` field names the origin), read through each entry's ``paper`` key. A run's values come
+from its ``metric.json`` (docs/metrics.md) and, for the extra metrics, its
+``summary_metrics.json["extra"]``, as percentages; a value whose bucket is empty (no task of that
+type, no Sequential task for AP ...) does not apply and is ``None`` (an empty CSV cell).
 """
 
 from __future__ import annotations
@@ -18,40 +20,19 @@ from functools import lru_cache
 from importlib.resources import files
 from typing import Any
 
+from bench.catalog import Metric, paper_columns, table_metrics
 from bench.errors import CATEGORIES
 from wtb.report.runs import Run
 
-LEADERBOARD_KEYS = ("single", "multi", "clarify", "chat", "t1", "t2", "t3", "t4", "task", "session")
-ORCHESTRATION_KEYS = ("p", "s", "mix", "ta", "ap_s", "ap_mix", "ap", "op_p", "op_mix", "op")
-ERROR_KEYS = CATEGORIES
+LEADERBOARD_KEYS = paper_columns("main")
+"""The paper's leaderboard columns (the catalog's ``main`` table, docs/metrics.md §6)."""
+ORCHESTRATION_KEYS = paper_columns("orchestration")
+"""The paper's tool-orchestration columns (the catalog's ``orchestration`` table)."""
+ERROR_KEYS = paper_columns("errors")
+"""The nine error categories of the error-analysis table (``bench.errors.CATEGORIES``)."""
+assert ERROR_KEYS == CATEGORIES
 RUN_GROUP = "ours"
 """The ``group`` of a run's row (the paper's rows carry the paper's model groups)."""
-
-# key -> (metric section, bucket, ratio field)
-_LEADERBOARD_SOURCE = {
-    "single": ("task_type_info", "Single-Tool", "accuracy"),
-    "multi": ("task_type_info", "Multi-Tool", "accuracy"),
-    "clarify": ("task_type_info", "Clarify", "accuracy"),
-    "chat": ("task_type_info", "Chat", "accuracy"),
-    "t1": ("layer_info", "0", "accuracy"),
-    "t2": ("layer_info", "1", "accuracy"),
-    "t3": ("layer_info", "2", "accuracy"),
-    "t4": ("layer_info", "3", "accuracy"),
-    "task": ("total_info", "task", "accuracy"),
-    "session": ("total_info", "session", "accuracy"),
-}
-_ORCHESTRATION_SOURCE = {
-    "p": ("task_type_info", "Parallel Multi-Tool", "accuracy"),
-    "s": ("task_type_info", "Sequential Multi-Tool", "accuracy"),
-    "mix": ("task_type_info", "Mixed Multi-Tool", "accuracy"),
-    "ta": ("task_type_info", "Multi-Tool", "accuracy"),
-    "ap_s": ("progress_info", "Sequential Multi-Tool", "rate"),
-    "ap_mix": ("progress_info", "Mixed Multi-Tool", "rate"),
-    "ap": ("progress_info", "Total", "rate"),
-    "op_p": ("optimal_info", "Parallel Multi-Tool", "accuracy"),
-    "op_mix": ("optimal_info", "Mixed Multi-Tool", "accuracy"),
-    "op": ("optimal_info", "Total", "accuracy"),
-}
 
 
 @lru_cache(maxsize=1)
@@ -92,8 +73,7 @@ class Row:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _metric_value(metric: Mapping[str, Any], section: str, bucket: str, ratio: str) -> float | None:
-    entry = (metric.get(section) or {}).get(bucket)
+def _bucket_percent(entry: Mapping[str, Any] | None, ratio: str) -> float | None:
     if not isinstance(entry, Mapping):
         return None
     denominator = entry.get("total_step" if ratio == "rate" else "total_count")
@@ -102,14 +82,51 @@ def _metric_value(metric: Mapping[str, Any], section: str, bucket: str, ratio: s
     return float(entry[ratio]) * 100.0
 
 
-def run_values(metric: Mapping[str, Any], table: str) -> dict[str, float | None]:
-    """A run's percentages for the ``"main"`` (leaderboard) or ``"orchestration"`` table (docs/metrics.md metric dict in).
+def metric_percent(metric: Mapping[str, Any], entry: Metric, extra: Mapping[str, Any] | None = None) -> float | None:
+    """A run's value of catalog entry ``entry`` as a percentage (docs/metrics.md §8), ``None`` when it does
+    not apply: its ``metric.json`` bucket, or for an extra metric ``extra[key]`` (a readable entry of
+    ``summary_metrics.json["extra"]``: ``{"value", ...}`` or ``null``)."""
+    if entry.bucket is not None:
+        section, name = entry.bucket
+        return _bucket_percent(
+            (metric.get(section) or {}).get(name), "rate" if entry.kind == "progress" else "accuracy"
+        )
+    found = (extra or {}).get(entry.key)
+    if not isinstance(found, Mapping) or found.get("value") is None:
+        return None
+    return float(found["value"]) * 100.0
+
+
+def table_columns(table: str, runs: Sequence[Run] = ()) -> tuple[Metric, ...]:
+    """The catalog entries of report table ``table`` (``"main"``, ``"orchestration"``, ``"errors"``), in column
+    order: the paper's columns, then the extra metrics registered or found in the runs' summaries
+    (docs/metrics.md §8).
 
     Raises:
         KeyError: unknown ``table``.
     """
-    source = {"main": _LEADERBOARD_SOURCE, "orchestration": _ORCHESTRATION_SOURCE}[table]
-    return {key: _metric_value(metric, *where) for key, where in source.items()}
+    found = [key for run in runs for key in (run.extra_metrics or {})]
+    return table_metrics(table, found)
+
+
+def table_keys(table: str, runs: Sequence[Run] = ()) -> tuple[str, ...]:
+    """The column keys of :func:`table_columns` (docs/metrics.md §8)."""
+    return tuple(entry.key for entry in table_columns(table, runs))
+
+
+def run_values(
+    metric: Mapping[str, Any], table: str, extra: Mapping[str, Any] | None = None
+) -> dict[str, float | None]:
+    """A run's percentages for the ``"main"`` (leaderboard) or ``"orchestration"`` table (docs/metrics.md metric
+    dict in; ``extra``: the run's ``summary_metrics.json["extra"]``, for the extra metrics' columns).
+
+    Raises:
+        KeyError: unknown ``table``.
+    """
+    if table not in ("main", "orchestration"):
+        raise KeyError(table)
+    columns = table_metrics(table, extra or ())
+    return {entry.key: metric_percent(metric, entry, extra) for entry in columns}
 
 
 def _rank(rows: list[Row], keys: Sequence[str]) -> list[Row]:
@@ -140,23 +157,42 @@ def paper_rank(row: Row, paper_rows: Sequence[Row], keys: Sequence[str]) -> int:
     return 1 + sum(1 for r in paper_rows if r.source == "paper" and key(r) > mine)
 
 
-def _paper_rows(table: str, keys: Sequence[str]) -> list[Row]:
+def _paper_rows(table: str, columns: Sequence[Metric]) -> list[Row]:
+    """The paper's rows of ``table``, each column read under its entry's paper key (``None`` without one)."""
+
+    def value(row: Mapping[str, Any], entry: Metric) -> float | None:
+        found = row.get(entry.paper) if entry.paper is not None else None
+        return float(found) if found is not None else None
+
     return [
-        Row(r["model"], "paper", r["group"], {k: (float(r[k]) if r.get(k) is not None else None) for k in keys})
+        Row(r["model"], "paper", r["group"], {entry.key: value(r, entry) for entry in columns})
         for r in paper_data()[table]
+    ]
+
+
+def _run_rows(runs: Sequence[Run], columns: Sequence[Metric]) -> list[Row]:
+    return [
+        Row(
+            r.label,
+            "run",
+            RUN_GROUP,
+            {entry.key: metric_percent(r.metric, entry, r.extra_metrics) for entry in columns},
+            run=r.key,
+        )
+        for r in runs
     ]
 
 
 def leaderboard_rows(runs: Sequence[Run]) -> list[Row]:
     """The leaderboard: every run and the paper's 57 models, ranked by session then task accuracy (the paper's order)."""
-    rows = [Row(r.label, "run", RUN_GROUP, run_values(r.metric, "main"), run=r.key) for r in runs]
-    return _rank(rows + _paper_rows("main", LEADERBOARD_KEYS), ("session", "task"))
+    columns = table_columns("main", runs)
+    return _rank(_run_rows(runs, columns) + _paper_rows("main", columns), ("session", "task"))
 
 
 def orchestration_rows(runs: Sequence[Run]) -> list[Row]:
     """The tool-orchestration table: runs and the paper's 58 rows, ranked by multi-tool accuracy then optimal-path rate."""
-    rows = [Row(r.label, "run", RUN_GROUP, run_values(r.metric, "orchestration"), run=r.key) for r in runs]
-    return _rank(rows + _paper_rows("orchestration", ORCHESTRATION_KEYS), ("ta", "op"))
+    columns = table_columns("orchestration", runs)
+    return _rank(_run_rows(runs, columns) + _paper_rows("orchestration", columns), ("ta", "op"))
 
 
 def error_rows(runs: Sequence[Run]) -> list[Row]:
@@ -172,7 +208,7 @@ def error_rows(runs: Sequence[Run]) -> list[Row]:
         shares = {k: (counts[k] / failed * 100.0 if failed else None) for k in ERROR_KEYS}
         extra = {"failed_tasks": failed, **{f"{k}_count": counts[k] for k in ERROR_KEYS}}
         rows.append(Row(run.label, "run", RUN_GROUP, shares, run=run.key, extra=extra))
-    return rows + _paper_rows("errors", ERROR_KEYS)
+    return rows + _paper_rows("errors", table_columns("errors"))
 
 
 def format_percent(value: float | None) -> str:
