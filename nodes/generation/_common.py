@@ -41,6 +41,17 @@ ROLE_REQUEST_LISTENER: ContextVar[Callable[[str, str, int], None] | None] = Cont
 CAPTURED_CALLS: ContextVar[list[dict[str, Any]] | None] = ContextVar("wtb_captured_role_calls", default=None)
 
 
+def role_spec(context: Context, role: str, user_model_index: int = 0) -> str:
+    """``role``'s model spec for one session with the role's registered default applied; ``""`` = no model.
+
+    ``Context.model_spec`` with ``default=nodes.generation.registry.default_model(role)``
+    (docs/generation.md §8).
+    """
+    from nodes.generation.registry import default_model  # the registry imports the role modules, which import this
+
+    return context.model_spec(role, user_model_index, default=default_model(role))
+
+
 def dumps(value: Any) -> str:
     """Compact JSON for prompts (UTF-8 kept)."""
     return json.dumps(value, ensure_ascii=False)
@@ -93,7 +104,7 @@ async def ask_model(
             session as failed with that reason.
     """
     context = runtime.context if runtime is not None and runtime.context is not None else Context()
-    spec = context.model_spec(role, state.user_model_index)
+    spec = role_spec(context, role, state.user_model_index)
     base_url = context.role_base_url(role)
     model = resolve_model(
         spec,
