@@ -81,8 +81,8 @@ async def ask_model(
     """Send one request to ``role``'s model and capture it.
 
     Args:
-        role: ``user`` / ``planner`` / ``checker`` / ``tool`` / ``agent`` (picks the model spec and base URL
-            from the context).
+        role: a registered role's name (``user``, ``planner``, ..., or an added one): picks the model spec
+            (the context's, else the role's default) and base URL.
         state: the session (its id and user-model pick).
         runtime: graph runtime holding :class:`Context`.
         system, human: the two prompt messages.
