@@ -22,6 +22,7 @@ from graphs.generation_state import State
 from models import ModelSettings, resolve_model
 from models.messages import token_counts
 from models.transport import RetryPolicy, current_usage, request_with_retries
+from nodes.generation.role_table import role_model_spec
 from nodes.tracing import annotate_current_run, generation_node_metadata
 from prompts import fragments
 
@@ -42,14 +43,9 @@ CAPTURED_CALLS: ContextVar[list[dict[str, Any]] | None] = ContextVar("wtb_captur
 
 
 def role_spec(context: Context, role: str, user_model_index: int = 0) -> str:
-    """``role``'s model spec for one session with the role's registered default applied; ``""`` = no model.
-
-    ``Context.model_spec`` with ``default=nodes.generation.registry.default_model(role)``
-    (docs/generation.md §8).
-    """
-    from nodes.generation.registry import default_model  # the registry imports the role modules, which import this
-
-    return context.model_spec(role, user_model_index, default=default_model(role))
+    """``role``'s model spec for one session with the role's registered default applied; ``""`` = no model
+    (``nodes.generation.role_table.role_model_spec``, docs/generation.md §8)."""
+    return role_model_spec(context, role, user_model_index)
 
 
 def dumps(value: Any) -> str:

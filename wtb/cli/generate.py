@@ -1,6 +1,6 @@
 """``wtb generate``: new benchmark sessions from real tool lists with the generation graph (docs/generation.md).
 
-The command line only: it parses the options into ``wtb.runner.generation_app.GenerateOptions``; the
+The command line only: it parses the options into ``wtb.generate.GenerateOptions``; the
 application module checks, prepares and runs (``prepare_generation``, ``run_generation``).
 
 Exit status (docs/cli.md §2): 2 for the command line and the run's configuration (a ``--tools`` file that
@@ -162,7 +162,7 @@ def generate(
     """
     from bench.generation import GenerationInputError
     from wtb.cli._interrupt import resumable_run
-    from wtb.runner.generation_app import GenerateOptions, prepare_generation, run_generation, summary_lines
+    from wtb.generate import GenerateOptions, prepare_generation, run_generation, summary_lines
 
     options = GenerateOptions(
         tools=require_file(named_tools(tools, pull), "--tools"),

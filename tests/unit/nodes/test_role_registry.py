@@ -17,10 +17,10 @@ from graphs.generation import compile_graph
 from graphs.generation_context import Context
 from graphs.generation_state import State
 from models import scripted
-from nodes.generation import registry
 from nodes.generation.registry import (
     Role,
     default_model_roles,
+    find_role,
     judging_roles,
     model_defaults,
     model_roles,
@@ -65,7 +65,7 @@ def _veto_role() -> Role:
     from tests.support import veto_role
 
     importlib.reload(veto_role)  # its registration line runs again (a test before may have removed it)
-    return registry._roles["critic"]
+    return find_role("critic")
 
 
 def test_the_built_in_roles_are_registered_entries_like_any_role():
@@ -98,7 +98,7 @@ def test_a_built_in_role_is_replaced_through_register_role(tmp_path):
     plan = _plan(tmp_path)
     roles_file = tmp_path / "roles.json"
     roles_file.write_text(json.dumps({"sessions": {plan.key: session_script(plan.as_state())}}), encoding="utf-8")
-    original = registry._roles["planner"]
+    original = find_role("planner")
     seen: list[int] = []
 
     async def counting_planner(state, runtime):
