@@ -433,24 +433,27 @@ def assemble_session(
     }
 
 
-def streamline(transcript: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The streamlined transcript (docs/generation.md): verdicts and rejected attempts removed.
+def streamline(transcript: Iterable[Mapping[str, Any]], judges: Iterable[str] = ("checker",)) -> list[dict[str, Any]]:
+    """The streamlined transcript (docs/generation.md §7): verdicts and rejected attempts removed.
 
     Args:
-        transcript: raw entries ``{"id", "role", ...}``; a verdict entry (role ``checker``, or
-            ``rule_check`` for a rule applied inside a role's node, such as an empty user message)
+        transcript: raw entries ``{"id", "role", ...}``; a verdict entry (role in ``judges``, or
+            :data:`RULE_CHECK` for a rule applied inside a role's node, such as an empty user message)
             carries ``"target"`` (the id it judged) and ``"verdict"`` (``accept`` / ``reject``).
+        judges: transcript roles that write verdicts: the roles registered with ``judges=True``
+            (``nodes.generation.registry.judging_roles()``; the benchmark core does not know the registry).
 
     Returns:
         The remaining entries, in order.
     """
     entries = list(transcript)
-    rejected = {e.get("target") for e in entries if e.get("role") in VERDICT_ROLES and e.get("verdict") != "accept"}
-    return [dict(e) for e in entries if e.get("role") not in VERDICT_ROLES and e.get("id") not in rejected]
+    verdicts = {*judges, RULE_CHECK}
+    rejected = {e.get("target") for e in entries if e.get("role") in verdicts and e.get("verdict") != "accept"}
+    return [dict(e) for e in entries if e.get("role") not in verdicts and e.get("id") not in rejected]
 
 
-VERDICT_ROLES = ("checker", "rule_check")
-"""Transcript roles of verdict entries: the Checker role, and rule checks inside other roles' nodes."""
+RULE_CHECK = "rule_check"
+"""Transcript role of a rule check applied inside another role's node (always a verdict entry)."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,28 +7,40 @@
     agent --user's turn--> user (answers the question, or opens the next layer's task)
     agent --done--> END;  user -> planner (every user message)
 
-The Checker role judges twice per step, so it appears as two nodes: ``checker`` (the planner's
-decision) and ``tool_checker`` (the simulated results); each has its own retry edge. Wiring only:
-role logic lives in ``nodes/``, pure rules in ``bench/generation*.py``.
+Wiring only, and all of it from the role registry (``nodes.generation.registry``, docs/generation.md
+§8): every node is a registered role, every edge its ``then``, ``branches`` or ``routes``. The Checker
+judges twice per step, so it is registered in two positions: ``checker`` (the planner's decision) and
+``tool_checker`` (the simulated results); each has its own retry edge. Role logic lives in
+``nodes/``, pure rules in ``bench/generation*.py``.
 
-To add a role, write a node function and register it (``nodes.generation.registry.register_role``,
-one module plus one line); :func:`compile_graph` inserts the registered roles on their edges.
-README, "Adding a role".
+To add a role, write a node function and register it (``register_role``, one module plus one line);
+:func:`compile_graph` inserts the registered roles on their edges and draws their routes (e.g. a
+critic's ``send back`` edge to the planner). The default :data:`graph` also has the roles of the
+modules named in ``$WTB_ROLES`` and of installed ``wildtoolbench.roles`` entry points, so
+``WTB_ROLES=critic.py langgraph dev`` shows an added role in LangGraph Studio. README, "Adding a role".
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from graphs.generation_context import Context
 from graphs.generation_state import State
-from nodes.generation.agent import route_after_agent
-from nodes.generation.checker import route_after_plan_check, route_after_result_check
-from nodes.generation.registry import BUILTIN_ROLES, PLAIN_EDGES, Role, added_roles, capturing, validate_role
+from nodes.generation.registry import (
+    END,
+    Role,
+    added_roles,
+    load_role_modules,
+    plain_edges,
+    role_modules_from_env,
+    routed,
+    validate_role,
+    wired_roles,
+)
 
 RECURSION_LIMIT = 1000
 
@@ -36,55 +48,57 @@ ExtraRole = Role
 """Former name of :class:`nodes.generation.registry.Role` (``ExtraRole(name, node, after)``)."""
 
 
-def _continue_or_end(next_node: str) -> Callable[[State], str]:
-    def route(state: State) -> str:
-        return next_node if state.status == "running" else END
-
-    route.__name__ = f"route_to_{next_node}"
-    return route
-
-
 def build(extra_roles: Sequence[Role] | None = None) -> StateGraph:
-    """The uncompiled generation graph (for callers that add a role or a checkpointer; docs/generation.md).
+    """The uncompiled generation graph (for callers that add a role or a checkpointer; docs/generation.md §8).
 
     Args:
-        extra_roles: roles to insert on the plain edges (see :class:`Role`); default: the roles
+        extra_roles: roles to insert on the plain edges (``Role(..., after=...)``); default: the roles
             registered with ``nodes.generation.registry.register_role``. After each one the session
-            goes on to the next node while its ``status`` is ``running``, else to END.
+            goes on to the next node while its ``status`` is ``running``, else to END, unless the role
+            routes it elsewhere (``Command(goto=...)`` to one of its ``routes``).
 
     Raises:
-        ValueError: an extra role's ``after`` is not in :data:`PLAIN_EDGES`, or its name is taken.
+        ValueError: an extra role's ``after`` is not a role with a plain edge, its name is taken, or a
+            role's edge or route names no node.
     """
+    wired = wired_roles()
     extra = added_roles() if extra_roles is None else tuple(extra_roles)
-    builder = StateGraph(State, context_schema=Context)
-    for role in BUILTIN_ROLES:
-        builder.add_node(role.name, role.node)
-    builder.add_node("tool_checker", dict((r.name, r.node) for r in BUILTIN_ROLES)["checker"])
+    edges = plain_edges()
+    names = [role.name for role in wired]
+    for role in extra:
+        if role.wired:
+            raise ValueError(f"role {role.name!r}: an extra role needs after=ROLE; choose one of {sorted(edges)}")
+        validate_role(role, names)
+        names.append(role.name)
+    _check_targets(wired, extra, names)
 
-    builder.add_edge(START, "user")
-    _plain_edges(builder, extra)
-    builder.add_conditional_edges(
-        "checker", route_after_plan_check, {"run tools": "tool", "write": "agent", "retry": "planner", "fail": END}
-    )
-    builder.add_conditional_edges(
-        "tool_checker", route_after_result_check, {"next step": "planner", "retry": "tool", "fail": END}
-    )
-    builder.add_conditional_edges("agent", route_after_agent, {"user's turn": "user", "done": END})
+    builder = StateGraph(State, context_schema=Context)
+    for role in wired:
+        builder.add_node(role.name, role.node)
+    for role in wired:
+        if role.start:
+            builder.add_edge(START, role.name)
+        if role.router is not None:
+            builder.add_conditional_edges(role.name, role.router, dict(role.branches or {}))
+        if role.then is None:
+            continue
+        inserted = [r for r in extra if r.after == role.name]
+        builder.add_edge(role.name, inserted[0].name if inserted else role.then)
+        for here, following in zip(inserted, [*(r.name for r in inserted[1:]), role.then]):
+            node, destinations = routed(here, following)
+            builder.add_node(here.name, node, destinations=destinations)
     return builder
 
 
-def _plain_edges(builder: StateGraph, extra_roles: Sequence[Role]) -> None:
-    """Wire ``user -> planner``, ``planner -> checker`` and ``tool -> tool_checker``, with the extra roles in between."""
-    names: list[str] = []
-    for role in extra_roles:
-        validate_role(role, names)
-        names.append(role.name)
-        builder.add_node(role.name, capturing(role.node))
-    for source, target in PLAIN_EDGES.items():
-        chain = [source, *(role.name for role in extra_roles if role.after == source), target]
-        builder.add_edge(chain[0], chain[1])
-        for here, following in zip(chain[1:-1], chain[2:]):
-            builder.add_conditional_edges(here, _continue_or_end(following), {following: following, END: END})
+def _check_targets(wired: Sequence[Role], extra: Sequence[Role], names: Sequence[str]) -> None:
+    known = {*names, END}
+    if sum(1 for role in wired if role.start) != 1:
+        raise ValueError("exactly one role must be the start (start=True)")
+    for role in (*wired, *extra):
+        targets = [*(role.branches or {}).values(), *([role.then] if role.then else []), *role.routes]
+        unknown = sorted(set(targets) - known)
+        if unknown:
+            raise ValueError(f"role {role.name!r}: edge or route to unknown node(s) {unknown}")
 
 
 def compile_graph(extra_roles: Sequence[Role] | None = None, **compile_kwargs: Any) -> CompiledStateGraph:
@@ -97,4 +111,5 @@ def compile_graph(extra_roles: Sequence[Role] | None = None, **compile_kwargs: A
     return compiled.with_config({"recursion_limit": RECURSION_LIMIT})
 
 
+load_role_modules(role_modules_from_env())
 graph = compile_graph()

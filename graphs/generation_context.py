@@ -3,22 +3,22 @@ temperature and retry limits.
 
 Every setting follows one rule (:mod:`models.settings`, docs/settings.md): an explicit value wins,
 then its ``WTB_*`` environment variable, then the default. Role models use one mapping for every
-role, built-in or added (docs/generation.md): ``models={"planner": "openai:gpt-4o", "critic": ...}``
+role, built-in or added (docs/generation.md §8): ``models={"planner": "openai:gpt-4o", "critic": ...}``
 (``--model ROLE=SPEC`` on ``wtb generate``); a role missing from it uses ``WTB_<ROLE>_MODEL``, else
-:data:`models.DEFAULT_MODEL`.
+the role's default model. The roles themselves (names, defaults) live in the role registry
+(``nodes.generation.registry``), which sits above this module: the context holds the mapping, and
+the layers that know the registry pass each role's default and check the role names.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from models import DEFAULT_MODEL
 from models.settings import env_value, resolve_settings, setting
-
-ROLES = ("user", "planner", "checker", "tool", "agent")
-"""The built-in roles. Added roles are registered in ``nodes.generation.registry``."""
 
 NO_MODEL = "none"
 """Model spec meaning "this role calls no model" (the checker then applies rule checks only)."""
@@ -37,7 +37,7 @@ class Context:
         default=None,
         metadata={
             "description": "Model spec per role, e.g. {'planner': 'openai:gpt-4o', 'checker': 'none'}. A role not "
-            "named here uses $WTB_<ROLE>_MODEL, else 'local'. 'user' may hold several comma-separated specs "
+            "named here uses $WTB_<ROLE>_MODEL, else its default ('local' for the built-in roles). 'user' may hold several comma-separated specs "
             "(each session uses one). 'none' = the role calls no model (the checker then runs rule checks only)."
         },
     )
@@ -77,39 +77,48 @@ class Context:
         self.models = {role: str(spec) for role, spec in (self.models or {}).items()}
         self.base_urls = {role: str(url) for role, url in (self.base_urls or {}).items() if url}
 
-    def role_model(self, role: str) -> str:
-        """The model spec text of ``role``: ``models[role]``, else ``$WTB_<ROLE>_MODEL``, else the default.
+    def role_model(self, role: str, default: str = DEFAULT_MODEL) -> str:
+        """The model spec text of ``role``: ``models[role]``, else ``$WTB_<ROLE>_MODEL``, else ``default``
+        (the role's registered default model; docs/generation.md §8).
 
         For ``user`` this may be several comma-separated specs; ``"none"`` means no model.
         """
         explicit = (self.models or {}).get(role)
         if explicit is not None:
-            return explicit.strip() or (DEFAULT_MODEL if role == "user" else NO_MODEL)
-        return env_value(role_env(role)) or DEFAULT_MODEL
+            return explicit.strip() or (default if role == "user" else NO_MODEL)
+        return env_value(role_env(role)) or default
 
     @property
     def user_models(self) -> list[str]:
         """The user role's model specs (each session uses one, by its plan's ``user_model_index``)."""
-        return [spec.strip() for spec in self.role_model("user").split(",") if spec.strip()] or [DEFAULT_MODEL]
+        return self.user_specs(DEFAULT_MODEL)
 
-    def model_spec(self, role: str, user_model_index: int = 0) -> str:
+    def user_specs(self, default: str = DEFAULT_MODEL) -> list[str]:
+        """The user role's model specs with ``default`` as the role's default model (``[default]`` when empty)."""
+        return [spec.strip() for spec in self.role_model("user", default).split(",") if spec.strip()] or [default]
+
+    def model_spec(self, role: str, user_model_index: int = 0, default: str = DEFAULT_MODEL) -> str:
         """Model spec of ``role`` for one session; ``""`` when the role calls no model (``"none"``).
 
-        The user role picks ``user_models[user_model_index % len]``.
+        ``default`` is the role's default model. The user role picks ``user_models[user_model_index % len]``.
         """
         if role == "user":
-            return self.user_models[user_model_index % len(self.user_models)]
-        spec = self.role_model(role)
+            specs = self.user_specs(default)
+            return specs[user_model_index % len(specs)]
+        spec = self.role_model(role, default)
         return "" if spec.lower() == NO_MODEL else spec
 
     def role_base_url(self, role: str) -> str | None:
         """Base URL of ``role``: its own (``base_urls``), else the shared ``base_url``."""
         return (self.base_urls or {}).get(role) or self.base_url
 
-    def resolved(self, roles: tuple[str, ...] = ROLES) -> dict[str, Any]:
+    def resolved(self, roles: Mapping[str, str] | Sequence[str]) -> dict[str, Any]:
         """The settings this run uses, for ``manifest.json``: every field, with ``models`` and ``base_urls``
-        resolved for each of ``roles`` (the built-in roles plus any added ones)."""
+        resolved for each of ``roles`` (``{role: default model}``, as
+        ``nodes.generation.registry.model_defaults()`` gives; a plain list of names means the default
+        :data:`models.DEFAULT_MODEL` for each)."""
+        defaults = dict(roles) if isinstance(roles, Mapping) else dict.fromkeys(roles, DEFAULT_MODEL)
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        values["models"] = {role: self.role_model(role) for role in roles}
-        values["base_urls"] = {role: self.role_base_url(role) for role in roles}
+        values["models"] = {role: self.role_model(role, default) for role, default in defaults.items()}
+        values["base_urls"] = {role: self.role_base_url(role) for role in defaults}
         return values

@@ -22,7 +22,7 @@ from nodes.generation.registry import added_roles, model_roles, unregister_role
 from tests.gen_scripts import session_script
 from tests.session_factory import make_session
 from wtb.cli import app
-from wtb.generation_runner import run_session
+from wtb.runner.generation import run_session
 
 REPO = Path(__file__).resolve().parents[1]
 CRITIC_MODULE = REPO / "tests" / "support" / "critic_role.py"

@@ -413,7 +413,7 @@ def _generation_run(shared_dir, tmp_path, failures, error, **context):
     from models import register_provider
     from models.providers import scripted
     from tests.gen_scripts import session_script
-    from wtb.generation_runner import run_batch
+    from wtb.runner.generation import run_batch
 
     scripted.reset()
     plan = plan_sessions(load_tool_lists(shared_dir / "data" / "tools_en.jsonl"), [("ST",)], seed=21)[0]

@@ -17,7 +17,7 @@ from graphs.generation import build, graph
 from graphs.generation_context import Context
 from models.providers import scripted
 from tests.gen_scripts import ACCEPT, session_script
-from wtb.generation_runner import run_batch, run_session
+from wtb.runner.generation import run_batch, run_session
 
 REJECT = {"verdict": "reject", "reason": "the city was never mentioned"}
 
@@ -470,7 +470,7 @@ def test_user_requests_end_with_a_cue_to_write_the_message(tool_lists_en, tmp_pa
 
 def test_role_request_listener_sees_every_request(tool_lists_en, tmp_path):
     """``wtb generate``'s progress display: one call per role-model request, with session, role and task."""
-    from nodes.generation._common import ROLE_REQUEST_LISTENER
+    from nodes.generation.registry import ROLE_REQUEST_LISTENER
 
     plan = plan_for(tool_lists_en, ("ST", "CC"))
     heard: list[tuple[str, str, int]] = []

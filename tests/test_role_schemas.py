@@ -24,7 +24,7 @@ from nodes.generation.role_schemas import (
     planner_schema,
     tool_results_schema,
 )
-from wtb.generation_runner import run_session
+from wtb.runner.generation import run_session
 
 WEATHER = {
     "type": "function",
@@ -270,7 +270,7 @@ def test_models_without_grammar_support_get_the_prompt_only(monkeypatch):
 
 
 def test_generate_defaults_every_role_to_local_one_session_at_a_time(monkeypatch):
-    from wtb.cli.generate import default_concurrency
+    from wtb.generate import default_concurrency
 
     for role in ("USER", "PLANNER", "TOOL", "AGENT", "CHECKER"):
         monkeypatch.delenv(f"WTB_{role}_MODEL", raising=False)

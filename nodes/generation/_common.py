@@ -22,6 +22,7 @@ from graphs.generation_state import State
 from models import ModelSettings, resolve_model
 from models.messages import token_counts
 from models.transport import RetryPolicy, current_usage, request_with_retries
+from nodes.generation.role_table import role_model_spec
 from nodes.tracing import annotate_current_run, generation_node_metadata
 from prompts import fragments
 
@@ -39,6 +40,12 @@ ROLE_REQUEST_LISTENER: ContextVar[Callable[[str, str, int], None] | None] = Cont
 #: :func:`ask_model` makes is appended to it, so the role's requests are captured even when the node
 #: does not return them.
 CAPTURED_CALLS: ContextVar[list[dict[str, Any]] | None] = ContextVar("wtb_captured_role_calls", default=None)
+
+
+def role_spec(context: Context, role: str, user_model_index: int = 0) -> str:
+    """``role``'s model spec for one session with the role's registered default applied; ``""`` = no model
+    (``nodes.generation.role_table.role_model_spec``, docs/generation.md §8)."""
+    return role_model_spec(context, role, user_model_index)
 
 
 def dumps(value: Any) -> str:
@@ -70,8 +77,8 @@ async def ask_model(
     """Send one request to ``role``'s model and capture it.
 
     Args:
-        role: ``user`` / ``planner`` / ``checker`` / ``tool`` / ``agent`` (picks the model spec and base URL
-            from the context).
+        role: a registered role's name (``user``, ``planner``, ..., or an added one): picks the model spec
+            (the context's, else the role's default) and base URL.
         state: the session (its id and user-model pick).
         runtime: graph runtime holding :class:`Context`.
         system, human: the two prompt messages.
@@ -93,7 +100,7 @@ async def ask_model(
             session as failed with that reason.
     """
     context = runtime.context if runtime is not None and runtime.context is not None else Context()
-    spec = context.model_spec(role, state.user_model_index)
+    spec = role_spec(context, role, state.user_model_index)
     base_url = context.role_base_url(role)
     model = resolve_model(
         spec,

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
+from bench.generation import RULE_CHECK
 from bench.generation_checks import plain_text
 from graphs.generation_context import Context
 from graphs.generation_state import State
@@ -88,7 +89,7 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         entries.append(
             {
                 "id": entry_id(state, len(entries)),
-                "role": "rule_check",
+                "role": RULE_CHECK,
                 "task": task_index,
                 "target": entries[-1]["id"],
                 "verdict": "reject",

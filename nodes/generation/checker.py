@@ -26,6 +26,7 @@ from nodes.generation._common import (
     entry_id,
     labels,
     replace_current,
+    role_spec,
     section,
     session_results,
     tools_block,
@@ -113,7 +114,7 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     else:
         reasons = results_errors(pending["results"], pending_calls(task))
     source, calls = "rules", []
-    if not reasons and context.model_spec("checker"):
+    if not reasons and role_spec(context, "checker"):
         system, human = _model_request(state, pending)
         text, record = await ask_model("checker", state, runtime, system, human, json_schema=CHECKER_SCHEMA)
         calls.append(record)

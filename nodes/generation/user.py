@@ -9,7 +9,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from bench.generation import random_env_info, should_answer_vaguely
+from bench.generation import RULE_CHECK, random_env_info, should_answer_vaguely
 from bench.generation_checks import plain_text
 from bench.terms import ASK_USER
 from graphs.generation_context import Context
@@ -112,7 +112,7 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         entries.append(
             {
                 "id": entry_id(state, len(entries)),
-                "role": "rule_check",
+                "role": RULE_CHECK,
                 "task": layer,
                 "target": entries[-1]["id"],
                 "verdict": "reject",

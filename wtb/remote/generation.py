@@ -1,9 +1,9 @@
 """``wtb generate --server URL``: each planned session is a run of the ``generation`` graph on a LangGraph Server.
 
-:class:`RemoteGeneration` is the ``invoke`` hook of :func:`wtb.generation_runner.run_batch`: the local
+:class:`RemoteGeneration` is the ``invoke`` hook of :func:`wtb.runner.generation.run_batch`: the local
 process keeps the plans, the per-session files, ``outcome.json`` (resume), ``sessions.jsonl``,
 ``failures.jsonl`` and ``manifest.json``. The run's final state comes back as its output and is judged
-as locally (:func:`wtb.generation_runner.outcome_from_state`).
+as locally (:func:`wtb.runner.generation.outcome_from_state`).
 
 Failures, as for ``wtb eval --server`` (:mod:`wtb.remote.evaluation`): a model request the provider
 refused (``ModelRequestError``, HTTP 400/413/422) fails the session for the models' output (kept on
@@ -25,10 +25,10 @@ from typing import Any
 
 from bench.generation import SessionPlan
 from graphs.generation_context import Context
-from nodes.generation.registry import model_roles
-from wtb.generation_runner import RunSummary, SessionOutcome, outcome_from_state, run_batch, run_config
+from nodes.generation.registry import model_roles, role_model
 from wtb.remote.client import ServerFailure, connect, display_url, wait_for_run
 from wtb.remote.evaluation import langsmith_project
+from wtb.runner.generation import RunSummary, SessionOutcome, outcome_from_state, run_batch, run_config
 from wtb.tracing import redact_text
 
 GRAPH_ID = "generation"
@@ -41,7 +41,7 @@ def generation_context_payload(context: Context) -> dict[str, Any]:
     on the client (so the server's ``WTB_<ROLE>_MODEL`` and ``WTB_*`` variables change nothing)."""
     values = {f.name: getattr(context, f.name) for f in dataclasses.fields(context)}
     roles = model_roles()
-    values["models"] = {role: context.role_model(role) for role in roles}
+    values["models"] = {role: role_model(context, role) for role in roles}
     values["base_urls"] = {role: url for role in roles if (url := context.role_base_url(role))}
     return values
 
@@ -62,7 +62,7 @@ def state_usage(state: dict[str, Any], wall_time: float) -> dict[str, Any]:
 
 
 class RemoteGeneration:
-    """The ``invoke`` hook of :func:`~wtb.generation_runner.run_batch` for a server: ``await invoke(plan, context)``.
+    """The ``invoke`` hook of :func:`~wtb.runner.generation.run_batch` for a server: ``await invoke(plan, context)``.
 
     Threads and runs carry the session's trace metadata (every role's model, language, type path,
     tool line, settings, project version) plus ``wtb_batch_id``; the run is named ``wtb generate <key>``.
@@ -160,20 +160,20 @@ async def run_batch_remote(
     settings: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> RunSummary:
-    """:func:`wtb.generation_runner.run_batch` with every session generated on the LangGraph Server at ``server``.
+    """:func:`wtb.runner.generation.run_batch` with every session generated on the LangGraph Server at ``server``.
 
     Args:
-        plans / context / out_dir / concurrency: as in :func:`~wtb.generation_runner.run_batch`.
+        plans / context / out_dir / concurrency: as in :func:`~wtb.runner.generation.run_batch`.
         server: the server's base URL (API key as for ``wtb eval --server``).
         no_trace: do not ask the server to trace into the client's ``$LANGSMITH_PROJECT``.
         settings: recorded in ``manifest.json`` with ``"server"`` (the URL, redacted).
         kwargs: ``on_done``, ``overwrite``.
 
     Returns:
-        The :class:`~wtb.generation_runner.RunSummary`.
+        The :class:`~wtb.runner.generation.RunSummary`.
 
     Raises:
-        As :func:`~wtb.generation_runner.run_batch`.
+        As :func:`~wtb.runner.generation.run_batch`.
     """
     recorded = {**dict(settings or {}), "server": display_url(server)}
     async with connect(server, concurrency=concurrency) as client:

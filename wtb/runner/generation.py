@@ -1,4 +1,4 @@
-"""Batch layer of session generation (docs/generation.md): runs the generation graph once per planned session,
+"""Batch layer of session generation (docs/generation.md; ``wtb generate``): runs the generation graph once per planned session,
 with bounded concurrency, and writes every output atomically.
 
 One session's failure (rejected three times, a model error, an exhausted script) is recorded in
@@ -38,8 +38,8 @@ from bench.generation import (
     session_problems,
     streamline,
 )
-from graphs.generation_context import ROLES, Context
-from nodes.generation.registry import model_roles
+from graphs.generation_context import Context
+from nodes.generation.registry import judging_roles, model_defaults, model_roles, role_model_spec
 from wtb.files import write_json_atomic, write_jsonl_atomic
 from wtb.tracing import (
     context_settings,
@@ -99,7 +99,7 @@ def run_config(plan: SessionPlan, context: Context) -> dict[str, Any]:
         kind="generate",
         session_id=plan.key,
         dataset=None,
-        model={role: context.model_spec(role, plan.user_model_index) for role in model_roles()},
+        model={role: role_model_spec(context, role, plan.user_model_index) for role in model_roles()},
         language=plan.language,
         settings={**context_settings(context), "type_path": list(plan.type_path), "tool_line": plan.tool_line},
         tags=["-".join(plan.type_path)],
@@ -157,9 +157,10 @@ def write_session_files(out_dir: Path, outcome: SessionOutcome) -> Path:
     folder = out_dir / "sessions" / outcome.plan.key
     transcript = list(outcome.state.get("transcript", []))
     write_json_atomic(folder / "raw_transcript.json", transcript)
-    write_json_atomic(folder / "transcript.json", streamline(transcript))
+    write_json_atomic(folder / "transcript.json", streamline(transcript, judging_roles()))
     calls = list(outcome.state.get("calls", []))
-    roles = [*ROLES, *sorted({str(c.get("role")) for c in calls} - set(ROLES))]  # built-in first, then added roles
+    registered = model_roles()
+    roles = [*registered, *sorted({str(c.get("role")) for c in calls} - set(registered))]  # then unregistered ones
     for role in roles:
         write_jsonl_atomic(folder / "requests" / f"{role}.jsonl", [c for c in calls if c.get("role") == role])
     return folder
@@ -344,7 +345,7 @@ async def run_batch(
     write_jsonl_atomic(out / "replay.jsonl", replays)
     write_jsonl_atomic(out / "failures.jsonl", failures)
     # every role's resolved model and base URL, plus the project version; no credentials in base URLs
-    context_record = redact({**context.resolved(model_roles()), "project_version": project_version()})
+    context_record = redact({**context.resolved(model_defaults()), "project_version": project_version()})
     retried = [{"key": o.plan.key, **r} for o in outcomes for r in o.usage.get("retried_requests", [])]
     usage = {
         key: sum(int(o.usage.get(key, 0)) for o in outcomes)

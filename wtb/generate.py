@@ -1,0 +1,378 @@
+"""The ``wtb generate`` application: from the parsed command line to a finished run (docs/generation.md §8).
+
+The command line (``wtb/cli/generate.py``) only parses: it turns the options into
+:class:`GenerateOptions` and maps the errors raised here to exit statuses (docs/cli.md §2).
+This module acts:
+
+- :func:`prepare_generation` loads the tool lists, the role modules and the role models, builds the
+  graph context, plans the sessions and checks every model (or the server) before anything is
+  written; it returns a :class:`PreparedGeneration`;
+- :func:`run_generation` runs the batch (:func:`wtb.runner.generation.run_batch`, or the server's)
+  with tracing and the progress display (:class:`GenerationProgress`).
+
+Errors: :class:`bench.generation.GenerationInputError` for the content of the tool-list file
+(``file:line: message``); :class:`models.ConfigurationError` for the command line and the run's
+configuration (a tool file that cannot be read, a bad type path, an unknown role, a bad role module
+or model spec, a server that cannot serve the run). Nothing is written before both passed.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.generation import SessionPlan
+from graphs.generation_context import Context
+from models import ConfigurationError
+from nodes.generation.registry import role_model_spec
+
+RoleValue = tuple[str, str]
+"""One ``--model`` / ``--base-url`` value as parsed: ``(role, value)``, role ``""`` for a bare value."""
+
+
+@dataclass
+class GenerateOptions:
+    """The parsed options of ``wtb generate`` (``None`` = not given: the setting's own rule applies).
+
+    ``models`` and ``base_urls`` are the ``--model`` / ``--base-url`` values in order, as
+    ``(role, value)`` pairs (role ``""`` for a bare value); ``model_flags`` / ``base_url_flags`` hold
+    the per-role aliases (``--planner-model``, ``--user-base-url``, ...) by role name, applied after
+    them (the user's several ``--user-model`` values already joined with commas).
+    """
+
+    tools: Path
+    out: Path
+    layers: int = 4
+    paths: list[str] | None = None
+    samples: int | None = None
+    seed: int = 0
+    language: str = "en"
+    year: int = 2024
+    models: list[RoleValue] = field(default_factory=list)
+    model_flags: dict[str, str] = field(default_factory=dict)
+    base_urls: list[RoleValue] = field(default_factory=list)
+    base_url_flags: dict[str, str] = field(default_factory=dict)
+    roles: list[str] = field(default_factory=list)
+    temperature: float | None = None
+    concurrency: int | None = None
+    max_retries: int | None = None
+    max_steps: int | None = None
+    vague_rate: float | None = None
+    timeout: float | None = None
+    max_attempts: int | None = None
+    backoff: float | None = None
+    rps: float | None = None
+    no_trace: bool = False
+    overwrite: bool = False
+    show_progress: bool = True
+    server: str | None = None
+
+
+@dataclass
+class PreparedGeneration:
+    """A checked run, ready to go: its options, context, session plans, graph and the settings for the manifest."""
+
+    options: GenerateOptions
+    context: Context
+    plans: list[SessionPlan]
+    concurrency: int
+    graph: Any
+    settings: dict[str, Any]
+
+    def kept(self) -> str:
+        """What an interrupted run leaves on disk, for the resume hint (``"3 of 6 sessions are finished under ..."``)."""
+        from wtb.runner.generation import OUTCOME_FILE
+
+        sessions = self.options.out / "sessions"
+        done = sum(1 for plan in self.plans if (sessions / plan.key / OUTCOME_FILE).exists())
+        if not done:
+            return f"none of the {len(self.plans)} sessions had finished"
+        return f"{done} of {len(self.plans)} sessions are finished under {sessions}"
+
+
+def role_models(values: Sequence[RoleValue], bare_roles: Sequence[str]) -> dict[str, str]:
+    """``--model`` values to a role -> spec mapping (docs/generation.md §8), later values winning.
+
+    Args:
+        values: ``(role, spec)`` pairs in command-line order; role ``""`` = a bare spec.
+        bare_roles: the roles a bare spec sets (``nodes.generation.registry.default_model_roles()``:
+            every role whose default model is not ``none``).
+
+    Returns:
+        ``{role: spec}``; several ``user=`` values are joined with commas (one is used per session).
+    """
+    mapping: dict[str, str] = {}
+    for role, spec in values:
+        for name in [role] if role else bare_roles:
+            if name == "user" and role and "user" in mapping:
+                mapping["user"] = f"{mapping['user']},{spec}"
+            else:
+                mapping[name] = spec
+    return mapping
+
+
+def role_base_urls(values: Sequence[RoleValue]) -> tuple[str | None, dict[str, str]]:
+    """``--base-url`` values to ``(shared base URL, {role: URL})``; later values win, empty ones are dropped."""
+    shared: str | None = None
+    per_role: dict[str, str] = {}
+    for role, url in values:
+        if role:
+            per_role[role] = url
+        else:
+            shared = url
+    return shared, {role: url for role, url in per_role.items() if url}
+
+
+def default_concurrency(context: Context, roles: Sequence[str]) -> int:
+    """Sessions in flight when ``--concurrency`` is not given: the lowest concurrency any role's provider
+    advertises (``models.max_concurrency``; 1 for a local llama.cpp server), else 4."""
+    from models import max_concurrency
+
+    specs = [*context.user_models, *(role_model_spec(context, r) for r in roles if r != "user")]
+    limits = [limit for spec in specs if spec and (limit := max_concurrency(spec)) is not None]
+    return min(limits, default=4)
+
+
+def _check_role_names(option: str, names: Sequence[str], active: Sequence[str]) -> None:
+    unknown = sorted(set(names) - set(active))
+    if unknown:
+        raise ConfigurationError(
+            f"{option} names unknown role(s) {', '.join(unknown)}; roles with a model: {', '.join(active)} "
+            "(add roles with --roles MODULE)"
+        )
+
+
+def build_context(options: GenerateOptions) -> Context:
+    """The graph context of the run: role models and base URLs from the options, with the registered roles.
+
+    Raises:
+        models.ConfigurationError: ``--model`` or ``--base-url`` names a role that is not registered with
+            a model (the role modules must be loaded first).
+    """
+    from nodes.generation.registry import default_model_roles, model_roles
+
+    mapping = role_models(options.models, default_model_roles())
+    mapping.update(options.model_flags)
+    base_url, base_urls = role_base_urls(options.base_urls)
+    base_urls.update({role: url for role, url in options.base_url_flags.items() if url})
+    active = model_roles()
+    _check_role_names("--model", list(mapping), active)
+    _check_role_names("--base-url", list(base_urls), active)
+    return Context(
+        models=mapping,
+        base_urls=base_urls,
+        base_url=base_url,
+        temperature=options.temperature,
+        max_retries=options.max_retries,
+        max_steps=options.max_steps,
+        vague_answer_rate=options.vague_rate,
+        request_timeout=options.timeout,
+        max_attempts=options.max_attempts,
+        backoff=options.backoff,
+        rps=options.rps,
+    )
+
+
+def check_models(context: Context, roles: Sequence[str], server: str | None) -> None:
+    """Check every role's model spec before the first session: locally (``models.check_model``), or on the
+    LangGraph Server at ``server`` (``wtb.remote.check_server``).
+
+    Raises:
+        models.ConfigurationError: a spec that cannot work, or a server that cannot serve the run.
+    """
+    from models import ModelSettings, check_model
+
+    if server:
+        from wtb.remote import check_server
+
+        specs = [*context.user_models, *(role_model_spec(context, role) for role in roles if role != "user")]
+        check_server(server, "generation", specs, ModelSettings(timeout=context.request_timeout))
+        return
+    for role in roles:
+        specs = context.user_models if role == "user" else [role_model_spec(context, role)]
+        for spec in filter(None, specs):
+            check_model(spec, ModelSettings(base_url=context.role_base_url(role), timeout=context.request_timeout))
+
+
+def prepare_generation(options: GenerateOptions) -> PreparedGeneration:
+    """Everything ``wtb generate`` does before the first session (module doc); nothing is written.
+
+    Returns:
+        A :class:`PreparedGeneration`.
+
+    Raises:
+        bench.generation.GenerationInputError: the tool-list file's content (``file:line: message``).
+        models.ConfigurationError: the command line or the run's configuration (module doc).
+    """
+    from bench.generation import load_tool_lists, plan_sessions, select_type_paths
+    from graphs.generation import compile_graph
+    from nodes.generation.registry import added_roles, load_role_modules, model_roles
+
+    try:
+        tool_lists = load_tool_lists(options.tools)
+    except OSError as exc:  # the file named by --tools cannot be read
+        raise ConfigurationError(f"{options.tools}: cannot read: {exc.strerror or exc}") from None
+    try:
+        load_role_modules(options.roles)
+        context = build_context(options)
+        active = model_roles()
+        type_paths = select_type_paths(options.layers, options.paths, options.samples, options.seed)
+        plans = plan_sessions(
+            tool_lists,
+            type_paths,
+            seed=options.seed,
+            language=options.language,
+            year=options.year,
+            user_models=len(context.user_models),
+        )
+        if options.server and options.roles:
+            raise ConfigurationError(
+                "--roles cannot be used with --server: the deployed graph has the roles it was deployed with"
+            )
+        check_models(context, active, options.server)
+    except ConfigurationError:
+        raise
+    except (OSError, ValueError) as exc:  # a type path, a role module, a setting: the configuration
+        raise ConfigurationError(str(exc)) from exc
+    concurrency = options.concurrency if options.concurrency is not None else default_concurrency(context, active)
+    settings = {
+        "tools": str(options.tools),
+        "layers": options.layers,
+        "paths": options.paths,
+        "samples": options.samples,
+        "seed": options.seed,
+        "language": options.language,
+        "year": options.year,
+        "concurrency": concurrency,
+    }
+    graph = compile_graph() if added_roles() else None  # the default graph has no added roles
+    return PreparedGeneration(options, context, plans, concurrency, graph, settings)
+
+
+class GenerationProgress:
+    """The progress display of ``wtb generate`` on stderr: a rich bar (sessions finished, and which role of
+    which session is being asked; only on a terminal and with ``enabled``) and one line per finished
+    session either way (``<key> <path> <status>[: reason][ (kept from an earlier run)]``).
+
+    Use as a context manager around the run; :meth:`on_request` is the role-request listener
+    (``nodes.generation.registry.ROLE_REQUEST_LISTENER``), :meth:`on_done` the batch's ``on_done``.
+    """
+
+    def __init__(self, total: int, enabled: bool = True) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self.console = Console(stderr=True, highlight=False, soft_wrap=True)
+        self.bar = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=self.console,
+            disable=not (enabled and self.console.is_terminal),
+        )
+        self.task = self.bar.add_task("starting", total=total)
+        self.requests = 0
+        self._token: Any = None
+
+    def on_request(self, session_id: str, role: str, task_index: int) -> None:
+        """One role-model request is about to be sent: show the session, task and role."""
+        self.requests += 1
+        self.bar.update(self.task, description=f"{session_id} task {task_index + 1}: {role} (request {self.requests})")
+
+    def on_done(self, outcome: Any) -> None:
+        """A session finished (or was kept from an earlier run): print its line and advance the bar."""
+        path = "-".join(outcome.plan.type_path)
+        detail = "" if outcome.status == "done" else f": {outcome.reason}"
+        kept_note = " (kept from an earlier run)" if outcome.reused else ""
+        self.console.print(f"{outcome.plan.key} {path} {outcome.status}{detail}{kept_note}", markup=False)
+        self.bar.advance(self.task)
+
+    def __enter__(self) -> GenerationProgress:
+        from nodes.generation.registry import ROLE_REQUEST_LISTENER
+
+        self._token = ROLE_REQUEST_LISTENER.set(self.on_request)
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        from nodes.generation.registry import ROLE_REQUEST_LISTENER
+
+        try:
+            self.bar.__exit__(*exc)
+        finally:
+            ROLE_REQUEST_LISTENER.reset(self._token)
+
+
+def run_generation(run: PreparedGeneration, progress: Callable[[int], Any] | None = None) -> Any:
+    """Generate the prepared sessions (locally, or on ``--server``) with tracing and the progress display.
+
+    Args:
+        run: from :func:`prepare_generation`.
+        progress: ``progress(total)`` -> a context manager like :class:`GenerationProgress` (the default,
+            enabled by ``--progress``).
+
+    Returns:
+        The :class:`wtb.runner.generation.RunSummary`.
+
+    Raises:
+        ValueError: the output folder holds a different run (``--overwrite`` or another ``--out``).
+        KeyboardInterrupt: interrupted (the finished sessions are on disk, :meth:`PreparedGeneration.kept`).
+    """
+    from wtb.runner.generation import run_batch
+    from wtb.runner.loop import run as run_loop
+    from wtb.tracing import tracing_scope
+
+    options = run.options
+    display = (
+        progress(len(run.plans))
+        if progress is not None
+        else GenerationProgress(len(run.plans), enabled=options.show_progress)
+    )
+    batch: Callable[..., Any] = run_batch
+    if options.server:
+        from wtb.remote import run_batch_remote
+
+        batch = functools.partial(run_batch_remote, server=options.server, no_trace=options.no_trace)
+    with tracing_scope(no_trace=options.no_trace), display:
+        return run_loop(
+            batch(
+                run.plans,
+                run.context,
+                options.out,
+                concurrency=run.concurrency,
+                settings=run.settings,
+                on_done=display.on_done,
+                graph=run.graph,
+                overwrite=options.overwrite,
+            )
+        )
+
+
+def summary_lines(summary: Any) -> list[tuple[str, bool]]:
+    """The closing lines of a run as ``(text, to_stderr)``: resumed sessions, the counts and files, retries."""
+    lines: list[tuple[str, bool]] = []
+    if summary.reused:
+        lines.append(
+            (f"resumed: kept {summary.reused} session(s) finished by an earlier run (--overwrite redoes them)", True)
+        )
+    lines.append(
+        (
+            f"generated {summary.succeeded} session(s), {summary.failed} failed -> {summary.sessions_file} "
+            f"(failures: {summary.failures_file}, oracle replay: {summary.replay_file})",
+            False,
+        )
+    )
+    if summary.retried_requests:
+        lines.append(
+            (
+                f"model requests {summary.requests} ({summary.attempts} tries); retried requests: "
+                f"{len(summary.retried_requests)} (listed in manifest.json)",
+                True,
+            )
+        )
+    return lines
