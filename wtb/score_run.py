@@ -56,6 +56,35 @@ def summary_metrics_file(scoring: str = "reference") -> str:
     return FIXED_SUMMARY_METRICS_FILE if check_scoring_mode(scoring) == "fixed" else SUMMARY_METRICS_FILE
 
 
+def score_outputs(scoring: str | None = None) -> tuple[str, ...]:
+    """The file names a scoring writes into a run folder: the score, metric and readable metric files of
+    ``scoring`` (:func:`score_files`, :func:`summary_metrics_file`), or of both modes when ``None``
+    (docs/evaluation.md §5). Raises ValueError for an unknown mode."""
+    modes = ("reference", "fixed") if scoring is None else (scoring,)
+    return tuple(name for mode in modes for name in (*score_files(mode), summary_metrics_file(mode)))
+
+
+def remove_scores(out_dir: str | os.PathLike[str], scoring: str | None = None) -> list[Path]:
+    """Delete the score outputs of ``scoring`` (both modes when ``None``) from ``out_dir``, so that no metric
+    is shown beside results it was not computed from (docs/evaluation.md §5).
+
+    Returns:
+        The files removed (missing ones are skipped).
+
+    Raises:
+        OSError: a file exists but cannot be removed (the error names it).
+    """
+    removed = []
+    for name in score_outputs(scoring):
+        path = Path(out_dir) / name
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            continue
+        removed.append(path)
+    return removed
+
+
 def natural_id_key(session_id: str) -> tuple:
     """Sort key that orders ``wild_tool_bench_2`` before ``wild_tool_bench_10`` (docs/evaluation.md §5)."""
     return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", session_id))
@@ -443,12 +472,19 @@ def score_run(
 
     Raises:
         DatasetError: any problem with either input file; nothing is written then (not even
-            ``out_dir``, when it did not exist).
+            ``out_dir``, when it did not exist), and the score files of ``scoring`` an earlier scoring
+            left in ``out_dir`` are removed (:func:`remove_scores`), so no stale metric stays beside
+            the results.
+        OSError: an output cannot be written; the same files are removed.
     """
     score_file, metric_file = score_files(scoring)
-    sessions = index_sessions(dataset_path, tasks=tasks)
-    scan = scan_result_records(results_path)
     out = Path(out_dir)
+    try:
+        sessions = index_sessions(dataset_path, tasks=tasks)
+    except BaseException:
+        remove_scores(out, scoring)  # a failed rescoring shows no metric of an earlier one
+        raise
+    scan = scan_result_records(results_path)
     score_lines = _SortedScoreFile(out / score_file)
     try:
         _, language, metric = _score_stream(
@@ -464,11 +500,13 @@ def score_run(
             consume=True,
         )
         score_lines.commit()
+        write_json_atomic(out / metric_file, metric)
+        write_json_atomic(out / summary_metrics_file(scoring), readable_metrics(metric, language=language))
     except BaseException:
         score_lines.discard()
+        with contextlib.suppress(OSError):  # a failed rescoring shows no metric of an earlier one
+            remove_scores(out, scoring)
         raise
-    write_json_atomic(out / metric_file, metric)
-    write_json_atomic(out / summary_metrics_file(scoring), readable_metrics(metric, language=language))
     return metric
 
 

@@ -124,3 +124,43 @@ def test_csv_cells_never_start_a_formula(evil_report):
     rows = list(csv.DictReader(io.StringIO((evil_report / "tasks.csv").read_text(encoding="utf-8"))))
     assert rows and {row["session_id"][: len(EVIL_ID) + 1] for row in rows} == {"'" + EVIL_ID}
     assert {row["model"] for row in rows} == {EVIL_MODEL}  # starts with '<': not a formula, left as it is
+
+
+# --------------------------------------------------------------------------- finding 4: stale metrics
+
+SCORE_OUTPUTS = ("score.jsonl", "metric.json", "summary_metrics.json")
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]  # closed again when the socket is: connections are refused
+
+
+def test_overwrite_with_every_session_failing_leaves_no_metric_of_the_previous_run(tmp_path):
+    out = tmp_path / "run"
+    replay_run(SESSIONS_PATH, CANDIDATES_PATH, out)
+    assert json.loads((out / "summary_metrics.json").read_text())  # the oracle's 100% run
+    failing = wtb(
+        "eval", "--dataset", SESSIONS_PATH, "--model", "openai:gpt-test", "--base-url",
+        f"http://127.0.0.1:{_closed_port()}/v1", "--max-attempts", "1", "--out", out, "--overwrite",
+        "--no-progress", "--no-trace", env={"OPENAI_API_KEY": "sk-test"}, check=False,
+    )  # fmt: skip
+    assert failing.returncode == 3, failing.stderr
+    assert (out / "result.jsonl").read_text() == ""
+    assert len((out / "errors.jsonl").read_text().splitlines()) == 6
+    assert [name for name in SCORE_OUTPUTS if (out / name).exists()] == []
+
+
+def test_a_failed_rescoring_leaves_no_metric_of_the_earlier_one(tmp_path):
+    out = tmp_path / "run"
+    replay_run(SESSIONS_PATH, CANDIDATES_PATH, out)
+    assert all((out / name).exists() for name in SCORE_OUTPUTS)
+    broken = tmp_path / "result.jsonl"
+    broken.write_text((out / "result.jsonl").read_text() + "{not json\n", encoding="utf-8")
+    scored = wtb("score", "--dataset", SESSIONS_PATH, "--results", broken, "--out", out, check=False)
+    assert scored.returncode == 1
+    assert f"{broken}:7: (json): invalid JSON" in scored.stderr
+    assert [name for name in SCORE_OUTPUTS if (out / name).exists()] == []

@@ -1,5 +1,5 @@
 """Escaping for the report's exports: text from runs and datasets never becomes markup or a formula
-(docs/cli.md §3).
+(docs/cli.md §4).
 
 Session ids, tool names, error reasons, model names and folder names come from untrusted files. In
 ``report.md`` they are written so that a CommonMark renderer shows them as text: ``<``, ``>`` and
@@ -22,7 +22,7 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uf
 
 
 def markdown_text(value: Any) -> str:
-    """``value`` as Markdown inline text that renders as exactly that text (docs/cli.md §3).
+    """``value`` as Markdown inline text that renders as exactly that text (docs/cli.md §4).
 
     ``&``, ``<``, ``>`` become ``&amp;``, ``&lt;``, ``&gt;`` (so no HTML tag or entity survives);
     backslash, backtick, ``[`` and ``]`` are backslash-escaped (no link, image or code span can start);
@@ -41,7 +41,7 @@ def markdown_cell(value: Any) -> str:
 
 def markdown_code(value: Any) -> str:
     """``value`` as a Markdown code span: a backtick fence longer than any backtick run inside it, so the
-    span cannot be closed early (code spans show ``<`` and ``&`` literally; docs/cli.md §3). Line breaks
+    span cannot be closed early (code spans show ``<`` and ``&`` literally; docs/cli.md §4). Line breaks
     become spaces."""
     text = " ".join(str(value).splitlines())
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
@@ -52,7 +52,7 @@ def markdown_code(value: Any) -> str:
 
 def csv_cell(value: Any) -> Any:
     """A CSV cell a spreadsheet shows as text: a string starting with one of :data:`FORMULA_STARTS`
-    gets a leading ``'`` (docs/cli.md §3). Numbers and other strings are returned unchanged."""
+    gets a leading ``'`` (docs/cli.md §4). Numbers and other strings are returned unchanged."""
     if isinstance(value, str) and value.startswith(FORMULA_STARTS):
         return "'" + value
     return value

@@ -42,6 +42,7 @@ from wtb.runner.store import (
     _latest_errors,
     _task_counts,
 )
+from wtb.score_run import remove_scores
 
 if TYPE_CHECKING:  # imported by a run on the local graph only (not by `wtb eval --server`)
     from langgraph.pregel import Pregel
@@ -71,7 +72,8 @@ async def arun_eval(
         context: an ``EvaluationContext`` (model spec and settings, retry policy, step limit).
         out_dir: output directory (created).
         concurrency: sessions in flight at once (>= 1).
-        overwrite: delete an existing ``result.jsonl`` / ``errors.jsonl`` first instead of resuming.
+        overwrite: delete an existing ``result.jsonl`` / ``errors.jsonl`` and the score outputs first
+            instead of resuming (docs/cli.md §3.1).
         progress: show the progress bar (on stderr).
         graph: the compiled evaluation graph (default ``graphs.evaluation.graph``).
         on_record: called with each new record once it is written and fsync'd, in the order the
@@ -100,6 +102,8 @@ async def arun_eval(
             file or another version of it (``run.json``; use ``--overwrite`` or
             another directory).
         RuntimeError: another run holds the directory's lock.
+
+    A run that ends with no record removes the score outputs (docs/cli.md §3.1).
     """
     if concurrency < 1:
         raise ValueError(f"--concurrency must be >= 1, got {concurrency}")
@@ -165,6 +169,7 @@ async def _run_locked(
         for path in (results.path, errors.path):
             if path.exists():
                 path.unlink()
+        remove_scores(out)  # the previous run's metrics never stand beside this run's results
     done = results.scan()
     with contextlib.suppress(ValueError):  # errors.jsonl is a log: a bad line there never blocks a run
         errors.scan()  # cuts a torn last line
@@ -232,6 +237,8 @@ async def _run_locked(
             await _run_pool([worker() for _ in range(min(concurrency, len(todo)) or 1)], writer)
 
     records = results.finalize()
+    if not records:  # nothing to score: no metric of an earlier run may stay (docs/cli.md §3.1)
+        remove_scores(out)
     remaining = _latest_errors(errors.path, {r.id for r in records})
     if errors.path.exists() or remaining:
         atomic_write_text(errors.path, "".join(dumps_line(e) + "\n" for e in remaining))
