@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.io import atomic_write_text, dumps_line, give_default_mode, write_json_atomic
+from bench.io import atomic_write_text, dumps_line, give_default_mode, named_os_error, write_json_atomic
 from bench.metrics import MetricsAccumulator, readable_metrics
 from bench.schema import (
     DatasetError,
@@ -382,7 +382,14 @@ class _SortedScoreFile:
         self._offset = 0
 
     def add(self, session_id: str, line: dict[str, Any]) -> None:
-        """Append one score line (creating the folder and the temporary file on the first call)."""
+        """Append one score line (creating the folder and the temporary file on the first call).
+        Raises OSError naming ``path`` (docs/cli.md §3.4)."""
+        try:
+            self._add(session_id, line)
+        except OSError as exc:
+            raise named_os_error(exc, self.path) from None
+
+    def _add(self, session_id: str, line: dict[str, Any]) -> None:
         if self._handle is None:
             folder = self.path.parent
             self._made = [p for p in (folder, *folder.parents) if not p.exists()]
@@ -397,7 +404,13 @@ class _SortedScoreFile:
 
     def commit(self) -> None:
         """Put the lines in place at ``path``, sorted by id (a byte-range copy when they came in another
-        order), fsync'd, by one rename."""
+        order), fsync'd, by one rename. Raises OSError naming ``path`` (docs/cli.md §3.4)."""
+        try:
+            self._commit()
+        except OSError as exc:
+            raise named_os_error(exc, self.path) from None
+
+    def _commit(self) -> None:
         if self._handle is None:  # no line at all
             atomic_write_text(self.path, "")
             return

@@ -424,6 +424,9 @@ def _score(
         for issue in exc.issues:
             _err.print(str(issue), markup=False)
         raise typer.Exit(code=1) from None
+    except OSError as exc:  # a full disk, no permission: the error names the file (docs/cli.md §3.4)
+        _err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(code=1) from None
     Console(highlight=False, soft_wrap=True).print(metric_table(metric, language))
     _err.print(
         f"wrote {result_path}, {out / SCORE_FILE}, {out / METRIC_FILE} and {out / SUMMARY_METRICS_FILE}", markup=False

@@ -41,6 +41,8 @@ from wtb.runner.store import (
     ResultFile,
     _latest_errors,
     _task_counts,
+    refuse_symlinks,
+    remove_leftover_temp_files,
 )
 from wtb.score_run import remove_scores
 
@@ -100,10 +102,11 @@ async def arun_eval(
         ValueError: ``concurrency < 1``; a malformed existing result file; an
             existing result file written for another model, or for another dataset
             file or another version of it (``run.json``; use ``--overwrite`` or
-            another directory).
+            another directory); a run file in ``out_dir`` that is a symbolic link (docs/cli.md §3.3).
         RuntimeError: another run holds the directory's lock.
 
-    A run that ends with no record removes the score outputs (docs/cli.md §3.1).
+    Temporary files a killed run left in ``out_dir`` are removed first (docs/cli.md §3.2); a run that
+    ends with no record removes the score outputs (docs/cli.md §3.1).
     """
     if concurrency < 1:
         raise ValueError(f"--concurrency must be >= 1, got {concurrency}")
@@ -121,6 +124,7 @@ async def arun_eval(
         invoke = functools.partial(run_session, graph)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    refuse_symlinks(out)  # before the lock: its file would be opened through a link too
     lock = FileLock(str(out / LOCK_FILE))
     try:
         lock.acquire(timeout=0)
@@ -163,6 +167,7 @@ async def _run_locked(
     settings: Mapping[str, Any],
 ) -> RunSummary:
     started = time.perf_counter()
+    remove_leftover_temp_files(out)  # of a killed run; the lock is held, so no writer is running
     results = ResultFile(out / RESULT_FILE)
     errors = ResultFile(out / ERRORS_FILE)
     if overwrite:
