@@ -19,6 +19,7 @@ from typing import Any
 from bench.io import atomic_write_text, dumps_line, give_default_mode, named_os_error, write_json_atomic
 from bench.metrics import MetricsAccumulator, readable_metrics
 from bench.schema import (
+    MAX_DEPTH,
     DatasetError,
     DatasetIssue,
     JsonlScan,
@@ -36,6 +37,8 @@ METRIC_FILE = "metric.json"
 """The metric dict in the published format (docs/metrics.md §5): an empty group reads 0.0 there."""
 SUMMARY_METRICS_FILE = "summary_metrics.json"
 """The same metrics for reading (docs/metrics.md §7): an empty group is ``null``, the language is named."""
+RESULT_DEPTH = 2 * MAX_DEPTH
+"""Deepest nesting of a result line: a record wraps the dataset's values (at most ``MAX_DEPTH`` deep) in its own."""
 FIXED_SCORE_FILE = "score.fixed.jsonl"
 FIXED_METRIC_FILE = "metric.fixed.json"
 FIXED_SUMMARY_METRICS_FILE = "summary_metrics.fixed.json"
@@ -138,7 +141,7 @@ def load_result_records(path: str | os.PathLike[str]) -> list[Numbered]:
         DatasetError: every bad line (bad JSON, not an object, no id / model name),
             duplicate session ids, a missing or empty file.
     """
-    records, issues = parse_jsonl_file(path, _result_line_parser(), empty_message=RESULTS_EMPTY)
+    records, issues = parse_jsonl_file(path, _result_line_parser(), empty_message=RESULTS_EMPTY, max_depth=RESULT_DEPTH)
     if issues:
         raise DatasetError(issues)
     return records
@@ -149,7 +152,7 @@ def scan_result_records(path: str | os.PathLike[str]) -> JsonlScan[Numbered]:
     :class:`bench.schema.JsonlScan` yields ``(offset, length, (line_number, record))`` for each good
     record, one at a time, and its ``issues`` collect what :func:`load_result_records` would raise
     (complete once the iteration has ended). Never raises for bad input."""
-    return JsonlScan(path, _result_line_parser(), empty_message=RESULTS_EMPTY)
+    return JsonlScan(path, _result_line_parser(), empty_message=RESULTS_EMPTY, max_depth=RESULT_DEPTH)
 
 
 def records_language(

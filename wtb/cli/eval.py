@@ -171,6 +171,8 @@ def eval_command(
             raise ConfigurationError(str(exc)) from None
         tasks = resolve_tasks(dataset, tasks)
         loaded = open_dataset(dataset, tasks=tasks, language=context.language)
+        for warning in loaded.warnings:  # scored as they are, with the effect each names (docs/dataset.md §7.2)
+            _err.print(str(warning), markup=False)
         try:
             sessions = select_sessions(loaded, wanted or None, limit)
         except ValueError as exc:  # an id the dataset does not hold

@@ -51,9 +51,10 @@ def validate(
     report = validate_file(path, tasks=tasks, language=lang.value if lang else "en")
     report.issues = sorted([*mixed, *report.issues], key=lambda issue: issue.line or 0)
     if not report.ok:
-        _print_issues(report.issues)
+        _print_issues(sorted([*report.issues, *report.warnings], key=lambda issue: issue.line or 0))
         _err.print(f"{path}: {len(report.issues)} problem(s) found", markup=False)
         raise typer.Exit(code=1)
+    _print_issues(report.warnings)  # scored as they are, with the effect each names (docs/dataset.md §7.2)
     _out.print(report.summary(), markup=False)
 
 

@@ -218,7 +218,7 @@ class ResultFile:
         """
         if not records:
             return
-        lines = [(dumps_line(record) + "\n").encode("utf-8") for record in records]
+        lines = [_record_line(record) for record in records]
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # minus the umask, as open() does; never through a symbolic link (docs/cli.md §3.3)
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
@@ -276,6 +276,16 @@ class ResultFile:
         elif not self.path.exists():
             atomic_write_text(self.path, "")
         return [self._infos[session_id] for session_id, _, _ in ordered]
+
+
+def _record_line(record: Mapping[str, Any]) -> bytes:
+    """One result line as UTF-8 bytes. A record holding a lone surrogate (a model's reply can) is written
+    with ASCII escapes instead, which read back to the same strings (docs/evaluation.md §5)."""
+    text = dumps_line(record) + "\n"
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(record, ensure_ascii=True) + "\n").encode("ascii")
 
 
 def _latest_errors(path: Path, done: set[str]) -> list[dict[str, Any]]:
