@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -306,12 +307,39 @@ def bucket_labels(session: Session | Mapping[str, Any], language: str = "en") ->
 
 def language_issues(session: Session | Mapping[str, Any], language: str) -> list[tuple[str, str]]:
     """Problems that keep a valid session from being evaluated in ``language``, as ``(field, message)``
-    pairs; ``[]`` for ``en`` and for every consistent session (docs/dataset.md §2.2, §6).
+    pairs; ``[]`` for every consistent session (docs/dataset.md §2.2, §6, §7.1).
+
+    ``zh``: the Chinese labels that have no metric bucket (:func:`bucket_labels`). Both sides: a gold
+    node of a real tool whose name is not in the side's tool list (the argument checker has no schema
+    for it, so scoring stops at that step; :func:`gold_tool_issues`).
 
     Raises:
         ValueError: ``language`` is not ``"en"`` or ``"zh"``.
     """
-    return _buckets(session, language)[2]
+    return [*_buckets(session, language)[2], *gold_tool_issues(session, language)]
+
+
+def gold_tool_issues(session: Session | Mapping[str, Any], language: str = "en") -> list[tuple[str, str]]:
+    """Gold nodes of ``language``'s side that name a real tool missing from that side's tool list, as
+    ``(field, message)`` pairs (docs/dataset.md §7.1): errors, because scoring cannot check the
+    arguments of such a step (and the candidate was never offered the tool)."""
+    side = fields_for(language)
+    tools = _get(session, side.tools)
+    known = {name for _, name in _tool_names(tools) if isinstance(name, str)} if isinstance(tools, list) else set()
+    issues = []
+    for t, nodes in enumerate(_get(session, side.answer_list)):
+        for i, node in enumerate(nodes):
+            name = node.action.name if isinstance(node, Node) else node["action"]["name"]
+            if name not in PSEUDO_TOOLS and name not in known:
+                listed = ", ".join(sorted(known)) or "none"
+                issues.append(
+                    (
+                        f"{side.answer_list}[{t}][{i}].action.name",
+                        f"gold tool {name!r} is not in {side.tools} (it holds: {listed}); the candidate cannot "
+                        "call it and scoring cannot check its arguments",
+                    )
+                )
+    return issues
 
 
 # --------------------------------------------------------------------------- structural checks
@@ -446,6 +474,158 @@ def session_structure_issues(session: Session) -> list[tuple[str, str]]:
     return issues
 
 
+# --------------------------------------------------------------------------- warnings
+
+
+def _schema_shape_issues(schema: Any, where: str) -> list[tuple[str, str]]:
+    """``required`` / ``enum`` entries of a JSON schema (and its nested ``properties`` / ``items``) that
+    the argument checker misreads (docs/dataset.md §7.2)."""
+    issues: list[tuple[str, str]] = []
+    stack = [(where, schema)]
+    while stack:
+        path, node = stack.pop()
+        if not isinstance(node, Mapping):
+            continue
+        required = node.get("required")
+        properties = node.get("properties")
+        if "required" in node and not isinstance(required, list):
+            effect = (
+                "the argument checker reads a string as the list of its characters"
+                if isinstance(required, str)
+                else "the argument checker requires nothing here"
+            )
+            issues.append((f"{path}.required", f"required is {_short(required)}, not a list: {effect}"))
+        elif isinstance(required, list) and isinstance(properties, Mapping):
+            for index, key in enumerate(required):
+                if key not in properties:
+                    issues.append(
+                        (
+                            f"{path}.required[{index}]",
+                            f"required names {_short(key)}, which is not in properties: a call needs an argument "
+                            "the schema does not declare, so a call with only declared arguments fails the check",
+                        )
+                    )
+        if "enum" in node and not isinstance(node["enum"], list):
+            issues.append(
+                (
+                    f"{path}.enum",
+                    f"enum is {_short(node['enum'])}, not a list: the argument checker accepts only that value itself",
+                )
+            )
+        if isinstance(properties, Mapping):
+            stack.extend((f"{path}.properties.{key}", value) for key, value in properties.items())
+        if "items" in node:
+            stack.append((f"{path}.items", node["items"]))
+    return issues
+
+
+def tool_schema_issues(tools: Any, prefix: str) -> list[tuple[str, str]]:
+    """Tool entries whose ``parameters`` the published evaluation still reads but misreads, as
+    ``(field, message)`` pairs with the effect on scores (docs/dataset.md §7.2): no ``parameters``, a
+    ``parameters`` that is not an object, a ``required`` that is not a list or names an undeclared
+    key, an ``enum`` that is not a list. ``prefix`` names the list (``"english_tools"``)."""
+    issues: list[tuple[str, str]] = []
+    if not isinstance(tools, list):
+        return issues
+    for index, tool in enumerate(tools):
+        function = tool.get("function") if isinstance(tool, Mapping) else None
+        if not isinstance(function, Mapping):
+            continue
+        where = f"{prefix}[{index}].function"
+        if "parameters" not in function:
+            issues.append(
+                (
+                    f"{where}.parameters",
+                    "missing: the argument checker treats the tool as declaring no argument, so every argument "
+                    "a call gives is undeclared",
+                )
+            )
+            continue
+        parameters = function["parameters"]
+        if not isinstance(parameters, Mapping):
+            issues.append(
+                (
+                    f"{where}.parameters",
+                    f"{_short(parameters)} is not an object: the argument checker treats the tool as declaring no "
+                    "argument, so every argument a call gives is undeclared",
+                )
+            )
+            continue
+        issues.extend(_schema_shape_issues(parameters, f"{where}.parameters"))
+    return issues
+
+
+def gold_argument_issues(session: Session | Mapping[str, Any], language: str = "en") -> list[tuple[str, str]]:
+    """Gold calls whose own arguments fail the argument check against their tool's schema (reference
+    scoring, docs/arguments.md), as ``(field, message)`` pairs (docs/dataset.md §7.2): a candidate that
+    gives exactly the gold arguments is scored with a parameter error at that step. Gold nodes of a tool
+    missing from the list are left to :func:`gold_tool_issues`."""
+    from bench.args import check_arguments, float_to_number
+
+    side = fields_for(language)
+    tools = _get(session, side.tools)
+    if not isinstance(tools, list):
+        return []
+    known = {name for _, name in _tool_names(tools) if isinstance(name, str)}
+    checked_tools = None
+    issues: list[tuple[str, str]] = []
+    for t, nodes in enumerate(_get(session, side.answer_list)):
+        for i, node in enumerate(nodes):
+            action = node.action if isinstance(node, Node) else Action.model_validate(node["action"])
+            if action.name in PSEUDO_TOOLS or action.name not in known:
+                continue
+            if checked_tools is None:
+                checked_tools = float_to_number(tools)
+            text = json.dumps(action.arguments, ensure_ascii=False)
+            try:
+                verdict = check_arguments(checked_tools, action.name, text, text)
+            except Exception as exc:  # noqa: BLE001 - a schema the checker cannot read is reported, not raised
+                verdict = f"the argument checker fails: {type(exc).__name__}: {exc}"
+            if verdict != "correct":
+                issues.append(
+                    (
+                        f"{side.answer_list}[{t}][{i}].action.arguments",
+                        f"the gold arguments fail their own tool's schema ({verdict}): a candidate that gives "
+                        "exactly these arguments is scored with a parameter error",
+                    )
+                )
+    return issues
+
+
+def node_count_issues(session: Session | Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Tasks whose Chinese ``answer_list`` holds another number of nodes than ``english_answer_list``, as
+    ``(field, message)`` pairs (docs/dataset.md §2.2, §7.2): the accomplish progress rate takes its
+    denominator from the Chinese side, so such a task changes AP."""
+    issues = []
+    english, chinese = _get(session, "english_answer_list"), _get(session, "answer_list")
+    for t, (en_nodes, zh_nodes) in enumerate(zip(english, chinese)):
+        if len(en_nodes) != len(zh_nodes):
+            issues.append(
+                (
+                    f"answer_list[{t}]",
+                    f"{len(zh_nodes)} nodes, english_answer_list[{t}] has {len(en_nodes)}: the accomplish progress "
+                    f"rate counts {len(zh_nodes)} gold steps for this task",
+                )
+            )
+    return issues
+
+
+def session_warnings(session: Session | Mapping[str, Any], language: str = "en") -> list[tuple[str, str]]:
+    """What the published evaluation still scores but scores differently from the data's intent, as
+    ``(field, message)`` pairs with the effect (docs/dataset.md §7.2): :func:`tool_schema_issues` of the
+    side's tools, :func:`gold_argument_issues` and :func:`node_count_issues`.
+
+    Raises:
+        ValueError: ``language`` is not ``"en"`` or ``"zh"``.
+    """
+    side = fields_for(language)
+    return [
+        *tool_schema_issues(_get(session, side.tools), side.tools),
+        *gold_argument_issues(session, language),
+        *node_count_issues(session),
+    ]
+
+
 # --------------------------------------------------------------------------- loader
 
 
@@ -456,17 +636,22 @@ class DatasetIssue:
     ``line`` is 1-based (``None`` for file-level problems such as a missing
     file); ``field`` is a path like ``english_answer_list[1][2].dependency_list[0]``
     (``"(json)"`` for a line that is not valid JSON, ``"(line)"`` for one that is not an object,
-    ``"(encoding)"`` for one that is not UTF-8, ``None`` for file-level problems).
+    ``"(encoding)"`` for one that is not UTF-8, ``None`` for file-level problems). ``warning`` marks
+    what does not make the file invalid (docs/dataset.md §7.2).
     """
 
     file: str
     line: int | None
     field: str | None
     message: str
+    warning: bool = False
+    """A warning (docs/dataset.md §7.2): the published evaluation scores the line, with the effect the
+    message states; it does not make the file invalid."""
 
     def __str__(self) -> str:
         where = self.file if self.line is None else f"{self.file}:{self.line}"
-        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        message = f"warning: {self.message}" if self.warning else self.message
+        return f"{where}: {self.field}: {message}" if self.field else f"{where}: {message}"
 
 
 class DatasetError(Exception):
@@ -507,6 +692,97 @@ def _validation_issues(file: str, line: int, error: ValidationError) -> list[Dat
     return issues
 
 
+MAX_DEPTH = 100
+"""Deepest nesting of arrays and objects a dataset line may have (docs/dataset.md §7.1); a result line,
+which wraps the dataset's values in its own structure, may have twice as many."""
+
+
+def _too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
+    """The nesting of brackets outside strings in ``text`` exceeds ``limit`` (a linear scan, no recursion)."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False
+
+
+def decode_json_line(text: str, max_depth: int = MAX_DEPTH) -> tuple[Any, str | None]:
+    """``(value, None)`` for one JSON Lines line, or ``(None, problem)`` when Python cannot hold it as JSON
+    (docs/dataset.md §6, §7.1): not JSON (``"invalid JSON: <reason> (column N)"``), arrays / objects
+    nested over ``max_depth`` levels, or an integer of more than 4300 digits (Python's limit on
+    converting a decimal string). Never raises."""
+    deep = f"nested too deeply (over {max_depth} levels of arrays and objects)"
+    if _too_deep(text, max_depth):
+        return None, deep
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        return None, f"invalid JSON: {exc.msg} (column {exc.colno})"
+    except RecursionError:
+        return None, deep
+    except ValueError as exc:  # int digits limit (sys.set_int_max_str_digits)
+        return None, f"a number Python cannot read: {exc}"
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def lone_surrogates(text: str, value: Any, limit: int = 5) -> list[tuple[str, str]]:
+    """String fields of a decoded line that hold a lone UTF-16 surrogate escape (``"\\ud800"`` not
+    followed by its pair), as ``(field, message)`` pairs, at most ``limit`` (docs/dataset.md §7.1).
+
+    Such a string is not Unicode text: it cannot be written as UTF-8, so a run that copies it into a
+    result line fails. ``text`` is the line as read (a line without a surrogate escape is not walked).
+    """
+    if not _SURROGATE_ESCAPE.search(text):
+        return []
+    found: list[tuple[str, str]] = []
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack and len(found) < limit:
+        path, item = stack.pop()
+        if isinstance(item, dict):
+            for key, child in reversed(list(item.items())):
+                where = f"{path}.{key}" if path else str(key)
+                if _has_surrogate(key):
+                    found.append((path or "(line)", f"key {key!r} holds a lone surrogate: not Unicode text"))
+                stack.append((where, child))
+        elif isinstance(item, list):
+            stack.extend((f"{path}[{i}]", child) for i, child in reversed(list(enumerate(item))))
+        elif isinstance(item, str) and _has_surrogate(item):
+            bad = next(c for c in item if 0xD800 <= ord(c) <= 0xDFFF)
+            found.append(
+                (
+                    path or "(line)",
+                    f"holds a lone surrogate \\u{ord(bad):04x}: not Unicode text, cannot be written as UTF-8",
+                )
+            )
+    return found
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 T = TypeVar("T")
 
 LineParser = Callable[[str, int, Any], tuple[T | None, list[DatasetIssue]]]
@@ -520,7 +796,10 @@ class JsonlScan(Generic[T]):
     Iterating yields ``(offset, length, value)`` for each line ``parse_line`` accepted (where the
     line's bytes are, see :func:`bench.io.iter_jsonl_spans`), in file order, while :attr:`issues`
     grows: ``"(encoding)"`` for a line that is not UTF-8, ``"(json)"`` for one that is not JSON,
-    whatever ``parse_line`` reports, and at the end ``"file not found"`` / ``"cannot read: ..."`` /
+    ``"(json)"`` also for JSON that Python cannot hold (nested over :data:`MAX_DEPTH` levels, an
+    integer of more than 4300 digits), a string field holding a lone surrogate (field named, see
+    :func:`lone_surrogates`), whatever ``parse_line`` reports (its warnings go to :attr:`warnings`),
+    and at the end ``"file not found"`` / ``"cannot read: ..."`` /
     ``empty_message`` for the file as a whole. A read error in the middle of the file replaces the
     issues found so far with the ``"cannot read"`` one and sets :attr:`unreadable` (values already
     yielded are then void). Iterating never raises for bad input; iterate once.
@@ -530,16 +809,22 @@ class JsonlScan(Generic[T]):
         parse_line: ``(file, line_number, value) -> (parsed or None, issues)``; ``None``
             leaves the line out, ``issues`` are added in order.
         empty_message: the file-level issue for a file without any non-blank line.
+        max_depth: deepest nesting accepted (:data:`MAX_DEPTH` for a dataset).
 
     Attributes:
         file: ``path`` as a string (the issues' ``file``).
         issues: every :class:`DatasetIssue` found so far, in line order (a file-level one last).
+        warnings: the warnings ``parse_line`` reported (docs/dataset.md §7.2), in line order.
         unreadable: the file could not be opened or read.
     """
 
-    def __init__(self, path: str | os.PathLike[str], parse_line: LineParser, *, empty_message: str):
+    def __init__(
+        self, path: str | os.PathLike[str], parse_line: LineParser, *, empty_message: str, max_depth: int = MAX_DEPTH
+    ):
+        self.max_depth = max_depth
         self.file = os.fspath(path)
         self.issues: list[DatasetIssue] = []
+        self.warnings: list[DatasetIssue] = []
         self.unreadable = False
         self._parse_line = parse_line
         self._empty_message = empty_message
@@ -553,13 +838,23 @@ class JsonlScan(Generic[T]):
                 if not isinstance(text, str):  # an UndecodableLine (not named: bench.io may have been reloaded)
                     issues.append(DatasetIssue(file, number, "(encoding)", text.message))
                     continue
-                try:
-                    raw = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    issues.append(DatasetIssue(file, number, "(json)", f"invalid JSON: {exc.msg} (column {exc.colno})"))
+                raw, problem = decode_json_line(text, self.max_depth)
+                if problem is not None:
+                    issues.append(DatasetIssue(file, number, "(json)", problem))
                     continue
-                value, line_issues = self._parse_line(file, number, raw)
-                issues.extend(line_issues)
+                unicode_issues = [DatasetIssue(file, number, f, m) for f, m in lone_surrogates(text, raw)]
+                if unicode_issues:
+                    issues.extend(unicode_issues)
+                    continue
+                try:
+                    value, line_issues = self._parse_line(file, number, raw)
+                except RecursionError:  # nesting json accepts but validation cannot walk
+                    issues.append(
+                        DatasetIssue(file, number, "(json)", f"nested too deeply (over {self.max_depth} levels)")
+                    )
+                    continue
+                for issue in line_issues:
+                    (self.warnings if issue.warning else issues).append(issue)
                 if value is not None:
                     yield offset, length, value
         except FileNotFoundError:
@@ -575,7 +870,7 @@ class JsonlScan(Generic[T]):
 
 
 def parse_jsonl_file(
-    path: str | os.PathLike[str], parse_line: LineParser, *, empty_message: str
+    path: str | os.PathLike[str], parse_line: LineParser, *, empty_message: str, max_depth: int = MAX_DEPTH
 ) -> tuple[list[T], list[DatasetIssue]]:
     """Read a JSON Lines file, collecting every problem instead of stopping at the first (docs/dataset.md, docs/evaluation.md §5).
 
@@ -596,7 +891,7 @@ def parse_jsonl_file(
         ``parse_line`` reports, and ``"file not found"`` / ``"cannot read: ..."`` /
         ``empty_message`` for the file as a whole. Never raises for bad input.
     """
-    scan: JsonlScan[T] = JsonlScan(path, parse_line, empty_message=empty_message)
+    scan: JsonlScan[T] = JsonlScan(path, parse_line, empty_message=empty_message, max_depth=max_depth)
     values = [value for _, _, value in scan]
     return ([] if scan.unreadable else values), scan.issues
 
@@ -617,9 +912,10 @@ def note_session_id(first_line_of: dict[str, int], file: str, line: int, session
     return DatasetIssue(file, line, "id", f"duplicate id {session_id!r} (first on line {first})")
 
 
-def _session_line_parser(tasks: int, language: str) -> LineParser:
+def _session_line_parser(tasks: int, language: str, with_warnings: bool = True) -> LineParser:
     """The dataset loader's ``parse_line``: validate one line as a session of ``tasks`` tasks, plus the
-    :func:`language_issues` of ``language`` and duplicate ids (docs/dataset.md §6)."""
+    :func:`language_issues` of ``language``, duplicate ids and (``with_warnings``) the
+    :func:`session_warnings` of ``language`` (docs/dataset.md §6, §7)."""
     model = session_model(tasks)
     check_language(language)
     first_line_of: dict[str, int] = {}
@@ -638,6 +934,9 @@ def _session_line_parser(tasks: int, language: str) -> LineParser:
             session._source = (file, number)
             sid = session.id
             issues.extend(DatasetIssue(file, number, f, m) for f, m in language_issues(session, language))
+            if with_warnings:
+                found = session_warnings(session, language)
+                issues.extend(DatasetIssue(file, number, f, m, warning=True) for f, m in found)
         if isinstance(sid, str) and sid:
             duplicate = note_session_id(first_line_of, file, number, sid)
             if duplicate is not None:
@@ -650,7 +949,8 @@ def _session_line_parser(tasks: int, language: str) -> LineParser:
 def _parse_sessions(
     path: str | os.PathLike[str], tasks: int = TASKS_PER_SESSION, language: str = "en"
 ) -> tuple[list[Session], list[DatasetIssue]]:
-    return parse_jsonl_file(path, _session_line_parser(tasks, language), empty_message="file holds no sessions")
+    parser = _session_line_parser(tasks, language, with_warnings=False)
+    return parse_jsonl_file(path, parser, empty_message="file holds no sessions")
 
 
 def load_sessions(
@@ -710,11 +1010,17 @@ class SessionIndex(Mapping[str, dict[str, Any]]):
     """
 
     def __init__(
-        self, file: str, spans: dict[str, tuple[int, int, int]], side_issues: dict[str, list[DatasetIssue]]
+        self,
+        file: str,
+        spans: dict[str, tuple[int, int, int]],
+        side_issues: dict[str, list[DatasetIssue]],
+        warnings: Sequence[DatasetIssue] = (),
     ) -> None:
         self.file = file
         self._spans = spans
         self._side_issues = side_issues
+        self.warnings = list(warnings)
+        """The warnings of the side :func:`index_sessions` was asked for (docs/dataset.md §7.2), in file order."""
 
     def __getitem__(self, session_id: str) -> dict[str, Any]:
         _, offset, length = self._spans[session_id]
@@ -744,7 +1050,9 @@ class SessionIndex(Mapping[str, dict[str, Any]]):
         return list(self._side_issues[check_language(language)])
 
 
-def index_sessions(path: str | os.PathLike[str], *, tasks: int = TASKS_PER_SESSION) -> SessionIndex:
+def index_sessions(
+    path: str | os.PathLike[str], *, tasks: int = TASKS_PER_SESSION, warnings_for: str | None = None
+) -> SessionIndex:
     """Validate a dataset file as :func:`load_sessions` does (``language="en"``) in one streaming pass
     and keep only where each session's line is (docs/dataset.md §6).
 
@@ -755,6 +1063,8 @@ def index_sessions(path: str | os.PathLike[str], *, tasks: int = TASKS_PER_SESSI
     Args:
         path: the dataset file.
         tasks: tasks per session (see :func:`session_model`).
+        warnings_for: also collect the :func:`session_warnings` of this side (``"en"`` or ``"zh"``) in
+            :attr:`SessionIndex.warnings`; ``None`` (scoring) skips them.
 
     Returns:
         A :class:`SessionIndex` of the file's sessions.
@@ -762,22 +1072,28 @@ def index_sessions(path: str | os.PathLike[str], *, tasks: int = TASKS_PER_SESSI
     Raises:
         DatasetError: the issues :func:`load_sessions` raises for the file, in the same order.
     """
-    parse_session = _session_line_parser(tasks, "en")
+    parse_session = _session_line_parser(tasks, "en", with_warnings=False)
     side_issues: dict[str, list[DatasetIssue]] = {language: [] for language in _SIDES}
+    if warnings_for is not None:
+        check_language(warnings_for)
 
     def parse_line(file: str, number: int, raw: Any) -> tuple[tuple[str, int] | None, list[DatasetIssue]]:
         session, issues = parse_session(file, number, raw)
         if session is None:
             return None, issues
         for language, found in side_issues.items():
-            found.extend(DatasetIssue(file, number, f, m) for f, m in language_issues(session, language))
+            if language != "en":  # the English side's are among the line's issues already
+                found.extend(DatasetIssue(file, number, f, m) for f, m in language_issues(session, language))
+        if warnings_for is not None:
+            found_warnings = session_warnings(session, warnings_for)
+            issues = [*issues, *(DatasetIssue(file, number, f, m, warning=True) for f, m in found_warnings)]
         return (session.id, number), issues
 
     scan: JsonlScan[tuple[str, int]] = JsonlScan(path, parse_line, empty_message="file holds no sessions")
     spans = {session_id: (number, offset, length) for offset, length, (session_id, number) in scan}
     if scan.issues:
         raise DatasetError(scan.issues)
-    return SessionIndex(scan.file, spans, side_issues)
+    return SessionIndex(scan.file, spans, side_issues, scan.warnings)
 
 
 @dataclass
@@ -789,10 +1105,12 @@ class ValidationReport:
     task_types: Counter = field(default_factory=Counter)
     turn_subtypes: Counter = field(default_factory=Counter)
     issues: list[DatasetIssue] = field(default_factory=list)
+    warnings: list[DatasetIssue] = field(default_factory=list)
+    """What the evaluation still scores, with the effect (docs/dataset.md §7.2); does not make ``ok`` False."""
 
     @property
     def ok(self) -> bool:
-        """True when the file has no issue."""
+        """True when the file has no issue (warnings do not count)."""
         return not self.issues
 
     def summary(self) -> str:
@@ -815,10 +1133,16 @@ def validate_file(
             :func:`language_issues` and counts the tasks under the buckets of :func:`bucket_labels`.
 
     Returns:
-        A :class:`ValidationReport`; ``report.ok`` is False when any issue was found.
+        A :class:`ValidationReport`; ``report.ok`` is False when any issue was found; the
+        :func:`session_warnings` of ``language`` are in ``report.warnings`` (docs/dataset.md §7.2).
     """
-    sessions, issues = _parse_sessions(path, tasks, language)
-    report = ValidationReport(path=os.fspath(path), sessions=len(sessions), issues=issues)
+    scan: JsonlScan[Session] = JsonlScan(
+        path, _session_line_parser(tasks, language), empty_message="file holds no sessions"
+    )
+    sessions = [session for _, _, session in scan]
+    if scan.unreadable:
+        sessions = []
+    report = ValidationReport(path=os.fspath(path), sessions=len(sessions), issues=scan.issues, warnings=scan.warnings)
     for session in sessions:
         types, subtypes, _ = _buckets(session, language)
         report.task_types.update(types)
@@ -835,7 +1159,7 @@ def task_counts(path: str | os.PathLike[str]) -> tuple[int, list[DatasetIssue]]:
 
     Returns:
         ``(count, issues)``: the most common count (the first line's on a tie;
-        :data:`TASKS_PER_SESSION`, 4, when no line has a list), and one issue (field
+        :data:`TASKS_PER_SESSION`, 4, when no line has a non-empty list), and one issue (field
         ``english_tasks``) per line whose count differs from it, saying both counts, in line order.
     """
     file = os.fspath(path)
@@ -844,12 +1168,10 @@ def task_counts(path: str | os.PathLike[str]) -> tuple[int, list[DatasetIssue]]:
         for number, text in iter_jsonl(file):  # one line at a time: the file is never held whole
             if not isinstance(text, str):  # an UndecodableLine
                 continue
-            try:
-                raw = json.loads(text)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(raw, dict) and isinstance(raw.get("english_tasks"), list):
-                counts.setdefault(len(raw["english_tasks"]), []).append(number)
+            raw, problem = decode_json_line(text)  # never raises: a line it cannot read is the loader's
+            if problem is None and isinstance(raw, dict) and isinstance(raw.get("english_tasks"), list):
+                if raw["english_tasks"]:  # a session of no task is the loader's to report (at least 1 task)
+                    counts.setdefault(len(raw["english_tasks"]), []).append(number)
     except OSError:
         return TASKS_PER_SESSION, []
     if not counts:

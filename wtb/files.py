@@ -41,17 +41,31 @@ def give_default_mode(path: str | os.PathLike[str]) -> None:
         pass
 
 
+def named_os_error(exc: OSError, path: str | os.PathLike[str]) -> OSError:
+    """``exc`` with ``path`` as its file name when it names none (a failed ``write`` or ``fsync`` does not),
+    so that the message says which file a full disk or a missing permission hit (docs/cli.md §3.4)."""
+    if exc.filename is not None:
+        return exc
+    named = type(exc)(exc.errno, exc.strerror or str(exc), os.fspath(path))
+    named.__cause__ = exc
+    return named
+
+
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically: temp file in the same folder, fsync, rename.
 
     A reader sees either the old file or the whole new one, never a torn file.
     The file gets the permissions a plain ``open(path, "w")`` would give
     (0o666 minus the umask; ``mkstemp`` alone would leave it owner-only).
-    Creates the parent folder if needed. Raises ``OSError`` on I/O failure.
+    Creates the parent folder if needed. Raises ``OSError`` on I/O failure, naming ``path`` when the
+    failed call named no file (a full disk, docs/cli.md §3.4).
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise named_os_error(exc, target) from None
     try:
         give_default_mode(tmp)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
@@ -59,11 +73,13 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError):
+            raise named_os_error(exc, target) from None
         raise
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from bench.metrics import MetricsAccumulator, published, readable_metrics, with_extra
 from bench.schema import (
+    MAX_DEPTH,
     DatasetError,
     DatasetIssue,
     JsonlScan,
@@ -29,13 +30,15 @@ from bench.schema import (
 )
 from bench.scoring import ArgumentChecker, ScoringError, record_identity, score_session
 from bench.terms import check_scoring_mode
-from wtb.files import atomic_write_text, dumps_line, give_default_mode, write_json_atomic
+from wtb.files import atomic_write_text, dumps_line, give_default_mode, named_os_error, write_json_atomic
 
 SCORE_FILE = "score.jsonl"
 METRIC_FILE = "metric.json"
 """The metric dict in the published format (docs/metrics.md §5): an empty group reads 0.0 there."""
 SUMMARY_METRICS_FILE = "summary_metrics.json"
 """The same metrics for reading (docs/metrics.md §7): an empty group is ``null``, the language is named."""
+RESULT_DEPTH = 2 * MAX_DEPTH
+"""Deepest nesting of a result line: a record wraps the dataset's values (at most ``MAX_DEPTH`` deep) in its own."""
 FIXED_SCORE_FILE = "score.fixed.jsonl"
 FIXED_METRIC_FILE = "metric.fixed.json"
 FIXED_SUMMARY_METRICS_FILE = "summary_metrics.fixed.json"
@@ -54,6 +57,35 @@ def summary_metrics_file(scoring: str = "reference") -> str:
     """The readable metrics file of a scoring mode (docs/metrics.md §7): ``summary_metrics.json``, or
     ``summary_metrics.fixed.json`` in fixed mode (beside :func:`score_files`). Raises ValueError for an unknown mode."""
     return FIXED_SUMMARY_METRICS_FILE if check_scoring_mode(scoring) == "fixed" else SUMMARY_METRICS_FILE
+
+
+def score_outputs(scoring: str | None = None) -> tuple[str, ...]:
+    """The file names a scoring writes into a run folder: the score, metric and readable metric files of
+    ``scoring`` (:func:`score_files`, :func:`summary_metrics_file`), or of both modes when ``None``
+    (docs/evaluation.md §5). Raises ValueError for an unknown mode."""
+    modes = ("reference", "fixed") if scoring is None else (scoring,)
+    return tuple(name for mode in modes for name in (*score_files(mode), summary_metrics_file(mode)))
+
+
+def remove_scores(out_dir: str | os.PathLike[str], scoring: str | None = None) -> list[Path]:
+    """Delete the score outputs of ``scoring`` (both modes when ``None``) from ``out_dir``, so that no metric
+    is shown beside results it was not computed from (docs/evaluation.md §5).
+
+    Returns:
+        The files removed (missing ones are skipped).
+
+    Raises:
+        OSError: a file exists but cannot be removed (the error names it).
+    """
+    removed = []
+    for name in score_outputs(scoring):
+        path = Path(out_dir) / name
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            continue
+        removed.append(path)
+    return removed
 
 
 def natural_id_key(session_id: str) -> tuple:
@@ -109,7 +141,7 @@ def load_result_records(path: str | os.PathLike[str]) -> list[Numbered]:
         DatasetError: every bad line (bad JSON, not an object, no id / model name),
             duplicate session ids, a missing or empty file.
     """
-    records, issues = parse_jsonl_file(path, _result_line_parser(), empty_message=RESULTS_EMPTY)
+    records, issues = parse_jsonl_file(path, _result_line_parser(), empty_message=RESULTS_EMPTY, max_depth=RESULT_DEPTH)
     if issues:
         raise DatasetError(issues)
     return records
@@ -120,7 +152,7 @@ def scan_result_records(path: str | os.PathLike[str]) -> JsonlScan[Numbered]:
     :class:`bench.schema.JsonlScan` yields ``(offset, length, (line_number, record))`` for each good
     record, one at a time, and its ``issues`` collect what :func:`load_result_records` would raise
     (complete once the iteration has ended). Never raises for bad input."""
-    return JsonlScan(path, _result_line_parser(), empty_message=RESULTS_EMPTY)
+    return JsonlScan(path, _result_line_parser(), empty_message=RESULTS_EMPTY, max_depth=RESULT_DEPTH)
 
 
 def records_language(
@@ -354,7 +386,14 @@ class _SortedScoreFile:
         self._offset = 0
 
     def add(self, session_id: str, line: dict[str, Any]) -> None:
-        """Append one score line (creating the folder and the temporary file on the first call)."""
+        """Append one score line (creating the folder and the temporary file on the first call).
+        Raises OSError naming ``path`` (docs/cli.md §3.4)."""
+        try:
+            self._add(session_id, line)
+        except OSError as exc:
+            raise named_os_error(exc, self.path) from None
+
+    def _add(self, session_id: str, line: dict[str, Any]) -> None:
         if self._handle is None:
             folder = self.path.parent
             self._made = [p for p in (folder, *folder.parents) if not p.exists()]
@@ -369,7 +408,13 @@ class _SortedScoreFile:
 
     def commit(self) -> None:
         """Put the lines in place at ``path``, sorted by id (a byte-range copy when they came in another
-        order), fsync'd, by one rename."""
+        order), fsync'd, by one rename. Raises OSError naming ``path`` (docs/cli.md §3.4)."""
+        try:
+            self._commit()
+        except OSError as exc:
+            raise named_os_error(exc, self.path) from None
+
+    def _commit(self) -> None:
         if self._handle is None:  # no line at all
             atomic_write_text(self.path, "")
             return
@@ -445,12 +490,19 @@ def score_run(
 
     Raises:
         DatasetError: any problem with either input file; nothing is written then (not even
-            ``out_dir``, when it did not exist).
+            ``out_dir``, when it did not exist), and the score files of ``scoring`` an earlier scoring
+            left in ``out_dir`` are removed (:func:`remove_scores`), so no stale metric stays beside
+            the results.
+        OSError: an output cannot be written; the same files are removed.
     """
     score_file, metric_file = score_files(scoring)
-    sessions = index_sessions(dataset_path, tasks=tasks)
-    scan = scan_result_records(results_path)
     out = Path(out_dir)
+    try:
+        sessions = index_sessions(dataset_path, tasks=tasks)
+    except BaseException:
+        remove_scores(out, scoring)  # a failed rescoring shows no metric of an earlier one
+        raise
+    scan = scan_result_records(results_path)
     score_lines = _SortedScoreFile(out / score_file)
     try:
         _, language, metric = _score_stream(
@@ -466,11 +518,13 @@ def score_run(
             consume=True,
         )
         score_lines.commit()
+        write_json_atomic(out / metric_file, published(metric))
+        write_json_atomic(out / summary_metrics_file(scoring), readable_metrics(metric, language=language))
     except BaseException:
         score_lines.discard()
+        with contextlib.suppress(OSError):  # a failed rescoring shows no metric of an earlier one
+            remove_scores(out, scoring)
         raise
-    write_json_atomic(out / metric_file, published(metric))
-    write_json_atomic(out / summary_metrics_file(scoring), readable_metrics(metric, language=language))
     return metric
 
 

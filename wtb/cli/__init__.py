@@ -2,7 +2,7 @@
 
 Each sub-command lives in its own module below and registers itself on :data:`app`. The modules
 parse: they hold the options and their help, and each command body makes one call into the
-application layer, :mod:`wtb.commands` (docs/cli.md §3), inside
+application layer, :mod:`wtb.commands` (docs/cli.md §6), inside
 :func:`wtb.commands.exits.exit_on_error`, the one exit-status rule of every sub-command (docs/cli.md
 §2, :data:`EXIT_STATUS_HELP`). The modules import only typer and the light :mod:`wtb.commands.exits`
 at the top: ``wtb --help`` and every ``--help`` build the command line without the scoring core,

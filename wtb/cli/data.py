@@ -2,7 +2,7 @@
 commands that accept the official names (``--dataset wildtoolbench``, ``--tools wildtoolbench-en``).
 
 The options and their help only: :mod:`wtb.commands.data` does the work and resolves the names
-(docs/cli.md §3). Exit status of ``wtb data pull``: 0 when every selected file is in the cache,
+(docs/cli.md §6). Exit status of ``wtb data pull``: 0 when every selected file is in the cache,
 verified; 1 when one is not (each failure is one line naming the file; offline, the line gives the
 URL to download and the cache path to save it as).
 """

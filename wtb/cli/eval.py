@@ -1,6 +1,6 @@
 """``wtb eval``: evaluate a model on WildToolBench sessions, then score the run (docs/evaluation.md, docs/scoring.md).
 
-The options and their help only: :func:`wtb.commands.evaluate.evaluate` does the work (docs/cli.md §3).
+The options and their help only: :func:`wtb.commands.evaluate.evaluate` does the work (docs/cli.md §6).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``wtb report``: a static report of one or more runs beside the paper's leaderboard (``wtb/report/``).
 
-The options and their help only: :mod:`wtb.commands.report` does the work (docs/cli.md §3).
+The options and their help only: :mod:`wtb.commands.report` does the work (docs/cli.md §6).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``wtb validate`` and ``wtb score``: check a dataset file; score a result file (docs/dataset.md, docs/scoring.md).
 
-The options and their help only: :mod:`wtb.commands.score` does the work (docs/cli.md §3). Bad input
+The options and their help only: :mod:`wtb.commands.score` does the work (docs/cli.md §6). Bad input
 never produces a traceback: every problem is printed as ``file:line: field: message`` on stderr and the
 command exits with code 1; a file named on the command line that does not exist, or an unknown
 ``--scoring`` / ``--lang``, is a usage error (exit 2; docs/cli.md §2).

@@ -1,4 +1,4 @@
-"""The application layer of the ``wtb`` command line: what each sub-command does (docs/cli.md §3).
+"""The application layer of the ``wtb`` command line: what each sub-command does (docs/cli.md §6).
 
 ``wtb/cli/`` parses the command line and makes one call per command into a module here:
 

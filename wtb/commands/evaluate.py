@@ -143,6 +143,8 @@ def plan_eval(options: EvalOptions) -> EvalPlan:
     context = evaluation_context(options, dataset)
     tasks = task_count(dataset, options.tasks)
     loaded = runner.open_dataset(dataset, tasks=tasks, language=context.language)
+    for warning in loaded.warnings:  # scored as they are, with the effect each names (docs/dataset.md §7.2)
+        _err.print(str(warning), markup=False)
     try:
         sessions = runner.select_sessions(loaded, wanted or None, options.limit)
     except ValueError as exc:  # an id the dataset does not hold

@@ -29,6 +29,7 @@ from wtb.score_run import (
 from wtb.table import metric_table
 
 _out = Console(highlight=False, soft_wrap=True)
+_err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def validate_dataset(path: Path, tasks: int | None = None, language: str | None = None, pull: bool = False) -> None:
@@ -41,8 +42,8 @@ def validate_dataset(path: Path, tasks: int | None = None, language: str | None 
 
     Raises:
         UsageError: ``path`` is not a file (exit 2).
-        BadInput: the file has problems: every one as ``file:line: field: message``, then
-            ``<path>: N problem(s) found`` (exit 1).
+        BadInput: the file has problems: every one (and every warning) as ``file:line: field: message``,
+            then ``<path>: N problem(s) found`` (exit 1). Warnings alone go to stderr and the exit is 0.
     """
     path = require_file(dataset_path(path, pull), "path")
     mixed = []
@@ -51,7 +52,10 @@ def validate_dataset(path: Path, tasks: int | None = None, language: str | None 
     report = validate_file(path, tasks=tasks, language=language or "en")
     report.issues = sorted([*mixed, *report.issues], key=lambda issue: issue.line or 0)
     if not report.ok:
-        raise BadInput(*map(str, report.issues), f"{path}: {len(report.issues)} problem(s) found")
+        everything = sorted([*report.issues, *report.warnings], key=lambda issue: issue.line or 0)
+        raise BadInput(*map(str, everything), f"{path}: {len(report.issues)} problem(s) found")
+    for warning in report.warnings:  # scored as they are, with the effect each names (docs/dataset.md §7.2)
+        _err.print(str(warning), markup=False)
     _out.print(report.summary(), markup=False)
 
 

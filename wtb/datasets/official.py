@@ -14,6 +14,8 @@ Environment:
 
 - ``WTB_DATA_URL``: base URL under which the repository paths are fetched (default: the raw-file
   URL of the pinned commit on GitHub). For mirrors and tests.
+- ``WTB_DATA_MAX_BYTES``: the most bytes one file may have (default :data:`DEFAULT_MAX_BYTES`); a
+  download or copy that goes past it stops there (docs/cli.md §5).
 - ``WTB_DATA_PINS``: a JSON file ``{"<name>": {"path": ..., "blob": ..., "kind": ...}}`` whose
   entries replace the built-in pins of the same name (``kind``, ``dataset`` or ``tools``, may be
   left out for a built-in name). A testing and mirroring aid: with it, files that are not the
@@ -45,6 +47,9 @@ DEFAULT_BASE_URL = f"https://raw.githubusercontent.com/{REPOSITORY}/{COMMIT}"
 URL_ENV = "WTB_DATA_URL"
 PINS_ENV = "WTB_DATA_PINS"
 KINDS = ("dataset", "tools")
+MAX_BYTES_ENV = "WTB_DATA_MAX_BYTES"
+DEFAULT_MAX_BYTES = 256 << 20
+"""Size limit of one pulled file (256 MiB; the official files are far smaller), docs/cli.md §5."""
 
 _CHUNK = 1 << 20
 _BLOB_ID = re.compile(r"[0-9a-f]{40}")
@@ -97,6 +102,45 @@ class VerificationError(DataError):
 
 class DownloadError(DataError):
     """The server answered with an error or the transfer broke off."""
+
+
+class TooLargeError(DownloadError):
+    """A file is larger than the size limit (:func:`max_bytes`); nothing was kept."""
+
+
+def max_bytes() -> int:
+    """The size limit of one pulled file: ``$WTB_DATA_MAX_BYTES`` when set, else :data:`DEFAULT_MAX_BYTES`
+    (docs/cli.md §5).
+
+    Raises:
+        DataError: the variable is not a positive integer.
+    """
+    raw = os.environ.get(MAX_BYTES_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_BYTES
+    if not raw.isdigit() or int(raw) < 1:
+        raise DataError(f"{MAX_BYTES_ENV}={raw!r}: not a positive number of bytes")
+    return int(raw)
+
+
+def _too_large(pin: Pin, origin: str, limit: int, more: str = "") -> TooLargeError:
+    return TooLargeError(
+        f"{pin.path}: {origin} {more or 'sends more than'} {limit} bytes, the size limit ({MAX_BYTES_ENV}); "
+        "nothing was written to the cache"
+    )
+
+
+class _Limited:
+    """A binary file handle that refuses to take more than ``limit`` bytes in all."""
+
+    def __init__(self, handle: IO[bytes], limit: int, error: Callable[[], Exception]) -> None:
+        self._handle, self._left, self._error = handle, limit, error
+
+    def write(self, data: bytes) -> int:
+        if len(data) > self._left:
+            raise self._error()
+        self._left -= len(data)
+        return self._handle.write(data)
 
 
 class OfflineError(DataError):
@@ -237,6 +281,7 @@ def pull_file(
     Raises:
         OfflineError: the server could not be reached (message: the URL and the cache path).
         DownloadError: an HTTP error status, or the transfer broke off or came short.
+        TooLargeError: the file is larger than :func:`max_bytes` (announced or as it arrives).
         VerificationError: the bytes do not match the pinned blob id.
         DataError: ``source`` has no such file.
         OSError: the cache cannot be written.
@@ -245,18 +290,20 @@ def pull_file(
     target = cache_path(pin)
     if cached_file(pin) is not None:
         return PullResult(pin, target, "cached")
+    limit = max_bytes()
     if source is not None:
         origin = local_source(pin, source)
 
         def copy(handle: IO[bytes]) -> None:
             with open(origin, "rb") as src:
-                shutil.copyfileobj(src, handle, _CHUNK)
+                limited = _Limited(handle, limit, lambda: _too_large(pin, str(origin), limit, "holds more than"))
+                shutil.copyfileobj(src, limited, _CHUNK)  # type: ignore[misc]
 
         hint = f" (check out commit {COMMIT} in {source})"
         _install(pin, target, copy, str(origin), hint)
         return PullResult(pin, target, "copied", str(origin))
     url = file_url(pin)
-    _install(pin, target, lambda handle: _download(pin, url, handle, progress, client), url, "")
+    _install(pin, target, lambda handle: _download(pin, url, handle, progress, client, limit), url, "")
     return PullResult(pin, target, "downloaded", url)
 
 
@@ -308,8 +355,16 @@ def offline_error(pin: Pin, reason: str) -> OfflineError:
     )
 
 
-def _download(pin: Pin, url: str, handle: IO[bytes], progress: ProgressCallback | None, client: object) -> None:
-    """Stream ``url`` into ``handle``; raise Offline/DownloadError (see :func:`pull_file`)."""
+def _download(
+    pin: Pin,
+    url: str,
+    handle: IO[bytes],
+    progress: ProgressCallback | None,
+    client: object,
+    limit: int = DEFAULT_MAX_BYTES,
+) -> None:
+    """Stream ``url`` into ``handle``, at most ``limit`` bytes; raise Offline/Download/TooLargeError
+    (see :func:`pull_file`)."""
     import httpx
 
     own = client is None
@@ -322,11 +377,15 @@ def _download(pin: Pin, url: str, handle: IO[bytes], progress: ProgressCallback 
                 raise DownloadError(f"{pin.path}: {url} answered HTTP {response.status_code} {response.reason_phrase}")
             declared = response.headers.get("Content-Length")
             expected = int(declared) if declared and declared.isdigit() else None
+            if expected is not None and expected > limit:  # refused before a byte is written
+                raise _too_large(pin, url, limit, f"announces {expected} bytes, more than")
             # With a content encoding the header counts encoded bytes: no total for the bar then.
             total = expected if not response.headers.get("Content-Encoding") else None
             if progress:
                 progress(pin, 0, total)
             for chunk in response.iter_bytes(_CHUNK):
+                if received + len(chunk) > limit:  # an endless or oversized answer stops at the limit
+                    raise _too_large(pin, url, limit)
                 handle.write(chunk)
                 received += len(chunk)
                 if progress:

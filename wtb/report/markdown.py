@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from bench.catalog import Metric
 from bench.errors import CATEGORY_LABELS
 from wtb.report.content import RULES, RULES_INTRO, Report, comparability_note
+from wtb.report.escape import markdown_code, markdown_text
 from wtb.report.tables import Row, format_percent, paper_data, table_columns
 
 if TYPE_CHECKING:
@@ -39,12 +40,12 @@ def _legend(columns: Sequence[Metric]) -> list[str]:
 def _ranked(rows: Sequence[Row], keys: Sequence[str]) -> list[list[Any]]:
     out = []
     for row in rows:
-        name = f"**{row.model}** (ours)" if row.source == "run" else row.model
+        name = f"**{markdown_text(row.model)}** (ours)" if row.source == "run" else markdown_text(row.model)
         out.append(
             [
                 row.rank if row.rank is not None else "",
                 name,
-                row.group,
+                markdown_text(row.group),
                 *(format_percent(row.values.get(k)) for k in keys),
             ]
         )
@@ -78,19 +79,19 @@ def report_markdown(
         figures = report.figures[run.key]
         rows.append(
             [
-                run.label,
+                markdown_text(run.label),
                 f"{figures.rank} of {len(paper['main']) + 1}",
                 len(run.session_ids),
                 len(run.tasks),
                 f"{_percent(figures.task.value)} [{_percent(figures.task.low)}, {_percent(figures.task.high)}]",
                 f"{_percent(figures.session.value)} [{_percent(figures.session.low)}, {_percent(figures.session.high)}]",
                 run.failed(),
-                f"`{run.path}`",
+                markdown_code(run.path),
             ]
         )
     note = comparability_note(report.runs)
     if note:
-        lines += [f"**{note}**", ""]
+        lines += [f"**{markdown_text(note)}**", ""]
     lines += _table(
         [
             "run",
@@ -118,8 +119,8 @@ def report_markdown(
             d = c.difference
             rows.append(
                 [
-                    c.a.label,
-                    c.b.label,
+                    markdown_text(c.a.label),
+                    markdown_text(c.b.label),
                     d.sessions,
                     f"{d.task.value * 100:+.2f} [{d.task.low * 100:+.2f}, {d.task.high * 100:+.2f}]",
                     f"{d.session.value * 100:+.2f} [{d.session.low * 100:+.2f}, {d.session.high * 100:+.2f}]",
@@ -171,8 +172,8 @@ def report_markdown(
         for column in errors:
             value = format_percent(row.values.get(column.key))
             cells.append(f"{value} ({row.extra[column.key + '_count']})" if row.source == "run" else value)
-        name = f"**{row.model}** (ours)" if row.source == "run" else row.model
-        rows.append([name, row.group, *cells, row.extra.get("failed_tasks", "")])
+        name = f"**{markdown_text(row.model)}** (ours)" if row.source == "run" else markdown_text(row.model)
+        rows.append([name, markdown_text(row.group), *cells, row.extra.get("failed_tasks", "")])
     lines += _table(["model", "group", *(c.label for c in errors), "failed tasks"], rows, len(errors) + 1)
     lines += ["", "How a category is assigned: " + RULES_INTRO, ""]
     lines += [f"- **{CATEGORY_LABELS[key]}** (`{key}`): {text}." for key, text in RULES]
@@ -187,7 +188,7 @@ def report_markdown(
     ]
     for run in report.runs:
         failed = [t for t in run.tasks if not t.correct]
-        lines += [f"### {run.label}: {len(failed)} failed task{'' if len(failed) == 1 else 's'}", ""]
+        lines += [f"### {markdown_text(run.label)}: {len(failed)} failed task{'' if len(failed) == 1 else 's'}", ""]
         if not failed:
             lines += ["None.", ""]
             continue
@@ -196,9 +197,8 @@ def report_markdown(
             k = run.dataset.offset + run.dataset.index[fact.session_id]
             link = f"[task {fact.task_idx + 1}](index.html#traj/{run.key}/{k}/{fact.task_idx})"
             step = "" if fact.failing_step is None else fact.failing_step
-            rows.append(
-                [fact.session_id, link, CATEGORY_LABELS[fact.category or "call_error"], step, fact.reason or ""]
-            )
+            category = CATEGORY_LABELS[fact.category or "call_error"]
+            rows.append([markdown_text(fact.session_id), link, category, step, markdown_text(fact.reason or "")])
         lines += _table(["session", "task", "category", "step", "reason"], rows)
         if len(failed) > FAILED_TASKS_LISTED:
             lines.append(f"\n... and {len(failed) - FAILED_TASKS_LISTED} more in `tasks.csv`.")
@@ -208,7 +208,7 @@ def report_markdown(
     for dataset in datasets:
         s = stats[dataset.key]
         lines += [
-            f"`{dataset.path}`: {s['sessions']} sessions, {s['tasks']} tasks, {s['calls']} gold tool calls, "
+            f"{markdown_code(dataset.path)}: {s['sessions']} sessions, {s['tasks']} tasks, {s['calls']} gold tool calls, "
             f"{s['ask_nodes']} clarification questions.",
             "",
         ]
@@ -220,7 +220,7 @@ def report_markdown(
             ("tools per session", "tools_per_session"),
             ("instruction transitions", "transitions"),
         ):
-            lines += _table([title, "count"], [[k, v] for k, v in s[key].items()], 1) + [""]
+            lines += _table([title, "count"], [[markdown_text(k), v] for k, v in s[key].items()], 1) + [""]
 
     lines += ["## Plots", ""]
     for name, caption in (
@@ -240,7 +240,7 @@ def scoring_markdown(report: Report, limit: int = 100) -> list[str]:
     the fix responsible (docs/fixed-mode.md); no lines when nothing was compared."""
     if not report.scoring:
         return []
-    labels = {run.key: run.label for run in report.runs}
+    labels = {run.key: markdown_text(run.label) for run in report.runs}
     lines = [
         "## Reference and fixed scoring",
         "",
@@ -276,12 +276,12 @@ def scoring_markdown(report: Report, limit: int = 100) -> list[str]:
         lines += [f"### Flips: {labels[entry['reference']]} -> {fixed}", ""]
         flip_rows = [
             [
-                f["id"],
+                markdown_text(f["id"]),
                 f["task_idx"] + 1,
-                f["reference_label"],
-                f["fixed_label"],
+                markdown_text(f["reference_label"]),
+                markdown_text(f["fixed_label"]),
                 ", ".join(str(x) for x in f["fixes"]),
-                f["reason"],
+                markdown_text(f["reason"]),
             ]
             for f in entry["flips"][:limit]
         ]

@@ -22,6 +22,7 @@ from typing import Any
 
 from bench.catalog import Metric, paper_columns, table_metrics
 from bench.errors import CATEGORIES
+from wtb.report.escape import csv_row
 from wtb.report.runs import Run
 
 LEADERBOARD_KEYS = paper_columns("main")
@@ -224,13 +225,15 @@ def rows_csv(rows: Sequence[Row], keys: Sequence[str], extra_keys: Sequence[str]
     writer.writerow(["model", "source", "group", *keys, *extra_keys])
     for row in rows:
         writer.writerow(
-            [
-                row.model,
-                row.source,
-                row.group,
-                *(format_percent(row.values.get(k)) for k in keys),
-                *(row.extra.get(k, "") for k in extra_keys),
-            ]
+            csv_row(
+                [
+                    row.model,
+                    row.source,
+                    row.group,
+                    *(format_percent(row.values.get(k)) for k in keys),
+                    *(row.extra.get(k, "") for k in extra_keys),
+                ]
+            )
         )
     return buffer.getvalue()
 
@@ -299,5 +302,5 @@ def tasks_csv(runs: Sequence[Run]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(TASK_COLUMNS)
-    writer.writerows(task_rows(runs))
+    writer.writerows(csv_row(row) for row in task_rows(runs))  # no cell a spreadsheet would evaluate
     return buffer.getvalue()

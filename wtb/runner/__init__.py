@@ -42,9 +42,9 @@ ignores it. ``DIR/summary.json`` holds the run's totals, the retried requests
 and the infrastructure errors (:class:`RunSummary`).
 """
 
-from wtb.runner.accounting import SUMMARY_FILE, Prices, RunSummary, summary_json
+from wtb.runner.accounting import Prices, RunSummary, summary_json
 from wtb.runner.batch import arun_eval, run_eval
-from wtb.runner.identity import RUN_FILE, dataset_identity
+from wtb.runner.identity import dataset_identity
 from wtb.runner.invoke import (
     SessionOutcome,
     evaluate_session,
@@ -60,7 +60,7 @@ from wtb.runner.selection import (
     session_ids,
     session_sort_key,
 )
-from wtb.runner.store import ERRORS_FILE, LOCK_FILE, RESULT_FILE, RecordInfo, ResultFile
+from wtb.runner.store import ERRORS_FILE, LOCK_FILE, RESULT_FILE, RUN_FILE, SUMMARY_FILE, RecordInfo, ResultFile
 
 __all__ = [
     "ERRORS_FILE",

@@ -9,8 +9,6 @@ from typing import Any
 
 from wtb.runner.store import RecordInfo
 
-SUMMARY_FILE = "summary.json"
-
 
 @dataclass(frozen=True)
 class Prices:

@@ -19,7 +19,7 @@ from filelock import FileLock, Timeout
 
 from graphs.evaluation_context import EvaluationContext
 from wtb.files import atomic_write_text, dumps_line, write_json_atomic
-from wtb.runner.accounting import SUMMARY_FILE, Prices, RunSummary, summary_json
+from wtb.runner.accounting import Prices, RunSummary, summary_json
 from wtb.runner.identity import (
     _check_run_identity,
     mixing_modes_message,
@@ -38,10 +38,14 @@ from wtb.runner.store import (
     ERRORS_FILE,
     LOCK_FILE,
     RESULT_FILE,
+    SUMMARY_FILE,
     ResultFile,
     _latest_errors,
     _task_counts,
+    refuse_symlinks,
+    remove_leftover_temp_files,
 )
+from wtb.score_run import remove_scores
 
 if TYPE_CHECKING:  # imported by a run on the local graph only (not by `wtb eval --server`)
     from langgraph.pregel import Pregel
@@ -71,7 +75,8 @@ async def arun_eval(
         context: an ``EvaluationContext`` (model spec and settings, retry policy, step limit).
         out_dir: output directory (created).
         concurrency: sessions in flight at once (>= 1).
-        overwrite: delete an existing ``result.jsonl`` / ``errors.jsonl`` first instead of resuming.
+        overwrite: delete an existing ``result.jsonl`` / ``errors.jsonl`` and the score outputs first
+            instead of resuming (docs/cli.md §3.1).
         progress: show the progress bar (on stderr).
         graph: the compiled evaluation graph (default ``graphs.evaluation.graph``).
         on_record: called with each new record once it is written and fsync'd, in the order the
@@ -98,8 +103,11 @@ async def arun_eval(
         ValueError: ``concurrency < 1``; a malformed existing result file; an
             existing result file written for another model, or for another dataset
             file or another version of it (``run.json``; use ``--overwrite`` or
-            another directory).
+            another directory); a run file in ``out_dir`` that is a symbolic link (docs/cli.md §3.3).
         RuntimeError: another run holds the directory's lock.
+
+    Temporary files a killed run left in ``out_dir`` are removed first (docs/cli.md §3.2); a run that
+    ends with no record removes the score outputs (docs/cli.md §3.1).
     """
     if concurrency < 1:
         raise ValueError(f"--concurrency must be >= 1, got {concurrency}")
@@ -117,6 +125,7 @@ async def arun_eval(
         invoke = functools.partial(run_session, graph)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    refuse_symlinks(out)  # before the lock: its file would be opened through a link too
     lock = FileLock(str(out / LOCK_FILE))
     try:
         lock.acquire(timeout=0)
@@ -159,12 +168,14 @@ async def _run_locked(
     settings: Mapping[str, Any],
 ) -> RunSummary:
     started = time.perf_counter()
+    remove_leftover_temp_files(out)  # of a killed run; the lock is held, so no writer is running
     results = ResultFile(out / RESULT_FILE)
     errors = ResultFile(out / ERRORS_FILE)
     if overwrite:
         for path in (results.path, errors.path):
             if path.exists():
                 path.unlink()
+        remove_scores(out)  # the previous run's metrics never stand beside this run's results
     done = results.scan()
     with contextlib.suppress(ValueError):  # errors.jsonl is a log: a bad line there never blocks a run
         errors.scan()  # cuts a torn last line
@@ -240,6 +251,8 @@ async def _run_locked(
             await _run_pool([worker() for _ in range(min(concurrency, len(todo)) or 1)], writer)
 
     records = results.finalize()
+    if not records:  # nothing to score: no metric of an earlier run may stay (docs/cli.md §3.1)
+        remove_scores(out)
     remaining = _latest_errors(errors.path, {r.id for r in records})
     if errors.path.exists() or remaining:
         atomic_write_text(errors.path, "".join(dumps_line(e) + "\n" for e in remaining))

@@ -13,16 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from models.settings import resolved_settings
 from wtb.files import write_json_atomic
-from wtb.runner.store import RESULT_FILE
+from wtb.runner.store import RESULT_FILE, RUN_FILE
 from wtb.tracing import project_version, redact
 
 if TYPE_CHECKING:
     from graphs.evaluation_context import EvaluationContext
-
-
-RUN_FILE = "run.json"
-"""``{"dataset", "dataset_sha256", "model_name", "scoring", "settings"}`` of the results in the directory
-(resume check, resolved settings; ``settings.language`` is the side of the dataset the results were made on)."""
 
 
 def dataset_identity(path: str | os.PathLike[str] | None) -> dict[str, str] | None:

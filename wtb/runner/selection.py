@@ -65,6 +65,7 @@ class DatasetSessions(Sequence[dict[str, Any]]):
         self._index = index
         self._ids = list(ids)
         self._stamp = stamp
+        self.warnings: list[Any] = []  # set by open_dataset: the dataset warnings of the run's side
 
     @property
     def path(self) -> str:
@@ -130,7 +131,8 @@ def open_dataset(path: str | os.PathLike[str], *, tasks: int = 4, language: str 
         language: the side to be evaluated (docs/dataset.md §2.2); ``zh`` adds ``bench.schema.language_issues``.
 
     Returns:
-        The file's sessions in file order.
+        The file's sessions in file order; their ``warnings`` attribute lists the dataset warnings of
+        ``language``'s side (``bench.schema.session_warnings``, docs/dataset.md §7.2), for the caller to show.
 
     Raises:
         bench.schema.DatasetError: the issues ``bench.schema.load_sessions`` raises for the file and
@@ -143,7 +145,7 @@ def open_dataset(path: str | os.PathLike[str], *, tasks: int = 4, language: str 
     except OSError:
         before = None  # index_sessions reports it
     try:
-        index = index_sessions(path, tasks=tasks)
+        index = index_sessions(path, tasks=tasks, warnings_for=language)
     except DatasetError:
         if language != "en":  # the whole-file loader reports this side's issues among the others, in line order
             load_sessions(path, tasks=tasks, language=language)
@@ -154,7 +156,9 @@ def open_dataset(path: str | os.PathLike[str], *, tasks: int = 4, language: str 
     after = _stamp(os.stat(path))
     if after != before:
         raise ValueError(f"{os.fspath(path)} changed while it was being read; run the same command again")
-    return DatasetSessions(index, list(index), after)
+    sessions = DatasetSessions(index, list(index), after)
+    sessions.warnings = index.warnings
+    return sessions
 
 
 def session_ids(sessions: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wtb.files import atomic_write_text, dumps_line, give_default_mode
+from wtb.files import atomic_write_text, dumps_line, give_default_mode, named_os_error
 from wtb.runner.selection import session_sort_key
 
 RESULT_FILE = "result.jsonl"
@@ -21,6 +21,70 @@ ERRORS_FILE = "errors.jsonl"
 
 
 LOCK_FILE = ".wtb-eval.lock"
+
+RUN_FILE = "run.json"
+"""``{"dataset", "dataset_sha256", "model_name", "scoring", "settings"}`` of the results in the directory,
+written by :mod:`wtb.runner.identity` (resume check, resolved settings; ``settings.language`` is the side of
+the dataset the results were made on)."""
+
+SUMMARY_FILE = "summary.json"
+"""The run's accounting (written by :mod:`wtb.runner.accounting`)."""
+
+
+def run_file_names() -> tuple[str, ...]:
+    """Every file ``wtb eval`` writes directly in its ``--out`` folder: the result store, the lock,
+    ``run.json``, ``summary.json`` and the score outputs of both modes (docs/cli.md §3)."""
+    from wtb.score_run import score_outputs
+
+    return (RESULT_FILE, ERRORS_FILE, LOCK_FILE, RUN_FILE, SUMMARY_FILE, *score_outputs())
+
+
+def refuse_symlinks(out: str | os.PathLike[str]) -> None:
+    """Refuse an output folder in which one of :func:`run_file_names` is a symbolic link (docs/cli.md §3.3).
+
+    An append or the lock would write through the link into its target, anywhere on the disk; the run
+    writes nothing instead. The folder itself may be a link.
+
+    Raises:
+        ValueError: naming the link and its target.
+    """
+    for name in run_file_names():
+        path = Path(out) / name
+        if path.is_symlink():
+            raise ValueError(
+                f"{path}: is a symbolic link (to {os.readlink(path)}); a run writes only plain files in its "
+                "output folder: remove the link or use another --out"
+            )
+
+
+def remove_leftover_temp_files(out: str | os.PathLike[str]) -> list[Path]:
+    """Delete the temporary files a killed run left in ``out`` (docs/cli.md §3.2).
+
+    An atomic write or the sorted rewrite of :mod:`wtb.runner.store` / :mod:`wtb.score_run` writes
+    ``.<name>.<random>.tmp`` beside the file ``<name>`` it replaces (one of :func:`run_file_names`)
+    and renames it; a kill between the two leaves it behind. Call with the run's lock held (no
+    writer of this folder is running then). Links and folders of that shape are left alone.
+
+    Returns:
+        The files removed.
+    """
+    folder = Path(out)
+    names = set(run_file_names())
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(".") and name.endswith(".tmp")) or not entry.is_file(follow_symlinks=False):
+            continue
+        stem = name[1:-4].rsplit(".", 1)[0]  # ".result.jsonl.k3j2x.tmp" -> "result.jsonl"
+        if stem in names:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+    return removed
 
 
 @dataclass
@@ -154,22 +218,28 @@ class ResultFile:
             records: JSON-serialisable mappings, each with a string ``"id"``; nothing happens for none.
 
         Raises:
-            OSError: the write or the fsync failed (the index is then left as it was).
+            OSError: the write or the fsync failed, or the file is a symbolic link (the index is then left
+                as it was); the error names the file.
             TypeError / ValueError: a record is not JSON-serialisable (nothing is written).
         """
         if not records:
             return
-        lines = [(dumps_line(record) + "\n").encode("utf-8") for record in records]
+        lines = [_record_line(record) for record in records]
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)  # minus the umask, as open() does
+        # minus the umask, as open() does; never through a symbolic link (docs/cli.md §3.3)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
         try:
-            offset = os.lseek(fd, 0, os.SEEK_END)
-            view = memoryview(b"".join(lines) if len(lines) > 1 else lines[0])
-            while view:  # one write(2) for the whole batch unless the kernel takes less
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            fd = os.open(self.path, flags, 0o666)
+            try:
+                offset = os.lseek(fd, 0, os.SEEK_END)
+                view = memoryview(b"".join(lines) if len(lines) > 1 else lines[0])
+                while view:  # one write(2) for the whole batch unless the kernel takes less
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise named_os_error(exc, self.path) from None
         if self._lines is not None:
             for record, line in zip(records, lines):
                 self._lines.append((record["id"], offset, len(line)))
@@ -212,6 +282,16 @@ class ResultFile:
         elif not self.path.exists():
             atomic_write_text(self.path, "")
         return [self._infos[session_id] for session_id, _, _ in ordered]
+
+
+def _record_line(record: Mapping[str, Any]) -> bytes:
+    """One result line as UTF-8 bytes. A record holding a lone surrogate (a model's reply can) is written
+    with ASCII escapes instead, which read back to the same strings (docs/evaluation.md §5)."""
+    text = dumps_line(record) + "\n"
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(record, ensure_ascii=True) + "\n").encode("ascii")
 
 
 def _latest_errors(path: Path, done: set[str]) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from bench.generation import load_tool_lists, plan_sessions, streamline
 from graphs.generation import compile_graph
 from graphs.generation_context import Context
 from graphs.generation_state import State
-from models import scripted
+from models.providers import scripted
 from nodes.generation.registry import (
     Role,
     default_model_roles,

@@ -1,4 +1,4 @@
-"""The command line parses, the application acts (docs/cli.md §3): every function of ``wtb/cli/`` has at
+"""The command line parses, the application acts (docs/cli.md §6): every function of ``wtb/cli/`` has at
 most one function-local import, of the application layer (``wtb.commands``), and the CLI modules import
 at their top only what ``--help`` may load (docs/cli.md §1)."""
 
