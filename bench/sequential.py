@@ -80,7 +80,7 @@ class Difference:
     Attributes:
         a, b: the two candidates' accuracies (fractions; per session, the mean over its trials).
         value: ``a - b``.
-        low, high: the two-sided ``1 - alpha`` interval of ``value``.
+        low, high: the two-sided ``1 - alpha`` interval of ``value``, clipped to [-1, 1].
         se: its standard error (sessions as clusters).
         mdd: the smallest true difference this comparison detects with probability ``power``.
         verdict: ``A better``, ``B better`` or ``within noise``.
@@ -116,7 +116,7 @@ def _cluster_difference(
     df = clusters - 1
     mdd = (student_t_quantile(1.0 - alpha / 2.0, df) + student_t_quantile(power, df)) * se
     half = student_t_quantile(1.0 - alpha / 2.0, df) * se
-    low, high = value - half, value + half
+    low, high = max(-1.0, value - half), min(1.0, value + half)  # a difference of two shares
     return Difference(a, b, value, low, high, se, mdd, verdict_of(low, high), units)
 
 
