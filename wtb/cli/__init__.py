@@ -114,6 +114,7 @@ from wtb.cli import eval as _eval  # noqa: E402,F401
 from wtb.cli import generate as _generate  # noqa: E402,F401
 from wtb.cli import score as _score  # noqa: E402,F401
 from wtb.cli import report as _report  # noqa: E402,F401
+from wtb.cli import compare as _compare  # noqa: E402,F401
 # isort: on
 
 

@@ -12,6 +12,7 @@ exception that ends the command             status  printed on stderr
 ==========================================  ======  ============================================
 none                                        0       (the command's own output)
 ``BadInput`` (raised in ``wtb/commands``)   1       its lines as given
+``BadConfiguration`` (``wtb/commands``)      2       its lines as given
 ``InfrastructureErrors`` (``wtb eval``)     3       its lines as given (none: the run listed them)
 ``bench.schema.DatasetError``               1       each issue, ``file:line: field: message``
 ``models.ConfigurationError``,              2       ``error: <message>``
@@ -75,6 +76,13 @@ class BadInput(Failure):
     ``"data.jsonl: 3 problem(s) found"`` that closes the issues ``wtb validate`` printed."""
 
     status = BAD_INPUT
+
+
+class BadConfiguration(Failure):
+    """Exit status 2 with these lines: the command line names inputs that cannot be used together,
+    e.g. two run folders of other sessions for ``wtb compare`` (each reason its own ``error: ...`` line)."""
+
+    status = BAD_CONFIGURATION
 
 
 class InfrastructureErrors(Failure):
