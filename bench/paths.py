@@ -68,7 +68,7 @@ def _moves_from_ready(names: Sequence[str], ready: Sequence[int]) -> list[list[S
     Note on rule order: a combo's name sequence is added to ``seen`` (rule 5)
     *before* the partial/full prefix check (rule 6), so a combo dropped by
     rule 6 still hides every later combo with the same name sequence. See
-    ``tests/test_paths_lazy.py::test_seen_updated_before_prefix_check``.
+    ``tests/unit/bench/test_paths_lazy.py::test_seen_updated_before_prefix_check``.
     """
     full, partial, first_of_full = _same_name_runs(names, ready)
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from bench.generation import load_tool_lists, plan_sessions
-from tests.gen_scripts import session_script
-from tests.session_factory import make_session
+from tests.support.gen_scripts import session_script
+from tests.support.session_factory import make_session
 
 REPO = Path(__file__).resolve().parents[2]
 VETO_MODULE = REPO / "tests" / "support" / "veto_role.py"

@@ -1,4 +1,4 @@
-"""Candidate graphs and Runnables for the tests of ``graph:`` specs (tests/test_graph_candidates.py).
+"""Candidate graphs and Runnables for the tests of ``graph:`` specs (tests/integration/test_graph_candidates.py).
 
 The chat model they call is ``$WTB_TEST_INNER_MODEL`` (a model spec, read at each call), so one module
 serves every replay candidate; specs name them as ``graph:tests.support.candidate_graphs:<attr>``

@@ -2,8 +2,8 @@
 
 Exponential in the width of a layer, so it is not part of the installed package: the lazy
 ``bench.paths.PathTracker`` computes the same candidates, ``min_length`` and gold path step by step.
-This module is the executable definition the differential tests (tests/test_paths_lazy.py,
-tests/test_paths_reference.py) and the benchmarks compare the tracker with.
+This module is the executable definition the differential tests (tests/unit/bench/test_paths_lazy.py,
+tests/unit/bench/test_paths_reference.py) and the benchmarks compare the tracker with.
 """
 
 from __future__ import annotations

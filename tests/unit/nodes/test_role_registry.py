@@ -31,8 +31,8 @@ from nodes.generation.registry import (
     send_back,
     unregister_role,
 )
-from tests.gen_scripts import session_script
-from tests.session_factory import make_session
+from tests.support.gen_scripts import session_script
+from tests.support.session_factory import make_session
 from wtb.runner.generation import run_session
 
 BUILT_IN = ("user", "planner", "checker", "tool", "agent")

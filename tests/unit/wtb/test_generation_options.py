@@ -10,7 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from tests.session_factory import make_session
+from tests.support.session_factory import make_session
 from wtb.cli import app
 from wtb.cli.generate import role_values
 from wtb.generate import role_base_urls, role_models

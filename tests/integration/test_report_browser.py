@@ -1,0 +1,262 @@
+"""The report page in a real browser: headless Chromium (Debian ``chromium``) driven by Playwright.
+
+Skipped with the reason when chromium or playwright is missing; fails instead under
+``WTB_REQUIRE_BROWSER=1`` (set by CI). Never runs ``playwright install``: the browser is
+the system one (``/usr/bin/chromium``, or ``WTB_CHROMIUM``).
+
+``WTB_REPORT_SCREENSHOTS=DIR`` also saves the leaderboard and a trajectory as small PNGs in DIR
+(how ``docs/images/report-*.png`` were made).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.support.report_support import fixture_report, fixture_runs, read_csv
+from wtb.report import build_report
+
+CHROMIUM = os.environ.get("WTB_CHROMIUM", "/usr/bin/chromium")
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("WTB_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"browser tests required (WTB_REQUIRE_BROWSER=1) but {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable(
+            "playwright is not installed (pip install playwright; the browser itself comes from apt: chromium)"
+        )
+    if not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)):
+        _unavailable(f"no chromium at {CHROMIUM} (apt-get install -y chromium, or set WTB_CHROMIUM)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory, reference_dir) -> Path:
+    return fixture_report(tmp_path_factory.getbasetemp() / "report-fixture", reference_dir)
+
+
+class Page:
+    """A page of the report with every console error and uncaught exception collected."""
+
+    def __init__(self, browser, path: Path, width: int = 1280, height: int = 860):
+        self.page = browser.new_page(viewport={"width": width, "height": height})
+        self.problems: list[str] = []
+        self.requests: list[str] = []
+        self.page.on(
+            "console", lambda m: self.problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None
+        )
+        self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.goto(path.as_uri())
+        self.page.wait_for_selector("body[data-ready='1']")
+
+    def go(self, hash_: str) -> None:
+        """Navigate to a view and wait until it is drawn (``body[data-rendered]`` names the hash)."""
+        self.page.evaluate("h => { location.hash = h; }", hash_)
+        self.page.wait_for_function("h => document.body.getAttribute('data-rendered') === h", arg=hash_)
+
+    def rows(self, table: str) -> int:
+        return self.page.locator(f"{table} tbody tr").count()
+
+    def close(self) -> None:
+        self.page.close()
+
+
+def _pixel_spread(png: bytes) -> float:
+    from PIL import Image, ImageStat
+
+    image = Image.open(io.BytesIO(png)).convert("L")
+    return ImageStat.Stat(image).stddev[0]
+
+
+def _save_small(png: bytes, path: Path) -> None:
+    from PIL import Image
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.open(io.BytesIO(png)).convert("RGB").quantize(colors=128, method=Image.Quantize.FASTOCTREE).save(
+        path, optimize=True
+    )
+
+
+def test_every_view_loads_without_console_errors(browser, report):
+    page = Page(browser, report / "index.html")
+    try:
+        for view in (
+            "#overview",
+            "#leaderboard",
+            "#orchestration",
+            "#errors",
+            "#plots",
+            "#dataset",
+            "#tasks",
+            "#session/5",
+            "#traj/r0/3/2",
+            "#traj/r1/1/2",
+            "#tasks?status=error&cat=call_error",
+        ):
+            page.go(view)
+            assert page.page.locator("main#view h2").count() >= 1, view
+        assert page.problems == []
+        assert all(url.startswith(("file:", "data:", "about:")) for url in page.requests), page.requests
+    finally:
+        page.close()
+
+
+def test_tables_have_the_runs_and_the_paper_rows(browser, report):
+    page = Page(browser, report / "index.html")
+    try:
+        page.go("#leaderboard")
+        assert page.rows("#table-main") == 2 + 57
+        ours = page.page.locator("#table-main tbody tr.ours")
+        assert ours.count() == 2
+        assert ours.nth(0).locator("td").nth(1).inner_text().startswith("oracle")
+        page.go("#orchestration")
+        assert page.rows("#table-orchestration") == 2 + 58
+        page.go("#errors")
+        assert page.rows("#table-errors") == 2 + 57
+        noisy = page.page.locator("#table-errors tbody tr.ours").nth(1)
+        assert "48" in noisy.locator("td").last.inner_text()
+        page.go("#dataset")
+        assert page.rows("#sessions-table") == 24
+        assert page.problems == []
+    finally:
+        page.close()
+
+
+def test_sorting_and_group_filter(browser, report):
+    page = Page(browser, report / "index.html")
+    try:
+        page.go("#leaderboard")
+        page.page.click("#table-main th[data-col='chat']")
+        page.page.wait_for_selector("#table-main th[data-col='chat'] .arrow")
+        first = page.page.locator("#table-main tbody tr").first.locator("td")
+        assert first.nth(1).inner_text().strip() in {"oracle ours", "noisy ours"}  # 100.00 chat accuracy for both
+        page.page.click("#table-main th[data-col='chat']")  # ascending now
+        page.page.wait_for_function(
+            "document.querySelector(\"#table-main th[data-col='chat'] .arrow\").textContent === '▲'"
+        )
+        lowest = page.page.locator("#table-main tbody tr").first.locator("td").nth(6).inner_text()  # the chat column
+        values = [float(v) for v in page.page.locator("#table-main tbody tr td:nth-child(7)").all_inner_texts() if v]
+        assert float(lowest) == min(values)
+        page.page.select_option("select[data-group='main']", "ours")
+        page.page.wait_for_function("document.querySelectorAll('#table-main tbody tr').length === 2")
+        assert page.problems == []
+    finally:
+        page.close()
+
+
+def test_clicking_a_failed_task_opens_its_trajectory(browser, report, tmp_path):
+    expected = {(r["model"], r["session_id"], r["task"]): r for r in read_csv(report / "tasks.csv")}
+    page = Page(browser, report / "index.html")
+    try:
+        page.go("#tasks")
+        page.page.select_option("select[data-filter='run']", "r1")
+        page.page.wait_for_function("(document.body.getAttribute('data-rendered') || '').indexOf('run=r1') >= 0")
+        page.page.select_option("select[data-filter='status']", "error")
+        page.page.wait_for_function("(document.body.getAttribute('data-rendered') || '').indexOf('status=error') >= 0")
+        rows = page.page.locator("#tasks-table tbody tr")
+        assert rows.count() == 48  # the noisy run's failed tasks (fewer than a page)
+        first = rows.first
+        session_id = first.locator("td").nth(1).inner_text().strip()
+        task_number = int(first.locator("td").nth(2).inner_text())
+        first.locator("td").nth(1).locator("a").click()
+        page.page.wait_for_selector("#traj-summary")
+        assert page.page.evaluate("location.hash").startswith("#traj/r1/")
+        row = expected[("noisy", session_id, str(task_number - 1))]
+        title = page.page.locator("#traj-title").inner_text()
+        assert session_id in title and f"task {task_number}" in title
+        category = page.page.locator("#traj-category").inner_text()
+        assert row["error_category"] and category.lower().startswith(row["error_category"].split("_")[0][:4])
+        summary = page.page.locator("#traj-summary").inner_text()
+        assert row["reason"][:40] in summary
+        failing = page.page.locator(".step.failing")
+        assert failing.count() == 1 and f"step {row['failing_step']}" in failing.locator(".head").inner_text()
+        assert page.page.locator(".step").count() >= 1
+        assert page.problems == []
+    finally:
+        page.close()
+
+
+def test_trajectory_shows_messages_reply_gold_and_checks(browser, report):
+    page = Page(browser, report / "index.html")
+    try:
+        page.go("#traj/r1/3/1")  # noisy, wild_tool_bench_3, task 2: a string-similarity argument error at step 0
+        step = page.page.locator("#step-0")
+        text = step.inner_text()
+        assert "MESSAGES SENT" in text.upper() and "MODEL REPLY" in text.upper()
+        assert "addCustomMarker" in text and "map-551" in text and "map-5521" in text
+        assert "string similarity too low at 'mapId'" in text
+        assert "latency" in text and "tokens in 0 / out 0" in text
+        assert "removed by the scorer" in page.page.locator("#step-1").inner_text()
+        page.page.locator("#step-0 details summary").first.click()
+        assert "Current Date:" in step.inner_text()
+        page.go("#session/8")
+        page.page.wait_for_selector(".dag svg rect")
+        assert page.page.locator(".dag svg rect").count() >= 6
+        assert page.problems == []
+    finally:
+        page.close()
+
+
+def test_screenshots_are_not_blank(browser, report):
+    save = os.environ.get("WTB_REPORT_SCREENSHOTS")
+    page = Page(browser, report / "index.html", width=1200, height=720)
+    try:
+        page.go("#leaderboard")
+        leaderboard = page.page.screenshot()
+        page.go("#traj/r1/3/1")
+        trajectory = page.page.screenshot()
+        for png in (leaderboard, trajectory):
+            assert _pixel_spread(png) > 10.0  # a blank or single-colour page has a spread near 0
+        if save:
+            _save_small(leaderboard, Path(save) / "report-leaderboard.png")
+            _save_small(trajectory, Path(save) / "report-trajectory.png")
+        assert page.problems == []
+    finally:
+        page.close()
+
+
+def test_an_extra_metric_is_a_leaderboard_column(browser, report, reference_dir, tmp_path):
+    """A run's ``summary_metrics.json["extra"]`` (docs/metrics.md §8) becomes a leaderboard column after the
+    paper's, with the metric's value in the run's row and nothing in the paper's rows."""
+    run = tmp_path / "oracle"
+    shutil.copytree(fixture_runs(report.parent, reference_dir)["oracle"], run)
+    summary_path = run / "summary_metrics.json"
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    summary["extra"] = {"tool_call_tasks": {"value": 0.75, "correct": 72, "total": 96}}
+    summary_path.write_text(json.dumps(summary), encoding="utf-8")
+    build_report([run], tmp_path / "report")
+    page = Page(browser, tmp_path / "report" / "index.html")
+    try:
+        page.go("#leaderboard")
+        header = page.page.locator('#table-main th[data-col="tool_call_tasks"]')
+        assert header.inner_text().strip() == "tool_call_tasks"
+        assert page.page.locator("#table-main thead th").last.get_attribute("data-col") == "tool_call_tasks"
+        assert page.page.locator("#table-main tbody tr.ours td").last.inner_text() == "75.00"
+        assert page.page.locator("#table-main tbody tr:not(.ours)").first.locator("td").last.inner_text() == ""
+        assert page.problems == []
+    finally:
+        page.close()

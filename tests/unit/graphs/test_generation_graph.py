@@ -1,0 +1,485 @@
+"""The generation graph with scripted role models on real tool lists (docs/generation.md; no network)."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.args import check_arguments, float_to_number
+from bench.generation import load_tool_lists, oracle_responses, plan_sessions, streamline
+from bench.paths import PathTracker
+from bench.schema import Session
+from graphs.generation import build, graph
+from graphs.generation_context import Context
+from models.providers import scripted
+from tests.support.gen_scripts import ACCEPT, session_script
+from wtb.runner.generation import run_batch, run_session
+
+REJECT = {"verdict": "reject", "reason": "the city was never mentioned"}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_scripts():
+    scripted.reset()
+    yield
+    scripted.reset()
+
+
+@pytest.fixture(scope="module")
+def tool_lists_en(shared_dir):
+    return load_tool_lists(shared_dir / "data" / "tools_en.jsonl")
+
+
+@pytest.fixture(scope="module")
+def tool_lists_zh(shared_dir):
+    return load_tool_lists(shared_dir / "data" / "tools_zh.jsonl")
+
+
+def scripted_context(path: Path, **overrides) -> Context:
+    spec = f"scripted:{path}"
+    models = dict.fromkeys(("user", "planner", "tool", "agent", "checker"), spec)
+    models.update(overrides.pop("models", {}))
+    return Context(models=models, **{"vague_answer_rate": 0.0, **overrides})
+
+
+def plan_for(tool_lists, path, *, seed=11, language="en"):
+    return plan_sessions(tool_lists, [tuple(path)], seed=seed, language=language)[0]
+
+
+def run(plan, script, tmp_path, **overrides):
+    file = tmp_path / f"script_{plan.key}.json"
+    file.write_text(json.dumps(script, ensure_ascii=False), encoding="utf-8")
+    return asyncio.run(run_session(plan, scripted_context(file, **overrides)))
+
+
+def replay_is_perfect(session: dict) -> bool:
+    """Mini step loop (docs/evaluation.md §3 + 4.2) over the oracle responses: every step matches a candidate,
+    every argument pair checks correct, and every task ends at its min_length."""
+    tools = float_to_number(session["english_tools"])
+    responses = iter(oracle_responses(session))
+    for answer_list in session["english_answer_list"]:
+        tracker = PathTracker(answer_list)
+        step = 0
+        while True:
+            response = next(responses)
+            candidates = tracker.candidates(step)
+            if response["tool_calls"]:
+                names = sorted(c["function"]["name"] for c in response["tool_calls"])
+                match = next(c for c in candidates if sorted(answer_list[i]["action"]["name"] for i in c) == names)
+                predicted = sorted((c["function"]["name"], c["function"]["arguments"]) for c in response["tool_calls"])
+                gold = sorted(
+                    (answer_list[i]["action"]["name"], json.dumps(answer_list[i]["action"]["arguments"])) for i in match
+                )
+                for (name, args), (_, gold_args) in zip(predicted, gold):
+                    assert check_arguments(tools, name, args, gold_args) == "correct", (name, args, gold_args)
+                tracker.prune(step, match)
+            else:
+                assert response["content"]
+                kinds = [{answer_list[i]["action"]["name"] for i in c} for c in candidates]
+                if any("ask_user_for_required_parameters" in k for k in kinds):
+                    pass
+                else:
+                    assert any("prepare_to_answer" in k for k in kinds)
+                    assert step == tracker.min_length - 1
+                    break
+            step += 1
+    assert next(responses)["content"].startswith("SPARE RESPONSE")
+    return True
+
+
+def test_graph_draws_five_roles_and_retry_edges():
+    drawn = graph.get_graph()
+    assert {"user", "planner", "checker", "tool", "agent"} <= set(drawn.nodes)
+    edges = {(e.source, e.target): e for e in drawn.edges}
+    assert edges[("checker", "planner")].conditional and edges[("checker", "planner")].data == "retry"
+    assert edges[("tool_checker", "tool")].conditional and edges[("tool_checker", "tool")].data == "retry"
+    assert edges[("checker", "__end__")].data == "fail" and edges[("tool_checker", "__end__")].data == "fail"
+    assert edges[("checker", "tool")].data == "run tools" and edges[("checker", "agent")].data == "write"
+    assert not edges[("planner", "checker")].conditional and not edges[("tool", "tool_checker")].conditional
+    assert "-. &nbsp;retry&nbsp; .-> planner" in drawn.draw_mermaid()
+
+
+@pytest.mark.parametrize(
+    "path, variants",
+    [
+        (("ST", "MT", "CQ", "CC"), None),
+        (("MT", "MT", "MT", "ST"), ("serial_parallel", "parallel", "plain", "")),
+        (("CC", "CQ", "ST", "MT"), None),
+    ],
+)
+def test_every_layer_type_gives_valid_sessions(tool_lists_en, tmp_path, path, variants):
+    plan = plan_for(tool_lists_en, path)
+    if variants:
+        plan = type(plan)(**{**plan.__dict__, "mt_variants": variants})
+    outcome = run(plan, session_script(plan.as_state()), tmp_path)
+    assert outcome.status == "done", outcome.reason
+    session = outcome.session
+    Session.model_validate(session)  # the dataset schema (docs/dataset.md) accepts it
+    expected = {"ST": "Single-Tool", "CQ": "Clarify", "CC": "Chat"}
+    for layer_type, variant, task_type in zip(plan.type_path, plan.mt_variants, session["english_task_types"]):
+        if layer_type == "MT":
+            assert task_type == {"serial_parallel": "Mixed Multi-Tool"}.get(variant, "Parallel Multi-Tool")
+        else:
+            assert task_type == expected[layer_type]
+    labels = {"Coreferential Reference": "指代", "Partial Information": "省略成分", "Long-Range Dependency": "长期记忆"}
+    assert [labels[s] for s in session["english_turn_subtypes"]] == session["turn_subtypes"]
+    assert session["answer_list"] == session["english_answer_list"]
+    for answer_list in session["english_answer_list"]:
+        last = answer_list[-1]
+        assert last["action"]["name"] == "prepare_to_answer" and last["observation"].startswith("Scripted reply")
+        for node in answer_list:
+            if node["action"]["name"] == "ask_user_for_required_parameters":
+                assert node["observation"].startswith("Which ") and node["user_input"].startswith("Use the usual")
+    assert replay_is_perfect(session)
+
+
+def test_four_layer_session_in_dataset_schema(tool_lists_en, tmp_path):
+    plan = plan_for(tool_lists_en, ("CQ", "MT", "ST", "CC"), seed=4)
+    plan = type(plan)(**{**plan.__dict__, "mt_variants": ("", "serial_parallel", "", "")})
+    outcome = run(plan, session_script(plan.as_state()), tmp_path)
+    session = outcome.session
+    assert list(session) == [
+        "id",
+        "english_env_info",
+        "english_tools",
+        "english_tasks",
+        "english_answer_list",
+        "english_task_types",
+        "english_turn_subtypes",
+        "env_info",
+        "tools",
+        "tasks",
+        "answer_list",
+        "task_types",
+        "turn_subtypes",
+    ]
+    assert session["english_env_info"] == plan.env_info and session["english_tools"] == plan.tools == session["tools"]
+    assert session["env_info"][:19] == plan.env_info[:19] and session["env_info"][20:].startswith("星期")
+    assert (
+        session["english_tasks"]
+        == [
+            f"Scripted request {i} ({t}) for {plan.tools[0]['function']['name']}." for i, t in enumerate(plan.type_path)
+        ]
+        == session["tasks"]
+    )
+    assert session["english_task_types"] == ["Clarify", "Mixed Multi-Tool", "Single-Tool", "Chat"]
+    assert session["task_types"] == ["澄清", "多工具", "单工具", "闲聊"]
+    clarify, mixed, single, chat = session["english_answer_list"]
+    assert [n["dependency_list"] for n in clarify] == [[], [0], [0, 1]]
+    assert clarify[0]["action"]["arguments"]["missing_required_parameters"]
+    assert [n["dependency_list"] for n in mixed] == [[], [], [0, 1], [0, 1, 2]]
+    assert mixed[0]["observation"] == {
+        "status": "ok",
+        "source": plan.tools[0]["function"]["name"],
+        "note": "t1 result 0",
+    }
+    assert [n["dependency_list"] for n in single] == [[], [0]]
+    assert chat == [
+        {
+            "action": {"name": "prepare_to_answer", "arguments": {"answer_type": "chat"}},
+            "observation": "Scripted reply for task 3.",
+            "dependency_list": [],
+        }
+    ]
+    expected_subtypes = {
+        "coreferential": "Coreferential Reference",
+        "partial": "Partial Information",
+        "long_range": "Long-Range Dependency",
+    }
+    assert session["english_turn_subtypes"] == [expected_subtypes[s] for s in plan.strategies[1:]]
+
+
+def _single_tool_plan(tool_lists):
+    return plan_sessions(tool_lists, [("ST",)], seed=21)[0]
+
+
+def _single_tool_script(plan):
+    script = session_script(plan.as_state())
+    assert script["checker"] == [ACCEPT, ACCEPT, ACCEPT]  # decision, results, answer
+    return script
+
+
+def test_checker_rejects_twice_then_accepts(tool_lists_en, tmp_path):
+    plan = _single_tool_plan(tool_lists_en)
+    script = _single_tool_script(plan)
+    decision = script["planner"][0]
+    script["planner"] = [decision, decision, *script["planner"]]
+    script["checker"] = [REJECT, REJECT, *script["checker"]]
+    outcome = run(plan, script, tmp_path)
+    assert outcome.status == "done", outcome.reason
+    raw = outcome.state["transcript"]
+    verdicts = [(e["verdict"], e["reason"]) for e in raw if e["role"] == "checker"]
+    assert verdicts[:3] == [("reject", REJECT["reason"]), ("reject", REJECT["reason"]), ("accept", "")]
+    planner_entries = [e for e in raw if e["role"] == "planner"]
+    assert [e["attempt"] for e in planner_entries] == [1, 2, 3, 1]
+    # the retry carried the rejection reason to the planner
+    planner_calls = [c for c in outcome.state["calls"] if c["role"] == "planner"]
+    assert REJECT["reason"] in planner_calls[1]["request"][1]["content"]
+    assert REJECT["reason"] not in planner_calls[0]["request"][1]["content"]
+    lean = streamline(raw)
+    assert all(e["role"] != "checker" for e in lean)
+    assert [e["attempt"] for e in lean if e["role"] == "planner"] == [3, 1]
+    assert len(raw) - len(lean) == 2 + 2 + 3  # two rejected decisions, their two verdicts, three accepts
+
+
+def test_three_rejections_fail_the_session_and_the_run_continues(tool_lists_en, tmp_path):
+    plans = plan_sessions(tool_lists_en, [("ST",), ("ST",)], seed=21)
+    failing = _single_tool_script(plans[0])
+    decision = failing["planner"][0]
+    failing["planner"] = [decision, decision, decision]
+    failing["checker"] = [REJECT, REJECT, REJECT]
+    script = {"sessions": {plans[0].key: failing, plans[1].key: _single_tool_script(plans[1])}}
+    file = tmp_path / "script.json"
+    file.write_text(json.dumps(script), encoding="utf-8")
+    out = tmp_path / "out"
+    summary = asyncio.run(run_batch(plans, scripted_context(file), out, concurrency=2))
+    assert (summary.succeeded, summary.failed) == (1, 1)
+    failures = [json.loads(line) for line in (out / "failures.jsonl").read_text().splitlines()]
+    assert failures[0]["key"] == plans[0].key
+    assert failures[0]["reason"] == f"planner decision rejected 3 times (task 0, step 0): {REJECT['reason']}"
+    sessions = [json.loads(line) for line in (out / "sessions.jsonl").read_text().splitlines()]
+    assert [s["id"] for s in sessions] == ["wild_tool_bench_0"] and sessions[0]["english_tools"] == plans[1].tools
+    raw = json.loads((out / "sessions" / plans[0].key / "raw_transcript.json").read_text())
+    assert [e["verdict"] for e in raw if e["role"] == "checker"] == ["reject"] * 3
+    assert not (out / "sessions" / plans[0].key / "session.json").exists()
+
+
+def test_model_error_fails_only_that_session(tool_lists_en, tmp_path):
+    plan = _single_tool_plan(tool_lists_en)
+    script = _single_tool_script(plan)
+    script["agent"] = []  # the script runs dry at the final reply
+    outcome = run(plan, script, tmp_path)
+    assert outcome.status == "failed" and outcome.reason.startswith("ScriptExhausted: script ")
+    assert any(e["role"] == "tool" for e in outcome.state["transcript"])  # partial transcript kept
+
+
+def test_unknown_tool_and_malformed_outputs_are_rejections(tool_lists_en, tmp_path):
+    plan = _single_tool_plan(tool_lists_en)
+    script = _single_tool_script(plan)
+    good = script["planner"][0]
+    unknown = {"thought": "x", "plan": "y", "actions": [{"name": "getTheMoon", "arguments": {}, "depends_on": []}]}
+    not_object = (
+        "```json\n"
+        + json.dumps({"actions": [{"name": good["actions"][0]["name"], "arguments": "city=Paris"}]})
+        + "\n```"
+    )
+    script["planner"] = [
+        unknown,
+        not_object,
+        "Sure, here you go:\n```json\n" + json.dumps(good) + "\n```",
+        *script["planner"][1:],
+    ]
+    script["tool"] = ["no idea", *script["tool"]]
+    outcome = run(plan, script, tmp_path)
+    assert outcome.status == "done", outcome.reason
+    checks = [e for e in outcome.state["transcript"] if e["role"] == "checker"]
+    assert checks[0]["verdict"] == "reject" and checks[0]["source"] == "rules"
+    assert checks[0]["reason"] == "unknown tool 'getTheMoon' (not in the tool list)"
+    assert checks[1]["verdict"] == "reject" and "arguments must be a JSON object" in checks[1]["reason"]
+    assert checks[2]["verdict"] == "accept" and checks[2]["source"] == "model"
+    assert checks[3]["checked"] == "results" and checks[3]["verdict"] == "reject"
+    assert "not valid JSON" in checks[3]["reason"]
+    assert checks[4]["checked"] == "results" and checks[4]["verdict"] == "accept"
+    assert outcome.session["english_answer_list"][0][0]["action"] == {
+        "name": good["actions"][0]["name"],
+        "arguments": good["actions"][0]["arguments"],
+    }
+
+
+def test_vague_answer_leads_to_a_second_question(tool_lists_en, tmp_path):
+    plan = plan_sessions(tool_lists_en, [("CQ",)], seed=5)[0]
+    script = session_script(plan.as_state())
+    ask = script["planner"][0]
+    script["planner"].insert(1, ask)
+    script["checker"].insert(1, ACCEPT)
+    script["agent"].insert(1, "Sorry, which exact value do you mean?")
+    script["user"].insert(1, "Hmm, the usual one I guess.")
+    outcome = run(plan, script, tmp_path, vague_answer_rate=1.0)
+    assert outcome.status == "done", outcome.reason
+    answers = [e for e in outcome.state["transcript"] if e["role"] == "user" and e["kind"] == "answer"]
+    assert [e["vague"] for e in answers] == [True, False]
+    user_calls = [c for c in outcome.state["calls"] if c["role"] == "user"]
+    assert "Answer vaguely" in user_calls[1]["request"][0]["content"]
+    assert "Answer clearly" in user_calls[2]["request"][0]["content"]
+    nodes = outcome.session["english_answer_list"][0]
+    assert [n["action"]["name"] for n in nodes[:2]] == ["ask_user_for_required_parameters"] * 2
+    assert [n["user_input"] for n in nodes[:2]] == [
+        "Hmm, the usual one I guess.",
+        "Use the usual " + nodes[0]["action"]["arguments"]["missing_required_parameters"][0] + ".",
+    ]
+    assert [n["dependency_list"] for n in nodes] == [
+        [],
+        [0],
+        [0, 1],
+        [0, 1, 2],
+    ]  # the call named 0 and waits for step 1
+    assert outcome.session["english_task_types"] == ["Clarify"]
+
+
+def test_chinese_session(tool_lists_zh, tmp_path):
+    plan = plan_for(tool_lists_zh, ("ST", "CQ", "MT", "CC"), language="zh")
+    script = session_script(plan.as_state())
+    script["user"] = [f"请求{i}" for i in range(len(script["user"]))]
+    script["agent"] = [f"回复{i}" for i in range(len(script["agent"]))]
+    outcome = run(plan, script, tmp_path)
+    assert outcome.status == "done", outcome.reason
+    session = outcome.session
+    Session.model_validate(session)
+    assert session["english_tools"] == plan.tools and session["english_tasks"][0] == "请求0"
+    assert (
+        session["task_types"][0] == "单工具"
+        and session["task_types"][1] == "澄清"
+        and session["task_types"][3] == "闲聊"
+    )
+    planner_request = next(c for c in outcome.state["calls"] if c["role"] == "planner")["request"]
+    assert "规划者" in planner_request[0]["content"] and "## 工具" in planner_request[1]["content"]
+    user_request = outcome.state["calls"][0]["request"][0]["content"]
+    assert "用中文" in user_request
+    assert replay_is_perfect(session)
+
+
+def test_rules_only_checker_makes_no_checker_calls(tool_lists_en, tmp_path):
+    plan = _single_tool_plan(tool_lists_en)
+    script = _single_tool_script(plan)
+    script["checker"] = []
+    outcome = run(plan, script, tmp_path, models={"checker": "none"})
+    assert outcome.status == "done", outcome.reason
+    assert not [c for c in outcome.state["calls"] if c["role"] == "checker"]
+    assert {e["source"] for e in outcome.state["transcript"] if e["role"] == "checker"} == {"rules"}
+
+
+def test_a_role_added_by_one_node_and_one_edge(tool_lists_en, tmp_path):
+    """The README recipe: a reviewer node between the user and the planner."""
+    from langgraph.types import Command
+
+    seen = []
+
+    def reviewer(state):
+        seen.append(state.tasks[-1]["user_message"])
+        return Command(goto="planner")
+
+    builder = build()
+    builder.add_node("reviewer", reviewer, destinations=("planner",))
+    builder.edges.discard(("user", "planner"))  # re-point the one edge: user -> reviewer
+    builder.add_edge("user", "reviewer")
+    custom = builder.compile(name="generation")
+    assert ("user", "reviewer") in {(e.source, e.target) for e in custom.get_graph().edges}
+    plan = _single_tool_plan(tool_lists_en)
+    file = tmp_path / "script.json"
+    file.write_text(json.dumps(_single_tool_script(plan)), encoding="utf-8")
+    outcome = asyncio.run(run_session(plan, scripted_context(file), custom.with_config({"recursion_limit": 200})))
+    assert outcome.status == "done" and seen == [outcome.session["english_tasks"][0]]
+
+
+def test_oracle_replay_responses_follow_the_gold_path(tool_lists_en, tmp_path):
+    plan = plan_for(tool_lists_en, ("MT", "CQ", "ST", "CC"))
+    plan = type(plan)(**{**plan.__dict__, "mt_variants": ("serial_parallel", "", "", "")})
+    session = copy.deepcopy(run(plan, session_script(plan.as_state()), tmp_path).session)
+    session["id"] = "wild_tool_bench_7"
+    responses = oracle_responses(session)
+    mixed = session["english_answer_list"][0]
+    first = responses[0]["tool_calls"]
+    assert [c["id"] for c in first] == ["call_7_0_0_0", "call_7_0_0_1"]
+    assert [json.loads(c["function"]["arguments"]) for c in first] == [
+        mixed[0]["action"]["arguments"],
+        mixed[1]["action"]["arguments"],
+    ]
+    assert responses[1]["tool_calls"][0]["function"]["name"] == mixed[2]["action"]["name"]
+    assert responses[2] == {"content": mixed[3]["observation"], "tool_calls": None, "reasoning_content": None}
+    clarify = session["english_answer_list"][1]
+    assert responses[3]["content"] == clarify[0]["observation"] and responses[3]["tool_calls"] is None
+    # 3 + (ask, call, answer) + (call, answer) + chat answer + spare
+    assert len(responses) == 3 + 3 + 2 + 1 + 1
+    assert replay_is_perfect(session)
+
+
+def test_extra_roles_are_inserted_on_plain_edges(tool_lists_en, tmp_path):
+    """README "Adding a role": a reviewer after the user can end the session; an observer after the planner sees every decision."""
+    from graphs.generation import ExtraRole, compile_graph
+
+    plan = plan_for(tool_lists_en, ("ST", "CC"))
+    seen: list[tuple[int, int]] = []
+
+    def observer(state, runtime):  # runs after every planner decision, before the checker
+        seen.append((len(state.tasks), state.attempts))
+        return {}
+
+    def reviewer(state, runtime):  # reads every user message before the planner does
+        if len(state.tasks) == 2:
+            return {"status": "failed", "failure_reason": "reviewer: the second task is out of scope"}
+        return {}
+
+    graph_with_roles = compile_graph(
+        [ExtraRole("reviewer", reviewer, after="user"), ExtraRole("observer", observer, after="planner")]
+    )
+    drawn = graph_with_roles.get_graph()
+    edges = {(e.source, e.target) for e in drawn.edges}
+    assert {
+        ("user", "reviewer"),
+        ("reviewer", "planner"),
+        ("reviewer", "__end__"),
+        ("planner", "observer"),
+        ("observer", "checker"),
+        ("tool", "tool_checker"),
+    } <= edges
+    assert ("user", "planner") not in edges and ("planner", "checker") not in edges
+
+    file = tmp_path / "script.json"
+    file.write_text(json.dumps(session_script(plan.as_state())), encoding="utf-8")
+    outcome = asyncio.run(run_session(plan, scripted_context(file), graph_with_roles))
+    assert (outcome.status, outcome.reason) == ("failed", "reviewer: the second task is out of scope")
+    assert len(outcome.state["tasks"]) == 2 and seen and all(tasks == 1 for tasks, _ in seen)
+
+    # The observer alone changes nothing: the session is generated as with the default graph.
+    scripted.reset()
+    seen.clear()
+    observed = asyncio.run(
+        run_session(plan, scripted_context(file), compile_graph([ExtraRole("observer", observer, after="planner")]))
+    )
+    scripted.reset()
+    default = asyncio.run(run_session(plan, scripted_context(file)))
+    assert observed.status == default.status == "done"
+    assert observed.session == default.session
+    assert len(seen) == sum(1 for e in default.state["transcript"] if e.get("role") == "planner")
+
+    with pytest.raises(ValueError, match="after='agent'"):
+        compile_graph([ExtraRole("late", observer, after="agent")])
+    with pytest.raises(ValueError, match="already exists"):
+        compile_graph([ExtraRole("checker", observer, after="user")])
+
+
+def test_user_requests_end_with_a_cue_to_write_the_message(tool_lists_en, tmp_path):
+    """Small models continue the last thing they read: the user role's request ends with the instruction."""
+    plan = plan_for(tool_lists_en, ("ST", "CC"))
+    outcome = run(plan, session_script(plan.as_state()), tmp_path)
+    assert outcome.status == "done"
+    user_calls = [c for c in outcome.state["calls"] if c["role"] == "user"]
+    human = [m["content"] for m in user_calls[0]["request"] if m["role"] in ("user", "human")][-1]
+    assert human.endswith(
+        "Now write your first message to the assistant (a request in your own words, not a list of tools):"
+    )
+    later = [m["content"] for m in user_calls[-1]["request"] if m["role"] in ("user", "human")][-1]
+    assert later.endswith(
+        "Now write your next message to the assistant (a new request in your own words, not a list of tools):"
+    )
+
+
+def test_role_request_listener_sees_every_request(tool_lists_en, tmp_path):
+    """``wtb generate``'s progress display: one call per role-model request, with session, role and task."""
+    from nodes.generation.registry import ROLE_REQUEST_LISTENER
+
+    plan = plan_for(tool_lists_en, ("ST", "CC"))
+    heard: list[tuple[str, str, int]] = []
+    token = ROLE_REQUEST_LISTENER.set(lambda session_id, role, task: heard.append((session_id, role, task)))
+    try:
+        outcome = run(plan, session_script(plan.as_state()), tmp_path)
+    finally:
+        ROLE_REQUEST_LISTENER.reset(token)
+    assert outcome.status == "done"
+    assert heard[:2] == [(plan.key, "user", 0), (plan.key, "planner", 0)]
+    assert [(role, task) for _, role, task in heard] == [(c["role"], c["task"]) for c in outcome.state["calls"]]
+    assert {task for _, _, task in heard} == {0, 1}

@@ -1,0 +1,534 @@
+"""``wtb report`` (wtb/report/): files, tables beside the paper's rows, error counts, bootstrap intervals, inputs it refuses.
+
+The acceptance runs (``oracle`` and ``noisy`` replayed on the public fixtures) need ../shared; the
+demo-run tests and the unit tests do not.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from bench.errors import CATEGORIES
+from tests.support.report_support import REPO_ROOT, fixture_report, fixture_runs, read_csv, read_json, run_cli
+from wtb.cli import app
+from wtb.report import build_report
+from wtb.report.build import session_outcomes
+from wtb.report.dataset_stats import dataset_statistics, layer_widths, node_depths
+from wtb.report.html import pack_session, session_blocks, unpack_session
+from wtb.report.runs import session_transitions
+from wtb.report.stats import SessionOutcomes, bootstrap_accuracy, paired_bootstrap
+from wtb.report.tables import LEADERBOARD_KEYS, ORCHESTRATION_KEYS, paper_data
+
+PAPER_MODELS = 57
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> Path:
+    return tmp_path_factory.getbasetemp() / "report-fixture"
+
+
+@pytest.fixture(scope="module")
+def runs(base, reference_dir) -> dict[str, Path]:
+    return fixture_runs(base, reference_dir)
+
+
+@pytest.fixture(scope="module")
+def report(base, reference_dir) -> Path:
+    return fixture_report(base, reference_dir)
+
+
+def _percent(ratio: float) -> str:
+    return f"{ratio * 100:.2f}"
+
+
+def invoke(*args: object):
+    """``wtb ARGS`` in this process (fast; for the error paths): the click result, never a traceback."""
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in result.output
+    return result
+
+
+# --------------------------------------------------------------------------- acceptance on the fixture runs
+
+
+def test_report_writes_every_file(report):
+    for name in (
+        "index.html",
+        "report.md",
+        "leaderboard.csv",
+        "orchestration.csv",
+        "errors.csv",
+        "tasks.csv",
+        "report.json",
+    ):
+        assert (report / name).is_file() and (report / name).stat().st_size > 0, name
+    for plot in ("order", "type", "transitions", "errors", "scatter"):
+        assert (report / "plots" / f"{plot}.svg").read_text(encoding="utf-8").startswith("<svg")
+
+
+def test_leaderboard_has_both_runs_and_the_paper_rows_with_metric_values(report, runs):
+    rows = read_csv(report / "leaderboard.csv")
+    assert list(rows[0]) == ["model", "source", "group", *LEADERBOARD_KEYS]
+    assert len(rows) == 2 + PAPER_MODELS
+    paper = [r for r in rows if r["source"] == "paper"]
+    assert len(paper) == PAPER_MODELS and {r["model"] for r in paper} == {r["model"] for r in paper_data()["main"]}
+    ours = {r["model"]: r for r in rows if r["source"] == "run"}
+    assert set(ours) == {"oracle", "noisy"}
+    for name, run_dir in runs.items():
+        metric = read_json(run_dir / "metric.json")
+        row = ours[name]
+        assert row["group"] == "ours"
+        assert row["task"] == _percent(metric["total_info"]["task"]["accuracy"])
+        assert row["session"] == _percent(metric["total_info"]["session"]["accuracy"])
+        assert row["t1"] == _percent(metric["layer_info"]["0"]["accuracy"])
+        assert row["clarify"] == _percent(metric["task_type_info"]["Clarify"]["accuracy"])
+    assert (ours["oracle"]["task"], ours["oracle"]["session"]) == ("98.96", "95.83")
+    assert (ours["noisy"]["task"], ours["noisy"]["session"], ours["noisy"]["multi"]) == ("50.00", "4.17", "33.33")
+    # Ranked by session then task accuracy: the oracle first, the noisy run between the paper's 4.30 and 3.91.
+    assert rows[0]["model"] == "oracle"
+    sessions = [float(r["session"]) for r in rows]
+    assert sessions == sorted(sessions, reverse=True)
+    position = [r["model"] for r in rows].index("noisy")
+    assert float(rows[position - 1]["session"]) >= 4.17 >= float(rows[position + 1]["session"])
+    gemini = next(r for r in paper if r["model"] == "Gemini-2.0-Thinking")
+    assert (gemini["multi"], gemini["task"], gemini["session"]) == ("40.23", "61.04", "14.45")
+    gpt4o = next(r for r in paper if r["model"] == "GPT-4o")
+    assert gpt4o["multi"] == "41.80"  # two decimals, as the paper prints them
+
+
+def test_orchestration_table(report, runs):
+    rows = read_csv(report / "orchestration.csv")
+    assert list(rows[0]) == ["model", "source", "group", *ORCHESTRATION_KEYS]
+    assert len(rows) == 2 + len(paper_data()["orchestration"]) == 60
+    noisy = next(r for r in rows if r["model"] == "noisy")
+    metric = read_json(runs["noisy"] / "metric.json")
+    assert noisy["op"] == _percent(metric["optimal_info"]["Total"]["accuracy"]) == "20.00"
+    assert noisy["ap"] == _percent(metric["progress_info"]["Total"]["rate"]) == "63.93"
+    assert noisy["p"] == "44.44" and noisy["s"] == "27.27" and noisy["mix"] == "14.29" and noisy["ta"] == "33.33"
+    oracle = next(r for r in rows if r["model"] == "oracle")
+    assert (oracle["op"], oracle["ap"], oracle["ap_mix"]) == ("100.00", "88.52", "75.00")
+
+
+def test_error_counts_sum_to_the_failed_tasks(report, runs):
+    rows = read_csv(report / "errors.csv")
+    assert list(rows[0])[:12] == ["model", "source", "group", *CATEGORIES]
+    assert len([r for r in rows if r["source"] == "paper"]) == PAPER_MODELS
+    for name, run_dir in runs.items():
+        metric = read_json(run_dir / "metric.json")
+        failed = metric["total_info"]["task"]["total_count"] - metric["total_info"]["task"]["correct_count"]
+        row = next(r for r in rows if r["model"] == name)
+        counts = {c: int(row[f"{c}_count"]) for c in CATEGORIES}
+        assert int(row["failed_tasks"]) == failed == sum(counts.values())
+        assert abs(sum(float(row[c]) for c in CATEGORIES) - 100.0) < 0.05
+    noisy = next(r for r in rows if r["model"] == "noisy")
+    assert {c: int(noisy[f"{c}_count"]) for c in CATEGORIES} == {
+        "refusal": 2,
+        "wrong_name": 8,
+        "wrong_refusal": 0,
+        "redundant": 0,
+        "call_error": 11,
+        "early_term": 0,
+        "param_type": 9,
+        "param_halluc": 11,
+        "param_value": 7,
+    }
+    assert noisy["call_error"] == "22.92"
+    oracle = next(r for r in rows if r["model"] == "oracle")
+    assert (oracle["param_halluc_count"], oracle["param_halluc"]) == ("1", "100.00")
+    paper_row = next(r for r in rows if r["model"] == "Gemini-2.0-Thinking")
+    assert paper_row["refusal"] == "24.56" and paper_row["failed_tasks"] == "" and paper_row["refusal_count"] == ""
+
+
+def test_tasks_csv_lists_every_task_with_category_and_reason(report):
+    rows = read_csv(report / "tasks.csv")
+    assert len(rows) == 2 * 96
+    failed = [r for r in rows if r["label"] == "error"]
+    assert len(failed) == 1 + 48
+    assert all(r["error_category"] in CATEGORIES and r["reason"] for r in failed)
+    assert all(r["error_category"] == "" and r["reason"] == "" for r in rows if r["label"] == "correct")
+    oracle_failure = next(r for r in failed if r["model"] == "oracle")
+    assert (oracle_failure["session_id"], oracle_failure["task"], oracle_failure["error_category"]) == (
+        "wild_tool_bench_3",
+        "2",
+        "param_halluc",
+    )
+    assert oracle_failure["reason"] == "error_schema: nested args not defined" and oracle_failure["failing_step"] == "0"
+    assert oracle_failure["trajectory"] == "index.html#traj/r0/3/2"
+    empty = next(
+        r for r in failed if r["model"] == "noisy" and r["session_id"] == "wild_tool_bench_1" and r["task"] == "2"
+    )
+    assert (empty["error_category"], empty["failing_step"], empty["reason"]) == (
+        "call_error",
+        "1",
+        "tool_calls and content are None or empty",
+    )
+
+
+def test_intervals_and_paired_difference(report):
+    figures = read_json(report / "report.json")
+    assert figures["bootstrap"] == {"seed": 0, "resamples": 2000, "level": 0.95, "unit": "session"}
+    by_label = {r["label"]: r for r in figures["runs"]}
+    for run in by_label.values():
+        for key in ("task_accuracy", "session_accuracy"):
+            interval = run[key]
+            assert interval["low"] <= interval["value"] <= interval["high"]
+    noisy = by_label["noisy"]["task_accuracy"]
+    assert noisy["value"] == 0.5 and 0.35 < noisy["low"] < 0.45 and 0.55 < noisy["high"] < 0.65
+    assert by_label["noisy"]["session_accuracy"]["low"] == 0.0
+    assert by_label["oracle"]["task_accuracy"]["high"] == 1.0
+    assert by_label["oracle"]["rank"] == 1 and by_label["noisy"]["rank"] == 43
+    (comparison,) = figures["comparisons"]
+    assert comparison["a"] == "oracle" and comparison["b"] == "noisy" and comparison["sessions"] == 24
+    assert comparison["task_accuracy_difference"]["value"] == pytest.approx(47 / 96)
+    assert comparison["task_accuracy_difference"]["low"] > 0 and comparison["within_noise"] == {
+        "task": False,
+        "session": False,
+    }
+    assert comparison["verdict"] == "task accuracy: oracle higher; session accuracy: oracle higher"
+    markdown = (report / "report.md").read_text(encoding="utf-8")
+    assert "| oracle | noisy | 24 | +48.96 [" in markdown and "## Error analysis" in markdown
+
+
+def test_intervals_are_reproducible_with_a_fixed_seed(runs, report, tmp_path):
+    """The same runs and seed give the same files, byte for byte; another seed moves only the interval ends."""
+    again = build_report([runs["oracle"], runs["noisy"]], tmp_path / "again")
+    assert (tmp_path / "again" / "report.json").read_text() == (report / "report.json").read_text()
+    assert (tmp_path / "again" / "report.md").read_text() == (report / "report.md").read_text()
+    assert (tmp_path / "again" / "index.html").read_bytes() == (report / "index.html").read_bytes()
+    noisy = again.runs[1]
+    outcomes = session_outcomes(noisy)
+    seeded = [bootstrap_accuracy(outcomes, resamples=500, seed=s) for s in (7, 7, 8)]
+    assert seeded[0] == seeded[1] and seeded[0]["task"].value == seeded[2]["task"].value == 0.5
+    assert (seeded[0]["task"].low, seeded[0]["task"].high) != (seeded[2]["task"].low, seeded[2]["task"].high)
+
+
+def test_cli_prints_the_intervals(runs, tmp_path):
+    result = invoke(
+        "report", runs["oracle"], runs["noisy"], "--out", tmp_path / "r", "--seed", "7", "--resamples", "500"
+    )
+    assert result.exit_code == 0
+    assert (
+        "noisy: task accuracy 50.00% [95% CI" in result.output
+        and "oracle vs noisy (24 shared sessions)" in result.output
+    )
+    assert read_json(tmp_path / "r" / "report.json")["bootstrap"]["seed"] == 7
+
+
+def test_a_copy_of_a_run_is_within_noise(runs, tmp_path):
+    copy = tmp_path / "oracle-again"
+    shutil.copytree(runs["oracle"], copy)
+    build_report([runs["oracle"], copy], tmp_path / "r", resamples=300)
+    figures = read_json(tmp_path / "r" / "report.json")
+    assert [r["label"] for r in figures["runs"]] == ["oracle (oracle)", "oracle (oracle-again)"]
+    (comparison,) = figures["comparisons"]
+    assert comparison["task_accuracy_difference"] == {"value": 0.0, "low": 0.0, "high": 0.0}
+    assert comparison["within_noise"] == {"task": True, "session": True}
+    assert "task accuracy: within noise; session accuracy: within noise" in (tmp_path / "r" / "report.md").read_text()
+
+
+def test_page_is_self_contained(report):
+    html = (report / "index.html").read_text(encoding="utf-8")
+    assert "Content-Security-Policy" in html and "default-src 'none'" in html
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html), (
+        "the page must not load anything over the network"
+    )
+    data = json.loads(re.search(r'<script type="application/json" id="wtb-data">(.*?)</script>', html, re.S).group(1))
+    assert [r["label"] for r in data["runs"]] == ["oracle", "noisy"]
+    assert len(data["tables"]["main"]["rows"]) == 59 and len(data["tasks"]) == 192 and len(data["sessions"]) == 24
+    blocks = session_blocks(html)
+    assert sorted(blocks) == list(range(24))
+    session = blocks[3]
+    assert session["s"]["id"] == "wild_tool_bench_3" and set(session["r"]) == {"r0", "r1"}
+    task = session["r"]["r0"]["tasks"][2]
+    assert task["label"] == "error" and task["err"] == ["param_halluc", "error_schema: nested args not defined", 0]
+    step = task["steps"][0]
+    assert step["checks"][0][3] == "error_schema: nested args not defined" and step["args"] == "error"
+    assert task["steps"][1]["dropped"] is True  # removed by the scorer after the argument error (quirk 14)
+
+
+def test_session_blocks_round_trip():
+    text = json.dumps({"s": {"id": "x", "note": "</script><b>é"}, "r": {}}, ensure_ascii=False)
+    packed = pack_session(text)
+    assert set(packed) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+    assert unpack_session(packed) == json.loads(text) and pack_session(text) == packed
+
+
+def test_message_prefixes_rebuild_the_requests(runs, report):
+    """The page stores each request as (shared prefix, new messages); rebuilding gives the recorded messages."""
+    html = (report / "index.html").read_text(encoding="utf-8")
+    block = session_blocks(html)[5]
+    record = next(
+        json.loads(line)
+        for line in (runs["noisy"] / "result.jsonl").read_text().splitlines()
+        if json.loads(line)["id"] == "wild_tool_bench_5"
+    )
+    previous: list = []
+    for task, raw in zip(block["r"]["r1"]["tasks"], record["result"]):
+        for step in task["steps"]:
+            full = previous[: step["m"][0]] + step["m"][1]
+            assert full == raw["inference_log"][f"step_{step['i']}"]["inference_input"]["messages"]
+            previous = full
+
+
+# --------------------------------------------------------------------------- inputs the report refuses or works around
+
+
+def test_score_folder_needs_dataset_and_uses_scored_log(runs, reference_dir, tmp_path):
+    scored = tmp_path / "scored"
+    run_cli(
+        "score",
+        "--dataset",
+        reference_dir / "sessions.jsonl",
+        "--results",
+        runs["noisy"] / "result.jsonl",
+        "--out",
+        scored,
+    )
+    refused = invoke("report", scored, "--out", tmp_path / "r")
+    assert (
+        refused.exit_code == 1 and "no run.json naming the dataset" in refused.output and "--dataset" in refused.output
+    )
+    invoke("report", scored, "--out", tmp_path / "r", "--dataset", reference_dir / "sessions.jsonl")
+    html = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    assert '"rawResults":false' in html
+    rows = read_csv(tmp_path / "r" / "leaderboard.csv")
+    assert next(r for r in rows if r["source"] == "run")["task"] == "50.00"
+
+
+def test_session_whose_inference_failed(runs, reference_dir, tmp_path):
+    """A session recorded as "Error during inference" counts as 4 call errors and shows its message."""
+    from wtb.score_run import score_run
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    lines = (runs["oracle"] / "result.jsonl").read_text(encoding="utf-8").splitlines()
+    broken = json.loads(lines[4])
+    broken["result"] = "Error during inference: list index out of range"
+    lines[4] = json.dumps(broken)
+    (run_dir / "result.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (run_dir / "run.json").write_text((runs["oracle"] / "run.json").read_text())
+    score_run(reference_dir / "sessions.jsonl", run_dir / "result.jsonl", run_dir)
+    report = build_report([run_dir], tmp_path / "r", resamples=200)
+    failed = [r for r in read_csv(tmp_path / "r" / "tasks.csv") if r["label"] == "error"]
+    broken_rows = [r for r in failed if r["session_id"] == broken["id"]]
+    assert len(broken_rows) == 4 and len(failed) == 5
+    assert {(r["error_category"], r["failing_step"], r["reason"]) for r in broken_rows} == {
+        ("call_error", "", "Error during inference: list index out of range")
+    }
+    assert report.runs[0].error_counts()["call_error"] == 4
+    block = session_blocks((tmp_path / "r" / "index.html").read_text(encoding="utf-8"))[4]
+    assert block["r"]["r0"] == {"error": "Error during inference: list index out of range"}
+
+
+def test_changed_dataset_is_refused(runs, reference_dir, tmp_path):
+    run_dir = tmp_path / "run"
+    shutil.copytree(runs["oracle"], run_dir)
+    dataset = tmp_path / "sessions.jsonl"
+    dataset.write_bytes((reference_dir / "sessions.jsonl").read_bytes() + b"\n")
+    info = read_json(run_dir / "run.json")
+    info["dataset"] = str(dataset)
+    (run_dir / "run.json").write_text(json.dumps(info))
+    result = invoke("report", run_dir, "--out", tmp_path / "r")
+    assert result.exit_code == 1 and "changed since the run (sha256 differs)" in result.output
+
+
+@pytest.mark.parametrize(
+    "setup, message",
+    [
+        (lambda d: (d / "metric.json").unlink(), "metric.json: missing"),
+        (lambda d: (d / "score.jsonl").write_text("{not json\n"), "score.jsonl:1: not JSON"),
+        (lambda d: (d / "score.jsonl").write_text(""), "holds no scored sessions"),
+    ],
+)
+def test_broken_run_folders_give_one_line_errors(runs, tmp_path, setup, message):
+    run_dir = tmp_path / "run"
+    shutil.copytree(runs["oracle"], run_dir)
+    setup(run_dir)
+    result = invoke("report", run_dir, "--out", tmp_path / "r")
+    assert result.exit_code == 1 and message in result.output
+
+
+def test_missing_folder_and_folder_given_twice(tmp_path):
+    result = invoke(
+        "report", tmp_path / "nope", "--out", tmp_path / "r"
+    )  # command-line mistakes: exit 2 (docs/cli.md §2)
+    assert result.exit_code == 2 and "does not exist" in result.output and not (tmp_path / "r").exists()
+    (tmp_path / "empty").mkdir()
+    result = invoke("report", tmp_path / "empty", tmp_path / "empty", "--out", tmp_path / "r")
+    assert result.exit_code == 2 and "a run folder is given twice" in result.output
+    result = invoke("report", tmp_path / "empty", "--out", tmp_path / "r")  # a folder without a run: its content
+    assert result.exit_code == 1 and "metric.json: missing" in result.output
+
+
+# --------------------------------------------------------------------------- the bundled demo (no ../shared)
+
+
+def test_eval_report_on_the_bundled_demo(tmp_path):
+    out = tmp_path / "demo-model"
+    run_cli(
+        "eval",
+        "--model",
+        f"replay:{REPO_ROOT / 'bench/data/demo_candidates.jsonl'}#demo-model",
+        "--out",
+        out,
+        "--no-progress",
+        "--no-trace",
+        "--report",
+    )
+    report = out / "report"
+    metric = read_json(out / "metric.json")
+    rows = read_csv(report / "leaderboard.csv")
+    assert len(rows) == 1 + PAPER_MODELS
+    ours = next(r for r in rows if r["source"] == "run")
+    assert ours["model"] == "demo-model" and ours["task"] == _percent(metric["total_info"]["task"]["accuracy"])
+    errors = next(r for r in read_csv(report / "errors.csv") if r["source"] == "run")
+    failed = metric["total_info"]["task"]["total_count"] - metric["total_info"]["task"]["correct_count"]
+    assert failed > 0 and sum(int(errors[f"{c}_count"]) for c in CATEGORIES) == failed == int(errors["failed_tasks"])
+    assert read_json(report / "report.json")["comparisons"] == []
+
+
+# --------------------------------------------------------------------------- units
+
+
+def test_bootstrap_of_all_correct_and_all_wrong_runs():
+    perfect = SessionOutcomes.from_lists(["a", "b", "c"], [4, 4, 4], [4, 4, 4])
+    intervals = bootstrap_accuracy(perfect, resamples=200, seed=1)
+    assert (intervals["task"].value, intervals["task"].low, intervals["task"].high) == (1.0, 1.0, 1.0)
+    wrong = SessionOutcomes.from_lists(["a", "b"], [0, 0], [4, 4])
+    assert bootstrap_accuracy(wrong, resamples=50)["session"].high == 0.0
+
+
+def test_bootstrap_is_seeded_and_resamples_sessions():
+    outcomes = SessionOutcomes.from_lists([f"s{i}" for i in range(40)], [i % 5 for i in range(40)], [4] * 40)
+    first = bootstrap_accuracy(outcomes, resamples=400, seed=3)
+    assert first == bootstrap_accuracy(outcomes, resamples=400, seed=3)
+    assert first["task"].value == pytest.approx(sum(i % 5 for i in range(40)) / 160)
+    assert first["session"].value == pytest.approx(8 / 40)
+    assert first["task"].low < first["task"].value < first["task"].high
+    # Session-level resampling: the interval is wider than a naive task-level binomial one would be.
+    naive = 1.96 * np.sqrt(first["task"].value * (1 - first["task"].value) / 160)
+    assert first["task"].high - first["task"].low > 2 * naive
+
+
+def test_paired_bootstrap_pairs_by_session_id():
+    a = SessionOutcomes.from_lists(["x", "y", "z"], [4, 2, 0], [4, 4, 4])
+    b = SessionOutcomes.from_lists(["z", "x", "w"], [0, 4, 1], [4, 4, 4])
+    difference = paired_bootstrap(a, b, resamples=100)
+    assert difference.sessions == 2  # x and z
+    assert (difference.task.value, difference.task.low, difference.task.high) == (0.0, 0.0, 0.0)
+    assert difference.within_noise()
+    assert paired_bootstrap(a, SessionOutcomes.from_lists(["q"], [1], [4])) is None
+
+
+def test_outcomes_validate_their_input():
+    with pytest.raises(ValueError):
+        SessionOutcomes.from_lists(["a"], [5], [4])
+    with pytest.raises(ValueError):
+        SessionOutcomes.from_lists([], [], [])
+    with pytest.raises(ValueError):
+        bootstrap_accuracy(SessionOutcomes.from_lists(["a"], [1], [4]), resamples=0)
+
+
+def _node(name, deps=()):
+    return {"action": {"name": name, "arguments": {}}, "observation": "", "dependency_list": list(deps)}
+
+
+def test_layer_widths_and_depths():
+    fan_in = [_node("a"), _node("b"), _node("c", [0, 1]), _node("prepare_to_answer", [0, 1, 2])]
+    assert node_depths(fan_in) == [0, 0, 1, 2]
+    assert layer_widths(fan_in) == [2, 1]
+    clarify = [_node("ask_user_for_required_parameters"), _node("a", [0]), _node("prepare_to_answer", [1])]
+    assert layer_widths(clarify) == [1]
+    with pytest.raises(ValueError):
+        node_depths([_node("a", [1]), _node("b", [0])])
+
+
+def test_instruction_transitions():
+    assert session_transitions(["Single-Tool", "Parallel Multi-Tool", "Mixed Multi-Tool", "Single-Tool"]) == 0
+    assert session_transitions(["Single-Tool", "Chat", "Clarify", "Chat"]) == 3
+    assert session_transitions(["Chat", "Chat", "Single-Tool", "Sequential Multi-Tool"]) == 1
+
+
+def test_dataset_statistics_of_the_demo():
+    sessions = [
+        json.loads(line)
+        for line in (REPO_ROOT / "bench/data/demo_sessions.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
+    stats = dataset_statistics(sessions)
+    assert stats["sessions"] == len(sessions) and stats["tasks"] == 4 * len(sessions)
+    assert sum(stats["task_types"].values()) == stats["tasks"]
+    assert sum(int(k) * v for k, v in stats["calls_per_task"].items()) == stats["calls"]
+    assert sum(int(k) * v for k, v in stats["layer_widths"].items()) == stats["calls"]
+    assert sum(stats["tools_per_session"].values()) == len(sessions)
+
+
+def test_paper_figures_ship_with_the_package():
+    data = paper_data()
+    assert "WildToolBench" in data["source"] and "80a5f42" in data["source"]
+    assert len(data["main"]) == PAPER_MODELS and len(data["errors"]) == PAPER_MODELS
+    assert set(data["columns"]["errors"]) == set(CATEGORIES)
+
+
+# --------------------------------------------------------------------------- reference and fixed scoring (issue 17)
+
+
+def test_report_shows_reference_and_fixed_scoring_with_the_flips(report):
+    data = read_json(report / "report.json")
+    rescored = {entry["reference"]: entry for entry in data["scoring"] if entry["kind"] == "rescoring"}
+    assert set(rescored) == {"r0", "r1"}  # both reference runs are rescored with fixes 5-8
+    oracle = rescored["r0"]
+    assert (oracle["tasks"], oracle["reference_correct"], oracle["fixed_correct"]) == (96, 95, 96)
+    (flip,) = oracle["flips"]
+    assert (flip["id"], flip["task_idx"], flip["reference_label"], flip["fixed_label"], flip["fixes"]) == (
+        "wild_tool_bench_3",
+        2,
+        "error",
+        "correct",
+        [7],
+    )
+    assert oracle["by_fix"] == {"7": 1}
+    noisy = rescored["r1"]
+    assert noisy["reference_correct"] == noisy["fixed_correct"] == 48  # AP changes, no label flips
+    markdown = (report / "report.md").read_text(encoding="utf-8")
+    assert "## Reference and fixed scoring" in markdown
+    assert "| oracle | rescored | 96 | 98.96% | 100.00% | 1 | fix 7: 1 |" in markdown
+
+
+def test_report_reads_a_fixed_run_and_compares_it_with_the_reference_run(runs, reference_dir, tmp_path):
+    fixed = tmp_path / "oracle-fixed"
+    run_cli(
+        "eval",
+        "--dataset",
+        reference_dir / "sessions.jsonl",
+        "--model",
+        f"replay:{reference_dir / 'candidates.jsonl'}#oracle",
+        "--scoring",
+        "fixed",
+        "--out",
+        fixed,
+        "--no-progress",
+        "--no-trace",
+    )
+    out = tmp_path / "report"
+    run_cli("report", runs["oracle"], fixed, "--out", out)
+    data = read_json(out / "report.json")
+    assert [r["label"] for r in data["runs"]] == ["oracle", "oracle (fixed)"]
+    assert data["runs"][1]["task_accuracy"]["value"] == 1.0
+    pair = [e for e in data["scoring"] if e["kind"] == "runs"]
+    assert len(pair) == 1 and (pair[0]["reference"], pair[0]["fixed"]) == ("r0", "r1")
+    assert (pair[0]["reference_correct"], pair[0]["fixed_correct"]) == (95, 96)
+
+
+def test_runs_off_the_official_dataset_are_marked_not_comparable(report):
+    markdown = (report / "report.md").read_text(encoding="utf-8")
+    assert "**Not comparable with the paper: oracle (24 sessions), noisy (24 sessions)." in markdown
+    assert "Not comparable with the paper" in (report / "index.html").read_text(encoding="utf-8")
