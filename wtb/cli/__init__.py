@@ -1,4 +1,4 @@
-"""The ``wtb`` command line: ``validate``, ``score``, ``eval``, ``generate``, ``report``, ``data``.
+"""The ``wtb`` command line: ``validate``, ``score``, ``eval``, ``generate``, ``report``, ``audit``, ``data``.
 
 Each sub-command lives in its own module below and registers itself on :data:`app`. The modules
 import only typer at the top: ``wtb --help`` and every ``--help`` build the command line without the
@@ -139,6 +139,7 @@ from wtb.cli import eval as _eval  # noqa: E402,F401
 from wtb.cli import generate as _generate  # noqa: E402,F401
 from wtb.cli import score as _score  # noqa: E402,F401
 from wtb.cli import report as _report  # noqa: E402,F401
+from wtb.cli import audit as _audit  # noqa: E402,F401
 # isort: on
 
 

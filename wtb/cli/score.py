@@ -76,6 +76,12 @@ def score(
         'Default: what the records say (a `wtb eval --lang zh` record carries "language": "zh"), else en.'
     ),
     pull: bool = pull_option(),
+    errata: Path | None = typer.Option(
+        None,
+        "--errata",
+        help="An errata file (docs/audit.md §9): also score with it applied, written to OUT/metric.errata.json "
+        "and OUT/summary_metrics.errata.json (metric.json stays the published score), and print both.",
+    ),
 ) -> None:
     """Score a result file against its dataset (docs/scoring.md): writes OUT/score.jsonl, OUT/metric.json
     (the published format) and OUT/summary_metrics.json (empty groups are null), prints the table.
@@ -94,9 +100,15 @@ def score(
     summary_file = summary_metrics_file(scoring)
     dataset = require_file(named_dataset(dataset, pull), "--dataset")
     require_file(results, "--results")
+    if errata is not None:
+        require_file(errata, "--errata")
     language = lang.value if lang else None
     try:
         tasks = resolve_tasks(dataset, tasks)
+        if errata is not None:  # a bad errata file stops the command before anything is written
+            from wtb.audit_run import check_errata_file
+
+            check_errata_file(dataset, errata, tasks=tasks)
         metric = score_run(dataset, results, out, tasks=tasks, scoring=scoring, language=language)
         flips = _rescoring_flips(dataset, results, tasks) if scoring == "fixed" else None
         progress = _reference_progress(dataset, results, tasks, language) if flips is not None else None
@@ -110,6 +122,10 @@ def score(
     if flips is not None:
         _out.print(rescoring_line(flips, progress, (metric.get("progress_info") or {}).get("Total")), markup=False)
     _out.print(f"wrote {out / score_file}, {out / metric_file} and {out / summary_file}", markup=False)
+    if errata is not None:
+        from wtb.cli.audit import score_errata
+
+        score_errata(dataset, results, errata, out, tasks=tasks, scoring=scoring, language=language, metric=metric)
 
 
 def _rescoring_flips(dataset: Path, results: Path, tasks: int):
