@@ -104,7 +104,10 @@ def gold_record(session: Mapping[str, Any], *, scoring: str = "reference", langu
         for task, (answer_list, message) in enumerate(zip(session[side.answer_list], session[side.tasks])):
             results.append(_replay_task(answer_list, task, message, tools, scoring))
     except InferenceError as exc:
-        record = error_record(session["id"], ORACLE_MODEL, str(exc), scoring=scoring)
+        where = f"task {len(results)}: "
+        cause = f"{exc} ({exc.detail})" if str(exc) else exc.detail
+        message = f"the reference harness cannot replay the gold, {where}{cause.removeprefix(where)}"
+        record = error_record(session["id"], ORACLE_MODEL, message, scoring=scoring)
     else:
         record = session_record(session["id"], ORACLE_MODEL, results, scoring=scoring)
     return with_language(record, language)
