@@ -28,7 +28,7 @@ Pure module: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from bench.catalog import EXTRA_SECTION, METRIC_SECTIONS, Metric, extra_metrics, for_metric_dict
@@ -156,9 +156,18 @@ class MetricsAccumulator:
         self.optimal = {name: _Accuracy() for name in ("Total", *OPTIMAL_TYPES)}
         self.progress = {name: _Progress() for name in ("Total", *PROGRESS_TYPES)}
 
-    def add(self, session: Session | Mapping[str, Any], tasks: Sequence[Mapping[str, Any]]) -> None:
+    def add(
+        self,
+        session: Session | Mapping[str, Any],
+        tasks: Sequence[Mapping[str, Any]],
+        *,
+        excluded: Collection[int] = (),
+    ) -> None:
         """Count one scored session (``session`` a :class:`Session` or its dict, ``tasks`` its scored
         tasks in task order) into the buckets of docs/metrics.md §1-§4.
+
+        ``excluded``: task indices an erratum takes out of the metrics (docs/audit.md §9.3): they count
+        in no bucket, and the session is correct when its other tasks are (not counted when none is left).
 
         Raises:
             ValueError: the scored task count differs from the session's, or (``zh``) its labels
@@ -173,6 +182,8 @@ class MetricsAccumulator:
         by_type, by_turn, optimal, progress = self.by_type, self.by_turn, self.optimal, self.progress
         all_correct = True
         for index, task in enumerate(tasks):
+            if index in excluded:
+                continue
             correct = task.get("label") == CORRECT
             all_correct = all_correct and correct
             task_type = task_types[index]
@@ -198,7 +209,8 @@ class MetricsAccumulator:
                 total = len(answer_list[index])
                 progress["Total"].add(complete, total)
                 progress[task_type].add(complete, total)
-        self.session_total.add(all_correct)
+        if not excluded or any(index not in excluded for index in range(len(tasks))):
+            self.session_total.add(all_correct)
         for metric in self.extra_metrics:
             numerator, denominator = metric.count(session, tasks)  # type: ignore[misc]
             counts = self.extra_counts[metric.key]

@@ -59,6 +59,12 @@ def score(
         'Default: what the records say (a `wtb eval --lang zh` record carries "language": "zh"), else en.'
     ),
     pull: bool = pull_option(),
+    errata: Path | None = typer.Option(
+        None,
+        "--errata",
+        help="An errata file (docs/audit.md §9): also score with it applied, written to OUT/metric.errata.json "
+        "and OUT/summary_metrics.errata.json (metric.json stays the published score), and print both.",
+    ),
 ) -> None:
     """Score a result file against its dataset (docs/scoring.md): writes OUT/score.jsonl, OUT/metric.json
     (the published format) and OUT/summary_metrics.json (empty groups are null), prints the table.
@@ -71,4 +77,4 @@ def score(
     from wtb.commands.score import score_results
 
     with exit_on_error():
-        score_results(dataset, results, out, tasks, scoring.value, lang.value if lang else None, pull)
+        score_results(dataset, results, out, tasks, scoring.value, lang.value if lang else None, pull, errata)

@@ -67,6 +67,7 @@ def score_results(
     scoring: str = "reference",
     language: str | None = None,
     pull: bool = False,
+    errata: Path | None = None,
 ) -> None:
     """``wtb score``: score ``results`` against ``dataset`` into ``out`` (``score.jsonl``, ``metric.json``,
     ``summary_metrics.json``; the ``.fixed`` files with ``scoring="fixed"``, docs/fixed-mode.md) and
@@ -76,9 +77,11 @@ def score_results(
     Args:
         tasks: tasks per session; ``None``: the count the dataset's sessions share.
         language: the side the results were made on; ``None``: what the records say, else ``en``.
+        errata: an errata file (docs/audit.md §9): checked before anything is written, then the run is
+            scored again with it applied into the ``.errata`` metric files beside the published ones.
 
     Raises:
-        UsageError: ``dataset`` or ``results`` is not a file (exit 2).
+        UsageError: ``dataset``, ``results`` or ``errata`` is not a file (exit 2).
         bench.schema.DatasetError: the dataset or the result file's content (exit 1).
         BadInput: ``out`` cannot be written (exit 1).
     """
@@ -86,8 +89,14 @@ def score_results(
     summary_file = summary_metrics_file(scoring)
     dataset = require_file(dataset_path(dataset, pull), "--dataset")
     require_file(results, "--results")
+    if errata is not None:
+        require_file(errata, "--errata")
     try:
         tasks = task_count(dataset, tasks)
+        if errata is not None:  # a bad errata file stops the command before anything is written
+            from wtb.audit_run import check_errata_file
+
+            check_errata_file(dataset, errata, tasks=tasks)
         metric = score_run(dataset, results, out, tasks=tasks, scoring=scoring, language=language)
         flips = rescoring_flips(dataset, results, tasks) if scoring == "fixed" else None
         progress = reference_progress(dataset, results, tasks, language) if flips is not None else None
@@ -99,6 +108,10 @@ def score_results(
     if flips is not None:
         _out.print(rescoring_line(flips, progress, (metric.get("progress_info") or {}).get("Total")), markup=False)
     _out.print(f"wrote {out / score_file}, {out / metric_file} and {out / summary_file}", markup=False)
+    if errata is not None:
+        from wtb.commands.audit import score_errata
+
+        score_errata(dataset, results, errata, out, tasks=tasks, scoring=scoring, language=language, metric=metric)
 
 
 def rescoring_flips(dataset: Path, results: Path, tasks: int) -> dict[str, Any] | None:
