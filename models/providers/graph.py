@@ -9,7 +9,10 @@ The target is found the way ``langgraph.json`` finds a graph:
 
 ``ATTR`` (dotted attributes allowed) may be a compiled graph, an uncompiled ``StateGraph`` (compiled
 here), any LangChain ``Runnable``, or a factory returning one of these: a callable taking no argument
-or one ``RunnableConfig``. Asynchronous factories and context-manager factories are not supported.
+or one ``RunnableConfig``, or an *agent factory*: a callable with a parameter named ``tools``, called
+for each task with the task's tools as LangChain tools whose execution the harness owns
+(:mod:`models.agent`, docs/evaluation.md §8). Asynchronous factories and context-manager factories
+are not supported.
 A chat model is accepted too and then runs like a chat-model candidate (tools bound).
 
 The loaded candidate is cached per spec for the life of the process: the module runs once, the
@@ -41,7 +44,50 @@ from models.settings import ModelSettings
 DECLARED_MODEL_ATTR = "CANDIDATE_MODEL"
 """Module-level string a candidate module may set to name the model its agent uses."""
 
-KINDS = ("chat_model", "graph", "runnable")
+KINDS = ("chat_model", "graph", "runnable", "agent")
+
+FACTORY_TOOLS_PARAMETER = "tools"
+"""Name of the parameter that makes a factory an agent factory (called with the task's tools, models.agent)."""
+
+
+@dataclass(frozen=True)
+class AgentFactory:
+    """A factory that builds the agent around the task's tools: ``def make_agent(tools): ...``.
+
+    Attributes:
+        function: the factory as the module defines it.
+        spec: ``graph:TARGET`` (named in errors).
+    """
+
+    function: Any
+    spec: str
+
+    def build(self, tools: list[Any]) -> Any:
+        """The agent for ``tools`` (LangChain tools): the factory's graph, compiled if it is a ``StateGraph``.
+
+        Raises:
+            ConfigurationError: the factory failed, or returned no graph / Runnable.
+        """
+        try:
+            made = self.function(**{FACTORY_TOOLS_PARAMETER: tools})
+        except Exception as exc:  # noqa: BLE001 - the user's factory failed
+            raise ConfigurationError(f"{self.spec}: the agent factory failed: {type(exc).__name__}: {exc}") from exc
+        if inspect.isawaitable(made):
+            if inspect.iscoroutine(made):
+                made.close()
+            raise ConfigurationError(f"{self.spec}: asynchronous agent factories are not supported")
+        return _materialise(made, self.spec, from_factory=True)
+
+
+def _takes_tools(value: Any) -> bool:
+    try:
+        parameters = inspect.signature(value).parameters
+    except (TypeError, ValueError):
+        return False
+    return FACTORY_TOOLS_PARAMETER in parameters and parameters[FACTORY_TOOLS_PARAMETER].kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
+    )
 
 
 @dataclass(frozen=True)
@@ -171,6 +217,10 @@ def _materialise(value: Any, spec: str, *, from_factory: bool = False) -> Any:
         raise ConfigurationError(
             f"{spec}: asynchronous graph factories are not supported; export the graph or a sync factory"
         )
+    if _takes_tools(value):
+        factory = AgentFactory(value, spec)
+        factory.build([])  # fails here, before any session, when the factory cannot build an agent at all
+        return factory
     required = [
         p
         for p in inspect.signature(value).parameters.values()
@@ -200,10 +250,13 @@ def _factory_config(spec: str) -> dict[str, Any]:
 
 
 def kind_of(runnable: Any) -> str:
-    """``"chat_model"`` (a LangChain chat model), ``"graph"`` (a LangGraph graph) or ``"runnable"`` (anything else)."""
+    """``"chat_model"`` (a LangChain chat model), ``"graph"`` (a LangGraph graph), ``"agent"`` (an agent factory,
+    :class:`AgentFactory`) or ``"runnable"`` (anything else)."""
     from langchain_core.language_models import BaseChatModel
     from langgraph.pregel import Pregel
 
+    if isinstance(runnable, AgentFactory):
+        return "agent"
     if isinstance(runnable, BaseChatModel):
         return "chat_model"
     if isinstance(runnable, Pregel):

@@ -1,0 +1,50 @@
+"""Agents that run their own tool loop, given as factories of the task's tools (issue 23, docs/evaluation.md §8).
+
+Each agent shape wraps a ``ChatOpenAI`` pointed at the loopback server replaying a fixture
+candidate; its records and metrics must equal the ``openai:`` run of the same replies.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from models import agent as agent_module
+from tests.support.agent_runs import AGENTS, comparable, jsonl, run_over_server
+
+SHAPES = ["langchain_agent", "prebuilt_agent", "tool_node_loop"]
+CANDIDATES = ["oracle", "noisy", "wrong_name", "over_ask"]
+
+
+@pytest.fixture(scope="module")
+def openai_runs(reference_dir, tmp_path_factory):
+    """``{(candidate, scoring, language): (records, metric)}`` of the ``openai:`` runs, made on first use."""
+    made = {}
+
+    def get(candidate, **settings):
+        key = (candidate, tuple(sorted(settings.items())))
+        if key not in made:
+            out = tmp_path_factory.mktemp(f"openai-{candidate}")
+            records, metric, _ = run_over_server(reference_dir, candidate, f"openai:{candidate}", out, **settings)
+            made[key] = (records, metric)
+        return made[key]
+
+    return get
+
+
+def _expected_metric(reference_dir, candidate):
+    return next(m for m in jsonl(reference_dir / "expected_metrics.jsonl") if m["candidate"] == candidate)["metric"]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("candidate", CANDIDATES)
+def test_agent_shape_matches_openai(reference_dir, tmp_path, openai_runs, shape, candidate):
+    records, metric, server = run_over_server(reference_dir, candidate, f"graph:{AGENTS}:{shape}", tmp_path)
+    expected_records, expected_metric = openai_runs(candidate)
+    assert metric == _expected_metric(reference_dir, candidate)
+    assert metric == expected_metric
+    assert list(records) == list(expected_records)
+    for session_id, record in records.items():
+        assert comparable(record) == comparable(expected_records[session_id]), session_id
+        assert record["candidate"]["kind"] == "agent"
+        assert record["candidate"]["model"] == candidate
+    assert agent_module.live_runs() == 0
