@@ -48,3 +48,28 @@ def test_agent_shape_matches_openai(reference_dir, tmp_path, openai_runs, shape,
         assert record["candidate"]["kind"] == "agent"
         assert record["candidate"]["model"] == candidate
     assert agent_module.live_runs() == 0
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("candidate", CANDIDATES)
+@pytest.mark.parametrize("settings", [{"scoring": "fixed"}, {"language": "zh"}], ids=["fixed", "zh"])
+def test_agent_shape_matches_openai_fixed_and_zh(reference_dir, tmp_path, openai_runs, shape, candidate, settings):
+    records, metric, _ = run_over_server(reference_dir, candidate, f"graph:{AGENTS}:{shape}", tmp_path, **settings)
+    expected_records, expected_metric = openai_runs(candidate, **settings)
+    assert metric == expected_metric
+    for session_id, record in records.items():
+        assert comparable(record) == comparable(expected_records[session_id]), session_id
+
+
+@pytest.mark.parametrize("shape", ["sync_tool_node_loop", "agent_with_own_tool"])
+def test_sync_agents_and_agents_with_own_tools(reference_dir, tmp_path, openai_runs, shape):
+    """Synchronous nodes and tools; an agent with a system prompt and a tool of its own (never called here)."""
+    records, metric, server = run_over_server(reference_dir, "noisy", f"graph:{AGENTS}:{shape}", tmp_path)
+    expected_records, expected_metric = openai_runs("noisy")
+    assert metric == expected_metric
+    for session_id, record in records.items():
+        assert comparable(record) == comparable(expected_records[session_id]), session_id
+    if shape == "agent_with_own_tool":
+        first = server.requests["wild_tool_bench_0"][0]
+        assert first["messages"][0] == {"role": "system", "content": "You are a helpful assistant."}
+        assert [t["function"]["name"] for t in first["tools"]][-1] == "lookup_notes"

@@ -69,12 +69,19 @@ def run_over_server(
     """
     dataset = reference_dir / "sessions.jsonl"
     sessions = sessions if sessions is not None else load_dataset(dataset)
-    with ScriptedServer(sessions, script(reference_dir, candidate)) as server, agent_env(server.base_url, candidate):
+    server = ScriptedServer(sessions, script(reference_dir, candidate), language=settings.get("language") or "en")
+    with server, agent_env(server.base_url, candidate):
         base_url = server.base_url if spec.startswith("openai:") else None
         context = EvaluationContext(model=spec, base_url=base_url, model_name=candidate, **settings)
         asyncio.run(arun_eval(sessions, context, out, progress=False))
     records = {r["id"]: r for r in jsonl(out / "result.jsonl")}
-    metric = score_run(dataset, out / "result.jsonl", out / "score")
+    metric = score_run(
+        dataset,
+        out / "result.jsonl",
+        out / "score",
+        scoring=settings.get("scoring") or "reference",
+        language=settings.get("language"),
+    )
     return records, metric, server
 
 
