@@ -43,6 +43,7 @@ from models.candidates import (
     INTERRUPTED,
     CandidateContractError,
     CandidateOutputError,
+    default_context,
     graph_config,
     recorded_response,
     response_message,
@@ -270,8 +271,12 @@ class AgentRun:
             _current_run.reset(token)
 
     async def _drive(self, agent: Any, messages: list[BaseMessage], config: dict[str, Any]) -> None:
+        kwargs: dict[str, Any] = {}
+        context = default_context(agent)
+        if context is not None:  # the agent's own context_schema defaults, as for a graph candidate
+            kwargs["context"] = context
         try:
-            output = await agent.ainvoke({"messages": messages}, config)
+            output = await agent.ainvoke({"messages": messages}, config, **kwargs)
         except AgentStopped:
             return
         except BaseException as exc:

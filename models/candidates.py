@@ -415,7 +415,7 @@ class GraphReply:
     tools: Sequence[Mapping[str, Any]] = ()
 
 
-def _default_context(runnable: Any) -> Any:
+def default_context(runnable: Any) -> Any:
     """The graph's own context: its ``context_schema`` built from its defaults, or ``None``."""
     schema = getattr(runnable, "context_schema", None)
     if not isinstance(schema, type):
@@ -462,7 +462,7 @@ async def ainvoke_graph(
     token = _step_usage.set(usage)
     try:
         kwargs: dict[str, Any] = {}
-        context = _default_context(runnable)
+        context = default_context(runnable)
         if context is not None:
             kwargs["context"] = context
         output = await runnable.ainvoke(graph_input(messages, tools), graph_config(config, metadata), **kwargs)

@@ -218,9 +218,7 @@ def _materialise(value: Any, spec: str, *, from_factory: bool = False) -> Any:
             f"{spec}: asynchronous graph factories are not supported; export the graph or a sync factory"
         )
     if _takes_tools(value):
-        factory = AgentFactory(value, spec)
-        factory.build([])  # fails here, before any session, when the factory cannot build an agent at all
-        return factory
+        return AgentFactory(value, spec)
     required = [
         p
         for p in inspect.signature(value).parameters.values()
@@ -285,10 +283,21 @@ def load(name: str) -> LoadedCandidate:
 def check(name: str, settings: ModelSettings) -> None:
     """Before any session: the file or module exists and loads, and its attribute is a graph, a Runnable or a factory of one.
 
+    An agent factory is called once with one stand-in tool (``wtb_probe``), so that a factory that
+    cannot build an agent at all (a missing key, a bad argument) stops the run before any session.
+
     Raises:
-        ConfigurationError: see :func:`load`.
+        ConfigurationError: see :func:`load`; the agent factory failed or returned no graph.
     """
-    load(name)
+    loaded = load(name)
+    if isinstance(loaded.runnable, AgentFactory):
+        from langchain_core.tools import StructuredTool
+
+        def wtb_probe() -> str:
+            """A stand-in for the task's tools while the factory is checked."""
+            return ""
+
+        loaded.runnable.build([StructuredTool.from_function(wtb_probe)])
 
 
 def create(name: str, settings: ModelSettings) -> Any:

@@ -73,3 +73,46 @@ def test_sync_agents_and_agents_with_own_tools(reference_dir, tmp_path, openai_r
         first = server.requests["wild_tool_bench_0"][0]
         assert first["messages"][0] == {"role": "system", "content": "You are a helpful assistant."}
         assert [t["function"]["name"] for t in first["tools"]][-1] == "lookup_notes"
+
+
+@pytest.mark.parametrize("candidate", CANDIDATES)
+def test_react_agent_template_example_matches_openai(reference_dir, tmp_path, openai_runs, candidate):
+    """examples/react_agent.py: the react-agent template's graph as a factory of the tools."""
+    spec = "graph:examples/react_agent.py:make_graph"
+    records, metric, server = run_over_server(reference_dir, candidate, spec, tmp_path)
+    expected_records, expected_metric = openai_runs(candidate)
+    assert metric == expected_metric == _expected_metric(reference_dir, candidate)
+    for session_id, record in records.items():
+        assert comparable(record) == comparable(expected_records[session_id]), session_id
+    first = server.requests["wild_tool_bench_0"][0]["messages"]
+    assert first[0]["content"].startswith("You are a helpful AI assistant.") and first[1]["content"].startswith(
+        "Current Date: "
+    )
+
+
+def _two_sessions(reference_dir):
+    from wtb.runner import load_dataset
+
+    return load_dataset(reference_dir / "sessions.jsonl")[:2]
+
+
+def test_a_graph_that_runs_the_benchmark_tools_itself_is_stopped(reference_dir, tmp_path):
+    """The old mistake (create_react_agent exported as the graph) scores nothing and names the factory contract."""
+    spec = f"graph:{AGENTS}:self_running_graph"
+    sessions = _two_sessions(reference_dir)
+    records, _, _ = run_over_server(reference_dir, "oracle", spec, tmp_path, sessions=sessions, max_attempts=1)
+    assert records == {}
+    errors = jsonl(tmp_path / "errors.jsonl")
+    assert [e["id"] for e in errors] == [s["id"] for s in sessions]
+    assert "ran the benchmark's tool call(s) getRealtimeCity itself" in errors[0]["error"]
+    assert "a parameter named 'tools'" in errors[0]["error"]
+
+
+def test_an_agent_that_interrupts_gets_a_clear_error(reference_dir, tmp_path):
+    spec = f"graph:{AGENTS}:interrupting_agent"
+    sessions = _two_sessions(reference_dir)
+    records, _, _ = run_over_server(reference_dir, "oracle", spec, tmp_path, sessions=sessions, max_attempts=1)
+    assert records == {}
+    errors = jsonl(tmp_path / "errors.jsonl")
+    assert len(errors) == 2 and "the candidate graph interrupted" in errors[0]["error"]
+    assert agent_module.live_runs() == 0

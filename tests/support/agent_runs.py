@@ -40,9 +40,16 @@ def script(reference_dir: Path, candidate: str) -> dict[str, list[dict[str, Any]
 
 @contextmanager
 def agent_env(base_url: str, model: str) -> Iterator[None]:
-    """``WTB_TEST_AGENT_BASE_URL`` / ``WTB_TEST_AGENT_MODEL`` / ``OPENAI_API_KEY`` set for the block."""
-    saved = {k: os.environ.get(k) for k in ("WTB_TEST_AGENT_BASE_URL", "WTB_TEST_AGENT_MODEL", "OPENAI_API_KEY")}
-    os.environ.update(WTB_TEST_AGENT_BASE_URL=base_url, WTB_TEST_AGENT_MODEL=model, OPENAI_API_KEY="test-key")
+    """The test agents' and the react example's model and URL variables, and ``OPENAI_API_KEY``, set for the block."""
+    values = {
+        "WTB_TEST_AGENT_BASE_URL": base_url,
+        "WTB_TEST_AGENT_MODEL": model,
+        "REACT_AGENT_BASE_URL": base_url,  # examples/react_agent.py
+        "REACT_AGENT_MODEL": f"openai/{model}",
+        "OPENAI_API_KEY": "test-key",
+    }
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
     try:
         yield
     finally:
@@ -61,11 +68,11 @@ def run_over_server(
     *,
     sessions: list[dict[str, Any]] | None = None,
     **settings: Any,
-) -> tuple[dict[str, dict[str, Any]], dict[str, Any], ScriptedServer]:
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None, ScriptedServer]:
     """Evaluate ``spec`` (``openai:NAME`` gets the server's URL) with the server replaying ``candidate``.
 
     Returns:
-        ``({session_id: record}, metric of the run, the stopped server)``.
+        ``({session_id: record}, metric of the run (``None`` without records), the stopped server)``.
     """
     dataset = reference_dir / "sessions.jsonl"
     sessions = sessions if sessions is not None else load_dataset(dataset)
@@ -75,6 +82,8 @@ def run_over_server(
         context = EvaluationContext(model=spec, base_url=base_url, model_name=candidate, **settings)
         asyncio.run(arun_eval(sessions, context, out, progress=False))
     records = {r["id"]: r for r in jsonl(out / "result.jsonl")}
+    if not records:
+        return records, None, server
     metric = score_run(
         dataset,
         out / "result.jsonl",
