@@ -78,6 +78,20 @@ class AgentFactory:
             raise ConfigurationError(f"{self.spec}: asynchronous agent factories are not supported")
         return _materialise(made, self.spec, from_factory=True)
 
+    def probe(self) -> Any:
+        """The agent built around one stand-in tool (``wtb_probe``), as :func:`check` and the resume identity see it.
+
+        Raises:
+            ConfigurationError: see :meth:`build`.
+        """
+        from langchain_core.tools import StructuredTool
+
+        def wtb_probe() -> str:
+            """A stand-in for the task's tools while the factory is checked."""
+            return ""
+
+        return self.build([StructuredTool.from_function(wtb_probe)])
+
 
 def _takes_tools(value: Any) -> bool:
     try:
@@ -247,6 +261,53 @@ def _factory_config(spec: str) -> dict[str, Any]:
     return {"configurable": {}, "metadata": {"candidate_spec": spec}}
 
 
+def chat_models_in(root: Any, limit: int = 5000) -> list[str]:
+    """The model names of every LangChain chat model reachable from ``root`` (a graph, Runnable, factory...).
+
+    Follows graph nodes, bindings, sequences, the attributes of Runnables and the closures of
+    functions (where ``create_agent`` and ``create_react_agent`` keep their model), at most ``limit``
+    objects; a model built inside a node at run time is not found. Used for the resume identity.
+    """
+    from langchain_core.language_models import BaseChatModel
+
+    found: list[str] = []
+    seen: set[int] = set()
+    queue: list[Any] = [root]
+    while queue and len(seen) < limit:
+        item = queue.pop()
+        if id(item) in seen or item is None or isinstance(item, (str, bytes, int, float, bool, type, ModuleType)):
+            continue
+        seen.add(id(item))
+        if isinstance(item, BaseChatModel):
+            label = str(getattr(item, "model_name", None) or getattr(item, "model", None) or type(item).__name__)
+            if label not in found:
+                found.append(label)
+            continue
+        if isinstance(item, dict):
+            queue.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            queue.extend(item)
+        elif inspect.isfunction(item) or inspect.ismethod(item):
+            function = getattr(item, "__func__", item)
+            queue.extend(cell.cell_contents for cell in (function.__closure__ or ()) if _cell_set(cell))
+            queue.extend(function.__defaults__ or ())
+        elif hasattr(item, "__dict__") and type(item).__module__.split(".")[0] in _FOLLOWED:
+            queue.extend(vars(item).values())
+            queue.extend(getattr(item, "__pydantic_private__", None) or {})
+    return sorted(found)
+
+
+_FOLLOWED = {"langgraph", "langchain", "langchain_core", "functools"}
+
+
+def _cell_set(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
+
+
 def kind_of(runnable: Any) -> str:
     """``"chat_model"`` (a LangChain chat model), ``"graph"`` (a LangGraph graph), ``"agent"`` (an agent factory,
     :class:`AgentFactory`) or ``"runnable"`` (anything else)."""
@@ -291,13 +352,7 @@ def check(name: str, settings: ModelSettings) -> None:
     """
     loaded = load(name)
     if isinstance(loaded.runnable, AgentFactory):
-        from langchain_core.tools import StructuredTool
-
-        def wtb_probe() -> str:
-            """A stand-in for the task's tools while the factory is checked."""
-            return ""
-
-        loaded.runnable.build([StructuredTool.from_function(wtb_probe)])
+        loaded.runnable.probe()
 
 
 def create(name: str, settings: ModelSettings) -> Any:

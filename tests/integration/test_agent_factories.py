@@ -6,6 +6,8 @@ candidate; its records and metrics must equal the ``openai:`` run of the same re
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from models import agent as agent_module
@@ -116,3 +118,47 @@ def test_an_agent_that_interrupts_gets_a_clear_error(reference_dir, tmp_path):
     errors = jsonl(tmp_path / "errors.jsonl")
     assert len(errors) == 2 and "the candidate graph interrupted" in errors[0]["error"]
     assert agent_module.live_runs() == 0
+
+
+def test_a_changed_agent_model_never_resumes_old_results(reference_dir, tmp_path):
+    """The agent's model comes from an environment variable: re-running with another one is refused."""
+    import asyncio
+
+    from graphs.evaluation_context import EvaluationContext
+    from tests.support.agent_runs import agent_env
+    from wtb.runner import arun_eval
+
+    spec = f"graph:{AGENTS}:langchain_agent"
+    sessions = _two_sessions(reference_dir)
+    records, _, _ = run_over_server(reference_dir, "oracle", spec, tmp_path, sessions=sessions[:1])
+    assert list(records) == ["wild_tool_bench_0"]
+    run = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    assert run["candidate"]["models"] == ["oracle"] and len(run["candidate"]["source_sha256"]) == 64
+    with agent_env("http://127.0.0.1:9/v1", "noisy"):
+        with pytest.raises(ValueError, match="another version of the candidate .*changed: models"):
+            asyncio.run(
+                arun_eval(sessions, EvaluationContext(model=spec, model_name="oracle"), tmp_path, progress=False)
+            )
+    assert [r["id"] for r in jsonl(tmp_path / "result.jsonl")] == ["wild_tool_bench_0"]
+    # the same model again resumes: the second session is evaluated, the first kept
+    records, _, _ = run_over_server(reference_dir, "oracle", spec, tmp_path, sessions=sessions)
+    assert list(records) == ["wild_tool_bench_0", "wild_tool_bench_1"]
+
+
+def test_a_hung_endpoint_inside_an_agent_is_an_infrastructure_error(reference_dir, tmp_path):
+    """--timeout 2 bounds each step of the agent as a whole: a hung model request is retried, then
+    recorded as an infrastructure error (nothing scored); a resumed run evaluates the session."""
+    spec = f"graph:{AGENTS}:langchain_agent"
+    sessions = _two_sessions(reference_dir)[:1]
+    faults = {("wild_tool_bench_0", 1): [{"hang": 30}, {"hang": 30}]}
+    records, _, server = run_over_server(
+        reference_dir, "oracle", spec, tmp_path, sessions=sessions, faults=faults, timeout=2, max_attempts=2, backoff=0
+    )
+    assert records == {}
+    (error,) = jsonl(tmp_path / "errors.jsonl")
+    assert error["attempts"] == 2 and all(e.startswith("timeout") for e in error["errors"]), error
+    assert error["where"] == {"task": 0, "step": 1}
+    assert agent_module.live_runs() == 0
+    records, metric, _ = run_over_server(reference_dir, "oracle", spec, tmp_path, sessions=sessions, timeout=2)
+    assert list(records) == ["wild_tool_bench_0"]
+    assert all(task["action_name_label"] == "correct" for task in records["wild_tool_bench_0"]["result"])

@@ -67,6 +67,7 @@ def run_over_server(
     out: Path,
     *,
     sessions: list[dict[str, Any]] | None = None,
+    faults: Mapping[tuple[str, int], Any] | None = None,
     **settings: Any,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None, ScriptedServer]:
     """Evaluate ``spec`` (``openai:NAME`` gets the server's URL) with the server replaying ``candidate``.
@@ -76,7 +77,9 @@ def run_over_server(
     """
     dataset = reference_dir / "sessions.jsonl"
     sessions = sessions if sessions is not None else load_dataset(dataset)
-    server = ScriptedServer(sessions, script(reference_dir, candidate), language=settings.get("language") or "en")
+    server = ScriptedServer(
+        sessions, script(reference_dir, candidate), faults=faults, language=settings.get("language") or "en"
+    )
     with server, agent_env(server.base_url, candidate):
         base_url = server.base_url if spec.startswith("openai:") else None
         context = EvaluationContext(model=spec, base_url=base_url, model_name=candidate, **settings)
