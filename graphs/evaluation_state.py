@@ -76,6 +76,8 @@ class EvaluationState(TypedDict, total=False):
     """``(step, node indices)`` matched so far in the current task; replayed onto a fresh PathTracker."""
     requests: int
     """Model requests made so far in the session (the replay queue position)."""
+    agent_run: str
+    """Key of the live run of an agent candidate (``models.agent``), kept across the steps of a task."""
 
     messages: Annotated[list[AnyMessage], append_messages]
     response: dict[str, Any] | None

@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # imported by the first request, not at start-up (asyncio too
 
     from langchain_core.language_models import BaseChatModel
 
+    from models.agent import AgentCall
     from models.candidates import CandidateCall
     from models.transport import RetryPolicy
 
@@ -106,11 +107,9 @@ class Candidate:
         """
         return self._provider.create(self.target, self.settings)
 
-    def _call(self) -> CandidateCall:
+    def _call(self) -> CandidateCall | AgentCall:
         """How the candidate is called in the running event loop (built on its first request there)."""
         import asyncio
-
-        from models.candidates import call_for
 
         try:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
@@ -121,12 +120,23 @@ class Candidate:
             per_loop = _built_outside_loops if loop is None else _built.setdefault(loop, {})
             call = per_loop.get(key)
         if call is None:
-            made = call_for(self.build())  # outside the lock: a provider may take long (a server start)
+            made = self._made(self.build())  # outside the lock: a provider may take long (a server start)
             with _built_lock:
                 call = per_loop.setdefault(key, made)
         if not self._seen:
             self._seen.append(call.runnable)
         return call
+
+    def _made(self, built: Any) -> CandidateCall | AgentCall:
+        """The call of what :meth:`build` made: an agent factory's, else :func:`models.candidates.call_for`'s."""
+        from models.candidates import call_for
+        from models.providers.graph import AgentFactory
+
+        if isinstance(built, AgentFactory):
+            from models.agent import AgentCall
+
+            return AgentCall(built, timeout=self.settings.timeout)
+        return call_for(built, timeout=self.settings.timeout if self.provider == "graph" else None)
 
     def runnable(self) -> Any:
         """The chat model, graph or Runnable that answers in the running event loop (built on first use there).

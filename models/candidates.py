@@ -28,6 +28,7 @@ that result records and the ``call_candidate`` trace runs carry: ``{"kind", "spe
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import copy
 import inspect
@@ -48,9 +49,10 @@ from langchain_core.callbacks import (
 )
 from langchain_core.globals import get_llm_cache
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage, convert_to_messages
 from langchain_core.runnables import RunnableBinding
 from langchain_core.runnables.config import get_async_callback_manager_for_config
+from langgraph.errors import GraphInterrupt
 
 from models.messages import RAW_RESPONSE_KEY, parse_tool_calls, response_from_ai, token_counts
 from models.reply import CandidateReply
@@ -194,6 +196,69 @@ class CandidateOutputError(ModelRequestError):
         return True
 
 
+class CandidateContractError(ModelRequestError):
+    """A candidate broke the calling contract: its graph interrupted, or ran the benchmark's tool calls itself.
+
+    Not retried and not scored: an infrastructure error (docs/evaluation.md §6, §8.4) whose message
+    says how to fix the candidate; after the fix, a resumed run evaluates the session.
+    """
+
+    def __init__(self, reason: str, where: Mapping[str, Any] | None = None):
+        super().__init__(1, [reason], False, where or {})
+        self.reason = reason
+
+
+INTERRUPTED = (
+    "the candidate graph interrupted (GraphInterrupt: interrupt_before / interrupt_after, or interrupt() inside "
+    "it); a candidate runs to its end without human-in-the-loop pauses: compile it without them (an agent "
+    "built with interrupt_before=['tools'] does not need it here: the harness owns the tools, see the agent "
+    "factory in README 'Evaluating your own agent')"
+)
+"""Reason of the :class:`CandidateContractError` for a graph that interrupted."""
+
+RAN_TOOLS = (
+    "the candidate graph ran the benchmark's tool call(s) {names} itself (a ToolMessage for them appeared in its "
+    "run), so the harness never saw the step's calls. A graph candidate must return after its model's reply; an "
+    "agent that runs its own tool loop (create_agent, create_react_agent, a ToolNode loop) is evaluated through a "
+    "factory with a parameter named 'tools': def make_agent(tools): return create_agent(model, tools), given as "
+    "--model graph:FILE.py:make_agent (README 'Evaluating your own agent')"
+)
+"""Reason of the :class:`CandidateContractError` for a graph that executed tool calls itself."""
+
+
+def _where(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    return {"task": metadata.get("wtb_task_idx"), "step": metadata.get("wtb_step")}
+
+
+def tools_run_inside(output: Any, sent: Sequence[BaseMessage], tools: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Names of benchmark tools whose ``ToolMessage`` the graph produced itself (not among the ``sent`` messages).
+
+    A ``ToolMessage`` counts when its ``name``, or the name of the call it answers in the output, is one
+    of ``tools``; those the harness sent (by object, or by ``tool_call_id``) do not. ``[]`` for an
+    output without a ``messages`` list.
+    """
+    messages = output.get("messages") if isinstance(output, Mapping) else None
+    if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
+        return []
+    names = {str((t.get("function") or {}).get("name")) for t in tools if isinstance(t, Mapping)}
+    sent_ids = {id(m) for m in sent}
+    sent_calls = {m.tool_call_id for m in sent if isinstance(m, ToolMessage)}
+    called: dict[str, str] = {}
+    for message in messages:
+        if isinstance(message, AIMessage):
+            for call in [*message.tool_calls, *message.invalid_tool_calls]:
+                if call.get("id") and call.get("name"):
+                    called[str(call["id"])] = str(call["name"])
+    found: list[str] = []
+    for message in messages:
+        if not isinstance(message, ToolMessage) or id(message) in sent_ids or message.tool_call_id in sent_calls:
+            continue
+        name = message.name or called.get(message.tool_call_id)
+        if name in names and name not in found:
+            found.append(name)
+    return found
+
+
 def response_message(output: Any, where: Mapping[str, Any] | None = None) -> AIMessage:
     """The response of a graph candidate: the last message of ``output["messages"]``, which must be an ``AIMessage``.
 
@@ -278,7 +343,10 @@ class StepUsage(BaseCallbackHandler):
         self.input_tokens = 0
         self.output_tokens = 0
         self.reported = False
+        self.last_model: str | None = None
         self.models: list[str] = []
+        self.by_message: dict[str, str] = {}
+        """Model name by the id of the message it produced (the scored reply's model, docs/evaluation.md §5.5)."""
         self._names: dict[UUID, str] = {}
         self._lock = threading.Lock()
 
@@ -315,8 +383,12 @@ class StepUsage(BaseCallbackHandler):
                     if name is None and message is not None:
                         reported = message.response_metadata.get("model_name") or message.response_metadata.get("model")
                         name = reported if isinstance(reported, str) and reported else None
-            if name is not None and name not in self.models:
-                self.models.append(name)
+                    if name is not None and message is not None and message.id:
+                        self.by_message[message.id] = name
+            if name is not None:
+                self.last_model = name
+                if name not in self.models:
+                    self.models.append(name)
 
 
 _step_usage: contextvars.ContextVar[StepUsage | None] = contextvars.ContextVar("wtb_candidate_step_usage", default=None)
@@ -339,9 +411,11 @@ class GraphReply:
 
     output: Any
     usage: StepUsage = field(default_factory=StepUsage)
+    sent: Sequence[BaseMessage] = ()
+    tools: Sequence[Mapping[str, Any]] = ()
 
 
-def _default_context(runnable: Any) -> Any:
+def default_context(runnable: Any) -> Any:
     """The graph's own context: its ``context_schema`` built from its defaults, or ``None``."""
     schema = getattr(runnable, "context_schema", None)
     if not isinstance(schema, type):
@@ -388,13 +462,15 @@ async def ainvoke_graph(
     token = _step_usage.set(usage)
     try:
         kwargs: dict[str, Any] = {}
-        context = _default_context(runnable)
+        context = default_context(runnable)
         if context is not None:
             kwargs["context"] = context
         output = await runnable.ainvoke(graph_input(messages, tools), graph_config(config, metadata), **kwargs)
+    except GraphInterrupt as exc:
+        raise CandidateContractError(INTERRUPTED, _where(metadata)) from exc
     finally:
         _step_usage.reset(token)
-    return GraphReply(output=output, usage=usage)
+    return GraphReply(output=output, usage=usage, sent=messages, tools=tools)
 
 
 # --------------------------------------------------------------------------- one call interface
@@ -453,10 +529,17 @@ class ChatModelCall:
 
 class RunnableCall:
     """How a graph or Runnable candidate answers a request: run as a subgraph (:func:`ainvoke_graph`), its
-    output's last ``AIMessage`` checked (:func:`response_message`) and recorded (:func:`recorded_response`)."""
+    output's last ``AIMessage`` checked (:func:`response_message`) and recorded (:func:`recorded_response`).
 
-    def __init__(self, runnable: Any):
+    Args:
+        runnable: the graph or Runnable.
+        timeout: seconds one request may take as a whole (a deadline on the graph's run, retried as a
+            timeout when it passes); ``None``: no deadline.
+    """
+
+    def __init__(self, runnable: Any, timeout: float | None = None):
         self.runnable = runnable
+        self.timeout = timeout
 
     async def send(
         self,
@@ -465,29 +548,44 @@ class RunnableCall:
         config: Mapping[str, Any] | None,
         metadata: Mapping[str, Any],
     ) -> GraphReply:
-        """One try of the request: the graph's output and the usage of the model calls it made."""
-        return await ainvoke_graph(self.runnable, messages, tools, config, metadata)
-
-    def read(self, reply: GraphReply, where: Mapping[str, Any] | None = None) -> CandidateReply:
-        """The response, token counts (the graph's model calls, else the message's own) and first model seen.
+        """One try of the request: the graph's output and the usage of the model calls it made.
 
         Raises:
+            TimeoutError: the graph did not answer within :attr:`timeout` (cancelled; a transient failure).
+            CandidateContractError: the graph interrupted.
+        """
+        call = ainvoke_graph(self.runnable, messages, tools, config, metadata)
+        if self.timeout is None or self.timeout <= 0:
+            return await call
+        return await asyncio.wait_for(call, self.timeout)
+
+    def read(self, reply: GraphReply, where: Mapping[str, Any] | None = None) -> CandidateReply:
+        """The response, token counts (the graph's model calls, else the message's own) and models.
+
+        ``model`` is the model that produced the response message (by its id), else the last model
+        whose call ended; ``models`` every model seen (docs/evaluation.md §5.5).
+
+        Raises:
+            CandidateContractError: the graph ran benchmark tool calls itself (:func:`tools_run_inside`).
             CandidateOutputError: the output has no ``AIMessage`` last.
         """
+        ran = tools_run_inside(reply.output, reply.sent, reply.tools)
+        if ran:
+            raise CandidateContractError(RAN_TOOLS.format(names=", ".join(ran)), where)
         message = response_message(reply.output, where)
         seen = reply.usage
         input_tokens, output_tokens = (
             (seen.input_tokens, seen.output_tokens) if seen.reported else token_counts(message)
         )
-        return CandidateReply(
-            recorded_response(message), input_tokens, output_tokens, seen.models[0] if seen.models else None
-        )
+        model = seen.by_message.get(message.id or "") or seen.last_model
+        return CandidateReply(recorded_response(message), input_tokens, output_tokens, model, tuple(seen.models))
 
 
 CandidateCall = ChatModelCall | RunnableCall
 """One of the two ways a candidate is called."""
 
 
-def call_for(runnable: Any) -> CandidateCall:
-    """The call of ``runnable``: :class:`ChatModelCall` for a chat model, else :class:`RunnableCall`."""
-    return ChatModelCall(runnable) if is_chat_model(runnable) else RunnableCall(runnable)
+def call_for(runnable: Any, *, timeout: float | None = None) -> CandidateCall:
+    """The call of ``runnable``: :class:`ChatModelCall` for a chat model, else :class:`RunnableCall` (with
+    ``timeout`` as the deadline of a whole request; a chat model's client has its own)."""
+    return ChatModelCall(runnable) if is_chat_model(runnable) else RunnableCall(runnable, timeout)

@@ -14,11 +14,13 @@ class CandidateReply:
         response: the raw response ``{"content", "tool_calls", "reasoning_content"}``.
         input_tokens: prompt tokens reported for the request (0 when none was reported).
         output_tokens: completion tokens reported for the request.
-        model: for a graph or Runnable candidate, the first model it was seen calling for this
-            request (``None`` when none reported a name, and always for a chat model).
+        model: for a graph, Runnable or agent candidate, the model whose reply is the response
+            (``None`` when none reported a name, and always for a chat model).
+        models: for those candidates, every model seen called for this request, in order of first call.
     """
 
     response: dict[str, Any]
     input_tokens: int
     output_tokens: int
     model: str | None = None
+    models: tuple[str, ...] = ()

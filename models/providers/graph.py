@@ -9,7 +9,10 @@ The target is found the way ``langgraph.json`` finds a graph:
 
 ``ATTR`` (dotted attributes allowed) may be a compiled graph, an uncompiled ``StateGraph`` (compiled
 here), any LangChain ``Runnable``, or a factory returning one of these: a callable taking no argument
-or one ``RunnableConfig``. Asynchronous factories and context-manager factories are not supported.
+or one ``RunnableConfig``, or an *agent factory*: a callable with a parameter named ``tools``, called
+for each task with the task's tools as LangChain tools whose execution the harness owns
+(:mod:`models.agent`, docs/evaluation.md §8). Asynchronous factories and context-manager factories
+are not supported.
 A chat model is accepted too and then runs like a chat-model candidate (tools bound).
 
 The loaded candidate is cached per spec for the life of the process: the module runs once, the
@@ -41,7 +44,64 @@ from models.settings import ModelSettings
 DECLARED_MODEL_ATTR = "CANDIDATE_MODEL"
 """Module-level string a candidate module may set to name the model its agent uses."""
 
-KINDS = ("chat_model", "graph", "runnable")
+KINDS = ("chat_model", "graph", "runnable", "agent")
+
+FACTORY_TOOLS_PARAMETER = "tools"
+"""Name of the parameter that makes a factory an agent factory (called with the task's tools, models.agent)."""
+
+
+@dataclass(frozen=True)
+class AgentFactory:
+    """A factory that builds the agent around the task's tools: ``def make_agent(tools): ...``.
+
+    Attributes:
+        function: the factory as the module defines it.
+        spec: ``graph:TARGET`` (named in errors).
+    """
+
+    function: Any
+    spec: str
+
+    def build(self, tools: list[Any]) -> Any:
+        """The agent for ``tools`` (LangChain tools): the factory's graph, compiled if it is a ``StateGraph``.
+
+        Raises:
+            ConfigurationError: the factory failed, or returned no graph / Runnable.
+        """
+        try:
+            made = self.function(**{FACTORY_TOOLS_PARAMETER: tools})
+        except Exception as exc:  # noqa: BLE001 - the user's factory failed
+            raise ConfigurationError(f"{self.spec}: the agent factory failed: {type(exc).__name__}: {exc}") from exc
+        if inspect.isawaitable(made):
+            if inspect.iscoroutine(made):
+                made.close()
+            raise ConfigurationError(f"{self.spec}: asynchronous agent factories are not supported")
+        return _materialise(made, self.spec, from_factory=True)
+
+    def probe(self) -> Any:
+        """The agent built around one stand-in tool (``wtb_probe``), as :func:`check` and the resume identity see it.
+
+        Raises:
+            ConfigurationError: see :meth:`build`.
+        """
+        from langchain_core.tools import StructuredTool
+
+        def wtb_probe() -> str:
+            """A stand-in for the task's tools while the factory is checked."""
+            return ""
+
+        return self.build([StructuredTool.from_function(wtb_probe)])
+
+
+def _takes_tools(value: Any) -> bool:
+    try:
+        parameters = inspect.signature(value).parameters
+    except (TypeError, ValueError):
+        return False
+    return FACTORY_TOOLS_PARAMETER in parameters and parameters[FACTORY_TOOLS_PARAMETER].kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
+    )
 
 
 @dataclass(frozen=True)
@@ -171,6 +231,8 @@ def _materialise(value: Any, spec: str, *, from_factory: bool = False) -> Any:
         raise ConfigurationError(
             f"{spec}: asynchronous graph factories are not supported; export the graph or a sync factory"
         )
+    if _takes_tools(value):
+        return AgentFactory(value, spec)
     required = [
         p
         for p in inspect.signature(value).parameters.values()
@@ -199,11 +261,61 @@ def _factory_config(spec: str) -> dict[str, Any]:
     return {"configurable": {}, "metadata": {"candidate_spec": spec}}
 
 
+def chat_models_in(root: Any, limit: int = 5000) -> list[str]:
+    """The model names of every LangChain chat model reachable from ``root`` (a graph, Runnable, factory...).
+
+    Follows graph nodes, bindings, sequences, the attributes of Runnables and the closures of
+    functions (where ``create_agent`` and ``create_react_agent`` keep their model), at most ``limit``
+    objects; a model built inside a node at run time is not found. Used for the resume identity.
+    """
+    from langchain_core.language_models import BaseChatModel
+
+    found: list[str] = []
+    seen: set[int] = set()
+    queue: list[Any] = [root]
+    while queue and len(seen) < limit:
+        item = queue.pop()
+        if id(item) in seen or item is None or isinstance(item, (str, bytes, int, float, bool, type, ModuleType)):
+            continue
+        seen.add(id(item))
+        if isinstance(item, BaseChatModel):
+            label = str(getattr(item, "model_name", None) or getattr(item, "model", None) or type(item).__name__)
+            if label not in found:
+                found.append(label)
+            continue
+        if isinstance(item, dict):
+            queue.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            queue.extend(item)
+        elif inspect.isfunction(item) or inspect.ismethod(item):
+            function = getattr(item, "__func__", item)
+            queue.extend(cell.cell_contents for cell in (function.__closure__ or ()) if _cell_set(cell))
+            queue.extend(function.__defaults__ or ())
+        elif hasattr(item, "__dict__") and type(item).__module__.split(".")[0] in _FOLLOWED:
+            queue.extend(vars(item).values())
+            queue.extend(getattr(item, "__pydantic_private__", None) or {})
+    return sorted(found)
+
+
+_FOLLOWED = {"langgraph", "langchain", "langchain_core", "functools"}
+
+
+def _cell_set(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
+
+
 def kind_of(runnable: Any) -> str:
-    """``"chat_model"`` (a LangChain chat model), ``"graph"`` (a LangGraph graph) or ``"runnable"`` (anything else)."""
+    """``"chat_model"`` (a LangChain chat model), ``"graph"`` (a LangGraph graph), ``"agent"`` (an agent factory,
+    :class:`AgentFactory`) or ``"runnable"`` (anything else)."""
     from langchain_core.language_models import BaseChatModel
     from langgraph.pregel import Pregel
 
+    if isinstance(runnable, AgentFactory):
+        return "agent"
     if isinstance(runnable, BaseChatModel):
         return "chat_model"
     if isinstance(runnable, Pregel):
@@ -232,10 +344,15 @@ def load(name: str) -> LoadedCandidate:
 def check(name: str, settings: ModelSettings) -> None:
     """Before any session: the file or module exists and loads, and its attribute is a graph, a Runnable or a factory of one.
 
+    An agent factory is called once with one stand-in tool (``wtb_probe``), so that a factory that
+    cannot build an agent at all (a missing key, a bad argument) stops the run before any session.
+
     Raises:
-        ConfigurationError: see :func:`load`.
+        ConfigurationError: see :func:`load`; the agent factory failed or returned no graph.
     """
-    load(name)
+    loaded = load(name)
+    if isinstance(loaded.runnable, AgentFactory):
+        loaded.runnable.probe()
 
 
 def create(name: str, settings: ModelSettings) -> Any:

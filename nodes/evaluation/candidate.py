@@ -17,9 +17,13 @@ from langgraph.runtime import Runtime
 
 from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
+from models.agent import AGENT_RUN_KEY, new_slot_key
 from models.providers.replay import REQUEST_INDEX_KEY, SESSION_KEY
 from models.transport import RetryPolicy, current_usage
 from nodes.tracing import annotate_current_run, annotate_evaluation_node
+
+AGENT = "agent"
+"""The ``candidate.kind`` of an agent factory (``models.agent``): its run lives across the steps of a task."""
 
 
 def candidate_model(context: EvaluationContext) -> Any:
@@ -34,6 +38,23 @@ def candidate_model(context: EvaluationContext) -> Any:
 def retry_policy(context: EvaluationContext) -> RetryPolicy:
     """The transport retry policy of ``context`` (attempts, backoff, requests per second) for the docs/evaluation.md §3 model requests."""
     return RetryPolicy(max_attempts=context.max_attempts, backoff=context.backoff, rps=context.rps)
+
+
+def candidate_info(info: dict[str, Any], model: str | None, models: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The record's ``candidate`` object after a reply (docs/evaluation.md §5.5): ``model`` the model whose reply
+    was scored when the candidate declares none, ``models`` every model seen called (graph and agent candidates).
+
+    Returns:
+        ``info`` itself when nothing changes, else an updated copy.
+    """
+    update: dict[str, Any] = {}
+    if info.get("model") is None and model is not None:
+        update["model"] = model
+    seen = list(info.get("models") or [])
+    added = [m for m in models if m not in seen]
+    if added:
+        update["models"] = [*seen, *added]
+    return {**info, **update} if update else info
 
 
 async def call_candidate(
@@ -58,6 +79,7 @@ async def call_candidate(
     context = runtime.context
     candidate = context.candidate
     info = state.get("candidate") or candidate.describe(load=True)
+    slot = state.get("agent_run") or (new_slot_key() if info.get("kind") == AGENT else None)
     metadata = {
         SESSION_KEY: state["session_id"],
         REQUEST_INDEX_KEY: state["requests"],
@@ -65,6 +87,7 @@ async def call_candidate(
         "wtb_step": state["step"],
         **annotate_evaluation_node(state),  # task/step metadata on this node's and the model's trace runs
         "candidate": info,
+        **({AGENT_RUN_KEY: slot} if slot else {}),
     }
     annotate_current_run({"candidate": info})
     where = {"task": state["task_idx"], "step": state["step"]}
@@ -73,8 +96,8 @@ async def call_candidate(
         state["messages"], state["tools"], config=config, metadata=metadata, retry=retry_policy(context), where=where
     )
     latency = time.perf_counter() - started
-    if info.get("model") is None and reply.model is not None:
-        info = {**info, "model": reply.model}
+    info = candidate_info(info, reply.model, reply.models)
+    if info is not state.get("candidate"):
         annotate_current_run({"candidate": info})
     usage = current_usage()
     if usage is not None:
@@ -84,6 +107,8 @@ async def call_candidate(
     task_result["input_token_count"] = [*task_result["input_token_count"], reply.input_tokens]
     task_result["output_token_count"] = [*task_result["output_token_count"], reply.output_tokens]
     update: dict[str, Any] = {} if state.get("candidate") == info else {"candidate": info}
+    if slot and slot != state.get("agent_run"):
+        update["agent_run"] = slot
     return {
         **update,
         "response": reply.response,

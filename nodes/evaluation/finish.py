@@ -11,6 +11,7 @@ from bench import harness as inference
 from bench.schema import fields_for
 from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
+from models.agent import release
 from nodes.tracing import annotate_current_run
 
 
@@ -24,6 +25,7 @@ def end_task(state: EvaluationState, task_result: dict[str, Any]) -> Command[Lit
     run gets the task's ``task_label``.
     """
     annotate_current_run({"task_label": task_result.get("action_name_label")})
+    release(state.get("agent_run"))  # an agent candidate's run stops where the task ends (docs/evaluation.md §8.1)
     next_task = state["task_idx"] + 1
     update = {"task_result": task_result, "results": [*state.get("results", []), task_result], "task_idx": next_task}
     if next_task < len(state["session"][fields_for(state.get("language", "en")).tasks]):
@@ -41,6 +43,7 @@ async def finish_session(state: EvaluationState, runtime: Runtime[EvaluationCont
     ``candidate`` object (which kind of candidate ran, docs/evaluation.md §5.5).
     """
     scoring = state.get("scoring", "reference")
+    release(state.get("agent_run"))
     if state.get("error") is not None:
         record = inference.error_record(state["session_id"], state["model_name"], state["error"], scoring=scoring)
         if state.get("error_detail"):

@@ -50,7 +50,9 @@ Fault = Mapping[str, Any]
 
 def session_key(messages: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     """``(system content, first user content)`` of a request's messages."""
-    system = next((m.get("content") for m in messages if m.get("role") == "system"), "")
+    systems = [str(m.get("content")) for m in messages if m.get("role") == "system"]
+    # the harness's date line; an agent may put a system prompt of its own before it
+    system = next((c for c in systems if c.startswith("Current Date: ")), systems[0] if systems else "")
     user = next((m.get("content") for m in messages if m.get("role") == "user"), "")
     return str(system), str(user)
 
@@ -86,6 +88,7 @@ class ScriptedServer:
         usage: ``(session_id, request_index) -> (prompt_tokens, completion_tokens)``.
         faults: ``{(session_id, request_index): [fault per attempt]}`` (see module doc).
         latency: seconds to wait before every successful reply.
+        language: the side of the sessions the requests come from (``en``: ``english_*`` fields; ``zh``).
 
     Attributes:
         served: replies consumed per session.
@@ -105,12 +108,14 @@ class ScriptedServer:
         *,
         faults: Mapping[tuple[str, int], Sequence[Fault]] | None = None,
         latency: float = 0.0,
+        language: str = "en",
     ):
         self.keys: dict[tuple[str, str], str] = {}
         for session in sessions:
             if session["id"] not in script:
                 continue
-            key = ("Current Date: " + session["english_env_info"], session["english_tasks"][0])
+            prefix = "english_" if language == "en" else ""
+            key = ("Current Date: " + session[f"{prefix}env_info"], session[f"{prefix}tasks"][0])
             if key in self.keys:
                 raise ValueError(f"sessions {self.keys[key]} and {session['id']} share their first messages")
             self.keys[key] = session["id"]

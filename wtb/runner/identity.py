@@ -49,6 +49,55 @@ def run_settings(context: EvaluationContext, extra: Mapping[str, Any] | None = N
     return redact({**resolved_settings(context), **dict(extra or {}), "project_version": project_version()})
 
 
+def candidate_identity(context: EvaluationContext) -> dict[str, Any] | None:
+    """What the results of a ``graph:`` candidate depend on beyond its spec (docs/evaluation.md §8.6).
+
+    Returns:
+        ``{"spec", "source_sha256", "models", "declared_model", "context"?}``: the digest of the file
+        the spec names (``graph:PATH.py:ATTR``) or of the imported module's file; the names of the chat
+        models reachable from the graph (an agent factory's graph built around a stand-in tool:
+        :func:`models.providers.graph.chat_models_in`); the module's ``CANDIDATE_MODEL``; the repr of
+        the graph's default context. So an edited agent, or one whose model an environment variable
+        changed, never resumes the results of another. ``None`` for other providers, or when the
+        source cannot be read.
+    """
+    candidate = context.candidate
+    if candidate.provider != "graph":
+        return None
+    try:
+        from models.providers import graph
+
+        source = getattr(graph.load(candidate.target).module, "__file__", None)
+        if not source:
+            return None
+        digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()
+        loaded = graph.load(candidate.target)
+        built = loaded.runnable.probe() if isinstance(loaded.runnable, graph.AgentFactory) else loaded.runnable
+        from models.candidates import default_context
+
+        context_default = default_context(built)
+    except (OSError, ValueError, ImportError):
+        return None
+    identity: dict[str, Any] = {
+        "spec": candidate.spec,
+        "source_sha256": digest,
+        "models": graph.chat_models_in(built),
+        "declared_model": loaded.declared_model,
+    }
+    if context_default is not None:
+        identity["context"] = redact(repr(context_default))
+    return identity
+
+
+def _shown(identity: Mapping[str, Any], keys: list[str]) -> str:
+    parts = []
+    for key in keys:
+        value = identity.get(key)
+        text = value[:12] + "..." if key == "source_sha256" and isinstance(value, str) else json.dumps(value)
+        parts.append(f"{key} {text}")
+    return ", ".join(parts)
+
+
 def scoring_mode(context: EvaluationContext) -> str:
     """The scoring mode of ``context`` (``reference`` when it has none; docs/fixed-mode.md §1)."""
     return getattr(context, "scoring", "reference") or "reference"
@@ -65,12 +114,14 @@ def mixing_modes_message(where: Path, found: str, wanted: str) -> str:
 def _check_run_identity(
     out: Path, context: EvaluationContext, model_name: str, has_results: bool, settings: Mapping[str, Any]
 ) -> None:
-    """Refuse to resume results made on another dataset, in another scoring mode or on another language
-    side; record this run's identity and settings in ``RUN_FILE``.
+    """Refuse to resume results made on another dataset, in another scoring mode, on another language
+    side or by another version of a ``graph:`` candidate's source (:func:`candidate_identity`); record
+    this run's identity and settings in ``RUN_FILE``.
 
     Raises:
         ValueError: ``out`` holds results whose ``run.json`` names a dataset with other content,
-            another scoring mode, or another ``language`` (a ``run.json`` without one is an ``en`` run).
+            another scoring mode, another ``language`` (a ``run.json`` without one is an ``en`` run), or
+            another source of the ``graph:`` candidate.
     """
     path = out / RUN_FILE
     recorded: dict[str, Any] = {}
@@ -90,10 +141,25 @@ def _check_run_identity(
             f"{recorded_language}), not {language}; resuming would mix them: use --lang {recorded_language}, "
             "--overwrite or another --out directory"
         )
+    candidate = candidate_identity(context)
+    known = recorded.get("candidate") if isinstance(recorded.get("candidate"), dict) else None
+    if has_results and known and candidate:
+        changed = [
+            key
+            for key in ("spec", "source_sha256", "models", "declared_model", "context")
+            if known.get(key) != candidate.get(key)
+        ]
+        if changed:
+            raise ValueError(
+                f"{out / RESULT_FILE} holds results of another version of the candidate {candidate['spec']} "
+                f"(changed: {', '.join(changed)}; {_shown(known, changed)} then, {_shown(candidate, changed)} now); "
+                "resuming would mix them: use --overwrite or another --out directory"
+            )
+    extra = {"candidate": candidate} if candidate else {}
     identity = dataset_identity(getattr(context, "dataset", None))
     if identity is None:
         write_json_atomic(
-            path, {"dataset": None, "model_name": model_name, "scoring": mode, "settings": dict(settings)}
+            path, {"dataset": None, "model_name": model_name, "scoring": mode, "settings": dict(settings), **extra}
         )
         return
     if recorded.get("dataset_sha256") not in (None, identity["dataset_sha256"]):
@@ -105,4 +171,6 @@ def _check_run_identity(
             f"{identity['dataset']} (sha256 {identity['dataset_sha256'][:12]}...); session ids repeat across "
             "datasets, so resuming would mix them: use --overwrite or another --out directory"
         )
-    write_json_atomic(path, {**identity, "model_name": model_name, "scoring": mode, "settings": dict(settings)})
+    write_json_atomic(
+        path, {**identity, "model_name": model_name, "scoring": mode, "settings": dict(settings), **extra}
+    )

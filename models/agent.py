@@ -1,0 +1,521 @@
+"""Agents that run their own tool loop, evaluated step by step (docs/evaluation.md §8).
+
+A ``graph:`` target that is a factory with a parameter named ``tools`` (``def make_agent(tools):
+return create_agent(model, tools)``) is an *agent candidate*. For each task the harness calls the
+factory with the session's tools as LangChain tools (:func:`benchmark_tools`: name, description and
+JSON schema exactly as the dataset gives them) whose execution the harness owns, and runs the agent
+on the task's messages (the system message, the gold history, the user message: docs/evaluation.md §2).
+
+Every chat model request the agent makes is one benchmark step. :class:`StepGate`, a callback handler
+on the agent's run, hands each model reply to the evaluation graph the moment it arrives
+(``on_llm_end``) and holds the agent there until the step is judged: a matched call step lets the
+agent go on, and its ``ToolNode`` then receives the gold observations from the harness's tools (with
+the agent's own call ids); any other outcome stops the agent's run (it is cancelled while it waits, so
+no further model request is made). A text reply that the task goes on after (a question the gold
+answers with a user message) ends the agent's own run; the next step starts a new run on the
+conversation so far, as it would reach a chat model.
+
+Nothing here matches or records: the evaluation graph does that with the reply it gets from
+:meth:`AgentCall.send`, exactly as for a chat model (``nodes/evaluation``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+import copy
+import threading
+import uuid
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import AsyncCallbackHandler
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.errors import GraphInterrupt
+
+from models.candidates import (
+    CANDIDATE_RUN_NAME,
+    INTERRUPTED,
+    CandidateContractError,
+    CandidateOutputError,
+    default_context,
+    graph_config,
+    recorded_response,
+    response_message,
+)
+from models.messages import RAW_RESPONSE_KEY, token_counts
+from models.providers.graph import AgentFactory
+from models.raw_capture import RawReplies, capturing, raw_response
+from models.reply import CandidateReply
+
+AGENT_RUN_KEY = "wtb_agent_run"
+"""Run metadata key naming the evaluation run's agent slot (set by ``call_candidate``)."""
+
+DECISION_WAIT = 3600.0
+"""Seconds an agent waits at most for the harness to judge a step before its run is stopped."""
+
+
+class AgentStopped(Exception):
+    """Raised inside an agent's run when the harness ended the task (the run must not go on)."""
+
+
+# --------------------------------------------------------------------------- the harness's tools
+
+_call_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("wtb_agent_tool_call_id", default=None)
+_current_run: contextvars.ContextVar[AgentRun | None] = contextvars.ContextVar("wtb_agent_run", default=None)
+
+
+class BenchmarkTool(BaseTool):
+    """One task tool as a LangChain tool whose execution the harness owns (docs/evaluation.md §8.2).
+
+    Its schema is the dataset's (``args_schema`` is the JSON schema dict of the tool's ``parameters``),
+    so ``bind_tools`` sends the tool exactly as the ``openai:`` candidate gets it. Called by the agent's
+    ``ToolNode`` after a matched step, it returns the gold observation the harness gave for that call
+    id. Called at any other time it raises :class:`AgentStopped`.
+    """
+
+    def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:  # noqa: A002 - LangChain's name
+        """Note the call id of a ``ToolCall`` input, then run as any tool."""
+        if isinstance(input, Mapping) and input.get("type") == "tool_call":
+            _call_id.set(input.get("id"))
+        return super().invoke(input, config, **kwargs)
+
+    async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:  # noqa: A002
+        """Note the call id of a ``ToolCall`` input, then run as any tool."""
+        if isinstance(input, Mapping) and input.get("type") == "tool_call":
+            _call_id.set(input.get("id"))
+        return await super().ainvoke(input, config, **kwargs)
+
+    def _observation(self) -> str:
+        run = _current_run.get()
+        if run is None:
+            raise AgentStopped(f"tool {self.name} was called outside an evaluated agent run")
+        return run.observation(_call_id.get(), self.name)
+
+    def _run(self, *args: Any, **kwargs: Any) -> str:
+        return self._observation()
+
+    async def _arun(self, *args: Any, **kwargs: Any) -> str:
+        return self._observation()
+
+
+def benchmark_tools(tools: Sequence[Mapping[str, Any]]) -> list[BaseTool]:
+    """The session's tools (OpenAI function schemas as sent to a chat model) as :class:`BenchmarkTool` s.
+
+    Args:
+        tools: ``[{"type": "function", "function": {"name", "description", "parameters"}}]``.
+
+    Returns:
+        One tool per schema, in order; name, description and parameters unchanged (deep-copied).
+    """
+    made: list[BaseTool] = []
+    for tool in tools:
+        function = tool.get("function") if isinstance(tool.get("function"), Mapping) else tool
+        parameters = copy.deepcopy(function.get("parameters")) or {"type": "object", "properties": {}}
+        made.append(
+            BenchmarkTool(
+                name=str(function.get("name")),
+                description=str(function.get("description") or ""),
+                args_schema=parameters,
+            )
+        )
+    return made
+
+
+# --------------------------------------------------------------------------- one agent run
+
+
+@dataclass
+class StepEvent:
+    """What an agent run reports: a model reply (``message``), its end (``output``) or its failure (``error``)."""
+
+    message: AIMessage | None = None
+    output: Any = None
+    error: BaseException | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    usage_reported: bool = False
+    model: str | None = None
+    models: list[str] = field(default_factory=list)
+    raw: dict[str, Any] | None = None
+    """The assistant message as the server sent it, when it was seen (:mod:`models.raw_capture`)."""
+
+
+_STOP = object()
+
+
+class StepGate(AsyncCallbackHandler):
+    """Callback handler on an agent's run: each model reply becomes a step and the run waits for its verdict.
+
+    ``on_llm_end`` reports the reply to the :class:`AgentRun` and waits (a thread-safe future, so a
+    synchronous node run in a worker thread waits too) until the harness resumes the run with the
+    step's observations, or stops it; a stopped run raises :class:`AgentStopped` (``raise_error``).
+    Token counts and model names of every model call are collected per step.
+    """
+
+    raise_error = True
+    run_inline = False  # gathered beside the tracers: they see the call end while the step is judged
+
+    def __init__(self, run: AgentRun):
+        self.run = run
+        self._names: dict[UUID, str] = {}
+        self._lock = threading.Lock()
+        self._input = self._output = 0
+        self._reported = False
+        self._models: list[str] = []
+
+    def _start(self, run_id: UUID, metadata: Mapping[str, Any] | None) -> None:
+        if self.run.stopped:
+            raise AgentStopped("the harness ended the task")
+        name = (metadata or {}).get("ls_model_name")
+        if isinstance(name, str) and name:
+            with self._lock:
+                self._names[run_id] = name
+
+    async def on_chat_model_start(
+        self, serialized: Any, messages: Any, *, run_id: UUID, metadata: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> None:
+        """Refuse a request after the task ended; note the model's name."""
+        self._start(run_id, metadata)
+
+    async def on_llm_start(
+        self, serialized: Any, prompts: Any, *, run_id: UUID, metadata: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> None:
+        """As :meth:`on_chat_model_start`, for a completion model."""
+        self._start(run_id, metadata)
+
+    async def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        """Report the reply as a step and wait for the harness's verdict."""
+        message: AIMessage | None = None
+        with self._lock:
+            name = self._names.pop(run_id, None)
+            for generations in getattr(response, "generations", None) or []:
+                for generation in generations:
+                    candidate = getattr(generation, "message", None)
+                    if isinstance(candidate, AIMessage):
+                        message = candidate
+                        usage = candidate.usage_metadata
+                        if usage:
+                            self._reported = True
+                            self._input += int(usage.get("input_tokens") or 0)
+                            self._output += int(usage.get("output_tokens") or 0)
+                        if name is None:
+                            reported = candidate.response_metadata.get("model_name") or candidate.response_metadata.get(
+                                "model"
+                            )
+                            name = reported if isinstance(reported, str) and reported else None
+            if name is not None and name not in self._models:
+                self._models.append(name)
+            if message is None:
+                return
+            input_tokens, output_tokens = (self._input, self._output) if self._reported else token_counts(message)
+            event = StepEvent(
+                message=message,
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                usage_reported=self._reported,
+                model=name,
+                models=list(self._models),
+                raw=self.run.raw.take(message.response_metadata.get("id")),
+            )
+            self._input = self._output = 0
+            self._reported = False
+        verdict = self.run.report(event)
+        # A stopped run is cancelled while it waits here (an asynchronous model call), or, in a synchronous
+        # node run in a worker thread, gets _STOP and returns: the cancelled graph schedules no node after it.
+        await asyncio.wait_for(asyncio.wrap_future(verdict), DECISION_WAIT)
+
+
+class AgentRun:
+    """One run of an agent on one task's conversation, driven step by step by the harness.
+
+    Args:
+        agent: the compiled graph (or Runnable) the factory returned.
+        messages: the conversation the run starts from (LangChain messages).
+        config: the run config (callbacks of the calling node, metadata).
+    """
+
+    def __init__(self, agent: Any, messages: Sequence[BaseMessage], config: Mapping[str, Any]):
+        self.loop = asyncio.get_running_loop()
+        self.events: asyncio.Queue[StepEvent] = asyncio.Queue()
+        self.pending: concurrent.futures.Future[Any] | None = None
+        self.pending_message: AIMessage | None = None
+        self.stopped = False
+        self.finished = False
+        self.sent = len(messages)
+        self._observations: dict[str | None, deque[str]] = {}
+        self._lock = threading.Lock()
+        self.raw = RawReplies()
+        self.replies: list[AIMessage] = []
+        """Every reply the run reported, in order."""
+        gate = StepGate(self)
+        callbacks = config.get("callbacks")
+        if callbacks is None:
+            handlers: Any = [gate]
+        elif isinstance(callbacks, list):
+            handlers = [*callbacks, gate]
+        else:
+            handlers = callbacks.copy()
+            handlers.add_handler(gate, inherit=True)
+        run_config = {**config, "callbacks": handlers}
+        token = _current_run.set(self)
+        try:
+            with capturing(self.raw):
+                self.task = asyncio.ensure_future(self._drive(agent, list(messages), run_config))
+        finally:
+            _current_run.reset(token)
+
+    async def _drive(self, agent: Any, messages: list[BaseMessage], config: dict[str, Any]) -> None:
+        kwargs: dict[str, Any] = {}
+        context = default_context(agent)
+        if context is not None:  # the agent's own context_schema defaults, as for a graph candidate
+            kwargs["context"] = context
+        try:
+            output = await agent.ainvoke({"messages": messages}, config, **kwargs)
+        except AgentStopped:
+            return
+        except BaseException as exc:
+            if isinstance(exc, asyncio.CancelledError) or self.stopped:
+                raise
+            self.finished = True
+            self.events.put_nowait(StepEvent(error=exc))
+            return
+        self.finished = True
+        self.events.put_nowait(StepEvent(output=output))
+
+    # ----- called by the agent's side (possibly from a worker thread)
+
+    def report(self, event: StepEvent) -> concurrent.futures.Future[Any]:
+        """Hand a model reply to the harness; the returned future carries its verdict."""
+        verdict: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        with self._lock:
+            if self.stopped:
+                verdict.set_result(_STOP)
+                return verdict
+            self.pending = verdict
+        self.loop.call_soon_threadsafe(self._queue, event)
+        return verdict
+
+    def _queue(self, event: StepEvent) -> None:
+        self.pending_message = event.message
+        if event.message is not None:
+            self.replies.append(event.message)
+        self.events.put_nowait(event)
+
+    def observation(self, call_id: str | None, name: str) -> str:
+        """The gold observation the harness gave for the call ``call_id`` (the next one, for repeated ids).
+
+        Raises:
+            AgentStopped: the run was stopped, or no observation was given for that call (the agent
+                runs a benchmark tool the model did not call in the matched step).
+        """
+        with self._lock:
+            queue = self._observations.get(call_id)
+            if self.stopped or not queue:
+                raise AgentStopped(f"no observation for the call {call_id!r} of {name}")
+            return queue.popleft()
+
+    # ----- called by the harness (event loop)
+
+    def resumable(self, messages: Sequence[BaseMessage]) -> dict[str | None, deque[str]] | None:
+        """The observations for the waiting reply's calls when ``messages`` go on from it with exactly one
+        tool message per call (a matched call step, docs/evaluation.md §3.5); else ``None``."""
+        message = self.pending_message
+        if self.stopped or self.finished or self.pending is None or message is None:
+            return None
+        calls = len(message.tool_calls)
+        if calls == 0 or message.invalid_tool_calls or len(messages) != self.sent + 1 + calls:
+            return None  # a malformed call cannot reach the agent's ToolNode: the next run starts from the messages
+        tail = list(messages[self.sent + 1 :])
+        if not all(isinstance(m, ToolMessage) for m in tail):
+            return None
+        observations: dict[str | None, deque[str]] = {}
+        for tool_message in tail:
+            text = tool_message.content if isinstance(tool_message.content, str) else str(tool_message.content)
+            observations.setdefault(tool_message.tool_call_id, deque()).append(text)
+        return observations
+
+    def resume(self, messages: Sequence[BaseMessage], observations: dict[str | None, deque[str]]) -> None:
+        """Let the waiting agent go on: its tools will return ``observations`` (by call id)."""
+        with self._lock:
+            self._observations = observations
+            pending, self.pending = self.pending, None
+        self.sent = len(messages)
+        self.pending_message = None
+        if pending is not None and not pending.done():
+            pending.set_result(None)
+
+    def stop(self) -> None:
+        """Stop the run: a waiting step is refused, the task cancelled; no further model request is made."""
+        with self._lock:
+            self.stopped = True
+            pending, self.pending = self.pending, None
+            self._observations = {}
+        if not self.task.done():
+            self.task.cancel()
+        if pending is not None and not pending.done():
+            pending.set_result(_STOP)
+
+    async def next_event(self, timeout: float | None) -> StepEvent:
+        """The run's next model reply, end or failure, waiting at most ``timeout`` seconds (``None``: no limit)."""
+        if timeout is None or timeout <= 0:
+            return await self.events.get()
+        return await asyncio.wait_for(self.events.get(), timeout)
+
+
+# --------------------------------------------------------------------------- the call the candidate makes
+
+
+@dataclass
+class _Slot:
+    """The agent of one evaluation run's current task and its live run."""
+
+    task: Any
+    agent: Any
+    run: AgentRun | None = None
+
+
+_slots: dict[str, _Slot] = {}
+
+
+def new_slot_key() -> str:
+    """A fresh key for one evaluation run's agent slot (kept in the evaluation state)."""
+    return uuid.uuid4().hex
+
+
+def release(key: str | None) -> None:
+    """Stop the live agent run of slot ``key`` and forget the slot (the task or the session ended)."""
+    slot = _slots.pop(key, None) if key else None
+    if slot is not None and slot.run is not None:
+        slot.run.stop()
+
+
+def live_runs() -> int:
+    """How many agent runs are live (waiting for a verdict or running) in this process."""
+    return sum(1 for s in _slots.values() if s.run is not None and not s.run.task.done())
+
+
+@dataclass
+class AgentReply:
+    """One step of an agent: the reply and what it cost."""
+
+    event: StepEvent
+
+
+class AgentCall:
+    """How an agent candidate answers a request: the step's reply from its live run (see the module doc).
+
+    Args:
+        factory: the ``graph:`` target's factory (:class:`models.providers.graph.AgentFactory`).
+        timeout: seconds one step may take as a whole (the deadline on the agent's run; ``None``: none).
+    """
+
+    def __init__(self, factory: AgentFactory, timeout: float | None = None):
+        self.runnable = factory
+        self.timeout = timeout
+
+    def _slot(self, key: str, task: Any, tools: list[dict[str, Any]]) -> _Slot:
+        slot = _slots.get(key)
+        if slot is not None and slot.task == task:
+            return slot
+        release(key)
+        agent = self.runnable.build(benchmark_tools(tools))
+        slot = _slots[key] = _Slot(task=task, agent=agent)
+        return slot
+
+    async def send(
+        self,
+        messages: Sequence[BaseMessage],
+        tools: list[dict[str, Any]],
+        config: Mapping[str, Any] | None,
+        metadata: Mapping[str, Any],
+    ) -> AgentReply:
+        """One try of the request: resume the waiting run with the step's observations, or start one.
+
+        Raises:
+            CandidateContractError: the agent interrupted.
+            TimeoutError: no reply within :attr:`timeout` (retried; the run is stopped first).
+            whatever the agent's run raised (its model's errors: retried when transient).
+        """
+        key = str(metadata.get(AGENT_RUN_KEY) or "")
+        if not key:
+            raise CandidateContractError("an agent candidate needs the evaluation graph's agent slot (wtb_agent_run)")
+        where = {"task": metadata.get("wtb_task_idx"), "step": metadata.get("wtb_step")}
+        slot = self._slot(key, (metadata.get("wtb_session_id"), metadata.get("wtb_task_idx")), tools)
+        run = slot.run
+        observations = run.resumable(messages) if run is not None else None
+        if run is not None and observations is not None:
+            run.resume(messages, observations)
+            event = await self._next(run, where)
+            if event.message is not None:
+                return AgentReply(event)
+
+            # The agent ended its run after the observations without asking its model again: the step's
+            # reply comes from a new run on the conversation so far, as a chat model would be asked.
+        if run is not None:
+            run.stop()
+        run = slot.run = AgentRun(slot.agent, messages, self._config(config, metadata))
+        event = await self._next(run, where)
+        if event.message is None:
+            last = response_message(event.output, where)
+            if any(last is m for m in messages) or any(last is m for m in run.replies):
+                raise CandidateOutputError(
+                    "the agent ended its run without a model reply for this step (its last message is not new)", where
+                )
+            event = StepEvent(message=last)
+        return AgentReply(event)
+
+    @staticmethod
+    def _config(config: Mapping[str, Any] | None, metadata: Mapping[str, Any]) -> dict[str, Any]:
+        child = graph_config(config, metadata)
+        child.pop("configurable", None)  # the agent's run lives across steps: nothing of one node's checkpoint
+        child["run_name"] = CANDIDATE_RUN_NAME
+        return child
+
+    async def _next(self, run: AgentRun, where: Mapping[str, Any]) -> StepEvent:
+        """The run's next event; a failed run is stopped and its error raised (an interrupt as a contract error)."""
+        try:
+            event = await run.next_event(self.timeout)
+        except BaseException:
+            run.stop()
+            raise
+        if event.error is not None:
+            run.stop()
+            if isinstance(event.error, GraphInterrupt):
+                raise CandidateContractError(INTERRUPTED, where) from event.error
+            raise event.error
+        if event.message is None:
+            run.stop()
+        return event
+
+    def read(self, reply: AgentReply, where: Mapping[str, Any] | None = None) -> CandidateReply:
+        """The step's recorded response (docs/evaluation.md §5.3), token counts and models."""
+        event = reply.event
+        message = event.message
+        assert message is not None
+        input_tokens, output_tokens = (
+            (event.input_tokens, event.output_tokens) if event.usage_reported else token_counts(message)
+        )
+        if event.raw is not None:
+            extra = {**message.additional_kwargs, RAW_RESPONSE_KEY: raw_response(event.raw)}
+            message = message.model_copy(update={"additional_kwargs": extra})
+        return CandidateReply(recorded_response(message), input_tokens, output_tokens, event.model, tuple(event.models))
+
+
+__all__ = [
+    "AGENT_RUN_KEY",
+    "AgentCall",
+    "AgentRun",
+    "AgentStopped",
+    "BenchmarkTool",
+    "StepGate",
+    "benchmark_tools",
+    "live_runs",
+    "new_slot_key",
+    "release",
+]
