@@ -17,7 +17,7 @@ from typing import Any
 
 from graphs.evaluation_context import EvaluationContext
 from tests.support.openai_stub import ScriptedServer
-from tests.test_evaluation_reference import normalise
+from tests.unit.graphs.test_evaluation_reference import normalise
 from wtb.runner import arun_eval, load_dataset
 from wtb.score_run import score_run
 
