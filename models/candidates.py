@@ -1,4 +1,4 @@
-"""Kinds of candidate and the contract of a graph candidate (README "Evaluating your own agent").
+"""Kinds of candidate and the contract of a graph candidate (docs/guides/agents.md).
 
 The candidate of an evaluation is a LangChain chat model (``openai:``, ``replay:``, ``langchain:``,
 ``local`` ...), a LangGraph graph or any other LangChain ``Runnable`` (``graph:`` specs,

@@ -1,6 +1,7 @@
-"""The README's examples work from a fresh clone (issue 14 part 3).
+"""The README's and the guides' examples work from a fresh clone (issue 14 part 3).
 
-Every fenced example outside the "Development" section is read from README.md. None may mention
+Every fenced example of the user-facing documentation is read: README.md outside its "Development"
+section, then the guides of its "Guides" table (docs/guides/, ``tests/support/user_docs.py``). None may mention
 ``../shared`` (the reference fixtures beside this clone; users do not have them). Each shell command
 of the ``bash`` blocks is then either run, in README order, in a copy of the repository's files with
 no ``../shared`` beside it and an empty cache, or skipped for a reason listed in :data:`SKIP_RULES`
@@ -19,6 +20,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.user_docs import user_docs_text
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
@@ -82,8 +85,8 @@ def shell_commands(body: str) -> list[str]:
 
 
 def user_commands() -> list[str]:
-    """Every shell command of the bash blocks before the Development section, in README order."""
-    blocks = fenced_blocks(_sections(README.read_text(encoding="utf-8")))
+    """Every shell command of the bash blocks of the user-facing documentation, in reading order."""
+    blocks = fenced_blocks(user_docs_text())
     return [c for lang, body in blocks if lang in ("bash", "sh", "") for c in shell_commands(body)]
 
 
@@ -99,7 +102,7 @@ COMMANDS = user_commands()
 
 
 def test_no_user_facing_example_needs_the_fixtures():
-    text = _sections(README.read_text(encoding="utf-8"))
+    text = user_docs_text()
     assert "../shared" not in text
     blocks = fenced_blocks(text)
     assert len(blocks) >= 10 and any(lang == "python" for lang, _ in blocks)

@@ -1,4 +1,4 @@
-"""README "Adding a role" and "Adding a provider" run as written (issue 11).
+"""The guides' "Adding a role" and "Adding a provider" run as written (issue 11; docs/guides/).
 
 The Python blocks are taken from the README verbatim. The role example runs with scripted models
 in place of the API models of its command line (no network here); everything else is as written.
@@ -20,15 +20,18 @@ from models.providers import scripted
 from nodes.generation.registry import unregister_role
 from tests.support.gen_scripts import session_script
 from tests.support.session_factory import make_session
+from tests.support.user_docs import user_docs_text
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _section(title: str) -> str:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    start = text.index(f"### {title}\n")
-    end = re.search(r"^#{2,3} ", text[start + 4 :], flags=re.M)
-    return text[start : start + 4 + end.start()] if end else text[start:]
+    """The section ``title`` (a ``##`` or ``###`` heading) of the README or a guide, up to the next heading."""
+    text = user_docs_text()
+    heading = re.search(rf"^#{{2,3}} {re.escape(title)}\n", text, flags=re.M)
+    start = heading.end()
+    end = re.search(r"^#{1,3} ", text[start:], flags=re.M)
+    return text[heading.start() : start + end.start()] if end else text[heading.start() :]
 
 
 def _blocks(section: str, language: str) -> list[str]:

@@ -80,6 +80,7 @@ def test_every_citation_names_an_existing_docs_file_and_section():
         p for folder in ("bench", "graphs", "nodes", "models", "wtb") for p in sorted((REPO / folder).rglob("*.py"))
     ]
     files.append(REPO / "README.md")
+    files.extend(sorted((REPO / "docs" / "guides").glob("*.md")))
     broken = []
     for path in files:
         for match in CITATION.finditer(path.read_text(encoding="utf-8")):

@@ -398,7 +398,7 @@ def test_oracle_replay_responses_follow_the_gold_path(tool_lists_en, tmp_path):
 
 
 def test_extra_roles_are_inserted_on_plain_edges(tool_lists_en, tmp_path):
-    """README "Adding a role": a reviewer after the user can end the session; an observer after the planner sees every decision."""
+    """docs/guides/generating.md "Adding a role": a reviewer after the user can end the session; an observer after the planner sees every decision."""
     from graphs.generation import ExtraRole, compile_graph
 
     plan = plan_for(tool_lists_en, ("ST", "CC"))
