@@ -142,6 +142,12 @@ def _percent_axis(axis: Any, top: float = 100.0) -> None:
     axis.set_axisbelow(True)
 
 
+def _legend_below(axis: Any, entries: int, drop: float = 0.16) -> None:
+    axis.legend(
+        frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -drop), ncol=min(max(entries, 1), 4)
+    )
+
+
 def _legend_right(axis: Any) -> None:
     axis.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
@@ -226,7 +232,7 @@ def accuracy_by_order(
     axis.set_xlim(0.7, 4.3)
     _percent_axis(axis, 105)
     axis.set_ylabel("task accuracy")
-    axis.legend(frameon=False, fontsize=8, loc="lower left")
+    _legend_below(axis, len(series) + 1)
     return _svg(figure, tips)
 
 
@@ -266,7 +272,7 @@ def accuracy_by_type(series: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]
                 linewidth=0.7,
                 capsize=1.5,
             )
-            if width > 0.09:
+            if width > 0.2:
                 axis.text(
                     x, 1.5, str(g["n"]), ha="center", va="bottom", fontsize=6, color="white" if value > 8 else "black"
                 )
@@ -328,7 +334,7 @@ def accuracy_by_transitions(
     axis.set_xlabel("instruction transitions in the session (changes between tool task, clarify and chat)")
     _percent_axis(axis, 105)
     axis.set_ylabel("task accuracy")
-    axis.legend(frameon=False, fontsize=8, loc="lower left")
+    _legend_below(axis, len(series), 0.32)
     return _svg(figure, tips)
 
 
@@ -433,7 +439,7 @@ def task_vs_session(points: Sequence[tuple[str, float, float, int]], paper: Sequ
     axis.xaxis.set_major_formatter(lambda value, _: f"{value:.0f}%")
     axis.yaxis.set_major_formatter(lambda value, _: f"{value:.0f}%")
     axis.grid(color="#eeeeee", linewidth=0.6)
-    _legend_right(axis)
+    _legend_below(axis, len(points) + 1, 0.2)
     return _svg(figure, tips)
 
 

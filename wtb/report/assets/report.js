@@ -35,7 +35,7 @@
   function ci(c) { return ratio(c[0]) + ' <span class="muted">[' + fixed2(c[1] * 100) + ', ' + fixed2(c[2] * 100) + ']</span>'; }
   function signed(v) { var t = fixed2(v * 100); return (t.charAt(0) === '-' ? '' : '+') + t; }
   var MARKS = { circle: '●', square: '■', triangle: '▲', diamond: '◆', 'triangle down': '▼', plus: '✚', cross: '✖', star: '★', hexagon: '⬢', 'triangle left': '◀' };
-  function chip(run) { return '<span class="chip" style="color:' + run.color + '" title="' + esc(run.marker) + '" aria-hidden="true">' + (MARKS[run.marker] || '●') + '</span>'; }
+  function chip(run) { return '<span class="chip" style="color:' + run.color + '" title="' + esc(run.marker) + '" data-m="' + (MARKS[run.marker] || '●') + '" aria-hidden="true"></span>'; }
   var SIDE_NAMES = { en: 'EN', zh: '中文' };
   function sideBadge(lang) { return '<span class="badge b-side"' + (lang === 'zh' ? ' lang="zh"' : '') + ' title="' + (lang === 'zh' ? 'Chinese side (--lang zh)' : 'English side') + '">' + esc(SIDE_NAMES[lang] || lang) + '</span>'; }
   function modeBadge(run) { return run.scoring === 'reference' ? '' : ' <span class="badge b-warn" title="--scoring fixed: corrected scoring, not comparable with the paper">' + esc(run.scoring) + ' scoring</span>'; }
@@ -589,7 +589,7 @@
         if (f[0] !== id || f[1] !== t) { return; }
         var fixes = f[4].map(function (n) { return 'fix ' + n + ' (' + (D.fixes[String(n)] || '') + ')'; }).join(', ');
         if (mine === 'reference') {
-          notes.push('<b>Fixed scoring labels this task ' + esc(f[3]) + '</b> (reference: ' + esc(f[2]) + ')' + (e.fixed ? ' in the fixed run ' + esc(RUNS[e.fixed].label) : ' when the same trajectory is rescored') + ': ' + esc(fixes) + '. ' + esc(f[5]) + '. A known quirk of the published scorer (docs/fixed-mode.md §10), not necessarily a model error.');
+          notes.push('<b>Fixed scoring labels this task ' + esc(f[3]) + '</b> (reference: ' + esc(f[2]) + ')' + (e.fixed ? ' in the fixed run ' + esc(RUNS[e.fixed].label) : ' when the same trajectory is rescored') + ': ' + (f[5].indexOf('fix ') >= 0 ? esc(f[5]) : esc(fixes) + '; ' + esc(f[5])) + '. A known quirk of the published scorer (docs/fixed-mode.md §10), not necessarily a model error.');
         } else {
           notes.push('<b>Reference scoring labels this task ' + esc(f[2]) + '</b> in ' + esc(RUNS[e.reference].label) + '; fixed scoring says ' + esc(f[3]) + ': ' + esc(fixes) + '.');
         }
@@ -642,6 +642,8 @@
       state.dir = state.col === col ? -state.dir : (col === 'model' ? 1 : -1);
       state.col = col;
       render();
+      var again = view.querySelector('button.sort[data-sort="' + id + '"][data-col="' + col + '"]');
+      if (again) { again.focus(); }
       return;
     }
     if (target.closest('a')) { return; }
