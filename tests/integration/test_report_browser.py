@@ -470,3 +470,32 @@ def test_an_extra_metric_is_a_leaderboard_column(browser, report, reference_dir,
         assert page.problems == []
     finally:
         page.close()
+
+
+CONTRAST = """
+() => {
+  function rgb(text) { const m = text.match(/[\\d.]+/g).map(Number); return m.length > 3 && m[3] === 0 ? null : m.slice(0, 3); }
+  function lum(c) { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); }
+  function background(e) { for (; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor); if (c) return c; } return [255, 255, 255]; }
+  const out = [];
+  document.querySelectorAll('main .badge, main .muted, main .why, main a').forEach(e => {
+    if (!e.textContent.trim() || !e.getClientRects().length) return;
+    const a = lum(rgb(getComputedStyle(e).color)), b = lum(background(e));
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    if (ratio < 4.5) out.push([e.className, e.textContent.slice(0, 30), Math.round(ratio * 100) / 100]);
+  });
+  return out;
+}
+"""
+
+
+def test_text_contrast_is_at_least_4_5(browser, wide_report):
+    """WCAG AA for normal text: every badge, muted text, error text and link has contrast >= 4.5:1."""
+    page = Page(browser, wide_report / "index.html")
+    try:
+        for view in ("#overview", "#leaderboard", "#errors", "#tasks?status=error", "#traj/r3/3/2", "#session/3"):
+            page.go(view)
+            assert page.page.evaluate(CONTRAST) == [], view
+    finally:
+        page.close()
