@@ -4,8 +4,8 @@ Skipped with the reason when chromium or playwright is missing; fails instead un
 ``WTB_REQUIRE_BROWSER=1`` (set by CI). Never runs ``playwright install``: the browser is
 the system one (``/usr/bin/chromium``, or ``WTB_CHROMIUM``).
 
-``WTB_REPORT_SCREENSHOTS=DIR`` also saves the leaderboard and a trajectory as small PNGs in DIR
-(how ``docs/images/report-*.png`` were made).
+``WTB_REPORT_SCREENSHOTS=DIR`` also saves the runs table, the leaderboard and a ``--lang zh`` trajectory as
+small PNGs in DIR (how ``docs/images/report-*.png`` were made).
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.report_support import fixture_report, fixture_runs, read_csv
+from tests.support.report_support import extra_runs, fixture_report, fixture_runs, official_pins, read_csv
 from wtb.report import build_report
+from wtb.report.html import session_blocks
 
 CHROMIUM = os.environ.get("WTB_CHROMIUM", "/usr/bin/chromium")
 ARGS = [
@@ -56,6 +57,49 @@ def browser():
 @pytest.fixture(scope="module")
 def report(tmp_path_factory, reference_dir) -> Path:
     return fixture_report(tmp_path_factory.getbasetemp() / "report-fixture", reference_dir)
+
+
+@pytest.fixture(scope="module")
+def six_runs(tmp_path_factory, reference_dir) -> dict[str, Path]:
+    """oracle, noisy, noisy_fixed (``--scoring fixed``), oracle_zh (``--lang zh``), wrong_name, over_ask."""
+    base = tmp_path_factory.getbasetemp() / "report-fixture"
+    return {**fixture_runs(base, reference_dir), **extra_runs(base, reference_dir)}
+
+
+@pytest.fixture(scope="module")
+def wide_report(tmp_path_factory, six_runs) -> Path:
+    """A report of the six runs (keys r0..r5 in the order of :func:`six_runs`)."""
+    out = tmp_path_factory.mktemp("wide") / "report"
+    order = ("oracle", "noisy", "noisy_fixed", "oracle_zh", "wrong_name", "over_ask")
+    build_report([six_runs[name] for name in order], out, resamples=200)
+    return out
+
+
+@pytest.fixture(scope="module")
+def official_report(tmp_path_factory, six_runs, reference_dir) -> Path:
+    """oracle, noisy and noisy_fixed with the fixture file pinned as the official dataset (so that the
+    reference runs are ranked and the fixed run is not for its scoring alone)."""
+    folder = tmp_path_factory.mktemp("official")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("WTB_DATA_PINS", str(official_pins(reference_dir / "sessions.jsonl", folder)))
+        build_report([six_runs["oracle"], six_runs["noisy"], six_runs["noisy_fixed"]], folder / "report", resamples=200)
+    return folder / "report"
+
+
+VIEWS = (
+    "#overview",
+    "#leaderboard",
+    "#orchestration",
+    "#errors",
+    "#plots",
+    "#dataset",
+    "#tasks",
+    "#tasks?status=error",
+    "#session/3",
+    "#session/3?side=zh",
+    "#traj/r3/3/2",
+    "#traj/r1/3/1",
+)
 
 
 class Page:
@@ -133,6 +177,8 @@ def test_tables_have_the_runs_and_the_paper_rows(browser, report):
         ours = page.page.locator("#table-main tbody tr.ours")
         assert ours.count() == 2
         assert ours.nth(0).locator("td").nth(1).inner_text().startswith("oracle")
+        assert "unranked: not the official dataset" in ours.nth(0).inner_text()
+        assert ours.nth(0).locator("td.rank").inner_text() == "–"
         page.go("#orchestration")
         assert page.rows("#table-orchestration") == 2 + 58
         page.go("#errors")
@@ -153,7 +199,7 @@ def test_sorting_and_group_filter(browser, report):
         page.page.click("#table-main th[data-col='chat']")
         page.page.wait_for_selector("#table-main th[data-col='chat'] .arrow")
         first = page.page.locator("#table-main tbody tr").first.locator("td")
-        assert first.nth(1).inner_text().strip() in {"oracle ours", "noisy ours"}  # 100.00 chat accuracy for both
+        assert first.nth(1).inner_text().split()[0] in {"oracle", "noisy"}  # 100.00 chat accuracy for both
         page.page.click("#table-main th[data-col='chat']")  # ascending now
         page.page.wait_for_function(
             "document.querySelector(\"#table-main th[data-col='chat'] .arrow\").textContent === '▲'"
@@ -221,19 +267,183 @@ def test_trajectory_shows_messages_reply_gold_and_checks(browser, report):
         page.close()
 
 
-def test_screenshots_are_not_blank(browser, report):
+def test_screenshots_are_not_blank(browser, wide_report):
     save = os.environ.get("WTB_REPORT_SCREENSHOTS")
-    page = Page(browser, report / "index.html", width=1200, height=720)
+    page = Page(browser, wide_report / "index.html", width=1440, height=760)
     try:
+        page.go("#overview")
+        runs = page.page.locator("#runs-title").screenshot() and page.page.screenshot(
+            clip={"x": 0, "y": 0, "width": 1440, "height": 760}
+        )
         page.go("#leaderboard")
         leaderboard = page.page.screenshot()
-        page.go("#traj/r1/3/1")
+        page.go("#traj/r3/3/2")
+        page.page.locator("#traj-tools > summary").click()
         trajectory = page.page.screenshot()
-        for png in (leaderboard, trajectory):
+        for png in (runs, leaderboard, trajectory):
             assert _pixel_spread(png) > 10.0  # a blank or single-colour page has a spread near 0
         if save:
+            _save_small(runs, Path(save) / "report-runs.png")
             _save_small(leaderboard, Path(save) / "report-leaderboard.png")
-            _save_small(trajectory, Path(save) / "report-trajectory.png")
+            _save_small(trajectory, Path(save) / "report-trajectory-zh.png")
+        assert page.problems == []
+    finally:
+        page.close()
+
+
+def test_a_zh_trajectory_shows_its_chinese_side(browser, wide_report):
+    """A ``--lang zh`` run's trajectory shows the Chinese side it ran: the unprefixed ``tasks`` text (marked
+    ``lang="zh"``) and the Chinese tool list, never the English one; the dataset browser toggles sides."""
+    gold = session_blocks((wide_report / "index.html").read_text(encoding="utf-8"))[3]["s"]
+    page = Page(browser, wide_report / "index.html")
+    try:
+        page.go("#traj/r3/3/2")  # oracle_zh, wild_tool_bench_3, task 3
+        user = page.page.locator("#traj-user .text")
+        assert user.get_attribute("lang") == "zh" and user.inner_text() == gold["zh"]["tasks"][2]
+        tools = page.page.locator("#traj-tools")
+        tools.locator("summary").first.click()  # the first summary is the list's own
+        text = tools.inner_text()
+        chinese = gold["zh"]["tools"][0]["function"]["description"]
+        english = gold["en"]["tools"][0]["function"]["description"]
+        assert chinese != english and chinese[:20] in text and english[:20] not in text
+        assert tools.locator("ul.tools").get_attribute("lang") == "zh"
+        assert "中文" in page.page.locator("#traj-title").inner_text()
+        assert gold["zh"]["types"][2] in page.page.locator("#traj-summary").inner_text()
+        page.go("#session/3?side=zh")
+        assert chinese[:20] in page.page.locator("main#view").inner_text()
+        page.page.locator("#side-en").click()
+        page.page.wait_for_function("h => document.body.getAttribute('data-rendered') === h", arg="#session/3?side=en")
+        assert english[:20] in page.page.locator("main#view").inner_text()
+        assert page.problems == []
+    finally:
+        page.close()
+
+
+def test_overview_and_leaderboard_give_the_same_rank_and_fixed_runs_are_unranked(browser, official_report):
+    page = Page(browser, official_report / "index.html")
+    try:
+        page.go("#overview")
+        cells = [page.page.locator(f"#runs-table tr[data-run='r{i}'] td.rank").inner_text() for i in range(3)]
+        assert cells[:2] == ["1 of 58", "43 of 58"]
+        assert "unranked: fixed scoring" in cells[2]
+        assert "fixed scoring" in page.page.locator("#runs-table tr[data-run='r2']").inner_text()
+        assert "different scoring modes" in page.page.locator("#not-compared").inner_text()
+        page.go("#leaderboard")
+        ranks = {
+            key: page.page.locator(f"#table-main tr[data-run='{key}'] td.rank").inner_text()
+            for key in ("r0", "r1", "r2")
+        }
+        assert ranks == {"r0": "1", "r1": "43", "r2": "–"}
+        fixed = page.page.locator("#table-main tr[data-run='r2']").inner_text()
+        assert "fixed scoring" in fixed and "unranked" in fixed
+        paper_first = page.page.locator("#table-main tbody tr:not(.ours)").first.locator("td.rank").inner_text()
+        assert paper_first == "1"  # runs never push a paper model down
+        assert page.problems == []
+    finally:
+        page.close()
+
+
+def test_no_view_overflows_at_1024_px(browser, wide_report):
+    page = Page(browser, wide_report / "index.html", width=1024, height=768)
+    try:
+        for view in VIEWS:
+            page.go(view)
+            page_overflow = page.page.evaluate(
+                "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+            )
+            boxes = page.page.evaluate(
+                "Array.from(document.querySelectorAll('main .scroll, main table')).map(e => [e.id || e.className, "
+                "e.getBoundingClientRect().right - document.documentElement.clientWidth, e.scrollWidth - e.clientWidth])"
+                ".filter(x => x[1] > 0.5 || x[2] > 0)"
+            )
+            assert page_overflow <= 0 and boxes == [], (view, page_overflow, boxes)
+        assert page.problems == []
+    finally:
+        page.close()
+
+
+def test_every_run_is_visible_in_every_plot(browser, wide_report):
+    """Each of the six runs has its own marker shape and its own elements (with a tooltip giving value and n)
+    in every run plot, even where runs coincide (oracle and oracle_zh, noisy and noisy_fixed)."""
+    page = Page(browser, wide_report / "index.html")
+    try:
+        page.go("#plots")
+        markers = page.page.evaluate(
+            "JSON.parse(document.getElementById('wtb-data').textContent).runs.map(r => r.marker)"
+        )
+        assert len(set(markers)) == len(markers) == 6
+        for plot in ("order", "type", "transitions", "errors", "scatter"):
+            for i in range(6):
+                tips = page.page.evaluate(
+                    "s => Array.from(document.querySelectorAll(s)).map(t => t.textContent)",
+                    f"#plot-{plot} svg g[id^='wtb-r{i}-'] > title",
+                )
+                assert tips, (plot, i)
+                if plot != "errors":
+                    assert any("n = " in tip for tip in tips), (plot, i, tips[:2])
+        labels = page.page.evaluate(
+            "Array.from(document.querySelectorAll('#plot-scatter svg text')).map(t => t.textContent.trim())"
+        )
+        for name in ("oracle", "oracle (zh)", "noisy", "noisy (fixed)", "wrong_name", "over_ask"):
+            assert name in labels  # labelled directly, not by colour alone
+        cell = page.page.locator("#table-type tbody tr").nth(1).locator("td").nth(5).inner_text()
+        assert "n=11" in cell and "[" in cell  # noisy's Clarify tasks: n and interval
+        assert page.problems == []
+    finally:
+        page.close()
+
+
+def test_headers_sort_from_the_keyboard(browser, report):
+    page = Page(browser, report / "index.html")
+    try:
+        page.go("#leaderboard")
+        page.page.focus("#table-main button.sort[data-col='task']")
+        page.page.keyboard.press("Enter")
+        page.page.wait_for_selector("#table-main th[data-col='task'][aria-sort='descending']")
+        assert page.page.evaluate("document.activeElement.getAttribute('data-col')") == "task"
+        page.page.keyboard.press(" ")
+        page.page.wait_for_selector("#table-main th[data-col='task'][aria-sort='ascending']")
+        values = [float(v) for v in page.page.locator("#table-main tbody tr td:nth-child(12)").all_inner_texts() if v]
+        assert values == sorted(values)
+        # Tab order reaches the headers: from the group filter the next stop is a sort button.
+        page.page.focus("select[data-group='main']")
+        page.page.keyboard.press("Tab")
+        assert page.page.evaluate("document.activeElement.className") == "sort"
+        assert page.problems == []
+    finally:
+        page.close()
+
+
+def test_page_rounds_as_python_does(browser, report):
+    """docs/metrics.md §9: the page's formatting equals Python's format(x, '.2f') (ties to even on the binary value)."""
+    values = [40.625, 40.875, -40.625, 12.5, 0.125, 33.333333333333336, 66.66666666666667, 4.166666666666666]
+    values += [100 * k / 96 for k in range(97)] + [100 * k / 32 for k in range(33)] + [100 * k / 24 for k in range(25)]
+    page = Page(browser, report / "index.html")
+    try:
+        shown = page.page.evaluate("xs => xs.map(x => window.wtbFixed2(x))", values)
+        assert shown == [f"{v:.2f}" for v in values]
+        assert shown[0] == "40.62"
+    finally:
+        page.close()
+
+
+def test_filters_survive_navigation_and_failed_tasks_step(browser, report):
+    page = Page(browser, report / "index.html")
+    try:
+        page.go("#tasks?run=r1&status=error&q=addcustommarker")
+        rows = page.page.locator("#tasks-table tbody tr")
+        assert rows.count() >= 1  # a tool name found through the search
+        rows.first.locator("td").nth(1).locator("a").click()
+        page.page.wait_for_selector("#traj-summary")
+        page.page.locator("#next-failed").click()
+        page.page.wait_for_selector("#traj-summary")
+        assert "error" in page.page.locator("#traj-summary").inner_text()
+        page.page.locator(".crumbs a").first.click()
+        page.page.wait_for_selector("#tasks-table")
+        assert "status=error" in page.page.evaluate("location.hash") and "q=addcustommarker" in page.page.evaluate(
+            "location.hash"
+        )
+        assert "status=error" in page.page.locator("header nav a[data-view='tasks']").get_attribute("href")
         assert page.problems == []
     finally:
         page.close()
@@ -258,5 +468,34 @@ def test_an_extra_metric_is_a_leaderboard_column(browser, report, reference_dir,
         assert page.page.locator("#table-main tbody tr.ours td").last.inner_text() == "75.00"
         assert page.page.locator("#table-main tbody tr:not(.ours)").first.locator("td").last.inner_text() == ""
         assert page.problems == []
+    finally:
+        page.close()
+
+
+CONTRAST = """
+() => {
+  function rgb(text) { const m = text.match(/[\\d.]+/g).map(Number); return m.length > 3 && m[3] === 0 ? null : m.slice(0, 3); }
+  function lum(c) { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); }
+  function background(e) { for (; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor); if (c) return c; } return [255, 255, 255]; }
+  const out = [];
+  document.querySelectorAll('main .badge, main .muted, main .why, main a').forEach(e => {
+    if (!e.textContent.trim() || !e.getClientRects().length) return;
+    const a = lum(rgb(getComputedStyle(e).color)), b = lum(background(e));
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    if (ratio < 4.5) out.push([e.className, e.textContent.slice(0, 30), Math.round(ratio * 100) / 100]);
+  });
+  return out;
+}
+"""
+
+
+def test_text_contrast_is_at_least_4_5(browser, wide_report):
+    """WCAG AA for normal text: every badge, muted text, error text and link has contrast >= 4.5:1."""
+    page = Page(browser, wide_report / "index.html")
+    try:
+        for view in ("#overview", "#leaderboard", "#errors", "#tasks?status=error", "#traj/r3/3/2", "#session/3"):
+            page.go(view)
+            assert page.page.evaluate(CONTRAST) == [], view
     finally:
         page.close()

@@ -66,6 +66,46 @@ def fixture_report(base: Path, reference_dir: Path) -> Path:
     return out
 
 
+def official_pins(dataset: Path, folder: Path) -> Path:
+    """A ``WTB_DATA_PINS`` file that pins ``dataset`` as the official dataset (``wildtoolbench``), so that a
+    report treats runs of all its sessions as rankable among the paper's models; returns its path."""
+    from wtb.datasets.official import OFFICIAL_PINS, git_blob_id
+
+    pin = next(p for p in OFFICIAL_PINS if p.name == "wildtoolbench")
+    path = Path(folder) / "pins.json"
+    path.write_text(json.dumps({pin.name: {"path": pin.path, "blob": git_blob_id(Path(dataset))}}), encoding="utf-8")
+    return path
+
+
+def extra_runs(base: Path, reference_dir: Path) -> dict[str, Path]:
+    """More fixture runs for the report's views (made once): ``oracle_zh`` (``--lang zh``), ``noisy_fixed``
+    (``--scoring fixed``), ``wrong_name`` and ``over_ask``."""
+    specs = {
+        "oracle_zh": ("oracle", ["--lang", "zh"]),
+        "noisy_fixed": ("noisy", ["--scoring", "fixed"]),
+        "wrong_name": ("wrong_name", []),
+        "over_ask": ("over_ask", []),
+    }
+    runs = {}
+    for name, (candidate, more) in specs.items():
+        out = base / "runs" / name
+        if not (out / "run.json").is_file() or not any(out.glob("metric*.json")):
+            run_cli(
+                "eval",
+                "--dataset",
+                reference_dir / "sessions.jsonl",
+                "--model",
+                f"replay:{reference_dir / 'candidates.jsonl'}#{candidate}",
+                "--out",
+                out,
+                "--no-progress",
+                "--no-trace",
+                *more,
+            )
+        runs[name] = out
+    return runs
+
+
 def read_csv(path: Path) -> list[dict[str, str]]:
     """Rows of a CSV file as dicts (header = keys)."""
     with open(path, encoding="utf-8", newline="") as handle:

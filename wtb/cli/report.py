@@ -31,8 +31,14 @@ def report_command(
         dir_okay=False,
         help="Dataset file for run folders whose run.json names none (e.g. made by `wtb score`).",
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap (same seed, same confidence intervals)."),
-    resamples: int = typer.Option(2000, "--resamples", min=100, help="Bootstrap resamples of the sessions."),
+    seed: int = typer.Option(
+        0,
+        "--seed",
+        help="Seed of the paired bootstrap of run-against-run differences (same seed, same intervals; the runs' own intervals are Wilson intervals, docs/metrics.md §10).",
+    ),
+    resamples: int = typer.Option(
+        2000, "--resamples", min=100, help="Bootstrap resamples of the sessions for the paired differences."
+    ),
 ) -> None:
     """Write a report of one or more runs: leaderboard among the paper's 57 models, orchestration, error
     analysis, 95% bootstrap intervals, plots, dataset browser and trajectory viewer (OUT/index.html works

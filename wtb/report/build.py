@@ -15,6 +15,7 @@ from typing import Any
 from bench.catalog import REPORT_TABLES, Metric
 from bench.errors import CATEGORIES, CATEGORY_LABELS, PARAMETER_CATEGORIES
 from bench.schema import TASK_TYPES, TURN_SUBTYPES
+from bench.terms import FIXES
 from wtb.files import atomic_write_text
 from wtb.report import dataset_stats, plots
 from wtb.report.content import (
@@ -24,6 +25,12 @@ from wtb.report.content import (
     Report,
     RunFigures,
     comparability_note,
+    comparable,
+    grouped_accuracy,
+    run_facts,
+    run_settings,
+    side_fields,
+    top_errors,
 )
 from wtb.report.html import page_chunks
 from wtb.report.markdown import report_markdown
@@ -33,7 +40,7 @@ from wtb.report.stats import (
     DEFAULT_SEED,
     Interval,
     SessionOutcomes,
-    bootstrap_accuracy,
+    accuracy_intervals,
     paired_bootstrap,
 )
 from wtb.report.tables import (
@@ -43,7 +50,6 @@ from wtb.report.tables import (
     leaderboard_rows,
     orchestration_rows,
     paper_data,
-    paper_rank,
     rows_csv,
     run_values,
     table_columns,
@@ -132,6 +138,10 @@ def _transition_counts(run: Run) -> dict[int, tuple[int, int]]:
     return {k: (v[0], v[1]) for k, v in sorted(counts.items())}
 
 
+def _grouped_json(groups: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {k: {"correct": v["correct"], "n": v["n"], **_interval_json(v["interval"])} for k, v in groups.items()}
+
+
 def _table_data(rows: Sequence[Row], columns: Sequence[Metric], ranked: bool) -> dict[str, Any]:
     """One table of the page: its columns' keys, titles and headers (the catalog's, docs/metrics.md §8) and rows."""
     return {
@@ -146,8 +156,9 @@ def _table_data(rows: Sequence[Row], columns: Sequence[Metric], ranked: bool) ->
                 "group": r.group,
                 "run": r.run,
                 "rank": r.rank,
-                "values": {k: (round(v, 4) if v is not None else None) for k, v in r.values.items()},
+                "values": dict(r.values),
                 "extra": r.extra,
+                "unranked": r.unranked,
             }
             for r in rows
         ],
@@ -170,18 +181,9 @@ def _rules_html() -> str:
 
 
 def _session_block(session: dict[str, Any], trajectories: dict[str, str]) -> str:
-    gold = {
-        k: session[k]
-        for k in (
-            "id",
-            "english_env_info",
-            "english_tools",
-            "english_tasks",
-            "english_answer_list",
-            "english_task_types",
-            "english_turn_subtypes",
-        )
-    }
+    """A session's block: both language sides (``en``, ``zh``: env, tools, tasks, answers, types, subtypes) and
+    the runs' compact trajectories."""
+    gold = {"id": session["id"], "en": side_fields(session, "en"), "zh": side_fields(session, "zh")}
     runs = ",".join(f"{json.dumps(key)}:{text}" for key, text in trajectories.items())
     return '{"s":' + json.dumps(gold, ensure_ascii=False, separators=(",", ":")) + ',"r":{' + runs + "}}"
 
@@ -221,31 +223,37 @@ def build_report(
     main_rows = leaderboard_rows(runs)
     orch_rows = orchestration_rows(runs)
     err_rows = error_rows(runs)
-    rank = {r.run: paper_rank(r, main_rows, ("session", "task")) for r in main_rows if r.run}
+    if resamples < 1:
+        raise ValueError("resamples must be >= 1")
+    rank = {r.run: r.rank for r in main_rows if r.run}
     outcomes = {run.key: session_outcomes(run) for run in runs}
     figures = {}
     for run in runs:
-        intervals = bootstrap_accuracy(outcomes[run.key], resamples=resamples, seed=seed)
+        intervals = accuracy_intervals(outcomes[run.key])
         figures[run.key] = RunFigures(intervals["task"], intervals["session"], rank.get(run.key))
     scoring = scoring_comparisons(runs)
     comparisons = []
+    refused = []
     for i, a in enumerate(runs):
         for b in runs[i + 1 :]:
-            if a.dataset is not b.dataset:
+            why = comparable(a, b)
+            if why:
+                if a.dataset is b.dataset:  # same sessions: say why they are not paired
+                    refused.append({"a": a.key, "b": b.key, "why": why})
                 continue
             difference = paired_bootstrap(outcomes[a.key], outcomes[b.key], resamples=resamples, seed=seed)
             if difference is not None:
                 comparisons.append(Comparison(a, b, difference))
+    groups = {run.key: {g: grouped_accuracy(run, g) for g in ("type", "position")} for run in runs}
 
-    labels = [(run.label, run) for run in runs]
     figures_svg = {
         "order": plots.accuracy_by_order(
-            [(label, [run_value(run, k) for k in ("t1", "t2", "t3", "t4")]) for label, run in labels],
+            [(run.label, groups[run.key]["position"]) for run in runs],
             [[row[k] for k in ("t1", "t2", "t3", "t4")] for row in paper["main"]],
         ),
-        "type": plots.accuracy_by_type([(label, type_values(run)) for label, run in labels]),
+        "type": plots.accuracy_by_type([(run.label, groups[run.key]["type"]) for run in runs]),
         "transitions": plots.accuracy_by_transitions(
-            [(label, _transition_counts(run)) for label, run in labels],
+            [(run.label, _transition_counts(run)) for run in runs],
             {
                 int(k): v
                 for k, v in dataset_stats.dataset_statistics(
@@ -254,10 +262,19 @@ def build_report(
             },
         ),
         "errors": plots.error_distribution(
-            [(r.model, r.values) for r in err_rows if r.source == "run"], paper["errors"]
+            [(r.model, r.values, r.extra.get("failed_tasks", 0)) for r in err_rows if r.source == "run"],
+            paper["errors"],
         ),
         "scatter": plots.task_vs_session(
-            [(label, run_value(run, "task") or 0.0, run_value(run, "session") or 0.0) for label, run in labels],
+            [
+                (
+                    run.label,
+                    figures[run.key].task.value * 100,
+                    figures[run.key].session.value * 100,
+                    len(run.session_ids),
+                )
+                for run in runs
+            ],
             [(row["model"], row["task"], row["session"]) for row in paper["main"]],
         ),
     }
@@ -276,6 +293,7 @@ def build_report(
                     len(s["english_tools"]),
                     session_transitions(s["english_task_types"]),
                     [subtype_index[t] for t in s["english_turn_subtypes"]],
+                    search_text(s),
                 ]
             )
     category_index = {c: i for i, c in enumerate(CATEGORIES)}
@@ -305,7 +323,30 @@ def build_report(
                 "key": run.key,
                 "label": run.label,
                 "model": run.model,
+                "spec": run.spec,
+                "lang": run.language,
+                "scoring": run.scoring,
+                "date": run.date,
+                "version": run.version,
+                "settings": run_settings(run),
+                "datasetName": run.dataset.path.name,
+                "datasetSha": run.dataset.sha256,
+                "official": run.dataset.official,
+                "datasetSessions": len(run.dataset.sessions),
+                "unranked": run.rank_exclusions(),
+                "op": run_value(run, "op", "orchestration"),
+                "ap": run_value(run, "ap", "orchestration"),
+                "topErrors": top_errors(run),
+                "byType": {
+                    k: [v["correct"], v["n"], v["interval"].low, v["interval"].high]
+                    for k, v in groups[run.key]["type"].items()
+                },
+                "byPosition": {
+                    k: [v["correct"], v["n"], v["interval"].low, v["interval"].high]
+                    for k, v in groups[run.key]["position"].items()
+                },
                 "color": plots.run_color(number),
+                "marker": plots.run_marker_name(number),
                 "dir": str(run.path),
                 "datasetPath": str(run.dataset.path),
                 "sessions": len(run.session_ids),
@@ -338,6 +379,8 @@ def build_report(
             }
             for c in comparisons
         ],
+        "refused": refused,
+        "fixes": {str(k): v for k, v in FIXES.items()},
         "tables": {
             "main": _table_data(main_rows, columns["main"], True),
             "orchestration": _table_data(orch_rows, columns["orchestration"], True),
@@ -396,7 +439,7 @@ def build_report(
     os.replace(tmp, index)
     written.append(index)
 
-    report = Report(out, written, runs, figures, comparisons, scoring)
+    report = Report(out, written, runs, figures, comparisons, scoring, refused, groups)
     texts = {
         "leaderboard.csv": rows_csv(main_rows, [c.key for c in columns["main"]]),
         "orchestration.csv": rows_csv(orch_rows, [c.key for c in columns["orchestration"]]),
@@ -413,9 +456,18 @@ def build_report(
     return report
 
 
-def run_value(run: Run, key: str) -> float | None:
-    """A run's leaderboard value (percent) for ``key``, ``None`` when it does not apply."""
-    return run_values(run.metric, "main", run.extra_metrics)[key]
+def run_value(run: Run, key: str, table: str = "main") -> float | None:
+    """A run's value (percent) for ``key`` in ``table`` (``main`` or ``orchestration``), ``None`` when it does not apply."""
+    return run_values(run.metric, table, run.extra_metrics)[key]
+
+
+def search_text(session: dict[str, Any]) -> str:
+    """What the page's search looks through for a session, lower-cased: its id, the task texts and tool names
+    of both sides."""
+    names = [
+        str((t.get("function") or {}).get("name") or "") for side in ("english_tools", "tools") for t in session[side]
+    ]
+    return "\n".join([session["id"], *session["english_tasks"], *session["tasks"], *names]).lower()
 
 
 def type_values(run: Run) -> dict[str, float | None]:
@@ -430,29 +482,40 @@ def type_values(run: Run) -> dict[str, float | None]:
 def report_json(report: Report, err_rows: Sequence[Row], seed: int, resamples: int) -> dict[str, Any]:
     """The machine-readable figures of a report (``report.json``): per run its metric totals, intervals,
     rank, error counts and, when it has any, its extra metrics (``summary_metrics.json["extra"]``,
-    docs/metrics.md §8); the paired comparisons; the bootstrap settings."""
+    docs/metrics.md §8); the runs table's facts (:func:`wtb.report.content.run_facts`); per task type and
+    position the counts and intervals; the paired comparisons and the pairs not compared; the interval
+    methods and bootstrap settings (docs/metrics.md §10)."""
     errors = {r.run: r for r in err_rows if r.run}
+    labels = {run.key: run.label for run in report.runs}
+
+    def facts(run: Run) -> dict[str, Any]:
+        found = run_facts(run, report.figures[run.key])
+        found["task_accuracy"] = _interval_json(found["task_accuracy"])
+        found["session_accuracy"] = _interval_json(found["session_accuracy"])
+        found["top_errors"] = [{"category": k, "tasks": n} for k, n in found["top_errors"]]
+        found["errors"] = {k: errors[run.key].extra[f"{k}_count"] for k in CATEGORIES}
+        found["task_type"] = _grouped_json(report.groups[run.key]["type"])
+        found["task_position"] = _grouped_json(report.groups[run.key]["position"])
+        if run.extra_metrics:
+            found["extra_metrics"] = run.extra_metrics
+        return found
+
     return {
-        "bootstrap": {"seed": seed, "resamples": resamples, "level": 0.95, "unit": "session"},
-        "runs": [
-            {
-                "key": run.key,
-                "label": run.label,
-                "model": run.model,
-                "dir": str(run.path),
-                "dataset": str(run.dataset.path),
-                "dataset_sha256": run.dataset.sha256,
-                "sessions": len(run.session_ids),
-                "tasks": len(run.tasks),
-                "failed_tasks": run.failed(),
-                "rank": report.figures[run.key].rank,
-                "task_accuracy": _interval_json(report.figures[run.key].task),
-                "session_accuracy": _interval_json(report.figures[run.key].session),
-                "errors": {k: errors[run.key].extra[f"{k}_count"] for k in CATEGORIES},
-                **({"extra_metrics": run.extra_metrics} if run.extra_metrics else {}),
-            }
-            for run in report.runs
-        ],
+        "intervals": {
+            "level": 0.95,
+            "proportions": "wilson",
+            "task_accuracy": "wilson on the effective number of tasks (sessions as clusters)",
+            "session_accuracy": "wilson on sessions",
+        },
+        "bootstrap": {
+            "seed": seed,
+            "resamples": resamples,
+            "level": 0.95,
+            "unit": "session",
+            "used_for": "paired differences",
+        },
+        "rank": "1 + the paper's models strictly better by session then task accuracy; null when not ranked",
+        "runs": [facts(run) for run in report.runs],
         "comparisons": [
             {
                 "a": c.a.label,
@@ -468,6 +531,7 @@ def report_json(report: Report, err_rows: Sequence[Row], seed: int, resamples: i
             }
             for c in report.comparisons
         ],
+        "not_compared": [{"a": labels[r["a"]], "b": labels[r["b"]], "why": r["why"]} for r in report.refused],
         "scoring": report.scoring,
     }
 

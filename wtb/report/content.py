@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.schema import TASK_TYPES
 from wtb.report.runs import Run
-from wtb.report.stats import Interval, PairedDifference
+from wtb.report.stats import Interval, PairedDifference, clustered_wilson
+from wtb.report.tables import run_values
 
 RULES = [
     (
@@ -103,6 +105,127 @@ class Report:
     comparisons: list[Comparison] = field(default_factory=list)
     scoring: list[dict[str, Any]] = field(default_factory=list)
     """Reference vs fixed scoring (:func:`scoring_comparisons`), one entry per compared run or pair."""
+    refused: list[dict[str, str]] = field(default_factory=list)
+    """Pairs of runs on the same sessions that are not compared: ``{"a", "b": run keys, "why"}`` (:func:`comparable`)."""
+    groups: dict[str, dict[str, dict[str, dict[str, Any]]]] = field(default_factory=dict)
+    """Run key -> ``{"type": ..., "position": ...}`` of :func:`grouped_accuracy`."""
+
+
+SHOWN_SETTINGS = ("temperature", "max_steps", "max_attempts", "timeout", "concurrency", "rps", "tasks")
+"""The run settings (docs/settings.md) the runs table shows; the model spec, side and scoring have columns
+of their own, and nothing that could hold a secret (URLs, keys) is shown."""
+
+
+def run_settings(run: Run) -> dict[str, Any]:
+    """The settings of :data:`SHOWN_SETTINGS` the run recorded, in that order."""
+    return {k: run.settings[k] for k in SHOWN_SETTINGS if k in run.settings}
+
+
+def side_fields(session: dict[str, Any], language: str) -> dict[str, Any]:
+    """The fields of one language side of a session dict (docs/dataset.md §2.2) under short names: ``env``,
+    ``tools``, ``tasks``, ``answers``, ``types``, ``subtypes``."""
+    from bench.schema import fields_for
+
+    side = fields_for(language)
+    return {
+        "env": session[side.env_info],
+        "tools": session[side.tools],
+        "tasks": session[side.tasks],
+        "answers": session[side.answer_list],
+        "types": session[side.task_types],
+        "subtypes": session[side.turn_subtypes],
+    }
+
+
+def grouped_accuracy(run: Run, group: str) -> dict[str, dict[str, Any]]:
+    """A run's task accuracy per task type (``group="type"``, the English buckets, docs/metrics.md §1) or per
+    task position (``"position"``: ``t1`` ...), with ``n`` and the clustered Wilson interval (docs/metrics.md §10).
+
+    Returns:
+        ``{bucket: {"correct", "n", "interval": Interval}}`` for every bucket with at least one task.
+    """
+    from bench.schema import bucket_labels
+
+    per: dict[str, dict[str, list[int]]] = {}
+    types: dict[str, list[str]] = {}
+    for fact in run.tasks:
+        if group == "type":
+            if fact.session_id not in types:
+                session = run.dataset.sessions[run.dataset.index[fact.session_id]]
+                try:
+                    types[fact.session_id] = bucket_labels(session, run.language)[0]
+                except ValueError:
+                    types[fact.session_id] = list(session["english_task_types"])
+            bucket = types[fact.session_id][fact.task_idx]
+        else:
+            bucket = f"t{fact.task_idx + 1}"
+        counts = per.setdefault(bucket, {}).setdefault(fact.session_id, [0, 0])
+        counts[0] += int(fact.correct)
+        counts[1] += 1
+    order = list(TASK_TYPES) if group == "type" else sorted(per)
+    out = {}
+    for bucket in order:
+        if bucket not in per:
+            continue
+        correct = [c for c, _ in per[bucket].values()]
+        total = [t for _, t in per[bucket].values()]
+        out[bucket] = {"correct": sum(correct), "n": sum(total), "interval": clustered_wilson(correct, total)}
+    return out
+
+
+def top_errors(run: Run, limit: int = 3) -> list[tuple[str, int]]:
+    """The run's most frequent error categories, ``[(category, failed tasks)]``, most first (ties in table order)."""
+    counts = [(k, n) for k, n in run.error_counts().items() if n]
+    return sorted(counts, key=lambda item: -item[1])[:limit]
+
+
+def comparable(a: Run, b: Run) -> str:
+    """``""`` when a paired comparison of two runs means something, else why not: other sessions, another
+    scoring mode or another side (docs/metrics.md §10)."""
+    if a.dataset is not b.dataset:
+        return "different datasets"
+    if a.scoring != b.scoring:
+        return f"different scoring modes ({a.scoring} and {b.scoring})"
+    if a.language != b.language:
+        return f"different sides ({a.language} and {b.language})"
+    return ""
+
+
+def run_facts(run: Run, figures: RunFigures) -> dict[str, Any]:
+    """The runs table's facts of one run, as ``report.json`` writes them (docs/metrics.md §10): model, spec,
+    side, scoring, dataset (name, path, sha256, official, sessions), date, harness version, settings, task
+    and session accuracy with intervals, OP and AP (percent, ``None`` when they do not apply), the top error
+    categories, the rank among the paper's models and why it has none."""
+    path_values = run_values(run.metric, "orchestration", run.extra_metrics)
+    return {
+        "key": run.key,
+        "label": run.label,
+        "model": run.model,
+        "model_spec": run.spec,
+        "side": run.language,
+        "scoring": run.scoring,
+        "dataset": {
+            "name": run.dataset.path.name,
+            "path": str(run.dataset.path),
+            "sha256": run.dataset.sha256,
+            "official": run.dataset.official,
+            "sessions": len(run.dataset.sessions),
+        },
+        "date": run.date,
+        "harness_version": run.version,
+        "settings": run_settings(run),
+        "dir": str(run.path),
+        "sessions": len(run.session_ids),
+        "tasks": len(run.tasks),
+        "failed_tasks": run.failed(),
+        "task_accuracy": figures.task,
+        "session_accuracy": figures.session,
+        "op": path_values.get("op"),
+        "ap": path_values.get("ap"),
+        "top_errors": top_errors(run),
+        "rank": figures.rank,
+        "unranked": run.rank_exclusions(),
+    }
 
 
 OFFICIAL_SESSIONS = 256
@@ -110,15 +233,16 @@ OFFICIAL_SESSIONS = 256
 
 
 def comparability_note(runs: Sequence[Run]) -> str:
-    """A warning for runs whose ranks against the paper's models mean little: the paper's figures are on
-    the official 256-session dataset (docs/metrics.md), so a run on another or a partial dataset (a demo,
-    fixtures, generated sessions) is placed among them for orientation only. ``""`` when every run has
-    256 sessions."""
-    other = [run for run in runs if len(run.session_ids) != OFFICIAL_SESSIONS]
+    """The note over the tables when a run is not ranked among the paper's models (docs/metrics.md §10): the
+    paper's figures are reference scoring of the English side on all 256 official sessions, so a run on other
+    sessions (a demo, fixtures, generated sessions), in fixed mode or on the Chinese side is shown beside the
+    paper's rows, with no rank. ``""`` when every run is ranked."""
+    other = [run for run in runs if run.rank_exclusions()]
     if not other:
         return ""
-    names = ", ".join(f"{run.label} ({len(run.session_ids)} sessions)" for run in other)
+    names = "; ".join(f"{run.label} ({', '.join(run.rank_exclusions())})" for run in other)
     return (
-        f"Not comparable with the paper: {names}. The paper's figures are on the official "
-        f"{OFFICIAL_SESSIONS}-session dataset; ranks of runs on other sessions are for orientation only."
+        f"Not ranked against the paper: {names}. The paper's figures are reference scoring of the English side "
+        f"on the official {OFFICIAL_SESSIONS}-session dataset; these runs are placed by value beside its rows, "
+        "with no rank."
     )

@@ -73,8 +73,13 @@ def page_chunks(title: str, data: Any, session_blocks: Iterable[tuple[int, str]]
         '<link rel="icon" href="data:,">\n'
         f"<title>{escape(title)}</title>\n<style>\n{_asset('report.css')}</style></head>\n<body>\n"
         "<header><h1>WildToolBench report</h1><nav>"
-        '<a href="#overview">Overview</a><a href="#leaderboard">Leaderboard</a><a href="#orchestration">Orchestration</a>'
-        '<a href="#errors">Errors</a><a href="#plots">Plots</a><a href="#dataset">Dataset</a><a href="#tasks">Tasks</a>'
+        '<a href="#overview" data-view="overview">Overview</a>'
+        '<a href="#leaderboard" data-view="leaderboard">Leaderboard</a>'
+        '<a href="#orchestration" data-view="orchestration">Orchestration</a>'
+        '<a href="#errors" data-view="errors">Errors</a>'
+        '<a href="#plots" data-view="plots">Plots</a>'
+        '<a href="#dataset" data-view="dataset">Dataset</a>'
+        '<a href="#tasks" data-view="tasks">Tasks</a>'
         '</nav></header>\n<main id="view"><noscript>This report needs JavaScript; report.md and the CSV files hold the same tables.</noscript></main>\n'
         '<script type="application/json" id="wtb-data">'
     )

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from bench.catalog import Metric
 from bench.errors import CATEGORY_LABELS
-from wtb.report.content import RULES, RULES_INTRO, Report, comparability_note
+from bench.schema import TASK_TYPES
+from wtb.report.content import RULES, RULES_INTRO, Report, comparability_note, run_facts
 from wtb.report.escape import markdown_code, markdown_text
 from wtb.report.tables import Row, format_percent, paper_data, table_columns
 
@@ -37,13 +38,26 @@ def _legend(columns: Sequence[Metric]) -> list[str]:
     return ["Columns: " + "; ".join(f"{c.short} = {c.description}" for c in columns) + ".", ""]
 
 
+SIDES = {"en": "English", "zh": "Chinese"}
+
+
+def rank_text(rank: int | None, unranked: Sequence[str], models: int) -> str:
+    """A run's rank as the report writes it: ``"43 of 58"`` (among the paper's ``models`` and the run), or
+    ``"unranked (why)"`` (docs/metrics.md §10)."""
+    if rank is None:
+        return f"unranked ({', '.join(unranked)})" if unranked else "unranked"
+    return f"{rank} of {models + 1}"
+
+
 def _ranked(rows: Sequence[Row], keys: Sequence[str]) -> list[list[Any]]:
     out = []
     for row in rows:
         name = f"**{markdown_text(row.model)}** (ours)" if row.source == "run" else markdown_text(row.model)
+        if row.unranked:
+            name += " (unranked: " + markdown_text(", ".join(row.unranked)) + ")"
         out.append(
             [
-                row.rank if row.rank is not None else "",
+                row.rank if row.rank is not None else "–",
                 name,
                 markdown_text(row.group),
                 *(format_percent(row.values.get(k)) for k in keys),
@@ -76,17 +90,27 @@ def report_markdown(
     lines += ["## Runs", ""]
     rows = []
     for run in report.runs:
-        figures = report.figures[run.key]
+        facts = run_facts(run, report.figures[run.key])
+        task, session = facts["task_accuracy"], facts["session_accuracy"]
+        dataset = facts["dataset"]
+        settings = ", ".join(f"{k}={v}" for k, v in facts["settings"].items())
         rows.append(
             [
                 markdown_text(run.label),
-                f"{figures.rank} of {len(paper['main']) + 1}",
-                len(run.session_ids),
-                len(run.tasks),
-                f"{_percent(figures.task.value)} [{_percent(figures.task.low)}, {_percent(figures.task.high)}]",
-                f"{_percent(figures.session.value)} [{_percent(figures.session.low)}, {_percent(figures.session.high)}]",
-                run.failed(),
-                markdown_code(run.path),
+                markdown_code(facts["model_spec"] or run.model),
+                SIDES.get(run.language, run.language),
+                run.scoring,
+                f"{markdown_text(dataset['name'])} ({len(run.session_ids)} of {dataset['sessions']} sessions"
+                f"{', official' if dataset['official'] else ''}; sha256 {dataset['sha256'][:12]})",
+                facts["date"],
+                markdown_text(facts["harness_version"] or "?"),
+                markdown_text(settings),
+                f"{_percent(task.value)} [{_percent(task.low)}, {_percent(task.high)}]",
+                f"{_percent(session.value)} [{_percent(session.low)}, {_percent(session.high)}]",
+                format_percent(facts["op"]),
+                format_percent(facts["ap"]),
+                ", ".join(f"{CATEGORY_LABELS[k]} {n}" for k, n in facts["top_errors"]) or "none",
+                rank_text(facts["rank"], facts["unranked"], len(paper["main"])),
             ]
         )
     note = comparability_note(report.runs)
@@ -95,21 +119,49 @@ def report_markdown(
     lines += _table(
         [
             "run",
-            f"rank among the paper's {len(paper['main'])} models",
-            "sessions",
-            "tasks",
+            "model spec",
+            "side",
+            "scoring",
+            "dataset",
+            "date (UTC)",
+            "harness",
+            "settings",
             "task accuracy [95% CI]",
             "session accuracy [95% CI]",
-            "failed tasks",
-            "folder",
+            "OP",
+            "AP",
+            "top error categories (tasks)",
+            f"rank among the paper's {len(paper['main'])} models",
         ],
         rows,
     )
     lines += [
         "",
-        "The brackets are 95% percentile-bootstrap intervals: sessions are resampled with replacement (the "
-        "tasks of a session are not independent), with the seed and resample count in `report.json`. Another "
-        "draw of sessions like these could plausibly give any accuracy inside the interval.",
+        "The brackets are 95% Wilson score intervals (docs/metrics.md §10): session accuracy on the sessions, task "
+        "accuracy on the effective number of tasks (the tasks of a session are not independent; sessions are the "
+        "clusters). Another draw of sessions like these could plausibly give any accuracy inside the interval.",
+        "",
+    ]
+    lines += ["## Accuracy by task type and position", ""]
+    header = ["run", *TASK_TYPES, *(f"task {i}" for i in range(1, 5))]
+    rows = []
+    for run in report.runs:
+        groups = report.groups.get(run.key, {})
+        cells = []
+        for group, keys in (("type", TASK_TYPES), ("position", [f"t{i}" for i in range(1, 5)])):
+            for key in keys:
+                found = groups.get(group, {}).get(key)
+                cells.append(
+                    ""
+                    if found is None
+                    else f"{_percent(found['interval'].value)} of {found['n']} [{_percent(found['interval'].low)}, "
+                    f"{_percent(found['interval'].high)}]"
+                )
+        rows.append([markdown_text(run.label), *cells])
+    lines += _table(header, rows)
+    lines += [
+        "",
+        "Each cell: task accuracy of n tasks [95% interval, as above]; empty where the run has no task of that kind.",
         "",
     ]
     if report.comparisons:
@@ -137,12 +189,19 @@ def report_markdown(
             "interval holds 0 is within noise: these sessions cannot tell the two runs apart.",
             "",
         ]
+    if report.refused:
+        labels = {run.key: markdown_text(run.label) for run in report.runs}
+        lines += ["Not compared (same sessions, but the difference would mix what it measures):", ""]
+        lines += [f"- {labels[r['a']]} and {labels[r['b']]}: {markdown_text(r['why'])}" for r in report.refused]
+        lines.append("")
 
     lines += [
         "## Leaderboard",
         "",
-        f"Runs ranked among the paper's {len(paper['main'])} models by session accuracy, then task "
-        f"accuracy. Percentages; empty where a run has no task of that kind. Paper figures: {paper['source']}",
+        f"Runs placed among the paper's {len(paper['main'])} models by session accuracy, then task "
+        "accuracy; a rank is 1 + the paper's models strictly better (docs/metrics.md §10), and only runs in "
+        "reference scoring of the English side on all official sessions get one. Percentages; empty where a run "
+        f"has no task of that kind. Paper figures: {paper['source']}",
         "",
     ]
     lines += _legend(main)

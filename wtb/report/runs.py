@@ -15,6 +15,7 @@ import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,7 @@ class Dataset:
         sessions: session dicts (docs/dataset.md) in file order.
         index: session id -> position in ``sessions``.
         offset: position of this dataset's first session in the report's global session list.
+        official: see the attribute's note.
     """
 
     key: str
@@ -62,6 +64,9 @@ class Dataset:
     sessions: list[dict[str, Any]]
     index: dict[str, int]
     offset: int = 0
+    official: bool = False
+    """The file is the official WildToolBench dataset: its git blob id is the pinned one
+    (:mod:`wtb.datasets.official`, ``WTB_DATA_PINS`` honoured), the file the paper's figures come from."""
 
 
 @dataclass
@@ -110,6 +115,12 @@ class Run:
             and ``score.fixed.jsonl``; docs/fixed-mode.md).
         extra_metrics: the metrics that are not the paper's, ``summary_metrics.json["extra"]`` (key ->
             ``{"value", ...}`` or ``None``; docs/metrics.md §8); empty when the file has none.
+        language: the side that ran, ``en`` or ``zh`` (``run.json`` settings, else ``summary_metrics.json``).
+        spec: the ``--model`` spec (``run.json`` settings ``model``), ``""`` when unknown.
+        settings: the run's settings as ``run.json`` records them (docs/settings.md), ``{}`` when absent.
+        version: the harness version that made the run (settings ``project_version``), ``""`` when unknown.
+        date: when the run started, ISO 8601 UTC to the second (``run.json``'s modification time; else
+            the metric file's), the report's only clock.
     """
 
     key: str
@@ -125,6 +136,29 @@ class Run:
     raw_results: bool = True
     scoring: str = "reference"
     extra_metrics: dict[str, Any] = field(default_factory=dict)
+    language: str = "en"
+    spec: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
+    version: str = ""
+    date: str = ""
+
+    def rank_exclusions(self) -> list[str]:
+        """Why this run is not ranked among the paper's models (docs/metrics.md §10), ``[]`` when it is: the
+        paper's figures are reference scoring of the English side on all 256 official sessions."""
+        reasons = []
+        if self.scoring != "reference":
+            reasons.append(f"{self.scoring} scoring")
+        if self.language != "en":
+            reasons.append("Chinese side" if self.language == "zh" else f"side {self.language}")
+        if not self.dataset.official:
+            reasons.append("not the official dataset")
+        elif len(self.session_ids) != len(self.dataset.sessions):
+            reasons.append(f"{len(self.session_ids)} of {len(self.dataset.sessions)} official sessions")
+        return reasons
+
+    def ranked(self) -> bool:
+        """Whether the run is ranked among the paper's models (:meth:`rank_exclusions` is empty)."""
+        return not self.rank_exclusions()
 
     def failed(self) -> int:
         """Number of failed tasks."""
@@ -216,7 +250,29 @@ def load_dataset(path: Path, key: str, tasks: int) -> Dataset:
     except DatasetError as exc:
         shown = "; ".join(str(i) for i in exc.issues[:5])
         raise ReportError(f"{path}: not a valid dataset ({len(exc.issues)} problem(s)): {shown}") from None
-    return Dataset(key, path, file_sha256(path), sessions, {s["id"]: i for i, s in enumerate(sessions)})
+    return Dataset(
+        key, path, file_sha256(path), sessions, {s["id"]: i for i, s in enumerate(sessions)}, official=is_official(path)
+    )
+
+
+OFFICIAL_DATASET = "wildtoolbench"
+"""The pin name (:mod:`wtb.datasets.official`) of the official dataset file."""
+
+
+def is_official(path: Path) -> bool:
+    """Whether ``path`` holds exactly the official dataset's bytes (its git blob id is the one pinned under
+    :data:`OFFICIAL_DATASET`, docs/metrics.md §10).
+
+    Raises:
+        ReportError: ``WTB_DATA_PINS`` names an unreadable or malformed pin table.
+    """
+    from wtb.datasets.official import PinsError, git_blob_id, pin_table
+
+    try:
+        pin = pin_table().get(OFFICIAL_DATASET)
+    except PinsError as exc:
+        raise ReportError(str(exc)) from None
+    return pin is not None and git_blob_id(path) == pin.blob
 
 
 # --------------------------------------------------------------------------- compact trajectories
@@ -429,6 +485,23 @@ def _extra_metrics(path: Path) -> dict[str, Any]:
     return extra
 
 
+def _read_identity(run: Run, info_path: Path, summary_metrics: Path, metric_path: Path) -> None:
+    """Fill the run's facts (side, model spec, settings, harness version, date) from ``run.json`` (docs/settings.md),
+    falling back to ``summary_metrics.json``'s ``language`` and the metric file's time."""
+    info = _read_json(info_path) if info_path.is_file() else {}
+    settings = info.get("settings") if isinstance(info, dict) and isinstance(info.get("settings"), dict) else {}
+    language = settings.get("language")
+    if not isinstance(language, str) and summary_metrics.is_file():
+        found = _read_json(summary_metrics)
+        language = found.get("language") if isinstance(found, dict) else None
+    run.language = language if isinstance(language, str) and language else "en"
+    run.settings = settings
+    run.spec = str(settings.get("model") or "")
+    run.version = str(settings.get("project_version") or "")
+    stamp = (info_path if info_path.is_file() else metric_path).stat().st_mtime
+    run.date = datetime.fromtimestamp(stamp, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def load_run(
     run_dir: Path,
     key: str,
@@ -489,13 +562,16 @@ def load_run(
         raise ReportError(f"{score_path}: {len(missing)} scored session(s) not in {path}, e.g. {missing[0]}")
 
     model = str(metric.get("model_name") or run_dir.name)
-    label = model if scoring == "reference" else f"{model} (fixed)"
     run = Run(
-        key, label, model, run_dir, metric, summary if isinstance(summary, dict) else None, dataset, scoring=scoring
+        key, model, model, run_dir, metric, summary if isinstance(summary, dict) else None, dataset, scoring=scoring
     )
-    run.extra_metrics = _extra_metrics(
-        run_dir / (SUMMARY_METRICS_FILE if scoring == "reference" else FIXED_SUMMARY_METRICS_FILE)
-    )
+    summary_metrics = run_dir / (SUMMARY_METRICS_FILE if scoring == "reference" else FIXED_SUMMARY_METRICS_FILE)
+    run.extra_metrics = _extra_metrics(summary_metrics)
+    _read_identity(run, run_dir / RUN_FILE, summary_metrics, run_dir / metric_file)
+    tags = [
+        t for t in (None if scoring == "reference" else scoring, None if run.language == "en" else run.language) if t
+    ]
+    run.label = f"{model} ({', '.join(tags)})" if tags else model
     facts: dict[str, list[TaskFacts]] = {}
     for session_id in order:
         facts[session_id] = [_task_facts(session_id, i, t) for i, t in enumerate(scored[session_id])]

@@ -61,8 +61,10 @@ class Row:
         group: the paper's model group, or :data:`RUN_GROUP` for a run.
         values: key -> percentage, ``None`` where it does not apply.
         run: the run's key (``r0`` ...) for a run row, else ``None``.
-        rank: 1-based rank in the table's order (ties share a rank), ``None`` when unranked.
+        rank: the row's rank among the paper's models (:func:`paper_rank`; ties share a rank), ``None`` for a
+            run that is not ranked.
         extra: further columns (the error table's counts).
+        unranked: why a run's row has no rank (:meth:`wtb.report.runs.Run.rank_exclusions`), ``[]`` otherwise.
     """
 
     model: str
@@ -72,6 +74,7 @@ class Row:
     run: str | None = None
     rank: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    unranked: list[str] = field(default_factory=list)
 
 
 def _bucket_percent(entry: Mapping[str, Any] | None, ratio: str) -> float | None:
@@ -131,24 +134,23 @@ def run_values(
 
 
 def _rank(rows: list[Row], keys: Sequence[str]) -> list[Row]:
-    """Sort rows best first by ``keys`` (missing values last; stable, so paper order breaks ties) and set ranks."""
+    """Sort rows best first by ``keys`` (missing values last; stable, so paper order breaks ties) and set ranks:
+    every paper row and every ranked run gets :func:`paper_rank` (one definition, docs/metrics.md §10), so runs
+    never move a paper model and a run's rank is the same in every table and view."""
 
     def key(row: Row) -> tuple:
         return tuple(-(row.values.get(k) if row.values.get(k) is not None else float("-inf")) for k in keys)
 
     ordered = sorted(rows, key=key)
-    previous = None
-    for position, row in enumerate(ordered, 1):
-        current = key(row)
-        row.rank = previous[1] if previous is not None and previous[0] == current else position
-        previous = (current, row.rank)
+    for row in ordered:
+        row.rank = None if row.unranked else paper_rank(row, ordered, keys)
     return ordered
 
 
 def paper_rank(row: Row, paper_rows: Sequence[Row], keys: Sequence[str]) -> int:
     """1 + the number of paper rows strictly better than ``row`` by ``keys`` (compared in order; missing values last).
 
-    This is the run's place among the paper's models alone (other runs do not count).
+    This is a row's place among the paper's models alone (runs do not count; docs/metrics.md §10).
     """
 
     def key(r: Row) -> tuple:
@@ -179,13 +181,15 @@ def _run_rows(runs: Sequence[Run], columns: Sequence[Metric]) -> list[Row]:
             RUN_GROUP,
             {entry.key: metric_percent(r.metric, entry, r.extra_metrics) for entry in columns},
             run=r.key,
+            unranked=r.rank_exclusions(),
         )
         for r in runs
     ]
 
 
 def leaderboard_rows(runs: Sequence[Run]) -> list[Row]:
-    """The leaderboard: every run and the paper's 57 models, ranked by session then task accuracy (the paper's order)."""
+    """The leaderboard: every run and the paper's 57 models, ordered by session then task accuracy (the paper's
+    order); ranks as :func:`_rank` gives them."""
     columns = table_columns("main", runs)
     return _rank(_run_rows(runs, columns) + _paper_rows("main", columns), ("session", "task"))
 
@@ -208,12 +212,13 @@ def error_rows(runs: Sequence[Run]) -> list[Row]:
         failed = run.failed()
         shares = {k: (counts[k] / failed * 100.0 if failed else None) for k in ERROR_KEYS}
         extra = {"failed_tasks": failed, **{f"{k}_count": counts[k] for k in ERROR_KEYS}}
-        rows.append(Row(run.label, "run", RUN_GROUP, shares, run=run.key, extra=extra))
+        rows.append(Row(run.label, "run", RUN_GROUP, shares, run=run.key, extra=extra, unranked=run.rank_exclusions()))
     return rows + _paper_rows("errors", table_columns("errors"))
 
 
 def format_percent(value: float | None) -> str:
-    """A percentage with two decimals, or ``""`` for ``None``."""
+    """A percentage with two decimals by the project's rounding rule (docs/metrics.md §9: the binary value
+    rounded to nearest, ties to even, as Python's ``format(value, ".2f")``), or ``""`` for ``None``."""
     return "" if value is None else f"{value:.2f}"
 
 

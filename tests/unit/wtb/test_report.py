@@ -16,15 +16,23 @@ import pytest
 from typer.testing import CliRunner
 
 from bench.errors import CATEGORIES
-from tests.support.report_support import REPO_ROOT, fixture_report, fixture_runs, read_csv, read_json, run_cli
+from tests.support.report_support import (
+    REPO_ROOT,
+    fixture_report,
+    fixture_runs,
+    official_pins,
+    read_csv,
+    read_json,
+    run_cli,
+)
 from wtb.cli import app
 from wtb.report import build_report
 from wtb.report.build import session_outcomes
 from wtb.report.dataset_stats import dataset_statistics, layer_widths, node_depths
 from wtb.report.html import pack_session, session_blocks, unpack_session
 from wtb.report.runs import session_transitions
-from wtb.report.stats import SessionOutcomes, bootstrap_accuracy, paired_bootstrap
-from wtb.report.tables import LEADERBOARD_KEYS, ORCHESTRATION_KEYS, paper_data
+from wtb.report.stats import SessionOutcomes, bootstrap_accuracy, clustered_wilson, paired_bootstrap, wilson
+from wtb.report.tables import LEADERBOARD_KEYS, ORCHESTRATION_KEYS, format_percent, paper_data
 
 PAPER_MODELS = 57
 
@@ -174,7 +182,14 @@ def test_tasks_csv_lists_every_task_with_category_and_reason(report):
 
 def test_intervals_and_paired_difference(report):
     figures = read_json(report / "report.json")
-    assert figures["bootstrap"] == {"seed": 0, "resamples": 2000, "level": 0.95, "unit": "session"}
+    assert figures["bootstrap"] == {
+        "seed": 0,
+        "resamples": 2000,
+        "level": 0.95,
+        "unit": "session",
+        "used_for": "paired differences",
+    }
+    assert figures["intervals"]["proportions"] == "wilson"
     by_label = {r["label"]: r for r in figures["runs"]}
     for run in by_label.values():
         for key in ("task_accuracy", "session_accuracy"):
@@ -182,9 +197,19 @@ def test_intervals_and_paired_difference(report):
             assert interval["low"] <= interval["value"] <= interval["high"]
     noisy = by_label["noisy"]["task_accuracy"]
     assert noisy["value"] == 0.5 and 0.35 < noisy["low"] < 0.45 and 0.55 < noisy["high"] < 0.65
-    assert by_label["noisy"]["session_accuracy"]["low"] == 0.0
-    assert by_label["oracle"]["task_accuracy"]["high"] == 1.0
-    assert by_label["oracle"]["rank"] == 1 and by_label["noisy"]["rank"] == 43
+    # Wilson on sessions: 1 of 24 sessions right gives [0.74%, 20.24%], never a point.
+    session = by_label["noisy"]["session_accuracy"]
+    assert (round(session["low"], 4), round(session["high"], 4)) == (0.0074, 0.2024)
+    assert by_label["oracle"]["task_accuracy"]["high"] < 1.0  # 95 of 96: the interval does not reach 100%
+    # Fixture sessions are not the official dataset: no rank, and the reason.
+    assert by_label["oracle"]["rank"] is None and by_label["noisy"]["rank"] is None
+    assert by_label["noisy"]["unranked"] == ["not the official dataset"]
+    assert by_label["noisy"]["side"] == "en" and by_label["noisy"]["scoring"] == "reference"
+    assert by_label["noisy"]["model_spec"].endswith("candidates.jsonl#noisy")
+    assert by_label["noisy"]["dataset"]["name"] == "sessions.jsonl" and by_label["noisy"]["dataset"]["sessions"] == 24
+    assert by_label["noisy"]["harness_version"] and by_label["noisy"]["date"].endswith("Z")
+    clarify = by_label["noisy"]["task_type"]["Clarify"]
+    assert (clarify["correct"], clarify["n"]) == (5, 11) and clarify["low"] < 5 / 11 < clarify["high"]
     (comparison,) = figures["comparisons"]
     assert comparison["a"] == "oracle" and comparison["b"] == "noisy" and comparison["sessions"] == 24
     assert comparison["task_accuracy_difference"]["value"] == pytest.approx(47 / 96)
@@ -526,9 +551,63 @@ def test_report_reads_a_fixed_run_and_compares_it_with_the_reference_run(runs, r
     pair = [e for e in data["scoring"] if e["kind"] == "runs"]
     assert len(pair) == 1 and (pair[0]["reference"], pair[0]["fixed"]) == ("r0", "r1")
     assert (pair[0]["reference_correct"], pair[0]["fixed_correct"]) == (95, 96)
+    assert data["runs"][1]["scoring"] == "fixed" and data["runs"][1]["rank"] is None
+    assert "fixed scoring" in data["runs"][1]["unranked"]
+    # A difference across scoring modes is not a paired comparison: listed as not compared, with why.
+    assert data["comparisons"] == []
+    assert data["not_compared"] == [
+        {"a": "oracle", "b": "oracle (fixed)", "why": "different scoring modes (reference and fixed)"}
+    ]
 
 
-def test_runs_off_the_official_dataset_are_marked_not_comparable(report):
+def test_runs_off_the_official_dataset_are_not_ranked(report):
     markdown = (report / "report.md").read_text(encoding="utf-8")
-    assert "**Not comparable with the paper: oracle (24 sessions), noisy (24 sessions)." in markdown
-    assert "Not comparable with the paper" in (report / "index.html").read_text(encoding="utf-8")
+    assert (
+        "**Not ranked against the paper: oracle (not the official dataset); noisy (not the official dataset)."
+        in markdown
+    )
+    assert "| unranked (not the official dataset) |" in markdown
+    assert "| – | **noisy** (ours) (unranked: not the official dataset) | ours |" in markdown
+    assert "Not ranked against the paper" in (report / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_run_on_the_official_dataset_has_one_rank_everywhere(runs, reference_dir, tmp_path, monkeypatch):
+    """With the fixture file pinned as the official dataset (``WTB_DATA_PINS``), reference runs of all its
+    sessions are ranked: 1 + the paper's models strictly better, the same in report.json, report.md and both
+    tables; the paper's rows keep their own ranks (runs never push a paper model down)."""
+    monkeypatch.setenv("WTB_DATA_PINS", str(official_pins(reference_dir / "sessions.jsonl", tmp_path)))
+    built = build_report([runs["oracle"], runs["noisy"]], tmp_path / "r", resamples=50)
+    data = read_json(tmp_path / "r" / "report.json")
+    ranks = {r["label"]: r["rank"] for r in data["runs"]}
+    assert ranks == {"oracle": 1, "noisy": 43} and data["runs"][1]["unranked"] == []
+    assert built.figures["r1"].rank == 43
+    markdown = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
+    assert "| 43 of 58 |" in markdown and "| 43 | **noisy** (ours) | ours |" in markdown
+    assert "| 1 | Gemini-2.0-Thinking |" in markdown  # below oracle in the table, still the paper's first
+    assert "Not ranked against the paper" not in markdown
+
+
+def test_wilson_intervals_at_the_edges():
+    none = wilson(0, 24)
+    assert none.value == 0.0 and none.low == 0.0 and round(none.high, 4) == 0.1380
+    every = wilson(24, 24)
+    assert every.high == 1.0 and round(every.low, 4) == 0.8620
+    half = wilson(12, 24)
+    assert half.low == pytest.approx(1 - half.high) and half.low < 0.5 < half.high
+    with pytest.raises(ValueError):
+        wilson(3, 2)
+    # Clustered tasks: all wrong or all right, the effective n is the number of sessions (widest choice).
+    assert clustered_wilson([0] * 24, [4] * 24).high == pytest.approx(wilson(0, 24).high)
+    assert clustered_wilson([4] * 24, [4] * 24).low == pytest.approx(wilson(24, 24).low)
+    # Sessions all-or-nothing: tasks are as informative as sessions; independent-looking tasks count fully.
+    lumped = clustered_wilson([4, 0] * 12, [4] * 24)
+    spread = clustered_wilson([2] * 24, [4] * 24)
+    assert lumped.value == spread.value == 0.5
+    assert lumped.high - lumped.low == pytest.approx(wilson(12, 24).high - wilson(12, 24).low)
+    assert spread.high - spread.low == pytest.approx(wilson(48, 96).high - wilson(48, 96).low)
+
+
+def test_rounding_rule_is_pythons_half_even_on_the_binary_value():
+    """docs/metrics.md §9: 0.40625 -> 40.62 (an exact tie, to even), 0.40626 -> 40.63, as the terminal prints."""
+    assert format_percent(0.40625 * 100) == "40.62" and format_percent(0.40875 * 100) == "40.88"
+    assert format_percent(0.40626 * 100) == "40.63" and format_percent(None) == ""

@@ -15,11 +15,42 @@
     return String(value === null || value === undefined ? '' : value)
       .replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
   }
-  function pct(v) { return v === null || v === undefined ? '' : Number(v).toFixed(2); }
-  function ratio(v) { return v === null || v === undefined ? '' : (v * 100).toFixed(2) + '%'; }
-  function ci(c) { return ratio(c[0]) + ' <span class="muted">[' + (c[1] * 100).toFixed(2) + ', ' + (c[2] * 100).toFixed(2) + ']</span>'; }
-  function signed(v) { return (v >= 0 ? '+' : '') + (v * 100).toFixed(2); }
-  function chip(run) { return '<span class="chip" style="background:' + run.color + '"></span>'; }
+  // The project's rounding rule (docs/metrics.md §9): Python's format(x, '.2f'), i.e. the binary value rounded to
+  // the nearest, ties to even. toFixed rounds exact ties away from zero; a tie at two decimals happens only when
+  // x is an odd multiple of 1/8 (x * 100 = k + 1/2 exactly), and then the even neighbour is taken.
+  function fixed2(value) {
+    var x = Number(value), eighths = x * 8;
+    if (isFinite(x) && Number.isInteger(eighths) && eighths % 2 !== 0) {
+      var n = Math.floor(Math.abs(x) * 100);
+      if (n % 2 === 1) { n += 1; }
+      var digits = String(n);
+      while (digits.length < 3) { digits = '0' + digits; }
+      return (x < 0 ? '-' : '') + digits.slice(0, -2) + '.' + digits.slice(-2);
+    }
+    return x.toFixed(2);
+  }
+  window.wtbFixed2 = fixed2;
+  function pct(v) { return v === null || v === undefined ? '' : fixed2(v); }
+  function ratio(v) { return v === null || v === undefined ? '' : fixed2(v * 100) + '%'; }
+  function ci(c) { return ratio(c[0]) + ' <span class="muted">[' + fixed2(c[1] * 100) + ', ' + fixed2(c[2] * 100) + ']</span>'; }
+  function signed(v) { var t = fixed2(v * 100); return (t.charAt(0) === '-' ? '' : '+') + t; }
+  var MARKS = { circle: '●', square: '■', triangle: '▲', diamond: '◆', 'triangle down': '▼', plus: '✚', cross: '✖', star: '★', hexagon: '⬢', 'triangle left': '◀' };
+  function chip(run) { return '<span class="chip" style="color:' + run.color + '" title="' + esc(run.marker) + '" data-m="' + (MARKS[run.marker] || '●') + '" aria-hidden="true"></span>'; }
+  var SIDE_NAMES = { en: 'EN', zh: '中文' };
+  function sideBadge(lang) { return '<span class="badge b-side"' + (lang === 'zh' ? ' lang="zh"' : '') + ' title="' + (lang === 'zh' ? 'Chinese side (--lang zh)' : 'English side') + '">' + esc(SIDE_NAMES[lang] || lang) + '</span>'; }
+  function modeBadge(run) { return run.scoring === 'reference' ? '' : ' <span class="badge b-warn" title="--scoring fixed: corrected scoring, not comparable with the paper">' + esc(run.scoring) + ' scoring</span>'; }
+  function rankText(run) {
+    if (run.rank) { return run.rank + ' of ' + (D.paperModels + 1); }
+    return '<span class="badge b-unranked" title="' + esc('Only reference scoring of the English side on all official sessions is ranked among the paper\'s models') + '">unranked: ' + esc(run.unranked.join(', ')) + '</span>';
+  }
+  function shortSpec(spec) {
+    var m = /^([a-z_-]+:)(.*)$/i.exec(spec);
+    if (!m || m[2].length <= 28) { return spec; }
+    var tail = m[2].split('/').pop();
+    return m[1] + (tail.length > 34 ? tail.slice(0, 33) + '…' : '…/' + tail);
+  }
+  function runName(run) { return chip(run) + esc(run.label) + ' ' + sideBadge(run.lang) + modeBadge(run); }
+  function textAttr(lang) { return lang === 'zh' ? ' lang="zh"' : ''; }
   function badge(ok, yes, no) { return ok ? '<span class="badge b-ok">' + esc(yes || 'correct') + '</span>' : '<span class="badge b-bad">' + esc(no || 'error') + '</span>'; }
   function loadDetail(k) {
     if (cache[k]) { return Promise.resolve(cache[k]); }
@@ -77,56 +108,78 @@
       groups.map(function (g) { return '<option' + (g === state.group ? ' selected' : '') + '>' + esc(g) + '</option>'; }).join('') +
       '</select></label><span class="muted">' + rows.length + ' rows; click a column to sort' + (spec.hint ? '; ' + spec.hint : '') + '</span></div>';
     html += '<div class="scroll"><table class="data" id="table-' + id + '"><thead><tr>';
-    if (t.ranked) { html += '<th class="num">rank</th>'; }
-    html += '<th class="sortable" data-sort="' + id + '" data-col="model">model' + arrow(state, 'model') + '</th><th>group</th>';
-    t.keys.forEach(function (k) {
-      html += '<th class="sortable num" data-sort="' + id + '" data-col="' + k + '" title="' + esc(t.labels[k]) + '">' + esc(t.short[k] || k) + arrow(state, k) + '</th>';
-    });
+    if (t.ranked) { html += '<th class="num" title="1 + the paper\'s models strictly better (docs/metrics.md §10)">rank</th>'; }
+    html += sortHead(id, state, 'model', 'model', '', 'model name') + '<th>group</th>';
+    t.keys.forEach(function (k) { html += sortHead(id, state, k, t.short[k] || k, 'num', t.labels[k]); });
     if (spec.extraHead) { html += spec.extraHead; }
     html += '</tr></thead><tbody>';
     rows.forEach(function (r) {
       var run = r.run ? RUNS[r.run] : null;
-      html += '<tr class="' + (run ? 'ours clickable' : '') + '"' + (run ? ' data-href="' + spec.link(run) + '"' : '') + '>';
-      if (t.ranked) { html += '<td class="num">' + (r.rank || '') + '</td>'; }
-      html += '<td>' + (run ? chip(run) + '<a href="' + spec.link(run) + '">' + esc(r.model) + '</a> <span class="badge b-ours">ours</span>' : esc(r.model)) + '</td>';
-      html += '<td class="muted">' + esc(r.group) + '</td>';
-      t.keys.forEach(function (k) { html += '<td class="num">' + (spec.cell ? spec.cell(r, k, run) : pct(r.values[k])) + '</td>'; });
+      html += '<tr class="' + (run ? 'ours clickable' : '') + '"' + (run ? ' data-href="' + spec.link(run) + '" data-run="' + run.key + '"' : '') + '>';
+      if (t.ranked) { html += '<td class="num rank">' + (r.rank || (run ? '–' : '')) + '</td>'; }
+      html += '<td class="name">' + (run ? chip(run) + '<a href="' + spec.link(run) + '">' + esc(r.model) + '</a> <span class="badge b-ours">ours</span> ' + sideBadge(run.lang) + modeBadge(run) +
+        (t.ranked && r.unranked && r.unranked.length ? ' ' + rankText(run) : '') : esc(r.model)) + '</td>';
+      html += '<td class="muted group">' + esc(r.group) + '</td>';
+      t.keys.forEach(function (k) {
+        var top = !run && t.ranked && r.values[k] !== null && r.values[k] === best(t, r.group, k);
+        html += '<td class="num' + (top ? ' best' : '') + '">' + (spec.cell ? spec.cell(r, k, run) : pct(r.values[k])) + '</td>';
+      });
       if (spec.extraCells) { html += spec.extraCells(r, run); }
       html += '</tr>';
     });
     return html + '</tbody></table></div>';
   }
+  var bestCache = {};
+  function best(t, group, k) {
+    var key = t.keys.join(',') + '|' + group + '|' + k;
+    if (!(key in bestCache)) {
+      var values = t.rows.filter(function (r) { return !r.run && r.group === group && r.values[k] !== null && r.values[k] !== undefined; }).map(function (r) { return r.values[k]; });
+      bestCache[key] = values.length ? Math.max.apply(null, values) : null;
+    }
+    return bestCache[key];
+  }
+  function sortHead(id, state, col, text, cls, title) {
+    var sorted = state.col === col ? (state.dir < 0 ? 'descending' : 'ascending') : 'none';
+    return '<th class="sortable ' + cls + '" data-sort="' + id + '" data-col="' + esc(col) + '" aria-sort="' + sorted + '" title="' + esc(title) + '">' +
+      '<button type="button" class="sort" data-sort="' + id + '" data-col="' + esc(col) + '">' + esc(text) + arrow(state, col) + '</button></th>';
+  }
   function arrow(state, col) { return state.col === col ? ' <span class="arrow">' + (state.dir < 0 ? '▼' : '▲') + '</span>' : ''; }
 
   // ------------------------------------------------------------------ views
   function overview() {
-    var html = '<h2>' + esc(D.title) + '</h2>' + (D.comparability ? '<p class="note warn"><b>' + esc(D.comparability) + '</b></p>' : '') + '<div class="cards">';
+    var html = '<h2>' + esc(D.title) + '</h2>' + (D.comparability ? '<p class="note warn"><b>' + esc(D.comparability) + '</b></p>' : '');
+    html += '<h3 id="runs-title">Runs</h3><div class="scroll"><table class="data runs" id="runs-table"><thead><tr><th>run</th><th>model spec · side · scoring</th><th>dataset</th><th>date (UTC) · harness · settings</th>' +
+      '<th class="num">task accuracy<br>[95% CI]</th><th class="num">session accuracy<br>[95% CI]</th><th class="num" title="optimal path rate">OP</th><th class="num" title="accomplish progress rate">AP</th><th>top error categories</th><th>rank among the paper\'s ' + D.paperModels + '</th></tr></thead><tbody>';
     D.runs.forEach(function (r) {
-      html += '<div class="card"><div>' + chip(r) + '<b>' + esc(r.label) + '</b> <span class="badge b-ours">ours</span></div>' +
-        '<div class="kv" style="margin-top:6px"><div>task accuracy</div><div>' + ci(r.task) + '</div>' +
-        '<div>session accuracy</div><div>' + ci(r.session) + '</div>' +
-        '<div>rank among the paper\'s ' + D.paperModels + ' models</div><div>' + (r.rank ? r.rank + ' of ' + (D.paperModels + 1) : '') + '</div>' +
-        '<div>sessions / tasks</div><div>' + r.sessions + ' / ' + r.tasks + '</div>' +
-        '<div>failed tasks</div><div><a href="' + hashFor('tasks', [], { run: r.key, status: 'error' }) + '">' + r.failed + '</a></div>' +
-        '<div>model requests</div><div>' + esc(r.requests === null ? 'n/a' : r.requests) + '</div>' +
-        '<div>tokens in / out</div><div>' + esc(r.tokens) + '</div>' +
-        '<div>folder</div><div class="muted">' + esc(r.dir) + '</div>' +
-        '<div>dataset</div><div class="muted">' + esc(r.datasetPath) + '</div></div>' +
-        (r.rawResults ? '' : '<p class="note">No result.jsonl: trajectories come from score.jsonl (calls in the scorer\'s sorted order).</p>') +
-        '</div>';
+      var settings = Object.keys(r.settings).map(function (k) { return esc(k) + ' = ' + esc(r.settings[k]); }).join('<br>');
+      var errors = r.topErrors.map(function (e) { return '<a href="' + hashFor('tasks', [], { run: r.key, status: 'error', cat: e[0] }) + '">' + esc(CAT[e[0]].label) + '</a> ' + e[1]; }).join('<br>') || 'none';
+      html += '<tr data-run="' + r.key + '"><td class="name"><b>' + chip(r) + esc(r.label) + '</b><br><a href="' + hashFor('tasks', [], { run: r.key, status: 'error' }) + '">' + r.failed + ' failed</a> of ' + r.tasks + ' tasks' +
+        (r.rawResults ? '' : '<br><span class="muted" title="No result.jsonl: trajectories come from score.jsonl (calls in the scorer\'s sorted order)">scored log only</span>') + '</td>' +
+        '<td><code title="' + esc(r.spec || r.model) + '">' + esc(shortSpec(r.spec || r.model)) + '</code><br>' + sideBadge(r.lang) + ' <span class="badge ' + (r.scoring === 'reference' ? 'b-info' : 'b-warn') + '">' + esc(r.scoring) + ' scoring</span></td>' +
+        '<td class="dataset"><span title="' + esc(r.datasetPath) + '">' + esc(r.datasetName) + '</span>' + (r.official ? ' <span class="badge b-ok">official</span>' : '') + '<br><span class="muted">' + r.sessions + ' of ' + r.datasetSessions + ' sessions<br><span title="sha256 ' + esc(r.datasetSha) + '">sha256 ' + esc(r.datasetSha.slice(0, 8)) + '…</span></span></td>' +
+        '<td>' + esc(r.date.slice(0, 10)) + '<br>' + esc(r.date.slice(11, 19)) + '<br><span class="muted">wtb ' + esc(r.version || '?') + '</span>' +
+        (settings ? '<details class="settings"><summary>settings</summary><div class="muted">' + settings + '</div></details>' : '') + '</td>' +
+        '<td class="num">' + ratio(r.task[0]) + '<br><span class="muted">[' + fixed2(r.task[1] * 100) + ', ' + fixed2(r.task[2] * 100) + ']</span></td>' +
+        '<td class="num">' + ratio(r.session[0]) + '<br><span class="muted">[' + fixed2(r.session[1] * 100) + ', ' + fixed2(r.session[2] * 100) + ']</span></td>' +
+        '<td class="num">' + (r.op === null ? 'n/a' : pct(r.op)) + '</td><td class="num">' + (r.ap === null ? 'n/a' : pct(r.ap)) + '</td>' +
+        '<td>' + errors + '</td><td class="rank">' + rankText(r) + '</td></tr>';
     });
-    html += '</div><p class="note">Brackets: 95% bootstrap confidence interval (' + D.resamples + ' resamples of the sessions, seed ' + D.seed +
-      '). Sessions are resampled, not tasks, because the tasks of a session share tools and history. An interval is the range of accuracies the same model could plausibly get on another draw of sessions like these.</p>';
+    html += '</tbody></table></div><p class="note">Brackets: 95% Wilson score intervals (docs/metrics.md §10). Session accuracy: on the sessions. Task accuracy: on the effective number of tasks, because the tasks of a session share tools and history (sessions are the clusters). An interval is the range of accuracies the same model could plausibly get on another draw of sessions like these. ' +
+      'Requests and tokens: ' + D.runs.map(function (r) { return esc(r.label) + ' ' + esc(r.requests === null ? 'n/a' : r.requests) + ' requests, ' + esc(r.tokens) + ' tokens in / out'; }).join('; ') + '.</p>';
     if (D.comparisons.length) {
       html += '<h3>Paired differences</h3><table><thead><tr><th>A</th><th>B</th><th class="num">shared sessions</th><th class="num">task acc. A − B (pp)</th><th class="num">95% CI</th><th class="num">session acc. A − B (pp)</th><th class="num">95% CI</th><th>verdict</th></tr></thead><tbody>';
       D.comparisons.forEach(function (c) {
         var a = RUNS[c.a], b = RUNS[c.b];
-        html += '<tr><td>' + chip(a) + esc(a.label) + '</td><td>' + chip(b) + esc(b.label) + '</td><td class="num">' + c.sessions + '</td>' +
+        html += '<tr><td>' + runName(a) + '</td><td>' + runName(b) + '</td><td class="num">' + c.sessions + '</td>' +
           '<td class="num">' + signed(c.task[0]) + '</td><td class="num">[' + signed(c.task[1]) + ', ' + signed(c.task[2]) + ']</td>' +
           '<td class="num">' + signed(c.session[0]) + '</td><td class="num">[' + signed(c.session[1]) + ', ' + signed(c.session[2]) + ']</td>' +
           '<td>' + esc(c.verdict) + '</td></tr>';
       });
-      html += '</tbody></table><p class="note">Paired bootstrap: each resample draws the same sessions for both runs, so the difficulty of a session counts for both. An interval that holds 0 means the difference is within noise.</p>';
+      html += '</tbody></table><p class="note">Paired bootstrap (' + D.resamples + ' resamples, seed ' + D.seed + '): each resample draws the same sessions for both runs, so the difficulty of a session counts for both. An interval that holds 0 means the difference is within noise.</p>';
+    }
+    if (D.refused.length) {
+      html += '<p class="note warn" id="not-compared"><b>Not compared</b> (same sessions, but a difference would mix what it measures): ' +
+        D.refused.map(function (x) { return esc(RUNS[x.a].label) + ' and ' + esc(RUNS[x.b].label) + ': ' + esc(x.why); }).join('; ') + '.</p>';
     }
     if (D.scoring && D.scoring.length) {
       html += '<h3 id="scoring">Reference and fixed scoring</h3><p class="note">Fixed mode corrects eight quirks of the published evaluation (docs/fixed-mode.md); its numbers are not comparable with the paper\'s. "rescored": the same trajectories scored with fixes 5-8; a fixed run also applies the inference fixes 1-4.</p>' +
@@ -135,7 +188,7 @@
         var a = RUNS[e.reference], b = e.fixed ? RUNS[e.fixed] : null, n = Math.max(e.tasks, 1);
         var byFix = Object.keys(e.by_fix).map(function (k) { return 'fix ' + k + ': ' + e.by_fix[k]; }).join(', ') || 'none';
         html += '<tr><td>' + chip(a) + esc(a.label) + '</td><td>' + (b ? chip(b) + esc(b.label) : 'rescored') + '</td><td class="num">' + e.tasks + '</td>' +
-          '<td class="num">' + (100 * e.reference_correct / n).toFixed(2) + '%</td><td class="num">' + (100 * e.fixed_correct / n).toFixed(2) + '%</td>' +
+          '<td class="num">' + ratio(e.reference_correct / n) + '</td><td class="num">' + ratio(e.fixed_correct / n) + '</td>' +
           '<td class="num">' + e.flips.length + '</td><td>' + esc(byFix) + '</td></tr>';
       });
       html += '</tbody></table>';
@@ -149,13 +202,13 @@
         html += '</tbody></table>';
       });
     }
-    html += '<h3>Task accuracy against session accuracy</h3><div class="plot">' + D.plots.scatter + '</div>';
+    html += '<h3>Task accuracy against session accuracy</h3>' + legend() + '<div class="plot">' + D.plots.scatter + '</div>';
     view.innerHTML = html;
   }
 
   function leaderboard() {
-    view.innerHTML = '<h2>Leaderboard</h2>' + (D.comparability ? '<p class="note warn"><b>' + esc(D.comparability) + '</b></p>' : '') + '<p class="note">Our runs ranked among the paper\'s ' + D.paperModels +
-      ' models by session accuracy, then task accuracy (the paper\'s order). Percentages; empty where the run has no task of that kind. Click a run to list its tasks. Paper figures: ' + esc(D.paperSource) + '</p>' +
+    view.innerHTML = '<h2>Leaderboard</h2>' + (D.comparability ? '<p class="note warn"><b>' + esc(D.comparability) + '</b></p>' : '') + '<p class="note">Rows ordered by session accuracy, then task accuracy (the paper\'s order). A rank is 1 + the number of the paper\'s ' + D.paperModels +
+      ' models strictly better, the same in every view (docs/metrics.md §10); only runs in reference scoring of the English side on all official sessions are ranked, others stand at their place with a badge saying why. Percentages; empty where the run has no task of that kind; <b>bold</b>: best value of the paper\'s models in its group. Click a run to list its tasks. Paper figures: ' + esc(D.paperSource) + '</p>' +
       renderTable('main', { link: function (run) { return hashFor('tasks', [], { run: run.key }); }, hint: 'hover a header for its meaning' });
   }
 
@@ -170,9 +223,9 @@
     html += renderTable('errors', {
       link: function (run) { return hashFor('tasks', [], { run: run.key, status: 'error' }); },
       cell: function (r, k, run) {
-        if (!run) { return pct(r.values[k]); }
+        if (!run) { return r.values[k] === null || r.values[k] === undefined ? '' : pct(r.values[k]) + '%'; }
         var n = r.extra[k + '_count'];
-        var share = r.values[k] === null ? '' : ' <span class="muted">(' + pct(r.values[k]) + '%)</span>';
+        var share = r.values[k] === null ? '' : '<br><span class="muted">' + pct(r.values[k]) + '%</span>';
         return n ? '<a href="' + hashFor('tasks', [], { run: run.key, status: 'error', cat: k }) + '">' + n + '</a>' + share : '0' + share;
       },
       extraHead: '<th class="num">failed tasks</th>',
@@ -183,13 +236,30 @@
     view.innerHTML = html;
   }
 
+  function groupTable(id, title, keys, names, field) {
+    var html = '<div class="scroll"><table class="data groups" id="' + id + '"><thead><tr><th>run</th>' + keys.map(function (k, i) { return '<th class="num">' + esc(names[i]) + '</th>'; }).join('') + '</tr></thead><tbody>';
+    D.runs.forEach(function (r) {
+      html += '<tr><td class="name">' + runName(r) + '</td>' + keys.map(function (k) {
+        var g = r[field][k];
+        if (!g) { return '<td class="num muted">n/a</td>'; }
+        return '<td class="num">' + ratio(g[0] / g[1]) + ' <span class="muted">n=' + g[1] + '</span><br><span class="muted">[' + fixed2(g[2] * 100) + ', ' + fixed2(g[3] * 100) + ']</span></td>';
+      }).join('') + '</tr>';
+    });
+    return '<h4>' + esc(title) + '</h4>' + html + '</tbody></table></div>';
+  }
+  function legend() {
+    return '<p class="legend" id="plot-legend">' + D.runs.map(function (r) { return '<span class="item">' + chip(r) + esc(r.label) + ' <span class="muted">(' + esc(r.marker) + ')</span></span>'; }).join(' ') +
+      ' <span class="muted">· hover a point or bar for its value and n</span></p>';
+  }
   function plots() {
-    view.innerHTML = '<h2>Plots</h2>' +
-      '<h3>Accuracy by task position</h3><div class="plot">' + D.plots.order + '</div>' +
-      '<h3>Accuracy by task type</h3><div class="plot">' + D.plots.type + '</div>' +
-      '<h3>Accuracy by instruction transitions</h3><p class="note">A transition is a change between a tool task, a clarification task and a chat task from one task of the session to the next (0 to 3 per session).</p><div class="plot">' + D.plots.transitions + '</div>' +
-      '<h3>Error distribution</h3><div class="plot">' + D.plots.errors + '</div>' +
-      '<h3>Task against session accuracy</h3><div class="plot">' + D.plots.scatter + '</div>';
+    view.innerHTML = '<h2>Plots</h2>' + legend() +
+      '<h3>Accuracy by task position</h3><div class="plot" id="plot-order">' + D.plots.order + '</div>' +
+      groupTable('table-position', 'Task accuracy by position, with n and 95% interval', ['t1', 't2', 't3', 't4'], ['task 1', 'task 2', 'task 3', 'task 4'], 'byPosition') +
+      '<h3>Accuracy by task type</h3><div class="plot" id="plot-type">' + D.plots.type + '</div>' +
+      groupTable('table-type', 'Task accuracy by type, with n and 95% interval', D.types, D.types, 'byType') +
+      '<h3>Accuracy by instruction transitions</h3><p class="note">A transition is a change between a tool task, a clarification task and a chat task from one task of the session to the next (0 to 3 per session).</p><div class="plot" id="plot-transitions">' + D.plots.transitions + '</div>' +
+      '<h3>Error distribution</h3><div class="plot" id="plot-errors">' + D.plots.errors + '</div>' +
+      '<h3>Task against session accuracy</h3><div class="plot" id="plot-scatter">' + D.plots.scatter + '</div>';
   }
 
   function histogramTable(title, counts) {
@@ -210,18 +280,18 @@
     });
     var q = (query.q || '').toLowerCase();
     var list = [];
-    D.sessions.forEach(function (s, k) { if (!q || s[0].toLowerCase().indexOf(q) >= 0) { list.push(k); } });
+    D.sessions.forEach(function (s, k) { if (!q || s[6].indexOf(q) >= 0) { list.push(k); } });
     var page = Math.max(0, Math.min(parseInt(query.page || '0', 10) || 0, Math.floor((list.length - 1) / PAGE)));
-    html += '<h3>Sessions</h3><div class="filters"><label>session id <input type="search" id="session-search" value="' + esc(query.q || '') + '" placeholder="e.g. wild_tool_bench_12"></label>' + pager(list.length, page, 'dataset', query) + '</div>';
-    html += '<table class="data" id="sessions-table"><thead><tr><th>session</th><th class="num">tools</th><th>task types</th><th class="num">transitions</th>' +
-      D.runs.map(function (r) { return '<th>' + chip(r) + esc(r.label) + '</th>'; }).join('') + '</tr></thead><tbody>';
+    html += '<h3>Sessions</h3><div class="filters"><label>search <input type="search" id="session-search" value="' + esc(query.q || '') + '" placeholder="session id, task text or tool name"></label>' + pager(list.length, page, 'dataset', query) + '</div>';
+    html += '<div class="scroll"><table class="data" id="sessions-table"><thead><tr><th>session</th><th class="num">tools</th><th>task types</th><th class="num">transitions</th>' +
+      D.runs.map(function (r) { return '<th class="wrap">' + runName(r) + '</th>'; }).join('') + '</tr></thead><tbody>';
     list.slice(page * PAGE, page * PAGE + PAGE).forEach(function (k) {
       var s = session(k);
       html += '<tr class="clickable" data-href="#session/' + k + '"><td><a href="#session/' + k + '">' + esc(s[0]) + '</a></td><td class="num">' + s[3] + '</td><td>' +
         s[2].map(function (t) { return esc(D.typeShort[t]); }).join(' · ') + '</td><td class="num">' + s[4] + '</td>' +
         D.runs.map(function (r) { return '<td>' + outcomeMarks(r, k) + '</td>'; }).join('') + '</tr>';
     });
-    view.innerHTML = html + '</tbody></table>';
+    view.innerHTML = html + '</tbody></table></div>';
     var box = document.getElementById('session-search');
     box.addEventListener('change', function () { location.hash = hashFor('dataset', [], { q: box.value }); });
   }
@@ -249,6 +319,11 @@
       '<span>page ' + (page + 1) + ' of ' + pages + ' (' + total + ')</span><button data-href="' + hashFor(name, [], next) + '"' + (page >= pages - 1 ? ' disabled' : '') + '>next ›</button></span>';
   }
 
+  function updateTasksLink() {
+    var link = document.querySelector('header nav a[data-view="tasks"]');
+    if (link) { link.setAttribute('href', hashFor('tasks', [], Object.assign({}, lastTasks, { page: '' }))); }
+  }
+  try { lastTasks = JSON.parse(sessionStorage.getItem('wtb-tasks') || '{}') || {}; } catch (e) { lastTasks = {}; }
   function taskMatches(t, query) {
     if (query.run && D.runs[t[0]].key !== query.run) { return false; }
     if (query.status === 'correct' && !t[3]) { return false; }
@@ -257,11 +332,15 @@
     var type = D.types[s[2][t[2]]];
     if (query.type === 'multi') { if (type.indexOf('Multi-Tool') < 0) { return false; } } else if (query.type && type !== query.type) { return false; }
     if (query.cat && (t[4] < 0 || D.categories[t[4]][0] !== query.cat)) { return false; }
-    if (query.q && s[0].toLowerCase().indexOf(query.q.toLowerCase()) < 0) { return false; }
+    if (query.q && s[6].indexOf(query.q.toLowerCase()) < 0) { return false; }
     return true;
   }
 
+  var lastTasks = {};
   function tasks(query) {
+    lastTasks = Object.assign({}, query);
+    try { sessionStorage.setItem('wtb-tasks', JSON.stringify(lastTasks)); } catch (e) { /* storage may be off for file:// */ }
+    updateTasksLink();
     var list = [];
     D.tasks.forEach(function (t, i) { if (taskMatches(t, query)) { list.push(i); } });
     var page = Math.max(0, Math.min(parseInt(query.page || '0', 10) || 0, Math.floor((list.length - 1) / PAGE)));
@@ -275,18 +354,18 @@
       select('status', [['', 'all'], ['correct', 'correct'], ['error', 'incorrect']], 'result') +
       select('type', [['', 'all types'], ['multi', 'any Multi-Tool']].concat(D.types.map(function (t) { return [t, t]; })), 'task type') +
       select('cat', [['', 'all categories']].concat(D.categories.map(function (c) { return [c[0], c[1]]; })), 'error category') +
-      '<label>session <input type="search" id="task-search" value="' + esc(query.q || '') + '" placeholder="id contains"></label>' +
+      '<label>search <input type="search" id="task-search" value="' + esc(query.q || '') + '" placeholder="session id, task text, tool name"></label>' +
       pager(list.length, page, 'tasks', query) + '</div>';
-    html += '<table class="data" id="tasks-table"><thead><tr><th>run</th><th>session</th><th class="num">task</th><th>type</th><th>turn</th><th>result</th><th>category</th><th>first failing step: reason</th><th class="num">steps</th></tr></thead><tbody>';
+    html += '<div class="scroll"><table class="data" id="tasks-table"><thead><tr><th>run</th><th>session</th><th class="num">task</th><th>type</th><th>turn</th><th>result</th><th>category</th><th>first failing step: reason</th><th class="num">steps</th></tr></thead><tbody>';
     list.slice(page * PAGE, page * PAGE + PAGE).forEach(function (i) {
       var t = D.tasks[i], run = D.runs[t[0]], s = session(t[1]);
       var href = hashFor('traj', [run.key, t[1], t[2]]);
-      html += '<tr class="clickable" data-href="' + href + '"><td>' + chip(run) + esc(run.label) + '</td><td><a href="' + href + '">' + esc(s[0]) + '</a></td>' +
-        '<td class="num">' + (t[2] + 1) + '</td><td>' + esc(D.types[s[2][t[2]]]) + '</td><td>' + esc(t[2] === 0 ? 'First Turn' : D.subtypes[s[5][t[2] - 1]]) + '</td>' +
+      html += '<tr class="clickable" data-href="' + href + '"><td class="wrap">' + chip(run) + esc(run.label) + '</td><td><a href="' + href + '">' + esc(s[0]) + '</a></td>' +
+        '<td class="num">' + (t[2] + 1) + '</td><td class="wrap">' + esc(D.types[s[2][t[2]]]) + '</td><td class="wrap">' + esc(t[2] === 0 ? 'First Turn' : D.subtypes[s[5][t[2] - 1]]) + '</td>' +
         '<td>' + badge(t[3]) + '</td><td>' + (t[4] >= 0 ? esc(D.categories[t[4]][1]) : '') + '</td>' +
         '<td class="wrap">' + (t[7] >= 0 ? 'step ' + t[7] + ': ' : '') + esc(t[8] || '') + '</td><td class="num">' + t[5] + '</td></tr>';
     });
-    view.innerHTML = html + '</tbody></table>';
+    view.innerHTML = html + '</tbody></table></div>';
     var box = document.getElementById('task-search');
     box.addEventListener('change', function () { location.hash = hashFor('tasks', [], Object.assign({}, query, { q: box.value, page: '' })); });
   }
@@ -339,20 +418,33 @@
     try { return JSON.stringify(JSON.parse(text), null, 1); } catch (e) { return text; }
   }
 
-  function sessionView(k) {
-    var s = session(k), det = detail(k), g = det.s;
-    var html = '<div class="crumbs"><a href="#dataset">Dataset</a> › ' + esc(s[0]) + '</div><h2>' + esc(s[0]) + '</h2>' +
-      '<div class="kv"><div>environment</div><div>' + esc(g.english_env_info) + '</div><div>dataset</div><div>' + esc(D.datasets[s[1]].path) + '</div></div>';
-    html += '<h3>Tools (' + g.english_tools.length + ')</h3><ul class="tools">' + g.english_tools.map(function (t) {
-      var f = t.function || {};
-      return '<li><details><summary><b>' + esc(f.name) + '</b> <span class="muted">' + esc((f.description || '').slice(0, 120)) + '</span></summary><pre>' + esc(JSON.stringify(f.parameters, null, 1)) + '</pre></details></li>';
+  function toolsHtml(tools, lang) {
+    return '<ul class="tools"' + textAttr(lang) + '>' + tools.map(function (t) {
+      var f = t.function || {}, text = f.description || '', short = text.length > 120 ? text.slice(0, 119) + '…' : text;
+      return '<li><details><summary><b lang="en">' + esc(f.name) + '</b> <span class="muted">' + esc(short) + '</span></summary>' +
+        (short !== text ? '<div class="text desc">' + esc(text) + '</div>' : '') + '<pre lang="en">' + esc(JSON.stringify(f.parameters, null, 1)) + '</pre></details></li>';
     }).join('') + '</ul>';
-    g.english_tasks.forEach(function (text, t) {
-      html += '<h3>Task ' + (t + 1) + ' <span class="badge b-info">' + esc(g.english_task_types[t]) + '</span> <span class="badge b-info">' + esc(t === 0 ? 'First Turn' : g.english_turn_subtypes[t - 1]) + '</span> ' +
+  }
+  var sideChoice = 'en';
+  try { sideChoice = sessionStorage.getItem('wtb-side') || 'en'; } catch (e) { sideChoice = 'en'; }
+  function sessionView(k, query) {
+    var s = session(k), det = detail(k), lang = query.side === 'zh' || query.side === 'en' ? query.side : sideChoice;
+    sideChoice = lang;
+    try { sessionStorage.setItem('wtb-side', lang); } catch (e) { /* ignore */ }
+    var g = det.s[lang];
+    var toggle = '<span class="toggle" role="group" aria-label="language side">' + ['en', 'zh'].map(function (side) {
+      return side === lang ? '<b class="on"' + textAttr(side) + ' aria-current="true">' + (side === 'en' ? 'EN' : '中文') + '</b>' :
+        '<a id="side-' + side + '" href="' + hashFor('session', [k], { side: side }) + '"' + textAttr(side) + '>' + (side === 'en' ? 'EN' : '中文') + '</a>';
+    }).join(' / ') + '</span>';
+    var html = '<div class="crumbs"><a href="#dataset">Dataset</a> › ' + esc(s[0]) + '</div><h2>' + esc(s[0]) + ' ' + toggle + '</h2>' +
+      '<div class="kv"><div>side</div><div>' + (lang === 'zh' ? 'Chinese (unprefixed fields, what --lang zh runs)' : 'English (english_* fields)') + '</div><div>environment</div><div' + textAttr(lang) + '>' + esc(g.env) + '</div><div>dataset</div><div>' + esc(D.datasets[s[1]].path) + '</div></div>';
+    html += '<h3>Tools (' + g.tools.length + ')</h3>' + toolsHtml(g.tools, lang);
+    g.tasks.forEach(function (text, t) {
+      html += '<h3>Task ' + (t + 1) + ' <span class="badge b-info"' + textAttr(lang) + '>' + esc(g.types[t]) + '</span> <span class="badge b-info"' + textAttr(lang) + '>' + esc(t === 0 ? (lang === 'zh' ? '首轮' : 'First Turn') : g.subtypes[t - 1]) + '</span> ' +
         D.runs.filter(function (r) { return det.r[r.key]; }).map(function (r) { return runTaskBadge(r, k, t); }).join(' ') + '</h3>';
-      html += '<div class="msg user"><div class="role">user</div><div class="text">' + esc(text) + '</div></div>';
-      html += '<div class="dag">' + dagSvg(g.english_answer_list[t]) + '</div>';
-      html += '<details><summary>gold nodes</summary>' + goldNodes(g.english_answer_list[t]) + '</details>';
+      html += '<div class="msg user"><div class="role">user</div><div class="text"' + textAttr(lang) + '>' + esc(text) + '</div></div>';
+      html += '<div class="dag">' + dagSvg(g.answers[t]) + '</div>';
+      html += '<details><summary>gold nodes</summary>' + goldNodes(g.answers[t]) + '</details>';
     });
     view.innerHTML = html;
   }
@@ -406,15 +498,19 @@
   function trajectory(runKey, k, t) {
     var run = RUNS[runKey], s = session(k);
     if (!run || !s) { view.innerHTML = '<p>Unknown trajectory.</p>'; return; }
-    var det = detail(k), traj = det.r[runKey], g = det.s;
-    var html = '<div class="crumbs"><a href="' + hashFor('tasks', [], { run: runKey }) + '">Tasks</a> › ' + chip(run) + esc(run.label) + ' › <a href="#session/' + k + '">' + esc(s[0]) + '</a> › task ' + (t + 1) + '</div>';
-    html += '<h2 id="traj-title">' + esc(s[0]) + ', task ' + (t + 1) + ' <span class="muted">(' + esc(run.label) + ')</span></h2>';
+    var det = detail(k), traj = det.r[runKey], lang = run.lang === 'zh' ? 'zh' : 'en', g = det.s[lang];
+    var html = '<div class="crumbs"><a href="' + hashFor('tasks', [], Object.keys(lastTasks).length ? lastTasks : { run: runKey }) + '">Tasks</a> › ' + runName(run) + ' › <a href="' + hashFor('session', [k], { side: lang }) + '">' + esc(s[0]) + '</a> › task ' + (t + 1) + '</div>';
+    html += '<h2 id="traj-title">' + esc(s[0]) + ', task ' + (t + 1) + ' <span class="muted">(' + esc(run.label) + ')</span> ' + sideBadge(lang) + modeBadge(run) + '</h2>';
     var nav = [];
-    for (var i = 0; i < g.english_tasks.length; i++) {
+    for (var i = 0; i < g.tasks.length; i++) {
       nav.push(i === t ? '<b>task ' + (i + 1) + '</b>' : '<a href="' + hashFor('traj', [runKey, k, i]) + '">task ' + (i + 1) + '</a>');
     }
-    D.runs.forEach(function (r) { if (r.key !== runKey && det.r[r.key]) { nav.push('<a href="' + hashFor('traj', [r.key, k, t]) + '">' + chip(r) + esc(r.label) + '</a>'); } });
-    html += '<div class="crumbs">' + nav.join(' · ') + '</div>';
+    D.runs.forEach(function (r) { if (r.key !== runKey && det.r[r.key]) { nav.push('<a href="' + hashFor('traj', [r.key, k, t]) + '">' + runName(r) + '</a>'); } });
+    var around = failedNeighbours(run, k, t);
+    html += '<div class="crumbs">' + nav.join(' · ') + '</div><div class="crumbs prevnext">' +
+      (around[0] ? '<a id="prev-failed" href="' + hashFor('traj', [runKey, around[0][1], around[0][2]]) + '">‹ previous failed task</a>' : '<span class="muted">‹ previous failed task</span>') + ' · ' +
+      (around[1] ? '<a id="next-failed" href="' + hashFor('traj', [runKey, around[1][1], around[1][2]]) + '">next failed task ›</a>' : '<span class="muted">next failed task ›</span>') +
+      ' <span class="muted">(' + esc(run.label) + ': ' + run.failed + ' failed)</span></div>';
     if (!traj) { view.innerHTML = html + '<p>This run has no record of the session.</p>'; return; }
     if (traj.error) {
       view.innerHTML = html + '<p class="why" id="traj-error">' + esc(traj.error) + '</p><p class="note">The whole session failed at inference; each of its tasks counts as a call error.</p>';
@@ -422,15 +518,18 @@
     }
     var task = traj.tasks[t];
     html += '<div class="kv" id="traj-summary"><div>result</div><div>' + badge(task.label === 'correct') + ' <span class="muted">names ' + esc(task.nameLabel) + (task.argsLabel ? ', arguments ' + esc(task.argsLabel) : '') + (task.optimal ? ', optimal path' : '') + '</span></div>' +
-      '<div>task type</div><div>' + esc(g.english_task_types[t]) + ' · ' + esc(t === 0 ? 'First Turn' : g.english_turn_subtypes[t - 1]) + '</div>';
+      '<div>task type</div><div' + textAttr(lang) + '>' + esc(g.types[t]) + ' · ' + esc(t === 0 ? (lang === 'zh' ? '首轮' : 'First Turn') : g.subtypes[t - 1]) + '</div>' +
+      '<div>side</div><div>' + (lang === 'zh' ? 'Chinese (--lang zh): the task, tools and gold below are the unprefixed fields' : 'English (english_* fields)') + '</div>';
     if (task.err) {
       html += '<div>error category</div><div><span class="badge b-bad" id="traj-category">' + esc(CAT[task.err[0]].label) + '</span> ' +
         (task.err[2] === null ? '' : 'at step ' + task.err[2] + ': ') + '<span class="why">' + esc(task.err[1]) + '</span></div>';
     }
     if (task.why) { html += '<div>task note</div><div class="why">' + esc(task.why) + '</div>'; }
     html += '</div>';
-    html += '<h3>User message</h3><div class="msg user"><div class="role">user</div><div class="text">' + esc(g.english_tasks[t]) + '</div></div>';
-    html += '<details><summary>gold DAG</summary><div class="dag">' + dagSvg(g.english_answer_list[t]) + '</div>' + goldNodes(g.english_answer_list[t]) + '</details>';
+    html += quirkNotes(run, s[0], t, task);
+    html += '<h3>User message</h3><div class="msg user" id="traj-user"><div class="role">user</div><div class="text"' + textAttr(lang) + '>' + esc(g.tasks[t]) + '</div></div>';
+    html += '<details id="traj-tools"><summary>tools offered (' + g.tools.length + ', ' + (lang === 'zh' ? 'Chinese side' : 'English side') + ')</summary>' + toolsHtml(g.tools, lang) + '</details>';
+    html += '<details><summary>gold DAG</summary><div class="dag">' + dagSvg(g.answers[t]) + '</div>' + goldNodes(g.answers[t]) + '</details>';
     var requests = requestMessages(traj, t);
     task.steps.forEach(function (step, n) {
       var full = requests[n] || [];
@@ -467,6 +566,42 @@
     view.innerHTML = html;
   }
 
+  function failedNeighbours(run, k, t) {
+    var rows = D.tasks.filter(function (x) { return x[0] === run.index && !x[3]; });
+    var before = null, after = null;
+    rows.forEach(function (x) {
+      var cmp = x[1] !== k ? x[1] - k : x[2] - t;
+      if (cmp < 0) { before = x; } else if (cmp > 0 && !after) { after = x; }
+    });
+    return [before, after];
+  }
+
+  var CAVEATS = {
+    call_error: 'The category rules look at call names only (docs/errors.md §3.2): a parallel step with one wrong name counts as a call error when a gold candidate has a strict sub- or superset of the names, so this may be a wrong tool name rather than a wrong split or count.',
+    param_halluc: 'The published argument check rejects keys of an object parameter whose schema lists no properties, even when the arguments equal the gold ones (docs/fixed-mode.md §8, fix 7): check whether the predicted and gold arguments below are the same.'
+  };
+  function quirkNotes(run, id, t, task) {
+    var notes = [];
+    (D.scoring || []).forEach(function (e) {
+      var mine = e.reference === run.key ? 'reference' : e.fixed === run.key ? 'fixed' : null;
+      if (!mine) { return; }
+      e.flips.forEach(function (f) {
+        if (f[0] !== id || f[1] !== t) { return; }
+        var fixes = f[4].map(function (n) { return 'fix ' + n + ' (' + (D.fixes[String(n)] || '') + ')'; }).join(', ');
+        if (mine === 'reference') {
+          notes.push('<b>Fixed scoring labels this task ' + esc(f[3]) + '</b> (reference: ' + esc(f[2]) + ')' + (e.fixed ? ' in the fixed run ' + esc(RUNS[e.fixed].label) : ' when the same trajectory is rescored') + ': ' + (f[5].indexOf('fix ') >= 0 ? esc(f[5]) : esc(fixes) + '; ' + esc(f[5])) + '. A known quirk of the published scorer (docs/fixed-mode.md §10), not necessarily a model error.');
+        } else {
+          notes.push('<b>Reference scoring labels this task ' + esc(f[2]) + '</b> in ' + esc(RUNS[e.reference].label) + '; fixed scoring says ' + esc(f[3]) + ': ' + esc(fixes) + '.');
+        }
+      });
+    });
+    if (task.err && CAVEATS[task.err[0]] && !notes.length) {
+      var step = task.steps.filter(function (x) { return x.i === task.err[2]; })[0];
+      if (task.err[0] !== 'call_error' || (step && step.calls.length > 1)) { notes.push('<b>Category caveat:</b> ' + esc(CAVEATS[task.err[0]])); }
+    }
+    return notes.length ? '<div class="note quirk" id="traj-quirks">' + notes.map(function (n) { return '<p>' + n + '</p>'; }).join('') + '</div>' : '';
+  }
+
   // ------------------------------------------------------------------ router
   var VIEWS = { overview: overview, leaderboard: leaderboard, orchestration: orchestration, errors: errors, plots: plots };
   var renderCount = 0;
@@ -483,13 +618,13 @@
     document.body.setAttribute('data-rendered', '');
     var route = parseHash();
     var tab = route.name === 'traj' ? 'tasks' : route.name === 'session' ? 'dataset' : route.name;
-    Array.prototype.forEach.call(document.querySelectorAll('header nav a'), function (a) { a.classList.toggle('active', a.getAttribute('href') === '#' + tab); });
+    Array.prototype.forEach.call(document.querySelectorAll('header nav a'), function (a) { a.classList.toggle('active', a.getAttribute('data-view') === tab); });
     if (VIEWS[route.name]) { VIEWS[route.name](); }
     else if (route.name === 'tasks') { tasks(route.query); }
     else if (route.name === 'dataset') { dataset(route.query); }
     else if (route.name === 'session') {
       var ks = parseInt(route.args[0], 10);
-      withSession(ks, function () { sessionView(ks); });
+      withSession(ks, function () { sessionView(ks, route.query); });
     } else if (route.name === 'traj') {
       var kt = parseInt(route.args[1], 10);
       withSession(kt, function () { trajectory(route.args[0], kt, parseInt(route.args[2], 10)); });
@@ -507,6 +642,8 @@
       state.dir = state.col === col ? -state.dir : (col === 'model' ? 1 : -1);
       state.col = col;
       render();
+      var again = view.querySelector('button.sort[data-sort="' + id + '"][data-col="' + col + '"]');
+      if (again) { again.focus(); }
       return;
     }
     if (target.closest('a')) { return; }
