@@ -58,6 +58,8 @@ COMMANDS = [
     ["generate"],
     ["report"],
     ["compare"],
+    ["diff"],
+    ["gate"],
     ["data"],
     ["data", "pull"],
 ]
@@ -118,7 +120,7 @@ def test_help_still_lists_every_command_and_the_exit_statuses():
     text, _ = _help([])
     listed = text.split("Commands:")[1].splitlines()
     commands = [line.split()[0] for line in listed if line.startswith("  ") and line.split()]
-    assert commands[:7] == ["eval", "generate", "validate", "score", "report", "compare", "data"]
+    assert commands[:9] == ["eval", "generate", "validate", "score", "report", "compare", "diff", "gate", "data"]
     assert "Exit status: 0 done; 1 an input file's content is bad" in _flat(text)
     eval_help = _help(["eval"])[0]
     assert "--scoring <reference|fixed>" in eval_help and "--lang <en|zh>" in eval_help
