@@ -284,11 +284,13 @@ def first_divergence(a: Sequence[StepOutcome], b: Sequence[StepOutcome]) -> tupl
     ``None`` when they make the same progress to the same end (docs/diff.md §3).
 
     From a milestone (both have completed the same gold nodes with the same argument verdicts) the next steps
-    are compared. Two call steps open a *group*: while one side's completed nodes are a proper subset of the
-    other's, that side's next call steps are added as long as they complete only nodes the other side already
-    completed in the group; when both sides have completed the same nodes, with the same verdicts, the group
-    closes on the next milestone. Any other pair of steps agrees only when it is of one kind
-    (:data:`ASK` asking the same node: go on; :data:`ANSWER`, :data:`ERROR`, :data:`END`: both ended alike).
+    are compared. Two call steps open a *group* on each side. While the two groups' nodes differ, a side that
+    lacks a node of the other's group adds its next step to its group if that is a call step (the side with
+    fewer nodes first, A on a tie), until its group holds an argument error. When no step can join, the
+    groups are compared: a node both completed with different verdicts diverges; the same nodes make the next
+    milestone (or, with the same argument error, both ended alike); other nodes diverge. Any other pair of
+    steps agrees only when it is of one kind (:data:`ASK` asking the same node: go on; :data:`ANSWER`,
+    :data:`ERROR`, :data:`END`: both ended alike).
 
     The step reported for a side is, in order: the earliest step of the group holding a node both completed
     with different verdicts; else the earliest step of its group holding a node the other side did not
@@ -316,11 +318,14 @@ def first_divergence(a: Sequence[StepOutcome], b: Sequence[StepOutcome]) -> tupl
         done_a, done_b = set(step_a.nodes), set(step_b.nodes)
         i, j = i + 1, j + 1
         while done_a != done_b:
-            if done_a < done_b and _fits(a, i, group_a, done_b - done_a):
+            # the side with fewer nodes first (A on a tie); a side joins a step only while it lacks a node
+            grow_a = bool(done_b - done_a) and _can_join(a, i, group_a)
+            grow_b = bool(done_a - done_b) and _can_join(b, j, group_b)
+            if grow_a and (not grow_b or len(done_a) <= len(done_b)):
                 group_a.append(a[i])
                 done_a |= set(a[i].nodes)
                 i += 1
-            elif done_b < done_a and _fits(b, j, group_b, done_a - done_b):
+            elif grow_b:
                 group_b.append(b[j])
                 done_b |= set(b[j].nodes)
                 j += 1
@@ -340,13 +345,9 @@ def first_divergence(a: Sequence[StepOutcome], b: Sequence[StepOutcome]) -> tupl
     return None  # pragma: no cover - trajectories end with a terminal step, which returns above
 
 
-def _fits(steps: Sequence[StepOutcome], i: int, group: Sequence[StepOutcome], missing: set[int]) -> bool:
-    """Whether step ``i`` can join the group: the group is not ended, and it is a call step completing only
-    nodes of ``missing``."""
-    if group[-1].terminal or i >= len(steps):
-        return False
-    nxt = steps[i]
-    return nxt.kind == CALLS and bool(nxt.nodes) and set(nxt.nodes) <= missing
+def _can_join(steps: Sequence[StepOutcome], i: int, group: Sequence[StepOutcome]) -> bool:
+    """Whether step ``i`` can join the group: the group holds no argument error and it is a call step."""
+    return not group[-1].terminal and i < len(steps) and steps[i].kind == CALLS
 
 
 def _diverging(steps: Sequence[StepOutcome], i: int, group: Sequence[StepOutcome], own: set[int]) -> int:
