@@ -52,7 +52,7 @@ def gate(
     ),
 ) -> None:
     """Fail (exit 1) when the candidate run is worse than the baseline beyond noise: the 95% interval of the paired
-    difference of task accuracy (candidate - baseline, sessions as clusters) lies below 0; with --max-drop, also
+    difference of task accuracy (candidate minus baseline, sessions as clusters) lies below 0; with --max-drop, also
     when the drop exceeds that many points. Prints both accuracies, the flipped tasks with their first
     divergent step, and PASS or FAIL. Exit status: 0 passed, 1 failed (or a score file is bad), 2 the runs
     cannot be paired."""
