@@ -59,6 +59,8 @@ COMMANDS = [
     ["report"],
     ["compare"],
     ["audit"],
+    ["diff"],
+    ["gate"],
     ["data"],
     ["data", "pull"],
 ]
@@ -119,7 +121,18 @@ def test_help_still_lists_every_command_and_the_exit_statuses():
     text, _ = _help([])
     listed = text.split("Commands:")[1].splitlines()
     commands = [line.split()[0] for line in listed if line.startswith("  ") and line.split()]
-    assert commands[:8] == ["eval", "generate", "validate", "score", "report", "compare", "audit", "data"]
+    assert commands[:10] == [
+        "eval",
+        "generate",
+        "validate",
+        "score",
+        "report",
+        "compare",
+        "audit",
+        "diff",
+        "gate",
+        "data",
+    ]
     assert "Exit status: 0 done; 1 an input file's content is bad" in _flat(text)
     eval_help = _help(["eval"])[0]
     assert "--scoring <reference|fixed>" in eval_help and "--lang <en|zh>" in eval_help

@@ -1,4 +1,5 @@
-"""The ``wtb`` command line: ``validate``, ``score``, ``eval``, ``generate``, ``report``, ``compare``, ``audit``, ``data``.
+"""The ``wtb`` command line: ``validate``, ``score``, ``eval``, ``generate``, ``report``, ``compare``, ``audit``,
+``diff``, ``gate``, ``data``.
 
 Each sub-command lives in its own module below and registers itself on :data:`app`. The modules
 parse: they hold the options and their help, and each command body makes one call into the
@@ -116,6 +117,8 @@ from wtb.cli import score as _score  # noqa: E402,F401
 from wtb.cli import report as _report  # noqa: E402,F401
 from wtb.cli import compare as _compare  # noqa: E402,F401
 from wtb.cli import audit as _audit  # noqa: E402,F401
+from wtb.cli import diff as _diff  # noqa: E402,F401
+from wtb.cli import gate as _gate  # noqa: E402,F401
 # isort: on
 
 
