@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ from wtb.score_run import score_files, score_run, summary_metrics_file
 from wtb.table import metric_table
 from wtb.tracing import tracing_scope
 
-_err = Console(stderr=True, highlight=False, soft_wrap=True)
+_err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class EvalOptions:
     timeout: float | None = None
     max_attempts: int | None = None
     backoff: float | None = None
+    max_retry_wait: float | None = None
     rps: float | None = None
     max_steps: int | None = None
     price_input: float | None = None
@@ -130,7 +132,7 @@ def plan_eval(options: EvalOptions) -> EvalPlan:
 
     Raises:
         UsageError: a ``--dataset`` that is not a file, ``--ids`` naming no session or one the dataset
-            does not hold (click's usage format, exit 2).
+            does not hold, a number option out of range or a bad ``--base-url`` (click's usage format, exit 2).
         models.ConfigurationError: a bad model spec or ``$WTB_*`` setting, options that cannot be
             combined, a server that cannot run the model (exit 2).
         bench.schema.DatasetError: the dataset file's content (exit 1).
@@ -139,8 +141,10 @@ def plan_eval(options: EvalOptions) -> EvalPlan:
     if dataset is None:
         dataset = bundled_demo_sessions()
     require_file(dataset, "--dataset")
+    check_option_values(options)
     wanted = wanted_ids(options.ids)
     context = evaluation_context(options, dataset)
+    check_setting_values(context)
     tasks = task_count(dataset, options.tasks)
     loaded = runner.open_dataset(dataset, tasks=tasks, language=context.language)
     for warning in loaded.warnings:  # scored as they are, with the effect each names (docs/dataset.md §7.2)
@@ -177,6 +181,92 @@ def plan_eval(options: EvalOptions) -> EvalPlan:
     return EvalPlan(options, dataset, context, tasks, sessions, out, concurrency, prices)
 
 
+MAX_TIMEOUT = 1_000_000.0
+"""Longest ``--timeout`` in seconds (11.6 days): "no deadline" is not a value (docs/settings.md §7.3)."""
+
+
+@dataclass(frozen=True)
+class NumberRule:
+    """What a number option or setting must be (docs/settings.md §7.3): finite, at least ``low`` (or above it
+    when ``above``), at most ``high``; ``option`` / ``field`` / ``variable`` name it on the command line,
+    in the context and in the environment (``None``: it has none)."""
+
+    option: str
+    field: str | None
+    variable: str | None
+    low: float = 0.0
+    above: bool = False
+    high: float | None = None
+    integer: bool = False
+
+    def problem(self, value: Any) -> str | None:
+        """Why ``value`` breaks the rule (a phrase ending in the value as given), or ``None``."""
+        if value is None:
+            return None
+        kind = "a whole number" if self.integer else "a finite number"
+        bound = f"> {self.low:g}" if self.above else f">= {self.low:g}"
+        if self.high is not None:
+            bound += f" and <= {self.high:g}"
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = math.nan
+        ok = math.isfinite(number) and (number > self.low if self.above else number >= self.low)
+        ok = ok and (self.high is None or number <= self.high) and (not self.integer or float(number).is_integer())
+        return None if ok else f"must be {kind} {bound}, got {value!r}"
+
+
+NUMBER_RULES = (
+    NumberRule("--temperature", "temperature", "WTB_TEMPERATURE"),
+    NumberRule("--timeout", "timeout", "WTB_TIMEOUT", above=True, high=MAX_TIMEOUT),
+    NumberRule("--max-attempts", "max_attempts", "WTB_MAX_ATTEMPTS", low=1, integer=True),
+    NumberRule("--backoff", "backoff", "WTB_BACKOFF"),
+    NumberRule("--max-retry-wait", "max_retry_wait", "WTB_MAX_RETRY_WAIT"),
+    NumberRule("--rps", "rps", "WTB_RPS"),
+    NumberRule("--max-steps", "max_steps", "WTB_MAX_STEPS", low=1, integer=True),
+    NumberRule("--price-input", None, None),
+    NumberRule("--price-output", None, None),
+)
+"""The number options of ``wtb eval`` and what each must be (docs/settings.md §7.3)."""
+
+
+def check_option_values(options: EvalOptions) -> None:
+    """Refuse number options that are not finite or out of range (:data:`NUMBER_RULES`) and a ``--base-url``
+    that is not a plain ``http(s)://host`` URL (no user name or password: docs/settings.md §7.4).
+
+    Raises:
+        UsageError: naming the option, e.g. ``--timeout: must be a finite number > 0 and <= 1e+06, got nan``
+            (click's usage format, exit 2).
+    """
+    for rule in NUMBER_RULES:
+        name = rule.option.lstrip("-").replace("-", "_")
+        problem = rule.problem(getattr(options, name))
+        if problem is not None:
+            raise UsageError(problem, rule.option)
+    if options.base_url is not None:
+        from models.transport import base_url_problem
+
+        problem = base_url_problem(options.base_url)
+        if problem is not None:
+            raise UsageError(problem, "--base-url")
+
+
+def check_setting_values(context: EvaluationContext) -> None:
+    """The same rules for the values the context took from ``WTB_*`` variables (an option given was
+    checked by :func:`check_option_values`). A ``WTB_BASE_URL`` is checked by the providers that use
+    one (``openai:``, ``langchain:``), in :func:`check_configuration`.
+
+    Raises:
+        models.ConfigurationError: naming the variable, e.g. ``WTB_TIMEOUT=0: must be ... (exit 2)``.
+    """
+    for rule in NUMBER_RULES:
+        if rule.field is None:
+            continue
+        problem = rule.problem(getattr(context, rule.field))
+        if problem is not None:
+            raise ConfigurationError(f"{rule.variable} (or the context field {rule.field}) {problem}")
+
+
 def evaluation_context(options: EvalOptions, dataset: Path) -> EvaluationContext:
     """The run's ``EvaluationContext``: the options given, ``$WTB_*`` settings and defaults for the rest
     (docs/settings.md).
@@ -192,6 +282,7 @@ def evaluation_context(options: EvalOptions, dataset: Path) -> EvaluationContext
             timeout=options.timeout,
             max_attempts=options.max_attempts,
             backoff=options.backoff,
+            max_retry_wait=options.max_retry_wait,
             rps=options.rps,
             max_steps=options.max_steps,
             scoring=options.scoring,
@@ -313,7 +404,7 @@ def finish_run(plan: EvalPlan, summary: runner.RunSummary) -> None:
         _err.print(
             f"[yellow]inference errors[/yellow] in {len(summary.inference_errors)} sessions: {', '.join(summary.inference_errors)}"
         )
-    print_accounting(summary)
+    print_accounting(summary, max_retry_wait=context.max_retry_wait)
     if summary.evaluated + summary.skipped:
         score_and_print(plan.dataset, summary.result_path, plan.out, plan.tasks, context.scoring, context.language)
         if plan.options.report:
@@ -338,15 +429,29 @@ def run_summary_line(summary: Any, language: str | None = "en") -> str:
     )
 
 
-def print_accounting(summary: runner.RunSummary, limit: int = 20) -> None:
-    """Print model requests, tokens, cost, retried requests and infrastructure errors of the run on
-    stderr (docs/settings.md), at most ``limit`` entries of each list."""
+def print_accounting(summary: runner.RunSummary, limit: int = 20, max_retry_wait: float | None = None) -> None:
+    """Print model requests, tokens, cost, the Retry-After waits cut to ``max_retry_wait`` seconds, replies
+    whose token counts were not counted, retried requests and infrastructure errors of the run on
+    stderr (docs/settings.md §7), at most ``limit`` entries of each list."""
     cost = f", cost ${summary.cost_usd:.4f}" if summary.cost_usd is not None else ""
     _err.print(
         f"model requests {summary.requests} ({summary.attempts} tries); tokens in {summary.input_tokens}, "
         f"out {summary.output_tokens}{cost}; summary -> {summary.summary_path}",
         markup=False,
     )
+    if summary.capped_retry_waits:
+        longest = max((max(e.get("retry_after_capped") or [0]) for e in summary.retried_requests), default=0)
+        _err.print(
+            f"Retry-After cut to --max-retry-wait {max_retry_wait if max_retry_wait is not None else 60:g} s in {summary.capped_retry_waits} "
+            f"waits (the server asked up to {longest:g} s; see retried_requests in summary.json)",
+            markup=False,
+        )
+    if summary.invalid_token_counts:
+        _err.print(
+            f"token counts not counted: {summary.invalid_token_counts} replies reported counts that cannot be "
+            "token counts (negative, fractional or above 100000000); see docs/settings.md §7.5",
+            markup=False,
+        )
     retried = summary.retried_requests
     if retried:
         _err.print(f"retried requests: {len(retried)}", markup=False)
@@ -383,7 +488,7 @@ def score_and_print(
     score_file, metric_file = score_files(scoring)
     summary_file = summary_metrics_file(scoring)
     metric = score_run(dataset, result_path, out, tasks=tasks, scoring=scoring, language=language or "en")
-    Console(highlight=False, soft_wrap=True).print(metric_table(metric, language))
+    Console(highlight=False, soft_wrap=True, emoji=False).print(metric_table(metric, language))
     _err.print(f"wrote {result_path}, {out / score_file}, {out / metric_file} and {out / summary_file}", markup=False)
     typer.echo(f"outputs in {out}/")
 

@@ -28,8 +28,8 @@ from wtb.score_run import (
 )
 from wtb.table import metric_table
 
-_out = Console(highlight=False, soft_wrap=True)
-_err = Console(stderr=True, highlight=False, soft_wrap=True)
+_out = Console(highlight=False, soft_wrap=True, emoji=False)
+_err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def validate_dataset(path: Path, tasks: int | None = None, language: str | None = None, pull: bool = False) -> None:
@@ -95,7 +95,9 @@ def score_results(
         raise
     except OSError as exc:
         raise BadInput(f"{out}: cannot write results: {exc}") from None
-    Console(highlight=False, soft_wrap=True).print(metric_table(metric, _summary_language(out / summary_file)))
+    Console(highlight=False, soft_wrap=True, emoji=False).print(
+        metric_table(metric, _summary_language(out / summary_file))
+    )
     if flips is not None:
         _out.print(rescoring_line(flips, progress, (metric.get("progress_info") or {}).get("Total")), markup=False)
     _out.print(f"wrote {out / score_file}, {out / metric_file} and {out / summary_file}", markup=False)

@@ -38,6 +38,9 @@ class RunSummary:
         tasks / tasks_correct: tasks in the selected sessions' records and how many are action-name correct.
         requests / attempts / input_tokens / output_tokens: model requests of this run (all sessions run now,
             infrastructure errors included), their tries, and provider-reported tokens.
+        capped_retry_waits: retry waits of this run whose ``Retry-After`` asked for more than
+            ``--max-retry-wait`` (cut to it; docs/settings.md §7.2).
+        invalid_token_counts: replies of this run whose token counts were not counted (docs/settings.md §7.5).
         cost_usd: cost of this run when prices were given, else ``None``.
         wall_time: seconds.
         summary_path: ``DIR/summary.json``.
@@ -56,6 +59,8 @@ class RunSummary:
     attempts: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    capped_retry_waits: int = 0
+    invalid_token_counts: int = 0
     cost_usd: float | None = None
     wall_time: float = 0.0
     summary_path: Path | None = None
@@ -66,6 +71,8 @@ class RunSummary:
         self.attempts += int(usage.get("attempts", 0))
         self.input_tokens += int(usage.get("input_tokens", 0))
         self.output_tokens += int(usage.get("output_tokens", 0))
+        self.capped_retry_waits += int(usage.get("capped_retry_waits", 0))
+        self.invalid_token_counts += int(usage.get("invalid_token_counts", 0))
         self.retried_requests.extend({"id": session_id, **entry} for entry in usage.get("retried_requests", []))
 
 
@@ -103,6 +110,8 @@ def summary_json(
         "attempts": summary.attempts,
         "input_tokens": summary.input_tokens,
         "output_tokens": summary.output_tokens,
+        "capped_retry_waits": summary.capped_retry_waits,
+        "invalid_token_counts": summary.invalid_token_counts,
     }
     if summary.cost_usd is not None:
         this_run["cost_usd"] = summary.cost_usd

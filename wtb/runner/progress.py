@@ -69,7 +69,7 @@ class Layout:
     columns: Callable[[], tuple[Any, ...]]
     transient: bool = False
     terminal_only: bool = False
-    console: Mapping[str, Any] = field(default_factory=lambda: {"stderr": True})
+    console: Mapping[str, Any] = field(default_factory=lambda: {"stderr": True, "emoji": False})
 
 
 EVALUATION = Layout(_evaluation_columns, transient=True)
@@ -78,7 +78,9 @@ actions matched before the argument check: a sign of life, not the accuracy), el
 Counters: ``tasks`` and ``correct``."""
 
 GENERATION = Layout(
-    _generation_columns, terminal_only=True, console={"stderr": True, "highlight": False, "soft_wrap": True}
+    _generation_columns,
+    terminal_only=True,
+    console={"stderr": True, "highlight": False, "soft_wrap": True, "emoji": False},
 )
 """``wtb generate``: a spinner, what is being asked (:meth:`ProgressBar.describe`), sessions done, elapsed
 time; no counters."""
