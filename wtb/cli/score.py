@@ -59,6 +59,13 @@ def score(
         'Default: what the records say (a `wtb eval --lang zh` record carries "language": "zh"), else en.'
     ),
     pull: bool = pull_option(),
+    model_name: str | None = typer.Option(
+        None,
+        "--model-name",
+        help="Model of the records that name none: the published runner writes a failed session as "
+        '{"id", "result": "Error during inference: ..."} without model_name. Default: the model the '
+        "file's other records name.",
+    ),
 ) -> None:
     """Score a result file against its dataset (docs/scoring.md): writes OUT/score.jsonl, OUT/metric.json
     (the published format) and OUT/summary_metrics.json (empty groups are null), prints the table.
@@ -71,4 +78,4 @@ def score(
     from wtb.commands.score import score_results
 
     with exit_on_error():
-        score_results(dataset, results, out, tasks, scoring.value, lang.value if lang else None, pull)
+        score_results(dataset, results, out, tasks, scoring.value, lang.value if lang else None, pull, model_name)
