@@ -317,6 +317,30 @@ def base_url_problem(url: str) -> str | None:
     return None
 
 
+def probe_endpoint(base_url: str, timeout: float = 5.0) -> str | None:
+    """Whether the model endpoint ``base_url`` answers at all: ``None`` when it does, else why not (docs/settings.md §7.6).
+
+    One ``GET <base_url>/models`` without credentials: any HTTP reply (200, 401, 404, 405 ...) proves
+    the server is there; only a failure to connect, to resolve the host, to finish TLS, or no reply
+    within ``timeout`` seconds counts as unreachable. Nothing is retried.
+
+    Returns:
+        ``None``, or a phrase such as ``"connection refused (ConnectError: [Errno 111] Connection refused)"``
+        (never the URL's credentials).
+    """
+    url = base_url.rstrip("/") + "/models"
+    try:
+        with httpx.Client(timeout=timeout, follow_redirects=False) as client:
+            with client.stream("GET", url):
+                return None
+    except httpx.TimeoutException as exc:
+        return f"no reply within {timeout:g} s ({type(exc).__name__})"
+    except (httpx.HTTPError, OSError, ValueError) as exc:
+        text = str(exc).splitlines()[0] if str(exc) else ""
+        kind = "connection refused" if "refused" in text.lower() else "cannot connect"
+        return f"{kind} ({type(exc).__name__}{': ' + text[:200] if text else ''})"
+
+
 # --------------------------------------------------------------------------- accounting
 
 

@@ -116,7 +116,17 @@ def eval_command(
     overwrite: bool = typer.Option(
         False, "--overwrite", help="Start fresh instead of resuming an existing result.jsonl."
     ),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar."),
+    progress: bool = typer.Option(
+        True,
+        "--progress/--no-progress",
+        help="Show progress on stderr: a bar moving per task on a terminal, else one line per finished session.",
+    ),
+    preflight: bool = typer.Option(
+        True,
+        "--preflight/--no-preflight",
+        help="Before the first session, check once that the model's HTTP endpoint answers (a dead URL exits 3 "
+        "at once, naming it, instead of retrying every session).",
+    ),
     report: bool = typer.Option(
         False, "--report", help="After scoring, write a report of the run into OUT/report/ (see `wtb report`)."
     ),
@@ -174,6 +184,7 @@ def eval_command(
         no_trace=no_trace,
         server=server,
         langsmith_dataset=langsmith_dataset,
+        preflight=preflight,
     )
     with exit_on_error():
         evaluate(options)

@@ -15,11 +15,14 @@ inside :func:`wtb.commands.exits.exit_on_error`. :func:`evaluate` runs three ste
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import logging
 import math
+import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,6 +78,7 @@ class EvalOptions:
     no_trace: bool = False
     server: str | None = None
     langsmith_dataset: str | None = None
+    preflight: bool = True
 
 
 @dataclass(frozen=True)
@@ -117,9 +121,22 @@ def evaluate(options: EvalOptions) -> None:
     if options.langsmith_dataset:
         from wtb.commands.experiment import run_langsmith_experiment  # LangSmith's client: only for an experiment
 
-        run_langsmith_experiment(
-            plan.sessions, plan.context, plan.dataset, plan.out, options.langsmith_dataset, plan.concurrency, plan.tasks
-        )
+        with one_line_sdk_logs("langsmith"):
+            try:
+                run_langsmith_experiment(
+                    plan.sessions,
+                    plan.context,
+                    plan.dataset,
+                    plan.out,
+                    options.langsmith_dataset,
+                    plan.concurrency,
+                    plan.tasks,
+                )
+            except RuntimeError as exc:
+                cause = exc.__cause__
+                if cause is None or not type(cause).__module__.startswith("langsmith"):
+                    raise
+                raise InfrastructureErrors(f"error: {one_line(str(exc))}") from None  # LangSmith unreachable
         return
     finish_run(plan, run_sessions(plan))
 
@@ -135,6 +152,7 @@ def plan_eval(options: EvalOptions) -> EvalPlan:
             does not hold, a number option out of range or a bad ``--base-url`` (click's usage format, exit 2).
         models.ConfigurationError: a bad model spec or ``$WTB_*`` setting, options that cannot be
             combined, a server that cannot run the model (exit 2).
+        InfrastructureErrors: the model's endpoint cannot be reached (:func:`preflight`, exit 3).
         bench.schema.DatasetError: the dataset file's content (exit 1).
     """
     dataset = dataset_path(options.dataset, options.pull)
@@ -170,6 +188,8 @@ def plan_eval(options: EvalOptions) -> EvalPlan:
         check_server(options.server, "evaluation", [context.model])
     else:
         check_configuration(context)
+        if options.preflight:
+            preflight(context)
     out = options.out
     if out is None:
         out = default_out_dir(context, dataset, name=official_name(options.dataset))
@@ -178,6 +198,10 @@ def plan_eval(options: EvalOptions) -> EvalPlan:
     concurrency = options.concurrency if options.concurrency is not None else default_concurrency(context.model)
     if options.langsmith_dataset and context.scoring == "fixed":
         raise ConfigurationError("--langsmith-dataset scores in reference mode only; drop it or --scoring fixed")
+    if options.langsmith_dataset and not (os.environ.get("LANGSMITH_API_KEY") or os.environ.get("LANGCHAIN_API_KEY")):
+        raise ConfigurationError(
+            "--langsmith-dataset needs LANGSMITH_API_KEY (and LANGSMITH_ENDPOINT for a self-hosted LangSmith)"
+        )
     return EvalPlan(options, dataset, context, tasks, sessions, out, concurrency, prices)
 
 
@@ -306,6 +330,42 @@ def check_configuration(context: EvaluationContext) -> None:
     context.candidate.check()
 
 
+def endpoint_urls(context: EvaluationContext) -> list[str]:
+    """The HTTP endpoints the run's candidate sends its requests to, as far as they are known before
+    the first session: an ``openai:`` model's base URL (``--base-url``, else ``OPENAI_BASE_URL``, else
+    ``https://api.openai.com/v1``) and a ``langchain:`` model's ``--base-url``; none for replays,
+    scripts, local models, ``graph:`` candidates and a ``langchain:`` model on its provider's default
+    (docs/settings.md §7.6)."""
+    import os
+
+    provider = context.candidate.provider
+    if provider == "openai":
+        return [context.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"]
+    if provider == "langchain" and context.base_url:
+        return [context.base_url]
+    return []
+
+
+def preflight(context: EvaluationContext) -> None:
+    """Before the first session, check that each endpoint of :func:`endpoint_urls` answers
+    (``models.transport.probe_endpoint``: one request, no retries; docs/settings.md §7.6), so that a
+    dead URL is one error instead of every session's retries.
+
+    Raises:
+        InfrastructureErrors: an endpoint does not answer (exit 3, nothing written), naming it.
+    """
+    from models.transport import probe_endpoint, redacted_url
+
+    timeout = min(float(context.timeout or 10.0), 10.0)
+    for url in endpoint_urls(context):
+        problem = probe_endpoint(url, timeout)
+        if problem is not None:
+            raise InfrastructureErrors(
+                f"error: the model endpoint {redacted_url(url)} cannot be reached: {problem}; no session was run. "
+                "Check --base-url (or OPENAI_BASE_URL) and that the server is up; --no-preflight skips this check"
+            )
+
+
 def check_workers(context: EvaluationContext, *, server: str | None, langsmith_dataset: str | None) -> None:
     """``--workers`` above 1 needs sessions run by this machine's evaluation graph against a shared endpoint
     (docs/settings.md §2.1).
@@ -413,6 +473,49 @@ def finish_run(plan: EvalPlan, summary: runner.RunSummary) -> None:
             write_report([plan.out], plan.out / "report")
     if summary.infrastructure_errors:
         raise InfrastructureErrors()
+
+
+_SECRET_IN_TEXT = re.compile(r"(API Key:\s*)\S+", re.IGNORECASE)
+
+
+def one_line(text: str, limit: int = 400) -> str:
+    """The first line of ``text``, an ``API Key: ...`` in it masked, cut to ``limit`` characters."""
+    line = _SECRET_IN_TEXT.sub(r"\1[REDACTED]", (text.splitlines() or [""])[0].strip())
+    return line if len(line) <= limit else line[:limit] + "..."
+
+
+class _OneLine(logging.Filter):
+    """Log records as one line each, without traceback, each text once (see :func:`one_line_sdk_logs`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = one_line(record.getMessage())
+        if text in self.seen:
+            return False
+        self.seen.add(text)
+        record.msg, record.args, record.exc_info, record.exc_text, record.stack_info = text, (), None, None, None
+        return True
+
+
+@contextlib.contextmanager
+def one_line_sdk_logs(name: str) -> Iterator[None]:
+    """While the block runs, what SDK logger ``name`` (and its children, through their handlers) logs is
+    one line per message, without traceback or repeats, credentials masked (docs/cli.md §2)."""
+    logger = logging.getLogger(name)
+    only = _OneLine()
+    loggers = [logger] + [
+        logging.getLogger(other) for other in list(logging.root.manager.loggerDict) if other.startswith(name + ".")
+    ]
+    for each in loggers:
+        each.addFilter(only)
+    try:
+        yield
+    finally:
+        for each in loggers:
+            each.removeFilter(only)
 
 
 def run_summary_line(summary: Any, language: str | None = "en") -> str:

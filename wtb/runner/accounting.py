@@ -35,7 +35,9 @@ class RunSummary:
         infrastructure_errors: ``errors.jsonl`` entries of this run (sessions without a record, re-run on resume).
         retried_requests: requests of this run that needed more than one try, each
             ``{"id", "task", "step", "attempts", "errors", "waited", "ok"}``.
-        tasks / tasks_correct: tasks in the selected sessions' records and how many are action-name correct.
+        tasks / tasks_right_tool_names: tasks in the selected sessions' records and how many of them
+            called the right tools in the right order (``action_name_label`` correct), before the
+            argument check: not the accuracy, which only the score table reports (docs/settings.md §7.7).
         requests / attempts / input_tokens / output_tokens: model requests of this run (all sessions run now,
             infrastructure errors included), their tries, and provider-reported tokens.
         capped_retry_waits: retry waits of this run whose ``Retry-After`` asked for more than
@@ -54,7 +56,7 @@ class RunSummary:
     infrastructure_errors: list[dict[str, Any]] = field(default_factory=list)
     retried_requests: list[dict[str, Any]] = field(default_factory=list)
     tasks: int = 0
-    tasks_correct: int = 0
+    tasks_right_tool_names: int = 0
     requests: int = 0
     attempts: int = 0
     input_tokens: int = 0
@@ -123,7 +125,7 @@ def summary_json(
         "evaluated": summary.evaluated,
         "skipped": summary.skipped,
         "tasks": summary.tasks,
-        "tasks_correct": summary.tasks_correct,
+        "tasks_right_tool_names": summary.tasks_right_tool_names,
         "wall_time": round(summary.wall_time, 3),
         "prices_usd_per_million_tokens": (
             {"input": prices.input_per_million, "output": prices.output_per_million} if prices is not None else None
