@@ -83,12 +83,13 @@ def test_a_bad_number_is_a_usage_error_naming_the_option(tmp_path, option, value
         ("http://127.0.0.1:99999/v1", "is not a valid URL (Port out of range 0-65535): 'http://127.0.0.1:99999/v1'"),
     ],
 )
-def test_a_bad_base_url_is_a_usage_error_that_never_shows_the_password(tmp_path, url, message):
-    result = CliRunner().invoke(app, ["eval", "--model", "openai:x", "--base-url", url, "--out", str(tmp_path / "o")])
-    assert result.exit_code == 2, result.output
-    assert SECRET not in result.output
-    assert _error_line(result.output) == f"Invalid value for '--base-url': {message}"
-    assert not (tmp_path / "o").exists()
+def test_a_bad_base_url_is_configuration_that_never_shows_the_password(tmp_path, url, message):
+    for model in ("openai:x", "langchain:openai:x"):
+        result = CliRunner().invoke(app, ["eval", "--model", model, "--base-url", url, "--out", str(tmp_path / "o")])
+        assert result.exit_code == 2, result.output
+        assert SECRET not in result.output
+        assert " ".join(result.output.split()) == f"error: {model}: the base URL {message}"
+        assert not (tmp_path / "o").exists()
 
 
 @pytest.mark.parametrize(

@@ -149,7 +149,7 @@ def plan_eval(options: EvalOptions) -> EvalPlan:
 
     Raises:
         UsageError: a ``--dataset`` that is not a file, ``--ids`` naming no session or one the dataset
-            does not hold, a number option out of range or a bad ``--base-url`` (click's usage format, exit 2).
+            does not hold, a number option out of range (click's usage format, exit 2).
         models.ConfigurationError: a bad model spec or ``$WTB_*`` setting, options that cannot be
             combined, a server that cannot run the model (exit 2).
         InfrastructureErrors: the model's endpoint cannot be reached (:func:`preflight`, exit 3).
@@ -255,8 +255,9 @@ NUMBER_RULES = (
 
 
 def check_option_values(options: EvalOptions) -> None:
-    """Refuse number options that are not finite or out of range (:data:`NUMBER_RULES`) and a ``--base-url``
-    that is not a plain ``http(s)://host`` URL (no user name or password: docs/settings.md §7.4).
+    """Refuse number options that are not finite or out of range (:data:`NUMBER_RULES`). A ``--base-url`` is
+    checked by the providers that use one (``openai:``, ``langchain:``: docs/settings.md §7.4), in
+    :func:`check_configuration`, so that a replay run may carry any.
 
     Raises:
         UsageError: naming the option, e.g. ``--timeout: must be a finite number > 0 and <= 1e+06, got nan``
@@ -267,12 +268,6 @@ def check_option_values(options: EvalOptions) -> None:
         problem = rule.problem(getattr(options, name))
         if problem is not None:
             raise UsageError(problem, rule.option)
-    if options.base_url is not None:
-        from models.transport import base_url_problem
-
-        problem = base_url_problem(options.base_url)
-        if problem is not None:
-            raise UsageError(problem, "--base-url")
 
 
 def check_setting_values(context: EvaluationContext) -> None:
