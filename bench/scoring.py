@@ -377,6 +377,13 @@ def inference_error_tasks(message: str, task_count: int = 4, *, scoring: str = "
     ]
 
 
+MODEL_NAME_MISSING = (
+    "missing (expected 'model_name' or 'candidate' string; a published runner's error record "
+    '{"id", "result": "Error during inference: ..."} has none: give the model with --model-name)'
+)
+"""The problem of a record without a model name when none is known for its file (docs/scoring.md §5.1)."""
+
+
 def record_identity(record: Mapping[str, Any]) -> tuple[str, str]:
     """``(session id, model name)`` of a result record in our format (``id``, ``model_name``)
     or the fixture format (``session_id``, ``candidate``; docs/evaluation.md §5).
@@ -391,8 +398,38 @@ def record_identity(record: Mapping[str, Any]) -> tuple[str, str]:
     if not isinstance(session_id, str) or not session_id:
         raise ResultRecordError("id", "missing (expected 'id' or 'session_id' string)")
     if not isinstance(model_name, str) or not model_name:
-        raise ResultRecordError("model_name", "missing (expected 'model_name' or 'candidate' string)")
+        raise ResultRecordError("model_name", MODEL_NAME_MISSING)
     return session_id, model_name
+
+
+def record_model_name(record: Any) -> str | None:
+    """The model name a result record names (``model_name``, else ``candidate``), or ``None`` (docs/scoring.md §5.1)."""
+    if not isinstance(record, Mapping):
+        return None
+    name = record.get("model_name", record.get("candidate"))
+    return name if isinstance(name, str) and name else None
+
+
+def with_model_name(record: Any, model_name: str | None) -> Any:
+    """``record`` with ``"model_name": model_name`` put after its id when it names no model, else as it is
+    (docs/scoring.md §5.1).
+
+    The published runner writes a session whose inference failed as ``{"id", "result": "Error during
+    inference: ..."}``, without the model name its other records carry; the name given here (the
+    ``--model-name`` of ``wtb score``, or the one the file's other records name) completes it. A record
+    that names a model keeps it (a different one is the "one model per file" problem), a key
+    ``model_name`` that is present but not a non-empty string is left for :func:`record_identity` to
+    report, and ``model_name=None`` changes nothing.
+    """
+    if model_name is None or not isinstance(record, Mapping) or "model_name" in record or "candidate" in record:
+        return record
+    completed: dict[str, Any] = {}
+    for key, value in record.items():
+        completed[key] = value
+        if key in ("id", "session_id"):
+            completed["model_name"] = model_name
+    completed.setdefault("model_name", model_name)
+    return completed
 
 
 def score_session(

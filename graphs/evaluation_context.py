@@ -45,7 +45,13 @@ class EvaluationContext:
         "(OPENAI_BASE_URL for openai:).",
     )
     temperature: float | None = setting(0.0, "WTB_TEMPERATURE", "Sampling temperature of the candidate.", float)
-    timeout: float | None = setting(120.0, "WTB_TIMEOUT", "Per-request timeout in seconds.", float)
+    timeout: float | None = setting(
+        120.0,
+        "WTB_TIMEOUT",
+        "Deadline of one model request in seconds, from the connection to the last byte of the reply (a try "
+        "still running then is cancelled and retried as a timeout); a finite number > 0.",
+        float,
+    )
     max_retries: int | None = setting(
         0,
         "WTB_MAX_RETRIES",
@@ -71,6 +77,13 @@ class EvaluationContext:
         0.0,
         "WTB_RPS",
         "Requests per second to the model endpoint, shared by all sessions in flight (0 = no limit).",
+        float,
+    )
+    max_retry_wait: float | None = setting(
+        60.0,
+        "WTB_MAX_RETRY_WAIT",
+        "Longest wait in seconds before one retry, the server's Retry-After included (a longer ask is cut to "
+        "this and reported in summary.json).",
         float,
     )
     max_steps: int | None = setting(

@@ -54,7 +54,10 @@ class Context:
         8, "WTB_GEN_MAX_STEPS", "Most planner steps in one task before the session fails.", int
     )
     request_timeout: float | None = setting(
-        120.0, "WTB_TIMEOUT", "Per-request timeout of every role model, in seconds.", float
+        120.0,
+        "WTB_TIMEOUT",
+        "Deadline of one role-model request in seconds, from the connection to the last byte of the reply.",
+        float,
     )
     max_attempts: int | None = setting(
         5, "WTB_MAX_ATTEMPTS", "Tries per role-model request on HTTP 429/5xx, timeouts and dropped connections.", int
@@ -67,6 +70,12 @@ class Context:
     )
     rps: float | None = setting(
         0.0, "WTB_RPS", "Requests per second to each role endpoint, shared by all sessions (0 = no limit).", float
+    )
+    max_retry_wait: float | None = setting(
+        60.0,
+        "WTB_MAX_RETRY_WAIT",
+        "Longest wait in seconds before one retry, the server's Retry-After included.",
+        float,
     )
     vague_answer_rate: float | None = setting(
         0.25, "WTB_VAGUE_RATE", "Share of tasks whose first user answer to a question is vague.", float

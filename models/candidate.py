@@ -206,7 +206,10 @@ class Candidate:
         else through ``ainvoke`` with ``metadata`` and the run name ``candidate``; a graph or Runnable
         runs as a subgraph with ``config`` plus ``metadata`` (:mod:`models.candidates`). The request
         goes through :func:`models.transport.request_with_retries` (transient failures retried, the
-        rate limit of :attr:`endpoint`); the candidate is built (once per event loop) before it.
+        rate limit of :attr:`endpoint`, each try of a chat model bounded by ``retry.deadline``,
+        docs/settings.md §7.1; a ``graph:`` candidate's or an agent's whole call is bounded instead by the
+        run's ``--timeout`` as a deadline on the graph's run, docs/evaluation.md §8, and its own models keep
+        their clients' timeouts); the candidate is built (once per event loop) before it.
 
         Args:
             messages: LangChain messages of the step.
@@ -214,7 +217,7 @@ class Candidate:
                 request of a session (the binding is reused while it comes back).
             config: the calling node's run config (callbacks, tags, checkpoint namespace).
             metadata: run metadata for the model (``wtb_session_id``, ``wtb_request_index`` ...).
-            retry: attempts, backoff and rate limit (default ``RetryPolicy()``).
+            retry: attempts, backoff, rate limit and deadline (default ``RetryPolicy()``).
             where: what the request is for (task, step), copied into errors.
 
         Returns:
@@ -225,13 +228,21 @@ class Candidate:
             CandidateOutputError: a graph candidate's output has no ``AIMessage`` last (``rejected``).
             whatever :meth:`build` raises, before any request.
         """
+        import dataclasses
+
+        from models.candidates import ChatModelCall
         from models.transport import RetryPolicy, request_with_retries
 
         call = self._call()
         meta = dict(metadata or {})
+        policy = retry or RetryPolicy()
+        if not isinstance(call, ChatModelCall) and policy.deadline is not None:
+            # a graph's step may make many requests of its own models: the graph's run has its own deadline
+            # (RunnableCall / AgentCall), its models keep their clients' timeouts
+            policy = dataclasses.replace(policy, deadline=None)
         reply = await request_with_retries(
             lambda: call.send(messages, tools, config, meta),
-            retry or RetryPolicy(),
+            policy,
             endpoint=self.endpoint,
             where=where,
         )

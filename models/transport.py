@@ -5,13 +5,19 @@ harness makes (the candidate in ``nodes/evaluation/candidate.py``, the generatio
 ``nodes/generation/_common.py``). The clients' own retries are switched off
 (``max_retries=0``), so what happens is decided and recorded here:
 
+- each try is bounded by :attr:`RetryPolicy.deadline` seconds from its start to the last byte of
+  the reply (``--timeout``; the clients' own timeouts only bound each connect and the gap between
+  two reads): a try still running then is cancelled and counts as a timeout
+  (:class:`DeadlineExceeded`), retried like any other;
 - a request is tried at most :attr:`RetryPolicy.max_attempts` times;
 - only transient failures are retried (:func:`transient_kind`): HTTP 408, 409,
   429 and 5xx, connection errors (refused, dropped, reset) and timeouts;
   anything else (HTTP 400/401/404, a bad replay script ...) fails at once;
 - the wait before a retry is exponential with random jitter (the formula of
   tenacity's ``wait_exponential_jitter``; tenacity runs the retry loop), and never shorter than what the server asked
-  for in ``Retry-After`` / ``retry-after-ms`` (capped by ``max_wait``);
+  for in ``Retry-After`` / ``retry-after-ms`` (seconds or an HTTP date; anything else is ignored and
+  the normal backoff applies), capped by ``max_wait`` (``--max-retry-wait``; a capped wait is
+  recorded with the request, :attr:`RequestUsage.capped_waits`);
 - an optional rate limit (requests per second, :func:`rate_limiter`) is shared
   by every request to the same endpoint in the event loop, retries included;
 - a request that still fails raises :class:`ModelRequestError`, an
@@ -35,6 +41,7 @@ import asyncio
 import contextlib
 import contextvars
 import email.utils
+import math
 import random
 import time
 import weakref
@@ -61,18 +68,31 @@ class RetryPolicy:
             to ``backoff`` seconds of random jitter.
         max_wait: longest single wait in seconds (also caps ``Retry-After``).
         rps: requests per second allowed to one endpoint (0 = no limit).
+        deadline: seconds one try may take from its start to the last byte of the reply (``None``:
+            no deadline of the harness, only the client's own timeouts).
     """
 
     max_attempts: int = 5
     backoff: float = 1.0
     max_wait: float = 60.0
     rps: float = 0.0
+    deadline: float | None = None
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts}")
-        if self.backoff < 0 or self.max_wait < 0 or self.rps < 0:
-            raise ValueError("backoff, max_wait and rps must be >= 0")
+        if not all(math.isfinite(v) and v >= 0 for v in (self.backoff, self.max_wait, self.rps)):
+            raise ValueError("backoff, max_wait and rps must be finite and >= 0")
+        if self.deadline is not None and not (math.isfinite(self.deadline) and self.deadline > 0):
+            raise ValueError(f"deadline must be a finite number of seconds > 0, got {self.deadline}")
+
+
+class DeadlineExceeded(TimeoutError):
+    """A try that had no complete reply within :attr:`RetryPolicy.deadline` seconds (a timeout, retried)."""
+
+    def __init__(self, deadline: float):
+        self.deadline = deadline
+        super().__init__(f"no complete reply within the {deadline:g} s deadline (--timeout)")
 
 
 REJECTED_STATUS = frozenset({400, 413, 422})
@@ -170,44 +190,175 @@ def describe_error(exc: BaseException) -> str:
     return f"{kind}: {type(exc).__name__}{': ' + text if text else ''}"
 
 
+def _non_negative(text: str) -> float | None:
+    """``float(text)`` when that is a finite number >= 0, else ``None``."""
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) and number >= 0 else None
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds a ``Retry-After`` header value asks to wait, or ``None`` when it says nothing usable.
+
+    Accepts the two forms of RFC 9110 §10.2.3: delta-seconds (``"120"``; a decimal fraction such as
+    ``"1.5"`` is read too) and an HTTP date (``"Wed, 21 Oct 2015 07:28:00 GMT"``, also the obsolete
+    RFC 850 and asctime forms; a date without a zone is GMT), a date in the past being 0 s. Anything
+    else (``"soon"``, ``"-5"``, ``"nan"``, ``"inf"``, empty) is ``None``: the normal backoff applies and
+    the request is still retried.
+
+    Args:
+        value: the header's value.
+        now: the current time as a Unix timestamp (default ``time.time()``; tests fix it).
+    """
+    text = (value or "").strip()
+    if not text:
+        return None
+    if text.lstrip("+-").replace(".", "", 1).isdigit() or text.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        return _non_negative(text)
+    try:
+        parsed = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if parsed is None:
+        return None
+    if parsed.tzinfo is None:  # HTTP dates are always GMT
+        import datetime
+
+        parsed = parsed.replace(tzinfo=datetime.timezone.utc)
+    return max(0.0, parsed.timestamp() - (time.time() if now is None else now))
+
+
 def retry_after(exc: BaseException) -> float | None:
-    """Seconds the server asked to wait (``retry-after-ms``, else ``Retry-After`` seconds or HTTP date), or ``None``."""
+    """Seconds the server asked to wait: ``retry-after-ms`` (milliseconds), else ``Retry-After``
+    (:func:`parse_retry_after`), or ``None`` when the response says nothing usable."""
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
     if headers is None:
         return None
-    raw_ms = headers.get("retry-after-ms")
-    if raw_ms:
-        try:
-            return max(0.0, float(raw_ms) / 1000.0)
-        except ValueError:
-            pass
-    raw = headers.get("retry-after")
-    if not raw:
-        return None
     try:
-        return max(0.0, float(raw))
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(raw) if raw else None
-        if parsed is None:
-            return None
-        return max(0.0, parsed.timestamp() - time.time())
+        raw_ms, raw = headers.get("retry-after-ms"), headers.get("retry-after")
+    except Exception:  # noqa: BLE001 - headers of an unknown SDK: nothing usable
+        return None
+    millis = _non_negative(raw_ms.strip()) if isinstance(raw_ms, str) else None
+    if millis is not None:
+        return millis / 1000.0
+    return parse_retry_after(raw) if isinstance(raw, str) else None
 
 
-def wait_seconds(policy: RetryPolicy, attempt: int, exc: BaseException | None, *, jitter: float | None = None) -> float:
-    """Seconds to wait after failed try number ``attempt`` (1-based): exponential backoff with jitter,
-    at least the server's ``Retry-After``, at most ``policy.max_wait``.
+def planned_wait(
+    policy: RetryPolicy, attempt: int, exc: BaseException | None, *, jitter: float | None = None
+) -> tuple[float, float | None]:
+    """``(seconds to wait, seconds the server asked for)`` after failed try number ``attempt`` (1-based).
 
+    The wait is the exponential backoff with jitter, at least the server's ``Retry-After``
+    (:func:`retry_after`), at most ``policy.max_wait``; the second value is the server's ask (``None``
+    when it asked nothing usable), so a caller sees a capped wait (asked > ``policy.max_wait``).
     ``jitter`` fixes the random part (for tests); by default it is drawn uniformly from ``[0, backoff]``.
     """
     if jitter is None:
         jitter = random.uniform(0.0, policy.backoff)
-    base = min(policy.backoff * 2 ** (attempt - 1) + jitter, policy.max_wait)
+    base = min(policy.backoff * 2.0 ** min(attempt - 1, 64) + jitter, policy.max_wait)
     asked = retry_after(exc) if exc is not None else None
-    return min(max(base, asked or 0.0), policy.max_wait)
+    return min(max(base, asked or 0.0), policy.max_wait), asked
+
+
+def wait_seconds(policy: RetryPolicy, attempt: int, exc: BaseException | None, *, jitter: float | None = None) -> float:
+    """Seconds to wait after failed try number ``attempt`` (1-based): :func:`planned_wait`'s first value."""
+    return planned_wait(policy, attempt, exc, jitter=jitter)[0]
+
+
+# --------------------------------------------------------------------------- endpoints
+
+
+def redacted_url(url: str) -> str:
+    """``url`` with any user name and password replaced by ``***`` (for messages)."""
+    import urllib.parse
+
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return "<unparsable URL>"
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urllib.parse.urlunsplit(parts._replace(netloc=f"***@{host}"))
+
+
+def base_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a model endpoint's base URL, or ``None`` (docs/settings.md §7.4).
+
+    A base URL is ``http://`` or ``https://``, a host, an optional port (1-65535) and a path.
+    Credentials in it (``https://user:pass@host/v1``) are refused rather than sent: the HTTP
+    client would reject them on every request (or send them to every redirect), and a key belongs
+    in the provider's key variable (``OPENAI_API_KEY``), which is never written to a run's files.
+    The phrase never repeats a user name or password.
+    """
+    import urllib.parse
+
+    shown = redacted_url(url)
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+        port = parts.port
+    except ValueError as exc:
+        return f"is not a valid URL ({exc}): {shown!r}"
+    if parts.scheme not in ("http", "https"):
+        return f"must start with http:// or https://, got {shown!r}"
+    if parts.username is not None or parts.password is not None:
+        return (
+            f"must not hold a user name or password ({shown!r}): give the API key in the provider's key "
+            "variable (OPENAI_API_KEY for openai:) and the URL without credentials"
+        )
+    if not parts.hostname:
+        return f"has no host: {shown!r}"
+    if port == 0:
+        return f"has port 0: {shown!r}"
+    return None
+
+
+def probe_endpoint(base_url: str, timeout: float = 5.0) -> str | None:
+    """Whether the model endpoint ``base_url`` answers at all: ``None`` when it does, else why not (docs/settings.md §7.6).
+
+    One ``GET <base_url>/models`` without credentials: any HTTP reply (200, 401, 404, 405 ...) proves
+    the server is there; only a failure to connect, to resolve the host, to finish TLS, or no reply
+    within ``timeout`` seconds counts as unreachable. Nothing is retried.
+
+    Returns:
+        ``None``, or a phrase such as ``"connection refused (ConnectError: [Errno 111] Connection refused)"``
+        (never the URL's credentials).
+    """
+    url = base_url.rstrip("/") + "/models"
+    try:
+        with httpx.Client(timeout=timeout, follow_redirects=False) as client:
+            with client.stream("GET", url):
+                return None
+    except httpx.TimeoutException as exc:
+        return f"no reply within {timeout:g} s ({type(exc).__name__})"
+    except (httpx.HTTPError, OSError, ValueError) as exc:
+        text = str(exc).splitlines()[0] if str(exc) else ""
+        kind = "connection refused" if "refused" in text.lower() else "cannot connect"
+        return f"{kind} ({type(exc).__name__}{': ' + text[:200] if text else ''})"
 
 
 # --------------------------------------------------------------------------- accounting
+
+
+MAX_TOKENS_PER_REPLY = 100_000_000
+"""Largest token count one reply may report (far above any model's context); a larger one is not counted."""
+
+
+def _token_count(value: Any) -> int | None:
+    """A provider-reported token count as an ``int``: ``None`` or missing is 0; ``None`` is returned
+    for a count that cannot be one (negative, fractional, not a number, above :data:`MAX_TOKENS_PER_REPLY`)."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        return None
+    count = int(value)
+    return count if 0 <= count <= MAX_TOKENS_PER_REPLY else None
 
 
 @dataclass
@@ -218,9 +369,13 @@ class RequestUsage:
         requests: requests that got a reply.
         attempts: tries, failed ones included.
         failed: requests that failed for good.
-        input_tokens / output_tokens: provider-reported usage, summed.
+        input_tokens / output_tokens: provider-reported usage, summed (docs/settings.md §7.5: a count
+            that cannot be one is not added, see :meth:`add_tokens`).
+        invalid_token_counts: replies whose reported counts were not added.
+        capped_waits: retry waits the server asked to be longer than ``max_wait`` (``--max-retry-wait``).
         retried: one entry per request that needed more than one try:
-            ``{**where, "attempts": n, "errors": [...], "waited": seconds, "ok": bool}``.
+            ``{**where, "attempts": n, "errors": [...], "waited": seconds, "ok": bool}``, plus
+            ``"retry_after_capped": [seconds asked, ...]`` when a wait was capped.
     """
 
     requests: int = 0
@@ -228,16 +383,28 @@ class RequestUsage:
     failed: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    invalid_token_counts: int = 0
+    capped_waits: int = 0
     retried: list[dict[str, Any]] = field(default_factory=list)
 
-    def add_tokens(self, input_tokens: int, output_tokens: int) -> None:
-        """Add one reply's token counts."""
-        self.input_tokens += int(input_tokens or 0)
-        self.output_tokens += int(output_tokens or 0)
+    def add_tokens(self, input_tokens: Any, output_tokens: Any) -> None:
+        """Add one reply's token counts (docs/settings.md §7.5).
+
+        A missing count (``None``) adds 0. A count that cannot be one (negative, fractional, NaN, a
+        string, more than :data:`MAX_TOKENS_PER_REPLY`) adds 0 for that reply's two counts and
+        counts the reply in :attr:`invalid_token_counts` (shown in ``summary.json``), so that one
+        broken reply never turns the run's totals and cost into nonsense.
+        """
+        counts = (_token_count(input_tokens), _token_count(output_tokens))
+        if None in counts:
+            self.invalid_token_counts += 1
+            return
+        self.input_tokens += counts[0] or 0
+        self.output_tokens += counts[1] or 0
 
     def as_dict(self) -> dict[str, Any]:
         """Plain-data form (JSON-serialisable)."""
-        return {
+        data = {
             "requests": self.requests,
             "attempts": self.attempts,
             "failed_requests": self.failed,
@@ -245,6 +412,11 @@ class RequestUsage:
             "output_tokens": self.output_tokens,
             "retried_requests": [dict(r) for r in self.retried],
         }
+        if self.invalid_token_counts:
+            data["invalid_token_counts"] = self.invalid_token_counts
+        if self.capped_waits:
+            data["capped_retry_waits"] = self.capped_waits
+        return data
 
 
 _usage: contextvars.ContextVar[RequestUsage | None] = contextvars.ContextVar("wtb_request_usage", default=None)
@@ -409,7 +581,7 @@ async def request_with_retries(
 
     Args:
         send: makes one attempt; called again for each retry.
-        policy: attempts, backoff and rate limit.
+        policy: attempts, backoff, rate limit and the deadline of each try.
         endpoint: rate-limit key (e.g. the base URL or model spec).
         where: what the request is for; copied into retry records and errors.
         sleep: the wait function (tests may pass a fake).
@@ -425,17 +597,31 @@ async def request_with_retries(
     usage = current_usage()
     limiter = rate_limiter(endpoint, policy.rps)
     errors: list[str] = []
+    capped: list[float] = []
     waited = 0.0
+
+    def wait(state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        seconds, asked = planned_wait(policy, state.attempt_number, exc)
+        if asked is not None and asked > policy.max_wait:
+            capped.append(round(asked, 3))
+            if usage is not None:
+                usage.capped_waits += 1
+        return seconds
 
     def record_wait(state: RetryCallState) -> None:
         nonlocal waited
         waited += state.next_action.sleep if state.next_action else 0.0
 
+    def entry(ok: bool) -> dict[str, Any]:
+        made = {**where, "attempts": attempts, "errors": errors, "waited": round(waited, 3), "ok": ok}
+        if capped:
+            made["retry_after_capped"] = list(capped)
+        return made
+
     retrying = AsyncRetrying(
         stop=stop_after_attempt(policy.max_attempts),
-        wait=lambda state: wait_seconds(
-            policy, state.attempt_number, state.outcome.exception() if state.outcome else None
-        ),
+        wait=wait,
         retry=retry_if_exception(lambda exc: transient_kind(exc) is not None),
         before_sleep=record_wait,
         sleep=sleep,
@@ -451,9 +637,9 @@ async def request_with_retries(
                 try:
                     if limiter is not None:
                         async with limiter:
-                            result = await send()
+                            result = await within_deadline(send, policy.deadline)
                     else:
-                        result = await send()
+                        result = await within_deadline(send, policy.deadline)
                 except Exception as exc:
                     errors.append(describe_error(exc))
                     raise
@@ -462,14 +648,39 @@ async def request_with_retries(
     except Exception as exc:
         if usage is not None:
             usage.failed += 1
-            usage.retried.append(
-                {**where, "attempts": attempts, "errors": errors, "waited": round(waited, 3), "ok": False}
-            )
+            usage.retried.append(entry(False))
         raise ModelRequestError(attempts, errors, transient_kind(exc) is not None, where, _status_of(exc)) from exc
     if usage is not None:
         usage.requests += 1
         if attempts > 1:
-            usage.retried.append(
-                {**where, "attempts": attempts, "errors": errors, "waited": round(waited, 3), "ok": True}
-            )
+            usage.retried.append(entry(True))
     return result
+
+
+async def within_deadline(send: Callable[[], Awaitable[T]], deadline: float | None) -> T:
+    """``await send()``, cancelled after ``deadline`` seconds (``None``: no deadline).
+
+    The deadline runs from the call to the last byte of the reply, whatever the client does
+    meanwhile (connecting, waiting for a pool slot, reading a reply that trickles in).
+
+    Raises:
+        DeadlineExceeded: ``send()`` had not finished within ``deadline`` (it is cancelled first).
+        Exception: whatever ``send()`` raised, unchanged (a client's own timeout included).
+        asyncio.CancelledError: the caller was cancelled (``send()`` is cancelled too).
+    """
+    if deadline is None:
+        return await send()
+    task = asyncio.ensure_future(send())
+    try:
+        done, _ = await asyncio.wait({task}, timeout=deadline)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    if done:
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(Exception, asyncio.CancelledError):
+        await asyncio.wait({task}, timeout=1.0)  # let it close its connection
+    if task.done() and not task.cancelled() and task.exception() is None:
+        return task.result()  # it finished while being cancelled
+    raise DeadlineExceeded(deadline)

@@ -28,7 +28,14 @@ from bench.schema import (
     note_session_id,
     parse_jsonl_file,
 )
-from bench.scoring import ArgumentChecker, ScoringError, record_identity, score_session
+from bench.scoring import (
+    ArgumentChecker,
+    ScoringError,
+    record_identity,
+    record_model_name,
+    score_session,
+    with_model_name,
+)
 from bench.terms import check_scoring_mode
 from wtb.files import atomic_write_text, dumps_line, give_default_mode, named_os_error, write_json_atomic
 
@@ -93,12 +100,14 @@ def natural_id_key(session_id: str) -> tuple:
     return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", session_id))
 
 
-def _result_line_parser() -> LineParser:
-    """The result loader's ``parse_line``: identity, ``result`` present, no duplicate id (docs/evaluation.md §5)."""
+def _result_line_parser(default_model: str | None = None) -> LineParser:
+    """The result loader's ``parse_line``: identity, ``result`` present, no duplicate id (docs/evaluation.md §5);
+    a record naming no model gets ``model_name`` (``bench.scoring.with_model_name``, docs/scoring.md §5.1)."""
     first_line: dict[str, int] = {}
     first_model: dict[str, Any] = {}
 
     def parse_line(file: str, number: int, record: Any) -> tuple[Numbered | None, list[DatasetIssue]]:
+        record = with_model_name(record, default_model)
         try:
             session_id, model_name = record_identity(record)
         except ScoringError as exc:
@@ -128,11 +137,12 @@ Numbered = tuple[int, dict[str, Any]]
 RESULTS_EMPTY = "file holds no result records"
 
 
-def load_result_records(path: str | os.PathLike[str]) -> list[Numbered]:
+def load_result_records(path: str | os.PathLike[str], model_name: str | None = None) -> list[Numbered]:
     """Read a result file (JSON Lines, one record per session, docs/evaluation.md §5).
 
     Records may be in our format (``id``, ``model_name``, ``result``) or the
-    reference fixtures' (``session_id``, ``candidate``, ``result``).
+    reference fixtures' (``session_id``, ``candidate``, ``result``). ``model_name`` completes the
+    records that name no model (the published runner's error records, docs/scoring.md §5.1).
 
     Returns:
         ``(line_number, record)`` pairs in file order.
@@ -141,18 +151,33 @@ def load_result_records(path: str | os.PathLike[str]) -> list[Numbered]:
         DatasetError: every bad line (bad JSON, not an object, no id / model name),
             duplicate session ids, a missing or empty file.
     """
-    records, issues = parse_jsonl_file(path, _result_line_parser(), empty_message=RESULTS_EMPTY, max_depth=RESULT_DEPTH)
+    records, issues = parse_jsonl_file(
+        path, _result_line_parser(model_name), empty_message=RESULTS_EMPTY, max_depth=RESULT_DEPTH
+    )
     if issues:
         raise DatasetError(issues)
     return records
 
 
-def scan_result_records(path: str | os.PathLike[str]) -> JsonlScan[Numbered]:
+def scan_result_records(path: str | os.PathLike[str], model_name: str | None = None) -> JsonlScan[Numbered]:
     """:func:`load_result_records` as one streaming pass (docs/evaluation.md §5): iterating the returned
     :class:`bench.schema.JsonlScan` yields ``(offset, length, (line_number, record))`` for each good
     record, one at a time, and its ``issues`` collect what :func:`load_result_records` would raise
     (complete once the iteration has ended). Never raises for bad input."""
-    return JsonlScan(path, _result_line_parser(), empty_message=RESULTS_EMPTY, max_depth=RESULT_DEPTH)
+    return JsonlScan(path, _result_line_parser(model_name), empty_message=RESULTS_EMPTY, max_depth=RESULT_DEPTH)
+
+
+def file_model_name(path: str | os.PathLike[str]) -> str | None:
+    """The model name of the first record of the result file ``path`` that names one, or ``None`` (none
+    does, or the file cannot be read: its problems are reported by the scoring pass). Reads up to that
+    record only (docs/scoring.md §5.1)."""
+
+    def parse_line(file: str, number: int, record: Any) -> tuple[str | None, list[DatasetIssue]]:
+        return record_model_name(record), []
+
+    for _, _, name in JsonlScan(path, parse_line, empty_message=RESULTS_EMPTY, max_depth=RESULT_DEPTH):
+        return name
+    return None
 
 
 def records_language(
@@ -461,6 +486,7 @@ def score_run(
     tasks: int = 4,
     scoring: str = "reference",
     language: str | None = None,
+    model_name: str | None = None,
 ) -> dict[str, Any]:
     """Score a result file against a dataset; write ``out_dir/score.jsonl``, ``out_dir/metric.json``
     (the published format, docs/metrics.md §5) and ``out_dir/summary_metrics.json`` (docs/metrics.md §7).
@@ -476,6 +502,8 @@ def score_run(
             rescoring a reference run leaves its reference files alone. No model is called.
         language: the side of the dataset the results were made on (``--lang``); ``None``: the
             records say (:func:`records_language`).
+        model_name: the model of records that name none (``--model-name``; the published runner's
+            error records, docs/scoring.md §5.1); ``None``: the first model a record of the file names.
 
     Both files are streamed: the dataset is validated line by line and only indexed (id -> line;
     :func:`bench.schema.index_sessions`), each result record is scored as it is read, against its
@@ -502,7 +530,7 @@ def score_run(
     except BaseException:
         remove_scores(out, scoring)  # a failed rescoring shows no metric of an earlier one
         raise
-    scan = scan_result_records(results_path)
+    scan = scan_result_records(results_path, model_name if model_name is not None else file_model_name(results_path))
     score_lines = _SortedScoreFile(out / score_file)
     try:
         _, language, metric = _score_stream(
@@ -534,6 +562,7 @@ def compare_run_files(
     fixed_results: str | os.PathLike[str] | None = None,
     *,
     tasks: int = 4,
+    model_name: str | None = None,
 ) -> dict[str, Any]:
     """Which task labels flip between reference and fixed scoring of a run, and which fix is responsible (docs/fixed-mode.md §10).
 
@@ -548,6 +577,7 @@ def compare_run_files(
         fixed_results: ``result.jsonl`` of a ``--scoring fixed`` run of the same model, or
             ``None`` to compare the reference run with its own fixed rescoring.
         tasks: tasks per session in the dataset.
+        model_name: the model of records that name none (see :func:`score_run`).
 
     Raises:
         DatasetError: a bad input file, or a record that cannot be compared (named by file and line).
@@ -555,8 +585,12 @@ def compare_run_files(
     from bench.compare import compare_run
 
     sessions = index_sessions(dataset_path, tasks=tasks)
-    reference = _checked_records(reference_results)
-    fixed = None if fixed_results is None else [record for _, record in load_result_records(fixed_results)]
+    reference = _checked_records(reference_results, model_name)
+    fixed = (
+        None
+        if fixed_results is None
+        else [record for _, record in load_result_records(fixed_results, model_name or file_model_name(fixed_results))]
+    )
     try:
         return compare_run(sessions, reference, fixed)
     except ScoringError as exc:
@@ -567,13 +601,14 @@ def compare_run_files(
         ) from None
 
 
-def _checked_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+def _checked_records(path: str | os.PathLike[str], model_name: str | None = None) -> Iterator[dict[str, Any]]:
     """The records of a result file one at a time, after a first pass has checked the whole file
-    (docs/evaluation.md §5). Raises DatasetError here, before any record is returned, as
-    :func:`load_result_records` would."""
-    scan = scan_result_records(path)
+    (docs/evaluation.md §5); records naming no model get ``model_name``, else the file's first one.
+    Raises DatasetError here, before any record is returned, as :func:`load_result_records` would."""
+    name = model_name if model_name is not None else file_model_name(path)
+    scan = scan_result_records(path, name)
     for _ in scan:
         pass
     if scan.issues:
         raise DatasetError(scan.issues)
-    return (record for _, _, (_, record) in scan_result_records(path))
+    return (record for _, _, (_, record) in scan_result_records(path, name))

@@ -211,8 +211,15 @@ def check(name: str, settings: ModelSettings) -> None:
     request, HTTP 401: an infrastructure error).
 
     Raises:
-        ConfigurationError: see :func:`chat_model_class`; or a base URL for a class that takes none.
+        ConfigurationError: see :func:`chat_model_class`; a base URL for a class that takes none, or one
+            that is not a plain ``http(s)://host`` URL without credentials (docs/settings.md §7.4).
     """
+    if settings.base_url:
+        from models.transport import base_url_problem
+
+        problem = base_url_problem(settings.base_url)
+        if problem is not None:
+            raise ConfigurationError(f"langchain:{name}: the base URL {problem}")
     cls = chat_model_class(name)
     accepted = accepted_arguments(cls)
     if settings.base_url and accepted is not None and "base_url" not in accepted:

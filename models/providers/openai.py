@@ -343,22 +343,32 @@ class RawChatOpenAI(ChatOpenAI):
 def _is_loopback(base_url: str | None) -> bool:
     if not base_url:
         return False
-    host = httpx.URL(base_url).host
+    try:
+        host = httpx.URL(base_url).host
+    except (httpx.InvalidURL, ValueError):
+        return False
     return host in ("localhost", "127.0.0.1", "::1")
 
 
 def check(name: str, settings: ModelSettings) -> None:
-    """Before any session: a remote endpoint needs an API key (``settings.api_key`` or ``OPENAI_API_KEY``).
+    """Before any session: the base URL is a plain ``http(s)://host`` URL without credentials
+    (``models.transport.base_url_problem``, docs/settings.md §7.4) and a remote endpoint needs an API
+    key (``settings.api_key`` or ``OPENAI_API_KEY``).
 
     A base URL on loopback (a local vLLM, Ollama or llama.cpp server) needs none. A key the
     server rejects shows only at the first request (HTTP 401), an infrastructure error.
 
     Raises:
-        ConfigurationError: no key for a non-loopback endpoint.
+        ConfigurationError: a bad base URL; no key for a non-loopback endpoint.
     """
     from models.registry import ConfigurationError
+    from models.transport import base_url_problem
 
     base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or None
+    problem = base_url_problem(base_url) if base_url else None
+    if problem is not None:
+        source = "the base URL" if settings.base_url else "OPENAI_BASE_URL"
+        raise ConfigurationError(f"openai:{name}: {source} {problem}")
     if settings.api_key or os.environ.get("OPENAI_API_KEY") or _is_loopback(base_url):
         return
     where = base_url or "https://api.openai.com/v1"

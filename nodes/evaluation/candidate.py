@@ -36,8 +36,15 @@ def candidate_model(context: EvaluationContext) -> Any:
 
 
 def retry_policy(context: EvaluationContext) -> RetryPolicy:
-    """The transport retry policy of ``context`` (attempts, backoff, requests per second) for the docs/evaluation.md §3 model requests."""
-    return RetryPolicy(max_attempts=context.max_attempts, backoff=context.backoff, rps=context.rps)
+    """The transport retry policy of ``context`` (attempts, backoff, longest wait, requests per second, the
+    deadline of each try) for the docs/evaluation.md §3 model requests (docs/settings.md §7)."""
+    return RetryPolicy(
+        max_attempts=context.max_attempts,
+        backoff=context.backoff,
+        max_wait=context.max_retry_wait,
+        rps=context.rps,
+        deadline=context.timeout,
+    )
 
 
 def candidate_info(info: dict[str, Any], model: str | None, models: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -92,7 +92,7 @@ async def ask_model(
 
     The request goes through :func:`models.transport.request_with_retries` (the same
     retries, backoff and rate limit as the evaluation's candidate requests; the context's
-    ``max_attempts``, ``backoff``, ``rps`` and ``request_timeout``).
+    ``max_attempts``, ``backoff``, ``max_retry_wait``, ``rps``, and ``request_timeout`` as the deadline of each try).
 
     Raises:
         ModelRequestError: the request failed for good (retries exhausted, or a failure that is not
@@ -123,7 +123,13 @@ async def ask_model(
         "tags": [f"wtb:{role}"],
         "run_name": f"{role} model",
     }
-    policy = RetryPolicy(max_attempts=context.max_attempts, backoff=context.backoff, rps=context.rps)
+    policy = RetryPolicy(
+        max_attempts=context.max_attempts,
+        backoff=context.backoff,
+        max_wait=context.max_retry_wait,
+        rps=context.rps,
+        deadline=context.request_timeout,
+    )
     task_index = max(len(state.tasks) - 1, 0)
     listener = ROLE_REQUEST_LISTENER.get()
     if listener is not None:

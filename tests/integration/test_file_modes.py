@@ -81,6 +81,7 @@ def test_every_eval_and_score_output_gets_the_mode_of_a_plain_file(tmp_path, uma
         "openai:any-model",
         "--base-url",
         f"http://127.0.0.1:{_closed_port()}/v1",
+        "--no-preflight",  # the session runs and fails: errors.jsonl
         "--max-attempts",
         "1",
         "--ids",

@@ -145,7 +145,7 @@ def test_overwrite_with_every_session_failing_leaves_no_metric_of_the_previous_r
     assert json.loads((out / "summary_metrics.json").read_text())  # the oracle's 100% run
     failing = wtb(
         "eval", "--dataset", SESSIONS_PATH, "--model", "openai:gpt-test", "--base-url",
-        f"http://127.0.0.1:{_closed_port()}/v1", "--max-attempts", "1", "--out", out, "--overwrite",
+        f"http://127.0.0.1:{_closed_port()}/v1", "--no-preflight", "--max-attempts", "1", "--out", out, "--overwrite",
         "--no-progress", "--no-trace", env={"OPENAI_API_KEY": "sk-test"}, check=False,
     )  # fmt: skip
     assert failing.returncode == 3, failing.stderr

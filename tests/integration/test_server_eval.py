@@ -131,7 +131,7 @@ def test_server_run_equals_a_local_run(dev_server, reference_dir, tmp_path, tmp_
     summary, local_summary = (json.loads((d / "summary.json").read_text()) for d in (out, local))
     assert summary["selected_sessions"] == local_summary["selected_sessions"]
     assert summary["selected_sessions"]["requests"] == sum(len(t["latency"]) for r in records for t in r["result"])
-    assert summary["tasks_correct"] == local_summary["tasks_correct"]
+    assert summary["tasks_right_tool_names"] == local_summary["tasks_right_tool_names"]
     run = json.loads((out / "run.json").read_text())
     assert run["settings"]["server"] == dev_server.url
     assert {k: v for k, v in run["settings"].items() if k != "server"} == json.loads((local / "run.json").read_text())[

@@ -35,13 +35,13 @@ def test_two_workers_write_what_one_process_writes(tmp_path):
     with tracing_scope(no_trace=True):
         one = run_eval(open_dataset(SESSIONS_PATH), context, tmp_path / "one", concurrency=3, progress=False)
         two = run_eval(open_dataset(SESSIONS_PATH), context, tmp_path / "two", concurrency=3, progress=False, workers=2)
-    assert (two.evaluated, two.tasks, two.tasks_correct, two.requests) == (
+    assert (two.evaluated, two.tasks, two.tasks_right_tool_names, two.requests) == (
         one.evaluated,
         one.tasks,
-        one.tasks_correct,
+        one.tasks_right_tool_names,
         one.requests,
     )
-    assert one.evaluated == 6 and one.tasks_correct == one.tasks  # the oracle answers every task of the demo
+    assert one.evaluated == 6 and one.tasks_right_tool_names == one.tasks  # the oracle answers every task of the demo
     assert _records(tmp_path / "two" / "result.jsonl") == _records(tmp_path / "one" / "result.jsonl")
 
 

@@ -49,6 +49,22 @@ class Group(TyperGroup):
                 param.default = False
         return super().parse_args(ctx, args)
 
+    def invoke(self, ctx: Any) -> Any:
+        """Run the sub-command as typer does; a usage error keeps click's wording: the ``"Value error, "``
+        that typer's pydantic coercion puts before a choice's message is removed (docs/cli.md §2)."""
+        try:
+            return super().invoke(ctx)
+        except typer.BadParameter as exc:
+            if isinstance(exc.message, str) and exc.message.startswith(PYDANTIC_VALUE_ERROR):
+                exc.message = exc.message[len(PYDANTIC_VALUE_ERROR) :]
+            raise
+
+
+PYDANTIC_VALUE_ERROR = "Value error, "
+"""What pydantic puts before the message of a validator's ``ValueError`` (typer 0.2x coerces option
+values with pydantic, so an unknown ``--scoring`` / ``--lang`` choice read ``Value error, 'fixd' is not
+one of ...``); :class:`Group` removes it."""
+
 
 app = typer.Typer(
     name="wtb",

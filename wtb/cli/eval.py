@@ -69,7 +69,13 @@ def eval_command(
     base_url: str | None = typer.Option(
         None, "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default $OPENAI_BASE_URL)."
     ),
-    timeout: float | None = typer.Option(None, "--timeout", help="Per-request timeout in seconds (default 120)."),
+    timeout: float | None = typer.Option(
+        None,
+        "--timeout",
+        help="Deadline of one model request in seconds, from the connection to the last byte of the reply; a try "
+        "still running then is cancelled and retried as a timeout (default 120; a finite number > 0, at most "
+        "1000000: there is no 'no deadline').",
+    ),
     max_attempts: int | None = typer.Option(
         None,
         "--max-attempts",
@@ -79,20 +85,25 @@ def eval_command(
     backoff: float | None = typer.Option(
         None,
         "--backoff",
-        min=0.0,
         help="First retry wait in seconds; doubles per retry, plus jitter; Retry-After wins if longer (default 1).",
     ),
+    max_retry_wait: float | None = typer.Option(
+        None,
+        "--max-retry-wait",
+        help="Longest wait in seconds before one retry, a server's Retry-After included; a longer Retry-After is "
+        "cut to this, and each such cut is counted in summary.json and on the terminal (default 60).",
+    ),
     rps: float | None = typer.Option(
-        None, "--rps", min=0.0, help="Most model requests per second, shared by all sessions (default: no limit)."
+        None, "--rps", help="Most model requests per second, shared by all sessions (default: no limit)."
     ),
     max_steps: int | None = typer.Option(
         None, "--max-steps", min=1, help="Model requests allowed per task before it ends as an error (default 32)."
     ),
     price_input: float | None = typer.Option(
-        None, "--price-input", min=0.0, help="USD per million input tokens (adds cost to the summary)."
+        None, "--price-input", help="USD per million input tokens (adds cost to the summary)."
     ),
     price_output: float | None = typer.Option(
-        None, "--price-output", min=0.0, help="USD per million output tokens (adds cost to the summary)."
+        None, "--price-output", help="USD per million output tokens (adds cost to the summary)."
     ),
     scoring: Scoring | None = typer.Option(
         None,
@@ -105,7 +116,17 @@ def eval_command(
     overwrite: bool = typer.Option(
         False, "--overwrite", help="Start fresh instead of resuming an existing result.jsonl."
     ),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar."),
+    progress: bool = typer.Option(
+        True,
+        "--progress/--no-progress",
+        help="Show progress on stderr: a bar moving per task on a terminal, else one line per finished session.",
+    ),
+    preflight: bool = typer.Option(
+        True,
+        "--preflight/--no-preflight",
+        help="Before the first session, check once that the model's HTTP endpoint answers (a dead URL exits 3 "
+        "at once, naming it, instead of retrying every session).",
+    ),
     report: bool = typer.Option(
         False, "--report", help="After scoring, write a report of the run into OUT/report/ (see `wtb report`)."
     ),
@@ -151,6 +172,7 @@ def eval_command(
         timeout=timeout,
         max_attempts=max_attempts,
         backoff=backoff,
+        max_retry_wait=max_retry_wait,
         rps=rps,
         max_steps=max_steps,
         price_input=price_input,
@@ -162,6 +184,7 @@ def eval_command(
         no_trace=no_trace,
         server=server,
         langsmith_dataset=langsmith_dataset,
+        preflight=preflight,
     )
     with exit_on_error():
         evaluate(options)

@@ -65,6 +65,13 @@ def score(
         help="An errata file (docs/audit.md §9): also score with it applied, written to OUT/metric.errata.json "
         "and OUT/summary_metrics.errata.json (metric.json stays the published score), and print both.",
     ),
+    model_name: str | None = typer.Option(
+        None,
+        "--model-name",
+        help="Model of the records that name none: the published runner writes a failed session as "
+        '{"id", "result": "Error during inference: ..."} without model_name. Default: the model the '
+        "file's other records name.",
+    ),
 ) -> None:
     """Score a result file against its dataset (docs/scoring.md): writes OUT/score.jsonl, OUT/metric.json
     (the published format) and OUT/summary_metrics.json (empty groups are null), prints the table.
@@ -77,4 +84,6 @@ def score(
     from wtb.commands.score import score_results
 
     with exit_on_error():
-        score_results(dataset, results, out, tasks, scoring.value, lang.value if lang else None, pull, errata)
+        score_results(
+            dataset, results, out, tasks, scoring.value, lang.value if lang else None, pull, model_name, errata
+        )

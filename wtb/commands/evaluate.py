@@ -15,10 +15,14 @@ inside :func:`wtb.commands.exits.exit_on_error`. :func:`evaluate` runs three ste
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import logging
+import math
+import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +42,7 @@ from wtb.score_run import score_files, score_run, summary_metrics_file
 from wtb.table import metric_table
 from wtb.tracing import tracing_scope
 
-_err = Console(stderr=True, highlight=False, soft_wrap=True)
+_err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,7 @@ class EvalOptions:
     timeout: float | None = None
     max_attempts: int | None = None
     backoff: float | None = None
+    max_retry_wait: float | None = None
     rps: float | None = None
     max_steps: int | None = None
     price_input: float | None = None
@@ -73,6 +78,7 @@ class EvalOptions:
     no_trace: bool = False
     server: str | None = None
     langsmith_dataset: str | None = None
+    preflight: bool = True
 
 
 @dataclass(frozen=True)
@@ -115,9 +121,22 @@ def evaluate(options: EvalOptions) -> None:
     if options.langsmith_dataset:
         from wtb.commands.experiment import run_langsmith_experiment  # LangSmith's client: only for an experiment
 
-        run_langsmith_experiment(
-            plan.sessions, plan.context, plan.dataset, plan.out, options.langsmith_dataset, plan.concurrency, plan.tasks
-        )
+        with one_line_sdk_logs("langsmith"):
+            try:
+                run_langsmith_experiment(
+                    plan.sessions,
+                    plan.context,
+                    plan.dataset,
+                    plan.out,
+                    options.langsmith_dataset,
+                    plan.concurrency,
+                    plan.tasks,
+                )
+            except RuntimeError as exc:
+                cause = exc.__cause__
+                if cause is None or not type(cause).__module__.startswith("langsmith"):
+                    raise
+                raise InfrastructureErrors(f"error: {one_line(str(exc))}") from None  # LangSmith unreachable
         return
     finish_run(plan, run_sessions(plan))
 
@@ -130,17 +149,20 @@ def plan_eval(options: EvalOptions) -> EvalPlan:
 
     Raises:
         UsageError: a ``--dataset`` that is not a file, ``--ids`` naming no session or one the dataset
-            does not hold (click's usage format, exit 2).
+            does not hold, a number option out of range (click's usage format, exit 2).
         models.ConfigurationError: a bad model spec or ``$WTB_*`` setting, options that cannot be
             combined, a server that cannot run the model (exit 2).
+        InfrastructureErrors: the model's endpoint cannot be reached (:func:`preflight`, exit 3).
         bench.schema.DatasetError: the dataset file's content (exit 1).
     """
     dataset = dataset_path(options.dataset, options.pull)
     if dataset is None:
         dataset = bundled_demo_sessions()
     require_file(dataset, "--dataset")
+    check_option_values(options)
     wanted = wanted_ids(options.ids)
     context = evaluation_context(options, dataset)
+    check_setting_values(context)
     tasks = task_count(dataset, options.tasks)
     loaded = runner.open_dataset(dataset, tasks=tasks, language=context.language)
     for warning in loaded.warnings:  # scored as they are, with the effect each names (docs/dataset.md §7.2)
@@ -166,6 +188,8 @@ def plan_eval(options: EvalOptions) -> EvalPlan:
         check_server(options.server, "evaluation", [context.model])
     else:
         check_configuration(context)
+        if options.preflight:
+            preflight(context)
     out = options.out
     if out is None:
         out = default_out_dir(context, dataset, name=official_name(options.dataset))
@@ -174,7 +198,92 @@ def plan_eval(options: EvalOptions) -> EvalPlan:
     concurrency = options.concurrency if options.concurrency is not None else default_concurrency(context.model)
     if options.langsmith_dataset and context.scoring == "fixed":
         raise ConfigurationError("--langsmith-dataset scores in reference mode only; drop it or --scoring fixed")
+    if options.langsmith_dataset and not (os.environ.get("LANGSMITH_API_KEY") or os.environ.get("LANGCHAIN_API_KEY")):
+        raise ConfigurationError(
+            "--langsmith-dataset needs LANGSMITH_API_KEY (and LANGSMITH_ENDPOINT for a self-hosted LangSmith)"
+        )
     return EvalPlan(options, dataset, context, tasks, sessions, out, concurrency, prices)
+
+
+MAX_TIMEOUT = 1_000_000.0
+"""Longest ``--timeout`` in seconds (11.6 days): "no deadline" is not a value (docs/settings.md §7.3)."""
+
+
+@dataclass(frozen=True)
+class NumberRule:
+    """What a number option or setting must be (docs/settings.md §7.3): finite, at least ``low`` (or above it
+    when ``above``), at most ``high``; ``option`` / ``field`` / ``variable`` name it on the command line,
+    in the context and in the environment (``None``: it has none)."""
+
+    option: str
+    field: str | None
+    variable: str | None
+    low: float = 0.0
+    above: bool = False
+    high: float | None = None
+    integer: bool = False
+
+    def problem(self, value: Any) -> str | None:
+        """Why ``value`` breaks the rule (a phrase ending in the value as given), or ``None``."""
+        if value is None:
+            return None
+        kind = "a whole number" if self.integer else "a finite number"
+        bound = f"> {self.low:g}" if self.above else f">= {self.low:g}"
+        if self.high is not None:
+            bound += f" and <= {self.high:g}"
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = math.nan
+        ok = math.isfinite(number) and (number > self.low if self.above else number >= self.low)
+        ok = ok and (self.high is None or number <= self.high) and (not self.integer or float(number).is_integer())
+        return None if ok else f"must be {kind} {bound}, got {value!r}"
+
+
+NUMBER_RULES = (
+    NumberRule("--temperature", "temperature", "WTB_TEMPERATURE"),
+    NumberRule("--timeout", "timeout", "WTB_TIMEOUT", above=True, high=MAX_TIMEOUT),
+    NumberRule("--max-attempts", "max_attempts", "WTB_MAX_ATTEMPTS", low=1, integer=True),
+    NumberRule("--backoff", "backoff", "WTB_BACKOFF"),
+    NumberRule("--max-retry-wait", "max_retry_wait", "WTB_MAX_RETRY_WAIT"),
+    NumberRule("--rps", "rps", "WTB_RPS"),
+    NumberRule("--max-steps", "max_steps", "WTB_MAX_STEPS", low=1, integer=True),
+    NumberRule("--price-input", None, None),
+    NumberRule("--price-output", None, None),
+)
+"""The number options of ``wtb eval`` and what each must be (docs/settings.md §7.3)."""
+
+
+def check_option_values(options: EvalOptions) -> None:
+    """Refuse number options that are not finite or out of range (:data:`NUMBER_RULES`). A ``--base-url`` is
+    checked by the providers that use one (``openai:``, ``langchain:``: docs/settings.md §7.4), in
+    :func:`check_configuration`, so that a replay run may carry any.
+
+    Raises:
+        UsageError: naming the option, e.g. ``--timeout: must be a finite number > 0 and <= 1e+06, got nan``
+            (click's usage format, exit 2).
+    """
+    for rule in NUMBER_RULES:
+        name = rule.option.lstrip("-").replace("-", "_")
+        problem = rule.problem(getattr(options, name))
+        if problem is not None:
+            raise UsageError(problem, rule.option)
+
+
+def check_setting_values(context: EvaluationContext) -> None:
+    """The same rules for the values the context took from ``WTB_*`` variables (an option given was
+    checked by :func:`check_option_values`). A ``WTB_BASE_URL`` is checked by the providers that use
+    one (``openai:``, ``langchain:``), in :func:`check_configuration`.
+
+    Raises:
+        models.ConfigurationError: naming the variable, e.g. ``WTB_TIMEOUT=0: must be ... (exit 2)``.
+    """
+    for rule in NUMBER_RULES:
+        if rule.field is None:
+            continue
+        problem = rule.problem(getattr(context, rule.field))
+        if problem is not None:
+            raise ConfigurationError(f"{rule.variable} (or the context field {rule.field}) {problem}")
 
 
 def evaluation_context(options: EvalOptions, dataset: Path) -> EvaluationContext:
@@ -192,6 +301,7 @@ def evaluation_context(options: EvalOptions, dataset: Path) -> EvaluationContext
             timeout=options.timeout,
             max_attempts=options.max_attempts,
             backoff=options.backoff,
+            max_retry_wait=options.max_retry_wait,
             rps=options.rps,
             max_steps=options.max_steps,
             scoring=options.scoring,
@@ -213,6 +323,42 @@ def check_configuration(context: EvaluationContext) -> None:
         models.ConfigurationError: the message names the problem and the fix.
     """
     context.candidate.check()
+
+
+def endpoint_urls(context: EvaluationContext) -> list[str]:
+    """The HTTP endpoints the run's candidate sends its requests to, as far as they are known before
+    the first session: an ``openai:`` model's base URL (``--base-url``, else ``OPENAI_BASE_URL``, else
+    ``https://api.openai.com/v1``) and a ``langchain:`` model's ``--base-url``; none for replays,
+    scripts, local models, ``graph:`` candidates and a ``langchain:`` model on its provider's default
+    (docs/settings.md §7.6)."""
+    import os
+
+    provider = context.candidate.provider
+    if provider == "openai":
+        return [context.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"]
+    if provider == "langchain" and context.base_url:
+        return [context.base_url]
+    return []
+
+
+def preflight(context: EvaluationContext) -> None:
+    """Before the first session, check that each endpoint of :func:`endpoint_urls` answers
+    (``models.transport.probe_endpoint``: one request, no retries; docs/settings.md §7.6), so that a
+    dead URL is one error instead of every session's retries.
+
+    Raises:
+        InfrastructureErrors: an endpoint does not answer (exit 3, nothing written), naming it.
+    """
+    from models.transport import probe_endpoint, redacted_url
+
+    timeout = min(float(context.timeout or 10.0), 10.0)
+    for url in endpoint_urls(context):
+        problem = probe_endpoint(url, timeout)
+        if problem is not None:
+            raise InfrastructureErrors(
+                f"error: the model endpoint {redacted_url(url)} cannot be reached: {problem}; no session was run. "
+                "Check --base-url (or OPENAI_BASE_URL) and that the server is up; --no-preflight skips this check"
+            )
 
 
 def check_workers(context: EvaluationContext, *, server: str | None, langsmith_dataset: str | None) -> None:
@@ -313,7 +459,7 @@ def finish_run(plan: EvalPlan, summary: runner.RunSummary) -> None:
         _err.print(
             f"[yellow]inference errors[/yellow] in {len(summary.inference_errors)} sessions: {', '.join(summary.inference_errors)}"
         )
-    print_accounting(summary)
+    print_accounting(summary, max_retry_wait=context.max_retry_wait)
     if summary.evaluated + summary.skipped:
         score_and_print(plan.dataset, summary.result_path, plan.out, plan.tasks, context.scoring, context.language)
         if plan.options.report:
@@ -322,6 +468,49 @@ def finish_run(plan: EvalPlan, summary: runner.RunSummary) -> None:
             write_report([plan.out], plan.out / "report")
     if summary.infrastructure_errors:
         raise InfrastructureErrors()
+
+
+_SECRET_IN_TEXT = re.compile(r"(API Key:\s*)\S+", re.IGNORECASE)
+
+
+def one_line(text: str, limit: int = 400) -> str:
+    """The first line of ``text``, an ``API Key: ...`` in it masked, cut to ``limit`` characters."""
+    line = _SECRET_IN_TEXT.sub(r"\1[REDACTED]", (text.splitlines() or [""])[0].strip())
+    return line if len(line) <= limit else line[:limit] + "..."
+
+
+class _OneLine(logging.Filter):
+    """Log records as one line each, without traceback, each text once (see :func:`one_line_sdk_logs`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = one_line(record.getMessage())
+        if text in self.seen:
+            return False
+        self.seen.add(text)
+        record.msg, record.args, record.exc_info, record.exc_text, record.stack_info = text, (), None, None, None
+        return True
+
+
+@contextlib.contextmanager
+def one_line_sdk_logs(name: str) -> Iterator[None]:
+    """While the block runs, what SDK logger ``name`` (and its children, through their handlers) logs is
+    one line per message, without traceback or repeats, credentials masked (docs/cli.md §2)."""
+    logger = logging.getLogger(name)
+    only = _OneLine()
+    loggers = [logger] + [
+        logging.getLogger(other) for other in list(logging.root.manager.loggerDict) if other.startswith(name + ".")
+    ]
+    for each in loggers:
+        each.addFilter(only)
+    try:
+        yield
+    finally:
+        for each in loggers:
+            each.removeFilter(only)
 
 
 def run_summary_line(summary: Any, language: str | None = "en") -> str:
@@ -338,15 +527,29 @@ def run_summary_line(summary: Any, language: str | None = "en") -> str:
     )
 
 
-def print_accounting(summary: runner.RunSummary, limit: int = 20) -> None:
-    """Print model requests, tokens, cost, retried requests and infrastructure errors of the run on
-    stderr (docs/settings.md), at most ``limit`` entries of each list."""
+def print_accounting(summary: runner.RunSummary, limit: int = 20, max_retry_wait: float | None = None) -> None:
+    """Print model requests, tokens, cost, the Retry-After waits cut to ``max_retry_wait`` seconds, replies
+    whose token counts were not counted, retried requests and infrastructure errors of the run on
+    stderr (docs/settings.md §7), at most ``limit`` entries of each list."""
     cost = f", cost ${summary.cost_usd:.4f}" if summary.cost_usd is not None else ""
     _err.print(
         f"model requests {summary.requests} ({summary.attempts} tries); tokens in {summary.input_tokens}, "
         f"out {summary.output_tokens}{cost}; summary -> {summary.summary_path}",
         markup=False,
     )
+    if summary.capped_retry_waits:
+        longest = max((max(e.get("retry_after_capped") or [0]) for e in summary.retried_requests), default=0)
+        _err.print(
+            f"Retry-After cut to --max-retry-wait {max_retry_wait if max_retry_wait is not None else 60:g} s in {summary.capped_retry_waits} "
+            f"waits (the server asked up to {longest:g} s; see retried_requests in summary.json)",
+            markup=False,
+        )
+    if summary.invalid_token_counts:
+        _err.print(
+            f"token counts not counted: {summary.invalid_token_counts} replies reported counts that cannot be "
+            "token counts (negative, fractional or above 100000000); see docs/settings.md §7.5",
+            markup=False,
+        )
     retried = summary.retried_requests
     if retried:
         _err.print(f"retried requests: {len(retried)}", markup=False)
@@ -383,7 +586,7 @@ def score_and_print(
     score_file, metric_file = score_files(scoring)
     summary_file = summary_metrics_file(scoring)
     metric = score_run(dataset, result_path, out, tasks=tasks, scoring=scoring, language=language or "en")
-    Console(highlight=False, soft_wrap=True).print(metric_table(metric, language))
+    Console(highlight=False, soft_wrap=True, emoji=False).print(metric_table(metric, language))
     _err.print(f"wrote {result_path}, {out / score_file}, {out / metric_file} and {out / summary_file}", markup=False)
     typer.echo(f"outputs in {out}/")
 

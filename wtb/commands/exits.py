@@ -150,7 +150,7 @@ def _exit(status: int, lines: list[str]) -> typer.Exit:
     if lines:
         from rich.console import Console
 
-        console = Console(stderr=True, highlight=False, soft_wrap=True)
+        console = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)  # "openai:x:" is no emoji code
         for line in lines:
             console.print(line, markup=False)
     return typer.Exit(code=status)

@@ -15,10 +15,11 @@ from rich.console import Console
 
 from bench.schema import DatasetError, load_sessions, sessions_by_id, task_counts, validate_file
 from wtb.commands.data import dataset_path, task_count
-from wtb.commands.exits import BadInput
+from wtb.commands.exits import BadInput, UsageError
 from wtb.commands.inputs import require_file
 from wtb.score_run import (
     compare_run_files,
+    file_model_name,
     load_result_records,
     scan_result_records,
     score_files,
@@ -28,8 +29,8 @@ from wtb.score_run import (
 )
 from wtb.table import metric_table
 
-_out = Console(highlight=False, soft_wrap=True)
-_err = Console(stderr=True, highlight=False, soft_wrap=True)
+_out = Console(highlight=False, soft_wrap=True, emoji=False)
+_err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def validate_dataset(path: Path, tasks: int | None = None, language: str | None = None, pull: bool = False) -> None:
@@ -67,6 +68,7 @@ def score_results(
     scoring: str = "reference",
     language: str | None = None,
     pull: bool = False,
+    model_name: str | None = None,
     errata: Path | None = None,
 ) -> None:
     """``wtb score``: score ``results`` against ``dataset`` into ``out`` (``score.jsonl``, ``metric.json``,
@@ -77,11 +79,14 @@ def score_results(
     Args:
         tasks: tasks per session; ``None``: the count the dataset's sessions share.
         language: the side the results were made on; ``None``: what the records say, else ``en``.
+        model_name: the model of records that name none (the published runner's error records
+            ``{"id", "result": "Error during inference: ..."}``, docs/scoring.md §5.1); ``None``: the
+            model the file's other records name.
         errata: an errata file (docs/audit.md §9): checked before anything is written, then the run is
             scored again with it applied into the ``.errata`` metric files beside the published ones.
 
     Raises:
-        UsageError: ``dataset``, ``results`` or ``errata`` is not a file (exit 2).
+        UsageError: ``dataset``, ``results`` or ``errata`` is not a file, or ``model_name`` is empty (exit 2).
         bench.schema.DatasetError: the dataset or the result file's content (exit 1).
         BadInput: ``out`` cannot be written (exit 1).
     """
@@ -89,6 +94,8 @@ def score_results(
     summary_file = summary_metrics_file(scoring)
     dataset = require_file(dataset_path(dataset, pull), "--dataset")
     require_file(results, "--results")
+    if model_name is not None and not model_name.strip():
+        raise UsageError("must not be empty", "--model-name")
     if errata is not None:
         require_file(errata, "--errata")
     try:
@@ -97,14 +104,18 @@ def score_results(
             from wtb.audit_run import check_errata_file
 
             check_errata_file(dataset, errata, tasks=tasks)
-        metric = score_run(dataset, results, out, tasks=tasks, scoring=scoring, language=language)
-        flips = rescoring_flips(dataset, results, tasks) if scoring == "fixed" else None
-        progress = reference_progress(dataset, results, tasks, language) if flips is not None else None
+        metric = score_run(
+            dataset, results, out, tasks=tasks, scoring=scoring, language=language, model_name=model_name
+        )
+        flips = rescoring_flips(dataset, results, tasks, model_name) if scoring == "fixed" else None
+        progress = reference_progress(dataset, results, tasks, language, model_name) if flips is not None else None
     except DatasetError:
         raise
     except OSError as exc:
         raise BadInput(f"{out}: cannot write results: {exc}") from None
-    Console(highlight=False, soft_wrap=True).print(metric_table(metric, _summary_language(out / summary_file)))
+    Console(highlight=False, soft_wrap=True, emoji=False).print(
+        metric_table(metric, _summary_language(out / summary_file))
+    )
     if flips is not None:
         _out.print(rescoring_line(flips, progress, (metric.get("progress_info") or {}).get("Total")), markup=False)
     _out.print(f"wrote {out / score_file}, {out / metric_file} and {out / summary_file}", markup=False)
@@ -114,22 +125,24 @@ def score_results(
         score_errata(dataset, results, errata, out, tasks=tasks, scoring=scoring, language=language, metric=metric)
 
 
-def rescoring_flips(dataset: Path, results: Path, tasks: int) -> dict[str, Any] | None:
+def rescoring_flips(dataset: Path, results: Path, tasks: int, model_name: str | None = None) -> dict[str, Any] | None:
     """``bench.compare.compare_run`` of a reference result file against its fixed rescoring; ``None`` for a
-    fixed run (docs/fixed-mode.md §10).
+    fixed run (docs/fixed-mode.md §10). ``model_name``: as for :func:`score_results`.
 
     ``results`` has just been scored, so its records share one mode: the first record tells."""
-    first = next(iter(scan_result_records(results)), None)
+    first = next(iter(scan_result_records(results, model_name or file_model_name(results))), None)
     if first is not None and first[2][1].get("scoring") == "fixed":
         return None
-    return compare_run_files(dataset, results, tasks=tasks)
+    return compare_run_files(dataset, results, tasks=tasks, model_name=model_name)
 
 
-def reference_progress(dataset: Path, results: Path, tasks: int, language: str | None) -> dict[str, Any] | None:
+def reference_progress(
+    dataset: Path, results: Path, tasks: int, language: str | None, model_name: str | None = None
+) -> dict[str, Any] | None:
     """The reference-mode accomplish progress bucket ``{"rate", "complete_step", "total_step"}`` of a
-    reference result file, scored in memory (docs/metrics.md §4)."""
+    reference result file, scored in memory (docs/metrics.md §4). ``model_name``: as for :func:`score_results`."""
     sessions = sessions_by_id(load_sessions(dataset, tasks=tasks))
-    records = load_result_records(results)
+    records = load_result_records(results, model_name or file_model_name(results))
     _, _, metric = score_records(sessions, records, results_file=str(results), scoring="reference", language=language)
     return (metric.get("progress_info") or {}).get("Total")
 

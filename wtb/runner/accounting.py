@@ -35,9 +35,14 @@ class RunSummary:
         infrastructure_errors: ``errors.jsonl`` entries of this run (sessions without a record, re-run on resume).
         retried_requests: requests of this run that needed more than one try, each
             ``{"id", "task", "step", "attempts", "errors", "waited", "ok"}``.
-        tasks / tasks_correct: tasks in the selected sessions' records and how many are action-name correct.
+        tasks / tasks_right_tool_names: tasks in the selected sessions' records and how many of them
+            called the right tools in the right order (``action_name_label`` correct), before the
+            argument check: not the accuracy, which only the score table reports (docs/settings.md §7.7).
         requests / attempts / input_tokens / output_tokens: model requests of this run (all sessions run now,
             infrastructure errors included), their tries, and provider-reported tokens.
+        capped_retry_waits: retry waits of this run whose ``Retry-After`` asked for more than
+            ``--max-retry-wait`` (cut to it; docs/settings.md §7.2).
+        invalid_token_counts: replies of this run whose token counts were not counted (docs/settings.md §7.5).
         cost_usd: cost of this run when prices were given, else ``None``.
         wall_time: seconds.
         summary_path: ``DIR/summary.json``.
@@ -51,11 +56,13 @@ class RunSummary:
     infrastructure_errors: list[dict[str, Any]] = field(default_factory=list)
     retried_requests: list[dict[str, Any]] = field(default_factory=list)
     tasks: int = 0
-    tasks_correct: int = 0
+    tasks_right_tool_names: int = 0
     requests: int = 0
     attempts: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    capped_retry_waits: int = 0
+    invalid_token_counts: int = 0
     cost_usd: float | None = None
     wall_time: float = 0.0
     summary_path: Path | None = None
@@ -66,6 +73,8 @@ class RunSummary:
         self.attempts += int(usage.get("attempts", 0))
         self.input_tokens += int(usage.get("input_tokens", 0))
         self.output_tokens += int(usage.get("output_tokens", 0))
+        self.capped_retry_waits += int(usage.get("capped_retry_waits", 0))
+        self.invalid_token_counts += int(usage.get("invalid_token_counts", 0))
         self.retried_requests.extend({"id": session_id, **entry} for entry in usage.get("retried_requests", []))
 
 
@@ -103,6 +112,8 @@ def summary_json(
         "attempts": summary.attempts,
         "input_tokens": summary.input_tokens,
         "output_tokens": summary.output_tokens,
+        "capped_retry_waits": summary.capped_retry_waits,
+        "invalid_token_counts": summary.invalid_token_counts,
     }
     if summary.cost_usd is not None:
         this_run["cost_usd"] = summary.cost_usd
@@ -114,7 +125,7 @@ def summary_json(
         "evaluated": summary.evaluated,
         "skipped": summary.skipped,
         "tasks": summary.tasks,
-        "tasks_correct": summary.tasks_correct,
+        "tasks_right_tool_names": summary.tasks_right_tool_names,
         "wall_time": round(summary.wall_time, 3),
         "prices_usd_per_million_tokens": (
             {"input": prices.input_per_million, "output": prices.output_per_million} if prices is not None else None

@@ -32,7 +32,7 @@ from wtb.runner.invoke import (
     recorded_model_name,
     run_session,
 )
-from wtb.runner.progress import EVALUATION, ProgressBar
+from wtb.runner.progress import EVALUATION, TASK_LISTENER, ProgressBar
 from wtb.runner.selection import session_ids, session_sort_key
 from wtb.runner.store import (
     ERRORS_FILE,
@@ -199,7 +199,7 @@ async def _run_locked(
         info = done.get(session_id)
         if info is not None:
             summary.tasks += info.tasks
-            summary.tasks_correct += info.correct
+            summary.tasks_right_tool_names += info.correct
             if info.inference_error:
                 summary.inference_errors.append(info.id)
 
@@ -207,6 +207,8 @@ async def _run_locked(
     for index in todo:
         queue.put_nowait(index)
 
+    per_session = int((settings or {}).get("tasks") or 4)  # tasks per session (wtb eval passes its --tasks)
+    tasks_seen: dict[str, int] = {}  # tasks reported finished, per session in flight
     with ProgressBar(
         EVALUATION,
         total=len(ids),
@@ -214,23 +216,39 @@ async def _run_locked(
         label=model_name,
         enabled=progress,
         tasks=summary.tasks,
-        correct=summary.tasks_correct,
+        right_tool_names=summary.tasks_right_tool_names,
+        tasks_done=summary.skipped * per_session,
+        tasks_total=len(ids) * per_session,
     ) as bar:
+
+        def task_finished(session_id: str, count: int) -> None:
+            tasks_seen[session_id] = tasks_seen.get(session_id, 0) + count
+            bar.task_done(count)
 
         def report(outcome: SessionOutcome) -> None:  # called by the writer once the outcome is fsync'd
             summary.add_usage(outcome.session_id, outcome.usage)
+            rest = per_session - tasks_seen.pop(outcome.session_id, 0)
+            if rest > 0:
+                bar.task_done(rest)
+            seconds = float(outcome.usage.get("wall_time", 0.0) or 0.0)
             if outcome.record is None:
-                summary.infrastructure_errors.append(outcome.error or {"id": outcome.session_id})
-                bar.advance()
+                error = outcome.error or {"id": outcome.session_id}
+                summary.infrastructure_errors.append(error)
+                bar.advance(line=progress_line(outcome.session_id, None, seconds, error.get("error")))
                 return
             record = outcome.record
             tasks, correct = _task_counts(record)
             summary.evaluated += 1
             summary.tasks += tasks
-            summary.tasks_correct += correct
-            if isinstance(record.get("result"), str):
+            summary.tasks_right_tool_names += correct
+            failed = record.get("result") if isinstance(record.get("result"), str) else None
+            if failed is not None:
                 summary.inference_errors.append(record["id"])
-            bar.advance(tasks=tasks, correct=correct)
+            bar.advance(
+                line=progress_line(outcome.session_id, (correct, tasks), seconds, failed),
+                tasks=tasks,
+                right_tool_names=correct,
+            )
             if on_record is not None:
                 on_record(record)
 
@@ -247,8 +265,12 @@ async def _run_locked(
 
         from models.transport import http_clients  # the run's HTTP connection pools: sized to it, closed with it
 
-        async with http_clients(concurrency):
-            await _run_pool([worker() for _ in range(min(concurrency, len(todo)) or 1)], writer)
+        listening = TASK_LISTENER.set(task_finished if bar.enabled else None)  # the workers' tasks inherit it
+        try:
+            async with http_clients(concurrency):
+                await _run_pool([worker() for _ in range(min(concurrency, len(todo)) or 1)], writer)
+        finally:
+            TASK_LISTENER.reset(listening)
 
     records = results.finalize()
     if not records:  # nothing to score: no metric of an earlier run may stay (docs/cli.md §3.1)
@@ -264,6 +286,28 @@ async def _run_locked(
         summary.cost_usd = prices.cost(summary.input_tokens, summary.output_tokens)
     write_json_atomic(summary.summary_path, summary_json(summary, model_name, records, ids, prices, settings))
     return summary
+
+
+def progress_line(session_id: str, right: tuple[int, int] | None, seconds: float, failure: str | None = None) -> str:
+    """What the line-per-session progress prints for a finished session (docs/settings.md §7.7).
+
+    Args:
+        session_id: the session.
+        right: ``(tasks whose tool names were right, tasks)`` of its record; ``None`` for an
+            infrastructure error (no record).
+        seconds: the session's wall time.
+        failure: the record's ``Error during inference: ...`` text, or the infrastructure error.
+
+    Returns:
+        e.g. ``"wild_tool_bench_3: right tool names 3/4 tasks, 12.4s"``,
+        ``"wild_tool_bench_4: Error during inference: 5, 0.8s"`` or ``"wild_tool_bench_5: infrastructure
+        error (kept in errors.jsonl, run again): model request failed after 5 attempts: ..., 17.0s"``.
+    """
+    if right is None:
+        return f"{session_id}: infrastructure error (kept in errors.jsonl, run again): {failure or 'unknown'}, {seconds:.1f}s"
+    if failure is not None:
+        return f"{session_id}: {failure}, {seconds:.1f}s"
+    return f"{session_id}: right tool names {right[0]}/{right[1]} tasks, {seconds:.1f}s"
 
 
 class _Writer:

@@ -85,7 +85,9 @@ async def _run_graph(
     A graph compiled with a checkpointer is saved only when the run ends (``durability="exit"``):
     a session that stops midway runs again from its start (the result file is the batch's
     checkpoint). Without a checkpointer no durability is passed (LangGraph would warn). Anything
-    but a LangGraph ``Pregel`` is called with ``ainvoke``.
+    but a LangGraph ``Pregel`` is called with ``ainvoke``. When the batch runner listens
+    (``wtb.runner.progress.TASK_LISTENER``), each step of the state's ``task_idx`` is reported as
+    finished tasks.
     """
     from langgraph.pregel import Pregel
 
@@ -93,9 +95,18 @@ async def _run_graph(
         return await graph.ainvoke(graph_input, context=context, config=config)
     checkpointer = getattr(graph, "checkpointer", None)
     durability: dict[str, Any] = {"durability": "exit"} if checkpointer not in (None, False, True) else {}
+    from wtb.runner.progress import TASK_LISTENER
+
+    listener = TASK_LISTENER.get()
+    session_id = str((graph_input.get("session") or {}).get("id", ""))
+    finished = 0
     output = None
     async for chunk in graph.astream(graph_input, config, context=context, stream_mode="values", **durability):
         output = chunk
+        index = chunk.get("task_idx") if listener is not None and isinstance(chunk, dict) else None
+        if isinstance(index, int) and index > finished:  # the graph moved on to the next task
+            listener(session_id, index - finished)  # type: ignore[misc]
+            finished = index
     return output
 
 

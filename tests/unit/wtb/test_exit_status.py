@@ -101,10 +101,11 @@ def test_exit_on_error_prints_the_lines_on_stderr_and_exits(capsys):
 
 
 def test_lines_are_printed_as_written_by_rich(capsys):
-    """No markup: brackets stay; rich's rendering otherwise (emoji codes), as the commands printed before."""
+    """No markup and no emoji codes: brackets stay, and so does ``:smile:`` (a spec such as ``openai:x:``
+    in a message was drawn as an emoji, issue 24 finding 6)."""
     with pytest.raises(typer.Exit), exit_on_error():
-        raise BadInput("a [b] :smile: line")
-    assert capsys.readouterr().err == "a [b] 😄 line\n"
+        raise BadInput("a [b] :smile: line openai:x: spec")
+    assert capsys.readouterr().err == "a [b] :smile: line openai:x: spec\n"
 
 
 def test_exit_on_error_lets_other_exceptions_through():

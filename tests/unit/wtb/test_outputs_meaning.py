@@ -104,7 +104,7 @@ def test_the_run_line_has_no_second_accuracy(tmp_path):
         skipped=2,
         evaluated=4,
         tasks=24,
-        tasks_correct=20,
+        tasks_right_tool_names=20,
         wall_time=1.25,
     )
     line = run_summary_line(summary, "zh")

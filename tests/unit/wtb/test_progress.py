@@ -23,12 +23,32 @@ def _text(buffer: io.StringIO) -> str:
 
 def test_advance_adds_to_the_counters_the_evaluation_bar_shows():
     layout, buffer = _captured(EVALUATION)
-    with ProgressBar(layout, total=6, done=2, label="oracle", tasks=8, correct=7) as bar:
-        bar.advance(tasks=4, correct=3)
+    counters = {"tasks": 8, "right_tool_names": 7, "tasks_done": 8, "tasks_total": 24}
+    with ProgressBar(layout, total=6, done=2, label="oracle", **counters) as bar:
+        bar.task_done()
+        bar.task_done(3)
+        bar.advance(tasks=4, right_tool_names=3)
         bar.advance()  # a session without a record: one more done, no tasks
-    assert bar.counters == {"tasks": 12, "correct": 10}
-    final = [line for line in _text(buffer).splitlines() if "right actions 10/12 tasks" in line]
-    assert final and "oracle" in final[-1] and "4/6 sessions" in final[-1]
+    assert bar.counters == {"tasks": 12, "right_tool_names": 10, "tasks_done": 12, "tasks_total": 24}
+    final = [line for line in _text(buffer).splitlines() if "right tool names 10/12" in line]
+    assert final and "oracle" in final[-1] and "4/6 sessions" in final[-1] and "12/24 tasks" in final[-1]
+
+
+def test_the_bar_moves_per_task_before_a_session_ends():
+    layout, buffer = _captured(EVALUATION)
+    with ProgressBar(layout, total=2, label="m", tasks=0, right_tool_names=0, tasks_done=0, tasks_total=8) as bar:
+        bar.task_done()
+        bar._progress.refresh()
+        assert "1/8 tasks" in _text(buffer) and "0/2 sessions" in _text(buffer)
+
+
+def test_off_a_terminal_the_evaluation_layout_prints_a_line_per_session(capsys):
+    with ProgressBar(EVALUATION, total=3, done=1, label="m", tasks=0, right_tool_names=0) as bar:
+        assert bar.lines and bar._progress is None  # stderr is captured here: not a terminal
+        bar.task_done()  # prints nothing
+        bar.advance(line="s1: right tool names 3/4 tasks, 1.0s", tasks=4, right_tool_names=3)
+        bar.advance(line="s2: infrastructure error")
+    assert capsys.readouterr().err == "[2/3] s1: right tool names 3/4 tasks, 1.0s\n[3/3] s2: infrastructure error\n"
 
 
 def test_describe_and_note_on_the_generation_bar():
@@ -43,11 +63,11 @@ def test_describe_and_note_on_the_generation_bar():
 
 
 def test_a_disabled_bar_shows_nothing_but_notes_are_printed(capsys):
-    with ProgressBar(EVALUATION, total=3, enabled=False, tasks=0, correct=0) as bar:
-        bar.advance(tasks=4, correct=4)
+    with ProgressBar(EVALUATION, total=3, enabled=False, tasks=0, right_tool_names=0) as bar:
+        bar.advance(line="not printed", tasks=4, right_tool_names=4)
         bar.describe("ignored")
         bar.note("a note [kept as written]")
-    assert bar._progress is None and bar.counters == {"tasks": 4, "correct": 4}
+    assert bar._progress is None and bar.counters == {"tasks": 4, "right_tool_names": 4}
     assert capsys.readouterr().err == "a note [kept as written]\n"
 
 

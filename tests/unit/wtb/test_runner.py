@@ -62,7 +62,7 @@ def test_select_sessions(oracle):
 def test_resume_skips_done_sessions_and_drops_a_torn_line(oracle, tmp_path):
     sessions, context = oracle
     first = run_eval(sessions[:3], context, tmp_path, concurrency=2, progress=False)
-    assert (first.evaluated, first.skipped, first.tasks, first.tasks_correct) == (3, 0, 12, 12)
+    assert (first.evaluated, first.skipped, first.tasks, first.tasks_right_tool_names) == (3, 0, 12, 12)
     path = tmp_path / "result.jsonl"
     done = path.read_text(encoding="utf-8")
     # a crash in the middle of an append leaves a line without its newline
@@ -75,7 +75,7 @@ def test_resume_skips_done_sessions_and_drops_a_torn_line(oracle, tmp_path):
     assert path.read_text(encoding="utf-8").startswith(done)
     # nothing left to do: nothing is run or duplicated
     third = run_eval(sessions[:5], context, tmp_path, progress=False)
-    assert (third.evaluated, third.skipped, third.tasks_correct) == (0, 5, 20)
+    assert (third.evaluated, third.skipped, third.tasks_right_tool_names) == (0, 5, 20)
     assert len(_jsonl(path)) == 5
     # --overwrite starts again
     fourth = run_eval(sessions[:1], context, tmp_path, overwrite=True, progress=False)
@@ -256,7 +256,7 @@ def test_sessions_finishing_together_share_one_fsync_and_count_only_after_it(ora
     )
     assert 1 <= len(synced) <= 4  # for 15 records (one session is an infrastructure error)
     assert sorted(reported, key=session_sort_key) == [s["id"] for s in sessions if s["id"] != "wild_tool_bench_5"]
-    assert (summary.evaluated, summary.tasks, summary.tasks_correct, summary.requests) == (15, 15, 15, 16)
+    assert (summary.evaluated, summary.tasks, summary.tasks_right_tool_names, summary.requests) == (15, 15, 15, 16)
     assert [e["id"] for e in summary.infrastructure_errors] == ["wild_tool_bench_5"]
     assert [r["id"] for r in _jsonl(path)] == [s["id"] for s in sessions if s["id"] != "wild_tool_bench_5"]
     assert [e["id"] for e in _jsonl(tmp_path / "errors.jsonl")] == ["wild_tool_bench_5"]
