@@ -270,7 +270,8 @@ def test_models_without_grammar_support_get_the_prompt_only(monkeypatch):
 
 
 def test_generate_defaults_every_role_to_local_one_session_at_a_time(monkeypatch):
-    from wtb.generate import default_concurrency
+    from wtb.commands.concurrency import default_concurrency
+    from wtb.commands.generate import role_specs
 
     for role in ("USER", "PLANNER", "TOOL", "AGENT", "CHECKER"):
         monkeypatch.delenv(f"WTB_{role}_MODEL", raising=False)
@@ -278,8 +279,8 @@ def test_generate_defaults_every_role_to_local_one_session_at_a_time(monkeypatch
     assert context.user_models == ["local"]
     assert {context.model_spec(r) for r in ("planner", "tool", "agent", "checker")} == {"local"}
     roles = ("user", "planner", "checker", "tool", "agent")
-    assert default_concurrency(context, roles) == 1
+    assert default_concurrency(*role_specs(context, roles)) == 1
     remote = {"user": "openai:a", "planner": "openai:b", "tool": "openai:c", "agent": "openai:d", "checker": "none"}
-    assert default_concurrency(Context(models=remote), roles) == 4
+    assert default_concurrency(*role_specs(Context(models=remote), roles)) == 4
     # One role on the local server is enough to serialise the sessions.
-    assert default_concurrency(Context(models={**remote, "tool": "gguf:/m.gguf"}), roles) == 1
+    assert default_concurrency(*role_specs(Context(models={**remote, "tool": "gguf:/m.gguf"}), roles)) == 1
