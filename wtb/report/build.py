@@ -77,7 +77,8 @@ def scoring_comparisons(runs: Sequence[Run]) -> list[dict[str, Any]]:
         ReportError: a result file cannot be compared (named with its line).
     """
     from bench.schema import DatasetError
-    from wtb.report.runs import RESULT_FILE, ReportError
+    from wtb.report.runs import ReportError
+    from wtb.run_folder import RESULT_FILE
     from wtb.score_run import compare_run_files
 
     entries = []

@@ -36,7 +36,7 @@ import numpy as np
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 0
-LEVEL = 0.95
+BOOTSTRAP_LEVEL = 0.95
 
 
 @dataclass(frozen=True)
@@ -197,7 +197,11 @@ def _draws(n: int, resamples: int, seed: int) -> np.ndarray:
 
 
 def bootstrap_accuracy(
-    outcomes: SessionOutcomes, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, level: float = LEVEL
+    outcomes: SessionOutcomes,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    level: float = BOOTSTRAP_LEVEL,
 ) -> dict[str, Interval]:
     """Percentile-bootstrap intervals of task and session accuracy, resampling sessions.
 
@@ -230,7 +234,7 @@ def paired_bootstrap(
     *,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
-    level: float = LEVEL,
+    level: float = BOOTSTRAP_LEVEL,
 ) -> PairedDifference | None:
     """Paired bootstrap of ``a - b`` in task and session accuracy over the sessions both runs have.
 

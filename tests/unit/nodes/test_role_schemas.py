@@ -24,7 +24,7 @@ from nodes.generation.role_schemas import (
     planner_schema,
     tool_results_schema,
 )
-from wtb.runner.generation import run_session
+from wtb.runner.generation import generate_session
 
 WEATHER = {
     "type": "function",
@@ -223,7 +223,7 @@ def test_ask_model_binds_the_schema_for_grammar_models_only(monkeypatch):
     spec = "grammartest:x"
     context = Context(models=dict.fromkeys(("user", "planner", "tool", "agent", "checker"), spec))
     plan = plan_sessions([[WEATHER, NEWS]], [("ST",)], seed=3)[0]
-    outcome = asyncio.run(run_session(plan, context))
+    outcome = asyncio.run(generate_session(plan, context))
     assert outcome.status == "done", outcome.reason
     formats = {role: kwargs.get("response_format") for role, kwargs in _GrammarModel.seen}
     assert [role for role, _ in _GrammarModel.seen] == [
@@ -263,7 +263,7 @@ def test_models_without_grammar_support_get_the_prompt_only(monkeypatch):
     _GrammarModel.seen = []
     spec = "plaintest:x"
     context = Context(models=dict.fromkeys(("user", "planner", "tool", "agent", "checker"), spec))
-    outcome = asyncio.run(run_session(plan_sessions([[WEATHER]], [("ST",)], seed=3)[0], context))
+    outcome = asyncio.run(generate_session(plan_sessions([[WEATHER]], [("ST",)], seed=3)[0], context))
     assert outcome.status == "done", outcome.reason
     assert len(_GrammarModel.seen) == 8
     assert all("response_format" not in kwargs for _, kwargs in _GrammarModel.seen)
