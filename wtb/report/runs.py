@@ -503,7 +503,7 @@ def _read_identity(run: Run, info_path: Path, summary_metrics: Path, metric_path
     run.date = datetime.fromtimestamp(stamp, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def load_run(
+def load_report_run(
     run_dir: Path,
     key: str,
     datasets: dict[tuple[str, str], Dataset],
@@ -607,7 +607,7 @@ def load_runs(
         ``offset`` is its first session's position in the report's session list.
 
     Raises:
-        ReportError: see :func:`load_run`; also when no folder is given or a folder is given twice.
+        ReportError: see :func:`load_report_run`; also when no folder is given or a folder is given twice.
     """
     if not run_dirs:
         raise ReportError("no run folder given")
@@ -615,7 +615,7 @@ def load_runs(
     if len(set(resolved)) != len(resolved):
         raise ReportError("a run folder is given twice")
     datasets: dict[tuple[str, str], Dataset] = {}
-    runs = [load_run(Path(d), f"r{i}", datasets, dataset_override) for i, d in enumerate(run_dirs)]
+    runs = [load_report_run(Path(d), f"r{i}", datasets, dataset_override) for i, d in enumerate(run_dirs)]
     seen: dict[str, int] = {}
     for run in runs:
         seen[run.label] = seen.get(run.label, 0) + 1

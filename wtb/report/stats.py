@@ -34,9 +34,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bench.trials import LEVEL
+
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 0
-BOOTSTRAP_LEVEL = 0.95
 
 
 @dataclass(frozen=True)
@@ -201,7 +202,7 @@ def bootstrap_accuracy(
     *,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
-    level: float = BOOTSTRAP_LEVEL,
+    level: float = LEVEL,
 ) -> dict[str, Interval]:
     """Percentile-bootstrap intervals of task and session accuracy, resampling sessions.
 
@@ -234,7 +235,7 @@ def paired_bootstrap(
     *,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
-    level: float = BOOTSTRAP_LEVEL,
+    level: float = LEVEL,
 ) -> PairedDifference | None:
     """Paired bootstrap of ``a - b`` in task and session accuracy over the sessions both runs have.
 
