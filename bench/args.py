@@ -29,6 +29,8 @@ from typing import Any
 
 from rouge import Rouge
 
+from bench.terms import CORRECT
+
 __all__ = [
     "CORRECT",
     "UnknownToolError",
@@ -39,8 +41,6 @@ __all__ = [
     "parameters_schema",
     "schema_error",
 ]
-
-CORRECT = "correct"
 
 ERROR_JSON = "error: args invalid json format"
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.audit_context import Context, as_text, env_date, has_cjk, leaves, normalise
+from bench.audit_context import CallContext, as_text, env_date, has_cjk, leaves, normalise
 from bench.audit_duplicates import NEAR_DUPLICATE_THRESHOLD, duplicate_pairs, tool_names
 from bench.audit_schema import json_equal, schema_problems, tool_parameters
 from bench.schema import DatasetIssue, fields_for
@@ -35,7 +35,7 @@ OBSERVATION_MISMATCH = "observation_mismatch"
 SCORER_SENSITIVE = "scorer_sensitive"
 FAILED_BY_ALL = "failed_by_all"
 
-KINDS: tuple[str, ...] = (
+FINDING_KINDS: tuple[str, ...] = (
     INVALID_SESSION,
     SCHEMA_VIOLATION,
     UNKNOWN_TOOL,
@@ -47,9 +47,9 @@ KINDS: tuple[str, ...] = (
 )
 """Every finding kind, in report order (docs/audit.md §2)."""
 
-ERROR = "error"
-WARNING = "warning"
-SEVERITIES: tuple[str, ...] = (ERROR, WARNING)
+SEVERITY_ERROR = "error"
+SEVERITY_WARNING = "warning"
+SEVERITIES: tuple[str, ...] = (SEVERITY_ERROR, SEVERITY_WARNING)
 """``error``: the data is wrong as it stands; ``warning``: probably wrong, to be reviewed (docs/audit.md §2)."""
 
 OUTPUT_SCHEMA_KEYS: tuple[str, ...] = ("output_schema", "outputSchema", "response", "returns", "output")
@@ -69,7 +69,7 @@ class Finding:
     Attributes:
         id: the session id (``None`` for a line without one).
         task: 0-based task index, ``None`` for the whole session.
-        kind: one of :data:`KINDS`.
+        kind: one of :data:`FINDING_KINDS`.
         severity: one of :data:`SEVERITIES`.
         message: what is wrong, in words.
         field: the dataset field at fault (``english_answer_list[1][0].action.arguments.city``), or
@@ -169,7 +169,7 @@ def tool_findings(session: Mapping[str, Any], language: str = "en") -> list[Find
             if name not in known:
                 out.append(
                     Finding(
-                        session_id, task, UNKNOWN_TOOL, ERROR,
+                        session_id, task, UNKNOWN_TOOL, SEVERITY_ERROR,
                         f"{where}: gold call to {name!r}, which is not in {side.tools} ({_names(known)})",
                         field=f"{where}.action.name", correction={"exclude": True},
                     )
@@ -179,7 +179,7 @@ def tool_findings(session: Mapping[str, Any], language: str = "en") -> list[Find
             for path, message in schema_problems(arguments, schema, root=True):
                 out.append(
                     Finding(
-                        session_id, task, SCHEMA_VIOLATION, ERROR, f"{where} {name}: {path}: {message}",
+                        session_id, task, SCHEMA_VIOLATION, SEVERITY_ERROR, f"{where} {name}: {path}: {message}",
                         field=f"{where}.action.arguments" + ("" if path == "arguments" else f".{path}"),
                         correction=_schema_correction(where, path, message),
                     )
@@ -208,7 +208,7 @@ def _question_findings(
     if tool not in known:
         return [
             Finding(
-                session_id, task, UNKNOWN_TOOL, ERROR,
+                session_id, task, UNKNOWN_TOOL, SEVERITY_ERROR,
                 f"{where}: the gold question asks for parameters of {tool!r}, which is not in the tools ({_names(known)})",
                 field=f"{where}.action.arguments.tool_name", correction={"exclude": True},
             )
@@ -217,7 +217,7 @@ def _question_findings(
     declared = set(properties) if isinstance(properties, Mapping) else set()
     return [
         Finding(
-            session_id, task, SCHEMA_VIOLATION, ERROR,
+            session_id, task, SCHEMA_VIOLATION, SEVERITY_ERROR,
             f"{where}: the gold question lists {name!r} as a missing parameter of {tool}, which declares "
             f"{', '.join(sorted(declared)) or 'none'}",
             field=f"{where}.action.arguments.missing_required_parameters",
@@ -246,7 +246,7 @@ def context_findings(session: Mapping[str, Any], language: str = "en") -> list[F
     the model has seen before that call (docs/audit.md §5.1): the environment string, the user
     messages of this and the earlier tasks, everything of the earlier tasks' gold (calls,
     observations, questions, the user's replies, answers), the same of the nodes this call depends on
-    in its own task, and the called tool's spec. A value that :meth:`bench.audit_context.Context.knows`
+    in its own task, and the called tool's spec. A value that :meth:`bench.audit_context.CallContext.knows`
     does not find is a finding.
     """
     side = fields_for(language)
@@ -267,14 +267,14 @@ def context_findings(session: Mapping[str, Any], language: str = "en") -> list[F
             own = [text for i in _ancestors(answer_list, index) for text in _seen_texts(answer_list[i], with_call=True)]
             function = _function(tools, name)
             spec = [json.dumps(function, ensure_ascii=False)] if function is not None else []
-            context = Context([*history, *own, *spec], today=today)
+            context = CallContext([*history, *own, *spec], today=today)
             for path, value in leaves(arguments):
                 if context.knows(value):
                     continue
                 where = f"{side.answer_list}[{task}][{index}]"
                 out.append(
                     Finding(
-                        session_id, task, VALUE_NOT_IN_CONTEXT, WARNING,
+                        session_id, task, VALUE_NOT_IN_CONTEXT, SEVERITY_WARNING,
                         f"{where} {name}: {path} = {_short(value)} appears in no user message, environment "
                         "string, earlier observation or gold history of the session",
                         field=f"{where}.action.arguments.{path}",
@@ -343,7 +343,8 @@ def observation_findings(session: Mapping[str, Any], language: str = "en") -> li
                 if not isinstance(observation, str) or not observation.strip():
                     out.append(
                         finding(
-                            ERROR, f"{where} {name}: the observation must be the gold text, got {_short(observation)}"
+                            SEVERITY_ERROR,
+                            f"{where} {name}: the observation must be the gold text, got {_short(observation)}",
                         )
                     )
                 continue
@@ -353,7 +354,8 @@ def observation_findings(session: Mapping[str, Any], language: str = "en") -> li
             if observation in (None, "", {}, []):
                 out.append(
                     finding(
-                        WARNING, f"{where} {name}: empty observation {_short(observation)}: the model learns nothing"
+                        SEVERITY_WARNING,
+                        f"{where} {name}: empty observation {_short(observation)}: the model learns nothing",
                     )
                 )
                 continue
@@ -361,7 +363,9 @@ def observation_findings(session: Mapping[str, Any], language: str = "en") -> li
             declared = _declared_output(function)
             if declared is not None:
                 for path, message in schema_problems(decoded, declared, "observation"):
-                    out.append(finding(ERROR, f"{where} {name}: {path}: {message} (the tool's declared output)"))
+                    out.append(
+                        finding(SEVERITY_ERROR, f"{where} {name}: {path}: {message} (the tool's declared output)")
+                    )
             if not isinstance(decoded, Mapping):
                 continue
             properties = (tool_parameters(tools, name) or {}).get("properties")
@@ -373,7 +377,7 @@ def observation_findings(session: Mapping[str, Any], language: str = "en") -> li
                 if key in asked_args and _contradicts(asked_args[key], observed):
                     out.append(
                         finding(
-                            WARNING,
+                            SEVERITY_WARNING,
                             f"{where} {name}: the observation says {key} = {_short(observed)} but the call asked "
                             f"for {key} = {_short(asked_args[key])}",
                         )
@@ -383,7 +387,7 @@ def observation_findings(session: Mapping[str, Any], language: str = "en") -> li
                     if not any(json_equal(observed, m) or _same_text(observed, m) for m in enum):
                         out.append(
                             finding(
-                                WARNING,
+                                SEVERITY_WARNING,
                                 f"{where} {name}: the observation says {key} = {_short(observed)}, not one of its enum values",
                             )
                         )
@@ -420,7 +424,7 @@ def scorer_findings(session: Mapping[str, Any], language: str = "en") -> list[Fi
             then = "and under fixed scoring too" if fix.label != "correct" else "but correct under fixed scoring"
             out.append(
                 Finding(
-                    session_id, task, SCORER_SENSITIVE, ERROR,
+                    session_id, task, SCORER_SENSITIVE, SEVERITY_ERROR,
                     f"the gold itself scores {ref.label} under the reference scorer ({ref.reason}), {then}"
                     + (f" ({fix.reason})" if fix.reason and fix.label != "correct" else ""),
                     field=f"{side.answer_list}[{task}]",
@@ -429,7 +433,7 @@ def scorer_findings(session: Mapping[str, Any], language: str = "en") -> list[Fi
         elif fix.label != "correct":
             out.append(
                 Finding(
-                    session_id, task, SCORER_SENSITIVE, WARNING,
+                    session_id, task, SCORER_SENSITIVE, SEVERITY_WARNING,
                     f"the gold scores correct under the reference scorer but {fix.label} under fixed scoring ({fix.reason})",
                     field=f"{side.answer_list}[{task}]",
                 )
@@ -437,7 +441,7 @@ def scorer_findings(session: Mapping[str, Any], language: str = "en") -> list[Fi
         elif task < len(types) and types[task] in _OPTIMAL_TYPES and not ref.optimal:
             out.append(
                 Finding(
-                    session_id, task, SCORER_SENSITIVE, WARNING,
+                    session_id, task, SCORER_SENSITIVE, SEVERITY_WARNING,
                     "the gold path is not optimal under the reference (is_optimal false): a perfect model lowers "
                     "the optimal path rate",
                     field=f"{side.answer_list}[{task}]",
@@ -475,7 +479,7 @@ def _duplicate_findings(
                 (
                     a,
                     Finding(
-                        this if isinstance(this, str) else None, None, DUPLICATE_SESSION, ERROR if exact else WARNING,
+                        this if isinstance(this, str) else None, None, DUPLICATE_SESSION, SEVERITY_ERROR if exact else SEVERITY_WARNING,
                         message, correction=({"exclude": True} if a == j else {}) if exact else None,
                     ),
                 )
@@ -511,7 +515,7 @@ def validation_findings(issues: Iterable[DatasetIssue], ids_by_line: Mapping[int
                 ids_by_line.get(issue.line or 0),
                 task,
                 INVALID_SESSION,
-                ERROR,
+                SEVERITY_ERROR,
                 where + what,
                 field=issue.field,
                 line=issue.line,
@@ -581,7 +585,9 @@ def failed_by_all_findings(sessions: Sequence[Mapping[str, Any]], runs: Sequence
             if any(result.get("label") == "correct" for result in results):
                 continue
             steps = "; ".join(f"{run.name}: {first_failure(result)}" for run, result in zip(runs, results))
-            out.append(Finding(session_id, task, FAILED_BY_ALL, WARNING, f"failed by all {len(runs)} run(s): {steps}"))
+            out.append(
+                Finding(session_id, task, FAILED_BY_ALL, SEVERITY_WARNING, f"failed by all {len(runs)} run(s): {steps}")
+            )
     return out
 
 
@@ -608,7 +614,7 @@ def audit_sessions(
 
     Returns:
         The findings, ordered by session (file order), then task (session-wide first), then kind
-        (:data:`KINDS` order).
+        (:data:`FINDING_KINDS` order).
 
     Raises:
         ValueError: ``language`` is not ``en`` or ``zh``.
@@ -637,13 +643,13 @@ def audit_sessions(
 
 
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
-    """Findings of one session ordered by task (session-wide first) then kind (:data:`KINDS` order), stably."""
-    rank = {kind: i for i, kind in enumerate(KINDS)}
-    return sorted(findings, key=lambda f: (-1 if f.task is None else f.task, rank.get(f.kind, len(KINDS))))
+    """Findings of one session ordered by task (session-wide first) then kind (:data:`FINDING_KINDS` order), stably."""
+    rank = {kind: i for i, kind in enumerate(FINDING_KINDS)}
+    return sorted(findings, key=lambda f: (-1 if f.task is None else f.task, rank.get(f.kind, len(FINDING_KINDS))))
 
 
 __all__ = [
-    "KINDS",
+    "FINDING_KINDS",
     "SEVERITIES",
     "Finding",
     "RunTasks",

@@ -1,8 +1,8 @@
 """Can a gold argument value be known from what the model saw? The ``value_not_in_context`` check (docs/audit.md §5).
 
-A :class:`Context` gathers the texts a model has seen before a gold call (user messages, the
+A :class:`CallContext` gathers the texts a model has seen before a gold call (user messages, the
 environment string, earlier observations, the gold history, the called tool's own description) in
-normalised form, and :meth:`Context.knows` says whether a value appears in them after the
+normalised form, and :meth:`CallContext.knows` says whether a value appears in them after the
 normalisation of docs/audit.md §5.2.
 
 Pure module: no I/O.
@@ -181,7 +181,7 @@ def as_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-class Context:
+class CallContext:
     """What a model has seen before one gold call, in normalised form (docs/audit.md §5.1).
 
     Args:

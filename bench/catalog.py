@@ -60,7 +60,7 @@ REPORT_TABLES: tuple[str, ...] = ("main", "orchestration", "errors")
 EXTRA_SECTION = "extra"
 """Section (and ``summary_metrics.json`` key) of the metrics that are not the paper's."""
 
-ENTRY_POINT_GROUP = "wildtoolbench.metrics"
+METRIC_ENTRY_POINT_GROUP = "wildtoolbench.metrics"
 """Entry-point group of installed packages that add metrics."""
 
 
@@ -403,11 +403,13 @@ def _load_entry_points() -> None:
     _entry_points_loaded = True
     from importlib import metadata
 
-    for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
+    for entry_point in metadata.entry_points(group=METRIC_ENTRY_POINT_GROUP):
         try:
             loaded = entry_point.load()  # a module registers its metrics when imported
         except Exception as exc:  # noqa: BLE001 - named and re-raised
-            raise ValueError(f"entry point {entry_point.name!r} of {ENTRY_POINT_GROUP}: cannot load: {exc}") from exc
+            raise ValueError(
+                f"entry point {entry_point.name!r} of {METRIC_ENTRY_POINT_GROUP}: cannot load: {exc}"
+            ) from exc
         if isinstance(loaded, Metric):
             register_metric(loaded)
 

@@ -56,7 +56,7 @@ def bundled_demo_sessions() -> Path:
     return path
 
 
-SPARE_RESPONSE: dict[str, Any] = {"content": "SPARE RESPONSE", "tool_calls": None, "reasoning_content": None}
+DEMO_SPARE_RESPONSE: dict[str, Any] = {"content": "SPARE RESPONSE", "tool_calls": None, "reasoning_content": None}
 
 Response = dict[str, Any]
 TaskEdit = Callable[[list[Response]], list[Response]]
@@ -132,7 +132,7 @@ def candidate_responses(session: Mapping[str, Any], edits: Mapping[int, TaskEdit
         if edits and task_index in edits:
             responses = edits[task_index](copy.deepcopy(responses))
         out.extend(_assign_call_ids(responses, sid, task_index))
-    out.append(dict(SPARE_RESPONSE))
+    out.append(dict(DEMO_SPARE_RESPONSE))
     return out
 
 

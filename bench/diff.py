@@ -6,7 +6,7 @@ Input, per task: the scored task entry of each run (a ``results[t]`` entry of a 
 argument verdicts) and the task's gold answer list (``answer_list`` nodes with ``dependency_list``,
 docs/dataset.md). Output: JSON-ready dicts (what ``wtb diff --json`` writes and a report can show).
 
-A trajectory is the task's steps reduced to outcomes (:class:`StepOutcome`, docs/diff.md §2); two trajectories
+A trajectory is the task's steps reduced to outcomes (:class:`TrajectoryStep`, docs/diff.md §2); two trajectories
 are compared on progress milestones, not raw step indices, so a parallel step and the same calls issued one
 per step count as the same progress (docs/diff.md §3).
 
@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench.terms import ASK_USER, PREPARE_TO_ANSWER
+from bench.terms import ASK_USER, CORRECT, ERROR, PREPARE_TO_ANSWER
 
 CALLS = "calls"
 """A step whose tool calls matched a gold candidate (docs/diff.md §2)."""
@@ -29,8 +29,7 @@ ASK = "ask"
 """A text reply taken as the question of an ask node."""
 ANSWER = "answer"
 """A text reply taken as the final reply: the task ended action-correct."""
-ERROR = "error"
-"""A step the harness judged wrong (no matching candidate, empty reply, unparsable calls, ...): the task ended."""
+# ERROR (bench.terms): a step the harness judged wrong (no matching candidate, empty reply, unparsable calls, ...): the task ended.
 END = "end"
 """No further step: the log ends without an answer or error step (step limit, whole-session inference error)."""
 
@@ -40,7 +39,6 @@ IMPROVED = "improved"
 """Flip kind: wrong in run A, correct in run B."""
 FLIP_KINDS = (REGRESSED, IMPROVED)
 
-CORRECT = "correct"
 _STEP_KEY = re.compile(r"^step_(\d+)$")
 
 
@@ -55,7 +53,7 @@ class DiffInputError(ValueError):
 
 
 @dataclass(frozen=True)
-class Call:
+class MatchedCall:
     """One tool call of a step, beside the gold node it was matched to (docs/diff.md §2).
 
     Attributes:
@@ -78,7 +76,7 @@ class Call:
 
 
 @dataclass(frozen=True)
-class StepOutcome:
+class TrajectoryStep:
     """One step of a trajectory (docs/diff.md §2).
 
     Attributes:
@@ -94,7 +92,7 @@ class StepOutcome:
     step: int
     kind: str
     nodes: tuple[int, ...] = ()
-    calls: tuple[Call, ...] = ()
+    calls: tuple[MatchedCall, ...] = ()
     content: str | None = None
     error_reason: str | None = None
 
@@ -109,7 +107,7 @@ class StepOutcome:
         return self.kind in (ANSWER, ERROR, END) or self.arguments_wrong
 
     def as_dict(self) -> dict[str, Any]:
-        """The step as a JSON-ready dict: ``{"step", "kind", "nodes", "calls": [Call.as_dict()], "content",
+        """The step as a JSON-ready dict: ``{"step", "kind", "nodes", "calls": [MatchedCall.as_dict()], "content",
         "error_reason"}``."""
         return {
             "step": self.step,
@@ -164,7 +162,7 @@ def _text(value: Any) -> str | None:
 
 def trajectory(
     task: Mapping[str, Any], answer_list: Sequence[Mapping[str, Any]], *, where: str = "task"
-) -> list[StepOutcome]:
+) -> list[TrajectoryStep]:
     """The outcomes of one scored task's steps, up to the step that decides its label (docs/diff.md §2).
 
     Args:
@@ -174,7 +172,7 @@ def trajectory(
         where: prefix of the field names in errors (e.g. ``"results[2]"``).
 
     Returns:
-        The steps in order, the last one terminal (:attr:`StepOutcome.terminal`); a log that ends without a
+        The steps in order, the last one terminal (:attr:`TrajectoryStep.terminal`); a log that ends without a
         terminal step gets an :data:`END` outcome at the next index, holding the task's ``error_reason``.
 
     Raises:
@@ -186,7 +184,7 @@ def trajectory(
         raise DiffInputError(f"{where}.inference_log", "missing or not an object")
     gold = _gold_nodes(answer_list, f"{where}.answer_list")
     done: set[int] = set()
-    steps: list[StepOutcome] = []
+    steps: list[TrajectoryStep] = []
     next_index = 0
     for index, key in _step_keys(log):
         field = f"{where}.inference_log.{key}"
@@ -199,7 +197,7 @@ def trajectory(
         next_index = index + 1
         if output.get("current_action_name_label") != CORRECT:
             calls = tuple(_raw_call(call) for call in raw_calls)
-            steps.append(StepOutcome(index, ERROR, (), calls, content, _text(output.get("error_reason"))))
+            steps.append(TrajectoryStep(index, ERROR, (), calls, content, _text(output.get("error_reason"))))
             return steps
         try:
             actions = step["inference_answer"]["candidate_0_answer_function_list"]["action"]
@@ -208,27 +206,27 @@ def trajectory(
             raise DiffInputError(f"{field}.inference_answer", f"missing or malformed ({exc!r})") from None
         names = {name for name, _ in actions}
         if PREPARE_TO_ANSWER in names:
-            steps.append(StepOutcome(index, ANSWER, content=content))
+            steps.append(TrajectoryStep(index, ANSWER, content=content))
             return steps
         if ASK_USER in names:
             asked = [_find_node(gold, name, text, done) for name, text in actions if name == ASK_USER]
             nodes = tuple(sorted(n for n in asked if n is not None))
             done.update(nodes)
-            steps.append(StepOutcome(index, ASK, nodes, content=content))
+            steps.append(TrajectoryStep(index, ASK, nodes, content=content))
             continue
         outcome = _call_step(index, field, output, raw_calls, actions, gold, done)
         steps.append(outcome)
         if outcome.terminal:
             return steps
-    steps.append(StepOutcome(next_index, END, error_reason=_text(task.get("error_reason"))))
+    steps.append(TrajectoryStep(next_index, END, error_reason=_text(task.get("error_reason"))))
     return steps
 
 
-def _raw_call(call: Any) -> Call:
+def _raw_call(call: Any) -> MatchedCall:
     function = call.get("function") if isinstance(call, Mapping) else None
     if not isinstance(function, Mapping):
-        return Call(name="?", arguments=call)
-    return Call(name=str(function.get("name")), arguments=function.get("arguments"))
+        return MatchedCall(name="?", arguments=call)
+    return MatchedCall(name=str(function.get("name")), arguments=function.get("arguments"))
 
 
 def _call_step(
@@ -239,7 +237,7 @@ def _call_step(
     actions: list[tuple[str, str]],
     gold: Sequence[tuple[str, str, tuple[int, ...]]],
     done: set[int],
-) -> StepOutcome:
+) -> TrajectoryStep:
     """A matched call step: call ``j`` beside gold action ``j`` (the scored log pairs them by position), each
     action's node found and marked completed, each call's verdict from the step's argument labels."""
     label = output.get("current_action_arguments_label")
@@ -260,26 +258,26 @@ def _call_step(
             verdict = str(results[j])
         else:
             verdict = None
-        raw = _raw_call(raw_calls[j]) if j < len(raw_calls) else Call(name=name, arguments=None)
-        calls.append(Call(raw.name, raw.arguments, node, text, verdict))
-    return StepOutcome(index, CALLS, tuple(sorted(nodes)), tuple(calls), _text(output.get("content")))
+        raw = _raw_call(raw_calls[j]) if j < len(raw_calls) else MatchedCall(name=name, arguments=None)
+        calls.append(MatchedCall(raw.name, raw.arguments, node, text, verdict))
+    return TrajectoryStep(index, CALLS, tuple(sorted(nodes)), tuple(calls), _text(output.get("content")))
 
 
 # --------------------------------------------------------------------------- alignment
 
 
-def _same_outcome(a: StepOutcome, b: StepOutcome) -> bool:
+def _same_outcome(a: TrajectoryStep, b: TrajectoryStep) -> bool:
     """Two steps at one milestone that are not both call steps agree when they are of one kind (an ask asks
     the same node) (docs/diff.md §3)."""
     return a.kind == b.kind and (a.kind != ASK or a.nodes == b.nodes)
 
 
-def _verdicts(group: Sequence[StepOutcome]) -> dict[int, tuple[bool, int]]:
+def _verdicts(group: Sequence[TrajectoryStep]) -> dict[int, tuple[bool, int]]:
     """``{node: (arguments correct?, step index)}`` over a group of call steps."""
     return {call.node: (call.verdict in (None, CORRECT), step.step) for step in group for call in step.calls}
 
 
-def first_divergence(a: Sequence[StepOutcome], b: Sequence[StepOutcome]) -> tuple[int, int] | None:
+def first_divergence(a: Sequence[TrajectoryStep], b: Sequence[TrajectoryStep]) -> tuple[int, int] | None:
     """The first divergent step of two trajectories of one task: ``(step index in A, step index in B)``, or
     ``None`` when they make the same progress to the same end (docs/diff.md §3).
 
@@ -345,12 +343,12 @@ def first_divergence(a: Sequence[StepOutcome], b: Sequence[StepOutcome]) -> tupl
     return None  # pragma: no cover - trajectories end with a terminal step, which returns above
 
 
-def _can_join(steps: Sequence[StepOutcome], i: int, group: Sequence[StepOutcome]) -> bool:
+def _can_join(steps: Sequence[TrajectoryStep], i: int, group: Sequence[TrajectoryStep]) -> bool:
     """Whether step ``i`` can join the group: the group holds no argument error and it is a call step."""
     return not group[-1].terminal and i < len(steps) and steps[i].kind == CALLS
 
 
-def _diverging(steps: Sequence[StepOutcome], i: int, group: Sequence[StepOutcome], own: set[int]) -> int:
+def _diverging(steps: Sequence[TrajectoryStep], i: int, group: Sequence[TrajectoryStep], own: set[int]) -> int:
     """The step a side diverges at when its group does not close (see :func:`first_divergence`)."""
     for step in group:
         if own & set(step.nodes):
@@ -358,11 +356,11 @@ def _diverging(steps: Sequence[StepOutcome], i: int, group: Sequence[StepOutcome
     return steps[i].step if i < len(steps) else group[-1].step + 1
 
 
-def _step_at(steps: Sequence[StepOutcome], index: int) -> dict[str, Any]:
+def _step_at(steps: Sequence[TrajectoryStep], index: int) -> dict[str, Any]:
     for step in steps:
         if step.step == index:
             return step.as_dict()
-    return StepOutcome(index, END).as_dict()  # past a side's last counted step
+    return TrajectoryStep(index, END).as_dict()  # past a side's last counted step
 
 
 def diff_task(
@@ -381,7 +379,7 @@ def diff_task(
 
     Returns:
         ``{"id", "task", "a_label", "b_label", "first_divergent_step": {"a": s, "b": s} | None,
-        "flip": "regressed" | "improved" | None, "a_step": StepOutcome.as_dict() | None, "b_step": ...}``;
+        "flip": "regressed" | "improved" | None, "a_step": TrajectoryStep.as_dict() | None, "b_step": ...}``;
         ``flip`` is ``None`` when the labels are equal, the steps are those at the first divergent step.
 
     Raises:

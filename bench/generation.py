@@ -27,7 +27,15 @@ from typing import Any
 
 from bench.io import json_lines
 from bench.paths import PathTracker
-from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS, TASK_TYPE_ZH, TURN_SUBTYPE_ZH, TURN_SUBTYPES
+from bench.terms import (
+    ASK_USER,
+    LANGUAGES,
+    PREPARE_TO_ANSWER,
+    PSEUDO_TOOLS,
+    TASK_TYPE_ZH,
+    TURN_SUBTYPE_ZH,
+    TURN_SUBTYPES,
+)
 
 LAYER_TYPES: tuple[str, ...] = ("ST", "MT", "CQ", "CC")
 """Layer types of the task-type tree: single tool, multi tool, clarify (needs a question), casual chat."""
@@ -45,8 +53,6 @@ STRATEGY_LABELS: dict[str, tuple[str, str]] = {
 
 WEEKDAYS_EN = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 WEEKDAYS_ZH = ("星期一", "星期二", "星期三", "星期四", "星期五", "星期六", "星期日")
-
-LANGUAGES = ("en", "zh")
 
 
 class GenerationInputError(ValueError):

@@ -53,13 +53,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bench.schema import PSEUDO_TOOLS, Session, check_language, fields_for
-from bench.terms import check_scoring_mode
+from bench.terms import CORRECT, ERROR, check_scoring_mode
 
 ArgumentChecker = Callable[[list, str, str, str], str]
 """``check(tools, name, predicted_arguments_json, gold_arguments_json) -> "correct" | error message`` (docs/arguments.md)."""
 
-CORRECT = "correct"
-ERROR = "error"
 INFERENCE_ERROR_PREFIX = "Error during inference"
 _STEP_KEY = re.compile(r"^step_(\d+)$")
 

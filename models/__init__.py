@@ -22,8 +22,8 @@ from models.candidate import (
 from models.registry import (
     BUILTIN_PROVIDERS,
     DEFAULT_MODEL,
-    ENTRY_POINT_GROUP,
     MODEL_ALIASES,
+    PROVIDER_ENTRY_POINT_GROUP,
     ConfigurationError,
     Provider,
     ProviderFactory,
@@ -40,7 +40,7 @@ from models.settings import ModelSettings
 __all__ = [
     "BUILTIN_PROVIDERS",
     "DEFAULT_MODEL",
-    "ENTRY_POINT_GROUP",
+    "PROVIDER_ENTRY_POINT_GROUP",
     "MODEL_ALIASES",
     "Candidate",
     "CandidateReply",

@@ -40,7 +40,7 @@ from langgraph.errors import GraphInterrupt
 
 from models.candidates import (
     CANDIDATE_RUN_NAME,
-    INTERRUPTED,
+    GRAPH_INTERRUPTED,
     CandidateContractError,
     CandidateOutputError,
     default_context,
@@ -50,7 +50,7 @@ from models.candidates import (
 )
 from models.messages import RAW_RESPONSE_KEY, token_counts
 from models.providers.graph import AgentFactory
-from models.raw_capture import RawReplies, capturing, raw_response
+from models.raw_capture import RawReplies, capturing_replies, raw_response
 from models.reply import CandidateReply
 
 AGENT_RUN_KEY = "wtb_agent_run"
@@ -265,7 +265,7 @@ class AgentRun:
         run_config = {**config, "callbacks": handlers}
         token = _current_run.set(self)
         try:
-            with capturing(self.raw):
+            with capturing_replies(self.raw):
                 self.task = asyncio.ensure_future(self._drive(agent, list(messages), run_config))
         finally:
             _current_run.reset(token)
@@ -487,7 +487,7 @@ class AgentCall:
         if event.error is not None:
             run.stop()
             if isinstance(event.error, GraphInterrupt):
-                raise CandidateContractError(INTERRUPTED, where) from event.error
+                raise CandidateContractError(GRAPH_INTERRUPTED, where) from event.error
             raise event.error
         if event.message is None:
             run.stop()

@@ -208,7 +208,7 @@ class CandidateContractError(ModelRequestError):
         self.reason = reason
 
 
-INTERRUPTED = (
+GRAPH_INTERRUPTED = (
     "the candidate graph interrupted (GraphInterrupt: interrupt_before / interrupt_after, or interrupt() inside "
     "it); a candidate runs to its end without human-in-the-loop pauses: compile it without them (an agent "
     "built with interrupt_before=['tools'] does not need it here: the harness owns the tools, see the agent "
@@ -467,7 +467,7 @@ async def ainvoke_graph(
             kwargs["context"] = context
         output = await runnable.ainvoke(graph_input(messages, tools), graph_config(config, metadata), **kwargs)
     except GraphInterrupt as exc:
-        raise CandidateContractError(INTERRUPTED, _where(metadata)) from exc
+        raise CandidateContractError(GRAPH_INTERRUPTED, _where(metadata)) from exc
     finally:
         _step_usage.reset(token)
     return GraphReply(output=output, usage=usage, sent=messages, tools=tools)

@@ -6,7 +6,7 @@ lists, and ``arguments`` strings are parsed. The result record keeps the raw res
 (docs/evaluation.md §5.3), so for a model the harness does not build itself (the model inside an
 agent) the raw message is read where it passes: the HTTP response.
 
-:func:`capturing` opens a scope (a context variable, so it follows the agent's run into its tasks
+:func:`capturing_replies` opens a scope (a context variable, so it follows the agent's run into its tasks
 and worker threads) in which every non-streamed JSON response of a ``.../chat/completions`` request
 made through ``httpx`` or ``httpx2`` (the clients of the openai SDK, hence of ``langchain-openai``) is
 noted by its response ``id``: :meth:`RawReplies.take` gives the ``message`` of its first choice. Their
@@ -111,7 +111,7 @@ def _install() -> None:
 
 
 @contextlib.contextmanager
-def capturing(sink: RawReplies) -> Iterator[RawReplies]:
+def capturing_replies(sink: RawReplies) -> Iterator[RawReplies]:
     """Note raw chat completion messages into ``sink`` for the code run inside (and tasks started there)."""
     _install()
     token = _scope.set(sink)

@@ -6,7 +6,7 @@ number of sessions it usefully serves at once. Providers come from three places,
 order:
 
 1. code: :func:`register_provider` (``register_provider("mine", create)`` or a :class:`Provider`);
-2. installed packages: entry points of the group :data:`ENTRY_POINT_GROUP`
+2. installed packages: entry points of the group :data:`PROVIDER_ENTRY_POINT_GROUP`
    (``wildtoolbench.providers``); the entry point's name is the prefix and its value a factory,
    a :class:`Provider`, or a module with ``create`` (and optionally ``check``, ``model_name``,
    ``MAX_CONCURRENCY``), so ``wtb``, ``langgraph dev`` and the Python API find them with no change
@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # langchain_core is imported by the providers themselves, not
     from langchain_core.language_models import BaseChatModel
 
 ProviderFactory = Callable[[str, ModelSettings], "BaseChatModel"]
-ENTRY_POINT_GROUP = "wildtoolbench.providers"
+PROVIDER_ENTRY_POINT_GROUP = "wildtoolbench.providers"
 
 # prefix -> module; adding a built-in provider is one module plus one line here.
 BUILTIN_PROVIDERS: dict[str, str] = {
@@ -112,7 +112,7 @@ def _installed_entry_points() -> dict[str, Any]:
         # scanning the installed packages costs ~50 ms: only when a provider lookup needs it
         from importlib import metadata
 
-        _entry_points = {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+        _entry_points = {ep.name: ep for ep in metadata.entry_points(group=PROVIDER_ENTRY_POINT_GROUP)}
     return _entry_points
 
 

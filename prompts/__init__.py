@@ -12,7 +12,9 @@ from importlib import resources
 from string import Template
 from typing import Any
 
-LANGUAGES = ("en", "zh")
+PROMPT_LANGUAGES = ("en", "zh")
+"""The languages every prompt is written in (the dataset's sides, ``bench.terms.LANGUAGES``; prompts import
+nothing of ours, docs/architecture.md §2.1)."""
 
 
 @cache
@@ -23,8 +25,8 @@ def load_prompt(name: str, language: str = "en") -> str:
         ValueError: unknown language.
         FileNotFoundError: no such template.
     """
-    if language not in LANGUAGES:
-        raise ValueError(f"prompt language must be one of {LANGUAGES}, got {language!r}")
+    if language not in PROMPT_LANGUAGES:
+        raise ValueError(f"prompt language must be one of {PROMPT_LANGUAGES}, got {language!r}")
     return resources.files(__package__).joinpath(language, name).read_text(encoding="utf-8")
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.audit import KINDS, Finding, RunTasks, audit_sessions, drop_covered, validation_findings
+from bench.audit import FINDING_KINDS, Finding, RunTasks, audit_sessions, drop_covered, validation_findings
 from bench.errata import (
     Applied,
     Erratum,
@@ -30,9 +30,7 @@ from bench.errata import (
 from bench.io import UndecodableLine, iter_jsonl
 from bench.schema import DatasetError, DatasetIssue, fields_for, task_counts, validate_file
 from wtb.files import write_json_atomic, write_jsonl_atomic
-
-RESULT_FILE = "result.jsonl"
-"""The result file of a run folder (``wtb eval --out``, docs/evaluation.md §5)."""
+from wtb.run_folder import RESULT_FILE
 
 
 @dataclass
@@ -170,7 +168,7 @@ def audit_file(
     found = audit_sessions(data.sessions, language=language, valid=data.valid, runs=loaded, lines=data.lines)
     ordered = sorted(
         [*drop_covered(invalid, found), *found],
-        key=lambda f: (f.line if f.line is not None else 0, 0 if f.kind == KINDS[0] else 1),
+        key=lambda f: (f.line if f.line is not None else 0, 0 if f.kind == FINDING_KINDS[0] else 1),
     )
     return data, ordered
 
@@ -252,9 +250,9 @@ def write_verified(
 
 
 def count_by_kind(findings: Sequence[Finding]) -> dict[str, dict[str, int]]:
-    """``kind -> {severity: count}`` in :data:`bench.audit.KINDS` order, kinds without findings left out."""
+    """``kind -> {severity: count}`` in :data:`bench.audit.FINDING_KINDS` order, kinds without findings left out."""
     counts: dict[str, dict[str, int]] = {}
-    for kind in KINDS:
+    for kind in FINDING_KINDS:
         of_kind = Counter(f.severity for f in findings if f.kind == kind)
         if of_kind:
             counts[kind] = dict(sorted(of_kind.items()))

@@ -17,10 +17,8 @@ from typing import Any
 
 from bench.sequential import ALPHA, POWER, paired_difference
 from bench.trials import TaskKey, verdicts_from_score_lines
+from wtb.run_folder import RUN_FILE
 from wtb.score_run import natural_id_key, score_files, summary_metrics_file
-
-RUN_FILE = "run.json"
-"""The run identity ``wtb eval`` writes: dataset path and sha256, model name, scoring mode, settings."""
 
 
 class RunFolderError(Exception):

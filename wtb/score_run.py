@@ -38,17 +38,17 @@ from bench.scoring import (
 )
 from bench.terms import check_scoring_mode
 from wtb.files import atomic_write_text, dumps_line, give_default_mode, named_os_error, write_json_atomic
+from wtb.run_folder import (
+    FIXED_METRIC_FILE,
+    FIXED_SCORE_FILE,
+    FIXED_SUMMARY_METRICS_FILE,
+    METRIC_FILE,
+    SCORE_FILE,
+    SUMMARY_METRICS_FILE,
+)
 
-SCORE_FILE = "score.jsonl"
-METRIC_FILE = "metric.json"
-"""The metric dict in the published format (docs/metrics.md §5): an empty group reads 0.0 there."""
-SUMMARY_METRICS_FILE = "summary_metrics.json"
-"""The same metrics for reading (docs/metrics.md §7): an empty group is ``null``, the language is named."""
 RESULT_DEPTH = 2 * MAX_DEPTH
 """Deepest nesting of a result line: a record wraps the dataset's values (at most ``MAX_DEPTH`` deep) in its own."""
-FIXED_SCORE_FILE = "score.fixed.jsonl"
-FIXED_METRIC_FILE = "metric.fixed.json"
-FIXED_SUMMARY_METRICS_FILE = "summary_metrics.fixed.json"
 
 
 def score_files(scoring: str = "reference") -> tuple[str, str]:

@@ -70,7 +70,7 @@ from nodes.generation.user import user
 
 __all__ = [
     "END",
-    "ENTRY_POINT_GROUP",
+    "ROLE_ENTRY_POINT_GROUP",
     "ROLES_ENV",
     "ROLE_REQUEST_LISTENER",
     "Role",
@@ -97,7 +97,7 @@ __all__ = [
     "wired_roles",
 ]
 
-ENTRY_POINT_GROUP = "wildtoolbench.roles"
+ROLE_ENTRY_POINT_GROUP = "wildtoolbench.roles"
 """Entry-point group of installed packages that add roles (each entry point loads a :class:`Role`)."""
 
 ROLES_ENV = "WTB_ROLES"
@@ -261,10 +261,10 @@ def load_role_modules(specs: Sequence[str]) -> list[str]:
                 importlib.import_module(spec)
         except ImportError as exc:
             raise ValueError(f"cannot import role module {spec!r}: {exc}") from None
-    for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
+    for entry_point in metadata.entry_points(group=ROLE_ENTRY_POINT_GROUP):
         loaded = entry_point.load()
         if not isinstance(loaded, Role):
-            raise ValueError(f"entry point {entry_point.name!r} of {ENTRY_POINT_GROUP} is not a Role: {loaded!r}")
+            raise ValueError(f"entry point {entry_point.name!r} of {ROLE_ENTRY_POINT_GROUP} is not a Role: {loaded!r}")
         register_role(loaded)
     return [role.name for role in added_roles()]
 

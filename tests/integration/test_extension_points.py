@@ -22,7 +22,7 @@ from nodes.generation.registry import added_roles, model_roles, unregister_role
 from tests.support.gen_scripts import session_script
 from tests.support.session_factory import make_session
 from wtb.cli import app
-from wtb.runner.generation import run_session
+from wtb.runner.generation import generate_session
 
 REPO = Path(__file__).resolve().parents[2]
 CRITIC_MODULE = REPO / "tests" / "support" / "critic_role.py"
@@ -105,7 +105,7 @@ def test_an_added_role_takes_its_model_from_the_context(tmp_path):
         importlib.reload(critic_role)
     assert "critic" in model_roles()
     models = {**dict.fromkeys(ROLES, f"scripted:{roles}"), "critic": f"scripted:{critic}"}
-    outcome = asyncio.run(run_session(plan, Context(models=models, vague_answer_rate=0.0), graph=compile_graph()))
+    outcome = asyncio.run(generate_session(plan, Context(models=models, vague_answer_rate=0.0), graph=compile_graph()))
     assert outcome.status == "done", outcome.reason
     calls = [c for c in outcome.state["calls"] if c["role"] == "critic"]
     assert calls and {c["model"] for c in calls} == {f"scripted:{critic}"}

@@ -239,12 +239,14 @@ def test_generate_refuses_to_resume_another_run(shared_dir, tmp_path):
 
 def test_infrastructure_failures_are_generated_again(tmp_path):
     from bench.generation import SessionPlan
-    from wtb.runner.generation import SessionOutcome, load_finished_outcome, write_outcome
+    from wtb.runner.generation import GenerationOutcome, load_finished_outcome, write_outcome
 
     plan = SessionPlan("session_0000", 0, ("ST",), 0, [], "2024-01-01 00:00:00 Monday", ("",), ("",), 7)
-    write_outcome(tmp_path, SessionOutcome(plan, "failed", "ConnectError: refused", infrastructure=True))
+    write_outcome(tmp_path, GenerationOutcome(plan, "failed", "ConnectError: refused", infrastructure=True))
     assert load_finished_outcome(tmp_path, plan) is None
-    write_outcome(tmp_path, SessionOutcome(plan, "failed", "planner decision rejected 3 times", usage={"requests": 4}))
+    write_outcome(
+        tmp_path, GenerationOutcome(plan, "failed", "planner decision rejected 3 times", usage={"requests": 4})
+    )
     kept = load_finished_outcome(tmp_path, plan)
     assert (kept.status, kept.reason, kept.usage, kept.session) == (
         "failed",

@@ -19,8 +19,6 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from wtb.commands.inputs import require_file  # noqa: F401  (imported from here by wtb/cli/generate.py)
-
 EXIT_STATUS_HELP = (
     "Exit status: 0 done; 1 an input file's content is bad (every problem named as file:line: field: message), "
     "or the output folder holds a different run; 2 the command line or the run's configuration is wrong "

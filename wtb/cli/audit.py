@@ -18,7 +18,7 @@ from wtb.commands.exits import exit_on_error
 
 
 @app.command("audit")
-def audit(
+def audit_command(
     dataset: Path = typer.Argument(..., help="Dataset file (JSON Lines, one session per line), or wildtoolbench."),
     runs: list[Path] = typer.Option(
         [],

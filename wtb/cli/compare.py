@@ -17,7 +17,7 @@ from wtb.commands.exits import exit_on_error
 
 
 @app.command("compare")
-def compare(
+def compare_command(
     run_a: Path = typer.Argument(
         ..., help="Run folder A (wtb eval --out, or wtb score --out).", exists=True, file_okay=False
     ),

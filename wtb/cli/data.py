@@ -74,13 +74,3 @@ def pull(
 
     with exit_on_error():
         pull_data(only.value if only else None, source, show_progress)
-
-
-def named_tools(value: Path | None, pull: bool) -> Path | None:
-    """``--tools`` value -> file path for ``wtb generate``: :func:`wtb.commands.data.tools_path`, its errors
-    turned into their exit statuses (docs/cli.md §2). (Until ``wtb generate`` runs its body in
-    :func:`wtb.commands.exits.exit_on_error` and calls ``tools_path`` itself.)"""
-    from wtb.commands.data import tools_path
-
-    with exit_on_error():
-        return tools_path(value, pull)

@@ -25,7 +25,7 @@ class Flip(str, Enum):
 
 
 @app.command("diff")
-def diff(
+def diff_command(
     run_a: Path = typer.Argument(
         ..., help="Run folder A (wtb eval --out, or wtb score --out).", exists=True, file_okay=False
     ),

@@ -17,7 +17,7 @@ from wtb.commands.exits import exit_on_error
 
 
 @app.command("gate")
-def gate(
+def gate_command(
     run: Path = typer.Argument(
         ..., help="The candidate's run folder (wtb eval --out, or wtb score --out).", exists=True, file_okay=False
     ),

@@ -1,11 +1,12 @@
 """``wtb generate``: new benchmark sessions from real tool lists with the generation graph (docs/generation.md).
 
-The command line only: it parses the options into ``wtb.generate.GenerateOptions``; the
-application module checks, prepares and runs (``prepare_generation``, ``run_generation``).
+The options and their help only: they are parsed into ``wtb.commands.generate.GenerateOptions`` and
+:func:`wtb.commands.generate.generate` checks, prepares and runs (docs/cli.md §6), inside
+:func:`wtb.commands.exits.exit_on_error`.
 
 Exit status (docs/cli.md §2): 2 for the command line and the run's configuration (a ``--tools`` file that
 does not exist, an unknown type path, role or model spec), 1 for a tool-list file whose content is bad
-(``file:line: message``), a folder that holds a different run, or no session generated.
+(``file:line: message``), a folder that holds a different run, or no session generated; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from pathlib import Path
 import typer
 
 from models.registry import DEFAULT_MODEL
-from wtb.cli import Lang, app, require_file
-from wtb.cli.data import named_tools, pull_option
+from wtb.cli import Lang, app
+from wtb.cli.data import pull_option
+from wtb.commands.exits import exit_on_error
 
 _ROLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -48,7 +50,7 @@ def _hidden(flag: str, role: str, what: str) -> typer.models.OptionInfo:
 
 
 @app.command("generate")
-def generate(
+def generate_command(
     tools: Path = typer.Option(
         ...,
         "--tools",
@@ -160,12 +162,10 @@ def generate(
     Running the same command again on the same --out resumes: sessions that finished (done, or failed
     because of the models' output) are kept; interrupted ones and infrastructure failures run again.
     """
-    from bench.generation import GenerationInputError
-    from wtb.cli._interrupt import resumable_run
-    from wtb.generate import GenerateOptions, prepare_generation, run_generation, summary_lines
+    from wtb.commands.generate import GenerateOptions, generate
 
     options = GenerateOptions(
-        tools=require_file(named_tools(tools, pull), "--tools"),
+        tools=tools,
         out=out,
         layers=layers,
         paths=paths,
@@ -211,22 +211,7 @@ def generate(
         overwrite=overwrite,
         show_progress=show_progress,
         server=server,
+        pull=pull,
     )
-    try:
-        run = prepare_generation(options)
-    except GenerationInputError as exc:  # the tool-list file's content: file:line: message
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
-    except ValueError as exc:  # the command line or the run's configuration (models.ConfigurationError)
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    try:
-        with resumable_run(run.kept):
-            summary = run_generation(run)
-    except ValueError as exc:  # the output folder holds a different run
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
-    for text, to_stderr in summary_lines(summary):
-        typer.echo(text, err=to_stderr)
-    if summary.succeeded == 0:
-        raise typer.Exit(1)
+    with exit_on_error():
+        generate(options)

@@ -6,6 +6,8 @@
   (:func:`~wtb.commands.exits.exit_on_error`, docs/cli.md §2);
 - :mod:`wtb.commands.evaluate`: ``wtb eval`` (:class:`~wtb.commands.evaluate.EvalOptions` validated
   once, the evaluation context built once, the checks, the run, its scoring and report);
+- :mod:`wtb.commands.generate`: ``wtb generate`` (:class:`~wtb.commands.generate.GenerateOptions`, the
+  tool lists, role modules and models checked before any session, the run, its closing lines);
 - :mod:`wtb.commands.experiment`: ``wtb eval --langsmith-dataset``, the run as a LangSmith experiment;
 - :mod:`wtb.commands.score`: ``wtb validate`` and ``wtb score``;
 - :mod:`wtb.commands.report`: ``wtb report`` (and ``wtb eval --report``);

@@ -46,7 +46,7 @@ COMMIT = "80a5f427fb26c9a14eb419ccb565675671650065"
 DEFAULT_BASE_URL = f"https://raw.githubusercontent.com/{REPOSITORY}/{COMMIT}"
 URL_ENV = "WTB_DATA_URL"
 PINS_ENV = "WTB_DATA_PINS"
-KINDS = ("dataset", "tools")
+FILE_KINDS = ("dataset", "tools")
 MAX_BYTES_ENV = "WTB_DATA_MAX_BYTES"
 DEFAULT_MAX_BYTES = 256 << 20
 """Size limit of one pulled file (256 MiB; the official files are far smaller), docs/cli.md §5."""
@@ -208,8 +208,8 @@ def pin_table(pins_file: Path | None = None) -> dict[str, Pin]:
         known = table.get(name)
         kind = entry.get("kind", known.kind if known else None)
         path, blob = entry.get("path"), entry.get("blob")
-        if kind not in KINDS:
-            raise PinsError(f"{where}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        if kind not in FILE_KINDS:
+            raise PinsError(f"{where}: kind must be one of {', '.join(FILE_KINDS)}, got {kind!r}")
         if not isinstance(path, str) or not _is_repository_path(path):
             raise PinsError(f"{where}: path must be a relative path inside the repository, got {path!r}")
         if not isinstance(blob, str) or not _BLOB_ID.fullmatch(blob):
@@ -228,8 +228,8 @@ def _is_repository_path(path: str) -> bool:
 def select_pins(only: str | None = None, table: Mapping[str, Pin] | None = None) -> list[Pin]:
     """The pins of one kind (``only``: ``"dataset"`` or ``"tools"``), or all of them (``None``), in
     table order; ``table`` defaults to :func:`pin_table`. Raises ``ValueError`` for another kind."""
-    if only is not None and only not in KINDS:
-        raise ValueError(f"unknown kind {only!r}: expected one of {', '.join(KINDS)}")
+    if only is not None and only not in FILE_KINDS:
+        raise ValueError(f"unknown kind {only!r}: expected one of {', '.join(FILE_KINDS)}")
     pins = (table if table is not None else pin_table()).values()
     return [pin for pin in pins if only is None or pin.kind == only]
 

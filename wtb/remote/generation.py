@@ -28,7 +28,7 @@ from graphs.generation_context import Context
 from nodes.generation.registry import model_roles, role_model
 from wtb.remote.client import ServerFailure, connect, display_url, wait_for_run
 from wtb.remote.evaluation import langsmith_project
-from wtb.runner.generation import RunSummary, SessionOutcome, outcome_from_state, run_batch, run_config
+from wtb.runner.generation import GenerationOutcome, GenerationSummary, outcome_from_state, run_batch, run_config
 from wtb.tracing import redact_text
 
 GRAPH_ID = "generation"
@@ -90,7 +90,7 @@ class RemoteGeneration:
         self.batch_id = batch_id or uuid.uuid4().hex
         self.project = project
 
-    async def __call__(self, plan: SessionPlan, context: Context) -> SessionOutcome:
+    async def __call__(self, plan: SessionPlan, context: Context) -> GenerationOutcome:
         """Generate ``plan``'s session on the server; never raises for a session-level or server failure
         (``asyncio.CancelledError`` propagates)."""
         started = time.perf_counter()
@@ -109,7 +109,7 @@ class RemoteGeneration:
             )
         except ServerFailure as exc:
             reason = f"LangGraph server {self.url}: {exc}" + (f" (thread {exc.thread_id})" if exc.thread_id else "")
-            return SessionOutcome(
+            return GenerationOutcome(
                 plan,
                 "failed",
                 redact_text(reason),
@@ -125,7 +125,7 @@ class RemoteGeneration:
             )
             if not rejected:
                 reason += f" (thread {reply.thread_id})"
-            return SessionOutcome(
+            return GenerationOutcome(
                 plan,
                 "failed",
                 redact_text(reason),
@@ -136,7 +136,7 @@ class RemoteGeneration:
         last = dict(reply.output or {})
         if last.get("status") not in ("done", "failed"):  # no final state (e.g. a run cut short on the server)
             reason = f"LangGraph server: the run ended without a final state (status {last.get('status')!r}; thread {reply.thread_id})"
-            return SessionOutcome(
+            return GenerationOutcome(
                 plan,
                 "failed",
                 reason,
@@ -159,7 +159,7 @@ async def run_batch_remote(
     no_trace: bool = False,
     settings: dict[str, Any] | None = None,
     **kwargs: Any,
-) -> RunSummary:
+) -> GenerationSummary:
     """:func:`wtb.runner.generation.run_batch` with every session generated on the LangGraph Server at ``server``.
 
     Args:
@@ -170,7 +170,7 @@ async def run_batch_remote(
         kwargs: ``on_done``, ``overwrite``.
 
     Returns:
-        The :class:`~wtb.runner.generation.RunSummary`.
+        The :class:`~wtb.runner.generation.GenerationSummary`.
 
     Raises:
         As :func:`~wtb.runner.generation.run_batch`.

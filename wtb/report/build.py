@@ -28,7 +28,7 @@ from wtb.report.content import (
     comparable,
     grouped_accuracy,
     run_facts,
-    run_settings,
+    shown_settings,
     side_fields,
     top_errors,
 )
@@ -77,7 +77,8 @@ def scoring_comparisons(runs: Sequence[Run]) -> list[dict[str, Any]]:
         ReportError: a result file cannot be compared (named with its line).
     """
     from bench.schema import DatasetError
-    from wtb.report.runs import RESULT_FILE, ReportError
+    from wtb.report.runs import ReportError
+    from wtb.run_folder import RESULT_FILE
     from wtb.score_run import compare_run_files
 
     entries = []
@@ -211,7 +212,7 @@ def build_report(
         A :class:`Report` with the written paths, per-run intervals and paired comparisons.
 
     Raises:
-        ReportError: a run folder or its dataset cannot be read (see :func:`wtb.report.runs.load_run`).
+        ReportError: a run folder or its dataset cannot be read (see :func:`wtb.report.runs.load_report_run`).
         ValueError: ``resamples`` < 1.
         OSError: the report folder cannot be written.
     """
@@ -328,7 +329,7 @@ def build_report(
                 "scoring": run.scoring,
                 "date": run.date,
                 "version": run.version,
-                "settings": run_settings(run),
+                "settings": shown_settings(run),
                 "datasetName": run.dataset.path.name,
                 "datasetSha": run.dataset.sha256,
                 "official": run.dataset.official,

@@ -116,7 +116,7 @@ SHOWN_SETTINGS = ("temperature", "max_steps", "max_attempts", "timeout", "concur
 of their own, and nothing that could hold a secret (URLs, keys) is shown."""
 
 
-def run_settings(run: Run) -> dict[str, Any]:
+def shown_settings(run: Run) -> dict[str, Any]:
     """The settings of :data:`SHOWN_SETTINGS` the run recorded, in that order."""
     return {k: run.settings[k] for k in SHOWN_SETTINGS if k in run.settings}
 
@@ -213,7 +213,7 @@ def run_facts(run: Run, figures: RunFigures) -> dict[str, Any]:
         },
         "date": run.date,
         "harness_version": run.version,
-        "settings": run_settings(run),
+        "settings": shown_settings(run),
         "dir": str(run.path),
         "sessions": len(run.session_ids),
         "tasks": len(run.tasks),

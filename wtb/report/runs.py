@@ -22,16 +22,17 @@ from typing import Any
 from bench.errors import CATEGORIES, classify_task
 from bench.schema import ASK_USER, PREPARE_TO_ANSWER, DatasetError, load_sessions
 from bench.scoring import step_keys
-
-METRIC_FILE = "metric.json"
-SCORE_FILE = "score.jsonl"
-FIXED_METRIC_FILE = "metric.fixed.json"
-FIXED_SCORE_FILE = "score.fixed.jsonl"
-RESULT_FILE = "result.jsonl"
-SUMMARY_FILE = "summary.json"
-SUMMARY_METRICS_FILE = "summary_metrics.json"
-FIXED_SUMMARY_METRICS_FILE = "summary_metrics.fixed.json"
-RUN_FILE = "run.json"
+from wtb.run_folder import (
+    FIXED_METRIC_FILE,
+    FIXED_SCORE_FILE,
+    FIXED_SUMMARY_METRICS_FILE,
+    METRIC_FILE,
+    RESULT_FILE,
+    RUN_FILE,
+    SCORE_FILE,
+    SUMMARY_FILE,
+    SUMMARY_METRICS_FILE,
+)
 
 PSEUDO = (ASK_USER, PREPARE_TO_ANSWER)
 MAX_CANDIDATES_SHOWN = 12
@@ -211,7 +212,7 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def resolve_dataset(run_dir: Path, override: Path | None) -> Path:
+def run_dataset_file(run_dir: Path, override: Path | None) -> Path:
     """The dataset file of a run: the one ``run.json`` names, else ``override``.
 
     Raises:
@@ -239,7 +240,7 @@ def resolve_dataset(run_dir: Path, override: Path | None) -> Path:
     return override
 
 
-def load_dataset(path: Path, key: str, tasks: int) -> Dataset:
+def load_report_dataset(path: Path, key: str, tasks: int) -> Dataset:
     """Read and validate a dataset file (docs/dataset.md) for the report.
 
     Raises:
@@ -502,7 +503,7 @@ def _read_identity(run: Run, info_path: Path, summary_metrics: Path, metric_path
     run.date = datetime.fromtimestamp(stamp, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def load_run(
+def load_report_run(
     run_dir: Path,
     key: str,
     datasets: dict[tuple[str, str], Dataset],
@@ -551,11 +552,11 @@ def load_run(
         raise ReportError(f"{score_path}: holds no scored sessions")
 
     tasks_per_session = len(scored[order[0]])
-    path = resolve_dataset(run_dir, dataset_override)
+    path = run_dataset_file(run_dir, dataset_override)
     identity = (str(path.resolve()), file_sha256(path))
     dataset = datasets.get(identity)
     if dataset is None:
-        dataset = load_dataset(path, f"d{len(datasets)}", tasks_per_session)
+        dataset = load_report_dataset(path, f"d{len(datasets)}", tasks_per_session)
         datasets[identity] = dataset
     missing = [s for s in order if s not in dataset.index]
     if missing:
@@ -606,7 +607,7 @@ def load_runs(
         ``offset`` is its first session's position in the report's session list.
 
     Raises:
-        ReportError: see :func:`load_run`; also when no folder is given or a folder is given twice.
+        ReportError: see :func:`load_report_run`; also when no folder is given or a folder is given twice.
     """
     if not run_dirs:
         raise ReportError("no run folder given")
@@ -614,7 +615,7 @@ def load_runs(
     if len(set(resolved)) != len(resolved):
         raise ReportError("a run folder is given twice")
     datasets: dict[tuple[str, str], Dataset] = {}
-    runs = [load_run(Path(d), f"r{i}", datasets, dataset_override) for i, d in enumerate(run_dirs)]
+    runs = [load_report_run(Path(d), f"r{i}", datasets, dataset_override) for i, d in enumerate(run_dirs)]
     seen: dict[str, int] = {}
     for run in runs:
         seen[run.label] = seen.get(run.label, 0) + 1

@@ -34,9 +34,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bench.trials import LEVEL
+
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 0
-LEVEL = 0.95
 
 
 @dataclass(frozen=True)
@@ -197,7 +198,11 @@ def _draws(n: int, resamples: int, seed: int) -> np.ndarray:
 
 
 def bootstrap_accuracy(
-    outcomes: SessionOutcomes, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, level: float = LEVEL
+    outcomes: SessionOutcomes,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    level: float = LEVEL,
 ) -> dict[str, Interval]:
     """Percentile-bootstrap intervals of task and session accuracy, resampling sessions.
 

@@ -51,7 +51,7 @@ from wtb.tracing import (
 
 
 @dataclass
-class SessionOutcome:
+class GenerationOutcome:
     """Result of one session run: final state values, status and (on success) the dataset session."""
 
     plan: SessionPlan
@@ -67,7 +67,7 @@ class SessionOutcome:
     """Kept from an earlier run of the same command (read from ``outcome.json``, not generated now)."""
 
 
-async def run_session(plan: SessionPlan, context: Context, graph: Pregel | None = None) -> SessionOutcome:
+async def generate_session(plan: SessionPlan, context: Context, graph: Pregel | None = None) -> GenerationOutcome:
     """Run the generation graph for one planned session; never raises for a session-level failure (docs/generation.md).
 
     Args:
@@ -76,14 +76,14 @@ async def run_session(plan: SessionPlan, context: Context, graph: Pregel | None 
         graph: a compiled generation graph (default ``graphs.generation.graph``).
 
     Returns:
-        A :class:`SessionOutcome`; ``status`` is ``done`` (``session`` holds the dataset-schema
+        A :class:`GenerationOutcome`; ``status`` is ``done`` (``session`` holds the dataset-schema
         session with a provisional id) or ``failed`` (``reason`` says why). ``state`` holds the last
         state values seen, so transcripts survive a failure.
     """
     from models.transport import usage_scope
 
     with usage_scope() as usage:
-        outcome = await _run_session(plan, context, graph)
+        outcome = await _generate_session(plan, context, graph)
     outcome.usage = usage.as_dict()
     return outcome
 
@@ -106,7 +106,7 @@ def run_config(plan: SessionPlan, context: Context) -> dict[str, Any]:
     )
 
 
-async def _run_session(plan: SessionPlan, context: Context, graph: Pregel | None) -> SessionOutcome:
+async def _generate_session(plan: SessionPlan, context: Context, graph: Pregel | None) -> GenerationOutcome:
     from models.transport import ModelRequestError
 
     if graph is None:
@@ -122,13 +122,13 @@ async def _run_session(plan: SessionPlan, context: Context, graph: Pregel | None
         cause = exc.__cause__ if not exc.transient and exc.__cause__ is not None else exc
         reason = str(exc) if cause is exc else f"{type(cause).__name__}: {cause}"
         # infrastructure (generated again on resume) unless the provider refused the request's content
-        return SessionOutcome(plan, "failed", redact_text(reason), last, infrastructure=not exc.rejected)
+        return GenerationOutcome(plan, "failed", redact_text(reason), last, infrastructure=not exc.rejected)
     except Exception as exc:  # any other error ends this session only
-        return SessionOutcome(plan, "failed", redact_text(f"{type(exc).__name__}: {exc}"), last)
+        return GenerationOutcome(plan, "failed", redact_text(f"{type(exc).__name__}: {exc}"), last)
     return outcome_from_state(plan, last)
 
 
-def outcome_from_state(plan: SessionPlan, last: dict[str, Any]) -> SessionOutcome:
+def outcome_from_state(plan: SessionPlan, last: dict[str, Any]) -> GenerationOutcome:
     """The outcome of a generation run that ended normally, from its final state values (docs/generation.md).
 
     Args:
@@ -142,17 +142,17 @@ def outcome_from_state(plan: SessionPlan, last: dict[str, Any]) -> SessionOutcom
     status = last.get("status", "running")
     if status != "done":
         reason = last.get("failure_reason") or f"session stopped with status {status!r}"
-        return SessionOutcome(plan, "failed", reason, last)
+        return GenerationOutcome(plan, "failed", reason, last)
     problems = session_problems(last.get("tasks", []))
     if problems:
-        return SessionOutcome(plan, "failed", "; ".join(problems), last)
+        return GenerationOutcome(plan, "failed", "; ".join(problems), last)
     session = assemble_session(
         f"wild_tool_bench_{plan.index}", env_info=last["env_info"], tools=last["tools"], tasks=last["tasks"]
     )
-    return SessionOutcome(plan, "done", "", last, session)
+    return GenerationOutcome(plan, "done", "", last, session)
 
 
-def write_session_files(out_dir: Path, outcome: SessionOutcome) -> Path:
+def write_session_files(out_dir: Path, outcome: GenerationOutcome) -> Path:
     """Write one session's transcripts and captured requests under ``out_dir/sessions/<key>``; returns the folder (docs/generation.md)."""
     folder = out_dir / "sessions" / outcome.plan.key
     transcript = list(outcome.state.get("transcript", []))
@@ -174,7 +174,7 @@ def _tools_digest(plan: SessionPlan) -> str:
     return hashlib.sha256(json.dumps(plan.tools, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
-def write_outcome(out_dir: Path, outcome: SessionOutcome) -> Path:
+def write_outcome(out_dir: Path, outcome: GenerationOutcome) -> Path:
     """Write ``sessions/<key>/outcome.json``, the record a resumed run reuses (docs/generation.md outputs).
 
     Args:
@@ -200,7 +200,7 @@ def write_outcome(out_dir: Path, outcome: SessionOutcome) -> Path:
     return path
 
 
-def load_finished_outcome(out_dir: Path, plan: SessionPlan) -> SessionOutcome | None:
+def load_finished_outcome(out_dir: Path, plan: SessionPlan) -> GenerationOutcome | None:
     """The outcome a previous run recorded for ``plan``, if it should be kept on resume.
 
     Args:
@@ -208,7 +208,7 @@ def load_finished_outcome(out_dir: Path, plan: SessionPlan) -> SessionOutcome | 
         plan: the session plan of this run.
 
     Returns:
-        The recorded :class:`SessionOutcome` (without graph state) when ``outcome.json`` exists and
+        The recorded :class:`GenerationOutcome` (without graph state) when ``outcome.json`` exists and
         says ``done`` or a failure caused by the models' output; ``None`` when there is no record, it
         is unreadable (an interrupted write of an older version), or the failure was an
         infrastructure error (a model request that failed for good: generated again).
@@ -231,7 +231,7 @@ def load_finished_outcome(out_dir: Path, plan: SessionPlan) -> SessionOutcome | 
         )
     if data.get("status") != "done" and data.get("infrastructure"):
         return None
-    return SessionOutcome(
+    return GenerationOutcome(
         plan,
         str(data.get("status")),
         str(data.get("reason") or ""),
@@ -244,7 +244,7 @@ def load_finished_outcome(out_dir: Path, plan: SessionPlan) -> SessionOutcome | 
 
 
 @dataclass
-class RunSummary:
+class GenerationSummary:
     """Counts and file paths of a generation run."""
 
     out_dir: str
@@ -269,10 +269,10 @@ async def run_batch(
     concurrency: int = 4,
     settings: dict[str, Any] | None = None,
     graph: Pregel | None = None,
-    on_done: Callable[[SessionOutcome], None] | None = None,
+    on_done: Callable[[GenerationOutcome], None] | None = None,
     overwrite: bool = False,
-    invoke: Callable[[SessionPlan, Context], Awaitable[SessionOutcome]] | None = None,
-) -> RunSummary:
+    invoke: Callable[[SessionPlan, Context], Awaitable[GenerationOutcome]] | None = None,
+) -> GenerationSummary:
     """Generate every planned session and write the outputs (layout in the module docstring; docs/generation.md).
 
     Args:
@@ -287,8 +287,8 @@ async def run_batch(
         overwrite: generate every session again instead of resuming: by default a session whose
             ``outcome.json`` says done, or failed because of the models' output, is kept as recorded
             (infrastructure failures are generated again).
-        invoke: how one session is generated, ``await invoke(plan, context) -> SessionOutcome``
-            (never raising for a session-level failure); default :func:`run_session` on ``graph`` in
+        invoke: how one session is generated, ``await invoke(plan, context) -> GenerationOutcome``
+            (never raising for a session-level failure); default :func:`generate_session` on ``graph`` in
             this process. ``wtb generate --server`` passes :class:`wtb.remote.RemoteGeneration`.
 
     Raises:
@@ -296,7 +296,7 @@ async def run_batch(
             :func:`load_finished_outcome`).
 
     Returns:
-        A :class:`RunSummary`. Successful sessions get ids ``wild_tool_bench_<N>`` by their line in
+        A :class:`GenerationSummary`. Successful sessions get ids ``wild_tool_bench_<N>`` by their line in
         ``sessions.jsonl`` (plan order); ``session.json`` / ``replay.json`` in their folders match.
     """
     out = Path(out_dir)
@@ -304,13 +304,13 @@ async def run_batch(
     gate = asyncio.Semaphore(max(1, concurrency))
     kept = {} if overwrite else {p.key: o for p in plans if (o := load_finished_outcome(out, p)) is not None}
 
-    async def one(plan: SessionPlan) -> SessionOutcome:
+    async def one(plan: SessionPlan) -> GenerationOutcome:
         if plan.key in kept:
             if on_done is not None:
                 on_done(kept[plan.key])
             return kept[plan.key]
         async with gate:
-            outcome = await (invoke(plan, context) if invoke is not None else run_session(plan, context, graph))
+            outcome = await (invoke(plan, context) if invoke is not None else generate_session(plan, context, graph))
         write_session_files(out, outcome)
         write_outcome(out, outcome)
         if on_done is not None:
@@ -363,7 +363,7 @@ async def run_batch(
             "sessions": index,
         },
     )
-    return RunSummary(
+    return GenerationSummary(
         str(out),
         len(sessions),
         len(failures),

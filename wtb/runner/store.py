@@ -12,23 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from wtb.files import atomic_write_text, dumps_line, give_default_mode, named_os_error
+from wtb.run_folder import ERRORS_FILE, LOCK_FILE, RESULT_FILE, RUN_FILE, SUMMARY_FILE
 from wtb.runner.selection import session_sort_key
-
-RESULT_FILE = "result.jsonl"
-
-
-ERRORS_FILE = "errors.jsonl"
-
-
-LOCK_FILE = ".wtb-eval.lock"
-
-RUN_FILE = "run.json"
-"""``{"dataset", "dataset_sha256", "model_name", "scoring", "settings"}`` of the results in the directory,
-written by :mod:`wtb.runner.identity` (resume check, resolved settings; ``settings.language`` is the side of
-the dataset the results were made on)."""
-
-SUMMARY_FILE = "summary.json"
-"""The run's accounting (written by :mod:`wtb.runner.accounting`)."""
 
 
 def run_file_names() -> tuple[str, ...]:

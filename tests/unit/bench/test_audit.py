@@ -23,7 +23,7 @@ from bench.audit import (
     audit_sessions,
     validation_findings,
 )
-from bench.audit_context import Context, normalise, numbers_in
+from bench.audit_context import CallContext, normalise, numbers_in
 from bench.audit_duplicates import duplicate_pairs
 from bench.audit_oracle import gold_labels, gold_record
 from bench.audit_schema import schema_problems
@@ -260,7 +260,7 @@ def test_a_value_the_user_gives_in_a_later_task_is_not_known_earlier(sessions):
 
 
 def test_the_normalisation_rules():
-    context = Context(
+    context = CallContext(
         ["It’s  between 1 and 50 billion, about 5,400 units at 20% off; see me on May 4th at 7pm.", "去 成都 吧"],
         today=None,
     )

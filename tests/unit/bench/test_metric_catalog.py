@@ -233,7 +233,7 @@ def test_installed_packages_add_metrics_through_entry_points(monkeypatch):
     from importlib import metadata
 
     shipped = Metric("shipped", "Shipped metric", "Shipped", EXTRA_SECTION, count=_first_task_correct)
-    found = {catalog.ENTRY_POINT_GROUP: [_EntryPoint("shipped", shipped)]}
+    found = {catalog.METRIC_ENTRY_POINT_GROUP: [_EntryPoint("shipped", shipped)]}
     monkeypatch.setattr(metadata, "entry_points", lambda group: found.get(group, []))
     monkeypatch.setattr(catalog, "_entry_points_loaded", False)
     try:
@@ -242,7 +242,7 @@ def test_installed_packages_add_metrics_through_entry_points(monkeypatch):
         assert catalog.extra_metrics() == (metric,)  # read once
     finally:
         unregister_metric("shipped")
-    found[catalog.ENTRY_POINT_GROUP] = [_EntryPoint("broken", ImportError("no module named x"))]
+    found[catalog.METRIC_ENTRY_POINT_GROUP] = [_EntryPoint("broken", ImportError("no module named x"))]
     monkeypatch.setattr(catalog, "_entry_points_loaded", False)
     with pytest.raises(ValueError, match="entry point 'broken' of wildtoolbench.metrics: cannot load"):
         catalog.extra_metrics()

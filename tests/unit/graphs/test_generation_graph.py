@@ -17,7 +17,7 @@ from graphs.generation import build, graph
 from graphs.generation_context import Context
 from models.providers import scripted
 from tests.support.gen_scripts import ACCEPT, session_script
-from wtb.runner.generation import run_batch, run_session
+from wtb.runner.generation import generate_session, run_batch
 
 REJECT = {"verdict": "reject", "reason": "the city was never mentioned"}
 
@@ -53,7 +53,7 @@ def plan_for(tool_lists, path, *, seed=11, language="en"):
 def run(plan, script, tmp_path, **overrides):
     file = tmp_path / f"script_{plan.key}.json"
     file.write_text(json.dumps(script, ensure_ascii=False), encoding="utf-8")
-    return asyncio.run(run_session(plan, scripted_context(file, **overrides)))
+    return asyncio.run(generate_session(plan, scripted_context(file, **overrides)))
 
 
 def replay_is_perfect(session: dict) -> bool:
@@ -371,7 +371,7 @@ def test_a_role_added_by_one_node_and_one_edge(tool_lists_en, tmp_path):
     plan = _single_tool_plan(tool_lists_en)
     file = tmp_path / "script.json"
     file.write_text(json.dumps(_single_tool_script(plan)), encoding="utf-8")
-    outcome = asyncio.run(run_session(plan, scripted_context(file), custom.with_config({"recursion_limit": 200})))
+    outcome = asyncio.run(generate_session(plan, scripted_context(file), custom.with_config({"recursion_limit": 200})))
     assert outcome.status == "done" and seen == [outcome.session["english_tasks"][0]]
 
 
@@ -430,7 +430,7 @@ def test_extra_roles_are_inserted_on_plain_edges(tool_lists_en, tmp_path):
 
     file = tmp_path / "script.json"
     file.write_text(json.dumps(session_script(plan.as_state())), encoding="utf-8")
-    outcome = asyncio.run(run_session(plan, scripted_context(file), graph_with_roles))
+    outcome = asyncio.run(generate_session(plan, scripted_context(file), graph_with_roles))
     assert (outcome.status, outcome.reason) == ("failed", "reviewer: the second task is out of scope")
     assert len(outcome.state["tasks"]) == 2 and seen and all(tasks == 1 for tasks, _ in seen)
 
@@ -438,10 +438,12 @@ def test_extra_roles_are_inserted_on_plain_edges(tool_lists_en, tmp_path):
     scripted.reset()
     seen.clear()
     observed = asyncio.run(
-        run_session(plan, scripted_context(file), compile_graph([ExtraRole("observer", observer, after="planner")]))
+        generate_session(
+            plan, scripted_context(file), compile_graph([ExtraRole("observer", observer, after="planner")])
+        )
     )
     scripted.reset()
-    default = asyncio.run(run_session(plan, scripted_context(file)))
+    default = asyncio.run(generate_session(plan, scripted_context(file)))
     assert observed.status == default.status == "done"
     assert observed.session == default.session
     assert len(seen) == sum(1 for e in default.state["transcript"] if e.get("role") == "planner")

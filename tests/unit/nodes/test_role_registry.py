@@ -33,7 +33,7 @@ from nodes.generation.registry import (
 )
 from tests.support.gen_scripts import session_script
 from tests.support.session_factory import make_session
-from wtb.runner.generation import run_session
+from wtb.runner.generation import generate_session
 
 BUILT_IN = ("user", "planner", "checker", "tool", "agent")
 FEEDBACK = "Your previous output was rejected. Reason: "
@@ -107,7 +107,7 @@ def test_a_built_in_role_is_replaced_through_register_role(tmp_path):
 
     register_role(Role("planner", counting_planner, calls_model=True, then="checker"))
     try:
-        outcome = asyncio.run(run_session(plan, _context(roles_file), compile_graph([])))
+        outcome = asyncio.run(generate_session(plan, _context(roles_file), compile_graph([])))
     finally:
         register_role(original)
     assert outcome.status == "done", outcome.reason
@@ -195,7 +195,7 @@ def test_a_vetoed_decision_goes_back_to_the_planner_which_sees_the_reason(tmp_pa
     reason = "ask for the city before calling the weather tool"
     roles_file, critic_file = _veto_files(tmp_path, plan, [f"VETO: {reason}"] + ["OK"] * 20, extra_planner=1)
     context = _context(roles_file, critic=f"scripted:{critic_file}")
-    outcome = asyncio.run(run_session(plan, context, compile_graph([critic])))
+    outcome = asyncio.run(generate_session(plan, context, compile_graph([critic])))
     assert outcome.status == "done", outcome.reason
 
     calls = outcome.state["calls"]
@@ -222,7 +222,7 @@ def test_a_vetoed_decision_goes_back_to_the_planner_which_sees_the_reason(tmp_pa
     scripted.reset()
     plain_file = tmp_path / "plain.json"
     plain_file.write_text(json.dumps({"sessions": {plan.key: session_script(plan.as_state())}}), encoding="utf-8")
-    plain = asyncio.run(run_session(plan, _context(plain_file), compile_graph([])))
+    plain = asyncio.run(generate_session(plan, _context(plain_file), compile_graph([])))
     assert plain.status == "done" and outcome.session == plain.session
 
 
@@ -231,7 +231,7 @@ def test_a_decision_vetoed_max_retries_times_fails_the_session(tmp_path):
     critic = _veto_role()
     roles_file, critic_file = _veto_files(tmp_path, plan, ["VETO: never good enough"] * 5, extra_planner=3)
     outcome = asyncio.run(
-        run_session(plan, _context(roles_file, critic=f"scripted:{critic_file}"), compile_graph([critic]))
+        generate_session(plan, _context(roles_file, critic=f"scripted:{critic_file}"), compile_graph([critic]))
     )
     assert (outcome.status, outcome.reason) == (
         "failed",
@@ -250,6 +250,6 @@ def test_a_role_routing_to_a_node_it_did_not_declare_is_an_error(tmp_path):
         return Command(goto="agent")
 
     graph = compile_graph([Role("wanderer", wanderer, after="planner", routes=("planner",))])
-    outcome = asyncio.run(run_session(plan, _context(roles_file), graph))
+    outcome = asyncio.run(generate_session(plan, _context(roles_file), graph))
     assert outcome.status == "failed"
     assert "role 'wanderer' routed to 'agent'; its routes: ['checker', 'planner']" in outcome.reason

@@ -24,7 +24,7 @@ from nodes.generation.role_schemas import (
     planner_schema,
     tool_results_schema,
 )
-from wtb.runner.generation import run_session
+from wtb.runner.generation import generate_session
 
 WEATHER = {
     "type": "function",
@@ -223,7 +223,7 @@ def test_ask_model_binds_the_schema_for_grammar_models_only(monkeypatch):
     spec = "grammartest:x"
     context = Context(models=dict.fromkeys(("user", "planner", "tool", "agent", "checker"), spec))
     plan = plan_sessions([[WEATHER, NEWS]], [("ST",)], seed=3)[0]
-    outcome = asyncio.run(run_session(plan, context))
+    outcome = asyncio.run(generate_session(plan, context))
     assert outcome.status == "done", outcome.reason
     formats = {role: kwargs.get("response_format") for role, kwargs in _GrammarModel.seen}
     assert [role for role, _ in _GrammarModel.seen] == [
@@ -263,14 +263,15 @@ def test_models_without_grammar_support_get_the_prompt_only(monkeypatch):
     _GrammarModel.seen = []
     spec = "plaintest:x"
     context = Context(models=dict.fromkeys(("user", "planner", "tool", "agent", "checker"), spec))
-    outcome = asyncio.run(run_session(plan_sessions([[WEATHER]], [("ST",)], seed=3)[0], context))
+    outcome = asyncio.run(generate_session(plan_sessions([[WEATHER]], [("ST",)], seed=3)[0], context))
     assert outcome.status == "done", outcome.reason
     assert len(_GrammarModel.seen) == 8
     assert all("response_format" not in kwargs for _, kwargs in _GrammarModel.seen)
 
 
 def test_generate_defaults_every_role_to_local_one_session_at_a_time(monkeypatch):
-    from wtb.generate import default_concurrency
+    from wtb.commands.concurrency import default_concurrency
+    from wtb.commands.generate import role_specs
 
     for role in ("USER", "PLANNER", "TOOL", "AGENT", "CHECKER"):
         monkeypatch.delenv(f"WTB_{role}_MODEL", raising=False)
@@ -278,8 +279,8 @@ def test_generate_defaults_every_role_to_local_one_session_at_a_time(monkeypatch
     assert context.user_models == ["local"]
     assert {context.model_spec(r) for r in ("planner", "tool", "agent", "checker")} == {"local"}
     roles = ("user", "planner", "checker", "tool", "agent")
-    assert default_concurrency(context, roles) == 1
+    assert default_concurrency(*role_specs(context, roles)) == 1
     remote = {"user": "openai:a", "planner": "openai:b", "tool": "openai:c", "agent": "openai:d", "checker": "none"}
-    assert default_concurrency(Context(models=remote), roles) == 4
+    assert default_concurrency(*role_specs(Context(models=remote), roles)) == 4
     # One role on the local server is enough to serialise the sessions.
-    assert default_concurrency(Context(models={**remote, "tool": "gguf:/m.gguf"}), roles) == 1
+    assert default_concurrency(*role_specs(Context(models={**remote, "tool": "gguf:/m.gguf"}), roles)) == 1

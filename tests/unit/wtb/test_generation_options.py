@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from tests.support.session_factory import make_session
 from wtb.cli import app
 from wtb.cli.generate import role_values
-from wtb.generate import role_base_urls, role_models
+from wtb.commands.generate import role_base_urls, role_models
 
 BUILT_IN = ("user", "planner", "checker", "tool", "agent")
 

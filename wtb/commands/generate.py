@@ -1,33 +1,50 @@
-"""The ``wtb generate`` application: from the parsed command line to a finished run (docs/generation.md §8).
+"""``wtb generate``: from the parsed command line to a finished run (docs/generation.md §8, docs/cli.md §6).
 
 The command line (``wtb/cli/generate.py``) only parses: it turns the options into
-:class:`GenerateOptions` and maps the errors raised here to exit statuses (docs/cli.md §2).
-This module acts:
+:class:`GenerateOptions` and calls :func:`generate` inside :func:`wtb.commands.exits.exit_on_error`,
+which maps the errors raised here to exit statuses (docs/cli.md §2). :func:`generate` runs three steps:
 
-- :func:`prepare_generation` loads the tool lists, the role modules and the role models, builds the
-  graph context, plans the sessions and checks every model (or the server) before anything is
-  written; it returns a :class:`PreparedGeneration`;
-- :func:`run_generation` runs the batch (:func:`wtb.runner.generation.run_batch`, or the server's)
-  with tracing and the progress display (:class:`GenerationProgress`).
+1. :func:`prepare_generation`: resolves ``--tools`` (a file, or an official tool-list name), loads the
+   tool lists, the role modules and the role models, builds the graph context, plans the sessions
+   and checks every model (or the server) before anything is written; it returns a
+   :class:`PreparedGeneration`;
+2. :func:`run_generation`: runs the batch (:func:`wtb.runner.generation.run_batch`, or the server's)
+   with tracing and the progress bar (:func:`generation_progress`, a
+   :class:`wtb.runner.progress.ProgressBar` of layout ``GENERATION``), inside
+   :func:`wtb.commands.exits.resumable_run` (Ctrl-C and SIGTERM: exit 130 with a resume hint);
+3. the closing lines (:func:`summary_lines`); exit status 1 when no session was generated.
 
-Errors: :class:`bench.generation.GenerationInputError` for the content of the tool-list file
-(``file:line: message``); :class:`models.ConfigurationError` for the command line and the run's
-configuration (a tool file that cannot be read, a bad type path, an unknown role, a bad role module
-or model spec, a server that cannot serve the run). Nothing is written before both passed.
+Errors and their exit status: ``--tools`` naming a file that does not exist, or the official dataset
+instead of a tool list: :class:`wtb.commands.exits.UsageError` (2); an official tool list not pulled
+yet: ``wtb.datasets.names.NotPulledError`` (2); the content of the tool-list file:
+:class:`bench.generation.GenerationInputError` (a ``ValueError``: 1, ``file:line: message``); the
+command line and the run's configuration (a tool file that cannot be read, a bad type path, an unknown
+role, a bad role module or model spec, a server that cannot serve the run):
+:class:`models.ConfigurationError` (2); an output folder holding a different run: ``ValueError`` (1).
+Nothing is written before the checks of step 1 passed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import typer
 
 from bench.generation import SessionPlan
 from graphs.generation_context import Context
 from models import ConfigurationError
 from nodes.generation.registry import role_model_spec
+from wtb.commands.concurrency import default_concurrency
+from wtb.commands.data import tools_path
+from wtb.commands.exits import BadInput, resumable_run
+from wtb.commands.inputs import require_file
+from wtb.runner.progress import GENERATION, ProgressBar
 
 RoleValue = tuple[str, str]
 """One ``--model`` / ``--base-url`` value as parsed: ``(role, value)``, role ``""`` for a bare value."""
@@ -37,7 +54,8 @@ RoleValue = tuple[str, str]
 class GenerateOptions:
     """The parsed options of ``wtb generate`` (``None`` = not given: the setting's own rule applies).
 
-    ``models`` and ``base_urls`` are the ``--model`` / ``--base-url`` values in order, as
+    ``tools`` is the ``--tools`` value as given (a file, or an official tool-list name such as
+    ``wildtoolbench-en``, downloaded first with ``pull``); ``models`` and ``base_urls`` are the ``--model`` / ``--base-url`` values in order, as
     ``(role, value)`` pairs (role ``""`` for a bare value); ``model_flags`` / ``base_url_flags`` hold
     the per-role aliases (``--planner-model``, ``--user-base-url``, ...) by role name, applied after
     them (the user's several ``--user-model`` values already joined with commas).
@@ -69,11 +87,13 @@ class GenerateOptions:
     overwrite: bool = False
     show_progress: bool = True
     server: str | None = None
+    pull: bool = False
 
 
 @dataclass
 class PreparedGeneration:
-    """A checked run, ready to go: its options, context, session plans, graph and the settings for the manifest."""
+    """A checked run, ready to go: its options (``options.tools`` the resolved tool-list file), context,
+    session plans, graph and the settings for the manifest."""
 
     options: GenerateOptions
     context: Context
@@ -126,14 +146,9 @@ def role_base_urls(values: Sequence[RoleValue]) -> tuple[str | None, dict[str, s
     return shared, {role: url for role, url in per_role.items() if url}
 
 
-def default_concurrency(context: Context, roles: Sequence[str]) -> int:
-    """Sessions in flight when ``--concurrency`` is not given: the lowest concurrency any role's provider
-    advertises (``models.max_concurrency``; 1 for a local llama.cpp server), else 4."""
-    from models import max_concurrency
-
-    specs = [*context.user_models, *(role_model_spec(context, r) for r in roles if r != "user")]
-    limits = [limit for spec in specs if spec and (limit := max_concurrency(spec)) is not None]
-    return min(limits, default=4)
+def role_specs(context: Context, roles: Sequence[str]) -> list[str]:
+    """The model spec of every role of ``roles`` with a model (the user's: each of ``context.user_models``), in order."""
+    return [*context.user_models, *(role_model_spec(context, role) for role in roles if role != "user")]
 
 
 def _check_role_names(option: str, names: Sequence[str], active: Sequence[str]) -> None:
@@ -188,7 +203,7 @@ def check_models(context: Context, roles: Sequence[str], server: str | None) -> 
     if server:
         from wtb.remote import check_server
 
-        specs = [*context.user_models, *(role_model_spec(context, role) for role in roles if role != "user")]
+        specs = role_specs(context, roles)
         check_server(server, "generation", specs, ModelSettings(timeout=context.request_timeout))
         return
     for role in roles:
@@ -204,6 +219,8 @@ def prepare_generation(options: GenerateOptions) -> PreparedGeneration:
         A :class:`PreparedGeneration`.
 
     Raises:
+        wtb.commands.exits.UsageError: ``--tools`` names no file, or the official dataset.
+        wtb.datasets.names.NotPulledError: ``--tools`` names an official tool list not pulled yet.
         bench.generation.GenerationInputError: the tool-list file's content (``file:line: message``).
         models.ConfigurationError: the command line or the run's configuration (module doc).
     """
@@ -211,6 +228,7 @@ def prepare_generation(options: GenerateOptions) -> PreparedGeneration:
     from graphs.generation import compile_graph
     from nodes.generation.registry import added_roles, load_role_modules, model_roles
 
+    options = dataclasses.replace(options, tools=require_file(tools_path(options.tools, options.pull), "--tools"))
     try:
         tool_lists = load_tool_lists(options.tools)
     except OSError as exc:  # the file named by --tools cannot be read
@@ -233,11 +251,16 @@ def prepare_generation(options: GenerateOptions) -> PreparedGeneration:
                 "--roles cannot be used with --server: the deployed graph has the roles it was deployed with"
             )
         check_models(context, active, options.server)
+        concurrency = (
+            options.concurrency
+            if options.concurrency is not None
+            else default_concurrency(*role_specs(context, active))
+        )
+        graph = compile_graph() if added_roles() else None  # the default graph has no added roles
     except ConfigurationError:
         raise
     except (OSError, ValueError) as exc:  # a type path, a role module, a setting: the configuration
         raise ConfigurationError(str(exc)) from exc
-    concurrency = options.concurrency if options.concurrency is not None else default_concurrency(context, active)
     settings = {
         "tools": str(options.tools),
         "layers": options.layers,
@@ -248,76 +271,63 @@ def prepare_generation(options: GenerateOptions) -> PreparedGeneration:
         "year": options.year,
         "concurrency": concurrency,
     }
-    graph = compile_graph() if added_roles() else None  # the default graph has no added roles
     return PreparedGeneration(options, context, plans, concurrency, graph, settings)
 
 
-class GenerationProgress:
-    """The progress display of ``wtb generate`` on stderr: a rich bar (sessions finished, and which role of
-    which session is being asked; only on a terminal and with ``enabled``) and one line per finished
-    session either way (``<key> <path> <status>[: reason][ (kept from an earlier run)]``).
+def outcome_line(outcome: Any) -> str:
+    """The line printed when a session finishes (or is kept from an earlier run), e.g.
+    ``"session_0001 CC-CC-MT-ST done"`` or ``"<key> <path> failed: <reason> (kept from an earlier run)"``.
 
-    Use as a context manager around the run; :meth:`on_request` is the role-request listener
-    (``nodes.generation.registry.ROLE_REQUEST_LISTENER``), :meth:`on_done` the batch's ``on_done``.
+    Args:
+        outcome: a :class:`wtb.runner.generation.GenerationOutcome`.
     """
+    path = "-".join(outcome.plan.type_path)
+    detail = "" if outcome.status == "done" else f": {outcome.reason}"
+    kept_note = " (kept from an earlier run)" if outcome.reused else ""
+    return f"{outcome.plan.key} {path} {outcome.status}{detail}{kept_note}"
 
-    def __init__(self, total: int, enabled: bool = True) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-        self.console = Console(stderr=True, highlight=False, soft_wrap=True)
-        self.bar = Progress(
-            SpinnerColumn(),
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=self.console,
-            disable=not (enabled and self.console.is_terminal),
-        )
-        self.task = self.bar.add_task("starting", total=total)
-        self.requests = 0
-        self._token: Any = None
+@contextmanager
+def generation_progress(total: int, enabled: bool = True) -> Iterator[Callable[[Any], None]]:
+    """The progress display of ``wtb generate`` on stderr, around the run: a
+    :class:`wtb.runner.progress.ProgressBar` of layout ``GENERATION`` (sessions finished of ``total``,
+    and which role of which session is being asked, ``"<key> task <n>: <role> (request <count>)"``; only on
+    a terminal and with ``enabled``), and one :func:`outcome_line` per finished session either way.
 
-    def on_request(self, session_id: str, role: str, task_index: int) -> None:
-        """One role-model request is about to be sent: show the session, task and role."""
-        self.requests += 1
-        self.bar.update(self.task, description=f"{session_id} task {task_index + 1}: {role} (request {self.requests})")
+    Yields:
+        The batch's ``on_done(outcome)``: prints the session's line and advances the bar. While open,
+        every role-model request is heard through ``nodes.generation.registry.ROLE_REQUEST_LISTENER``.
+    """
+    from nodes.generation.registry import ROLE_REQUEST_LISTENER
 
-    def on_done(self, outcome: Any) -> None:
-        """A session finished (or was kept from an earlier run): print its line and advance the bar."""
-        path = "-".join(outcome.plan.type_path)
-        detail = "" if outcome.status == "done" else f": {outcome.reason}"
-        kept_note = " (kept from an earlier run)" if outcome.reused else ""
-        self.console.print(f"{outcome.plan.key} {path} {outcome.status}{detail}{kept_note}", markup=False)
-        self.bar.advance(self.task)
+    requests = 0
+    with ProgressBar(GENERATION, total=total, label="starting", enabled=enabled) as bar:
 
-    def __enter__(self) -> GenerationProgress:
-        from nodes.generation.registry import ROLE_REQUEST_LISTENER
+        def on_request(session_id: str, role: str, task_index: int) -> None:
+            nonlocal requests
+            requests += 1
+            bar.describe(f"{session_id} task {task_index + 1}: {role} (request {requests})")
 
-        self._token = ROLE_REQUEST_LISTENER.set(self.on_request)
-        self.bar.__enter__()
-        return self
+        def on_done(outcome: Any) -> None:
+            bar.note(outcome_line(outcome))
+            bar.advance()
 
-    def __exit__(self, *exc: Any) -> None:
-        from nodes.generation.registry import ROLE_REQUEST_LISTENER
-
+        token = ROLE_REQUEST_LISTENER.set(on_request)
         try:
-            self.bar.__exit__(*exc)
+            yield on_done
         finally:
-            ROLE_REQUEST_LISTENER.reset(self._token)
+            ROLE_REQUEST_LISTENER.reset(token)
 
 
-def run_generation(run: PreparedGeneration, progress: Callable[[int], Any] | None = None) -> Any:
-    """Generate the prepared sessions (locally, or on ``--server``) with tracing and the progress display.
+def run_generation(run: PreparedGeneration) -> Any:
+    """Generate the prepared sessions (locally, or on ``--server``) with tracing and the progress display
+    (:func:`generation_progress`, shown with ``--progress``).
 
     Args:
         run: from :func:`prepare_generation`.
-        progress: ``progress(total)`` -> a context manager like :class:`GenerationProgress` (the default,
-            enabled by ``--progress``).
 
     Returns:
-        The :class:`wtb.runner.generation.RunSummary`.
+        The :class:`wtb.runner.generation.GenerationSummary`.
 
     Raises:
         ValueError: the output folder holds a different run (``--overwrite`` or another ``--out``).
@@ -328,17 +338,15 @@ def run_generation(run: PreparedGeneration, progress: Callable[[int], Any] | Non
     from wtb.tracing import tracing_scope
 
     options = run.options
-    display = (
-        progress(len(run.plans))
-        if progress is not None
-        else GenerationProgress(len(run.plans), enabled=options.show_progress)
-    )
     batch: Callable[..., Any] = run_batch
     if options.server:
         from wtb.remote import run_batch_remote
 
         batch = functools.partial(run_batch_remote, server=options.server, no_trace=options.no_trace)
-    with tracing_scope(no_trace=options.no_trace), display:
+    with (
+        tracing_scope(no_trace=options.no_trace),
+        generation_progress(len(run.plans), enabled=options.show_progress) as on_done,
+    ):
         return run_loop(
             batch(
                 run.plans,
@@ -346,7 +354,7 @@ def run_generation(run: PreparedGeneration, progress: Callable[[int], Any] | Non
                 options.out,
                 concurrency=run.concurrency,
                 settings=run.settings,
-                on_done=display.on_done,
+                on_done=on_done,
                 graph=run.graph,
                 overwrite=options.overwrite,
             )
@@ -376,3 +384,21 @@ def summary_lines(summary: Any) -> list[tuple[str, bool]]:
             )
         )
     return lines
+
+
+def generate(options: GenerateOptions) -> None:
+    """``wtb generate``: prepare, run (Ctrl-C or SIGTERM: exit 130 with a resume hint), print the closing
+    lines (module doc). Run it inside :func:`wtb.commands.exits.exit_on_error`.
+
+    Raises:
+        wtb.commands.exits.BadInput: no session was generated (exit 1; the closing lines are printed).
+        Exception: as :func:`prepare_generation` and :func:`run_generation`.
+        typer.Exit: 130 after an interruption.
+    """
+    run = prepare_generation(options)
+    with resumable_run(run.kept):
+        summary = run_generation(run)
+    for text, to_stderr in summary_lines(summary):
+        typer.echo(text, err=to_stderr)
+    if summary.succeeded == 0:
+        raise BadInput()

@@ -1,0 +1,44 @@
+"""The names of the files a run folder holds, written once (docs/cli.md §3; docs/evaluation.md §5).
+
+``wtb eval`` writes the result store, the lock, ``run.json`` and ``summary.json``
+(:mod:`wtb.runner.store`); ``wtb eval`` and ``wtb score`` write the score outputs of a scoring mode
+(:mod:`wtb.score_run`); ``wtb report`` and ``wtb compare`` read them. This module imports nothing, so
+every reader may use it without loading the runner.
+"""
+
+from __future__ import annotations
+
+RESULT_FILE = "result.jsonl"
+"""One result record per session (docs/evaluation.md §5), appended as sessions finish."""
+
+ERRORS_FILE = "errors.jsonl"
+"""Sessions that hit infrastructure errors (not scored; the same command runs them again)."""
+
+LOCK_FILE = ".wtb-eval.lock"
+"""The run lock: one ``wtb eval`` at a time writes in a folder."""
+
+RUN_FILE = "run.json"
+"""``{"dataset", "dataset_sha256", "model_name", "scoring", "settings"}`` of the results in the directory,
+written by :mod:`wtb.runner.identity` (resume check, resolved settings; ``settings.language`` is the side of
+the dataset the results were made on)."""
+
+SUMMARY_FILE = "summary.json"
+"""The run's accounting (written by :mod:`wtb.runner.accounting`)."""
+
+SCORE_FILE = "score.jsonl"
+"""The scored sessions of reference mode (docs/scoring.md)."""
+
+METRIC_FILE = "metric.json"
+"""The metric dict in the published format (docs/metrics.md §5): an empty group reads 0.0 there."""
+
+SUMMARY_METRICS_FILE = "summary_metrics.json"
+"""The same metrics for reading (docs/metrics.md §7): an empty group is ``null``, the language is named."""
+
+FIXED_SCORE_FILE = "score.fixed.jsonl"
+""":data:`SCORE_FILE` of fixed mode (docs/fixed-mode.md §1)."""
+
+FIXED_METRIC_FILE = "metric.fixed.json"
+""":data:`METRIC_FILE` of fixed mode (docs/fixed-mode.md §1)."""
+
+FIXED_SUMMARY_METRICS_FILE = "summary_metrics.fixed.json"
+""":data:`SUMMARY_METRICS_FILE` of fixed mode (docs/fixed-mode.md §1)."""
