@@ -59,13 +59,15 @@ def redacted_terminal() -> Iterator[None]:
 
     What a command prints (results, warnings, the lines of a failure, a traceback, log records of
     handlers that write to ``sys.stderr`` when they emit) goes through :func:`redact_text`. Nested
-    blocks do not wrap twice; the streams found on entry are put back on exit.
+    blocks do not wrap twice; the streams found on entry are put back on exit. The values of secret
+    variables are read once, on entry.
     """
     saved = sys.stdout, sys.stderr
+    secrets = secret_values()  # once per command: the environment's secrets do not change during it
     if not isinstance(sys.stdout, RedactingStream):
-        sys.stdout = RedactingStream(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = RedactingStream(sys.stdout, secrets)  # type: ignore[assignment]
     if not isinstance(sys.stderr, RedactingStream):
-        sys.stderr = RedactingStream(sys.stderr)  # type: ignore[assignment]
+        sys.stderr = RedactingStream(sys.stderr, secrets)  # type: ignore[assignment]
     try:
         yield
     finally:
