@@ -99,7 +99,9 @@ def measure(mode: str, sessions: int, latency: float, concurrency: int, workdir:
     server_cpu = None
     try:
         if mode == "server":
-            dev = LangGraphDev(folder / "langgraph-dev", jobs=concurrency)
+            # the deployment accepts the stub's endpoint and its model (docs/settings.md §8)
+            deployment = {"WTB_SERVER_MODELS": "openai:", "WTB_SERVER_BASE_URLS": stub.base_url}
+            dev = LangGraphDev(folder / "langgraph-dev", jobs=concurrency, env=deployment)
             url = dev.start()
             cpu_before = dev.cpu_seconds() or 0.0
             figures = _client(mode, dataset, stub.base_url, url, concurrency, folder / "out")

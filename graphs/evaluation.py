@@ -26,6 +26,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationInput, EvaluationOutput, EvaluationState
+from models.policy import carry_errors
 from nodes.evaluation.candidate import call_candidate
 from nodes.evaluation.finish import finish_session
 from nodes.evaluation.match import match_response
@@ -50,11 +51,12 @@ def build_evaluation_graph(config: RunnableConfig | None = None) -> CompiledStat
         input_schema=EvaluationInput,
         output_schema=EvaluationOutput,
     )
-    builder.add_node("load_session", load_session)
-    builder.add_node("build_prompt", start_task)
-    builder.add_node("call_candidate", call_candidate)
-    builder.add_node("match_response", match_response)
-    builder.add_node("finish_session", finish_session)
+    # on a server, a node's error reaches the caller with its message, redacted (docs/settings.md §8)
+    builder.add_node("load_session", carry_errors(load_session))
+    builder.add_node("build_prompt", carry_errors(start_task))
+    builder.add_node("call_candidate", carry_errors(call_candidate))
+    builder.add_node("match_response", carry_errors(match_response))
+    builder.add_node("finish_session", carry_errors(finish_session))
 
     builder.add_edge(START, "load_session")
     builder.add_edge("load_session", "build_prompt")

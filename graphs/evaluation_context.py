@@ -18,6 +18,7 @@ from typing import Any
 from bench.schema import check_language
 from bench.terms import check_scoring_mode
 from models import DEFAULT_MODEL, Candidate, ModelSettings, resolve_candidate
+from models.policy import check_evaluation_context
 from models.settings import resolve_settings, setting
 
 
@@ -115,6 +116,8 @@ class EvaluationContext:
         resolve_settings(self)
         check_scoring_mode(self.scoring)
         check_language(self.language)
+        # on a server, the caller's model, base URL and dataset must be the deployment's (docs/settings.md §8)
+        check_evaluation_context(self.model, self.base_url, self.dataset)
 
     @property
     def candidate(self) -> Candidate:

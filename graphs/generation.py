@@ -30,6 +30,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graphs.generation_context import Context
 from graphs.generation_state import State
+from models.policy import carry_errors
 from nodes.generation.registry import (
     END,
     Role,
@@ -74,7 +75,9 @@ def build(extra_roles: Sequence[Role] | None = None) -> StateGraph:
 
     builder = StateGraph(State, context_schema=Context)
     for role in wired:
-        builder.add_node(role.name, role.node)
+        builder.add_node(
+            role.name, carry_errors(role.node)
+        )  # on a server: errors reach the caller (docs/settings.md §8)
     for role in wired:
         if role.start:
             builder.add_edge(START, role.name)
@@ -86,7 +89,7 @@ def build(extra_roles: Sequence[Role] | None = None) -> StateGraph:
         builder.add_edge(role.name, inserted[0].name if inserted else role.then)
         for here, following in zip(inserted, [*(r.name for r in inserted[1:]), role.then]):
             node, destinations = routed(here, following)
-            builder.add_node(here.name, node, destinations=destinations)
+            builder.add_node(here.name, carry_errors(node), destinations=destinations)
     return builder
 
 

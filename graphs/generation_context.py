@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from models import DEFAULT_MODEL
+from models.policy import check_generation_context
 from models.settings import env_value, resolve_settings, setting
 
 NO_MODEL = "none"
@@ -85,6 +86,8 @@ class Context:
         resolve_settings(self)
         self.models = {role: str(spec) for role, spec in (self.models or {}).items()}
         self.base_urls = {role: str(url) for role, url in (self.base_urls or {}).items() if url}
+        # on a server, the caller's role models and base URLs must be the deployment's (docs/settings.md §8)
+        check_generation_context(self.models, self.base_url, self.base_urls)
 
     def role_model(self, role: str, default: str = DEFAULT_MODEL) -> str:
         """The model spec text of ``role``: ``models[role]``, else ``$WTB_<ROLE>_MODEL``, else ``default``

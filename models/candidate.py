@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from models.policy import server_settings
 from models.registry import MODEL_ALIASES, ConfigurationError, Provider, get_provider, split_spec
 from models.reply import CandidateReply
 from models.settings import ModelSettings
@@ -285,6 +286,8 @@ def resolve_candidate(spec: str, settings: ModelSettings | None = None, *, name:
     Raises:
         ConfigurationError: a spec that is not ``provider:name`` or names an unknown provider (the
             message quotes the spec, or names the provider and the known ones).
+        models.policy.PolicyError: on a server, a base URL the deployment does not accept
+            (:func:`models.policy.server_settings`, docs/settings.md §8).
     """
     prefix, target = split_spec(spec)
     provider = get_provider(prefix)
@@ -301,7 +304,7 @@ def resolve_candidate(spec: str, settings: ModelSettings | None = None, *, name:
         model=model,
         name=name or model,
         max_concurrency=provider.max_concurrency,
-        settings=settings or ModelSettings(),
+        settings=server_settings(settings or ModelSettings()),  # on a server: keys only where configured
         _provider=provider,
     )
 

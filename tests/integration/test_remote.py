@@ -212,8 +212,7 @@ async def test_server_replies_become_records_or_infrastructure_errors(tmp_path, 
         "max_steps": 32,
         "scoring": "reference",
         "language": "en",
-        "dataset": str(DEMO / "demo_sessions.jsonl"),
-    }
+    }  # no dataset: the run carries its session, the server opens no file (docs/settings.md §8)
 
     # resume: only the infrastructure errors run again; the scored records are kept
     calls.clear()

@@ -132,7 +132,12 @@ def test_langgraph_dev_draws_and_runs_the_role_named_in_wtb_roles(tmp_path):
         assert {("planner", "critic"), ("critic", "checker"), ("critic", "planner"), ("critic", "__end__")} <= edges
         return await client.runs.wait(None, "generation", input=plan.as_state(), context=context, raise_error=True)
 
-    with LangGraphDev(tmp_path / "logs", env={"WTB_ROLES": str(VETO_MODULE)}) as server:
+    deployment = {  # the deployer's settings (docs/settings.md §8): script files in this test's folder only
+        "WTB_ROLES": str(VETO_MODULE),
+        "WTB_SERVER_MODELS": "scripted:*",
+        "WTB_SERVER_FILES": str(tmp_path.resolve()),
+    }
+    with LangGraphDev(tmp_path / "logs", env=deployment) as server:
         output = asyncio.run(check(server.start()))
     assert output["status"] == "done", output.get("failure_reason")
     _assert_routed_back(output["transcript"], output["calls"], critic_spec)

@@ -35,14 +35,22 @@ HISTORY_ID = re.compile(r"toolu_bdrk_[A-Za-z0-9]{24}")
 DELAY = "0.05"  # seconds per replayed reply, on the server
 
 
+def server_env(reference_dir: Path, tmp_path_factory) -> dict[str, str]:
+    """The deployment's settings of these tests (docs/settings.md §8): replay and script specs, with their files
+    in the reference fixtures, this session's temporary folders or /nonexistent/wtb (to see a missing file)."""
+    folders = [reference_dir.resolve(), tmp_path_factory.getbasetemp().resolve(), Path("/nonexistent/wtb")]
+    return {"WTB_SERVER_MODELS": "replay:*,scripted:*", "WTB_SERVER_FILES": ",".join(str(f) for f in folders)}
+
+
 @pytest.fixture(scope="module")
-def dev_server(tmp_path_factory):
+def dev_server(tmp_path_factory, reference_dir):
     if importlib.util.find_spec("langgraph_api") is None:
         message = "langgraph-cli[inmem] is not installed (it is in the test extra)"
         if os.environ.get("WTB_REQUIRE_SHARED") == "1":
             pytest.fail(message)
         pytest.skip(message)
-    with LangGraphDev(tmp_path_factory.mktemp("langgraph-dev"), jobs=8, env={"WTB_REPLAY_DELAY": DELAY}) as dev:
+    env = {"WTB_REPLAY_DELAY": DELAY, **server_env(reference_dir, tmp_path_factory)}
+    with LangGraphDev(tmp_path_factory.mktemp("langgraph-dev"), jobs=8, env=env) as dev:
         dev.start()
         yield dev
 
@@ -345,7 +353,7 @@ def test_generate_on_the_server_equals_a_local_run(dev_server, shared_dir, tmp_p
     assert manifest["sessions"] == local_manifest["sessions"]
 
 
-def test_server_runs_are_traced_like_local_ones(reference_dir, tmp_path, monkeypatch):
+def test_server_runs_are_traced_like_local_ones(reference_dir, tmp_path, tmp_path_factory, monkeypatch):
     """A server that traces (here to a loopback LangSmith stand-in) records one root run per session, named,
     tagged and with the metadata of a local run's trace, in the client's LANGSMITH_PROJECT."""
     from tests.support.langsmith_stub import LangSmithStub
@@ -358,7 +366,8 @@ def test_server_runs_are_traced_like_local_ones(reference_dir, tmp_path, monkeyp
             "LANGSMITH_ENDPOINT": stub.url,
             "LANGSMITH_API_KEY": "lsv2_pt_" + "0" * 32,
         }
-        with LangGraphDev(tmp_path / "traced", jobs=2, env={**tracing, "LANGSMITH_PROJECT": "deployment"}) as dev:
+        env = {**tracing, "LANGSMITH_PROJECT": "deployment", **server_env(reference_dir, tmp_path_factory)}
+        with LangGraphDev(tmp_path / "traced", jobs=2, env=env) as dev:
             dev.start()
             for name, value in {**tracing, "LANGSMITH_PROJECT": "wtb-client"}.items():
                 monkeypatch.setenv(name, value)

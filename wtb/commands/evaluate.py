@@ -185,7 +185,7 @@ def plan_eval(options: EvalOptions) -> EvalPlan:
     if options.server:  # the server runs the model: it must answer and be able to open the spec's file
         from wtb.remote import check_server  # the LangGraph SDK: only for --server
 
-        check_server(options.server, "evaluation", [context.model])
+        check_server(options.server, "evaluation", [context.model], context=context)
     else:
         check_configuration(context)
         if options.preflight:

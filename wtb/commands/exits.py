@@ -164,17 +164,23 @@ def exit_on_error(*, configuration: tuple[type[BaseException], ...] = ()) -> Ite
         configuration: exception types that are the run's configuration in this body (exit status 2;
             see :func:`exit_status`).
 
+    Everything the body and the failure lines print goes through the project's redaction
+    (:func:`wtb.tracing.redaction.redacted_terminal`, docs/settings.md §8).
+
     Raises:
         typer.Exit: with the status of the table, after its lines are printed on stderr.
         Exception: click's own exceptions and any exception outside the table, unchanged.
     """
-    try:
-        yield
-    except Exception as exc:
-        mapped = exit_status(exc, configuration)
-        if mapped is None:
-            raise
-        raise _exit(*mapped) from None
+    from wtb.tracing.redaction import redacted_terminal
+
+    with redacted_terminal():
+        try:
+            yield
+        except Exception as exc:
+            mapped = exit_status(exc, configuration)
+            if mapped is None:
+                raise
+            raise _exit(*mapped) from None
 
 
 def _sigterm_as_interrupt(signum: int, frame: object) -> None:

@@ -14,7 +14,14 @@ nothing written):
    graph per file with ``{"session_id": <an id no file holds>}`` and the file as the context's
    ``dataset``. The graph's first node opens the file to look the id up, so the run fails either with
    ``ValueError`` (the server read the file: it has no such session) or with ``OSError`` /
-   ``FileNotFoundError`` (it could not open it). No model is built or called, nothing is stored.
+   ``FileNotFoundError`` (it could not open it). No model is built or called, nothing is stored. A
+   server whose deployment does not accept the file (server mode, docs/settings.md §8) answers
+   ``PolicyError`` without opening it;
+4. for ``wtb eval``, the server accepts the run's context: one threadless run with the context every
+   session will carry and the same unknown ``session_id``. The server checks the context first (its
+   model spec and base URL against ``WTB_SERVER_MODELS`` / ``WTB_SERVER_BASE_URLS``) and refuses it
+   with ``PolicyError``; an accepted context fails on the unknown id (``ValueError``) before any model
+   is built.
 
 Problems only a model request can reveal (a key the provider rejects, a base URL the server cannot
 reach) stay what they are locally: infrastructure errors of the sessions (exit status 3).
@@ -24,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +45,9 @@ PROBE_GRAPH = "evaluation"
 
 _READABLE = ("ValueError", "JSONDecodeError", "UnicodeDecodeError")
 """Error classes of a probe run that show the server opened the file (it holds no probe session)."""
+
+REFUSED = "PolicyError"
+"""Error class of a run whose context the server's deployment refuses (``models.policy.PolicyError``)."""
 
 
 def spec_file(spec: str) -> str | None:
@@ -121,6 +131,8 @@ async def probe_file(client: Any, path: str) -> None:
     error = reply.error or {}
     if error.get("error") in _READABLE:
         return
+    if error.get("error") == REFUSED:
+        raise ConfigurationError(f"the server refuses {path}: {error.get('message')}")
     if reply.error is None:
         raise ConfigurationError(f"the server's probe of {path} returned a session; it should have found none")
     raise ConfigurationError(
@@ -130,18 +142,59 @@ async def probe_file(client: Any, path: str) -> None:
     )
 
 
-async def acheck_server(url: str, graph_id: str, files: Iterable[str], *, api_key: str | None = None) -> None:
-    """Steps 2 and 3 of the module doc against the server at ``url``.
+async def probe_context(client: Any, context: Mapping[str, Any]) -> None:
+    """Ask the server whether it accepts ``context`` for the ``evaluation`` graph (step 4 of the module doc).
+
+    Raises:
+        models.ConfigurationError: the server refuses the context (the message is the server's, naming
+            the field and the server variable that would allow it), or answered unexpectedly.
+        ServerFailure: the server could not be reached.
+    """
+    from models import ConfigurationError
+
+    reply = await wait_for_run(
+        client,
+        PROBE_GRAPH,
+        thread_id="",
+        input={"session_id": f"wtb-server-probe-{uuid.uuid4().hex}"},
+        context={k: v for k, v in context.items() if k != "dataset"},
+        metadata={"wtb_probe_context": True},
+        config={"run_name": "wtb server probe", "tags": ["wildtoolbench", "wtb-server-probe"]},
+        create_thread=False,
+    )
+    error = reply.error or {}
+    if error.get("error") in _READABLE:
+        return
+    if error.get("error") == REFUSED:
+        raise ConfigurationError(str(error.get("message")))
+    if reply.error is None:
+        raise ConfigurationError("the server's context probe returned a session; it should have found none")
+    raise ConfigurationError(
+        f"the server cannot run the evaluation graph with this context ({error.get('error')}: {error.get('message')})"
+    )
+
+
+async def acheck_server(
+    url: str,
+    graph_id: str,
+    files: Iterable[str],
+    *,
+    api_key: str | None = None,
+    context: Mapping[str, Any] | None = None,
+) -> None:
+    """Steps 2 to 4 of the module doc against the server at ``url``.
 
     Args:
         url: the server's base URL.
         graph_id: the graph the run will use (``evaluation`` or ``generation``).
         files: files the server must open (from :func:`check_specs_for_server`).
         api_key: as in :func:`wtb.remote.client.connect`.
+        context: the evaluation context payload every session will carry (step 4), or ``None``.
 
     Raises:
         models.ConfigurationError: the server cannot be reached, rejects the client, lacks the
-            graph (or the ``evaluation`` graph needed for a file probe), or cannot open a file.
+            graph (or the ``evaluation`` graph needed for a file probe), cannot open a file, or
+            refuses the context.
     """
     from models import ConfigurationError
 
@@ -153,11 +206,13 @@ async def acheck_server(url: str, graph_id: str, files: Iterable[str], *, api_ke
                 await find_graph(client, PROBE_GRAPH)
             for path in files:
                 await probe_file(client, path)
+            if context is not None and graph_id == PROBE_GRAPH:
+                await probe_context(client, context)
         except ServerFailure as exc:
             raise ConfigurationError(f"LangGraph server {display_url(url)}: {exc}") from None
 
 
-def check_server(url: str, graph_id: str, specs: Iterable[str], settings: Any = None) -> None:
+def check_server(url: str, graph_id: str, specs: Iterable[str], settings: Any = None, *, context: Any = None) -> None:
     """Every check of the module doc, before the first session of a ``--server`` run (runs its own event loop).
 
     Args:
@@ -165,6 +220,8 @@ def check_server(url: str, graph_id: str, specs: Iterable[str], settings: Any = 
         graph_id: ``evaluation`` or ``generation``.
         specs: the run's model specs.
         settings: ``models.ModelSettings`` for local copies of files.
+        context: the run's ``EvaluationContext`` (``wtb eval``): the server is asked whether it accepts
+            the context the sessions will carry (step 4).
 
     Raises:
         models.ConfigurationError: a malformed URL; see :func:`check_specs_for_server` and :func:`acheck_server`.
@@ -173,4 +230,9 @@ def check_server(url: str, graph_id: str, specs: Iterable[str], settings: Any = 
 
     check_url(url)
     files = check_specs_for_server(specs, settings)
-    asyncio.run(acheck_server(url, graph_id, files))
+    payload = None
+    if context is not None:
+        from wtb.remote.evaluation import context_payload
+
+        payload = context_payload(context)
+    asyncio.run(acheck_server(url, graph_id, files, context=payload))

@@ -45,13 +45,15 @@ _ATTEMPTS = re.compile(r"^model request failed after (\d+) attempts?\b")
 
 
 def context_payload(context: Any) -> dict[str, Any]:
-    """The graph context sent with each run: every field of ``context`` as resolved on the client.
+    """The graph context sent with each run: every field of ``context`` as resolved on the client, but ``dataset``.
 
     The client's explicit values, ``WTB_*`` variables and defaults have been applied already
     (docs/settings.md), so the server's own ``WTB_*`` variables change nothing. Base URLs are used
-    by the server as they are: they must be reachable from the server.
+    by the server as they are: they must be reachable from it, and accepted by its deployment
+    (``WTB_SERVER_BASE_URLS``; model specs and files likewise, docs/settings.md §8). The dataset is
+    left out: each run carries its session, and the server is asked to open no dataset file.
     """
-    return {f.name: getattr(context, f.name) for f in dataclasses.fields(context)}
+    return {f.name: getattr(context, f.name) for f in dataclasses.fields(context) if f.name != "dataset"}
 
 
 def record_usage(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from wtb.runner.store import RecordInfo
+from wtb.tracing.redaction import redact
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,8 @@ class RunSummary:
         inference_errors: ids whose record is ``"Error during inference: ..."`` (this run and earlier ones).
         infrastructure_errors: ``errors.jsonl`` entries of this run (sessions without a record, re-run on resume).
         retried_requests: requests of this run that needed more than one try, each
-            ``{"id", "task", "step", "attempts", "errors", "waited", "ok"}``.
+            ``{"id", "task", "step", "attempts", "errors", "waited", "ok"}`` (redacted: an endpoint may
+            echo the request's headers into its errors; docs/settings.md §8).
         tasks / tasks_right_tool_names: tasks in the selected sessions' records and how many of them
             called the right tools in the right order (``action_name_label`` correct), before the
             argument check: not the accuracy, which only the score table reports (docs/settings.md §7.7).
@@ -75,7 +77,7 @@ class RunSummary:
         self.output_tokens += int(usage.get("output_tokens", 0))
         self.capped_retry_waits += int(usage.get("capped_retry_waits", 0))
         self.invalid_token_counts += int(usage.get("invalid_token_counts", 0))
-        self.retried_requests.extend({"id": session_id, **entry} for entry in usage.get("retried_requests", []))
+        self.retried_requests.extend(redact({"id": session_id, **entry}) for entry in usage.get("retried_requests", []))
 
 
 def _usage_totals(usages: Iterable[Mapping[str, Any]], prices: Prices | None) -> dict[str, Any]:
@@ -104,6 +106,8 @@ def summary_json(
     of the selected sessions in the result file, earlier runs included (cost at
     this run's prices). ``selected_ids`` are the ids of the selected sessions
     (:func:`wtb.runner.selection.session_ids`); ``records`` the infos of the result file's records.
+    The whole content is redacted (:func:`wtb.tracing.redaction.redact`, docs/settings.md §8): errors,
+    settings and paths carry no secret.
     """
     selected = set(selected_ids)
     this_run = {
@@ -117,24 +121,26 @@ def summary_json(
     }
     if summary.cost_usd is not None:
         this_run["cost_usd"] = summary.cost_usd
-    return {
-        "model_name": model_name,
-        "settings": dict(settings or {}),
-        "result_file": str(summary.result_path),
-        "selected": summary.selected,
-        "evaluated": summary.evaluated,
-        "skipped": summary.skipped,
-        "tasks": summary.tasks,
-        "tasks_right_tool_names": summary.tasks_right_tool_names,
-        "wall_time": round(summary.wall_time, 3),
-        "prices_usd_per_million_tokens": (
-            {"input": prices.input_per_million, "output": prices.output_per_million} if prices is not None else None
-        ),
-        "this_run": this_run,
-        "selected_sessions": _usage_totals((r.usage for r in records if r.id in selected), prices),
-        "inference_errors": summary.inference_errors,
-        "infrastructure_errors": [
-            {k: e.get(k) for k in ("id", "error", "attempts", "where")} for e in summary.infrastructure_errors
-        ],
-        "retried_requests": summary.retried_requests,
-    }
+    return redact(
+        {
+            "model_name": model_name,
+            "settings": dict(settings or {}),
+            "result_file": str(summary.result_path),
+            "selected": summary.selected,
+            "evaluated": summary.evaluated,
+            "skipped": summary.skipped,
+            "tasks": summary.tasks,
+            "tasks_right_tool_names": summary.tasks_right_tool_names,
+            "wall_time": round(summary.wall_time, 3),
+            "prices_usd_per_million_tokens": (
+                {"input": prices.input_per_million, "output": prices.output_per_million} if prices is not None else None
+            ),
+            "this_run": this_run,
+            "selected_sessions": _usage_totals((r.usage for r in records if r.id in selected), prices),
+            "inference_errors": summary.inference_errors,
+            "infrastructure_errors": [
+                {k: e.get(k) for k in ("id", "error", "attempts", "where")} for e in summary.infrastructure_errors
+            ],
+            "retried_requests": summary.retried_requests,
+        }
+    )

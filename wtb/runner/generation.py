@@ -45,6 +45,7 @@ from wtb.tracing import (
     context_settings,
     project_version,
     redact,
+    redact_record,
     redact_text,
     session_run_config,
 )
@@ -191,10 +192,10 @@ def write_outcome(out_dir: Path, outcome: GenerationOutcome) -> Path:
             "plan": outcome.plan.summary(),
             "tools_sha256": _tools_digest(outcome.plan),
             "status": outcome.status,
-            "reason": outcome.reason,
+            "reason": redact_text(outcome.reason) if outcome.reason else outcome.reason,
             "infrastructure": outcome.infrastructure,
-            "usage": outcome.usage,
-            "session": outcome.session,
+            "usage": redact(outcome.usage),  # errors an endpoint echoed (docs/settings.md §8)
+            "session": redact_record(outcome.session),
         },
     )
     return path
@@ -353,15 +354,17 @@ async def run_batch(
     }
     write_json_atomic(
         out / "manifest.json",
-        {
-            "settings": redact(settings or {}),
-            "context": context_record,
-            "succeeded": len(sessions),
-            "failed": len(failures),
-            "usage": usage,
-            "retried_requests": retried,
-            "sessions": index,
-        },
+        redact(  # settings, errors an endpoint echoed, paths: no credentials (docs/settings.md §8)
+            {
+                "settings": settings or {},
+                "context": context_record,
+                "succeeded": len(sessions),
+                "failed": len(failures),
+                "usage": usage,
+                "retried_requests": retried,
+                "sessions": index,
+            }
+        ),
     )
     return GenerationSummary(
         str(out),

@@ -1,244 +1,86 @@
-"""Secret redaction for traces and result files: API keys, ``Authorization`` headers, credentials in URLs.
+"""Secret redaction for what a ``wtb`` command writes: the project's one redaction (:mod:`models.redaction`),
+and the guard that passes the command's terminal output through it (:func:`redacted_terminal`).
 
-:func:`redact` walks any JSON-like value, :func:`redact_text` handles one string and
-:func:`redact_record` a result record (only its string leaves that can hold a secret).
+:func:`redact`, :func:`redact_text`, :func:`redact_record` and :func:`secret_values` are those of
+:mod:`models.redaction` (docs/settings.md §8), re-exported here for the application layer.
 """
 
 from __future__ import annotations
 
-import functools
-import os
-import re
-from collections.abc import Mapping
-from typing import Any
+import contextlib
+import sys
+from collections.abc import Iterator
+from typing import Any, TextIO
 
-REDACTED = "[REDACTED]"
-
-
-# Keys whose string values are secrets wherever they appear (compared lower-cased, "-" -> "_").
-SECRET_KEYS = frozenset(
-    {
-        "api_key",
-        "apikey",
-        "openai_api_key",
-        "langsmith_api_key",
-        "langchain_api_key",
-        "deepseek_api_key",
-        "anthropic_api_key",
-        "x_api_key",
-        "authorization",
-        "proxy_authorization",
-        "password",
-        "passwd",
-        "secret",
-        "client_secret",
-        "access_token",
-        "refresh_token",
-        "auth_token",
-        "bearer_token",
-    }
-)
+from models.redaction import REDACTED, SECRET_KEYS, redact, redact_record, redact_text, secret_values
 
 
-# Environment variables whose values are secrets: "*_API_KEY", "*_TOKEN", "*_SECRET", "*PASSWORD".
-_SECRET_ENV = re.compile(r"(API_KEY|_TOKEN|_SECRET|PASSWORD)$", re.IGNORECASE)
+class RedactingStream:
+    """A text stream that passes every ``write`` through :func:`redact_text` before the wrapped stream.
 
-
-_MIN_SECRET_LEN = 6  # shorter values ("x", "EMPTY") are placeholders and would mangle ordinary text
-
-
-_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    # scheme://user:pass@host  ->  scheme://[REDACTED]@host
-    (re.compile(r"(?P<keep>\b[a-zA-Z][a-zA-Z0-9+.\-]*://)[^/\s@\"'<>]+@"), r"\g<keep>" + REDACTED + "@"),
-    # ?api_key=...&token=...  (query parameters that carry credentials)
-    (
-        re.compile(
-            r"(?P<keep>[?&](?:api[_-]?key|key|access[_-]?token|token|auth|secret|password|sig|signature)=)"
-            r"[^&#\s\"'<>]+",
-            re.IGNORECASE,
-        ),
-        r"\g<keep>" + REDACTED,
-    ),
-    # Authorization: Bearer xxx / 'x-api-key': 'xxx' / api_key="xxx" in reprs and logs
-    (
-        re.compile(
-            r"(?P<keep>\b(?:proxy-)?authorization|\bx-api-key|\bapi[_-]?key)(?P<sep>[\"']?\s*[:=]\s*[\"']?)"
-            r"(?P<scheme>(?:bearer|basic|token)\s+)?[^\s\"',;}&#]+",
-            re.IGNORECASE,
-        ),
-        r"\g<keep>\g<sep>\g<scheme>" + REDACTED,
-    ),
-    (re.compile(r"(?P<keep>\bbearer\s+)[A-Za-z0-9._~+/=\-]{8,}", re.IGNORECASE), r"\g<keep>" + REDACTED),
-    # well-known key shapes: OpenAI / DeepSeek "sk-...", LangSmith "lsv2_...", Hugging Face, Google
-    (re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"), REDACTED),
-    (re.compile(r"\blsv2_[A-Za-z0-9_]{8,}"), REDACTED),
-    (re.compile(r"\bhf_[A-Za-z0-9]{16,}"), REDACTED),
-    (re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"), REDACTED),
-)
-
-
-def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
-    """Values of secret-looking environment variables (``*_API_KEY``, ``*_TOKEN``, ...), longest first.
+    Everything else (``flush``, ``isatty``, ``fileno``, ``encoding``, ``buffer`` ...) is the wrapped
+    stream's. One ``write`` is redacted as a whole: ``print``, ``click.echo`` and rich write a line (or
+    a whole rendering) at once, so a secret is never split across two writes by them.
 
     Args:
-        environ: mapping to read (default ``os.environ``).
-
-    Returns:
-        Distinct values at least 6 characters long, longest first (so a secret that contains
-        another is replaced whole).
+        stream: the stream to write to (``sys.stdout`` or ``sys.stderr``).
+        secrets: exact secret values (default: read from the environment at each write).
     """
-    env = os.environ if environ is None else environ
-    values = {v for k, v in env.items() if _SECRET_ENV.search(k) and v and len(v) >= _MIN_SECRET_LEN}
-    return sorted(values, key=len, reverse=True)
+
+    def __init__(self, stream: TextIO, secrets: list[str] | None = None):
+        self._stream = stream
+        self._secrets = secrets
+
+    @property
+    def wrapped(self) -> TextIO:
+        """The stream written to."""
+        return self._stream
+
+    def write(self, text: str) -> int:
+        """Write ``text`` redacted; returns ``len(text)`` (what the caller wrote, as ``TextIO.write`` does)."""
+        if isinstance(text, str) and text:
+            self._stream.write(redact_text(text, self._secrets))
+        else:
+            self._stream.write(text)
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        """Write each line redacted."""
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
-# Cheap pre-check: a string that matches none of these cannot match any pattern in _PATTERNS.
-_TRIGGER = re.compile(r"@|[?&][A-Za-z_\-]+=|authorization|api[_-]?key|bearer|sk-|lsv2_|hf_|AIza", re.IGNORECASE)
+@contextlib.contextmanager
+def redacted_terminal() -> Iterator[None]:
+    """Within the block, ``sys.stdout`` and ``sys.stderr`` redact every write (docs/settings.md §8).
 
-
-def redact_text(text: str, secrets: list[str] | None = None) -> str:
-    """Replace credentials inside ``text`` with ``[REDACTED]``.
-
-    Removes, in order: the exact values in ``secrets`` (default :func:`secret_values`), user
-    information in URLs, credential query parameters (``api_key=``, ``token=``, ...),
-    ``Authorization`` / ``x-api-key`` header values, bearer tokens and well-known key shapes
-    (``sk-...``, ``lsv2_...``).
-
-    Args:
-        text: any string.
-        secrets: exact secret strings to remove; ``None`` reads them from the environment.
-
-    Returns:
-        The text with every match replaced; unchanged text is returned as is.
+    What a command prints (results, warnings, the lines of a failure, a traceback, log records of
+    handlers that write to ``sys.stderr`` when they emit) goes through :func:`redact_text`. Nested
+    blocks do not wrap twice; the streams found on entry are put back on exit. The values of secret
+    variables are read once, on entry.
     """
-    return _redact_text_cached(text, tuple(secret_values() if secrets is None else secrets))
+    saved = sys.stdout, sys.stderr
+    secrets = secret_values()  # once per command: the environment's secrets do not change during it
+    if not isinstance(sys.stdout, RedactingStream):
+        sys.stdout = RedactingStream(sys.stdout, secrets)  # type: ignore[assignment]
+    if not isinstance(sys.stderr, RedactingStream):
+        sys.stderr = RedactingStream(sys.stderr, secrets)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
-@functools.lru_cache(maxsize=65536)
-def _redact_text_cached(text: str, secrets: tuple[str, ...]) -> str:
-    # Traced graph state repeats the same strings (tools, messages) in every node run: cache.
-    for secret in secrets:
-        if secret and secret in text:
-            text = text.replace(secret, REDACTED)
-    if not _TRIGGER.search(text):
-        return text
-    for pattern, replacement in _PATTERNS:
-        text = pattern.sub(replacement, text)
-    return text
-
-
-def _is_secret_key(key: Any) -> bool:
-    return isinstance(key, str) and key.lower().replace("-", "_") in SECRET_KEYS
-
-
-def redact(value: Any, secrets: list[str] | None = None) -> Any:
-    """Return a copy of ``value`` (JSON-like data) with every credential replaced by ``[REDACTED]``.
-
-    Dict entries whose key names a secret (``api_key``, ``authorization``, ``x-api-key``,
-    ``password``, ...; see :data:`SECRET_KEYS`) lose their value; every string is passed through
-    :func:`redact_text`. Lists, tuples and dicts are walked recursively; other values are kept.
-    This is the ``anonymizer`` of the LangSmith client built by :func:`make_client`.
-
-    Args:
-        value: dicts / lists / strings / scalars (as the LangSmith SDK hands over run data).
-        secrets: exact secret strings; ``None`` reads them once from the environment.
-
-    Returns:
-        The redacted copy (same shape).
-    """
-    if secrets is None:
-        secrets = secret_values()
-    if isinstance(value, str):
-        return _redact_text_cached(value, tuple(secrets)) if len(value) >= 6 else value
-    if isinstance(value, dict):
-        return {
-            k: (REDACTED if _is_secret_key(k) and isinstance(v, str) and v else redact(v, secrets))
-            for k, v in value.items()
-        }
-    if isinstance(value, (list, tuple)):
-        return type(value)(redact(v, secrets) for v in value)
-    return value
-
-
-_ERROR_KEYS = frozenset({"error_reason", "error"})
-
-
-def redact_record(record: Any, secrets: list[str] | None = None) -> Any:
-    """Redact a result record (docs/evaluation.md §5) or session before it is written to a result file.
-
-    Benchmark content (tool arguments, observations, replies) must stay byte-identical to what
-    the model produced, so only two things are touched: the exact secret values of the environment
-    (anywhere), and every credential pattern of :func:`redact_text` inside error strings (the
-    session-level ``"Error during inference: ..."`` result and the steps' ``error_reason``), which
-    is where an HTTP client's message could carry a URL or header. A string counts as an error
-    string when the nearest dict key above it (through lists) is ``error_reason`` or ``error``, or
-    is ``result`` and the string starts with ``Error``.
-
-    The walk copies only what changes: without secrets in the environment, a record whose error
-    strings hold no credential is returned as it is, and an unchanged dict or list inside a changed
-    record is shared with ``record`` (hand over a record you no longer change).
-
-    Args:
-        record: a JSON-like value, typically one line of ``result.jsonl``.
-        secrets: exact secret strings; ``None`` reads them from the environment.
-
-    Returns:
-        The redacted record: ``record`` itself when nothing was redacted, else a copy of every
-        dict and list on the way to a redacted string.
-    """
-    found = tuple(secret_values() if secrets is None else secrets)
-
-    def text(value: str, key: Any) -> str:
-        if key in _ERROR_KEYS or (key == "result" and value.startswith("Error")):
-            out = _redact_text_cached(value, found)
-            return value if out == value else out
-        for secret in found:
-            if secret in value:
-                value = value.replace(secret, REDACTED)
-        return value
-
-    def leaf(value: Any, key: Any) -> Any:
-        if isinstance(value, str):
-            return text(value, key)
-        if isinstance(value, dict):
-            return mapping(value)
-        if isinstance(value, list):
-            return sequence(value, key)
-        return value
-
-    def mapping(value: dict[Any, Any]) -> dict[Any, Any]:
-        changed: dict[Any, Any] | None = None
-        for k, v in value.items():
-            if isinstance(v, str):
-                if not found and k not in _ERROR_KEYS and k != "result":
-                    continue  # without secrets only error strings can change
-                new = text(v, k)
-            elif isinstance(v, (dict, list)):
-                new = leaf(v, k)
-            else:
-                continue
-            if new is not v:
-                if changed is None:
-                    changed = dict(value)
-                changed[k] = new
-        return value if changed is None else changed
-
-    def sequence(value: list[Any], key: Any) -> list[Any]:
-        strings = bool(found) or key in _ERROR_KEYS or key == "result"
-        changed: list[Any] | None = None
-        for i, v in enumerate(value):
-            if isinstance(v, str):
-                if not strings:
-                    continue
-                new = text(v, key)
-            elif isinstance(v, (dict, list)):
-                new = leaf(v, key)
-            else:
-                continue
-            if new is not v:
-                if changed is None:
-                    changed = list(value)
-                changed[i] = new
-        return value if changed is None else changed
-
-    return leaf(record, None)
+__all__ = [
+    "REDACTED",
+    "SECRET_KEYS",
+    "RedactingStream",
+    "redact",
+    "redact_record",
+    "redact_text",
+    "redacted_terminal",
+    "secret_values",
+]
