@@ -18,11 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from models import DEFAULT_MODEL
-from models.policy import check_generation_context
+from models.policy import NO_MODEL, check_generation_context
 from models.settings import env_value, resolve_settings, setting
-
-NO_MODEL = "none"
-"""Model spec meaning "this role calls no model" (the checker then applies rule checks only)."""
 
 
 def role_env(role: str) -> str:

@@ -37,7 +37,7 @@ from typing import Any
 
 from wtb.remote.client import ServerFailure, connect, display_url, find_graph, wait_for_run
 
-FILE_PROVIDERS = ("replay", "scripted", "graph")
+PROBED_FILE_PROVIDERS = ("replay", "scripted", "graph")
 """Providers whose spec names a file that the server reads (``graph:`` only with a ``PATH.py`` target)."""
 
 PROBE_GRAPH = "evaluation"
@@ -55,7 +55,7 @@ def spec_file(spec: str) -> str | None:
     (also for ``graph:package.module:ATTR``, which the server imports from its own packages)."""
     provider, sep, name = spec.partition(":")
     provider = provider.strip()
-    if not sep or provider not in FILE_PROVIDERS:
+    if not sep or provider not in PROBED_FILE_PROVIDERS:
         return None
     if provider == "graph":
         from models.providers.graph import is_file_target, parse_name
