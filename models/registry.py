@@ -42,6 +42,7 @@ BUILTIN_PROVIDERS: dict[str, str] = {
     "local": "models.local",
     "graph": "models.providers.graph",
     "langchain": "models.providers.langchain",
+    "baseline": "models.providers.baseline",
 }
 
 # Bare names accepted as specs, each standing for a full "provider:name" spec.
