@@ -35,8 +35,8 @@ BUILTIN_PROVIDERS: dict[str, str] = {
     "openai": "models.openai",
     "replay": "models.replay",
     "scripted": "models.scripted",
-    "gguf": "models.gguf",
-    "local": "models.local",
+    "gguf": "models.llama.gguf",
+    "local": "models.llama.local",
     "graph": "models.graph",
     "langchain": "models.langchain_chat",
 }
