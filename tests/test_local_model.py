@@ -384,7 +384,7 @@ def test_child_server_params() -> None:
     assert params.cpuparams.n_threads == params.cpuparams_batch.n_threads == 2
     assert params.use_jinja and params.force_pure_content_parser and params.cache_prompt
     assert params.cache_ram_mib == 1024 and not hasattr(params, "chat_template")
-    assert params.verbosity == 2
+    assert params.verbosity == 1
     args = parse_args(["--model", "m", "--alias", "m", "--port", "1", "--chat_template", "chatml", "--verbose", "1"])
     params = server_params(fake, args)
     assert params.chat_template == "chatml" and params.verbosity == 3
