@@ -355,9 +355,15 @@ def test_local_model_sends_the_history_dicts_exactly() -> None:
     assert payload["messages"] == [history[0], {**history[1], "content": ""}, history[2]]
 
 
-def test_local_providers_advertise_one_session_at_a_time() -> None:
-    assert providers.max_concurrency("local") == 1
-    assert providers.max_concurrency("gguf:/models/x.gguf") == 1
+def test_local_providers_advertise_one_session_per_slot(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("WTB_LOCAL_PARALLEL", raising=False)
+    assert providers.max_concurrency("local") == llama_server.DEFAULT_PARALLEL
+    assert providers.max_concurrency("gguf:/models/x.gguf") == llama_server.DEFAULT_PARALLEL
+    monkeypatch.setenv("WTB_LOCAL_PARALLEL", "3")
+    assert providers.max_concurrency("local") == providers.max_concurrency("gguf:/models/x.gguf") == 3
+    monkeypatch.setenv("WTB_LOCAL_PARALLEL", "many")  # reported when the server starts, not here
+    assert providers.max_concurrency("local") == llama_server.DEFAULT_PARALLEL
+    monkeypatch.delenv("WTB_LOCAL_PARALLEL")
     assert providers.max_concurrency("openai:gpt-4o-mini") is None
     assert providers.max_concurrency("replay:/tmp/c.jsonl#oracle") is None
     with pytest.raises(ValueError, match="provider:name"):

@@ -28,16 +28,35 @@ import httpx
 
 from models.llama.bundled import LocalModelUnavailable
 from models.llama.chat import LocalChatOpenAI
-from models.llama.server import SERVER_KEYS, LocalServer, _env_int, get_server, require_llama_server, server_options
+from models.llama.server import (
+    DEFAULT_PARALLEL,
+    SERVER_KEYS,
+    LocalServer,
+    _env_int,
+    get_server,
+    require_llama_server,
+    server_options,
+)
 from models.settings import ModelSettings
 
 #: Default cap on generated tokens per request (a small model can otherwise ramble to ``n_ctx``).
 DEFAULT_MAX_TOKENS = 1024
 #: Least per-request timeout for a local server in seconds: a slow CPU is not a dead endpoint.
 DEFAULT_MIN_TIMEOUT = 600.0
-#: Sessions a local server usefully serves at once (see :func:`models.max_concurrency`):
-#: one per slot (``n_parallel``, default 1), and interleaving more conversations defeats its prompt reuse.
-MAX_CONCURRENCY = 1
+
+
+def __getattr__(name: str) -> Any:
+    """``MAX_CONCURRENCY``: sessions a local server usefully serves at once (:func:`models.max_concurrency`).
+
+    One per slot: ``WTB_LOCAL_PARALLEL`` when set to a valid count, else :data:`DEFAULT_PARALLEL`
+    (a run's default ``--concurrency``; more sessions than slots would only queue client-side).
+    """
+    if name == "MAX_CONCURRENCY":
+        try:
+            return server_options().n_parallel
+        except ValueError:
+            return DEFAULT_PARALLEL
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def chat_model_for_server(server: LocalServer, settings: ModelSettings) -> LocalChatOpenAI:

@@ -7,14 +7,21 @@ Needs the ``local`` extra.
 
 from __future__ import annotations
 
+from typing import Any
+
+from models.llama import gguf
 from models.llama.bundled import LocalModelUnavailable, bundled_model, part_paths
 from models.llama.chat import LocalChatOpenAI
-from models.llama.gguf import (
-    MAX_CONCURRENCY,  # noqa: F401  (MAX_CONCURRENCY: same server)
-    chat_model_for_server,
-)
+from models.llama.gguf import chat_model_for_server
 from models.llama.server import get_server, require_llama_server, server_options
 from models.settings import ModelSettings
+
+
+def __getattr__(name: str) -> Any:
+    """``MAX_CONCURRENCY``: the same as ``gguf:`` (one session per server slot)."""
+    if name == "MAX_CONCURRENCY":
+        return gguf.MAX_CONCURRENCY
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def check(name: str, settings: ModelSettings) -> None:
