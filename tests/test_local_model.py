@@ -33,7 +33,7 @@ from models.llama.bundled import (
     ModelAssemblyError,
     assemble,
 )
-from models.llama.chat import RAW_TEXT_KEY, LocalChatOpenAI, adapt_payload, lift_text_tool_calls
+from models.llama.chat import RAW_TEXT_KEY, LocalChatOpenAI, adapt_payload, json_schema_grammar, lift_text_tool_calls
 from models.llama.server import LocalServer, LocalServerError, ServerOptions
 from models.messages import RAW_RESPONSE_KEY, response_from_ai, to_langchain
 
@@ -188,22 +188,32 @@ def test_adapter_sends_max_tokens() -> None:
     assert payload["max_tokens"] == 77 and "max_completion_tokens" not in payload
 
 
-def test_adapter_maps_json_schema_response_format_and_structured_output() -> None:
+def test_adapter_maps_json_response_formats_to_a_grammar_and_structured_output() -> None:
     schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    grammar = (
+        '%llguidance {}\nstart: %json {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], '
+        '"x-guidance": {"whitespace_flexible": false, "item_separator": ", ", "key_separator": ": "}}'
+    )
     payload = adapt_payload(
         {"messages": [], "response_format": {"type": "json_schema", "json_schema": {"name": "r", "schema": schema}}}
     )
-    assert "response_format" not in payload
-    assert payload["extra_body"] == {"response_format": {"type": "json_object", "schema": schema}}
+    assert "response_format" not in payload and "x-guidance" not in schema
+    assert payload["extra_body"] == {"grammar": grammar}
+    assert adapt_payload({"messages": [], "response_format": {"type": "json_object", "schema": schema}}) == payload
+    any_object = adapt_payload({"messages": [], "response_format": {"type": "json_object"}})
+    assert any_object["extra_body"]["grammar"].startswith(
+        '%llguidance {}\nstart: %json {"type": "object", "x-guidance"'
+    )
     kept = adapt_payload({"messages": [], "extra_body": {"grammar": "g"}, "response_format": {"type": "json_object"}})
-    assert kept["extra_body"] == {"grammar": "g", "response_format": {"type": "json_object"}}
+    assert kept["extra_body"] == {"grammar": "g"}
+    assert adapt_payload({"messages": [], "response_format": {"type": "text"}}) == {"messages": []}
     # Structured output keeps langchain-openai's json_schema method: the server constrains the reply to the schema.
     chain = _dummy_model().with_structured_output({"title": "Verdict", "description": "A verdict.", **schema})
     assert "tool_choice" not in chain.first.kwargs
     payload = _dummy_model()._get_request_payload(
         [HumanMessage("Judge.")], response_format=chain.first.kwargs["response_format"]
     )
-    assert payload["extra_body"] == {"response_format": {"type": "json_object", "schema": schema}}
+    assert payload["extra_body"] == {"grammar": grammar}
 
 
 NAMES = ["get_weather", "book_flight"]
@@ -514,10 +524,10 @@ def test_adapter_over_http_lifts_text_tool_call(tmp_path: Path, monkeypatch: pyt
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-def test_json_schema_reaches_the_server_as_response_format(
+def test_json_schema_reaches_the_server_as_a_grammar(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
-    """A bound response_format travels in extra_body, i.e. top-level in the JSON body the server reads.
+    """A bound response_format becomes a grammar in extra_body, i.e. top-level in the JSON body the server reads.
 
     Both paths: ``invoke`` goes through the SDK's ``create`` and ``ainvoke`` (what the graphs use)
     through ``RawChatOpenAI``'s direct post, which must merge ``extra_body`` the same way.
@@ -534,8 +544,8 @@ def test_json_schema_reaches_the_server_as_response_format(
         sent = json.loads(Path(str(server.log_path) + ".request.json").read_text())
     finally:
         server.stop()
-    assert sent["response_format"] == {"type": "json_object", "schema": schema}
-    assert "extra_body" not in sent and "tools" not in sent
+    assert sent["grammar"] == json_schema_grammar(schema) and '"enum": ["accept", "reject"]' in sent["grammar"]
+    assert "extra_body" not in sent and "response_format" not in sent and "tools" not in sent
     assert "get_weather" in reply.content and reply.tool_calls == []  # no tools offered: nothing lifted
 
 
@@ -702,6 +712,23 @@ def test_template_renders_earlier_tool_calls_with_object_arguments(local_extra: 
     prompt = reply.json()["prompt"]
     assert '{"name": "get_weather", "arguments": {"city": "Paris"}}' in prompt
     assert '<tool_response>\n{"t": 21}\n</tool_response>' in prompt and '\\"city' not in prompt
+
+
+@pytest.mark.local_model
+def test_json_schema_constrains_the_real_model(local_extra: None) -> None:
+    """The grammar of a bound schema holds the model to it, even against the prompt's own suggestion."""
+    schema = {
+        "type": "object",
+        "properties": {"tool": {"enum": ["lookup_ip", "geo_ip"]}, "reason": {"type": "string", "maxLength": 40}},
+        "required": ["tool", "reason"],
+    }
+    model = resolve_model("local", ModelSettings(temperature=0.0, extra={"max_tokens": 60}))
+    reply = model.bind(response_format={"type": "json_object", "schema": schema}).invoke(
+        "Answer in JSON: which tool tells the weather? Use getWeather."
+    )
+    answer = json.loads(reply.content)
+    assert answer["tool"] in ("lookup_ip", "geo_ip") and isinstance(answer["reason"], str)
+    assert reply.content.startswith('{"tool": ')  # compact layout, as json.dumps writes it
 
 
 @pytest.mark.local_model

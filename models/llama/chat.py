@@ -11,6 +11,7 @@ own argument text in the record.
 from __future__ import annotations
 
 import contextlib
+import json
 import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -36,12 +37,14 @@ def adapt_payload(payload: dict[str, Any]) -> dict[str, Any]:
     1. An assistant message whose ``content`` is ``None`` (a pure tool call) is sent with ``""``
        (the prompt the chat template renders is the same; older local servers answered HTTP 500).
     2. ``tools`` without ``tool_choice``: ``tool_choice="auto"`` is set explicitly.
-    3. ``response_format`` of type ``json_schema`` becomes the server's own
-       ``{"type": "json_object", "schema": ...}`` (grammar-constrained JSON). Any
-       ``response_format`` is sent in ``extra_body`` (the same JSON body on the wire): with a
-       top-level ``response_format`` langchain-openai switches to the client's ``parse()``
-       helper, which raises on a reply cut off at ``max_tokens`` instead of returning it, so a
-       long-winded JSON answer would abort the run instead of being rejected and retried.
+    3. ``response_format`` of type ``json_object`` (with or without ``schema``) or ``json_schema``
+       becomes the server's ``grammar`` field (:func:`json_schema_grammar`, grammar-constrained
+       JSON): the server returns replies as written (its pure content parser, which ignores
+       ``response_format``). It is sent in ``extra_body`` (the same JSON body on the wire), and
+       ``response_format`` is not sent: with a top-level ``response_format`` langchain-openai
+       switches to the client's ``parse()`` helper, which raises on a reply cut off at
+       ``max_tokens`` instead of returning it, so a long-winded JSON answer would abort the run
+       instead of being rejected and retried. A ``grammar`` already in ``extra_body`` wins.
     4. ``max_completion_tokens`` (what ``ChatOpenAI`` sends) is sent as ``max_tokens``, the
        name every llama.cpp server version reads.
 
@@ -63,12 +66,32 @@ def adapt_payload(payload: dict[str, Any]) -> dict[str, Any]:
         limit = out.pop("max_completion_tokens")
         out.setdefault("max_tokens", limit)
     response_format = out.pop("response_format", None)
-    if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
-        schema = (response_format.get("json_schema") or {}).get("schema")
-        response_format = {"type": "json_object", **({"schema": schema} if schema else {})}
-    if response_format is not None:
-        out["extra_body"] = {**(out.get("extra_body") or {}), "response_format": response_format}
+    if isinstance(response_format, dict) and response_format.get("type") in ("json_object", "json_schema"):
+        if response_format["type"] == "json_schema":
+            schema = (response_format.get("json_schema") or {}).get("schema")
+        else:
+            schema = response_format.get("schema")
+        extra = dict(out.get("extra_body") or {})
+        extra.setdefault("grammar", json_schema_grammar(schema))
+        out["extra_body"] = extra
     return out
+
+
+#: LLGuidance options of :func:`json_schema_grammar`: JSON laid out as ``json.dumps`` does, one space
+#: after ``,`` and ``:`` and no other whitespace, so a small model cannot pad a reply with blank lines.
+COMPACT_JSON = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
+
+
+def json_schema_grammar(schema: dict[str, Any] | None) -> str:
+    """The llama.cpp ``grammar`` that admits only JSON valid against ``schema`` (any object when ``None``).
+
+    An LLGuidance grammar (``%llguidance``; the prebuilt server is built with LLGuidance, which
+    reads JSON Schema itself): ``start: %json <schema>``, with :data:`COMPACT_JSON` layout unless
+    the schema sets its own ``x-guidance`` options. ``schema`` is not modified.
+    """
+    spec = dict(schema) if schema else {"type": "object"}
+    spec.setdefault("x-guidance", COMPACT_JSON)
+    return "%llguidance {}\nstart: %json " + json.dumps(spec, ensure_ascii=False)
 
 
 def _tool_names(kwargs: dict[str, Any]) -> list[str]:
