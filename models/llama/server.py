@@ -1,18 +1,21 @@
-"""The llama.cpp server behind ``gguf:`` and ``local``: one child process per model file and options.
+"""The llama.cpp server behind ``gguf:`` and ``local``: one child process per model and options.
 
-llama-cpp-python's OpenAI-compatible server is started on a free loopback port, once per process
-per (model file, server options), and shared by every session and role. It is stopped at
-interpreter exit (``atexit``) or by :func:`stop_all_servers`; a watchdog in the child
-(:mod:`models._llama_child`) also exits when this process disappears (even after ``SIGKILL``).
+llama.cpp's own C++ server, from the prebuilt ``xllamacpp`` wheel (the ``local`` extra; nothing is
+compiled), is started in a child process (:mod:`models.llama._child`) on a free loopback port,
+once per process per (model, server options), and shared by every session and role. It is stopped
+at interpreter exit (``atexit``) or by :func:`stop_all_servers`; a watchdog in the child also exits
+when this process disappears (even after ``SIGKILL``).
 
 Why a child process and not llama.cpp in-process: the graphs use one model path (langchain-openai
 over HTTP) for local and remote models; a crash in the native library cannot take the run down;
-its CPU work runs outside this process's GIL; and the server serialises requests itself.
+and the server schedules its requests itself (``n_parallel`` slots, continuous batching).
 
 Server options come from ``ModelSettings.extra`` keys :data:`SERVER_KEYS` or the environment:
-``WTB_LOCAL_N_CTX`` (default 8192), ``WTB_LOCAL_THREADS`` (default 2), ``WTB_LOCAL_CHAT_FORMAT``
-(default: the GGUF's template), ``WTB_LOCAL_PROMPT_CACHE`` (default off, see :class:`ServerOptions`),
-``WTB_LOCAL_START_TIMEOUT`` seconds (default 180), ``WTB_LOCAL_VERBOSE=1`` (server log in ``<cache>/logs``).
+``WTB_LOCAL_N_CTX`` (default 8192 tokens per slot), ``WTB_LOCAL_THREADS`` (default 2),
+``WTB_LOCAL_PARALLEL`` (slots, default 1), ``WTB_LOCAL_CACHE_RAM_MIB`` (RAM prompt cache, default
+:data:`DEFAULT_CACHE_RAM_MIB`), ``WTB_LOCAL_CHAT_TEMPLATE`` (default: the GGUF's template),
+``WTB_LOCAL_START_TIMEOUT`` seconds (default 180), ``WTB_LOCAL_VERBOSE=1`` (server log with
+timings in ``<cache>/logs``, then kept).
 """
 
 from __future__ import annotations
@@ -36,22 +39,24 @@ from typing import Any
 
 import httpx
 
-from models.bundled import INSTALL_HINT, LocalModelUnavailable, cache_dir
+from models.llama.bundled import INSTALL_HINT, BundledModel, LocalModelUnavailable, cache_dir, open_bundled_model
 
 DEFAULT_N_CTX = 8192
 DEFAULT_THREADS = 2
+DEFAULT_PARALLEL = 1
+#: Size of llama.cpp's RAM cache of prompt states (MiB): a slot that switches to another
+#: conversation saves its state there, and a later request with the same prefix loads it back.
+DEFAULT_CACHE_RAM_MIB = 1024
 DEFAULT_START_TIMEOUT = 180.0
-#: Size limit of llama-cpp-python's RAM prompt-state cache when enabled (counts KV state only).
-PROMPT_CACHE_BYTES = 256 << 20
 #: ``ModelSettings.extra`` keys that configure the server (not passed to ``ChatOpenAI``).
-SERVER_KEYS = ("n_ctx", "n_threads", "chat_format", "prompt_cache")
+SERVER_KEYS = ("n_ctx", "n_threads", "n_parallel", "cache_ram_mib", "chat_template")
 
 
 class LocalServerError(RuntimeError):
     """The llama.cpp server did not start, died, or did not become healthy in time."""
 
 
-_CHILD_SCRIPT = Path(__file__).with_name("_llama_child.py")
+_CHILD_SCRIPT = Path(__file__).with_name("_child.py")
 
 
 @dataclass(frozen=True)
@@ -59,24 +64,24 @@ class ServerOptions:
     """Options of one llama.cpp server.
 
     Attributes:
-        n_ctx: context window in tokens.
-        n_threads: CPU threads for generation (prompt processing uses all cores).
-        chat_format: llama-cpp-python ``--chat_format``; ``None`` (default) uses the chat
-            template stored in the GGUF file (for the bundled Qwen2.5 model: its native tool
-            format, whose text tool calls :class:`LocalChatOpenAI` lifts into tool calls).
-        prompt_cache: add llama-cpp-python's RAM cache of prompt states (``--cache``). Off by
-            default: llama.cpp already reuses the longest common prefix with the previous request
-            (enough for the consecutive steps of one conversation), and in 0.3.36 each cached
-            state also copies a logits matrix (``n_tokens x vocabulary`` floats, about 180 MB at
-            300 tokens) that the cache's size limit does not count, so memory grows by that much
-            per request.
-        verbose: let the server log timings and prefix-cache hits (to its log file, then kept).
+        n_ctx: context window of each slot in tokens (the server holds ``n_ctx * n_parallel``).
+        n_threads: CPU threads for generation and prompt processing.
+        n_parallel: slots, i.e. requests computed at once (continuous batching); each keeps the
+            KV cache of its last prompt, so a conversation sent to the same slot only pays for its
+            new tokens.
+        cache_ram_mib: RAM cache of prompt states in MiB (0 = off).
+        chat_template: llama.cpp chat template (a built-in name such as ``chatml``, or Jinja
+            text); ``None`` (default) uses the template stored in the GGUF file (for the bundled
+            Qwen2.5 model: its native tool format, whose text tool calls :class:`LocalChatOpenAI`
+            lifts into tool calls).
+        verbose: let the server log timings and cache hits (to its log file, then kept).
     """
 
     n_ctx: int = DEFAULT_N_CTX
     n_threads: int = DEFAULT_THREADS
-    chat_format: str | None = None
-    prompt_cache: bool = False
+    n_parallel: int = DEFAULT_PARALLEL
+    cache_ram_mib: int = DEFAULT_CACHE_RAM_MIB
+    chat_template: str | None = None
     verbose: bool = False
 
 
@@ -98,28 +103,33 @@ def _env_flag(name: str, default: bool) -> bool:
 
 
 def server_options(extra: dict[str, Any] | None = None) -> ServerOptions:
-    """Server options from ``extra`` (keys :data:`SERVER_KEYS`), else the environment, else defaults."""
+    """Server options from ``extra`` (keys :data:`SERVER_KEYS`), else the environment, else defaults.
+
+    Raises:
+        ValueError: an environment variable that must be an integer is not, or ``n_parallel`` < 1.
+    """
     extra = extra or {}
-    return ServerOptions(
+    options = ServerOptions(
         n_ctx=int(extra.get("n_ctx", _env_int("WTB_LOCAL_N_CTX", DEFAULT_N_CTX))),
         n_threads=int(extra.get("n_threads", _env_int("WTB_LOCAL_THREADS", DEFAULT_THREADS))),
-        chat_format=extra.get("chat_format", os.environ.get("WTB_LOCAL_CHAT_FORMAT") or None),
-        prompt_cache=bool(extra.get("prompt_cache", _env_flag("WTB_LOCAL_PROMPT_CACHE", False))),
+        n_parallel=int(extra.get("n_parallel", _env_int("WTB_LOCAL_PARALLEL", DEFAULT_PARALLEL))),
+        cache_ram_mib=int(extra.get("cache_ram_mib", _env_int("WTB_LOCAL_CACHE_RAM_MIB", DEFAULT_CACHE_RAM_MIB))),
+        chat_template=extra.get("chat_template", os.environ.get("WTB_LOCAL_CHAT_TEMPLATE") or None),
         verbose=_env_flag("WTB_LOCAL_VERBOSE", False),
     )
+    if options.n_parallel < 1:
+        raise ValueError(f"n_parallel (WTB_LOCAL_PARALLEL) must be at least 1, got {options.n_parallel}")
+    return options
 
 
 def require_llama_server() -> None:
-    """Check that llama-cpp-python and its ``server`` extra are importable (without importing them).
+    """Check that the prebuilt llama.cpp runtime (``xllamacpp``) is importable (without importing it).
 
     Raises:
         LocalModelUnavailable: naming the missing module and saying to install the ``local`` extra.
     """
-    for module in ("llama_cpp", "fastapi", "pydantic_settings", "starlette_context", "uvicorn", "sse_starlette"):
-        if importlib.util.find_spec(module) is None:
-            raise LocalModelUnavailable(
-                f"{module!r} is not installed (needed by llama-cpp-python's server); {INSTALL_HINT}"
-            )
+    if importlib.util.find_spec("xllamacpp") is None:
+        raise LocalModelUnavailable(f"'xllamacpp' is not installed (llama.cpp's server); {INSTALL_HINT}")
 
 
 def _free_port() -> int:
@@ -129,10 +139,11 @@ def _free_port() -> int:
 
 
 class LocalServer:
-    """A running ``llama_cpp.server`` child process on ``127.0.0.1:<port>``.
+    """A running llama.cpp server child process on ``127.0.0.1:<port>``.
 
     Attributes:
-        model_path: the GGUF file served.
+        model_path: the GGUF file the child loads (``/proc/self/fd/<n>`` for a model held in memory).
+        model_name: the name the server answers to (the GGUF file's stem), shown in messages.
         options: the :class:`ServerOptions` it was started with.
         port: loopback TCP port.
         base_url: ``http://127.0.0.1:<port>/v1``.
@@ -141,9 +152,19 @@ class LocalServer:
         startup_seconds: wall time from spawn to the first healthy answer.
     """
 
-    def __init__(self, model_path: Path, options: ServerOptions, *, start_timeout: float) -> None:
+    def __init__(
+        self,
+        model_path: Path,
+        options: ServerOptions,
+        *,
+        start_timeout: float,
+        model_name: str | None = None,
+        pass_fds: Sequence[int] = (),
+    ) -> None:
         self.model_path = model_path
+        self.model_name = model_name or model_path.stem
         self.options = options
+        self._pass_fds = tuple(pass_fds)
         logs = cache_dir() / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         fd, log_name = tempfile.mkstemp(prefix="llama-server-", suffix=".log", dir=logs)
@@ -153,8 +174,8 @@ class LocalServer:
         self.port = 0
         self.base_url = ""
         self.startup_seconds = 0.0
-        self.request_lock = threading.Lock()
-        self._async_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+        self.request_slots = threading.BoundedSemaphore(options.n_parallel)
+        self._async_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
         )
         last_error: Exception | None = None
@@ -173,26 +194,23 @@ class LocalServer:
         args = [
             "--model",
             str(self.model_path),
-            "--model_alias",
-            self.model_path.stem,
-            "--host",
-            "127.0.0.1",
+            "--alias",
+            self.model_name,
             "--port",
             str(self.port),
             "--n_ctx",
             str(opts.n_ctx),
             "--n_threads",
             str(opts.n_threads),
-            # Logits for the last token only: no (n_ctx x vocab) score matrix, faster prompt eval.
-            "--logits_all",
-            "false",
+            "--n_parallel",
+            str(opts.n_parallel),
+            "--cache_ram_mib",
+            str(opts.cache_ram_mib),
             "--verbose",
-            "true" if opts.verbose else "false",
+            "1" if opts.verbose else "0",
         ]
-        if opts.chat_format:
-            args += ["--chat_format", opts.chat_format]
-        if opts.prompt_cache:
-            args += ["--cache", "true", "--cache_type", "ram", "--cache_size", str(PROMPT_CACHE_BYTES)]
+        if opts.chat_template:
+            args += ["--chat_template", opts.chat_template]
         return [sys.executable, str(_CHILD_SCRIPT), str(os.getpid()), *args]
 
     def _start(self, start_timeout: float) -> None:
@@ -201,7 +219,12 @@ class LocalServer:
         started = time.monotonic()
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
-                self._command(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, close_fds=True
+                self._command(),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                close_fds=True,
+                pass_fds=self._pass_fds,
             )
         deadline = started + start_timeout
         with httpx.Client(timeout=2.0, trust_env=False) as client:
@@ -209,7 +232,7 @@ class LocalServer:
                 code = self.process.poll()
                 if code is not None:
                     raise LocalServerError(
-                        f"llama.cpp server for {self.model_path} exited with code {code} while starting; "
+                        f"llama.cpp server for {self.model_name} exited with code {code} while starting; "
                         f"log {self.log_path}:\n{self.log_tail()}"
                     )
                 try:
@@ -219,20 +242,20 @@ class LocalServer:
                     pass
                 if time.monotonic() > deadline:
                     raise LocalServerError(
-                        f"llama.cpp server for {self.model_path} not healthy after {start_timeout:.0f} s "
+                        f"llama.cpp server for {self.model_name} not healthy after {start_timeout:.0f} s "
                         f"(set WTB_LOCAL_START_TIMEOUT to wait longer); log {self.log_path}:\n{self.log_tail()}"
                     )
                 time.sleep(0.2)
         self.startup_seconds = time.monotonic() - started
 
-    def async_request_lock(self) -> asyncio.Lock:
-        """The lock that serialises this server's requests within the running event loop."""
+    def async_request_slots(self) -> asyncio.Semaphore:
+        """The semaphore (``n_parallel`` places) that admits this server's requests within the running event loop."""
         loop = asyncio.get_running_loop()
         with _servers_lock:
-            lock = self._async_locks.get(loop)
-            if lock is None:
-                lock = self._async_locks[loop] = asyncio.Lock()
-        return lock
+            slots = self._async_slots.get(loop)
+            if slots is None:
+                slots = self._async_slots[loop] = asyncio.Semaphore(self.options.n_parallel)
+        return slots
 
     def log_tail(self, lines: int = 20) -> str:
         """Last ``lines`` lines of the server log ("" when unreadable)."""
@@ -275,43 +298,51 @@ _servers_lock = threading.Lock()
 def other_local_servers(proc: str | os.PathLike[str] = "/proc", exclude: Sequence[int | None] = ()) -> list[int]:
     """Process ids of llama.cpp servers started by this project, other than those in ``exclude``.
 
-    Reads ``/proc/<pid>/cmdline`` (Linux; elsewhere, or without permission, the list is empty).
-    Two servers on the same cores slow each other down far more than their share of the CPU
-    suggests, so :func:`get_server` warns when it finds one that this process did not start.
+    Reads ``/proc/<pid>/cmdline`` (Linux; elsewhere, or without permission, the list is empty) for
+    the child script :mod:`models.llama._child`. Two servers on the same cores slow each other down
+    far more than their share of the CPU suggests, so :func:`get_server` warns when it finds one
+    that this process did not start.
     """
     ours = {pid for pid in exclude if pid is not None}
     found: list[int] = []
     root = Path(proc)
+    marker = f"llama{os.sep}{_CHILD_SCRIPT.name}".encode()
     with contextlib.suppress(OSError):
         for entry in root.iterdir():
             if not entry.name.isdigit() or int(entry.name) in ours or int(entry.name) == os.getpid():
                 continue
             with contextlib.suppress(OSError):
                 argv = (entry / "cmdline").read_bytes().split(b"\0")
-                if any(arg.endswith(_CHILD_SCRIPT.name.encode()) for arg in argv[:3]):
+                if any(arg.endswith(marker) for arg in argv[:3]):
                     found.append(int(entry.name))
     return sorted(found)
 
 
-def get_server(model_path: str | os.PathLike[str], options: ServerOptions | None = None) -> LocalServer:
-    """Return the process-wide server for ``model_path`` with ``options``, starting it on first use.
+def get_server(model: str | os.PathLike[str] | BundledModel, options: ServerOptions | None = None) -> LocalServer:
+    """Return the process-wide server for ``model`` with ``options``, starting it on first use.
 
-    Thread-safe; a server that died is replaced by a new one. Start waits for health for at most
-    ``WTB_LOCAL_START_TIMEOUT`` seconds (default 180).
+    ``model`` is a GGUF file path, or a :class:`BundledModel` whose parts are joined and verified
+    at each start (:func:`models.llama.bundled.open_bundled_model`). Thread-safe; a server that died
+    is replaced by a new one. Start waits for health for at most ``WTB_LOCAL_START_TIMEOUT`` seconds
+    (default 180).
 
     Raises:
-        FileNotFoundError: ``model_path`` is not a file.
-        LocalModelUnavailable: llama-cpp-python (server extra) is not installed.
+        FileNotFoundError: ``model`` is a path that is not a file.
+        LocalModelUnavailable: the runtime (``xllamacpp``) or a model part package is not installed.
+        ModelAssemblyError: the bundled model's parts fail their size / checksum check.
         LocalServerError: the server exited or did not become healthy in time (with its log tail).
     """
-    path = Path(model_path).expanduser().resolve()
-    if not path.is_file():
-        raise FileNotFoundError(f"GGUF model file not found: {path}")
+    if isinstance(model, BundledModel):
+        key = f"bundled:{model.filename}"
+    else:
+        path = Path(model).expanduser().resolve()
+        if not path.is_file():
+            raise FileNotFoundError(f"GGUF model file not found: {path}")
+        key = str(path)
     require_llama_server()
     options = options or server_options()
-    key = (str(path), options)
     with _servers_lock:
-        server = _servers.get(key)
+        server = _servers.get((key, options))
         if server is not None and server.alive():
             return server
         timeout = float(os.environ.get("WTB_LOCAL_START_TIMEOUT") or DEFAULT_START_TIMEOUT)
@@ -322,8 +353,20 @@ def get_server(model_path: str | os.PathLike[str], options: ServerOptions | None
                 f"(pid {', '.join(map(str, others))}); sharing the CPU makes every run several times slower",
                 file=sys.stderr,
             )
-        server = LocalServer(path, options, start_timeout=timeout)
-        _servers[key] = server
+        if isinstance(model, BundledModel):
+            # The descriptor of a model held in memory is inherited by the child, which maps it;
+            # this process closes its own copy once the server is up.
+            with open_bundled_model(model) as opened:
+                server = LocalServer(
+                    opened.path,
+                    options,
+                    start_timeout=timeout,
+                    model_name=Path(model.filename).stem,
+                    pass_fds=opened.fds,
+                )
+        else:
+            server = LocalServer(path, options, start_timeout=timeout)
+        _servers[(key, options)] = server
         return server
 
 

@@ -1,17 +1,17 @@
-"""``LocalChatOpenAI``: langchain-openai's ``ChatOpenAI`` adapted to llama-cpp-python's server.
+"""``LocalChatOpenAI``: langchain-openai's ``ChatOpenAI`` adapted to the local llama.cpp server.
 
 Chat format: the server renders prompts with the chat template stored in the GGUF file. For the
 bundled model that is Qwen2.5's own tool format (calls written as ``{"name": ..., "arguments":
-{...}}`` JSON text), which the model was trained on; this adapter lifts those calls into real tool
-calls with the project's one text tool-call parser (:mod:`bench.text_calls`). llama-cpp-python
-0.3.36's ``chatml-function-calling`` format was tried first and rejected: with
-``tool_choice="auto"`` every text reply came back as ``"functions.<name>:"`` and ``tool`` messages
-were dropped. It stays selectable (``chat_format``), with the two request fixes applied.
+{...}}`` JSON text), which the model was trained on; the server returns that text as written (its
+pure content parser, :mod:`models.llama._child`) and this adapter lifts those calls into real tool
+calls with the project's one text tool-call parser (:mod:`bench.text_calls`), keeping the model's
+own argument text in the record.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -22,30 +22,31 @@ from pydantic import PrivateAttr
 
 from bench.text_calls import parse_text_tool_calls
 from models.messages import RAW_RESPONSE_KEY
-from models.openai import RawChatOpenAI
+from models.providers.openai import RawChatOpenAI
 
 if TYPE_CHECKING:
-    from models.llama_server import LocalServer
+    from models.llama.server import LocalServer
 
 #: ``additional_kwargs`` key keeping the server's original text of a reply whose tool calls were lifted.
 RAW_TEXT_KEY = "wtb_raw_text"
 
 
 def adapt_payload(payload: dict[str, Any]) -> dict[str, Any]:
-    """Rewrite an OpenAI chat-completions request body for llama-cpp-python's server.
+    """Rewrite an OpenAI chat-completions request body for the local llama.cpp server.
 
-    1. An assistant message whose ``content`` is ``None`` (a pure tool call) makes the server
-       answer HTTP 500 (its request schema wants a string): ``""`` is sent instead.
-    2. ``tools`` without ``tool_choice``: ``tool_choice="auto"`` is set explicitly (its
-       ``chatml-function-calling`` format ignores tools otherwise; harmless for the others).
-    3. ``response_format`` of type ``json_schema`` (rejected by the server) becomes the server's
-       own ``{"type": "json_object", "schema": ...}`` (grammar-constrained JSON). Any
-       ``response_format`` is sent in ``extra_body`` (the same JSON body on the wire): with a
-       top-level ``response_format`` langchain-openai switches to the client's ``parse()``
-       helper, which raises on a reply cut off at ``max_tokens`` instead of returning it, so a
-       long-winded JSON answer would abort the run instead of being rejected and retried.
-    4. ``max_completion_tokens`` (what ``ChatOpenAI`` sends) is unknown to the server and would
-       be ignored: it is sent as ``max_tokens``.
+    1. An assistant message whose ``content`` is ``None`` (a pure tool call) is sent with ``""``
+       (the prompt the chat template renders is the same; older local servers answered HTTP 500).
+    2. ``tools`` without ``tool_choice``: ``tool_choice="auto"`` is set explicitly.
+    3. ``response_format`` of type ``json_object`` (with or without ``schema``) or ``json_schema``
+       becomes the server's ``grammar`` field (:func:`json_schema_grammar`, grammar-constrained
+       JSON): the server returns replies as written (its pure content parser, which ignores
+       ``response_format``). It is sent in ``extra_body`` (the same JSON body on the wire), and
+       ``response_format`` is not sent: with a top-level ``response_format`` langchain-openai
+       switches to the client's ``parse()`` helper, which raises on a reply cut off at
+       ``max_tokens`` instead of returning it, so a long-winded JSON answer would abort the run
+       instead of being rejected and retried. A ``grammar`` already in ``extra_body`` wins.
+    4. ``max_completion_tokens`` (what ``ChatOpenAI`` sends) is sent as ``max_tokens``, the
+       name every llama.cpp server version reads.
 
     Args:
         payload: the dict built by ``ChatOpenAI._get_request_payload``. Not modified.
@@ -65,12 +66,32 @@ def adapt_payload(payload: dict[str, Any]) -> dict[str, Any]:
         limit = out.pop("max_completion_tokens")
         out.setdefault("max_tokens", limit)
     response_format = out.pop("response_format", None)
-    if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
-        schema = (response_format.get("json_schema") or {}).get("schema")
-        response_format = {"type": "json_object", **({"schema": schema} if schema else {})}
-    if response_format is not None:
-        out["extra_body"] = {**(out.get("extra_body") or {}), "response_format": response_format}
+    if isinstance(response_format, dict) and response_format.get("type") in ("json_object", "json_schema"):
+        if response_format["type"] == "json_schema":
+            schema = (response_format.get("json_schema") or {}).get("schema")
+        else:
+            schema = response_format.get("schema")
+        extra = dict(out.get("extra_body") or {})
+        extra.setdefault("grammar", json_schema_grammar(schema))
+        out["extra_body"] = extra
     return out
+
+
+#: LLGuidance options of :func:`json_schema_grammar`: JSON laid out as ``json.dumps`` does, one space
+#: after ``,`` and ``:`` and no other whitespace, so a small model cannot pad a reply with blank lines.
+COMPACT_JSON = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
+
+
+def json_schema_grammar(schema: dict[str, Any] | None) -> str:
+    """The llama.cpp ``grammar`` that admits only JSON valid against ``schema`` (any object when ``None``).
+
+    An LLGuidance grammar (``%llguidance``; the prebuilt server is built with LLGuidance, which
+    reads JSON Schema itself): ``start: %json <schema>``, with :data:`COMPACT_JSON` layout unless
+    the schema sets its own ``x-guidance`` options. ``schema`` is not modified.
+    """
+    spec = dict(schema) if schema else {"type": "object"}
+    spec.setdefault("x-guidance", COMPACT_JSON)
+    return "%llguidance {}\nstart: %json " + json.dumps(spec, ensure_ascii=False)
 
 
 def _tool_names(kwargs: dict[str, Any]) -> list[str]:
@@ -136,9 +157,9 @@ def lift_text_tool_calls(result: ChatResult, tool_names: Sequence[str]) -> ChatR
 
 
 class LocalChatOpenAI(RawChatOpenAI):
-    """``ChatOpenAI`` for a llama-cpp-python server; everything else is the stock langchain-openai path.
+    """``ChatOpenAI`` for the local llama.cpp server; everything else is the stock langchain-openai path.
 
-    It builds on :class:`~models.openai.RawChatOpenAI`, so requests carry the exact
+    It builds on :class:`~models.providers.openai.RawChatOpenAI`, so requests carry the exact
     OpenAI dicts of the evaluation history and every reply keeps the provider's raw message for
     the result record (docs/evaluation.md §5). Differences from ``RawChatOpenAI``:
 
@@ -148,10 +169,10 @@ class LocalChatOpenAI(RawChatOpenAI):
       (:func:`lift_text_tool_calls`), so callers see OpenAI-style tool calls, and the kept raw
       message is rewritten as a server-side tool parser would return it (raw argument strings);
     - streaming is off (``disable_streaming=True``) so every call goes through that lifting;
-    - ``supports_json_schema_grammar``: callers may bind a JSON schema as ``response_format``;
-    - :meth:`with_structured_output` uses ``function_calling`` (the server constrains a named
-      tool call's arguments with a grammar built from the schema) when the caller asked for
-      ``json_schema`` or left the method unset.
+    - ``supports_json_schema_grammar``: callers may bind a JSON schema as ``response_format``
+      (:meth:`with_structured_output`'s default ``json_schema`` method does), which the server
+      turns into a grammar;
+    - at most ``n_parallel`` requests (the server's slots) are in flight; the rest wait here.
 
     ``server`` is the :class:`LocalServer` it talks to; that server lives for the whole process.
     """
@@ -173,30 +194,23 @@ class LocalChatOpenAI(RawChatOpenAI):
             tool_choice = "auto"
         return super().bind_tools(tools, tool_choice=tool_choice, **kwargs)
 
-    def with_structured_output(self, schema: Any = None, *, method: str | None = None, **kwargs: Any):  # type: ignore[override]
-        """``ChatOpenAI.with_structured_output``; ``json_schema`` or unset method → ``function_calling``."""
-        if method in (None, "json_schema"):
-            method = "function_calling"
-        kwargs.pop("strict", None)
-        return super().with_structured_output(schema, method=method, **kwargs)
-
     def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
         return adapt_payload(super()._get_request_payload(input_, stop=stop, **kwargs))
 
-    # The server computes one request at a time. Requests wait their turn here, on the client side,
-    # so that the HTTP timeout measures service time rather than queueing behind other sessions
-    # (and a timed-out request is not retried while the server still works on it).
+    # The server computes one request per slot at a time. Further requests wait their turn here, on
+    # the client side, so that the HTTP timeout measures service time rather than queueing behind
+    # other sessions (and a timed-out request is not retried while the server still works on it).
 
     def _generate(
         self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
     ) -> ChatResult:
-        with self._server.request_lock if self._server else contextlib.nullcontext():
+        with self._server.request_slots if self._server else contextlib.nullcontext():
             result = super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
         return lift_text_tool_calls(result, _tool_names(kwargs))
 
     async def _agenerate(
         self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
     ) -> ChatResult:
-        async with self._server.async_request_lock() if self._server else contextlib.nullcontext():
+        async with self._server.async_request_slots() if self._server else contextlib.nullcontext():
             result = await super()._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
         return lift_text_tool_calls(result, _tool_names(kwargs))

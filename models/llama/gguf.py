@@ -1,24 +1,21 @@
-"""``gguf:PATH`` and ``local``: a GGUF model served by llama.cpp, reached through langchain-openai.
+"""``gguf:PATH``: any GGUF model file served by llama.cpp, reached through langchain-openai.
 
-``gguf:/path/to/model.gguf`` starts llama-cpp-python's OpenAI-compatible server (the ``local``
-extra) for that file on a free loopback port, once per process per model file and server options,
-and returns a :class:`LocalChatOpenAI` pointed at it: every session and role shares one server and
-talks the same chat-completions protocol as any remote endpoint. ``local`` (alias
-``local:default``) is the bundled Qwen2.5-Coder-0.5B-Instruct Q4_K_M file, assembled once into the
-cache (:mod:`models.bundled`).
+``gguf:/path/to/model.gguf`` starts llama.cpp's OpenAI-compatible C++ server (the prebuilt
+``xllamacpp`` wheel of the ``local`` extra) for that file on a free loopback port, once per process
+per model file and server options (:mod:`models.llama.server`), and returns a
+:class:`~models.llama.chat.LocalChatOpenAI` pointed at it: every session and role shares one
+server and talks the same chat-completions protocol as any remote endpoint. ``local`` (alias
+``local:default``, :mod:`models.llama.local`) is the bundled model served the same way.
 
-Chat format: the server renders prompts with the chat template stored in the GGUF file. For the
-bundled model that is Qwen2.5's own tool format (tools listed in the system turn, calls written as
-``{"name": ..., "arguments": {...}}`` JSON, observations as ``tool`` turns), which the model was
-trained on; the adapter lifts those JSON calls into real tool calls. llama-cpp-python 0.3.36's
-``chatml-function-calling`` format was tried first and rejected: with ``tool_choice="auto"`` its
-plain-text branch is constrained by a grammar that only admits ``functions.<name>:`` or end of
-turn, so every text reply came back as e.g. ``"functions.get_weather:"``, and its template drops
-``tool`` messages. It stays selectable (``chat_format``), with the two request fixes applied.
+Chat format: the server renders prompts with the chat template stored in the GGUF file (Jinja).
+For the bundled model that is Qwen2.5's own tool format (tools listed in the system turn, calls
+written as ``{"name": ..., "arguments": {...}}`` JSON, observations as ``tool`` turns), which the
+model was trained on; the server returns the reply text as written and the adapter lifts those
+JSON calls into real tool calls. ``chat_template`` (``WTB_LOCAL_CHAT_TEMPLATE``) overrides it.
 
-The server's supervision is :mod:`models.llama_server`; the chat model is :mod:`models.local_chat`.
 Per request, ``WTB_LOCAL_MAX_TOKENS`` (default 1024) caps the generated tokens and the timeout is
-at least ``WTB_LOCAL_MIN_TIMEOUT`` (default 600 s); requests to one server are serialised client-side.
+at least ``WTB_LOCAL_MIN_TIMEOUT`` (default 600 s); at most ``n_parallel`` requests per server are
+in flight (the rest wait client-side).
 """
 
 from __future__ import annotations
@@ -29,18 +26,37 @@ from typing import Any
 
 import httpx
 
-from models.bundled import LocalModelUnavailable
-from models.llama_server import SERVER_KEYS, LocalServer, _env_int, get_server, require_llama_server, server_options
-from models.local_chat import LocalChatOpenAI
+from models.llama.bundled import LocalModelUnavailable
+from models.llama.chat import LocalChatOpenAI
+from models.llama.server import (
+    DEFAULT_PARALLEL,
+    SERVER_KEYS,
+    LocalServer,
+    _env_int,
+    get_server,
+    require_llama_server,
+    server_options,
+)
 from models.settings import ModelSettings
 
 #: Default cap on generated tokens per request (a small model can otherwise ramble to ``n_ctx``).
 DEFAULT_MAX_TOKENS = 1024
 #: Least per-request timeout for a local server in seconds: a slow CPU is not a dead endpoint.
 DEFAULT_MIN_TIMEOUT = 600.0
-#: Sessions a local server usefully serves at once (see :func:`models.max_concurrency`):
-#: it computes one request at a time, and interleaving conversations defeats its prompt-prefix reuse.
-MAX_CONCURRENCY = 1
+
+
+def __getattr__(name: str) -> Any:
+    """``MAX_CONCURRENCY``: sessions a local server usefully serves at once (:func:`models.max_concurrency`).
+
+    One per slot: ``WTB_LOCAL_PARALLEL`` when set to a valid count, else :data:`DEFAULT_PARALLEL`
+    (a run's default ``--concurrency``; more sessions than slots would only queue client-side).
+    """
+    if name == "MAX_CONCURRENCY":
+        try:
+            return server_options().n_parallel
+        except ValueError:
+            return DEFAULT_PARALLEL
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def chat_model_for_server(server: LocalServer, settings: ModelSettings) -> LocalChatOpenAI:
@@ -52,7 +68,7 @@ def chat_model_for_server(server: LocalServer, settings: ModelSettings) -> Local
     the timeout is at least ``WTB_LOCAL_MIN_TIMEOUT`` or :data:`DEFAULT_MIN_TIMEOUT` seconds.
     """
     kwargs: dict[str, Any] = dict(
-        model=server.model_path.stem,
+        model=server.model_name,
         base_url=server.base_url,
         api_key="local-no-key",
         temperature=settings.temperature,
@@ -70,7 +86,7 @@ def chat_model_for_server(server: LocalServer, settings: ModelSettings) -> Local
 
 
 def check(name: str, settings: ModelSettings) -> None:
-    """Before any session: the GGUF file exists and llama-cpp-python's server is installed.
+    """Before any session: the GGUF file exists and the llama.cpp runtime is installed.
 
     Raises:
         ConfigurationError: no such file, or the ``local`` extra is missing (with the install line).

