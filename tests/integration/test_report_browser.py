@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -21,7 +22,7 @@ import pytest
 
 from tests.support.report_support import extra_runs, fixture_report, fixture_runs, official_pins, read_csv
 from wtb.report import build_report
-from wtb.report.html import session_blocks
+from wtb.report.html import diffs_block, session_blocks
 
 CHROMIUM = os.environ.get("WTB_CHROMIUM", "/usr/bin/chromium")
 ARGS = [
@@ -552,6 +553,14 @@ def test_report_json_diffs_are_what_wtb_diff_finds(report, reference_dir):
     assert diffs[0]["counts"]["total"] == len(_flips(runs["oracle"], runs["noisy"])["all"]) > 0
     assert diffs[0]["flipped"] == expected["flipped"]
     assert (diffs[0]["sessions"], diffs[0]["tasks"]) == (expected["sessions"], expected["tasks"])
+    # the page: the counts in the summary data, the flipped tasks (with their session's position) in one packed block
+    html = (report / "index.html").read_text(encoding="utf-8")
+    data = json.loads(re.search(r'<script type="application/json" id="wtb-data">(.*?)</script>', html, re.S).group(1))
+    assert data["diffs"] == [{"a": "r0", "b": "r1", "sessions": 24, "tasks": 96, "counts": expected["counts"]}]
+    blocks = session_blocks(html)
+    packed = diffs_block(html)
+    assert [[{k: v for k, v in f.items() if k != "k"} for f in flipped] for flipped in packed] == [expected["flipped"]]
+    assert all(blocks[f["k"]]["s"]["id"] == f["id"] for f in packed[0])
 
 
 def test_diff_view_lists_the_flipped_tasks_and_opens_the_divergence_step(browser, report, reference_dir):

@@ -382,7 +382,7 @@ def build_report(
             for c in comparisons
         ],
         "refused": refused,
-        "diffs": page_diffs(diffs, runs),
+        "diffs": [{k: v for k, v in d.items() if k != "flipped"} for d in diffs],
         "fixes": {str(k): v for k, v in FIXES.items()},
         "tables": {
             "main": _table_data(main_rows, columns["main"], True),
@@ -437,7 +437,7 @@ def build_report(
     index = out / "index.html"
     tmp = out / ".index.html.tmp"
     with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
-        for chunk in page_chunks(title, data, blocks()):
+        for chunk in page_chunks(title, data, blocks(), [d["flipped"] for d in page_diffs(diffs, runs)]):
             handle.write(chunk)
     os.replace(tmp, index)
     written.append(index)

@@ -52,15 +52,24 @@
   function runName(run) { return chip(run) + esc(run.label) + ' ' + sideBadge(run.lang) + modeBadge(run); }
   function textAttr(lang) { return lang === 'zh' ? ' lang="zh"' : ''; }
   function badge(ok, yes, no) { return ok ? '<span class="badge b-ok">' + esc(yes || 'correct') + '</span>' : '<span class="badge b-bad">' + esc(no || 'error') + '</span>'; }
-  function loadDetail(k) {
-    if (cache[k]) { return Promise.resolve(cache[k]); }
-    var block = document.getElementById('s-' + k);
-    if (!block) { return Promise.reject(new Error('no data for session ' + k)); }
+  function unpack(id) {  // a gzip + base64 block, parsed
+    var block = document.getElementById(id);
+    if (!block) { return Promise.reject(new Error('no block ' + id)); }
     var raw = atob(block.textContent.trim());
     var bytes = new Uint8Array(raw.length);
     for (var i = 0; i < raw.length; i++) { bytes[i] = raw.charCodeAt(i); }
     var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
-    return new Response(stream).text().then(function (text) { cache[k] = JSON.parse(text); return cache[k]; });
+    return new Response(stream).text().then(JSON.parse);
+  }
+  function loadDetail(k) {
+    if (cache[k]) { return Promise.resolve(cache[k]); }
+    if (!document.getElementById('s-' + k)) { return Promise.reject(new Error('no data for session ' + k)); }
+    return unpack('s-' + k).then(function (found) { cache[k] = found; return found; });
+  }
+  var FLIPPED = null;  // the Diff view's flipped tasks, one list per D.diffs entry, read when the view first opens
+  function loadFlipped() {
+    if (FLIPPED || !D.diffs.length) { return Promise.resolve(FLIPPED); }
+    return unpack('diffs').then(function (found) { FLIPPED = found; return found; });
   }
   function detail(k) { return cache[k]; }  // only after loadDetail(k) resolved
   function session(k) { return D.sessions[k]; }
@@ -636,7 +645,7 @@
       return;
     }
     var p = Math.max(0, Math.min(parseInt(query.pair || '0', 10) || 0, D.diffs.length - 1));
-    var d = D.diffs[p], a = RUNS[d.a], b = RUNS[d.b];
+    var d = D.diffs[p], a = RUNS[d.a], b = RUNS[d.b], flipped = FLIPPED[p];
     var kind = query.kind === 'regressed' || query.kind === 'improved' ? query.kind : '';
     var open = query.row === undefined || query.row === '' ? -1 : parseInt(query.row, 10);
     html += '<p class="note">The tasks whose label differs between run A and run B and, for each, the first step where the two trajectories part. Steps are aligned through the gold DAG: a parallel step and the same calls sent one by one count as the same progress (docs/diff.md §3). Click a row for both sides\' calls and arguments at that step.</p>';
@@ -649,7 +658,7 @@
     html += '<div class="kv" id="diff-summary"><div>A</div><div>' + runName(a) + '</div><div>B</div><div>' + runName(b) + '</div><div>compared</div><div>' + d.sessions + ' sessions, ' + d.tasks + ' tasks</div>' +
       '<div>flipped</div><div>' + d.counts.total + ' tasks: ' + d.counts.regressed + ' regressed (correct in A, wrong in B), ' + d.counts.improved + ' improved (wrong in A, correct in B)</div></div>';
     var list = [];
-    d.flipped.forEach(function (f, i) { if (!kind || f.flip === kind) { list.push(i); } });
+    flipped.forEach(function (f, i) { if (!kind || f.flip === kind) { list.push(i); } });
     var at = list.indexOf(open);
     var page = query.page === undefined || query.page === '' ? Math.max(0, Math.floor(at / PAGE)) : parseInt(query.page, 10) || 0;
     page = Math.max(0, Math.min(page, Math.floor(Math.max(list.length - 1, 0) / PAGE)));
@@ -657,7 +666,7 @@
     if (list.length > PAGE) { html += '<div class="filters">' + pager(list.length, page, 'diff', base) + '</div>'; }
     html += '<div class="scroll"><table class="data" id="diff-table"><thead><tr><th>session</th><th class="num">task</th><th>flip</th><th>A</th><th>B</th><th>first divergent step</th></tr></thead><tbody>';
     list.slice(page * PAGE, page * PAGE + PAGE).forEach(function (i) {
-      var f = d.flipped[i], s = f.first_divergent_step;
+      var f = flipped[i], s = f.first_divergent_step;
       var href = hashFor('diff', [], Object.assign({}, base, { row: i === open ? '' : i, page: page || '' }));
       html += '<tr class="clickable' + (i === open ? ' open' : '') + '" data-row="' + i + '" data-flip="' + esc(f.flip || '') + '" data-href="' + href + '"><td><a href="' + href + '">' + esc(f.id) + '</a></td><td class="num">' + (f.task + 1) + '</td>' +
         '<td><span class="badge ' + (f.flip === 'regressed' ? 'b-bad' : f.flip === 'improved' ? 'b-ok' : 'b-warn') + '">' + esc(f.flip || 'flipped') + '</span></td>' +
@@ -687,6 +696,18 @@
     loadDetail(k).then(function () { if (mine === renderCount) { draw(); window.scrollTo(0, 0); if (after) { after(); } rendered(); } },
       function (error) { view.innerHTML = '<p class="why">Cannot read the data of this session: ' + esc(error.message) + '</p>'; });
   }
+  function withFlipped(draw) {
+    var mine = ++renderCount;
+    if (D.diffs.length && !FLIPPED) { view.innerHTML = '<p class="muted">Loading the diffs…</p>'; }
+    loadFlipped().then(function () {
+      if (mine !== renderCount) { return; }
+      draw();
+      window.scrollTo(0, 0);
+      var open = view.querySelector('#diff-table tr.open');
+      if (open) { open.scrollIntoView({ block: 'nearest' }); }
+      rendered();
+    }, function (error) { view.innerHTML = '<p class="why">Cannot read the diffs: ' + esc(error.message) + '</p>'; });
+  }
   function rendered() { document.body.setAttribute('data-rendered', location.hash || '#overview'); }
   function render() {
     renderCount++;
@@ -697,7 +718,7 @@
     if (VIEWS[route.name]) { VIEWS[route.name](); }
     else if (route.name === 'tasks') { tasks(route.query); }
     else if (route.name === 'dataset') { dataset(route.query); }
-    else if (route.name === 'diff') { diffView(route.query); }
+    else if (route.name === 'diff') { withFlipped(function () { diffView(route.query); }); }
     else if (route.name === 'session') {
       var ks = parseInt(route.args[0], 10);
       withSession(ks, function () { sessionView(ks, route.query); });
@@ -708,7 +729,7 @@
     else { overview(); }
     document.body.setAttribute('data-view', route.name);
     window.scrollTo(0, 0);
-    if (route.name !== 'session' && route.name !== 'traj') { rendered(); }
+    if (route.name !== 'session' && route.name !== 'traj' && route.name !== 'diff') { rendered(); }
   }
   view.addEventListener('click', function (event) {
     var target = event.target;
