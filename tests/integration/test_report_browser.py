@@ -5,7 +5,8 @@ Skipped with the reason when chromium or playwright is missing; fails instead un
 the system one (``/usr/bin/chromium``, or ``WTB_CHROMIUM``).
 
 ``WTB_REPORT_SCREENSHOTS=DIR`` also saves the runs table, the leaderboard and a ``--lang zh`` trajectory as
-small PNGs in DIR (how ``docs/images/report-*.png`` were made).
+small PNGs in DIR, with the diff view of two runs with a row opened (how ``docs/images/report-*.png`` were
+made).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -20,7 +22,7 @@ import pytest
 
 from tests.support.report_support import extra_runs, fixture_report, fixture_runs, official_pins, read_csv
 from wtb.report import build_report
-from wtb.report.html import session_blocks
+from wtb.report.html import diffs_block, session_blocks
 
 CHROMIUM = os.environ.get("WTB_CHROMIUM", "/usr/bin/chromium")
 ARGS = [
@@ -99,6 +101,8 @@ VIEWS = (
     "#session/3?side=zh",
     "#traj/r3/3/2",
     "#traj/r1/3/1",
+    "#diff",
+    "#diff?pair=0&row=0",
 )
 
 
@@ -120,6 +124,10 @@ class Page:
     def go(self, hash_: str) -> None:
         """Navigate to a view and wait until it is drawn (``body[data-rendered]`` names the hash)."""
         self.page.evaluate("h => { location.hash = h; }", hash_)
+        self.wait_rendered(hash_)
+
+    def wait_rendered(self, hash_: str) -> None:
+        """Wait until the view of ``hash_`` is drawn (after a click that navigates there)."""
         self.page.wait_for_function("h => document.body.getAttribute('data-rendered') === h", arg=hash_)
 
     def rows(self, table: str) -> int:
@@ -280,12 +288,15 @@ def test_screenshots_are_not_blank(browser, wide_report):
         page.go("#traj/r3/3/2")
         page.page.locator("#traj-tools > summary").click()
         trajectory = page.page.screenshot()
-        for png in (runs, leaderboard, trajectory):
+        page.go("#diff?pair=0&row=1")
+        diff = page.page.screenshot()
+        for png in (runs, leaderboard, trajectory, diff):
             assert _pixel_spread(png) > 10.0  # a blank or single-colour page has a spread near 0
         if save:
             _save_small(runs, Path(save) / "report-runs.png")
             _save_small(leaderboard, Path(save) / "report-leaderboard.png")
             _save_small(trajectory, Path(save) / "report-trajectory-zh.png")
+            _save_small(diff, Path(save) / "report-diff.png")
         assert page.problems == []
     finally:
         page.close()
@@ -497,5 +508,158 @@ def test_text_contrast_is_at_least_4_5(browser, wide_report):
         for view in ("#overview", "#leaderboard", "#errors", "#tasks?status=error", "#traj/r3/3/2", "#session/3"):
             page.go(view)
             assert page.page.evaluate(CONTRAST) == [], view
+    finally:
+        page.close()
+
+
+def _labels(run: Path) -> dict[tuple[str, int], str]:
+    """``{(session id, task index): label}`` of a run folder's ``score.jsonl``."""
+    labels = {}
+    for line in (run / "score.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            labels.update({(record["id"], t): task["label"] for t, task in enumerate(record["results"])})
+    return labels
+
+
+def _flips(a: Path, b: Path) -> dict[str, set[tuple[str, int]]]:
+    """The tasks whose label differs between two run folders, by flip kind (docs/diff.md §4)."""
+    la, lb = _labels(a), _labels(b)
+    assert la.keys() == lb.keys()
+    flipped = {k for k in la if la[k] != lb[k]}
+    return {
+        "regressed": {k for k in flipped if la[k] == "correct"},
+        "improved": {k for k in flipped if lb[k] == "correct"},
+        "all": flipped,
+    }
+
+
+def _listed(page: Page) -> set[tuple[str, int]]:
+    rows = page.page.locator("#diff-table tbody tr[data-row]")
+    return {
+        (rows.nth(i).locator("td").nth(0).inner_text().strip(), int(rows.nth(i).locator("td").nth(1).inner_text()) - 1)
+        for i in range(rows.count())
+    }
+
+
+def test_report_json_diffs_are_what_wtb_diff_finds(report, reference_dir):
+    from wtb.run_diff import diff_runs
+
+    runs = fixture_runs(report.parent, reference_dir)
+    diffs = json.loads((report / "report.json").read_text(encoding="utf-8"))["diffs"]
+    expected = diff_runs(runs["oracle"], runs["noisy"])
+    assert [(d["a"], d["b"]) for d in diffs] == [("oracle", "noisy")]
+    assert diffs[0]["counts"] == expected["counts"]
+    assert diffs[0]["counts"]["total"] == len(_flips(runs["oracle"], runs["noisy"])["all"]) > 0
+    assert diffs[0]["flipped"] == expected["flipped"]
+    assert (diffs[0]["sessions"], diffs[0]["tasks"]) == (expected["sessions"], expected["tasks"])
+    # the page: the counts in the summary data, the flipped tasks (with their session's position) in one packed block
+    html = (report / "index.html").read_text(encoding="utf-8")
+    data = json.loads(re.search(r'<script type="application/json" id="wtb-data">(.*?)</script>', html, re.S).group(1))
+    assert data["diffs"] == [{"a": "r0", "b": "r1", "sessions": 24, "tasks": 96, "counts": expected["counts"]}]
+    blocks = session_blocks(html)
+    packed = diffs_block(html)
+    assert [[{k: v for k, v in f.items() if k != "k"} for f in flipped] for flipped in packed] == [expected["flipped"]]
+    assert all(blocks[f["k"]]["s"]["id"] == f["id"] for f in packed[0])
+
+
+def test_diff_view_lists_the_flipped_tasks_and_opens_the_divergence_step(browser, report, reference_dir):
+    runs = fixture_runs(report.parent, reference_dir)
+    flips = _flips(runs["oracle"], runs["noisy"])
+    assert 0 < len(flips["all"]) <= 50  # one page
+    flipped = json.loads((report / "report.json").read_text(encoding="utf-8"))["diffs"][0]["flipped"]
+    page = Page(browser, report / "index.html")
+    try:
+        page.go("#diff")
+        assert _listed(page) == flips["all"]
+        kinds = page.page.locator("#diff-kinds").inner_text()
+        assert f"regressed {len(flips['regressed'])}" in kinds and f"improved {len(flips['improved'])}" in kinds
+        page.page.locator("#diff-kinds button[data-kind='regressed']").click()
+        page.wait_rendered("#diff?pair=0&kind=regressed")
+        assert _listed(page) == flips["regressed"]
+        page.page.locator("#diff-kinds button[data-kind='all']").click()
+        page.wait_rendered("#diff?pair=0")
+        # open the row of a task whose divergent step has calls on both sides
+        n = next(i for i, f in enumerate(flipped) if f["a_step"]["calls"] and f["b_step"] and f["b_step"]["calls"])
+        task = flipped[n]
+        page.page.locator(f"#diff-table tr[data-row='{n}'] td").nth(1).click()
+        page.page.wait_for_selector("#diff-panel")
+        side_a, side_b = page.page.locator("#diff-side-a"), page.page.locator("#diff-side-b")
+        assert f"step {task['first_divergent_step']['a']}" in side_a.locator(".diff-step").inner_text()
+        assert f"step {task['first_divergent_step']['b']}" in side_b.locator(".diff-step").inner_text()
+        for side, step in ((side_a, task["a_step"]), (side_b, task["b_step"])):
+            names = side.locator("table.diff-calls tbody tr td:first-child .fn").all_inner_texts()
+            assert names == [c["name"] for c in step["calls"]]
+            shown = side.locator("table.diff-calls tbody tr td:nth-child(2) pre").all_inner_texts()
+            assert [json.loads(text) for text in shown] == [json.loads(c["arguments"]) for c in step["calls"]]
+        assert "oracle" in side_a.inner_text() and "noisy" in side_b.inner_text()
+        side_b.locator("a.to-traj").click()
+        step = task["b_step"]["step"]
+        page.page.wait_for_selector(f"#step-{step}.target")  # the trajectory, scrolled to the divergent step
+        assert page.page.evaluate("location.hash").startswith("#traj/r1/") and f"task {task['task'] + 1}" in (
+            page.page.locator("#traj-title").inner_text()
+        )
+        assert task["id"] in page.page.locator("#traj-title").inner_text()
+        assert page.problems == []
+    finally:
+        page.close()
+
+
+def test_diff_view_filters_by_flip_kind_and_picks_the_pair(browser, wide_report, six_runs):
+    """In the six-run report the pairs are the comparable ones (same sessions, scoring and side); noisy
+    against wrong_name has flips of both kinds, more than a page of them."""
+    flips = _flips(six_runs["noisy"], six_runs["wrong_name"])
+    assert 0 < len(flips["regressed"]) <= 50 and 0 < len(flips["improved"]) <= 50 and len(flips["all"]) > 50
+    diffs = json.loads((wide_report / "report.json").read_text(encoding="utf-8"))["diffs"]
+    pairs = [(d["a"], d["b"]) for d in diffs]
+    assert pairs == [
+        ("oracle", "noisy"), ("oracle", "wrong_name"), ("oracle", "over_ask"),
+        ("noisy", "wrong_name"), ("noisy", "over_ask"), ("wrong_name", "over_ask"),
+    ]  # fmt: skip
+    page = Page(browser, wide_report / "index.html", width=1024, height=768)
+    try:
+        page.go("#diff")
+        page.page.select_option("#diff-pair", str(pairs.index(("noisy", "wrong_name"))))
+        page.wait_rendered("#diff?pair=3")
+        first = _listed(page)
+        assert len(first) == 50 and f"page 1 of 2 ({len(flips['all'])})" in page.page.locator(".pager").inner_text()
+        page.page.locator(".pager button").last.click()  # next page
+        page.wait_rendered("#diff?pair=3&page=1")
+        assert first | _listed(page) == flips["all"]
+        for kind in ("improved", "regressed"):
+            page.page.locator(f"#diff-kinds button[data-kind='{kind}']").click()
+            page.wait_rendered(f"#diff?pair=3&kind={kind}")
+            assert _listed(page) == flips[kind]
+            assert set(
+                page.page.locator("#diff-table tr[data-row]").evaluate_all("rs => rs.map(r => r.dataset.flip)")
+            ) == {kind}
+            assert page.page.locator(f"#diff-kinds button[data-kind='{kind}']").get_attribute("aria-pressed") == "true"
+        assert page.problems == []
+    finally:
+        page.close()
+
+
+def test_diff_view_shows_hostile_ids_and_tool_names_as_text(browser, tmp_path):
+    """Session ids, tool names and model names carrying HTML reach the diff view and its panel as text:
+    no element is injected and no script runs."""
+    from tests.integration.test_outputs_safety import EVIL_ID, EVIL_MODEL, EVIL_TOOL, evil_demo, replay_run
+
+    sessions, candidates = evil_demo(tmp_path / "data")
+    replay_run(sessions, candidates, tmp_path / "oracle", "oracle")
+    replay_run(sessions, candidates, tmp_path / "evil", EVIL_MODEL)
+    build_report([tmp_path / "oracle", tmp_path / "evil"], tmp_path / "report", resamples=50)
+    flipped = json.loads((tmp_path / "report" / "report.json").read_text(encoding="utf-8"))["diffs"][0]["flipped"]
+    n = next(i for i, f in enumerate(flipped) if any(EVIL_TOOL == c["name"] for c in f["b_step"]["calls"]))
+    page = Page(browser, tmp_path / "report" / "index.html")
+    try:
+        dialogs: list[str] = []
+        page.page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.go(f"#diff?pair=0&row={n}")
+        main = page.page.locator("main#view")
+        assert main.locator("img, script, iframe, svg").count() == 0
+        assert flipped[n]["id"] in main.inner_text() and EVIL_ID in flipped[n]["id"]
+        assert EVIL_TOOL in page.page.locator("#diff-side-b").inner_text()
+        assert EVIL_MODEL in page.page.locator("#diff-summary").inner_text()
+        assert dialogs == [] and page.problems == []
     finally:
         page.close()

@@ -32,6 +32,7 @@ from wtb.report.content import (
     side_fields,
     top_errors,
 )
+from wtb.report.diffs import json_diffs, page_diffs, report_diffs
 from wtb.report.html import page_chunks
 from wtb.report.markdown import report_markdown
 from wtb.report.runs import Run, load_runs, session_transitions
@@ -246,6 +247,7 @@ def build_report(
             if difference is not None:
                 comparisons.append(Comparison(a, b, difference))
     groups = {run.key: {g: grouped_accuracy(run, g) for g in ("type", "position")} for run in runs}
+    diffs = report_diffs(runs)
 
     figures_svg = {
         "order": plots.accuracy_by_order(
@@ -381,6 +383,7 @@ def build_report(
             for c in comparisons
         ],
         "refused": refused,
+        "diffs": [{k: v for k, v in d.items() if k != "flipped"} for d in diffs],
         "fixes": {str(k): v for k, v in FIXES.items()},
         "tables": {
             "main": _table_data(main_rows, columns["main"], True),
@@ -435,12 +438,12 @@ def build_report(
     index = out / "index.html"
     tmp = out / ".index.html.tmp"
     with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
-        for chunk in page_chunks(title, data, blocks()):
+        for chunk in page_chunks(title, data, blocks(), [d["flipped"] for d in page_diffs(diffs, runs)]):
             handle.write(chunk)
     os.replace(tmp, index)
     written.append(index)
 
-    report = Report(out, written, runs, figures, comparisons, scoring, refused, groups)
+    report = Report(out, written, runs, figures, comparisons, scoring, refused, groups, diffs)
     texts = {
         "leaderboard.csv": rows_csv(main_rows, [c.key for c in columns["main"]]),
         "orchestration.csv": rows_csv(orch_rows, [c.key for c in columns["orchestration"]]),
@@ -485,7 +488,8 @@ def report_json(report: Report, err_rows: Sequence[Row], seed: int, resamples: i
     rank, error counts and, when it has any, its extra metrics (``summary_metrics.json["extra"]``,
     docs/metrics.md §8); the runs table's facts (:func:`wtb.report.content.run_facts`); per task type and
     position the counts and intervals; the paired comparisons and the pairs not compared; the interval
-    methods and bootstrap settings (docs/metrics.md §10)."""
+    methods and bootstrap settings (docs/metrics.md §10); per comparable pair the tasks that flipped with
+    their first divergent step (``diffs``, :func:`wtb.report.diffs.report_diffs`, docs/diff.md §4)."""
     errors = {r.run: r for r in err_rows if r.run}
     labels = {run.key: run.label for run in report.runs}
 
@@ -534,6 +538,7 @@ def report_json(report: Report, err_rows: Sequence[Row], seed: int, resamples: i
         ],
         "not_compared": [{"a": labels[r["a"]], "b": labels[r["b"]], "why": r["why"]} for r in report.refused],
         "scoring": report.scoring,
+        "diffs": json_diffs(report.diffs, report.runs),
     }
 
 

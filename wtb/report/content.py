@@ -109,6 +109,8 @@ class Report:
     """Pairs of runs on the same sessions that are not compared: ``{"a", "b": run keys, "why"}`` (:func:`comparable`)."""
     groups: dict[str, dict[str, dict[str, dict[str, Any]]]] = field(default_factory=dict)
     """Run key -> ``{"type": ..., "position": ...}`` of :func:`grouped_accuracy`."""
+    diffs: list[dict[str, Any]] = field(default_factory=list)
+    """Run-against-run diffs of every comparable pair (:func:`wtb.report.diffs.report_diffs`, docs/diff.md §4)."""
 
 
 SHOWN_SETTINGS = ("temperature", "max_steps", "max_attempts", "timeout", "concurrency", "rps", "tasks")

@@ -7,7 +7,8 @@ at load. Each session's gold data and trajectories sit in their own
 gzip-compressed and base64-encoded (a report of 1,024 sessions and two runs
 shrinks from about 29 MB to a few MB). The browser keeps those blocks as inert
 text; the page decompresses (``DecompressionStream``) and parses a session
-only when it is opened, so a large report opens about as fast as a small one.
+only when it is opened, so a large report opens about as fast as a small one. The flipped tasks of
+the run-against-run diffs sit the same way in one block (``id="diffs"``), read when the Diff view opens.
 A Content Security Policy forbids any network access.
 """
 
@@ -44,6 +45,12 @@ def unpack_session(block: str) -> Any:
     return json.loads(gzip.decompress(base64.b64decode(block)).decode("utf-8"))
 
 
+def diffs_block(html: str) -> Any:
+    """The parsed flipped-task lists of a report page's ``diffs`` block, ``None`` when it has none."""
+    found = re.findall(r'<script type="application/gzip\+base64" id="diffs">([^<]*)</script>', html)
+    return unpack_session(found[0]) if found else None
+
+
 def session_blocks(html: str) -> dict[int, Any]:
     """Every session block of a report page, parsed: ``{n: {"s": session, "r": {run key: trajectory}}}``."""
     found = re.findall(r'<script type="application/gzip\+base64" id="s-(\d+)">([^<]*)</script>', html)
@@ -54,7 +61,7 @@ def _asset(name: str) -> str:
     return _ASSETS.joinpath(name).read_text(encoding="utf-8")
 
 
-def page_chunks(title: str, data: Any, session_blocks: Iterable[tuple[int, str]]) -> Iterator[str]:
+def page_chunks(title: str, data: Any, session_blocks: Iterable[tuple[int, str]], diffs: Any = None) -> Iterator[str]:
     """The page as a sequence of text chunks (write them in order).
 
     Args:
@@ -62,6 +69,8 @@ def page_chunks(title: str, data: Any, session_blocks: Iterable[tuple[int, str]]
         data: the summary data object the script reads (see ``wtb/report/assets/report.js``).
         session_blocks: ``(n, json_text)`` per session: the JSON of ``{"s": session, "r": {run key: trajectory}}``
             (packed here with :func:`pack_session`).
+        diffs: the flipped tasks of the Diff view, one list per pair of ``data["diffs"]`` (docs/diff.md §4),
+            packed as a session is into the block ``id="diffs"``; ``None``: no block.
     """
     from html import escape
 
@@ -80,6 +89,7 @@ def page_chunks(title: str, data: Any, session_blocks: Iterable[tuple[int, str]]
         '<a href="#plots" data-view="plots">Plots</a>'
         '<a href="#dataset" data-view="dataset">Dataset</a>'
         '<a href="#tasks" data-view="tasks">Tasks</a>'
+        '<a href="#diff" data-view="diff">Diff</a>'
         '</nav></header>\n<main id="view"><noscript>This report needs JavaScript; report.md and the CSV files hold the same tables.</noscript></main>\n'
         '<script type="application/json" id="wtb-data">'
     )
@@ -87,4 +97,7 @@ def page_chunks(title: str, data: Any, session_blocks: Iterable[tuple[int, str]]
     yield "</script>\n"
     for number, text in session_blocks:
         yield f'<script type="application/gzip+base64" id="s-{number}">{pack_session(text)}</script>\n'
+    if diffs is not None:
+        text = json.dumps(diffs, ensure_ascii=False, separators=(",", ":"))
+        yield f'<script type="application/gzip+base64" id="diffs">{pack_session(text)}</script>\n'
     yield f"<script>\n{_asset('report.js')}</script>\n</body></html>\n"

@@ -122,6 +122,10 @@ class Run:
         version: the harness version that made the run (settings ``project_version``), ``""`` when unknown.
         date: when the run started, ISO 8601 UTC to the second (``run.json``'s modification time; else
             the metric file's), the report's only clock.
+        score_path: the score file read (``score.jsonl``, or ``score.fixed.jsonl`` for a fixed run).
+        scored: session id -> ``(line number in score_path, [scored task, ...])``: the ``results`` entries
+            with each step's ``inference_input`` (the request messages) left out, what the run-against-run
+            diff reads (:func:`bench.diff.diff_task`, docs/diff.md §2).
     """
 
     key: str
@@ -139,6 +143,8 @@ class Run:
     extra_metrics: dict[str, Any] = field(default_factory=dict)
     language: str = "en"
     spec: str = ""
+    score_path: Path = Path()
+    scored: dict[str, tuple[int, list[Any]]] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     version: str = ""
     date: str = ""
@@ -451,6 +457,18 @@ def _task_facts(session_id: str, index: int, scored: Mapping[str, Any]) -> TaskF
     )
 
 
+def without_inputs(task: Any) -> Any:
+    """A scored task (a ``results`` entry) without its steps' ``inference_input``, the request messages the
+    diff never reads (docs/diff.md §2); anything that is not a task with a log is returned as it is."""
+    if not isinstance(task, dict) or not isinstance(task.get("inference_log"), dict):
+        return task
+    log = {
+        key: ({k: v for k, v in step.items() if k != "inference_input"} if isinstance(step, dict) else step)
+        for key, step in task["inference_log"].items()
+    }
+    return {**task, "inference_log": log}
+
+
 def _record_id(record: Any, path: Path, number: int) -> str:
     if isinstance(record, Mapping):
         session_id = record.get("id", record.get("session_id"))
@@ -539,6 +557,7 @@ def load_report_run(
     summary = _read_json(summary_path) if summary_path.is_file() else None
 
     scored: dict[str, list[dict[str, Any]]] = {}
+    lines: dict[str, int] = {}
     order: list[str] = []
     score_path = run_dir / score_file
     for number, record in _json_lines(score_path):
@@ -547,6 +566,7 @@ def load_report_run(
         if not isinstance(results, list):
             raise ReportError(f"{score_path}:{number}: no 'results' list")
         scored[session_id] = results
+        lines[session_id] = number
         order.append(session_id)
     if not order:
         raise ReportError(f"{score_path}: holds no scored sessions")
@@ -578,6 +598,8 @@ def load_report_run(
         facts[session_id] = [_task_facts(session_id, i, t) for i, t in enumerate(scored[session_id])]
         run.tasks.extend(facts[session_id])
     run.session_ids = order
+    run.score_path = score_path
+    run.scored = {s: (lines[s], [without_inputs(task) for task in scored[s]]) for s in order}
 
     result_path = run_dir / RESULT_FILE
     if result_path.is_file():

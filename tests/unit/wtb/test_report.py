@@ -381,6 +381,34 @@ def test_broken_run_folders_give_one_line_errors(runs, tmp_path, setup, message)
     assert result.exit_code == 1 and message in result.output
 
 
+def test_an_undiffable_flipped_task_names_its_score_line_and_field(runs, tmp_path):
+    """The report diffs every comparable pair (docs/diff.md §4): a flipped task whose log cannot be read is
+    refused with the score file, its line and the field; a copy of a run diffs with no flip."""
+    oracle = [json.loads(line) for line in (runs["oracle"] / "score.jsonl").read_text(encoding="utf-8").splitlines()]
+    broken = tmp_path / "noisy"
+    shutil.copytree(runs["noisy"], broken)
+    lines = (broken / "score.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    number, t = next(
+        (n, t)
+        for n, (a, b) in enumerate(zip(oracle, records), 1)
+        for t, (x, y) in enumerate(zip(a["results"], b["results"]))
+        if x["label"] != y["label"]
+    )
+    records[number - 1]["results"][t]["inference_log"] = "not a log"
+    (broken / "score.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    result = invoke("report", runs["oracle"], broken, "--out", tmp_path / "r")
+    where = f"score.jsonl:{number}: {records[number - 1]['id']}.results[{t}].inference_log: missing or not an object"
+    assert result.exit_code == 1 and where in result.output
+    copy = tmp_path / "copy"
+    shutil.copytree(runs["oracle"], copy)
+    build_report([runs["oracle"], copy], tmp_path / "same", resamples=20)
+    diffs = read_json(tmp_path / "same" / "report.json")["diffs"]
+    assert [(d["sessions"], d["counts"], d["flipped"]) for d in diffs] == [
+        (len(oracle), {"regressed": 0, "improved": 0, "total": 0}, [])
+    ]
+
+
 def test_missing_folder_and_folder_given_twice(tmp_path):
     result = invoke(
         "report", tmp_path / "nope", "--out", tmp_path / "r"

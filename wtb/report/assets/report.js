@@ -52,15 +52,24 @@
   function runName(run) { return chip(run) + esc(run.label) + ' ' + sideBadge(run.lang) + modeBadge(run); }
   function textAttr(lang) { return lang === 'zh' ? ' lang="zh"' : ''; }
   function badge(ok, yes, no) { return ok ? '<span class="badge b-ok">' + esc(yes || 'correct') + '</span>' : '<span class="badge b-bad">' + esc(no || 'error') + '</span>'; }
-  function loadDetail(k) {
-    if (cache[k]) { return Promise.resolve(cache[k]); }
-    var block = document.getElementById('s-' + k);
-    if (!block) { return Promise.reject(new Error('no data for session ' + k)); }
+  function unpack(id) {  // a gzip + base64 block, parsed
+    var block = document.getElementById(id);
+    if (!block) { return Promise.reject(new Error('no block ' + id)); }
     var raw = atob(block.textContent.trim());
     var bytes = new Uint8Array(raw.length);
     for (var i = 0; i < raw.length; i++) { bytes[i] = raw.charCodeAt(i); }
     var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
-    return new Response(stream).text().then(function (text) { cache[k] = JSON.parse(text); return cache[k]; });
+    return new Response(stream).text().then(JSON.parse);
+  }
+  function loadDetail(k) {
+    if (cache[k]) { return Promise.resolve(cache[k]); }
+    if (!document.getElementById('s-' + k)) { return Promise.reject(new Error('no data for session ' + k)); }
+    return unpack('s-' + k).then(function (found) { cache[k] = found; return found; });
+  }
+  var FLIPPED = null;  // the Diff view's flipped tasks, one list per D.diffs entry, read when the view first opens
+  function loadFlipped() {
+    if (FLIPPED || !D.diffs.length) { return Promise.resolve(FLIPPED); }
+    return unpack('diffs').then(function (found) { FLIPPED = found; return found; });
   }
   function detail(k) { return cache[k]; }  // only after loadDetail(k) resolved
   function session(k) { return D.sessions[k]; }
@@ -602,15 +611,102 @@
     return notes.length ? '<div class="note quirk" id="traj-quirks">' + notes.map(function (n) { return '<p>' + n + '</p>'; }).join('') + '</div>' : '';
   }
 
+  // ------------------------------------------------------------------ run against run (docs/diff.md)
+  var OUTCOME_TEXT = { calls: 'tool calls', ask: 'question to the user', answer: 'final answer', error: 'error', end: 'no step (the log ends)' };
+  function argsText(value) { return typeof value === 'string' ? value : JSON.stringify(value); }
+  function callKeys(step) { return (step && step.calls || []).map(function (c) { return c.name + '\u0000' + argsText(c.arguments); }); }
+  function diffSide(which, run, label, step, other, f) {
+    var html = '<div class="diff-side" id="diff-side-' + which.toLowerCase() + '"><div class="head"><b>' + which + '</b> ' + runName(run) + ' ' + badge(label === 'correct', label, label) + '</div>';
+    if (!step) { return html + '<p class="muted">no divergent step</p></div>'; }
+    html += '<div class="diff-step"><b>step ' + esc(step.step) + '</b> · ' + esc(OUTCOME_TEXT[step.kind] || step.kind) +
+      (step.nodes && step.nodes.length ? ' <span class="muted">· gold node' + (step.nodes.length > 1 ? 's ' : ' ') + esc(step.nodes.join(', ')) + '</span>' : '') + '</div>';
+    var theirs = callKeys(other);
+    if (step.calls && step.calls.length) {
+      html += '<table class="diff-calls"><thead><tr><th>tool</th><th>arguments</th><th>gold node and arguments</th><th>verdict</th></tr></thead><tbody>' +
+        step.calls.map(function (c, j) {
+          var changed = theirs.indexOf(callKeys(step)[j]) < 0;
+          return '<tr class="' + (changed ? 'changed' : 'same') + '"><td><span class="fn">' + esc(c.name) + '</span>' + (changed ? ' <span class="badge b-warn" title="the other side has no call with this name and these arguments at its step">differs</span>' : '') + '</td>' +
+            '<td><pre>' + esc(pretty(c.arguments)) + '</pre></td>' +
+            '<td>' + (c.node === null || c.node === undefined ? '<span class="muted">none</span>' : 'node ' + esc(c.node) + '<pre>' + esc(pretty(c.gold_arguments)) + '</pre>') + '</td>' +
+            '<td>' + (c.verdict === 'correct' ? badge(true) : c.verdict === null || c.verdict === undefined ? '<span class="muted">not checked</span>' : '<span class="why">' + esc(c.verdict) + '</span>') + '</td></tr>';
+        }).join('') + '</tbody></table>';
+    }
+    if (step.content) { html += '<div class="section-label">' + (step.kind === 'ask' ? 'question' : step.kind === 'answer' ? 'answer' : 'text') + '</div><div class="text">' + esc(step.content) + '</div>'; }
+    if (step.error_reason) { html += '<div class="why">' + esc(step.error_reason) + '</div>'; }
+    if (!(step.calls && step.calls.length) && !step.content && !step.error_reason) { html += '<div class="muted">(nothing recorded)</div>'; }
+    html += '<p><a class="to-traj" href="' + hashFor('traj', [run.key, f.k, f.task], { step: step.step }) + '">open ' + esc(run.label) + '\'s trajectory at step ' + esc(step.step) + ' ›</a></p>';
+    return html + '</div>';
+  }
+  function diffView(query) {
+    var html = '<h2>Run against run</h2>';
+    if (!D.diffs.length) {
+      view.innerHTML = html + '<p class="note" id="diff-none">' + (D.runs.length < 2 ? 'A diff needs two runs of the same sessions: pass two or more run folders to wtb report.' :
+        'No two runs of this report can be paired: a diff needs the same sessions, scoring mode and side.') + '</p>';
+      return;
+    }
+    var p = Math.max(0, Math.min(parseInt(query.pair || '0', 10) || 0, D.diffs.length - 1));
+    var d = D.diffs[p], a = RUNS[d.a], b = RUNS[d.b], flipped = FLIPPED[p];
+    var kind = query.kind === 'regressed' || query.kind === 'improved' ? query.kind : '';
+    var open = query.row === undefined || query.row === '' ? -1 : parseInt(query.row, 10);
+    html += '<p class="note">The tasks whose label differs between run A and run B and, for each, the first step where the two trajectories part. Steps are aligned through the gold DAG: a parallel step and the same calls sent one by one count as the same progress (docs/diff.md §3). Click a row for both sides\' calls and arguments at that step.</p>';
+    html += '<div class="filters"><label>pair <select id="diff-pair">' + D.diffs.map(function (x, i) {
+      return '<option value="' + i + '"' + (i === p ? ' selected' : '') + '>A: ' + esc(RUNS[x.a].label) + ' · B: ' + esc(RUNS[x.b].label) + '</option>';
+    }).join('') + '</select></label><span class="kinds" id="diff-kinds">' +
+      [['', 'all flips', d.counts.total], ['regressed', 'regressed', d.counts.regressed], ['improved', 'improved', d.counts.improved]].map(function (x) {
+        return '<button type="button" data-kind="' + (x[0] || 'all') + '" aria-pressed="' + (kind === x[0]) + '" data-href="' + hashFor('diff', [], { pair: p, kind: x[0] }) + '">' + esc(x[1]) + ' <b>' + x[2] + '</b></button>';
+      }).join('') + '</span></div>';
+    html += '<div class="kv" id="diff-summary"><div>A</div><div>' + runName(a) + '</div><div>B</div><div>' + runName(b) + '</div><div>compared</div><div>' + d.sessions + ' sessions, ' + d.tasks + ' tasks</div>' +
+      '<div>flipped</div><div>' + d.counts.total + ' tasks: ' + d.counts.regressed + ' regressed (correct in A, wrong in B), ' + d.counts.improved + ' improved (wrong in A, correct in B)</div></div>';
+    var list = [];
+    flipped.forEach(function (f, i) { if (!kind || f.flip === kind) { list.push(i); } });
+    var at = list.indexOf(open);
+    var page = query.page === undefined || query.page === '' ? Math.max(0, Math.floor(at / PAGE)) : parseInt(query.page, 10) || 0;
+    page = Math.max(0, Math.min(page, Math.floor(Math.max(list.length - 1, 0) / PAGE)));
+    var base = { pair: p, kind: kind };
+    if (list.length > PAGE) { html += '<div class="filters">' + pager(list.length, page, 'diff', base) + '</div>'; }
+    html += '<div class="scroll"><table class="data" id="diff-table"><thead><tr><th>session</th><th class="num">task</th><th>flip</th><th>A</th><th>B</th><th>first divergent step</th></tr></thead><tbody>';
+    list.slice(page * PAGE, page * PAGE + PAGE).forEach(function (i) {
+      var f = flipped[i], s = f.first_divergent_step;
+      var href = hashFor('diff', [], Object.assign({}, base, { row: i === open ? '' : i, page: page || '' }));
+      html += '<tr class="clickable' + (i === open ? ' open' : '') + '" data-row="' + i + '" data-flip="' + esc(f.flip || '') + '" data-href="' + href + '"><td><a href="' + href + '">' + esc(f.id) + '</a></td><td class="num">' + (f.task + 1) + '</td>' +
+        '<td><span class="badge ' + (f.flip === 'regressed' ? 'b-bad' : f.flip === 'improved' ? 'b-ok' : 'b-warn') + '">' + esc(f.flip || 'flipped') + '</span></td>' +
+        '<td>' + badge(f.a_label === 'correct', f.a_label, f.a_label) + '</td><td>' + badge(f.b_label === 'correct', f.b_label, f.b_label) + '</td>' +
+        '<td>' + (s ? 'A step ' + esc(s.a) + ' · B step ' + esc(s.b) : '<span class="muted">none found</span>') + '</td></tr>';
+      if (i === open) {
+        html += '<tr class="diff-open"><td colspan="6" class="wrap"><div class="diff-panel" id="diff-panel">' +
+          (s ? '' : '<p class="note">No divergent step: both trajectories end alike though their labels differ (docs/diff.md §4).</p>') +
+          diffSide('A', a, f.a_label, f.a_step, f.b_step, f) + diffSide('B', b, f.b_label, f.b_step, f.a_step, f) + '</div></td></tr>';
+      }
+    });
+    if (!list.length) { html += '<tr><td colspan="6" class="muted">no flipped task of this kind</td></tr>'; }
+    view.innerHTML = html + '</tbody></table></div>';
+  }
+
   // ------------------------------------------------------------------ router
   var VIEWS = { overview: overview, leaderboard: leaderboard, orchestration: orchestration, errors: errors, plots: plots };
   var renderCount = 0;
-  function withSession(k, draw) {
+  function focusStep(n) {  // #traj/...?step=N: the step (a diff's divergent step) marked and scrolled to
+    var el = n === undefined || n === '' ? null : document.getElementById('step-' + n);
+    if (el) { el.classList.add('target'); el.scrollIntoView({ block: 'start' }); }
+  }
+  function withSession(k, draw, after) {
     var mine = ++renderCount;
     if (!session(k)) { view.innerHTML = '<p>Unknown session.</p>'; return; }
     if (!cache[k]) { view.innerHTML = '<p class="muted">Loading ' + esc(session(k)[0]) + '…</p>'; }
-    loadDetail(k).then(function () { if (mine === renderCount) { draw(); window.scrollTo(0, 0); rendered(); } },
+    loadDetail(k).then(function () { if (mine === renderCount) { draw(); window.scrollTo(0, 0); if (after) { after(); } rendered(); } },
       function (error) { view.innerHTML = '<p class="why">Cannot read the data of this session: ' + esc(error.message) + '</p>'; });
+  }
+  function withFlipped(draw) {
+    var mine = ++renderCount;
+    if (D.diffs.length && !FLIPPED) { view.innerHTML = '<p class="muted">Loading the diffs…</p>'; }
+    loadFlipped().then(function () {
+      if (mine !== renderCount) { return; }
+      draw();
+      window.scrollTo(0, 0);
+      var open = view.querySelector('#diff-table tr.open');
+      if (open) { open.scrollIntoView({ block: 'nearest' }); }
+      rendered();
+    }, function (error) { view.innerHTML = '<p class="why">Cannot read the diffs: ' + esc(error.message) + '</p>'; });
   }
   function rendered() { document.body.setAttribute('data-rendered', location.hash || '#overview'); }
   function render() {
@@ -622,17 +718,18 @@
     if (VIEWS[route.name]) { VIEWS[route.name](); }
     else if (route.name === 'tasks') { tasks(route.query); }
     else if (route.name === 'dataset') { dataset(route.query); }
+    else if (route.name === 'diff') { withFlipped(function () { diffView(route.query); }); }
     else if (route.name === 'session') {
       var ks = parseInt(route.args[0], 10);
       withSession(ks, function () { sessionView(ks, route.query); });
     } else if (route.name === 'traj') {
       var kt = parseInt(route.args[1], 10);
-      withSession(kt, function () { trajectory(route.args[0], kt, parseInt(route.args[2], 10)); });
+      withSession(kt, function () { trajectory(route.args[0], kt, parseInt(route.args[2], 10)); }, function () { focusStep(route.query.step); });
     }
     else { overview(); }
     document.body.setAttribute('data-view', route.name);
     window.scrollTo(0, 0);
-    if (route.name !== 'session' && route.name !== 'traj') { rendered(); }
+    if (route.name !== 'session' && route.name !== 'traj' && route.name !== 'diff') { rendered(); }
   }
   view.addEventListener('click', function (event) {
     var target = event.target;
@@ -652,6 +749,7 @@
   });
   view.addEventListener('change', function (event) {
     var target = event.target;
+    if (target.id === 'diff-pair') { location.hash = hashFor('diff', [], { pair: target.value }); return; }
     if (target.hasAttribute('data-group')) { sortState[target.getAttribute('data-group')].group = target.value; render(); }
     if (target.hasAttribute('data-filter')) {
       var query = parseHash().query;
