@@ -41,7 +41,7 @@ def report_command(
     ),
 ) -> None:
     """Write a report of one or more runs: leaderboard among the paper's 57 models, orchestration, error
-    analysis, 95% bootstrap intervals, plots, dataset browser and trajectory viewer (OUT/index.html works
+    analysis, 95% intervals (Wilson for each run, a paired bootstrap for differences), plots, dataset browser and trajectory viewer (OUT/index.html works
     offline), plus report.md and CSV tables.
 
     Exit status 2 for a folder or file named here that does not exist, or a folder named twice; 1 for a
