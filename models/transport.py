@@ -273,8 +273,11 @@ def wait_seconds(policy: RetryPolicy, attempt: int, exc: BaseException | None, *
 
 
 def redacted_url(url: str) -> str:
-    """``url`` with any user name and password replaced by ``***`` (for messages)."""
+    """``url`` with any user name and password replaced by the one redaction's marker, ``[REDACTED]``
+    (:data:`models.redaction.REDACTED`, docs/settings.md §8), for messages."""
     import urllib.parse
+
+    from models.redaction import REDACTED
 
     try:
         parts = urllib.parse.urlsplit(url)
@@ -283,7 +286,7 @@ def redacted_url(url: str) -> str:
     if "@" not in parts.netloc:
         return url
     host = parts.netloc.rsplit("@", 1)[1]
-    return urllib.parse.urlunsplit(parts._replace(netloc=f"***@{host}"))
+    return urllib.parse.urlunsplit(parts._replace(netloc=f"{REDACTED}@{host}"))
 
 
 def base_url_problem(url: str) -> str | None:

@@ -74,7 +74,7 @@ def test_a_bad_number_is_a_usage_error_naming_the_option(tmp_path, option, value
     [
         (
             f"http://user:{SECRET}@127.0.0.1:8000/v1",
-            "must not hold a user name or password ('http://***@127.0.0.1:8000/v1'): give the API key in the "
+            "must not hold a user name or password ('http://[REDACTED]@127.0.0.1:8000/v1'): give the API key in the "
             "provider's key variable (OPENAI_API_KEY for openai:) and the URL without credentials",
         ),
         ("ftp://127.0.0.1/v1", "must start with http:// or https://, got 'ftp://127.0.0.1/v1'"),
@@ -108,7 +108,7 @@ def test_a_bad_base_url_is_configuration_that_never_shows_the_password(tmp_path,
         (
             "WTB_BASE_URL",
             f"https://me:{SECRET}@api.example.com/v1",
-            "error: openai:x: the base URL must not hold a user name or password ('https://***@api.example.com/v1'): "
+            "error: openai:x: the base URL must not hold a user name or password ('https://[REDACTED]@api.example.com/v1'): "
             "give the API key in the provider's key variable (OPENAI_API_KEY for openai:) and the URL without credentials",
         ),
     ],
@@ -141,7 +141,7 @@ def test_langchain_base_url_with_credentials_is_refused_by_the_provider_check():
 def test_good_base_urls_pass():
     for url in ("http://127.0.0.1:8000/v1", "https://api.openai.com/v1", "http://[::1]:8000/v1", "http://localhost"):
         assert base_url_problem(url) is None
-    assert redacted_url(f"https://u:{SECRET}@h/v1") == "https://***@h/v1"
+    assert redacted_url(f"https://u:{SECRET}@h/v1") == "https://[REDACTED]@h/v1"
 
 
 @pytest.mark.parametrize(
