@@ -1150,6 +1150,19 @@ def validate_file(
     return report
 
 
+def session_issues(raw: Any, *, tasks: int = TASKS_PER_SESSION, language: str = "en") -> list[tuple[str, str]]:
+    """The loader's problems with one session held in memory, as ``(field, message)`` pairs, exactly as
+    :func:`validate_file` reports them for a line holding it (docs/dataset.md §6): field errors,
+    structural errors and the :func:`language_issues` of ``language``; warnings are not included.
+    Empty when the session is valid. Used to re-validate a session edited in review (docs/review.md §5).
+
+    Raises:
+        ValueError: ``language`` is not ``"en"`` or ``"zh"``; ``tasks`` < 1.
+    """
+    _, issues = _session_line_parser(tasks, language, with_warnings=False)("<memory>", 1, raw)
+    return [(issue.field or "(line)", issue.message) for issue in issues]
+
+
 def task_counts(path: str | os.PathLike[str]) -> tuple[int, list[DatasetIssue]]:
     """The number of tasks the sessions of a dataset file share, and the lines that differ (docs/dataset.md §6).
 

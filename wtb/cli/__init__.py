@@ -1,5 +1,5 @@
 """The ``wtb`` command line: ``validate``, ``score``, ``eval``, ``generate``, ``report``, ``compare``, ``audit``,
-``diff``, ``gate``, ``data``.
+``diff``, ``gate``, ``review``, ``data``.
 
 Each sub-command lives in its own module below and registers itself on :data:`app`. The modules
 parse: they hold the options and their help, and each command body makes one call into the
@@ -133,6 +133,7 @@ from wtb.cli import compare as _compare  # noqa: E402,F401
 from wtb.cli import audit as _audit  # noqa: E402,F401
 from wtb.cli import diff as _diff  # noqa: E402,F401
 from wtb.cli import gate as _gate  # noqa: E402,F401
+from wtb.cli import review as _review  # noqa: E402,F401
 # isort: on
 
 
