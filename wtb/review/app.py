@@ -61,6 +61,10 @@ CONTENT_SECURITY_POLICY = (
 """The Content Security Policy of every answer (docs/review.md §9)."""
 
 _ASSETS = {"review.css": "text/css; charset=utf-8", "review.js": "text/javascript; charset=utf-8"}
+_ICON = (
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#2457c5"/>'
+    '<path d="M4 8.5l2.5 2.5L12 5" stroke="#fff" stroke-width="2" fill="none"/></svg>'
+)
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1", "[::1]")
 """Host names a loopback server answers to (docs/review.md §9)."""
 
@@ -302,6 +306,9 @@ def create_app(config: ReviewConfig) -> Any:
         text = files("wtb.review").joinpath("assets", name).read_text(encoding="utf-8")
         return Response(text, media_type=_ASSETS[name])
 
+    async def icon(request: Request) -> Response:
+        return Response(_ICON, media_type="image/svg+xml")
+
     def guarded(handler: Any) -> Any:
         async def run(request: Request) -> Response:
             try:
@@ -388,6 +395,7 @@ def create_app(config: ReviewConfig) -> Any:
         Route("/export", export_view),
         Route("/export/{name}", export_file),
         Route("/assets/{name}", asset),
+        Route("/favicon.ico", icon),
         Route("/api/verdict", guarded(verdict), methods=["POST"]),
         Route("/api/accept-rest", guarded(accept_rest), methods=["POST"]),
         Route("/api/edit", guarded(edit), methods=["POST"]),

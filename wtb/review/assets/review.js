@@ -21,7 +21,7 @@
 
   function reloadWith(message, hash) {
     sessionStorage.setItem("wtb-flash", message);
-    if (hash !== undefined) history.replaceState(null, "", "#" + hash);
+    if (hash !== undefined) sessionStorage.setItem("wtb-task", hash);
     location.reload();
   }
 
@@ -159,9 +159,13 @@
     list[field].scrollIntoView({ block: "nearest" });
   }
 
-  const start = /^#t(\d+)/.exec(location.hash);
+  const kept = sessionStorage.getItem("wtb-task");
+  sessionStorage.removeItem("wtb-task");
+  const start = /^#?t(\d+)/.exec(kept || location.hash);
   selectTask(start ? Number(start[1]) : 0, false);
-  if (location.hash) {
+  if (kept) {
+    tasks[task].scrollIntoView({ block: "start" });
+  } else if (location.hash) {
     const target = document.getElementById(location.hash.slice(1));
     if (target) target.scrollIntoView({ block: "start" });
   }
