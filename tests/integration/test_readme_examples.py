@@ -48,6 +48,11 @@ SKIP_RULES: list[tuple[str, str]] = [
     ),
     (r"benchmarks\.", "benchmark: minutes of CPU on 2 cores; run by hand"),
     (
+        r"^wtb review\b",
+        "serves the review app until Ctrl-C, or needs its reviews (tests/integration/test_review_browser.py runs "
+        "both, with two reviewers in a browser)",
+    ),
+    (
         r"--server ",
         "needs a running LangGraph server (tests/integration/test_server_eval.py and tests/integration/test_remote.py run these runs)",
     ),

@@ -31,7 +31,13 @@ from wtb.cli import app
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "bench" / "data" / "demo_sessions.jsonl"
 CHROMIUM = os.environ.get("WTB_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 
 
 def _unavailable(reason: str) -> None:
@@ -108,7 +114,9 @@ class Reviewer:
     def _console(self, message) -> None:
         # a refused change is an HTTP 409 or 422 answer, which Chromium also logs as a failed resource
         expected = "Failed to load resource: the server responded with a status of 4"
-        if message.type == "error" and not (message.text.startswith(expected) and ("409" in message.text or "422" in message.text)):
+        if message.type == "error" and not (
+            message.text.startswith(expected) and ("409" in message.text or "422" in message.text)
+        ):
             self.problems.append(f"console {message.type}: {message.text}")
 
     def open(self, pos: int, task: int | None = None) -> None:
@@ -305,7 +313,12 @@ def test_two_reviewers_on_the_demo_sessions(browser, tmp_path):
         bob.close()
 
     exported = [json.loads(line) for line in (downloaded / "sessions.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert [s["id"] for s in exported] == ["wild_tool_bench_1", "wild_tool_bench_2", "wild_tool_bench_3", "wild_tool_bench_5"]
+    assert [s["id"] for s in exported] == [
+        "wild_tool_bench_1",
+        "wild_tool_bench_2",
+        "wild_tool_bench_3",
+        "wild_tool_bench_5",
+    ]
     _validate_and_replay(downloaded, tmp_path, sessions=4, tasks=16)
     log = [json.loads(line) for line in (downloaded / "review_log.jsonl").read_text(encoding="utf-8").splitlines()]
     edits = [e for e in log if e["action"] == "edit"]

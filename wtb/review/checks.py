@@ -179,13 +179,9 @@ names a tool the session lacks breaks the data's own rules, as a validation prob
 
 def refused_findings(before: Sequence[Finding], after: Sequence[Finding]) -> list[tuple[str, str]]:
     """The findings of :data:`REFUSING_KINDS` in ``after`` whose kind and field no finding of ``before``
-    has, as ``(field, message)`` pairs (docs/review.md §5.2); an edit that adds one is refused."""
+    has, as ``(kind, message)`` pairs (docs/review.md §5.2); an edit that adds one is refused."""
     known = {(f.kind, f.field) for f in before}
-    return [
-        (f.field or "(session)", f"{f.kind}: {f.message}")
-        for f in after
-        if f.kind in REFUSING_KINDS and (f.kind, f.field) not in known
-    ]
+    return [(f.kind, f.message) for f in after if f.kind in REFUSING_KINDS and (f.kind, f.field) not in known]
 
 
 def own_findings(session: Mapping[str, Any], *, tasks: int, language: str) -> list[Finding]:

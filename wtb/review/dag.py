@@ -22,7 +22,7 @@ GAP_Y = 14
 PAD = 8
 
 
-def node_depths(answer_list: Sequence[Any]) -> list[int]:
+def drawn_depths(answer_list: Sequence[Any]) -> list[int]:
     """The depth of every node of a gold answer list (docs/review.md §2.2): 0 without dependencies, else
     1 + the deepest dependency; a dependency that is out of range, not an integer or on a cycle is ignored."""
     count = len(answer_list)
@@ -84,7 +84,7 @@ def dag_svg(answer_list: Sequence[Any], task: int, flagged: Collection[int] = ()
     Returns:
         ``<svg ...>...</svg>`` text, every label escaped.
     """
-    depths = node_depths(answer_list)
+    depths = drawn_depths(answer_list)
     columns: dict[int, list[int]] = {}
     for index, depth in enumerate(depths):
         columns.setdefault(depth, []).append(index)
@@ -93,24 +93,38 @@ def dag_svg(answer_list: Sequence[Any], task: int, flagged: Collection[int] = ()
         for row, index in enumerate(members):
             where[index] = (PAD + depth * (BOX_WIDTH + GAP_X), PAD + row * (BOX_HEIGHT + GAP_Y))
     width = PAD * 2 + (max(columns, default=0) + 1) * (BOX_WIDTH + GAP_X) - GAP_X
-    height = PAD * 2 + max((len(m) for m in columns.values()), default=1) * (BOX_HEIGHT + GAP_Y) - GAP_Y
+    boxes_height = PAD * 2 + max((len(m) for m in columns.values()), default=1) * (BOX_HEIGHT + GAP_Y) - GAP_Y
+    edges = []
+    lanes = 0
+    for index, node in enumerate(answer_list):
+        found = node.get("dependency_list") if isinstance(node, Mapping) else None
+        for dep in found if isinstance(found, list) else []:
+            if isinstance(dep, int) and not isinstance(dep, bool) and dep in where and dep != index:
+                edges.append((dep, index))
     marker = f"arrow-{task}"
+    paths = []
+    for dep, index in edges:
+        x1, y1 = where[dep][0] + BOX_WIDTH, where[dep][1] + BOX_HEIGHT // 2
+        x2, y2 = where[index][0], where[index][1] + BOX_HEIGHT // 2
+        bend = GAP_X // 2
+        if depths[index] - depths[dep] <= 1:
+            shape = f"M{x1},{y1} C{x1 + bend},{y1} {x2 - bend},{y2} {x2},{y2}"
+        else:  # it skips a column: go round the boxes in between, along a lane below them
+            lanes += 1
+            lane = boxes_height + lanes * 10 - PAD // 2
+            shape = (
+                f"M{x1},{y1} C{x1 + bend},{y1} {x1 + bend},{lane} {x1 + GAP_X},{lane} "
+                f"L{x2 - GAP_X},{lane} C{x2 - bend},{lane} {x2 - bend},{y2} {x2},{y2}"
+            )
+        paths.append(f'<path class="dag-edge" d="{shape}" marker-end="url(#{marker})"/>')
+    height = boxes_height + (lanes * 10 + PAD if lanes else 0)
     parts = [
         f'<svg class="dag" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-label="gold DAG of task {task}">',
         f'<defs><marker id="{marker}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
         'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="dag-head"/></marker></defs>',
+        *paths,
     ]
-    for index, node in enumerate(answer_list):
-        found = node.get("dependency_list") if isinstance(node, Mapping) else None
-        for dep in found if isinstance(found, list) else []:
-            if dep in where and isinstance(dep, int) and not isinstance(dep, bool) and dep != index:
-                x1, y1 = where[dep]
-                x2, y2 = where[index]
-                parts.append(
-                    f'<line class="dag-edge" x1="{x1 + BOX_WIDTH}" y1="{y1 + BOX_HEIGHT // 2}" x2="{x2}" '
-                    f'y2="{y2 + BOX_HEIGHT // 2}" marker-end="url(#{marker})"/>'
-                )
     for index, node in enumerate(answer_list):
         x, y = where[index]
         name, kind = _label(node)
@@ -126,4 +140,4 @@ def dag_svg(answer_list: Sequence[Any], task: int, flagged: Collection[int] = ()
     return "".join(parts)
 
 
-__all__ = ["dag_svg", "node_depths"]
+__all__ = ["dag_svg", "drawn_depths"]

@@ -49,7 +49,8 @@ def h(value: Any) -> str:
 
 
 def _pretty(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=2)
+    compact = json.dumps(value, ensure_ascii=False)
+    return compact if len(compact) <= 100 else json.dumps(value, ensure_ascii=False, indent=2)
 
 
 def page(title: str, body: str, *, token: str, reviewer: str | None, nav: str = "") -> str:

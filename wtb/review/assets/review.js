@@ -276,7 +276,7 @@
         reloadWith("saved " + box.dataset.path + ": version " + answer.version + ", " + left + " finding(s) on the session now", "t" + task);
       } catch (error) {
         problem.hidden = false;
-        problem.textContent = error.message + (error.problems && error.problems.length ? "\n" + error.problems.join("\n") : "");
+        problem.textContent = error.problems && error.problems.length ? "not saved:\n" + error.problems.join("\n") : error.message;
         save.disabled = false;
         say(error.status === 409 ? "not saved: the session changed meanwhile (your text is still in the editor)" : "not saved", "error");
       }
