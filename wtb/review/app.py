@@ -226,10 +226,10 @@ def create_app(config: ReviewConfig) -> Any:
     store = config.store
 
     def ordered_rows() -> list:
-        return sorted(store.sessions(), key=pages.priority)
+        return sorted(store.sessions(light=True), key=pages.priority)
 
     async def queue(request: Request) -> Response:
-        rows = store.sessions()
+        rows = store.sessions(light=True)
         html = pages.queue_page(
             rows, store.verdicts(), token=config.token, reviewer=_reviewer(request), meta=store.meta()
         )
@@ -276,14 +276,14 @@ def create_app(config: ReviewConfig) -> Any:
 
     async def agreement_view(request: Request) -> Response:
         verdicts = store.verdicts()
-        rows = {row.pos: row for row in store.sessions()}
+        rows = {row.pos: row for row in store.sessions(light=True)}
         html = pages.agreement_page(
             agreement(verdicts), verdicts, rows, token=config.token, reviewer=_reviewer(request)
         )
         return HTMLResponse(html)
 
     async def export_view(request: Request) -> Response:
-        summary = plan_export(store.sessions(), store.verdicts())
+        summary = plan_export(store.sessions(light=True), store.verdicts())
         html = pages.export_page(summary, token=config.token, reviewer=_reviewer(request), files=EXPORT_FILES)
         return HTMLResponse(html)
 

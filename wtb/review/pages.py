@@ -295,7 +295,7 @@ def session_page(
             )
             + f'<div class="dag-wrap">{dag_svg(nodes, t, flagged_nodes)}</div>'
             + f'<div class="nodes">{"".join(rows_html)}</div></div>'
-            f'<aside class="task-side"><h3>Findings ({len(task_findings)})</h3>'
+            f'<aside class="task-side"><div class="side-inner"><h3>Findings ({len(task_findings)})</h3>'
             + (
                 f'<ul class="findings">{"".join(_finding_item(f) for f in task_findings)}</ul>'
                 if task_findings
@@ -305,7 +305,7 @@ def session_page(
             f'<div class="actions"><button type="button" class="accept{" on" if mine and mine.verdict == "accept" else ""}">accept (a)</button>'
             f'<button type="button" class="reject{" on" if mine and mine.verdict == "reject" else ""}">reject (r)</button>'
             '<form class="reason-form" hidden><input class="reason" maxlength="2000" placeholder="why is it rejected? Enter saves">'
-            "</form></div></aside></section>"
+            "</form></div></div></aside></section>"
         )
     tools = session.get(side.tools) if isinstance(session.get(side.tools), list) else []
     tool_items = []

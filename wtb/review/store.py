@@ -285,10 +285,18 @@ class ReviewStore:
 
     # ------------------------------------------------------------------ reading
 
-    def sessions(self) -> list[SessionRow]:
-        """Every session, in dataset order."""
+    def sessions(self, light: bool = False) -> list[SessionRow]:
+        """Every session, in dataset order. ``light``: without the sessions' contents (``original`` is
+        ``{}``, ``current`` holds only ``english_tasks``), for the queue of a large dataset."""
+        if not light:
+            with self.connect() as db:
+                return [_row(record) for record in db.execute("SELECT * FROM sessions ORDER BY pos")]
+        query = (
+            "SELECT pos, sid, line, '{}' AS original, json_object('english_tasks', json_extract(current, '$.english_tasks')) "
+            "AS current, version, updated_at, updated_by, findings, duplicates, valid FROM sessions ORDER BY pos"
+        )
         with self.connect() as db:
-            return [_row(record) for record in db.execute("SELECT * FROM sessions ORDER BY pos")]
+            return [_row(record) for record in db.execute(query)]
 
     def session(self, pos: int) -> SessionRow:
         """The session at position ``pos``.

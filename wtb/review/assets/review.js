@@ -278,7 +278,12 @@
         problem.hidden = false;
         problem.textContent = error.problems && error.problems.length ? "not saved:\n" + error.problems.join("\n") : error.message;
         save.disabled = false;
-        say(error.status === 409 ? "not saved: the session changed meanwhile (your text is still in the editor)" : "not saved", "error");
+        say(
+          error.status === 409
+            ? "not saved: the session changed meanwhile (your text is still in the editor)"
+            : "not saved: the reason is under the editor, your text is still in it",
+          "error"
+        );
       }
     };
     save.addEventListener("click", submit);
