@@ -31,7 +31,7 @@ from bench.audit import (
     tool_findings,
 )
 from bench.errata import parse_path
-from bench.schema import fields_for, session_issues
+from bench.schema import decode_json_line, fields_for, session_issues
 
 EDITABLE: tuple[tuple[str, str], ...] = (
     (r"ANSWER\[(\d+)\]\[(\d+)\]\.action\.arguments", "gold arguments"),
@@ -118,26 +118,31 @@ def read_field(session: Mapping[str, Any], path: str) -> tuple[bool, Any]:
 
 
 def decode_value(text: str, mode: str) -> Any:
-    """The value an edit gives: ``text`` itself for ``mode == "text"``, ``json.loads(text)`` for ``"json"``
-    (docs/review.md §5.1).
+    """The value an edit gives: ``text`` itself for ``mode == "text"``, the JSON it holds for ``"json"``
+    (decoded as a dataset line is, :func:`bench.schema.decode_json_line`: nested at most 100 levels;
+    docs/review.md §5.1).
 
     Raises:
-        EditRefused: an unknown mode, text over :data:`MAX_EDIT_CHARS`, or text that is not JSON.
+        EditRefused: an unknown mode, text over :data:`MAX_EDIT_CHARS`, text that is not JSON (or nested
+            too deeply), a value holding a lone surrogate.
     """
     if not isinstance(text, str):
         raise EditRefused([("value", "expected the new value as text")])
     if len(text) > MAX_EDIT_CHARS:
         raise EditRefused([("value", f"longer than {MAX_EDIT_CHARS} characters")])
     if mode == "text":
-        return text
-    if mode != "json":
+        value: Any = text
+    elif mode == "json":
+        value, problem = decode_json_line(text)
+        if problem is not None:
+            raise EditRefused([("value", f"not JSON a dataset may hold: {problem}")])
+    else:
         raise EditRefused([("mode", f"expected 'text' or 'json', got {mode!r}")])
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise EditRefused([("value", f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})")]) from None
-    except (RecursionError, ValueError) as exc:
-        raise EditRefused([("value", f"not JSON Python can hold: {exc}")]) from None
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise EditRefused([("value", "holds a lone surrogate: not Unicode text, cannot be written as UTF-8")]) from None
+    return value
 
 
 def apply_edit(session: Mapping[str, Any], path: str, value: Any) -> dict[str, Any]:
@@ -168,6 +173,9 @@ def check_edit(
 ) -> list[tuple[str, str]]:
     """The validation problems of ``after`` that ``before`` did not have: an edit that adds one is refused
     (docs/review.md §5.2). A session that was invalid may be edited towards validity one field at a time."""
+    _, problem = decode_json_line(json.dumps(after, ensure_ascii=False))
+    if problem is not None:  # what the loader would say of the session's line (docs/dataset.md §7.1)
+        return [("(json)", problem)]
     known = set(validation_problems(before, tasks=tasks, language=language))
     return [problem for problem in validation_problems(after, tasks=tasks, language=language) if problem not in known]
 

@@ -94,6 +94,10 @@ def test_editable_fields_only():
     assert decode_value("plain text", "text") == "plain text"
     with pytest.raises(EditRefused, match="not JSON"):
         decode_value("{nope", "json")
+    with pytest.raises(EditRefused, match="nested too deeply"):
+        decode_value("[" * 101 + "]" * 101, "json")
+    with pytest.raises(EditRefused, match="lone surrogate"):
+        decode_value('"\\ud800"', "json")
 
 
 def _demo() -> list[dict]:
@@ -111,6 +115,8 @@ def test_an_edit_is_revalidated_and_reaudited():
     broken = apply_edit(session, "english_answer_list[2][2].action.arguments", [1, 2])
     problems = check_edit(session, broken, tasks=4, language="en")
     assert problems and problems[0][0] == "english_answer_list[2][2].action.arguments"
+    deep = apply_edit(session, KM, json.loads("[" * 95 + "]" * 95))  # the session's line would nest too deeply
+    assert check_edit(session, deep, tasks=4, language="en")[0][0] == "(json)"
     with pytest.raises(EditRefused, match="no element"):
         apply_edit(session, "english_answer_list[2][9].observation", "x")
 
@@ -242,3 +248,22 @@ def test_loopback_rule():
     assert not any(is_loopback(host) for host in ("0.0.0.0", "::", "10.0.0.1", "example.org", "localhost.example.org"))
     assert check_bind("0.0.0.0", allow_remote=False).startswith("'0.0.0.0' is not a loopback address")
     assert check_bind("0.0.0.0", allow_remote=True) is None
+
+
+def test_the_chinese_side_is_shown_and_edited_by_its_own_fields(tmp_path):
+    dataset = tmp_path / "demo.jsonl"
+    dataset.write_bytes(DEMO.read_bytes())
+    store, _ = open_store(dataset, tmp_path / "zh.sqlite3", language="zh", tasks=None)
+    config = ReviewConfig(store, language="zh")
+    client = TestClient(create_app(config), base_url="http://localhost:8765")
+    chinese = _demo()[0]["tasks"][0]
+    shown = client.get("/session/0").text
+    assert h(chinese) in shown and 'data-path="answer_list[0][0].action.arguments"' in shown
+    assert 'data-path="english_tasks[0]"' not in shown
+    edit = {"pos": 0, "version": 1, "reviewer": "李雷", "path": "tasks[0]", "text": chinese + "。", "mode": "text"}
+    assert client.post("/api/edit", json=edit, headers={"X-WTB-Token": config.token}).json()["version"] == 2
+    assert store.session(0).current["tasks"][0] == chinese + "。"
+    refused = client.post(
+        "/api/edit", json={**edit, "version": 2, "path": "english_tasks[0]"}, headers={"X-WTB-Token": config.token}
+    )
+    assert refused.status_code == 422 and "cannot be edited" in refused.json()["error"]
