@@ -139,7 +139,7 @@
   function fieldsOf(t) {
     return Array.from(tasks[t].querySelectorAll(".field"));
   }
-  function selectTask(t, scroll) {
+  function selectTask(t, scroll, remember) {
     if (!tasks.length) return;
     tasks[task].classList.remove("current");
     task = Math.max(0, Math.min(tasks.length - 1, t));
@@ -147,7 +147,8 @@
     field = -1;
     document.querySelectorAll(".field.selected").forEach((f) => f.classList.remove("selected"));
     if (scroll !== false) tasks[task].scrollIntoView({ block: "start" });
-    history.replaceState(null, "", "#t" + task);
+    // not while the page loads: the browser would scroll to the new fragment once it has loaded
+    if (remember !== false) history.replaceState(null, "", "#t" + task);
   }
   function selectField(step) {
     const list = fieldsOf(task);
@@ -161,12 +162,13 @@
 
   const kept = sessionStorage.getItem("wtb-task");
   sessionStorage.removeItem("wtb-task");
-  const start = /^#?t(\d+)/.exec(kept || location.hash);
-  selectTask(start ? Number(start[1]) : 0, false);
+  const given = location.hash;
+  const start = /^#?t(\d+)/.exec(kept || given);
+  selectTask(start ? Number(start[1]) : 0, false, false);
   if (kept) {
     tasks[task].scrollIntoView({ block: "start" });
-  } else if (location.hash) {
-    const target = document.getElementById(location.hash.slice(1));
+  } else if (given) {
+    const target = document.getElementById(given.slice(1));
     if (target) target.scrollIntoView({ block: "start" });
   }
 
