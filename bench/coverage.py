@@ -62,39 +62,39 @@ CATEGORY_KEYWORDS: dict[str, frozenset[str]] = {
     "Location": frozenset(
         "weather forecast temperature climate city map maps geo geocode location address route navigation "
         "distance country countries timezone place places nearby coordinate coordinates latitude longitude travel "
-        "flight flights hotel hotels airport train trains metro bus traffic tourist attraction attractions region".split()
+        "flight flights hotel hotels airport train trains metro bus traffic tourist attraction attractions region station stations trip trips poi venue venues street streets district vehicle timetable transit".split()
     ),
     "Development": frozenset(
         "code coding github repository repo developer database sql dataset security password encrypt encryption "
         "hash ip domain dns server programming compile json regex api apis vulnerability ssl whois website url "
-        "html git".split()
+        "html git malware link links urls svg sensor metadata login biometric users".split()
     ),
     "Entertainment": frozenset(
         "game games movie movies film films music song songs video videos anime tv show shows joke jokes meme "
         "comic comics media image images photo photos art celebrity lottery horoscope podcast radio album artist "
-        "lyrics novel book books".split()
+        "lyrics novel novels mod mods player players creatures minions villager quote quotes poem poems chapter audio stream".split()
     ),
     "Information": frozenset(
         "news social twitter tweet reddit post posts blog article articles wikipedia trend trending comment "
-        "comments forum headline headlines hot topic topics weibo".split()
+        "comments forum headline headlines hot topic topics weibo word words definition synonyms antonyms content chat message messages sentiment text summarize".split()
     ),
     "Lifestyle": frozenset(
         "health fitness recipe recipes food foods restaurant restaurants diet calorie calories sport sports "
         "football soccer basketball nba match matches calendar holiday holidays medical medicine drug hospital "
-        "exercise sleep cooking dish".split()
+        "exercise sleep cooking dish taco tacos beer activities activity advice liturgical greeting mlb fish influenza clinical".split()
     ),
     "Business": frozenset(
         "business company companies stock stocks finance financial market markets price prices invoice payment "
         "bank crypto cryptocurrency currency exchange tax product products ecommerce order orders shop shopping "
-        "fund funds loan insurance".split()
+        "fund funds loan insurance budget budgets trade transaction transactions tender tenders job jobs store branding provider blockchain".split()
     ),
     "Public": frozenset(
         "government law laws legal education science scientific research public census school university "
-        "patent space nasa environment policy election population".split()
+        "patent space nasa environment policy election population electoral votes schools toxic".split()
     ),
     "Utilities": frozenset(
         "email mail sms translate translation qr unit units calculator calculate random uuid file files pdf "
-        "reminder todo note notes alarm timer system password generator convert conversion".split()
+        "reminder todo note notes alarm timer system password generator convert conversion echo number signing workflow".split()
     ),
 }
 """Keywords placing a tool in a category (docs/coverage.md §4): a word of the tool's name counts twice, a
