@@ -342,11 +342,11 @@
         html += '<table id="audit-counts"><thead><tr><th>kind</th><th class="num">errors</th><th class="num">warnings</th></tr></thead><tbody>' +
           kinds.map(function (k) { return '<tr><td><code>' + esc(k) + '</code></td><td class="num">' + (d.counts[k].error || 0) + '</td><td class="num">' + (d.counts[k].warning || 0) + '</td></tr>'; }).join('') + '</tbody></table>';
       }
-      html += '<div class="scroll"><table class="data" id="audit-findings"><thead><tr><th>session</th><th class="num">task</th><th>kind</th><th>severity</th><th>message</th></tr></thead><tbody>';
+      html += '<div class="scroll"><table class="data" id="audit-findings"><thead><tr><th>session</th><th class="num" title="0-based task index, as wtb audit prints it">task index</th><th>kind</th><th>severity</th><th>message</th></tr></thead><tbody>';
       d.sessions.forEach(function (s) {
         var k = number >= 0 && s[1] >= 0 ? D.datasets[number].offset + s[1] : -1;
         s[2].forEach(function (f) {
-          html += '<tr><td>' + (k >= 0 ? '<a href="#session/' + k + '">' + esc(s[0]) + '</a>' : esc(s[0])) + '</td><td class="num">' + (f[0] === null ? '–' : f[0] + 1) + '</td><td><code>' + esc(f[1]) + '</code></td><td>' + badge(f[2] !== 'error', f[2], f[2]) + '</td><td class="wrap">' + esc(f[3]) + '</td></tr>';
+          html += '<tr><td>' + (k >= 0 ? '<a href="#session/' + k + '">' + esc(s[0]) + '</a>' : esc(s[0])) + '</td><td class="num">' + (f[0] === null ? '–' : f[0]) + '</td><td><code>' + esc(f[1]) + '</code></td><td>' + badge(f[2] !== 'error', f[2], f[2]) + '</td><td class="wrap">' + esc(f[3]) + '</td></tr>';
         });
       });
       if (!d.sessions.length) { html += '<tr><td colspan="5" class="muted">no finding</td></tr>'; }
