@@ -312,7 +312,7 @@
     var html = '<h3>Coverage against the official set</h3><p class="muted">Official figures as published on the project page (docs/coverage.md §8); tool categories are approximated from tool names and descriptions.</p>' +
       '<div class="scroll"><table class="data" id="coverage-table"><thead><tr><th>figure</th><th>bucket</th><th class="num">this set</th><th class="num">official</th></tr></thead><tbody>' +
       c.comparison.map(function (r) {
-        var row = '<tr><td>' + (r.figure === prev ? '' : esc(r.figure)) + '</td><td>' + esc(r.key || '') + '</td><td class="num">' + num(r['this'], 1) + '</td><td class="num" title="' + esc(r.source || '') + '">' + num(r.official, 1) + '</td></tr>';
+        var row = '<tr><td>' + (r.figure === prev ? '' : esc(r.figure)) + '</td><td>' + esc(r.key || '') + '</td><td class="num">' + num(r['this'], r.key === null ? 0 : 1) + '</td><td class="num" title="' + esc(r.source || '') + '">' + num(r.official, r.key === null ? 0 : 1) + '</td></tr>';
         prev = r.figure; return row;
       }).join('') + '</tbody></table></div>';
     var shapes = ['none', 'single', 'parallel', 'sequential', 'mixed'];
