@@ -4,7 +4,6 @@ document, a reference dataset (computed figures and contamination), exit statuse
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -31,7 +30,15 @@ def test_stats_of_the_fixtures_beside_the_published_figures(reference_dir, tmp_p
     assert "24 session(s) audited (0 invalid): 3 finding(s)" in result.output
     assert "contamination: not checked" in result.output
     document = json.loads(out.read_text(encoding="utf-8"))
-    assert list(document) == ["dataset", "language", "statistics", "reference", "comparison", "contamination", "findings"]
+    assert list(document) == [
+        "dataset",
+        "language",
+        "statistics",
+        "reference",
+        "comparison",
+        "contamination",
+        "findings",
+    ]
     assert document["reference"]["kind"] == "published" and "80a5f42" in document["reference"]["source"]
     assert document["statistics"]["sessions"] == 24 and document["statistics"]["calls"] == 131
     assert document["contamination"] is None
