@@ -136,8 +136,8 @@ def coverage_tables(document):
         side.add_row(
             row["figure"] if row["figure"] != previous else "",
             row["key"] or "",
-            _number(row["this"]),
-            _number(row["official"]),
+            _cell(row["this"]),
+            _cell(row["official"]),
         )
         previous = row["figure"]
     topology = Table(title="Gold DAG shape per task type (tasks)", title_justify="left")
