@@ -100,7 +100,7 @@ CATEGORY_KEYWORDS: dict[str, frozenset[str]] = {
 """Keywords placing a tool in a category (docs/coverage.md §4): a word of the tool's name counts twice, a
 word of its description once; the category with most counts wins, the first of :data:`TOOL_CATEGORIES` on a tie."""
 
-SELF_SIMILARITY_SAMPLE = 2000
+SELF_SIMILARITY_SAMPLE = 1000
 """At most this many user messages are compared pairwise for the self-similarity (a seeded sample above it,
 docs/coverage.md §6)."""
 
@@ -282,10 +282,14 @@ def _ngrams(words: Sequence[str], n: int) -> list[tuple[str, ...]]:
 def distinct_n(messages: Iterable[str], n: int) -> float | None:
     """distinct-n of a set of texts (docs/coverage.md §6; Li et al. 2016): distinct token n-grams over all
     n-grams of the normalised texts (tokens as docs/audit.md §5.2). ``None`` when there is no n-gram."""
+    return _distinct([tokens(normalise(message)) for message in messages], n)
+
+
+def _distinct(token_lists: Iterable[Sequence[str]], n: int) -> float | None:
     total = 0
     seen: set[tuple[str, ...]] = set()
-    for message in messages:
-        grams = _ngrams(tokens(normalise(message)), n)
+    for words in token_lists:
+        grams = _ngrams(words, n)
         total += len(grams)
         seen.update(grams)
     return len(seen) / total if total else None
@@ -316,21 +320,29 @@ def self_similarity(messages: Sequence[str], *, sample: int = SELF_SIMILARITY_SA
     n = len(sets)
     if n < 2:
         return {"messages": len(texts), "compared": n, "mean_pairwise": None, "mean_nearest": None}
+    ids: dict[tuple[str, ...], int] = {}
+    masks = []  # each set as an integer bit mask over the bigrams seen: an intersection is one AND
+    for bigrams in sets:
+        mask = 0
+        for bigram in bigrams:
+            mask |= 1 << ids.setdefault(bigram, len(ids))
+        masks.append(mask)
+    sizes = [len(bigrams) for bigrams in sets]
     nearest = [0.0] * n
     total = 0.0
     for i in range(n):
-        a = sets[i]
+        a, size, best = masks[i], sizes[i], nearest[i]
         for j in range(i + 1, n):
-            b = sets[j]
-            common = len(a & b)
+            common = (a & masks[j]).bit_count()
             if not common:
                 continue
-            similarity = common / (len(a) + len(b) - common)
+            similarity = common / (size + sizes[j] - common)
             total += similarity
-            if similarity > nearest[i]:
-                nearest[i] = similarity
+            if similarity > best:
+                best = similarity
             if similarity > nearest[j]:
                 nearest[j] = similarity
+        nearest[i] = best
     return {
         "messages": len(texts),
         "compared": n,
@@ -480,6 +492,7 @@ def coverage_statistics(sessions: Sequence[Mapping[str, Any]], language: str = "
     subtype_counts = {t: subtypes[t] for t in TURN_SUBTYPES} | {
         t: n for t, n in subtypes.items() if t not in TURN_SUBTYPES
     }
+    words = [tokens(normalise(message)) for message in messages]
     return {
         "sessions": len(sessions),
         "tasks": tasks,
@@ -512,7 +525,7 @@ def coverage_statistics(sessions: Sequence[Mapping[str, Any]], language: str = "
         "transitions": _histogram(transitions),
         "user_turns": _histogram(turns),
         "messages": {
-            **{f"distinct_{n}": distinct_n(messages, n) for n in DISTINCT_N},
+            **{f"distinct_{n}": _distinct(words, n) for n in DISTINCT_N},
             "self_similarity": self_similarity(messages),
         },
         "arguments": argument_diversity(gold_calls),
