@@ -86,3 +86,29 @@ def test_a_missing_reference_is_a_usage_error(reference_dir, tmp_path):
     result = _invoke("audit", reference_dir / "sessions.jsonl", "--stats", "--reference", tmp_path / "nope.jsonl")
     assert result.exit_code == 2
     assert "--reference" in result.output
+
+
+def test_the_cached_official_dataset_is_the_default_reference(reference_dir, tmp_path, monkeypatch):
+    """With the official dataset in the cache (here the fixture file pinned as official), --stats compares with
+    its computed figures and checks contamination without --reference."""
+    import shutil
+
+    from tests.support.report_support import official_pins
+    from wtb.datasets.official import cache_path, pin_table
+
+    monkeypatch.setenv("WTB_DATA_PINS", str(official_pins(reference_dir / "sessions.jsonl", tmp_path)))
+    target = cache_path(pin_table()["wildtoolbench"])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(reference_dir / "sessions.jsonl", target)
+    fresh = tmp_path / "fresh.jsonl"
+    first = json.loads((reference_dir / "sessions.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    fresh.write_text(json.dumps(first) + "\n", encoding="utf-8")
+    out = tmp_path / "coverage.json"
+    result = _invoke("audit", fresh, "--stats-json", out)
+    assert result.exit_code == 0, result.output
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert document["reference"] == {**document["reference"], "kind": "dataset", "path": str(target)}
+    assert document["contamination"][0]["reference_id"] == "wild_tool_bench_0"
+    # the official file audited against itself: the published figures
+    result = _invoke("audit", target, "--stats-json", out)
+    assert json.loads(out.read_text(encoding="utf-8"))["reference"]["kind"] == "published"
