@@ -284,12 +284,14 @@ class ErrataScore:
         applied: the applied errata (exclusions, argument changes, the rest).
         rewritten: gold actions of the run's logs rewritten to the corrected gold.
         files: the files written (names inside the output folder).
+        language: the side the records were made on.
     """
 
     metric: dict[str, Any]
     applied: Applied
     rewritten: int
     files: tuple[str, str]
+    language: str = "en"
 
 
 def score_with_errata(
@@ -303,7 +305,32 @@ def score_with_errata(
     language: str | None = None,
 ) -> ErrataScore:
     """Score a result file with errata applied (docs/audit.md §9.3) and write the errata metrics beside the
-    published ones (:func:`errata_files`); ``metric.json`` and the score file are not touched.
+    published ones (:func:`errata_files`); ``metric.json`` and the score file are not touched. The
+    scoring is :func:`errata_metric`'s.
+
+    Raises:
+        DatasetError: a bad dataset, result or errata file, or an erratum that does not apply.
+    """
+    from bench.metrics import readable_metrics
+
+    result = errata_metric(dataset, results, errata_path, tasks=tasks, scoring=scoring, language=language)
+    out = Path(out_dir)
+    write_json_atomic(out / result.files[0], result.metric)
+    write_json_atomic(out / result.files[1], readable_metrics(result.metric, language=result.language))
+    return result
+
+
+def errata_metric(
+    dataset: str | os.PathLike[str],
+    results: str | os.PathLike[str],
+    errata_path: str | os.PathLike[str],
+    *,
+    tasks: int = 4,
+    scoring: str = "reference",
+    language: str | None = None,
+) -> ErrataScore:
+    """Score a result file with errata applied (docs/audit.md §9.3), in memory (``wtb report --errata``;
+    :func:`score_with_errata` writes the result).
 
     The run's logs hold the gold arguments they were scored against; where an erratum changed a gold
     call's arguments they are rewritten before scoring. Excluded tasks count in no metric. Other
@@ -313,7 +340,7 @@ def score_with_errata(
     Raises:
         DatasetError: a bad dataset, result or errata file, or an erratum that does not apply.
     """
-    from bench.metrics import MetricsAccumulator, readable_metrics
+    from bench.metrics import MetricsAccumulator
     from bench.schema import load_sessions
     from bench.scoring import ScoringError, score_session
     from wtb.score_run import load_result_records, records_language
@@ -347,11 +374,7 @@ def score_with_errata(
     if issues:
         raise DatasetError(issues)
     metric = metrics.result(model_name)
-    files = errata_files(scoring)
-    out = Path(out_dir)
-    write_json_atomic(out / files[0], metric)
-    write_json_atomic(out / files[1], readable_metrics(metric, language=language))
-    return ErrataScore(metric, applied, rewritten, files)
+    return ErrataScore(metric, applied, rewritten, errata_files(scoring), language)
 
 
 def _patched(record: dict[str, Any], changes: Sequence[Any], side: str) -> int:
@@ -367,6 +390,7 @@ __all__ = [
     "check_errata_file",
     "count_by_kind",
     "errata_files",
+    "errata_metric",
     "load_run",
     "read_dataset",
     "read_errata",

@@ -132,10 +132,20 @@ def test_the_offline_examples_are_run():
             "--out",
             "runs/rescored",
         ],
+        ["wtb", "audit", "bench/data/demo_sessions.jsonl", "--stats", "--stats-json", "demo-coverage.json"],
         ["wtb", "eval", "--model", "replay:bench/data/demo_candidates.jsonl#demo-model"],
         ["wtb", "eval", "--model", "replay:bench/data/demo_candidates.jsonl#oracle"],
         ["wtb", "report", "runs/demo-model/demo_sessions", "runs/oracle/demo_sessions", "--out", "runs/report"],
         ["wtb", "eval", "--model", "replay:bench/data/demo_candidates.jsonl#oracle", "--report"],
+        [
+            "wtb",
+            "report",
+            "runs/demo-model/demo_sessions",
+            "runs/oracle/demo_sessions",
+            "--out",
+            "runs/report-audit",
+            "--audit",
+        ],
     ]
     skipped = {skip_reason(c) for c in COMMANDS} - {None}
     assert any(reason.startswith("network: downloads") for reason in skipped)

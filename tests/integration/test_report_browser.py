@@ -103,6 +103,7 @@ VIEWS = (
     "#traj/r1/3/1",
     "#diff",
     "#diff?pair=0&row=0",
+    "#audit",
 )
 
 

@@ -49,6 +49,23 @@ def audit_command(
         help="Write the verified split: the valid sessions, errata applied, without those that have an excluded "
         "task or an error finding (docs/audit.md §10).",
     ),
+    stats: bool = typer.Option(
+        False,
+        "--stats",
+        help="Print the dataset's coverage and diversity instead of the findings table (docs/coverage.md): task "
+        "types, turn subtypes, DAG topologies, tools and tool categories, transitions, distinct-n and "
+        "self-similarity of the user messages, argument values, beside the official set's figures.",
+    ),
+    stats_json: Path | None = typer.Option(
+        None, "--stats-json", help="Write the coverage and diversity figures to this JSON file (implies --stats)."
+    ),
+    reference: Path | None = typer.Option(
+        None,
+        "--reference",
+        help="The official dataset (a file, or wildtoolbench) to compare --stats with and to check for "
+        "contamination (sessions repeating one of its sessions). Default: the official dataset when pulled, "
+        "else the figures published on the project page.",
+    ),
     tasks: int | None = tasks_option(),
     pull: bool = pull_option(),
 ) -> None:
@@ -69,4 +86,7 @@ def audit_command(
             verified=verified,
             tasks=tasks,
             pull=pull,
+            stats=stats or stats_json is not None,
+            stats_json=stats_json,
+            reference=reference,
         )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from enum import Enum
 from pathlib import Path
 
 import typer
@@ -43,6 +44,14 @@ def role_values(values: Sequence[str], option: str, *, empty_bare: bool = False)
             raise typer.BadParameter(f"empty {what} in {value!r}", param_hint=option)
         pairs.append((role, text))
     return pairs
+
+
+class AuditPolicy(str, Enum):
+    """``--audit`` values: what the audit of a generated set does (docs/generation.md §9)."""
+
+    drop = "drop"
+    flag = "flag"
+    off = "off"
 
 
 def _hidden(flag: str, role: str, what: str) -> typer.models.OptionInfo:
@@ -156,6 +165,21 @@ def generate_command(
         "from `langgraph dev`, or a LangGraph Platform deployment URL; API key from $LANGGRAPH_API_KEY or "
         "$LANGSMITH_API_KEY); --concurrency runs in flight. The outputs are written here as for a local run.",
     ),
+    audit: AuditPolicy = typer.Option(
+        AuditPolicy.drop,
+        "--audit",
+        help="What the audit of the generated set does (docs/generation.md §9): drop (default) removes the "
+        "sessions with an error finding or that repeat an official session and flags the rest; flag only "
+        "lists them; off skips the audit. Findings go to audit.jsonl, coverage and summary to manifest.json.",
+    ),
+    audit_reference: Path | None = typer.Option(
+        None,
+        "--audit-reference",
+        exists=True,
+        dir_okay=False,
+        help="The official dataset file for the coverage comparison and the contamination check (default: the "
+        "official dataset when pulled, else the project page's published figures and no contamination check).",
+    ),
 ) -> None:
     """Generate sessions: one per type path, each on one tool list, written to --out.
 
@@ -212,6 +236,8 @@ def generate_command(
         show_progress=show_progress,
         server=server,
         pull=pull,
+        audit=audit.value,
+        audit_reference=audit_reference,
     )
     with exit_on_error():
         generate(options)

@@ -39,6 +39,20 @@ def report_command(
     resamples: int = typer.Option(
         2000, "--resamples", min=100, help="Bootstrap resamples of the sessions for the paired differences."
     ),
+    audit: bool = typer.Option(
+        False,
+        "--audit",
+        help="Add an Audit section: every dataset audited as wtb audit does (docs/audit.md), findings per kind "
+        "and severity and per session, failed_by_all over the runs that kept result.jsonl.",
+    ),
+    errata: Path | None = typer.Option(
+        None,
+        "--errata",
+        exists=True,
+        dir_okay=False,
+        help="An errata file (docs/audit.md §9): the Audit section also shows each run's scores without and "
+        "with it (implies --audit).",
+    ),
 ) -> None:
     """Write a report of one or more runs: leaderboard among the paper's 57 models, orchestration, error
     analysis, 95% intervals (Wilson for each run, a paired bootstrap for differences), plots, dataset browser and trajectory viewer (OUT/index.html works
@@ -50,4 +64,4 @@ def report_command(
     from wtb.commands.report import report
 
     with exit_on_error():
-        report(run_dirs, out, dataset=dataset, seed=seed, resamples=resamples)
+        report(run_dirs, out, dataset=dataset, seed=seed, resamples=resamples, audit=audit, errata=errata)

@@ -88,6 +88,8 @@ class GenerateOptions:
     show_progress: bool = True
     server: str | None = None
     pull: bool = False
+    audit: str = "drop"
+    audit_reference: Path | None = None
 
 
 @dataclass
@@ -390,8 +392,12 @@ def generate(options: GenerateOptions) -> None:
     """``wtb generate``: prepare, run (Ctrl-C or SIGTERM: exit 130 with a resume hint), print the closing
     lines (module doc). Run it inside :func:`wtb.commands.exits.exit_on_error`.
 
+    After the run the generated set is audited by ``options.audit`` (:func:`wtb.generation_audit.audit_generation`,
+    docs/generation.md §9) and its line printed.
+
     Raises:
-        wtb.commands.exits.BadInput: no session was generated (exit 1; the closing lines are printed).
+        wtb.commands.exits.BadInput: no session was generated, or the audit dropped them all (exit 1; the
+            closing lines are printed).
         Exception: as :func:`prepare_generation` and :func:`run_generation`.
         typer.Exit: 130 after an interruption.
     """
@@ -402,3 +408,9 @@ def generate(options: GenerateOptions) -> None:
         typer.echo(text, err=to_stderr)
     if summary.succeeded == 0:
         raise BadInput()
+    from wtb.generation_audit import audit_generation, closing_line
+
+    audited = audit_generation(options.out, policy=options.audit, reference=options.audit_reference)
+    typer.echo(closing_line(audited))
+    if options.audit == "drop" and audited.kept == 0:
+        raise BadInput("the audit dropped every generated session (see dropped.jsonl)")

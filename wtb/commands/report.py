@@ -19,9 +19,17 @@ def _percent(value: float) -> str:
 
 
 def report(
-    run_dirs: list[Path], out: Path, *, dataset: Path | None = None, seed: int = 0, resamples: int = 2000
+    run_dirs: list[Path],
+    out: Path,
+    *,
+    dataset: Path | None = None,
+    seed: int = 0,
+    resamples: int = 2000,
+    audit: bool = False,
+    errata: Path | None = None,
 ) -> None:
-    """``wtb report``: :func:`write_report` of ``run_dirs``, each folder named once.
+    """``wtb report``: :func:`write_report` of ``run_dirs``, each folder named once (``audit``, ``errata``:
+    the audit section, docs/audit.md).
 
     Raises:
         UsageError: a run folder is given twice (exit 2).
@@ -29,21 +37,29 @@ def report(
     """
     if len({path.resolve() for path in run_dirs}) != len(run_dirs):
         raise UsageError("a run folder is given twice", "run_dirs")
-    write_report(run_dirs, out, dataset=dataset, seed=seed, resamples=resamples)
+    write_report(run_dirs, out, dataset=dataset, seed=seed, resamples=resamples, audit=audit, errata=errata)
 
 
 def write_report(
-    run_dirs: list[Path], out: Path, *, dataset: Path | None = None, seed: int = 0, resamples: int = 2000
+    run_dirs: list[Path],
+    out: Path,
+    *,
+    dataset: Path | None = None,
+    seed: int = 0,
+    resamples: int = 2000,
+    audit: bool = False,
+    errata: Path | None = None,
 ) -> None:
-    """Build the report of ``run_dirs`` into ``out`` (``seed`` and ``resamples`` of the bootstrap) and print
-    where it went, each run's 95% intervals and the comparisons of the runs.
+    """Build the report of ``run_dirs`` into ``out`` (``seed`` and ``resamples`` of the bootstrap; ``audit``
+    and ``errata``: the audit section of docs/audit.md) and print where it went, each run's 95% intervals,
+    the comparisons of the runs and, with the audit, the findings per dataset.
 
     Raises:
         wtb.report.runs.ReportError: a run folder or dataset cannot be reported on (exit 1, ``error: ...``).
         BadInput: the report folder cannot be written (exit 1).
     """
     try:
-        built = build_report(run_dirs, out, dataset=dataset, seed=seed, resamples=resamples)
+        built = build_report(run_dirs, out, dataset=dataset, seed=seed, resamples=resamples, audit=audit, errata=errata)
     except OSError as exc:
         raise BadInput(f"{out}: cannot write the report: {exc}") from None
     for run in built.runs:
@@ -57,6 +73,11 @@ def write_report(
     for comparison in built.comparisons:
         _err.print(
             f"{comparison.a.label} vs {comparison.b.label} ({comparison.difference.sessions} shared sessions): {comparison.verdict()}",
+            markup=False,
+        )
+    for entry in (built.audit or {}).get("datasets", []):
+        _err.print(
+            f"audit of {entry['path']}: {entry['findings']} finding(s) in {len(entry['sessions'])} session(s)",
             markup=False,
         )
     typer.echo(

@@ -198,6 +198,8 @@ def build_report(
     seed: int = DEFAULT_SEED,
     resamples: int = DEFAULT_RESAMPLES,
     title: str | None = None,
+    audit: bool = False,
+    errata: os.PathLike[str] | str | None = None,
 ) -> Report:
     """Read run folders and write the report into ``out_dir``.
 
@@ -208,12 +210,16 @@ def build_report(
         seed: bootstrap seed (same seed and runs, same intervals).
         resamples: bootstrap resamples.
         title: page title (default: the run labels).
+        audit: add the audit section (every dataset audited, docs/audit.md; :mod:`wtb.report.audit`).
+        errata: an errata file: the audit section also shows each run scored without and with it
+            (docs/audit.md §9.3); implies ``audit``.
 
     Returns:
         A :class:`Report` with the written paths, per-run intervals and paired comparisons.
 
     Raises:
-        ReportError: a run folder or its dataset cannot be read (see :func:`wtb.report.runs.load_report_run`).
+        ReportError: a run folder or its dataset cannot be read (see :func:`wtb.report.runs.load_report_run`),
+            or the errata file is bad or does not apply.
         ValueError: ``resamples`` < 1.
         OSError: the report folder cannot be written.
     """
@@ -283,6 +289,12 @@ def build_report(
     }
 
     stats = {d.key: dataset_stats.dataset_statistics(d.sessions) for d in datasets}
+    coverage = {d.key: dataset_stats.dataset_coverage(d.sessions) for d in datasets}
+    audit_data = None
+    if audit or errata is not None:
+        from wtb.report.audit import audit_section
+
+        audit_data = audit_section(runs, datasets, errata)
     type_index = {t: i for i, t in enumerate(TASK_TYPES)}
     subtype_index = {t: i for i, t in enumerate(TURN_SUBTYPES)}
     sessions_rows = []
@@ -395,13 +407,16 @@ def build_report(
             {
                 "key": d.key,
                 "path": str(d.path),
+                "offset": d.offset,
                 "sha256": d.sha256,
                 "stats": stats[d.key],
+                "coverage": coverage[d.key],
                 "plot": plots.dataset_panels(stats[d.key]),
             }
             for d in datasets
         ],
         "sessions": sessions_rows,
+        "audit": audit_data,
         "types": list(TASK_TYPES),
         "typeShort": [plots.TYPE_SHORT[t] for t in TASK_TYPES],
         "subtypes": list(TURN_SUBTYPES),
@@ -443,13 +458,13 @@ def build_report(
     os.replace(tmp, index)
     written.append(index)
 
-    report = Report(out, written, runs, figures, comparisons, scoring, refused, groups, diffs)
+    report = Report(out, written, runs, figures, comparisons, scoring, refused, groups, diffs, audit_data)
     texts = {
         "leaderboard.csv": rows_csv(main_rows, [c.key for c in columns["main"]]),
         "orchestration.csv": rows_csv(orch_rows, [c.key for c in columns["orchestration"]]),
         "errors.csv": rows_csv(err_rows, [c.key for c in columns["errors"]], ERROR_EXTRA_KEYS),
         "tasks.csv": tasks_csv(runs),
-        "report.md": report_markdown(report, main_rows, orch_rows, err_rows, stats, datasets),
+        "report.md": report_markdown(report, main_rows, orch_rows, err_rows, stats, datasets, coverage),
         "report.json": json.dumps(report_json(report, err_rows, seed, resamples), indent=1, ensure_ascii=False) + "\n",
     }
     for name, svg in figures_svg.items():
@@ -489,7 +504,8 @@ def report_json(report: Report, err_rows: Sequence[Row], seed: int, resamples: i
     docs/metrics.md §8); the runs table's facts (:func:`wtb.report.content.run_facts`); per task type and
     position the counts and intervals; the paired comparisons and the pairs not compared; the interval
     methods and bootstrap settings (docs/metrics.md §10); per comparable pair the tasks that flipped with
-    their first divergent step (``diffs``, :func:`wtb.report.diffs.report_diffs`, docs/diff.md §4)."""
+    their first divergent step (``diffs``, :func:`wtb.report.diffs.report_diffs`, docs/diff.md §4); the audit
+    section (``audit``, ``null`` without ``--audit``; :func:`wtb.report.audit.audit_section`, docs/audit.md)."""
     errors = {r.run: r for r in err_rows if r.run}
     labels = {run.key: run.label for run in report.runs}
 
@@ -539,6 +555,7 @@ def report_json(report: Report, err_rows: Sequence[Row], seed: int, resamples: i
         "not_compared": [{"a": labels[r["a"]], "b": labels[r["b"]], "why": r["why"]} for r in report.refused],
         "scoring": report.scoring,
         "diffs": json_diffs(report.diffs, report.runs),
+        "audit": report.audit,
     }
 
 

@@ -111,6 +111,8 @@ class Report:
     """Run key -> ``{"type": ..., "position": ...}`` of :func:`grouped_accuracy`."""
     diffs: list[dict[str, Any]] = field(default_factory=list)
     """Run-against-run diffs of every comparable pair (:func:`wtb.report.diffs.report_diffs`, docs/diff.md §4)."""
+    audit: dict[str, Any] | None = None
+    """The audit section (``--audit``, :func:`wtb.report.audit.audit_section`), ``None`` when not asked for."""
 
 
 SHOWN_SETTINGS = ("temperature", "max_steps", "max_attempts", "timeout", "concurrency", "rps", "tasks")

@@ -1,4 +1,5 @@
-"""Dataset statistics for the report: task types, turn subtypes, calls per task, DAG layer widths, tools per session.
+"""Dataset statistics for the report: task types, turn subtypes, calls per task, DAG layer widths, tools per session,
+and the coverage and diversity figures of docs/coverage.md beside the official set's published figures.
 
 Input is a list of session dicts (docs/dataset.md); only the ``english_*`` fields are read.
 """
@@ -9,6 +10,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bench.coverage import comparison_rows, coverage_statistics
 from bench.schema import ASK_USER, TASK_TYPES, TURN_SUBTYPES
 from wtb.report.runs import PSEUDO, session_transitions
 
@@ -103,3 +105,14 @@ def session_overview(session: Mapping[str, Any]) -> dict[str, Any]:
         "calls": [sum(1 for n in a if n["action"]["name"] not in PSEUDO) for a in session["english_answer_list"]],
         "transitions": session_transitions(session["english_task_types"]),
     }
+
+
+def dataset_coverage(sessions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The dataset view's coverage and diversity (docs/coverage.md §2-§8) of the English side.
+
+    Returns:
+        ``{"statistics": bench.coverage.coverage_statistics(...), "comparison": bench.coverage.comparison_rows(...)}``,
+        the comparison against the official set's published figures.
+    """
+    statistics = coverage_statistics(sessions, "en")
+    return {"statistics": statistics, "comparison": comparison_rows(statistics)}

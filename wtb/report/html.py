@@ -88,6 +88,7 @@ def page_chunks(title: str, data: Any, session_blocks: Iterable[tuple[int, str]]
         '<a href="#errors" data-view="errors">Errors</a>'
         '<a href="#plots" data-view="plots">Plots</a>'
         '<a href="#dataset" data-view="dataset">Dataset</a>'
+        '<a href="#audit" data-view="audit">Audit</a>'
         '<a href="#tasks" data-view="tasks">Tasks</a>'
         '<a href="#diff" data-view="diff">Diff</a>'
         '</nav></header>\n<main id="view"><noscript>This report needs JavaScript; report.md and the CSV files hold the same tables.</noscript></main>\n'

@@ -73,6 +73,7 @@ def report_markdown(
     err_rows: Sequence[Row],
     stats: Mapping[str, Mapping[str, Any]],
     datasets: Sequence[Dataset],
+    coverage: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
     """The Markdown text of ``report.md``.
 
@@ -81,6 +82,8 @@ def report_markdown(
         main_rows, orch_rows, err_rows: the three tables (:mod:`wtb.report.tables`).
         stats: dataset key -> :func:`wtb.report.dataset_stats.dataset_statistics`.
         datasets: the datasets of the runs.
+        coverage: dataset key -> :func:`wtb.report.dataset_stats.dataset_coverage` (docs/coverage.md), shown
+            under each dataset's statistics when given.
     """
     paper = paper_data()
     main, orchestration, errors = (table_columns(t, report.runs) for t in ("main", "orchestration", "errors"))
@@ -280,6 +283,8 @@ def report_markdown(
             ("instruction transitions", "transitions"),
         ):
             lines += _table([title, "count"], [[markdown_text(k), v] for k, v in s[key].items()], 1) + [""]
+        if coverage is not None:
+            lines += coverage_markdown(coverage[dataset.key])
 
     lines += ["## Plots", ""]
     for name, caption in (
@@ -291,7 +296,96 @@ def report_markdown(
     ):
         lines += [f"![{caption}](plots/{name}.svg)", ""]
     lines += scoring_markdown(report)
+    lines += audit_markdown(report)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def coverage_markdown(coverage: Mapping[str, Any]) -> list[str]:
+    """A dataset's coverage against the official set's published figures and its diversity figures
+    (docs/coverage.md §2-§8), as Markdown lines."""
+    rows = [
+        [
+            markdown_text(r["figure"]),
+            markdown_text(r["key"] or ""),
+            r["this"],
+            "-" if r["official"] is None else r["official"],
+        ]
+        for r in coverage["comparison"]
+    ]
+    stats = coverage["statistics"]
+    messages = stats["messages"]
+    similarity = messages["self_similarity"]
+    arguments = stats["arguments"]
+
+    def number(value: Any) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    lines = ["Coverage beside the official set's published figures (`docs/coverage.md` of wtb):", ""]
+    lines += _table(["figure", "bucket", "this set", "official"], rows, 2) + [""]
+    lines += [
+        "Multi-Tool gold DAG shapes: "
+        + ", ".join(f"{k} {v}" for k, v in stats["topology"]["multi_tool"].items() if v)
+        + f"; tools called {stats['tools']['called']} of {stats['tools']['offered']} offered; "
+        f"distinct-1/2/3 of the user messages {number(messages['distinct_1'])} / {number(messages['distinct_2'])} / "
+        f"{number(messages['distinct_3'])}; self-similarity (bigram Jaccard, mean of pairs / mean nearest) "
+        f"{number(similarity['mean_pairwise'])} / {number(similarity['mean_nearest'])}; gold argument values "
+        f"{arguments['distinct']} distinct of {arguments['values']}.",
+        "",
+    ]
+    return lines
+
+
+AUDIT_FINDINGS_LISTED = 200
+"""Findings listed in ``report.md``'s audit section (the page lists them all)."""
+
+
+def audit_markdown(report: Report) -> list[str]:
+    """The "Audit" section (``wtb report --audit``, docs/audit.md): findings per kind and severity and per
+    session for each dataset, and each run's scores without and with errata when an errata file was given;
+    no lines without the section."""
+    audit = report.audit
+    if audit is None:
+        return []
+    lines = ["## Audit", ""]
+    for entry in audit["datasets"]:
+        runs = f", failed_by_all over {', '.join(entry['runs'])}" if entry["runs"] else ""
+        lines += [
+            f"{markdown_code(entry['path'])} ({entry['language']} side{runs}): {entry['sessions_audited']} sessions "
+            f"audited, {entry['findings']} finding(s) (`docs/audit.md` of wtb).",
+            "",
+        ]
+        if entry["counts"]:
+            counts = [[k, v.get("error", 0), v.get("warning", 0)] for k, v in entry["counts"].items()]
+            lines += _table(["kind", "errors", "warnings"], counts, 2) + [""]
+        rows = [
+            [markdown_text(session_id), "-" if task is None else task, kind, severity, markdown_text(message)]
+            for session_id, _, found in entry["sessions"]
+            for task, kind, severity, message in found
+        ]
+        if rows:
+            lines += _table(["session", "task", "kind", "severity", "message"], rows[:AUDIT_FINDINGS_LISTED]) + [""]
+            if len(rows) > AUDIT_FINDINGS_LISTED:
+                lines += [f"... and {len(rows) - AUDIT_FINDINGS_LISTED} more in `index.html` and `report.json`.", ""]
+    errata = audit["errata"]
+    if errata is not None:
+        lines += [f"### Scores without and with errata ({markdown_code(errata['path'])})", ""]
+        labels = {run.key: run.label for run in report.runs}
+        for entry in errata["runs"]:
+            lines += [
+                f"{markdown_text(labels[entry['key']])}: {entry['excluded']} task(s) excluded, "
+                f"{entry['argument_changes']} gold argument change(s) ({entry['rewritten']} logged gold call(s) "
+                f"rewritten), {entry['pending']} pending, {entry['other_changes']} other correction(s) not "
+                "reflected by rescoring.",
+                "",
+            ]
+            lines += _table(
+                ["group", "metric", "without", "with errata"],
+                [[section, name, f"{a} ({ca})", f"{b} ({cb})"] for section, name, a, ca, b, cb in entry["rows"]],
+                2,
+            ) + [""]
+        for entry in errata["skipped"]:
+            lines += [f"{markdown_text(labels[entry['key']])}: not rescored ({entry['why']}).", ""]
+    return lines
 
 
 def scoring_markdown(report: Report, limit: int = 100) -> list[str]:

@@ -286,6 +286,7 @@
         '<div>' + histogramTable('task type', s.task_types) + histogramTable('turn subtype (tasks 2-4)', s.turn_subtypes) + '</div>' +
         '<div>' + histogramTable('real calls per task', s.calls_per_task) + histogramTable('calls per DAG layer', s.layer_widths) + '</div>' +
         '<div>' + histogramTable('tools per session', s.tools_per_session) + histogramTable('instruction transitions per session', s.transitions) + '</div></div>';
+      if (d.coverage) { html += coverageHtml(d.coverage); }
     });
     var q = (query.q || '').toLowerCase();
     var list = [];
@@ -303,6 +304,65 @@
     view.innerHTML = html + '</tbody></table></div>';
     var box = document.getElementById('session-search');
     box.addEventListener('change', function () { location.hash = hashFor('dataset', [], { q: box.value }); });
+  }
+
+  function num(v, digits) { return v === null || v === undefined ? '–' : (typeof v === 'number' ? v.toFixed(digits) : esc(String(v))); }
+  function coverageHtml(c) {  // docs/coverage.md: the set beside the official set's published figures, and its diversity
+    var st = c.statistics, m = st.messages, sim = m.self_similarity, a = st.arguments, prev = null;
+    var html = '<h3>Coverage against the official set</h3><p class="muted">Official figures as published on the project page (docs/coverage.md §8); tool categories are approximated from tool names and descriptions.</p>' +
+      '<div class="scroll"><table class="data" id="coverage-table"><thead><tr><th>figure</th><th>bucket</th><th class="num">this set</th><th class="num">official</th></tr></thead><tbody>' +
+      c.comparison.map(function (r) {
+        var row = '<tr><td>' + (r.figure === prev ? '' : esc(r.figure)) + '</td><td>' + esc(r.key || '') + '</td><td class="num">' + num(r['this'], r.key === null ? 0 : 1) + '</td><td class="num" title="' + esc(r.source || '') + '">' + num(r.official, r.key === null ? 0 : 1) + '</td></tr>';
+        prev = r.figure; return row;
+      }).join('') + '</tbody></table></div>';
+    var shapes = ['none', 'single', 'parallel', 'sequential', 'mixed'];
+    html += '<div class="grid2"><div><table><thead><tr><th>task type</th>' + shapes.map(function (x) { return '<th class="num">' + x + '</th>'; }).join('') + '</tr></thead><tbody>' +
+      Object.keys(st.topology.shapes).map(function (t) { return '<tr><td>' + esc(t) + '</td>' + shapes.map(function (x) { return '<td class="num">' + st.topology.shapes[t][x] + '</td>'; }).join('') + '</tr>'; }).join('') + '</tbody></table>' +
+      histogramTable('depth (layers with a call)', st.topology.depths) + histogramTable('width (calls in the widest layer)', st.topology.widths) + '</div>' +
+      '<div><table id="diversity-table"><tbody>' +
+      '<tr><td>tools called / offered</td><td class="num">' + st.tools.called + ' / ' + st.tools.offered + '</td></tr>' +
+      '<tr><td>distinct-1 / -2 / -3 of user messages</td><td class="num">' + num(m.distinct_1, 3) + ' / ' + num(m.distinct_2, 3) + ' / ' + num(m.distinct_3, 3) + '</td></tr>' +
+      '<tr><td>self-similarity (bigram Jaccard): mean of pairs / mean nearest</td><td class="num">' + num(sim.mean_pairwise, 3) + ' / ' + num(sim.mean_nearest, 3) + '</td></tr>' +
+      '<tr><td>gold argument values: distinct / all</td><td class="num">' + a.distinct + ' / ' + a.values + '</td></tr>' +
+      '<tr><td>argument value entropy (bits)</td><td class="num">' + num(a.entropy_bits, 2) + '</td></tr>' +
+      '<tr><td>distinct values per use of a repeated parameter</td><td class="num">' + num(a.mean_parameter_distinct_ratio, 3) + '</td></tr>' +
+      '</tbody></table>' + histogramTable('user turns per session', st.user_turns) + '</div></div>';
+    return html;
+  }
+
+  function audit() {  // wtb report --audit: findings per kind and severity and per session; errata scores (docs/audit.md)
+    var A = D.audit;
+    if (!A) { view.innerHTML = '<h2>Audit</h2><p class="muted">No audit in this report: build it with <code>wtb report --audit</code> (or <code>--errata FILE</code>) to see the dataset\'s findings here.</p>'; return; }
+    var html = '<h2>Audit</h2>';
+    A.datasets.forEach(function (d) {
+      var number = D.datasets.findIndex(function (x) { return x.key === d.key; });
+      html += '<h3>' + esc(d.path) + '</h3><p class="muted">' + d.sessions_audited + ' sessions audited (' + esc(d.language) + ' side' + (d.runs.length ? '; failed_by_all over ' + d.runs.map(esc).join(', ') : '') + '): ' + d.findings + ' finding(s) in ' + d.sessions.length + ' session(s).</p>';
+      var kinds = Object.keys(d.counts);
+      if (kinds.length) {
+        html += '<table id="audit-counts"><thead><tr><th>kind</th><th class="num">errors</th><th class="num">warnings</th></tr></thead><tbody>' +
+          kinds.map(function (k) { return '<tr><td><code>' + esc(k) + '</code></td><td class="num">' + (d.counts[k].error || 0) + '</td><td class="num">' + (d.counts[k].warning || 0) + '</td></tr>'; }).join('') + '</tbody></table>';
+      }
+      html += '<div class="scroll"><table class="data" id="audit-findings"><thead><tr><th>session</th><th class="num" title="0-based task index, as wtb audit prints it">task index</th><th>kind</th><th>severity</th><th>message</th></tr></thead><tbody>';
+      d.sessions.forEach(function (s) {
+        var k = number >= 0 && s[1] >= 0 ? D.datasets[number].offset + s[1] : -1;
+        s[2].forEach(function (f) {
+          html += '<tr><td>' + (k >= 0 ? '<a href="#session/' + k + '">' + esc(s[0]) + '</a>' : esc(s[0])) + '</td><td class="num">' + (f[0] === null ? '–' : f[0]) + '</td><td><code>' + esc(f[1]) + '</code></td><td>' + badge(f[2] !== 'error', f[2], f[2]) + '</td><td class="wrap">' + esc(f[3]) + '</td></tr>';
+        });
+      });
+      if (!d.sessions.length) { html += '<tr><td colspan="5" class="muted">no finding</td></tr>'; }
+      html += '</tbody></table></div>';
+    });
+    if (A.errata) {
+      html += '<h3>Scores without and with errata</h3><p class="muted">' + esc(A.errata.path) + '</p>';
+      A.errata.runs.forEach(function (e) {
+        var run = D.runs.find(function (r) { return r.key === e.key; });
+        html += '<h4>' + (run ? runName(run) : esc(e.label)) + '</h4><p class="muted">' + e.excluded + ' task(s) excluded, ' + e.argument_changes + ' gold argument change(s) (' + e.rewritten + ' logged gold call(s) rewritten), ' + e.pending + ' pending, ' + e.other_changes + ' other correction(s) not reflected by rescoring.</p>' +
+          '<table class="errata-table"><thead><tr><th>group</th><th>metric</th><th class="num">without</th><th class="num">with errata</th></tr></thead><tbody>' +
+          e.rows.map(function (r) { return '<tr><td>' + esc(r[0]) + '</td><td>' + esc(r[1]) + '</td><td class="num">' + esc(r[2]) + ' <span class="muted">(' + esc(r[3]) + ')</span></td><td class="num">' + esc(r[4]) + ' <span class="muted">(' + esc(r[5]) + ')</span></td></tr>'; }).join('') + '</tbody></table>';
+      });
+      A.errata.skipped.forEach(function (e) { html += '<p class="muted">' + esc(e.label) + ': not rescored (' + esc(e.why) + ').</p>'; });
+    }
+    view.innerHTML = html;
   }
 
   var byRunSession = null;
@@ -683,7 +743,7 @@
   }
 
   // ------------------------------------------------------------------ router
-  var VIEWS = { overview: overview, leaderboard: leaderboard, orchestration: orchestration, errors: errors, plots: plots };
+  var VIEWS = { overview: overview, leaderboard: leaderboard, orchestration: orchestration, errors: errors, plots: plots, audit: audit };
   var renderCount = 0;
   function focusStep(n) {  // #traj/...?step=N: the step (a diff's divergent step) marked and scrolled to
     var el = n === undefined || n === '' ? null : document.getElementById('step-' + n);
