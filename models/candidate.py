@@ -235,10 +235,9 @@ class Candidate:
         """
         import dataclasses
 
+        from models.cache import TRIAL_KEY, current_cache, current_trial, request_key
         from models.candidates import ChatModelCall
         from models.transport import RetryPolicy, request_with_retries
-
-        from models.cache import TRIAL_KEY, current_cache, current_trial, request_key
 
         call = self._call()
         meta = dict(metadata or {})

@@ -64,3 +64,6 @@ TRIALS_SUMMARY_FILE = "trials_summary.json"
 
 FIXED_TRIALS_SUMMARY_FILE = "trials_summary.fixed.json"
 """:data:`TRIALS_SUMMARY_FILE` of fixed mode."""
+
+UNTIL_DECIDED_FILE = "until_decided.json"
+"""What ``wtb eval --until-decided`` decided and what it cost (docs/trials.md §7)."""

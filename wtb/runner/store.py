@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from wtb.files import atomic_write_text, dumps_line, give_default_mode, named_os_error
-from wtb.run_folder import ERRORS_FILE, LOCK_FILE, RESULT_FILE, RUN_FILE, SUMMARY_FILE, TRIALS_RESULT_FILE
+from wtb.run_folder import (
+    ERRORS_FILE,
+    LOCK_FILE,
+    RESULT_FILE,
+    RUN_FILE,
+    SUMMARY_FILE,
+    TRIALS_RESULT_FILE,
+    UNTIL_DECIDED_FILE,
+)
 from wtb.runner.selection import session_sort_key
 
 
@@ -21,7 +29,16 @@ def run_file_names() -> tuple[str, ...]:
     ``run.json``, ``summary.json`` and the score outputs of both modes (docs/cli.md §3)."""
     from wtb.score_run import score_outputs
 
-    return (RESULT_FILE, TRIALS_RESULT_FILE, ERRORS_FILE, LOCK_FILE, RUN_FILE, SUMMARY_FILE, *score_outputs())
+    return (
+        RESULT_FILE,
+        TRIALS_RESULT_FILE,
+        ERRORS_FILE,
+        LOCK_FILE,
+        RUN_FILE,
+        SUMMARY_FILE,
+        UNTIL_DECIDED_FILE,
+        *score_outputs(),
+    )
 
 
 def refuse_symlinks(out: str | os.PathLike[str]) -> None:
