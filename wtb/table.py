@@ -85,6 +85,10 @@ def render_metric_table(metric: Mapping[str, Any], width: int = 100, language: s
     return buffer.getvalue()
 
 
+SHOWN_K = 5
+"""pass^k rows the terminal shows: k = 1..5, then k = K (``wtb report`` draws k = 1..K)."""
+
+
 def _interval(estimate: Mapping[str, Any]) -> str:
     if estimate.get("low") is None or estimate.get("high") is None:
         return ""
@@ -93,7 +97,7 @@ def _interval(estimate: Mapping[str, Any]) -> str:
 
 def trial_rows(summary: Mapping[str, Any]) -> Iterator[tuple[str, str, str, str]]:
     """``(group, metric, value, interval)`` rows of a run's trials (docs/trials.md §3-§4), in display order:
-    task and session pass^k for k = 1..K with their 95% intervals, pass@K, and the flip rate with the stable
+    task and session pass^k for k = 1..:data:`SHOWN_K` and k = K with their 95% intervals, pass@K, and the flip rate with the stable
     share.
 
     Args:
@@ -110,6 +114,8 @@ def trial_rows(summary: Mapping[str, Any]) -> Iterator[tuple[str, str, str, str]
     for label, kind in (("Task", "task"), ("Session", "session")):
         unit = summary[kind]
         for k, estimate in unit.get("pass_hat_k", {}).items():
+            if int(k) > SHOWN_K and int(k) != trials:  # the report draws the whole curve (docs/trials.md §5)
+                continue
             value = estimate.get("value")
             yield label, f"pass^{k}", _percent(value) if value is not None else NOT_APPLICABLE, _interval(estimate)
         at = unit.get("pass_at_k", {}).get(str(trials))
