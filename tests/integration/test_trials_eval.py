@@ -66,6 +66,7 @@ def _chances(reference_dir: Path, seed: int = 12345) -> dict[str, float]:
 # --------------------------------------------------------------------------- trials
 
 
+@pytest.mark.slow
 def test_twenty_trials_of_a_stochastic_candidate_give_the_analytic_pass_hat_k(reference_dir, tmp_path):
     """K = 20: task pass^k for k = 1..5 inside its 95% interval of mean(p_t^k) (p_t = 0 for the one task the
     oracle itself gets wrong), the flip rate near its expectation, trial 1 exactly a single run."""
@@ -221,6 +222,7 @@ def test_dry_run_then_cached_rerun_on_the_loopback_server(reference_dir, tmp_pat
     assert (first / "metric.json").read_text() == (second / "metric.json").read_text()
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumed_with_the_cache_pays_each_request_once(reference_dir, tmp_path):
     """SIGKILL mid-run (twice), then the same command: every request the run needs reaches the server once;
     only a request in flight at a kill (its reply never cached) is sent again, at most --concurrency per kill.
@@ -270,6 +272,7 @@ def _pair(reference_dir: Path, tmp_path: Path, gap: float) -> tuple[str, str]:
     return a, b
 
 
+@pytest.mark.slow
 def test_until_decided_finds_a_ten_point_gap_with_fewer_requests_than_ten_full_trials(reference_dir, tmp_path):
     a, b = _pair(reference_dir, tmp_path, 0.10)
     dataset = str(reference_dir / "sessions.jsonl")
@@ -286,6 +289,7 @@ def test_until_decided_finds_a_ten_point_gap_with_fewer_requests_than_ten_full_t
     assert len(document["rounds"]) >= 2 and document["rounds"][0]["session_trials"] == 24
 
 
+@pytest.mark.slow
 def test_until_decided_says_within_noise_for_equal_candidates_at_the_budget(reference_dir, tmp_path):
     a, b = _pair(reference_dir, tmp_path, 0.0)
     dataset = str(reference_dir / "sessions.jsonl")
@@ -311,3 +315,30 @@ def test_trial_options_are_checked_before_anything_runs(tmp_path):
     refused = _eval("--model", model, "--out", out, "--trials", "2", "--workers", "2", code=2)
     assert "cannot be combined with --workers > 1" in refused
     assert not Path(out).exists()
+
+
+# --------------------------------------------------------------------------- report
+
+
+def test_the_report_shows_trials_and_baselines_as_floor_rows(tmp_path):
+    trials, floor = tmp_path / "trials", tmp_path / "floor"
+    _eval("--model", f"replay:{DEMO_CANDIDATES}#demo-model", "--out", str(trials), "--trials", "2")
+    _eval("--model", "baseline:chat", "--out", str(floor))
+    report = tmp_path / "report"
+    done = CliRunner().invoke(app, ["report", str(trials), str(floor), "--out", str(report)], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    from wtb.report.runs import load_runs
+    from wtb.report.tables import FLOOR_GROUP, leaderboard_rows
+
+    runs, _ = load_runs([trials, floor])
+    rows = {row.model: row for row in leaderboard_rows(runs) if row.source == "run"}
+    assert rows["baseline:chat"].group == FLOOR_GROUP and rows["baseline:chat"].rank is None
+    assert "a floor: a baseline without a model" in rows["baseline:chat"].unranked
+    assert rows["demo-model"].group != FLOOR_GROUP
+    text = (report / "report.md").read_text(encoding="utf-8")
+    section = text.split("## Repeated trials", 1)[1].split("\n## ", 1)[0]
+    assert "| demo-model | 2 | 66.67% \\[66.7, 66.7\\] | 66.67% |" in section and "baseline:chat" not in section
+    assert "### Flip rate by task type" in section and "| Chat | 0.00% |" in section
+    svg = (report / "plots" / "passk.svg").read_text(encoding="utf-8")
+    assert "pass^2: 66.67" in svg
+    assert "plot-passk" in (report / "index.html").read_text(encoding="utf-8")
