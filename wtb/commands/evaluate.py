@@ -124,11 +124,14 @@ def evaluate(options: EvalOptions) -> None:
         typer.Exit: 130 after Ctrl-C or SIGTERM during the run.
     """
     plan = plan_eval(options)
-    if options.dry_run or not options.langsmith_dataset:
-        text = estimate_text(run_estimate(plan), options)
-        if options.dry_run:  # before any request: nothing is run, nothing written (docs/trials.md §9)
-            typer.echo(text)
-            return
+    if options.dry_run:  # before any request: nothing is run, nothing written (docs/trials.md §9)
+        typer.echo(estimate_text(run_estimate(plan), options))
+        return
+    if not options.langsmith_dataset:
+        try:
+            text = estimate_text(run_estimate(plan), options)
+        except (ConfigurationError, ValueError, KeyError, TypeError) as exc:  # never stops a real run
+            text = f"estimate: not available ({one_line(str(exc))})"
         _err.print(text, markup=False)
     if options.langsmith_dataset:
         from wtb.commands.experiment import run_langsmith_experiment  # LangSmith's client: only for an experiment
