@@ -154,7 +154,8 @@ class RequestCache:
 
     Attributes:
         root: the cache folder (created on the first write).
-        hits / misses / writes: counts of this process, for ``summary.json``.
+        hits / misses / writes / write_errors: counts of this process, for ``summary.json`` (a write that failed
+            leaves the reply out of the cache and the run goes on).
     """
 
     def __init__(self, root: str | os.PathLike[str]):
@@ -164,6 +165,7 @@ class RequestCache:
         self.hits = 0
         self.misses = 0
         self.writes = 0
+        self.write_errors = 0
         self._lock = threading.Lock()
 
     def path(self, key: str) -> Path:
@@ -233,7 +235,16 @@ class RequestCache:
         with self._lock:
             self.writes += 1
 
-    def counts(self) -> dict[str, Any]:
-        """``{"dir", "hits", "misses", "writes"}`` of this process (``summary.json``'s ``cache``)."""
+    def note_write_error(self) -> None:
+        """Count a :meth:`put` that failed (the caller goes on without caching the reply)."""
         with self._lock:
-            return {"dir": str(self.root), "hits": self.hits, "misses": self.misses, "writes": self.writes}
+            self.write_errors += 1
+
+    def counts(self) -> dict[str, Any]:
+        """``{"dir", "hits", "misses", "writes"}`` of this process (``summary.json``'s ``cache``), plus
+        ``"write_errors"`` when a write failed."""
+        with self._lock:
+            found = {"dir": str(self.root), "hits": self.hits, "misses": self.misses, "writes": self.writes}
+            if self.write_errors:
+                found["write_errors"] = self.write_errors
+            return found

@@ -267,7 +267,10 @@ class Candidate:
             from models.providers.replay import REQUEST_INDEX_KEY, SESSION_KEY
 
             about = {"spec": self.spec, "session": meta.get(SESSION_KEY), "request_index": meta.get(REQUEST_INDEX_KEY)}
-            cache.put(key, answer, trial=trial, about=about)
+            try:
+                cache.put(key, answer, trial=trial, about=about)
+            except OSError:  # a full or read-only cache never changes a result: the reply is only not kept
+                cache.note_write_error()
         return answer
 
 

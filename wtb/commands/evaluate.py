@@ -569,7 +569,9 @@ def run_sessions(plan: EvalPlan, trials: Mapping[str, int] | None = None) -> run
         if options.cache is not None:
             from models.cache import RequestCache
 
-            more["cache"] = RequestCache(options.cache)
+            cache = RequestCache(options.cache)
+            cache.root.mkdir(parents=True, exist_ok=True)  # a cache folder that cannot be made stops the run first
+            more["cache"] = cache
         return run(
             plan.sessions,
             plan.context,
@@ -715,7 +717,8 @@ def print_accounting(summary: runner.RunSummary, limit: int = 20, max_retry_wait
             markup=False,
         )
         for entry in errors[:limit]:
-            _err.print(f"  {entry['id']}: {entry.get('error')}", markup=False)
+            trial = f" (trial {entry['trial']})" if entry.get("trial") else ""
+            _err.print(f"  {entry['id']}{trial}: {entry.get('error')}", markup=False)
 
 
 def score_and_print(
