@@ -221,8 +221,12 @@ class Candidate:
             retry: attempts, backoff, rate limit and deadline (default ``RetryPolicy()``).
             where: what the request is for (task, step), copied into errors.
 
+        Inside :func:`models.cache.cache_scope` (``wtb eval --cache``) the reply is looked up first under
+        :func:`models.cache.request_key` (trial index included) and stored after a request (docs/trials.md §8);
+        an agent factory's run keeps state across the steps of a task, so its requests are never cached.
+
         Returns:
-            A :class:`CandidateReply`.
+            A :class:`CandidateReply` (``cached`` when it came from the cache: no request was made).
 
         Raises:
             ModelRequestError: the request failed for good.
@@ -231,11 +235,22 @@ class Candidate:
         """
         import dataclasses
 
+        from models.cache import TRIAL_KEY, current_cache, current_trial, request_key
         from models.candidates import ChatModelCall
         from models.transport import RetryPolicy, request_with_retries
 
         call = self._call()
         meta = dict(metadata or {})
+        cache = current_cache()
+        key = None
+        if cache is not None and _keeps_no_state(
+            call
+        ):  # docs/trials.md §8: a reply already paid for is served from the cache
+            trial = current_trial() or int(meta.get(TRIAL_KEY) or 1)
+            key = request_key(self, messages, tools, meta, trial)
+            hit = cache.get(key)
+            if hit is not None:
+                return hit
         policy = retry or RetryPolicy()
         if not isinstance(call, ChatModelCall) and policy.deadline is not None:
             # a graph's step may make many requests of its own models: the graph's run has its own deadline
@@ -247,7 +262,24 @@ class Candidate:
             endpoint=self.endpoint,
             where=where,
         )
-        return call.read(reply, where)
+        answer = call.read(reply, where)
+        if cache is not None and key is not None:
+            from models.providers.replay import REQUEST_INDEX_KEY, SESSION_KEY
+
+            about = {"spec": self.spec, "session": meta.get(SESSION_KEY), "request_index": meta.get(REQUEST_INDEX_KEY)}
+            try:
+                cache.put(key, answer, trial=trial, about=about)
+            except OSError:  # a full or read-only cache never changes a result: the reply is only not kept
+                cache.note_write_error()
+        return answer
+
+
+def _keeps_no_state(call: Any) -> bool:
+    """Whether a reply of ``call`` may be served from the cache: every call but an agent factory's (its run
+    lives across the steps of a task, docs/trials.md §8)."""
+    from models.agent import AgentCall
+
+    return not isinstance(call, AgentCall)
 
 
 # The built candidates of each event loop by what they depend on (Candidate._build_key): contexts with the

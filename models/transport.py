@@ -376,6 +376,7 @@ class RequestUsage:
             that cannot be one is not added, see :meth:`add_tokens`).
         invalid_token_counts: replies whose reported counts were not added.
         capped_waits: retry waits the server asked to be longer than ``max_wait`` (``--max-retry-wait``).
+        cache_hits: replies served by the request cache instead of a request (docs/trials.md §8).
         retried: one entry per request that needed more than one try:
             ``{**where, "attempts": n, "errors": [...], "waited": seconds, "ok": bool}``, plus
             ``"retry_after_capped": [seconds asked, ...]`` when a wait was capped.
@@ -389,6 +390,7 @@ class RequestUsage:
     invalid_token_counts: int = 0
     capped_waits: int = 0
     retried: list[dict[str, Any]] = field(default_factory=list)
+    cache_hits: int = 0
 
     def add_tokens(self, input_tokens: Any, output_tokens: Any) -> None:
         """Add one reply's token counts (docs/settings.md §7.5).
@@ -419,6 +421,8 @@ class RequestUsage:
             data["invalid_token_counts"] = self.invalid_token_counts
         if self.capped_waits:
             data["capped_retry_waits"] = self.capped_waits
+        if self.cache_hits:
+            data["cache_hits"] = self.cache_hits
         return data
 
 

@@ -4,7 +4,8 @@ session accuracy paired by task (docs/trials.md §6).
 The I/O layer around :func:`bench.sequential.paired_difference`. A run folder is what ``wtb eval`` (or
 ``wtb score``) writes: ``score.jsonl`` (``score.fixed.jsonl`` for fixed scoring) is required; ``run.json``
 and ``summary_metrics.json`` are read when present. A score line may carry ``"trial": k`` (k >= 1, 1 when
-absent): a folder holding several trials of its sessions is compared with all of them.
+absent): a folder holding several trials of its sessions is compared with all of them, those of
+``score.trials.jsonl`` (``wtb eval --trials``, docs/trials.md §5) included.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 from bench.sequential import ALPHA, POWER, paired_difference
 from bench.trials import TaskKey, verdicts_from_score_lines
 from wtb.run_folder import RUN_FILE
-from wtb.score_run import natural_id_key, score_files, summary_metrics_file
+from wtb.score_run import natural_id_key, score_files, summary_metrics_file, trial_files
 
 
 class RunFolderError(Exception):
@@ -111,12 +112,48 @@ def read_run(path: Path, scoring: str | None = None) -> RunScores:
     by_trial: dict[int, list[dict[str, Any]]] = {}
     seen: dict[tuple[str, int], int] = {}
     model_names: list[str] = []
+    if not score_path.is_file():
+        raise RunFolderError([f"{score_path}: missing (not a run folder, or not scored in {mode} mode)"])
+    for source in (score_path, path / trial_files(mode)[0]):
+        if source != score_path and not source.is_file():
+            continue
+        _read_score_lines(source, issues, by_trial, seen, model_names)
+    if not seen and not issues:
+        issues.append(f"{score_path}: holds no score lines")
+    if issues:
+        raise RunFolderError(issues)
+    trials = [by_trial.get(j, []) for j in range(1, max(by_trial) + 1)]
+    try:
+        verdicts = verdicts_from_score_lines(trials)
+    except ValueError as exc:
+        raise RunFolderError([f"{score_path}: {exc}"]) from None
+    tasks: dict[str, int] = {}
+    for session_id, _ in verdicts:
+        tasks[session_id] = tasks.get(session_id, 0) + 1
+    return RunScores(
+        path=path,
+        model_name=", ".join(model_names) or str(run.get("model_name") or "?"),
+        scoring=mode,
+        language=str(language or "en"),
+        dataset_sha256=run.get("dataset_sha256") if isinstance(run.get("dataset_sha256"), str) else None,
+        verdicts=verdicts,
+        tasks=tasks,
+    )
+
+
+def _read_score_lines(
+    score_path: Path,
+    issues: list[str],
+    by_trial: dict[int, list[dict[str, Any]]],
+    seen: dict[tuple[str, int], int],
+    model_names: list[str],
+) -> None:
+    """Add the score lines of ``score_path`` to ``by_trial`` (problems to ``issues``, as :func:`read_run` names them)."""
     try:
         handle = open(score_path, encoding="utf-8")
-    except FileNotFoundError:
-        raise RunFolderError([f"{score_path}: missing (not a run folder, or not scored in {mode} mode)"]) from None
     except OSError as exc:
-        raise RunFolderError([f"{score_path}: cannot read: {exc}"]) from None
+        issues.append(f"{score_path}: cannot read: {exc}")
+        return
     with handle:
         for number, text in enumerate(handle, 1):
             if not text.strip():
@@ -149,27 +186,6 @@ def read_run(path: Path, scoring: str | None = None) -> RunScores:
             if isinstance(line.get("model_name"), str) and line["model_name"] not in model_names:
                 model_names.append(line["model_name"])
             by_trial.setdefault(trial, []).append(line)
-    if not seen and not issues:
-        issues.append(f"{score_path}: holds no score lines")
-    if issues:
-        raise RunFolderError(issues)
-    trials = [by_trial.get(j, []) for j in range(1, max(by_trial) + 1)]
-    try:
-        verdicts = verdicts_from_score_lines(trials)
-    except ValueError as exc:
-        raise RunFolderError([f"{score_path}: {exc}"]) from None
-    tasks: dict[str, int] = {}
-    for session_id, _ in verdicts:
-        tasks[session_id] = tasks.get(session_id, 0) + 1
-    return RunScores(
-        path=path,
-        model_name=", ".join(model_names) or str(run.get("model_name") or "?"),
-        scoring=mode,
-        language=str(language or "en"),
-        dataset_sha256=run.get("dataset_sha256") if isinstance(run.get("dataset_sha256"), str) else None,
-        verdicts=verdicts,
-        tasks=tasks,
-    )
 
 
 def _listed(ids: list[str]) -> str:

@@ -42,3 +42,28 @@ FIXED_METRIC_FILE = "metric.fixed.json"
 
 FIXED_SUMMARY_METRICS_FILE = "summary_metrics.fixed.json"
 """:data:`SUMMARY_METRICS_FILE` of fixed mode (docs/fixed-mode.md §1)."""
+
+TRIALS_RESULT_FILE = "result.trials.jsonl"
+"""The records of trials 2, 3, ... of ``wtb eval --trials K`` (each with ``"trial"``; trial 1 is in
+:data:`RESULT_FILE`, docs/trials.md §5)."""
+
+TRIALS_SCORE_FILE = "score.trials.jsonl"
+"""The score lines of trials 2, 3, ... (each with ``"trial"``) in reference mode (docs/trials.md §5)."""
+
+FIXED_TRIALS_SCORE_FILE = "score.trials.fixed.jsonl"
+""":data:`TRIALS_SCORE_FILE` of fixed mode."""
+
+TRIALS_FILE = "trials.json"
+"""pass^k, pass@k and flip rate over the trials of a run (docs/trials.md §5), reference mode."""
+
+FIXED_TRIALS_FILE = "trials.fixed.json"
+""":data:`TRIALS_FILE` of fixed mode."""
+
+TRIALS_SUMMARY_FILE = "trials_summary.json"
+"""The full trial summary (intervals, per-trial accuracy, buckets; ``bench.trials.summarize_trials``), reference mode."""
+
+FIXED_TRIALS_SUMMARY_FILE = "trials_summary.fixed.json"
+""":data:`TRIALS_SUMMARY_FILE` of fixed mode."""
+
+UNTIL_DECIDED_FILE = "until_decided.json"
+"""What ``wtb eval --until-decided`` decided and what it cost (docs/trials.md §7)."""

@@ -9,6 +9,7 @@ This is the I/O layer around the pure :mod:`bench.scoring` and
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import tempfile
@@ -42,9 +43,17 @@ from wtb.run_folder import (
     FIXED_METRIC_FILE,
     FIXED_SCORE_FILE,
     FIXED_SUMMARY_METRICS_FILE,
+    FIXED_TRIALS_FILE,
+    FIXED_TRIALS_SCORE_FILE,
+    FIXED_TRIALS_SUMMARY_FILE,
     METRIC_FILE,
+    RESULT_FILE,
     SCORE_FILE,
     SUMMARY_METRICS_FILE,
+    TRIALS_FILE,
+    TRIALS_RESULT_FILE,
+    TRIALS_SCORE_FILE,
+    TRIALS_SUMMARY_FILE,
 )
 
 RESULT_DEPTH = 2 * MAX_DEPTH
@@ -68,10 +77,13 @@ def summary_metrics_file(scoring: str = "reference") -> str:
 
 def score_outputs(scoring: str | None = None) -> tuple[str, ...]:
     """The file names a scoring writes into a run folder: the score, metric and readable metric files of
-    ``scoring`` (:func:`score_files`, :func:`summary_metrics_file`), or of both modes when ``None``
+    ``scoring`` (:func:`score_files`, :func:`summary_metrics_file`) and the trial files (:func:`trial_files`,
+    docs/trials.md §5), or of both modes when ``None``
     (docs/evaluation.md §5). Raises ValueError for an unknown mode."""
     modes = ("reference", "fixed") if scoring is None else (scoring,)
-    return tuple(name for mode in modes for name in (*score_files(mode), summary_metrics_file(mode)))
+    return tuple(
+        name for mode in modes for name in (*score_files(mode), summary_metrics_file(mode), *trial_files(mode))
+    )
 
 
 def remove_scores(out_dir: str | os.PathLike[str], scoring: str | None = None) -> list[Path]:
@@ -548,12 +560,125 @@ def score_run(
         score_lines.commit()
         write_json_atomic(out / metric_file, published(metric))
         write_json_atomic(out / summary_metrics_file(scoring), readable_metrics(metric, language=language))
+        trials_path = Path(results_path).with_name(TRIALS_RESULT_FILE)
+        if Path(results_path).name == RESULT_FILE and trials_path.is_file():
+            score_trials(
+                sessions, trials_path, out, score_lines.path, checker=checker, scoring=scoring, language=language
+            )
+        else:  # no trials beside these results: no trial figures of an earlier run stay (docs/trials.md §5)
+            for name in trial_files(scoring):
+                with contextlib.suppress(FileNotFoundError):
+                    (out / name).unlink()
     except BaseException:
         score_lines.discard()
         with contextlib.suppress(OSError):  # a failed rescoring shows no metric of an earlier one
             remove_scores(out, scoring)
         raise
     return metric
+
+
+def trial_files(scoring: str = "reference") -> tuple[str, str, str]:
+    """``(score lines of trials 2.., trials.json, full trial summary)`` file names of a scoring mode
+    (docs/trials.md §5). Raises ValueError for an unknown mode."""
+    if check_scoring_mode(scoring) == "fixed":
+        return FIXED_TRIALS_SCORE_FILE, FIXED_TRIALS_FILE, FIXED_TRIALS_SUMMARY_FILE
+    return TRIALS_SCORE_FILE, TRIALS_FILE, TRIALS_SUMMARY_FILE
+
+
+def score_trials(
+    sessions: Mapping[str, Session | Mapping[str, Any]],
+    trials_path: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    first_scores: str | os.PathLike[str],
+    *,
+    checker: ArgumentChecker | None = None,
+    scoring: str = "reference",
+    language: str = "en",
+) -> dict[str, Any]:
+    """Score trials 2, 3, ... of a run and summarize all its trials (docs/trials.md §1-§5).
+
+    Every record of ``trials_path`` (``result.trials.jsonl``: records with ``"trial"`` >= 2) is scored as
+    trial 1 is; the score lines, each with its ``"trial"``, go to ``score.trials.jsonl``
+    (``score.trials.fixed.jsonl``) sorted by trial, then id. The verdicts of trial 1 (``first_scores``, the
+    run's ``score.jsonl``) and of the later trials give ``trials.json`` (:func:`bench.trials.trials_document`)
+    and ``trials_summary.json`` (the full :func:`bench.trials.summarize_trials`, by task type and turn
+    subtype). A session counts its trials 1, 2, ... up to the first one it has no record of (an
+    infrastructure error leaves a gap until the run is resumed).
+
+    Args:
+        sessions: the dataset's sessions by id (``bench.schema.index_sessions``).
+        trials_path: the trials' result file.
+        out_dir: the run folder.
+        first_scores: trial 1's score lines.
+        checker, scoring, language: as :func:`score_run`.
+
+    Returns:
+        The ``trials.json`` document.
+
+    Raises:
+        DatasetError: a record that cannot be scored (file, line and field named).
+        OSError: an output cannot be written.
+    """
+    from bench.trials import session_buckets, summarize_trials, trials_document, verdicts_from_score_lines
+
+    out = Path(out_dir)
+    score_name, document_name, summary_name = trial_files(scoring)
+    by_trial: dict[int, list[Numbered]] = {}
+    parsers: dict[int, LineParser] = {}
+    issues: list[DatasetIssue] = []
+    file = os.fspath(trials_path)
+    with open(trials_path, encoding="utf-8") as handle:
+        for number, text in enumerate(handle, 1):
+            if not text.strip():
+                continue
+            try:
+                record = json.loads(text)
+            except ValueError as exc:
+                issues.append(DatasetIssue(file, number, "-", f"not JSON: {exc}"))
+                continue
+            trial = record.get("trial") if isinstance(record, dict) else None
+            if isinstance(trial, bool) or not isinstance(trial, int) or trial < 2:
+                issues.append(DatasetIssue(file, number, "trial", f"must be a whole number >= 2, got {trial!r}"))
+                continue
+            parser = parsers.setdefault(trial, _result_line_parser(record_model_name(record)))  # one id per trial
+            parsed, found = parser(file, number, record)
+            issues.extend(found)
+            if parsed is not None:
+                by_trial.setdefault(trial, []).append(parsed)
+    if issues:
+        raise DatasetError(issues)
+    lines: list[dict[str, Any]] = []
+    for trial in sorted(by_trial):
+        _, scored, _ = score_records(
+            sessions,
+            by_trial[trial],
+            results_file=str(trials_path),
+            checker=checker,
+            scoring=scoring,
+            language=language,
+        )
+        lines.extend({**line, "trial": trial} for line in scored)
+    atomic_write_text(out / score_name, "".join(dumps_line(line) + "\n" for line in lines))
+    first = _score_lines(first_scores)
+    per_trial: list[list[dict[str, Any]]] = [first]
+    present = {line["id"] for line in first}
+    for trial in range(2, max(by_trial, default=1) + 1):
+        kept = [line for line in lines if line["trial"] == trial and line["id"] in present]
+        present = {line["id"] for line in kept}
+        per_trial.append(kept)
+    verdicts = verdicts_from_score_lines(per_trial)
+    ids = {session_id for session_id, _ in verdicts}
+    summary = summarize_trials(verdicts, session_buckets([sessions[i] for i in sorted(ids)], language))
+    document = trials_document(summary)
+    write_json_atomic(out / document_name, document)
+    write_json_atomic(out / summary_name, summary)
+    return document
+
+
+def _score_lines(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The score lines of a score file this module wrote."""
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
 
 
 def compare_run_files(

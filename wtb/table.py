@@ -83,3 +83,66 @@ def render_metric_table(metric: Mapping[str, Any], width: int = 100, language: s
     buffer = io.StringIO()
     Console(file=buffer, width=width, color_system=None, force_terminal=False).print(metric_table(metric, language))
     return buffer.getvalue()
+
+
+SHOWN_K = 5
+"""pass^k rows the terminal shows: k = 1..5, then k = K (``wtb report`` draws k = 1..K)."""
+
+
+def _interval(estimate: Mapping[str, Any]) -> str:
+    if estimate.get("low") is None or estimate.get("high") is None:
+        return ""
+    return f"[{_percent(estimate['low'])}, {_percent(estimate['high'])}]"
+
+
+def trial_rows(summary: Mapping[str, Any]) -> Iterator[tuple[str, str, str, str]]:
+    """``(group, metric, value, interval)`` rows of a run's trials (docs/trials.md §3-§4), in display order:
+    task and session pass^k for k = 1..:data:`SHOWN_K` and k = K with their 95% intervals, pass@K, and the flip rate with the stable
+    share.
+
+    Args:
+        summary: :func:`bench.trials.summarize_trials` of the run (``trials_summary.json``).
+
+    Returns:
+        Rows such as ``("Task", "pass^2", "61.46%", "[55.10%, 67.82%]")``; a value that cannot be estimated
+        is ``n/a``.
+
+    Raises:
+        KeyError: ``summary`` is not a trial summary.
+    """
+    trials = int(summary["trials"])
+    for label, kind in (("Task", "task"), ("Session", "session")):
+        unit = summary[kind]
+        for k, estimate in unit.get("pass_hat_k", {}).items():
+            if int(k) > SHOWN_K and int(k) != trials:  # the report draws the whole curve (docs/trials.md §5)
+                continue
+            value = estimate.get("value")
+            yield label, f"pass^{k}", _percent(value) if value is not None else NOT_APPLICABLE, _interval(estimate)
+        at = unit.get("pass_at_k", {}).get(str(trials))
+        if at is not None and trials > 1:
+            yield label, f"pass@{trials}", _percent(at["value"]), _interval(at)
+        flip = unit.get("flip_rate")
+        if flip is not None:
+            stable = unit.get("stable_share")
+            yield label, f"flip rate ({trials} trials)", _percent(flip), f"stable {_percent(stable)}"
+
+
+def trials_table(summary: Mapping[str, Any], model_name: str = "?") -> Table:
+    """A ``rich`` table of :func:`trial_rows`, titled with the model and the trial count (docs/trials.md §5)."""
+    table = Table(title=f"Trials: {model_name}, K = {summary['trials']}", title_justify="left")
+    table.add_column("Unit", style="dim")
+    table.add_column("Metric")
+    table.add_column("Value", justify="right")
+    table.add_column("95% interval", justify="right")
+    previous = None
+    for group, name, value, interval in trial_rows(summary):
+        table.add_row(group if group != previous else "", name, value, interval)
+        previous = group
+    return table
+
+
+def render_trials_table(summary: Mapping[str, Any], model_name: str = "?", width: int = 100) -> str:
+    """:func:`trials_table` as plain text (docs/trials.md §5)."""
+    buffer = io.StringIO()
+    Console(file=buffer, width=width, color_system=None, force_terminal=False).print(trials_table(summary, model_name))
+    return buffer.getvalue()

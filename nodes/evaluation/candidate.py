@@ -18,6 +18,7 @@ from langgraph.runtime import Runtime
 from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
 from models.agent import AGENT_RUN_KEY, new_slot_key
+from models.cache import TRIAL_KEY, current_trial
 from models.providers.replay import REQUEST_INDEX_KEY, SESSION_KEY
 from models.transport import RetryPolicy, current_usage
 from nodes.tracing import annotate_current_run, annotate_evaluation_node
@@ -75,7 +76,9 @@ async def call_candidate(
     candidate was first seen calling. The request is :meth:`models.Candidate.respond`: the direct
     chat-model call when nothing observes it (docs/evaluation.md §7.1), transient failures retried
     with backoff, the optional rate limit; the latency includes retries and waits. Tokens are also
-    added to the enclosing ``usage_scope`` (per-session accounting).
+    added to the enclosing ``usage_scope`` (per-session accounting), except for a reply the request cache
+    served (counted as a cache hit instead, docs/trials.md §8). Inside a trial of ``wtb eval --trials`` the
+    metadata carries the trial index (``wtb_trial``, docs/trials.md §1).
 
     Raises:
         ModelRequestError: the request failed for good (an infrastructure
@@ -87,7 +90,9 @@ async def call_candidate(
     candidate = context.candidate
     info = state.get("candidate") or candidate.describe(load=True)
     slot = state.get("agent_run") or (new_slot_key() if info.get("kind") == AGENT else None)
+    trial = current_trial()
     metadata = {
+        **({TRIAL_KEY: trial} if trial is not None else {}),
         SESSION_KEY: state["session_id"],
         REQUEST_INDEX_KEY: state["requests"],
         "wtb_task_idx": state["task_idx"],
@@ -108,7 +113,10 @@ async def call_candidate(
         annotate_current_run({"candidate": info})
     usage = current_usage()
     if usage is not None:
-        usage.add_tokens(reply.input_tokens, reply.output_tokens)
+        if reply.cached:  # served by the request cache: nothing paid (docs/trials.md §8)
+            usage.cache_hits += 1
+        else:
+            usage.add_tokens(reply.input_tokens, reply.output_tokens)
     task_result = dict(state["task_result"])
     task_result["latency"] = [*task_result["latency"], latency]
     task_result["input_token_count"] = [*task_result["input_token_count"], reply.input_tokens]

@@ -140,6 +140,39 @@ def eval_command(
         "from `langgraph dev`, or a LangGraph Platform deployment URL; API key from $LANGGRAPH_API_KEY or "
         "$LANGSMITH_API_KEY); --concurrency runs in flight. The outputs are written here as for a local run.",
     ),
+    trials: int = typer.Option(
+        1,
+        "--trials",
+        min=1,
+        help="Evaluate every session K times (independent model calls, the same gold history): trial 1 in "
+        "result.jsonl and metric.json, trials 2..K in result.trials.jsonl; trials.json gets pass^k, pass@k and "
+        "the flip rate (docs/trials.md). --concurrency counts session-trials.",
+    ),
+    cache: Path | None = typer.Option(
+        None,
+        "--cache",
+        help="Request cache folder: a reply already paid for (same candidate, settings, messages, tools, session, "
+        "request and trial) is read from it instead of asking the model again (off by default; docs/trials.md §8).",
+        file_okay=False,
+    ),
+    dry_run: bool = typer.Option(
+        False,
+        "--dry-run",
+        help="Print the estimate (sessions, model requests from the gold path to the step limit, prompt tokens, "
+        "cost range with --price-*) and stop before any request.",
+    ),
+    until_decided: bool = typer.Option(
+        False,
+        "--until-decided",
+        help="Add trials only for the sessions whose verdicts differ between trials until the comparison with "
+        "--baseline is decided or --max-trials is spent (a sequential rule with error rate 5%, docs/trials.md §7).",
+    ),
+    baseline: Path | None = typer.Option(
+        None, "--baseline", help="With --until-decided: the finished run folder to compare with.", file_okay=False
+    ),
+    max_trials: int | None = typer.Option(
+        None, "--max-trials", help="With --until-decided: most trials per session (the budget).", min=2
+    ),
     langsmith_dataset: str | None = typer.Option(
         None,
         "--langsmith-dataset",
@@ -185,6 +218,12 @@ def eval_command(
         server=server,
         langsmith_dataset=langsmith_dataset,
         preflight=preflight,
+        trials=trials,
+        cache=cache,
+        dry_run=dry_run,
+        until_decided=until_decided,
+        baseline=baseline,
+        max_trials=max_trials,
     )
     with exit_on_error():
         evaluate(options)

@@ -38,8 +38,8 @@ from wtb.commands.concurrency import default_concurrency
 from wtb.commands.data import dataset_path, official_name, task_count
 from wtb.commands.exits import InfrastructureErrors, UsageError, resumable_run
 from wtb.commands.inputs import require_file, wanted_ids
-from wtb.score_run import score_files, score_run, summary_metrics_file
-from wtb.table import metric_table
+from wtb.score_run import score_files, score_run, summary_metrics_file, trial_files
+from wtb.table import metric_table, trials_table
 from wtb.tracing import tracing_scope
 
 _err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
@@ -79,6 +79,12 @@ class EvalOptions:
     server: str | None = None
     langsmith_dataset: str | None = None
     preflight: bool = True
+    trials: int = 1
+    cache: Path | None = None
+    dry_run: bool = False
+    until_decided: bool = False
+    baseline: Path | None = None
+    max_trials: int | None = None
 
 
 @dataclass(frozen=True)
@@ -118,6 +124,15 @@ def evaluate(options: EvalOptions) -> None:
         typer.Exit: 130 after Ctrl-C or SIGTERM during the run.
     """
     plan = plan_eval(options)
+    if options.dry_run:  # before any request: nothing is run, nothing written (docs/trials.md §9)
+        typer.echo(estimate_text(run_estimate(plan), options))
+        return
+    if not options.langsmith_dataset:
+        try:
+            text = estimate_text(run_estimate(plan), options)
+        except (ConfigurationError, ValueError, KeyError, TypeError) as exc:  # never stops a real run
+            text = f"estimate: not available ({one_line(str(exc))})"
+        _err.print(text, markup=False)
     if options.langsmith_dataset:
         from wtb.commands.experiment import run_langsmith_experiment  # LangSmith's client: only for an experiment
 
@@ -137,6 +152,9 @@ def evaluate(options: EvalOptions) -> None:
                 if cause is None or not type(cause).__module__.startswith("langsmith"):
                     raise
                 raise InfrastructureErrors(f"error: {one_line(str(exc))}") from None  # LangSmith unreachable
+        return
+    if options.until_decided:
+        run_until_decided(plan)
         return
     finish_run(plan, run_sessions(plan))
 
@@ -182,13 +200,14 @@ def plan_eval(options: EvalOptions) -> EvalPlan:
         )
     if options.workers > 1:
         check_workers(context, server=options.server, langsmith_dataset=options.langsmith_dataset)
+    check_trial_options(options)
     if options.server:  # the server runs the model: it must answer and be able to open the spec's file
         from wtb.remote import check_server  # the LangGraph SDK: only for --server
 
         check_server(options.server, "evaluation", [context.model], context=context)
     else:
         check_configuration(context)
-        if options.preflight:
+        if options.preflight and not options.dry_run:  # a dry run sends nothing (docs/trials.md §9)
             preflight(context)
     out = options.out
     if out is None:
@@ -411,9 +430,123 @@ def default_out_dir(context: EvaluationContext, dataset: Path, *, name: str | No
     return Path("runs") / model / part
 
 
-def run_sessions(plan: EvalPlan) -> runner.RunSummary:
+def check_trial_options(options: EvalOptions) -> None:
+    """``--trials``, ``--cache`` and ``--until-decided`` run the sessions in this process, and
+    ``--until-decided`` needs its baseline and budget (docs/trials.md §1, §7, §8).
+
+    Raises:
+        UsageError: ``--trials`` below 1, ``--max-trials`` below 2, ``--baseline`` / ``--max-trials`` without
+            ``--until-decided`` (or it without them), ``--until-decided`` with ``--trials``, a ``--baseline`` that
+            is not a folder (exit 2).
+        models.ConfigurationError: combined with ``--server``, ``--workers`` > 1 or ``--langsmith-dataset`` (exit 2).
+    """
+    if options.trials < 1:
+        raise UsageError(f"must be >= 1, got {options.trials}", "--trials")
+    if options.until_decided:
+        if options.baseline is None:
+            raise UsageError(
+                "--until-decided needs --baseline RUN_B (a finished run of the same sessions)", "--baseline"
+            )
+        if options.max_trials is None:
+            raise UsageError("--until-decided needs --max-trials K (the budget: trials per session)", "--max-trials")
+        if options.max_trials < 2:
+            raise UsageError(f"must be >= 2, got {options.max_trials}", "--max-trials")
+        if options.trials != 1:
+            raise UsageError("--until-decided chooses the trials itself: drop --trials", "--trials")
+        if not options.baseline.is_dir():
+            raise UsageError(f"{options.baseline}: not a run folder", "--baseline")
+    elif options.baseline is not None or options.max_trials is not None:
+        raise UsageError("only with --until-decided", "--baseline" if options.baseline is not None else "--max-trials")
+    uses = [
+        name
+        for name, used in (
+            ("--trials", options.trials > 1),
+            ("--cache", options.cache is not None),
+            ("--until-decided", options.until_decided),
+        )
+        if used
+    ]
+    if not uses:
+        return
+    for other, given in (
+        ("--server", bool(options.server)),
+        ("--workers > 1", options.workers > 1),
+        ("--langsmith-dataset", bool(options.langsmith_dataset)),
+    ):
+        if given:
+            raise ConfigurationError(
+                f"{uses[0]} runs the sessions in this process and cannot be combined with {other} (docs/trials.md §1)"
+            )
+
+
+def run_estimate(plan: EvalPlan) -> Any:
+    """The plan's :class:`bench.estimate.Estimate`: sessions, model requests, tokens and cost, counted with the
+    candidate's tokenizer where known (``models.tokens``), before any request (docs/trials.md §9).
+
+    Raises:
+        bench.schema.DatasetError: the dataset changed since the plan read it.
+    """
+    from bench.estimate import estimate_run, reply_text
+    from models.tokens import token_counter
+
+    options, context = plan.options, plan.context
+    candidate = context.candidate
+    counter = token_counter(candidate.provider, candidate.model)
+    trials = (1, options.max_trials or 1) if options.until_decided else (options.trials, options.trials)
+    prices = None if plan.prices is None else (plan.prices.input_per_million, plan.prices.output_per_million)
+    return estimate_run(
+        plan.sessions,
+        counter.prompt,
+        lambda message: counter.text(reply_text(message)),
+        tokenizer=counter.name,
+        trials=trials,
+        language=context.language or "en",
+        scoring=context.scoring or "reference",
+        max_steps=context.max_steps,
+        prices=prices,
+    )
+
+
+def _range(low: float, high: float, money: bool = False) -> str:
+    text = (lambda v: f"${v:,.4f}") if money else (lambda v: f"{v:,}")
+    return text(low) if low == high else f"{text(low)} - {text(high)}"
+
+
+def estimate_text(estimate: Any, options: EvalOptions) -> str:
+    """The lines that show :func:`run_estimate` (``wtb eval --dry-run`` prints them on stdout, a real run on
+    stderr first, docs/trials.md §9): sessions and session evaluations, requests (gold path to step limit),
+    prompt and reply tokens with the tokenizer that counted them, and the cost range at ``--price-*``."""
+    from models.tokens import APPROXIMATION
+
+    how = (
+        f"{estimate.tokenizer}: an approximation, docs/trials.md §9"
+        if estimate.tokenizer == APPROXIMATION
+        else estimate.tokenizer
+    )
+    low, high = estimate.session_trials
+    trials = f" ({_range(low, high)} session evaluations)" if high != estimate.sessions else ""
+    lines = [
+        f"estimate: {estimate.sessions} sessions{trials}; model requests {_range(*estimate.requests)} "
+        "(gold path - step limit)",
+        f"  prompt tokens {_range(*estimate.prompt_tokens)}, reply tokens {_range(*estimate.reply_tokens)} "
+        f"(counted with {how})",
+    ]
+    if estimate.cost_usd is not None:
+        lines.append(
+            f"  cost {_range(*estimate.cost_usd, money=True)} at ${options.price_input or 0:g} / "
+            f"${options.price_output or 0:g} per million prompt / reply tokens"
+        )
+    else:
+        lines.append("  cost: give --price-input and --price-output (USD per million tokens) for a cost range")
+    return "\n".join(lines)
+
+
+def run_sessions(plan: EvalPlan, trials: Mapping[str, int] | None = None) -> runner.RunSummary:
     """Run the plan's sessions into ``plan.out`` (resuming), here or on ``--server``, with tracing as
     configured; Ctrl-C and SIGTERM stop it with a resume hint (exit 130).
+
+    ``trials``: trials per session (the stopping rule's choice, :func:`run_until_decided`); default
+    ``--trials`` for every session. With ``--cache`` the requests go through the request cache.
 
     Returns:
         The run's :class:`wtb.runner.RunSummary`.
@@ -430,7 +563,15 @@ def run_sessions(plan: EvalPlan) -> runner.RunSummary:
             from wtb.remote import run_eval_remote  # the LangGraph SDK: only for --server
 
             run = functools.partial(run_eval_remote, server=options.server, no_trace=options.no_trace)
-        more = {"workers": options.workers} if options.workers > 1 else {}
+        more: dict[str, Any] = {"workers": options.workers} if options.workers > 1 else {}
+        if trials is not None or options.trials > 1:
+            more["trials"] = trials if trials is not None else options.trials
+        if options.cache is not None:
+            from models.cache import RequestCache
+
+            cache = RequestCache(options.cache)
+            cache.root.mkdir(parents=True, exist_ok=True)  # a cache folder that cannot be made stops the run first
+            more["cache"] = cache
         return run(
             plan.sessions,
             plan.context,
@@ -439,7 +580,7 @@ def run_sessions(plan: EvalPlan) -> runner.RunSummary:
             overwrite=options.overwrite,
             progress=options.progress,
             prices=plan.prices,
-            settings={"tasks": plan.tasks},
+            settings={"tasks": plan.tasks, **({"trials": options.trials} if options.trials > 1 else {})},
             **more,
         )
 
@@ -521,6 +662,12 @@ def run_summary_line(summary: Any, language: str | None = "en") -> str:
     It holds no score: the table printed next is the one place for accuracy (the count of tasks whose
     actions matched before the argument check, shown here before, read like a second accuracy).
     """
+    if getattr(summary, "trials", 1) > 1:  # docs/trials.md §1: the counts are session-trials
+        return (
+            f"{summary.selected} sessions, up to {summary.trials} trials each: {summary.evaluated} session-trials "
+            f"evaluated, {summary.skipped} already done; {language or 'en'} side; {summary.wall_time:.1f}s -> "
+            f"{summary.result_path} (trial 1) and {summary.result_path.with_name('result.trials.jsonl')}"
+        )
     return (
         f"{summary.selected} sessions: {summary.evaluated} evaluated, {summary.skipped} already done; "
         f"{language or 'en'} side; {summary.wall_time:.1f}s -> {summary.result_path}"
@@ -570,7 +717,8 @@ def print_accounting(summary: runner.RunSummary, limit: int = 20, max_retry_wait
             markup=False,
         )
         for entry in errors[:limit]:
-            _err.print(f"  {entry['id']}: {entry.get('error')}", markup=False)
+            trial = f" (trial {entry['trial']})" if entry.get("trial") else ""
+            _err.print(f"  {entry['id']}{trial}: {entry.get('error')}", markup=False)
 
 
 def score_and_print(
@@ -586,8 +734,19 @@ def score_and_print(
     score_file, metric_file = score_files(scoring)
     summary_file = summary_metrics_file(scoring)
     metric = score_run(dataset, result_path, out, tasks=tasks, scoring=scoring, language=language or "en")
-    Console(highlight=False, soft_wrap=True, emoji=False).print(metric_table(metric, language))
+    console = Console(highlight=False, soft_wrap=True, emoji=False)
+    console.print(metric_table(metric, language))
     _err.print(f"wrote {result_path}, {out / score_file}, {out / metric_file} and {out / summary_file}", markup=False)
+    _, trials_file, trials_summary_file = trial_files(scoring)
+    if (out / trials_summary_file).is_file():  # a run of trials: pass^k and flip rate (docs/trials.md §5)
+        import json
+
+        summary = json.loads((out / trials_summary_file).read_text(encoding="utf-8"))
+        console.print(trials_table(summary, str(metric.get("model_name", "?"))))
+        _err.print(
+            f"trial 1 is metric.json; all {summary['trials']} trials: {out / trials_file}, {out / trials_summary_file}",
+            markup=False,
+        )
     typer.echo(f"outputs in {out}/")
 
 
@@ -600,3 +759,133 @@ def _kept_sessions(out: Path, sessions: Sequence[Mapping[str, Any]]) -> str:
         return f"the finished sessions are in {path}"
     count = sum(1 for session_id in runner.session_ids(sessions) if session_id in done)
     return f"{count} of {len(sessions)} sessions are in {path}"
+
+
+def run_until_decided(plan: EvalPlan) -> dict[str, Any]:
+    """``wtb eval --until-decided --baseline RUN_B --max-trials K``: add trials of this run's candidate, round
+    by round, only for the sessions the stopping rule picks, until the comparison with the finished run RUN_B
+    is decided or the budget is spent (``bench.sequential.sequential_decision``, docs/trials.md §7).
+
+    Each round runs the session-trials the rule asked for (resumable like any run; the cache serves what was
+    paid for), scores the run, and looks at the paired evidence. RUN_B is not run again (``rerun=("a",)``):
+    a baseline with ``--trials`` of its own is compared far more sharply. At the end the run is scored and
+    printed as any run, then the decision and the requests saved against ``K`` full trials, also written to
+    ``OUT/until_decided.json``.
+
+    Returns:
+        The ``until_decided.json`` document: ``{"baseline", "max_trials", "decision", "estimate", "low",
+        "high", "rounds": [...], "session_trials", "full_session_trials", "requests", "full_requests_estimate"}``.
+
+    Raises:
+        BadInput: RUN_B cannot be read (exit 1). BadConfiguration: RUN_B holds other sessions, another
+            scoring mode or side (exit 2). InfrastructureErrors: a round left infrastructure errors (exit 3,
+            after scoring). As :func:`run_sessions` otherwise.
+    """
+    from bench.sequential import CONTINUE, sequential_decision
+    from wtb.commands.exits import BadConfiguration, BadInput
+    from wtb.compare_runs import RunFolderError, RunsNotComparable, check_comparable, read_run
+    from wtb.files import write_json_atomic
+    from wtb.run_folder import UNTIL_DECIDED_FILE
+
+    options, context = plan.options, plan.context
+    scoring = context.scoring or "reference"
+    assert options.baseline is not None and options.max_trials is not None
+    try:
+        baseline = read_run(options.baseline, scoring)
+    except RunFolderError as exc:
+        raise BadInput(*exc.issues) from None
+    ids = runner.session_ids(plan.sessions)
+    missing = sorted(set(ids) ^ set(baseline.tasks))
+    if missing:
+        raise BadConfiguration(
+            f"error: not comparable: the baseline {options.baseline} and this selection differ in {len(missing)} "
+            f"session(s), first {missing[0]}; select the baseline's sessions (--ids / --limit)"
+        )
+    wanted = dict.fromkeys(ids, 1)
+    rounds: list[dict[str, Any]] = []
+    while True:
+        summary = run_sessions(plan, wanted)
+        if summary.infrastructure_errors:
+            finish_run(plan, summary)  # scores what there is, lists the errors, exits 3
+        score_run(
+            plan.dataset, summary.result_path, plan.out, tasks=plan.tasks, scoring=scoring, language=context.language
+        )
+        try:
+            mine = read_run(plan.out, scoring)
+            check_comparable(mine, baseline)
+        except RunFolderError as exc:
+            raise BadInput(*exc.issues) from None
+        except RunsNotComparable as exc:
+            raise BadConfiguration(*(f"error: not comparable: {reason}" for reason in exc.reasons)) from None
+        look = sequential_decision(mine.verdicts, baseline.verdicts, max_trials=options.max_trials, rerun=("a",))
+        counts = {session_id: len(values) for (session_id, _), values in mine.verdicts.items()}
+        rounds.append({"session_trials": sum(counts.values()), "requests": summary.requests, **_look(look)})
+        _err.print(
+            f"round {len(rounds)}: {sum(counts.values())} session-trials; task accuracy difference "
+            f"{look.estimate * 100:+.2f} points, confidence sequence [{look.low * 100:+.2f}, {look.high * 100:+.2f}]: "
+            f"{look.decision}"
+            + (f", {len(look.rerun['a'])} sessions get another trial" if look.decision == CONTINUE else ""),
+            markup=False,
+        )
+        if look.decision != CONTINUE:
+            break
+        for session_id in look.rerun["a"]:
+            wanted[session_id] = counts[session_id] + 1
+    finish_run(plan, summary)
+    paid = _paid_requests(plan.out)
+    session_trials = sum(counts.values())
+    per_trial = paid / session_trials if session_trials else 0.0
+    full = len(ids) * options.max_trials
+    document = {
+        "baseline": str(options.baseline),
+        "max_trials": options.max_trials,
+        **_look(look),
+        "rounds": rounds,
+        "session_trials": session_trials,
+        "full_session_trials": full,
+        "requests": paid,
+        "full_requests_estimate": round(per_trial * full),
+    }
+    write_json_atomic(plan.out / UNTIL_DECIDED_FILE, document)
+    typer.echo(until_decided_text(document))
+    return document
+
+
+def _look(look: Any) -> dict[str, Any]:
+    return {"decision": look.decision, "estimate": look.estimate, "low": look.low, "high": look.high}
+
+
+def _paid_requests(out: Path) -> int:
+    """Model requests the records of every trial in ``out`` paid for (their ``usage``)."""
+    import json
+
+    from wtb.run_folder import TRIALS_RESULT_FILE
+
+    total = 0
+    for name in (runner.RESULT_FILE, TRIALS_RESULT_FILE):
+        path = out / name
+        if path.is_file():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    usage = json.loads(line).get("usage") or {}
+                    total += int(usage.get("requests", 0) or 0)
+    return total
+
+
+def until_decided_text(document: Mapping[str, Any]) -> str:
+    """The lines ``wtb eval --until-decided`` ends with (docs/trials.md §7): the decision with its confidence
+    sequence, then session-trials and model requests against ``--max-trials`` full trials."""
+    saved_trials = document["full_session_trials"] - document["session_trials"]
+    full = document["full_requests_estimate"]
+    saved = full - document["requests"]
+    share = f", {saved / full * 100:.1f}%" if full else ""
+    return "\n".join(
+        [
+            f"until decided: {document['decision']} against {document['baseline']} after {len(document['rounds'])} "
+            f"rounds (task accuracy {document['estimate'] * 100:+.2f} points, confidence sequence "
+            f"[{document['low'] * 100:+.2f}, {document['high'] * 100:+.2f}]; docs/trials.md §7)",
+            f"session-trials: {document['session_trials']} of {document['full_session_trials']} for "
+            f"{document['max_trials']} full trials ({saved_trials} saved); model requests: {document['requests']}, "
+            f"about {full} for {document['max_trials']} full trials (about {saved} saved{share})",
+        ]
+    )

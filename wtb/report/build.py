@@ -46,6 +46,7 @@ from wtb.report.stats import (
 )
 from wtb.report.tables import (
     ERROR_EXTRA_KEYS,
+    TRIAL_COLUMNS,
     Row,
     error_rows,
     leaderboard_rows,
@@ -55,6 +56,7 @@ from wtb.report.tables import (
     run_values,
     table_columns,
     tasks_csv,
+    trial_figures,
 )
 
 FILES = ("index.html", "report.md", "leaderboard.csv", "orchestration.csv", "errors.csv", "tasks.csv", "report.json")
@@ -255,6 +257,7 @@ def build_report(
     groups = {run.key: {g: grouped_accuracy(run, g) for g in ("type", "position")} for run in runs}
     diffs = report_diffs(runs)
 
+    trial_runs = [(index, run) for index, run in enumerate(runs) if run.trials is not None]
     figures_svg = {
         "order": plots.accuracy_by_order(
             [(run.label, groups[run.key]["position"]) for run in runs],
@@ -287,6 +290,10 @@ def build_report(
             [(row["model"], row["task"], row["session"]) for row in paper["main"]],
         ),
     }
+    if trial_runs:  # runs of `wtb eval --trials`: the pass^k curve (docs/trials.md §3)
+        figures_svg["passk"] = plots.pass_hat_k_curve(
+            [(index, run.label, run.trials["task"].get("pass_hat_k", {})) for index, run in trial_runs]
+        )
 
     stats = {d.key: dataset_stats.dataset_statistics(d.sessions) for d in datasets}
     coverage = {d.key: dataset_stats.dataset_coverage(d.sessions) for d in datasets}
@@ -403,6 +410,7 @@ def build_report(
             "errors": _table_data(err_rows, columns["errors"], False),
         },
         "plots": figures_svg,
+        "trialsHtml": trials_html(runs),
         "datasets": [
             {
                 "key": d.key,
@@ -561,3 +569,23 @@ def report_json(report: Report, err_rows: Sequence[Row], seed: int, resamples: i
 
 def _interval_json(interval: Interval) -> dict[str, float]:
     return {"value": interval.value, "low": interval.low, "high": interval.high}
+
+
+def trials_html(runs: Sequence[Run]) -> str:
+    """The repeated-trials tables as HTML for the page's plots view (escaped; ``""`` when no run has trials)."""
+    summary, header, flips = trial_figures(runs)
+    if not summary:
+        return ""
+
+    def table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+        cells = "".join(f"<th>{escape(h)}</th>" for h in head)
+        body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+        return f"<table><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>"
+
+    return (
+        '<h3>Repeated trials</h3><p class="note">pass^k: all k trials of a task correct (unbiased estimate, '
+        "docs/trials.md §3); flip rate: tasks whose verdict differs between trials.</p>"
+        + table(TRIAL_COLUMNS, summary)
+        + "<h3>Flip rate by task type</h3>"
+        + table(["task type", *header], flips)
+    )

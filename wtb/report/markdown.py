@@ -10,7 +10,7 @@ from bench.errors import CATEGORY_LABELS
 from bench.schema import TASK_TYPES
 from wtb.report.content import RULES, RULES_INTRO, Report, comparability_note, run_facts
 from wtb.report.escape import markdown_code, markdown_text
-from wtb.report.tables import Row, format_percent, paper_data, table_columns
+from wtb.report.tables import TRIAL_COLUMNS, Row, format_percent, paper_data, table_columns, trial_figures
 
 if TYPE_CHECKING:
     from wtb.report.runs import Dataset
@@ -295,6 +295,7 @@ def report_markdown(
         ("scatter", "Task against session accuracy"),
     ):
         lines += [f"![{caption}](plots/{name}.svg)", ""]
+    lines += trials_markdown(report)
     lines += scoring_markdown(report)
     lines += audit_markdown(report)
     return "\n".join(lines).rstrip() + "\n"
@@ -443,3 +444,27 @@ def scoring_markdown(report: Report, limit: int = 100) -> list[str]:
             lines.append(f"... and {len(entry['flips']) - limit} more (report.json)")
         lines.append("")
     return lines
+
+
+def trials_markdown(report: Report) -> list[str]:
+    """The "Repeated trials" section (docs/trials.md §3-§5): per run with trials its K, task and session
+    pass^1 and pass^K with intervals, the flip rate and stable share, the pass^k curve and the flip rate per
+    task type; no lines when no run has trials."""
+    summary, header, flips = trial_figures(report.runs)
+    if not summary:
+        return []
+    lines = ["## Repeated trials", ""]
+    lines += _table(list(TRIAL_COLUMNS), [[markdown_text(c) for c in row] for row in summary], 1)
+    lines += [
+        "",
+        "pass^k is the unbiased estimate that all k trials of a task are correct (tau-bench's estimator, "
+        "docs/trials.md §3), with a 95% jackknife interval over sessions (§2); the flip rate is the share of tasks "
+        "whose verdict differs between trials (§4). Trial 1 is the run's metric.json.",
+        "",
+        "![pass^k over trials](plots/passk.svg)",
+        "",
+        "### Flip rate by task type",
+        "",
+    ]
+    lines += _table(["task type", *(markdown_text(h) for h in header)], flips, 1)
+    return lines + [""]

@@ -461,3 +461,53 @@ def dataset_panels(stats: Mapping[str, Any]) -> str:
         axis.set_axisbelow(True)
     figure.tight_layout()
     return _svg(figure)
+
+
+def pass_hat_k_curve(series: Sequence[tuple[int, str, Mapping[str, Mapping[str, Any]]]]) -> str:
+    """Task pass^k (%) against k = 1..K, one line per run with trials (its colour and marker), the 95%
+    interval as a band (docs/trials.md §3). Tooltips give k, the value and the interval.
+
+    Args:
+        series: ``(run index, run label, {"1": {"value", "low", "high"}, ..., "K": {...}})`` (the
+            ``task.pass_hat_k`` of ``trials_summary.json``); the run index picks colour and marker.
+    """
+    pyplot = _pyplot()
+    tips = _Tips()
+    figure, axis = pyplot.subplots(figsize=(7.0, 3.4))
+    most = 1
+    for index, label, curve in series:
+        ks = sorted(int(k) for k, e in curve.items() if e.get("value") is not None)
+        if not ks:
+            continue
+        most = max(most, ks[-1])
+        values = [curve[str(k)]["value"] * 100 for k in ks]
+        banded = [k for k in ks if curve[str(k)].get("low") is not None]
+        if banded:
+            axis.fill_between(
+                banded,
+                [curve[str(k)]["low"] * 100 for k in banded],
+                [curve[str(k)]["high"] * 100 for k in banded],
+                color=run_color(index),
+                alpha=0.15,
+                linewidth=0,
+            )
+        line = axis.plot(
+            ks, values, marker=run_marker(index), markersize=4, color=run_color(index), linewidth=1.6, label=label
+        )[0]
+        tips.tag(line, f"r{index}", label)
+        for k, value in zip(ks, values):
+            estimate = curve[str(k)]
+            bounds = (
+                f" [{_fmt(estimate['low'] * 100)}, {_fmt(estimate['high'] * 100)}]"
+                if estimate.get("low") is not None
+                else ""
+            )
+            dot = axis.plot([k], [value], marker="o", linestyle="none", alpha=0.0, markersize=10, zorder=10)[0]
+            tips.tag(dot, f"r{index}", f"{label}, pass^{k}: {_fmt(value)}{bounds}")
+    axis.set_xlim(0.7, most + 0.3)
+    axis.set_xticks(range(1, most + 1))
+    axis.set_xlabel("k (all k trials correct)")
+    _percent_axis(axis, 105)
+    axis.set_ylabel("task pass^k")
+    _legend_below(axis, len(series))
+    return _svg(figure, tips)

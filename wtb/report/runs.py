@@ -33,12 +33,17 @@ from wtb.run_folder import (
     SUMMARY_FILE,
     SUMMARY_METRICS_FILE,
 )
+from wtb.score_run import trial_files
 
 PSEUDO = (ASK_USER, PREPARE_TO_ANSWER)
 MAX_CANDIDATES_SHOWN = 12
 """Distinct gold candidates kept per step for the trajectory viewer (the count of all is kept too)."""
 
 TOOL_KINDS = {"Clarify": "clarify", "Chat": "chat"}
+
+
+BASELINE_PREFIX = "baseline:"
+"""Model names and specs of the baselines that need no model (docs/evaluation.md §9)."""
 
 
 class ReportError(Exception):
@@ -126,6 +131,8 @@ class Run:
         scored: session id -> ``(line number in score_path, [scored task, ...])``: the ``results`` entries
             with each step's ``inference_input`` (the request messages) left out, what the run-against-run
             diff reads (:func:`bench.diff.diff_task`, docs/diff.md §2).
+        trials: ``trials_summary.json`` of a run of ``wtb eval --trials`` (``bench.trials.summarize_trials``,
+            docs/trials.md §5), ``None`` for a single run.
     """
 
     key: str
@@ -148,11 +155,19 @@ class Run:
     settings: dict[str, Any] = field(default_factory=dict)
     version: str = ""
     date: str = ""
+    trials: dict[str, Any] | None = None
+
+    def is_baseline(self) -> bool:
+        """Whether the run is of a baseline that needs no model (``baseline:chat``, ``baseline:first-tool``,
+        docs/evaluation.md §9): the report shows it as a floor row, never ranked."""
+        return self.model.startswith(BASELINE_PREFIX) or self.spec.startswith(BASELINE_PREFIX)
 
     def rank_exclusions(self) -> list[str]:
         """Why this run is not ranked among the paper's models (docs/metrics.md §10), ``[]`` when it is: the
         paper's figures are reference scoring of the English side on all 256 official sessions."""
         reasons = []
+        if self.is_baseline():
+            reasons.append("a floor: a baseline without a model")
         if self.scoring != "reference":
             reasons.append(f"{self.scoring} scoring")
         if self.language != "en":
@@ -600,6 +615,13 @@ def load_report_run(
     run.session_ids = order
     run.score_path = score_path
     run.scored = {s: (lines[s], [without_inputs(task) for task in scored[s]]) for s in order}
+
+    trials_path = run_dir / trial_files(scoring)[2]
+    if trials_path.is_file():  # docs/trials.md §5
+        trials = _read_json(trials_path)
+        if not isinstance(trials, dict) or not isinstance(trials.get("task"), dict):
+            raise ReportError(f"{trials_path}: not a trial summary (no task)")
+        run.trials = trials
 
     result_path = run_dir / RESULT_FILE
     if result_path.is_file():

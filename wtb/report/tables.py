@@ -22,6 +22,7 @@ from typing import Any
 
 from bench.catalog import Metric, paper_columns, table_metrics
 from bench.errors import CATEGORIES
+from bench.schema import TASK_TYPES
 from wtb.report.escape import csv_row
 from wtb.report.runs import Run
 
@@ -33,6 +34,8 @@ ERROR_KEYS = paper_columns("errors")
 """The nine error categories of the error-analysis table (``bench.errors.CATEGORIES``)."""
 assert ERROR_KEYS == CATEGORIES
 RUN_GROUP = "ours"
+FLOOR_GROUP = "floor (no model)"
+"""The group of a baseline run's row (``baseline:chat``, ``baseline:first-tool``): a floor, never ranked."""
 """The ``group`` of a run's row (the paper's rows carry the paper's model groups)."""
 
 
@@ -178,7 +181,7 @@ def _run_rows(runs: Sequence[Run], columns: Sequence[Metric]) -> list[Row]:
         Row(
             r.label,
             "run",
-            RUN_GROUP,
+            FLOOR_GROUP if r.is_baseline() else RUN_GROUP,
             {entry.key: metric_percent(r.metric, entry, r.extra_metrics) for entry in columns},
             run=r.key,
             unranked=r.rank_exclusions(),
@@ -309,3 +312,64 @@ def tasks_csv(runs: Sequence[Run]) -> str:
     writer.writerow(TASK_COLUMNS)
     writer.writerows(csv_row(row) for row in task_rows(runs))  # no cell a spreadsheet would evaluate
     return buffer.getvalue()
+
+
+def trial_figures(runs: Sequence[Run]) -> tuple[list[list[str]], list[str], list[list[str]]]:
+    """The repeated-trials tables of the report (docs/trials.md §3-§5), as text cells.
+
+    Returns:
+        ``(summary rows, type header, flip rows)``: one summary row per run with trials, ``[run, K, task pass^1,
+        task pass^K, session pass^1, session pass^K, task flip rate, stable share]``; then the flip rate of every
+        task type (rows) for each such run (columns), ``–`` where a run has no task of that type.
+    """
+
+    def percent(value: Any) -> str:
+        return "–" if value is None else f"{value * 100:.2f}%"
+
+    def passed(unit: dict[str, Any], k: Any) -> str:
+        estimate = unit.get("pass_hat_k", {}).get(str(k)) or {}
+        value = percent(estimate.get("value"))
+        if estimate.get("low") is not None:
+            value += f" [{estimate['low'] * 100:.1f}, {estimate['high'] * 100:.1f}]"
+        return value
+
+    with_trials = [run for run in runs if run.trials is not None]
+    summary = []
+    for run in with_trials:
+        trials = run.trials or {}
+        k = trials.get("trials", 1)
+        task, session = trials.get("task", {}), trials.get("session", {})
+        summary.append(
+            [
+                run.label,
+                str(k),
+                passed(task, 1),
+                passed(task, k),
+                passed(session, 1),
+                passed(session, k),
+                percent(task.get("flip_rate")),
+                percent(task.get("stable_share")),
+            ]
+        )
+    header = [run.label for run in with_trials]
+    flips = []
+    for name in TASK_TYPES:
+        cells = [
+            percent(((run.trials or {}).get("task_type", {}).get(name) or {}).get("flip_rate")) for run in with_trials
+        ]
+        if any(cell != "–" for cell in cells):
+            flips.append([name, *cells])
+    return summary, header, flips
+
+
+TRIAL_COLUMNS = (
+    "run",
+    "trials K",
+    "task pass^1 [95% CI]",
+    "task pass^K",
+    "session pass^1",
+    "session pass^K",
+    "task flip rate",
+    "stable tasks",
+)
+"""Columns of the repeated-trials summary table (:func:`trial_figures`)."""

@@ -48,6 +48,10 @@ class RunSummary:
         cost_usd: cost of this run when prices were given, else ``None``.
         wall_time: seconds.
         summary_path: ``DIR/summary.json``.
+        trials: the most trials any selected session is to have (``--trials``; 1 for a plain run). With
+            more than 1, ``skipped`` and ``evaluated`` count session-trials (docs/trials.md §1).
+        session_trials: session-trials the run is to hold (``selected`` for a plain run).
+        cache_hits: replies of this run served by the request cache (``--cache``, docs/trials.md §8).
     """
 
     result_path: Path
@@ -68,6 +72,9 @@ class RunSummary:
     cost_usd: float | None = None
     wall_time: float = 0.0
     summary_path: Path | None = None
+    trials: int = 1
+    session_trials: int = 0
+    cache_hits: int = 0
 
     def add_usage(self, session_id: str, usage: Mapping[str, Any]) -> None:
         """Add one session's accounting (this run)."""
@@ -77,6 +84,7 @@ class RunSummary:
         self.output_tokens += int(usage.get("output_tokens", 0))
         self.capped_retry_waits += int(usage.get("capped_retry_waits", 0))
         self.invalid_token_counts += int(usage.get("invalid_token_counts", 0))
+        self.cache_hits += int(usage.get("cache_hits", 0))
         self.retried_requests.extend(redact({"id": session_id, **entry}) for entry in usage.get("retried_requests", []))
 
 
@@ -118,6 +126,7 @@ def summary_json(
         "output_tokens": summary.output_tokens,
         "capped_retry_waits": summary.capped_retry_waits,
         "invalid_token_counts": summary.invalid_token_counts,
+        "cache_hits": summary.cache_hits,
     }
     if summary.cost_usd is not None:
         this_run["cost_usd"] = summary.cost_usd

@@ -39,6 +39,8 @@ from wtb.runner.store import (
     LOCK_FILE,
     RESULT_FILE,
     SUMMARY_FILE,
+    TRIALS_RESULT_FILE,
+    RecordInfo,
     ResultFile,
     _latest_errors,
     _task_counts,
@@ -49,6 +51,8 @@ from wtb.score_run import remove_scores
 
 if TYPE_CHECKING:  # imported by a run on the local graph only (not by `wtb eval --server`)
     from langgraph.pregel import Pregel
+
+    from models.cache import RequestCache
 
 
 async def arun_eval(
@@ -65,6 +69,8 @@ async def arun_eval(
     settings: Mapping[str, Any] | None = None,
     invoke: SessionInvoker | None = None,
     workers: int = 1,
+    trials: int | Mapping[str, int] = 1,
+    cache: RequestCache | None = None,
 ) -> RunSummary:
     """Evaluate ``sessions`` with ``context``'s model into ``out_dir/result.jsonl``.
 
@@ -90,6 +96,11 @@ async def arun_eval(
         workers: processes that run the sessions (docs/settings.md §2.1): 1 runs them in this process;
             more starts that many worker processes (:class:`wtb.runner.processes.ProcessInvoker`, the
             default graph only) while the result file, resume and progress stay here.
+        trials: trials per session (``--trials K``, docs/trials.md §1): every session is evaluated K times
+            (trial 1 into ``result.jsonl``, trials 2..K into ``result.trials.jsonl``, each record with
+            ``"trial"``), each session-trial resumed on its own; or ``{session id: trials}`` (the stopping
+            rule of ``--until-decided``; sessions left out get 1). ``concurrency`` counts session-trials.
+        cache: the request cache (``--cache DIR``, :class:`models.cache.RequestCache`, docs/trials.md §8).
 
     Sessions run ``concurrency`` at a time; a worker hands each finished session to the run's single
     writer and takes the next one at once. The writer appends everything handed over meanwhile with
@@ -100,7 +111,8 @@ async def arun_eval(
         A :class:`RunSummary`, also written to ``out_dir/summary.json``.
 
     Raises:
-        ValueError: ``concurrency < 1``; a malformed existing result file; an
+        ValueError: ``concurrency < 1``; a trial count below 1; ``trials`` above 1 or a cache with
+            ``workers > 1`` or an invoker of its own (a trial and the cache live in this process); a malformed existing result file; an
             existing result file written for another model, or for another dataset
             file or another version of it (``run.json``; use ``--overwrite`` or
             another directory); a run file in ``out_dir`` that is a symbolic link (docs/cli.md §3.3).
@@ -113,6 +125,11 @@ async def arun_eval(
         raise ValueError(f"--concurrency must be >= 1, got {concurrency}")
     if workers < 1:
         raise ValueError(f"--workers must be >= 1, got {workers}")
+    wanted = _wanted_trials(sessions, trials)
+    if (max(wanted.values(), default=1) > 1 or cache is not None) and (workers > 1 or invoke is not None):
+        raise ValueError(
+            "--trials above 1 and --cache run the sessions in this process: use --workers 1, without --server"
+        )
     if workers > 1 and (invoke is not None or graph is not None):
         raise ValueError(
             "--workers > 1 runs the default evaluation graph in worker processes; it takes no graph or invoker"
@@ -148,9 +165,23 @@ async def arun_eval(
                 return await _run_locked(
                     sessions, context, out, concurrency, overwrite, progress, pool, on_record, prices, recorded
                 )
-        return await _run_locked(
-            sessions, context, out, concurrency, overwrite, progress, invoke, on_record, prices, recorded
-        )
+        from models.cache import cache_scope
+
+        with cache_scope(cache):
+            return await _run_locked(
+                sessions,
+                context,
+                out,
+                concurrency,
+                overwrite,
+                progress,
+                invoke,
+                on_record,
+                prices,
+                recorded,
+                wanted,
+                cache,
+            )
     finally:
         lock.release()
 
@@ -166,21 +197,27 @@ async def _run_locked(
     on_record: Callable[[dict[str, Any]], None] | None,
     prices: Prices | None,
     settings: Mapping[str, Any],
+    wanted: Mapping[str, int] | None = None,
+    cache: RequestCache | None = None,
 ) -> RunSummary:
     started = time.perf_counter()
     remove_leftover_temp_files(out)  # of a killed run; the lock is held, so no writer is running
     results = ResultFile(out / RESULT_FILE)
+    trial_results = ResultFile(out / TRIALS_RESULT_FILE, trials=True)
     errors = ResultFile(out / ERRORS_FILE)
     if overwrite:
-        for path in (results.path, errors.path):
+        for path in (results.path, trial_results.path, errors.path):
             if path.exists():
                 path.unlink()
         remove_scores(out)  # the previous run's metrics never stand beside this run's results
     done = results.scan()
+    done_trials = trial_results.scan()
     with contextlib.suppress(ValueError):  # errors.jsonl is a log: a bad line there never blocks a run
         errors.scan()  # cuts a torn last line
     model_name = recorded_model_name(context)
-    others = sorted({str(r.model_name) for r in done.values() if r.model_name not in (None, model_name)})
+    others = sorted(
+        {str(r.model_name) for r in (*done.values(), *done_trials.values()) if r.model_name not in (None, model_name)}
+    )
     if others:
         raise ValueError(
             f"{results.path} holds results of model {', '.join(map(str, others))}, not {model_name!r}; "
@@ -192,33 +229,47 @@ async def _run_locked(
     _check_run_identity(out, context, model_name, bool(done) or errors.path.exists(), settings)
 
     ids = session_ids(sessions)
-    summary = RunSummary(result_path=results.path, selected=len(ids), summary_path=out / SUMMARY_FILE)
-    todo = [index for index, session_id in enumerate(ids) if session_id not in done]
-    summary.skipped = len(ids) - len(todo)
-    for session_id in ids:
-        info = done.get(session_id)
-        if info is not None:
-            summary.tasks += info.tasks
-            summary.tasks_right_tool_names += info.correct
-            if info.inference_error:
-                summary.inference_errors.append(info.id)
+    wanted = wanted if wanted is not None else dict.fromkeys(ids, 1)
+    most = max((wanted.get(i, 1) for i in ids), default=1)
+    summary = RunSummary(result_path=results.path, selected=len(ids), summary_path=out / SUMMARY_FILE, trials=most)
+    summary.session_trials = sum(wanted.get(i, 1) for i in ids)
 
-    queue: asyncio.Queue[int] = asyncio.Queue()
-    for index in todo:
-        queue.put_nowait(index)
+    def finished(session_id: str, trial: int) -> RecordInfo | None:
+        return done.get(session_id) if trial == 1 else done_trials.get((session_id, trial))
+
+    # trial by trial, so that a stopped run holds whole early trials (docs/trials.md §1)
+    todo = [
+        (index, trial)
+        for trial in range(1, most + 1)
+        for index, session_id in enumerate(ids)
+        if trial <= wanted.get(session_id, 1) and finished(session_id, trial) is None
+    ]
+    summary.skipped = summary.session_trials - len(todo)
+    for trial in range(1, most + 1):
+        for session_id in ids:
+            info = finished(session_id, trial) if trial <= wanted.get(session_id, 1) else None
+            if info is not None:
+                summary.tasks += info.tasks
+                summary.tasks_right_tool_names += info.correct
+                if info.inference_error and info.id not in summary.inference_errors:
+                    summary.inference_errors.append(info.id)
+
+    queue: asyncio.Queue[tuple[int, int]] = asyncio.Queue()
+    for item in todo:
+        queue.put_nowait(item)
 
     per_session = int((settings or {}).get("tasks") or 4)  # tasks per session (wtb eval passes its --tasks)
     tasks_seen: dict[str, int] = {}  # tasks reported finished, per session in flight
     with ProgressBar(
         EVALUATION,
-        total=len(ids),
+        total=summary.session_trials,
         done=summary.skipped,
         label=model_name,
         enabled=progress,
         tasks=summary.tasks,
         right_tool_names=summary.tasks_right_tool_names,
         tasks_done=summary.skipped * per_session,
-        tasks_total=len(ids) * per_session,
+        tasks_total=summary.session_trials * per_session,
     ) as bar:
 
         def task_finished(session_id: str, count: int) -> None:
@@ -242,7 +293,7 @@ async def _run_locked(
             summary.tasks += tasks
             summary.tasks_right_tool_names += correct
             failed = record.get("result") if isinstance(record.get("result"), str) else None
-            if failed is not None:
+            if failed is not None and record["id"] not in summary.inference_errors:
                 summary.inference_errors.append(record["id"])
             bar.advance(
                 line=progress_line(outcome.session_id, (correct, tasks), seconds, failed),
@@ -252,16 +303,22 @@ async def _run_locked(
             if on_record is not None:
                 on_record(record)
 
-        writer = _Writer(results, errors, report)
+        writer = _Writer(results, errors, report, trial_results)
 
         async def worker() -> None:
+            from models.cache import trial_scope
+
             while True:
                 try:
-                    index = queue.get_nowait()
+                    index, trial = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
-                outcome = await invoke(sessions[index], context, prices=prices)
-                writer.put(outcome)  # the writer appends and reports it; this worker takes the next session
+                if most > 1:  # a run of trials: every request knows its trial (cache key, wtb_trial metadata)
+                    with trial_scope(trial):
+                        outcome = await invoke(sessions[index], context, prices=prices)
+                else:
+                    outcome = await invoke(sessions[index], context, prices=prices)
+                writer.put(tagged(outcome, trial))  # the writer appends and reports it; this worker goes on
 
         from models.transport import http_clients  # the run's HTTP connection pools: sized to it, closed with it
 
@@ -273,9 +330,11 @@ async def _run_locked(
             TASK_LISTENER.reset(listening)
 
     records = results.finalize()
+    trial_records = trial_results.finalize() if trial_results.path.exists() else []
     if not records:  # nothing to score: no metric of an earlier run may stay (docs/cli.md §3.1)
         remove_scores(out)
-    remaining = _latest_errors(errors.path, {r.id for r in records})
+    kept = {r.id for r in records} | {(r.id, r.trial) for r in trial_records}
+    remaining = _latest_errors(errors.path, kept)
     if errors.path.exists() or remaining:
         atomic_write_text(errors.path, "".join(dumps_line(e) + "\n" for e in remaining))
     summary.inference_errors.sort(key=session_sort_key)
@@ -284,8 +343,36 @@ async def _run_locked(
     summary.wall_time = time.perf_counter() - started
     if prices is not None:
         summary.cost_usd = prices.cost(summary.input_tokens, summary.output_tokens)
-    write_json_atomic(summary.summary_path, summary_json(summary, model_name, records, ids, prices, settings))
+    content = summary_json(summary, model_name, [*records, *trial_records], ids, prices, settings)
+    if most > 1 or trial_records:
+        content["trials"] = {"trials": most, "session_trials": summary.session_trials}
+    if cache is not None:
+        content["cache"] = cache.counts()
+    write_json_atomic(summary.summary_path, content)
     return summary
+
+
+def _wanted_trials(sessions: Sequence[Mapping[str, Any]], trials: int | Mapping[str, int]) -> dict[str, int]:
+    """``{session id: trials}`` of the run (docs/trials.md §1); raises ValueError for a count below 1."""
+    ids = session_ids(sessions)
+    if isinstance(trials, Mapping):
+        wanted = {i: int(trials.get(i, 1)) for i in ids}
+    else:
+        wanted = dict.fromkeys(ids, int(trials))
+    low = [i for i, n in wanted.items() if n < 1]
+    if low:
+        raise ValueError(f"--trials must be >= 1, got {wanted[low[0]]} for {low[0]}")
+    return wanted
+
+
+def tagged(outcome: SessionOutcome, trial: int) -> SessionOutcome:
+    """``outcome`` of trial ``trial``: from trial 2 on, its record (or ``errors.jsonl`` entry) carries
+    ``"trial": trial`` (docs/trials.md §5); trial 1 is left as a single run writes it."""
+    if trial == 1:
+        return outcome
+    record = None if outcome.record is None else {**outcome.record, "trial": trial}
+    error = None if outcome.error is None else {**outcome.error, "trial": trial}
+    return SessionOutcome(outcome.session_id, record, error, outcome.usage)
 
 
 def progress_line(session_id: str, right: tuple[int, int] | None, seconds: float, failure: str | None = None) -> str:
@@ -323,8 +410,15 @@ class _Writer:
     :meth:`ResultFile.scan`).
     """
 
-    def __init__(self, results: ResultFile, errors: ResultFile, report: Callable[[SessionOutcome], None]):
+    def __init__(
+        self,
+        results: ResultFile,
+        errors: ResultFile,
+        report: Callable[[SessionOutcome], None],
+        trial_results: ResultFile | None = None,
+    ):
         self._results, self._errors, self._report = results, errors, report
+        self._trial_results = trial_results  # trials 2, 3, ... (records with "trial", docs/trials.md §5)
         self._queue: asyncio.Queue[SessionOutcome | None] = asyncio.Queue()
 
     def put(self, outcome: SessionOutcome) -> None:
@@ -336,7 +430,12 @@ class _Writer:
         self._queue.put_nowait(None)
 
     def _append(self, batch: list[SessionOutcome]) -> None:
-        self._results.append_many([o.record for o in batch if o.record is not None])
+        records = [o.record for o in batch if o.record is not None]
+        later = [r for r in records if "trial" in r]
+        self._results.append_many([r for r in records if "trial" not in r])
+        if later:
+            assert self._trial_results is not None
+            self._trial_results.append_many(later)
         self._errors.append_many([o.error or {"id": o.session_id} for o in batch if o.record is None])
 
     async def run(self) -> None:

@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from wtb.files import atomic_write_text, dumps_line, give_default_mode, named_os_error
-from wtb.run_folder import ERRORS_FILE, LOCK_FILE, RESULT_FILE, RUN_FILE, SUMMARY_FILE
+from wtb.run_folder import (
+    ERRORS_FILE,
+    LOCK_FILE,
+    RESULT_FILE,
+    RUN_FILE,
+    SUMMARY_FILE,
+    TRIALS_RESULT_FILE,
+    UNTIL_DECIDED_FILE,
+)
 from wtb.runner.selection import session_sort_key
 
 
@@ -21,7 +29,16 @@ def run_file_names() -> tuple[str, ...]:
     ``run.json``, ``summary.json`` and the score outputs of both modes (docs/cli.md §3)."""
     from wtb.score_run import score_outputs
 
-    return (RESULT_FILE, ERRORS_FILE, LOCK_FILE, RUN_FILE, SUMMARY_FILE, *score_outputs())
+    return (
+        RESULT_FILE,
+        TRIALS_RESULT_FILE,
+        ERRORS_FILE,
+        LOCK_FILE,
+        RUN_FILE,
+        SUMMARY_FILE,
+        UNTIL_DECIDED_FILE,
+        *score_outputs(),
+    )
 
 
 def refuse_symlinks(out: str | os.PathLike[str]) -> None:
@@ -82,6 +99,7 @@ class RecordInfo:
         inference_error: ``result`` is an ``"Error during inference: ..."`` string.
         usage: the record's ``"usage"`` accounting (``{}`` for records written before it existed).
         scoring: the mode that made the record (``"scoring"`` key; ``"reference"`` when absent).
+        trial: the record's trial (``"trial"`` key; 1 when absent, docs/trials.md §5).
     """
 
     id: str
@@ -91,6 +109,7 @@ class RecordInfo:
     inference_error: bool
     usage: dict[str, Any]
     scoring: str = "reference"
+    trial: int = 1
 
     def __getitem__(self, key: str) -> Any:
         """Record-style access to the kept fields (``info["id"]``, ``info["model_name"]``, ``info["usage"]``)."""
@@ -111,6 +130,7 @@ class RecordInfo:
             isinstance(record.get("result"), str),
             dict(usage) if isinstance(usage, Mapping) else {},
             str(record.get("scoring", "reference")),
+            record_trial(record),
         )
 
 
@@ -123,10 +143,18 @@ class ResultFile:
     writer (the run's lock guarantees it).
     """
 
-    def __init__(self, path: str | os.PathLike[str]):
+    def __init__(self, path: str | os.PathLike[str], *, trials: bool = False):
         self.path = Path(path)
-        self._lines: list[tuple[str, int, int]] | None = None  # (id, offset, length) in file order
-        self._infos: dict[str, RecordInfo] = {}
+        self.trials = trials  # the trials file (docs/trials.md §5): records keyed by (id, trial), trial >= 2
+        self._lines: list[tuple[Any, int, int]] | None = None  # (key, offset, length) in file order
+        self._infos: dict[Any, RecordInfo] = {}
+
+    def key(self, record: Mapping[str, Any]) -> Any:
+        """The key of ``record``: its ``id``; in the trials file ``(id, trial)``."""
+        return (record["id"], record_trial(record)) if self.trials else record["id"]
+
+    def _order(self, key: Any) -> tuple:
+        return (key[1], session_sort_key(key[0])) if self.trials else session_sort_key(key)
 
     def _parse_line(self, raw: bytes, number: int) -> dict[str, Any]:
         try:
@@ -136,10 +164,16 @@ class ResultFile:
             raise ValueError(f"{self.path}, line {number}: not valid JSON ({message})") from None
         if not isinstance(record, dict) or not isinstance(record.get("id"), str):
             raise ValueError(f"{self.path}, line {number}: field 'id' missing or not a string")
+        if self.trials:
+            trial = record.get("trial")
+            if isinstance(trial, bool) or not isinstance(trial, int) or trial < 2:
+                raise ValueError(
+                    f"{self.path}, line {number}: field 'trial' must be a whole number >= 2, got {trial!r}"
+                )
         return record
 
-    def scan(self) -> dict[str, RecordInfo]:
-        """Index the file; returns the info of each record by id (first occurrence wins).
+    def scan(self) -> dict[Any, RecordInfo]:
+        """Index the file; returns the info of each record by :meth:`key` (first occurrence wins).
 
         A last line without its final newline is a torn write from a crash: it
         is cut off the file (truncated, fsync'd) and its session is not counted as done.
@@ -148,8 +182,8 @@ class ResultFile:
             ValueError: a complete line that is not a JSON object with an ``id``
                 (file and line named); the file is then left untouched.
         """
-        lines: list[tuple[str, int, int]] = []
-        infos: dict[str, RecordInfo] = {}
+        lines: list[tuple[Any, int, int]] = []
+        infos: dict[Any, RecordInfo] = {}
         torn_at: int | None = None
         if self.path.exists():
             offset = 0
@@ -160,9 +194,10 @@ class ResultFile:
                         break
                     if raw.strip():
                         record = self._parse_line(raw, number)
-                        lines.append((record["id"], offset, len(raw)))
-                        if record["id"] not in infos:
-                            infos[record["id"]] = RecordInfo.of(record)
+                        key = self.key(record)
+                        lines.append((key, offset, len(raw)))
+                        if key not in infos:
+                            infos[key] = RecordInfo.of(record)
                     offset += len(raw)
         if torn_at is not None:
             with open(self.path, "r+b") as handle:
@@ -172,8 +207,8 @@ class ResultFile:
         self._lines, self._infos = lines, infos
         return dict(infos)
 
-    def load(self) -> dict[str, dict[str, Any]]:
-        """The records in the file, parsed, by id (first occurrence wins); cuts a torn last line like :meth:`scan`.
+    def load(self) -> dict[Any, dict[str, Any]]:
+        """The records in the file, parsed, by :meth:`key` (first occurrence wins); cuts a torn last line like :meth:`scan`.
 
         Reads everything into memory: for tools and tests; the runner uses :meth:`scan`.
         """
@@ -184,7 +219,7 @@ class ResultFile:
                 for number, raw in enumerate(handle, start=1):
                     if raw.strip():
                         record = self._parse_line(raw, number)
-                        records.setdefault(record["id"], record)
+                        records.setdefault(self.key(record), record)
         return records
 
     def append(self, record: Mapping[str, Any]) -> None:
@@ -227,12 +262,13 @@ class ResultFile:
             raise named_os_error(exc, self.path) from None
         if self._lines is not None:
             for record, line in zip(records, lines):
-                self._lines.append((record["id"], offset, len(line)))
-                self._infos.setdefault(record["id"], RecordInfo.of(record))
+                self._lines.append((self.key(record), offset, len(line)))
+                self._infos.setdefault(self.key(record), RecordInfo.of(record))
                 offset += len(line)
 
     def finalize(self) -> list[RecordInfo]:
-        """Rewrite the file atomically with one line per id, sorted by id (skipped when it already is).
+        """Rewrite the file atomically with one line per key, sorted by id (the trials file: by trial, then id;
+        skipped when it already is).
 
         Returns:
             The records' infos in id order.
@@ -240,10 +276,10 @@ class ResultFile:
         if self._lines is None:
             self.scan()
         assert self._lines is not None
-        first: dict[str, tuple[str, int, int]] = {}
+        first: dict[Any, tuple[Any, int, int]] = {}
         for entry in self._lines:
             first.setdefault(entry[0], entry)
-        ordered = sorted(first.values(), key=lambda e: session_sort_key(e[0]))
+        ordered = sorted(first.values(), key=lambda e: self._order(e[0]))
         if ordered != self._lines:
             directory = self.path.parent
             fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=directory)
@@ -279,20 +315,30 @@ def _record_line(record: Mapping[str, Any]) -> bytes:
         return (json.dumps(record, ensure_ascii=True) + "\n").encode("ascii")
 
 
-def _latest_errors(path: Path, done: set[str]) -> list[dict[str, Any]]:
-    """Entries of ``errors.jsonl``: the latest per session, only sessions still without a record, sorted by id."""
+def record_trial(record: Mapping[str, Any]) -> int:
+    """The trial of a result record or ``errors.jsonl`` entry: its ``"trial"``, 1 when absent (docs/trials.md §5)."""
+    trial = record.get("trial", 1)
+    return trial if isinstance(trial, int) and not isinstance(trial, bool) else 1
+
+
+def _latest_errors(path: Path, done: set[Any]) -> list[dict[str, Any]]:
+    """Entries of ``errors.jsonl``: the latest per session and trial, only those still without a record (``done``
+    holds ids, and ``(id, trial)`` for trials from 2), sorted by trial, then id."""
     if not path.exists():
         return []
-    latest: dict[str, dict[str, Any]] = {}
+    latest: dict[Any, dict[str, Any]] = {}
     text = path.read_text(encoding="utf-8")
     for line in text[: text.rfind("\n") + 1].splitlines():
         try:
             entry = json.loads(line)
         except json.JSONDecodeError:
             continue
-        if isinstance(entry, dict) and isinstance(entry.get("id"), str) and entry["id"] not in done:
-            latest[entry["id"]] = entry
-    return sorted(latest.values(), key=lambda e: session_sort_key(e["id"]))
+        if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+            trial = record_trial(entry)
+            key = entry["id"] if trial == 1 else (entry["id"], trial)
+            if key not in done:
+                latest[key] = entry
+    return sorted(latest.values(), key=lambda e: (record_trial(e), session_sort_key(e["id"])))
 
 
 def _task_counts(record: Mapping[str, Any]) -> tuple[int, int]:

@@ -268,7 +268,8 @@
       groupTable('table-type', 'Task accuracy by type, with n and 95% interval', D.types, D.types, 'byType') +
       '<h3>Accuracy by instruction transitions</h3><p class="note">A transition is a change between a tool task, a clarification task and a chat task from one task of the session to the next (0 to 3 per session).</p><div class="plot" id="plot-transitions">' + D.plots.transitions + '</div>' +
       '<h3>Error distribution</h3><div class="plot" id="plot-errors">' + D.plots.errors + '</div>' +
-      '<h3>Task against session accuracy</h3><div class="plot" id="plot-scatter">' + D.plots.scatter + '</div>';
+      '<h3>Task against session accuracy</h3><div class="plot" id="plot-scatter">' + D.plots.scatter + '</div>' +
+      (D.plots.passk ? '<h3>pass^k over trials</h3><div class="plot" id="plot-passk">' + D.plots.passk + '</div>' + D.trialsHtml : '');
   }
 
   function histogramTable(title, counts) {
