@@ -12,7 +12,9 @@ which maps the errors raised here to exit statuses (docs/cli.md §2). :func:`gen
    with tracing and the progress bar (:func:`generation_progress`, a
    :class:`wtb.runner.progress.ProgressBar` of layout ``GENERATION``), inside
    :func:`wtb.commands.exits.resumable_run` (Ctrl-C and SIGTERM: exit 130 with a resume hint);
-3. the closing lines (:func:`summary_lines`); exit status 1 when no session was generated.
+3. the closing lines (:func:`summary_lines`); exit status 3 when a session failed on infrastructure (a
+   model request that failed for good: the same command generates it again), else 1 when no session
+   was generated (every session failed on the models' output), else 0 (docs/cli.md §2).
 
 Errors and their exit status: ``--tools`` naming a file that does not exist, or the official dataset
 instead of a tool list: :class:`wtb.commands.exits.UsageError` (2); an official tool list not pulled
@@ -42,7 +44,7 @@ from models import ConfigurationError
 from nodes.generation.registry import role_model_spec
 from wtb.commands.concurrency import default_concurrency
 from wtb.commands.data import tools_path
-from wtb.commands.exits import BadInput, resumable_run
+from wtb.commands.exits import BadInput, InfrastructureErrors, resumable_run
 from wtb.commands.inputs import require_file
 from wtb.runner.progress import GENERATION, ProgressBar
 
@@ -391,7 +393,10 @@ def generate(options: GenerateOptions) -> None:
     lines (module doc). Run it inside :func:`wtb.commands.exits.exit_on_error`.
 
     Raises:
-        wtb.commands.exits.BadInput: no session was generated (exit 1; the closing lines are printed).
+        wtb.commands.exits.InfrastructureErrors: a session failed on infrastructure (exit 3; the closing
+            lines say how many and that the same command generates them again).
+        wtb.commands.exits.BadInput: no session was generated, none on infrastructure (exit 1; the
+            closing lines are printed).
         Exception: as :func:`prepare_generation` and :func:`run_generation`.
         typer.Exit: 130 after an interruption.
     """
@@ -400,5 +405,10 @@ def generate(options: GenerateOptions) -> None:
         summary = run_generation(run)
     for text, to_stderr in summary_lines(summary):
         typer.echo(text, err=to_stderr)
+    if summary.infrastructure_failures:
+        raise InfrastructureErrors(
+            f"{summary.infrastructure_failures} session(s) failed on infrastructure (a model request failed "
+            "after its retries, listed in failures.jsonl); run the same command again to generate them"
+        )
     if summary.succeeded == 0:
         raise BadInput()
