@@ -370,9 +370,7 @@ def check(name: str, settings: ModelSettings) -> None:
     try:
         check_model(declared)
     except ConfigurationError as exc:
-        raise ConfigurationError(
-            f"graph:{name}: its {DECLARED_MODEL_ATTR} {declared!r} cannot work: {exc}"
-        ) from None
+        raise ConfigurationError(f"graph:{name}: its {DECLARED_MODEL_ATTR} {declared!r} cannot work: {exc}") from None
 
 
 def create(name: str, settings: ModelSettings) -> Any:

@@ -115,7 +115,10 @@ _AGENT = (
 @pytest.mark.parametrize(
     ("declared", "says"),
     [
-        ("replay:{tmp}/missing.jsonl#oracle", "missing.jsonl"),  # a model configured inside the graph whose file is gone
+        (
+            "replay:{tmp}/missing.jsonl#oracle",
+            "missing.jsonl",
+        ),  # a model configured inside the graph whose file is gone
         (f"replay:{CANDIDATES_PATH}#no-such-candidate", "no-such-candidate"),
         ("openai:gpt-4o-mini", "OPENAI_API_KEY"),  # its key is not set
     ],

@@ -195,7 +195,8 @@ def build_context(options: GenerateOptions) -> Context:
 
 def check_models(context: Context, roles: Sequence[str], server: str | None) -> None:
     """Check every role's model spec before the first session: locally (``models.check_model``), or on the
-    LangGraph Server at ``server`` (``wtb.remote.check_server``).
+    LangGraph Server at ``server`` (``wtb.remote.check_server``, which also asks the server whether it
+    accepts the run's context: a refused one is exit 2 before any session).
 
     Raises:
         models.ConfigurationError: a spec that cannot work, or a server that cannot serve the run.
@@ -206,7 +207,7 @@ def check_models(context: Context, roles: Sequence[str], server: str | None) -> 
         from wtb.remote import check_server
 
         specs = role_specs(context, roles)
-        check_server(server, "generation", specs, ModelSettings(timeout=context.request_timeout))
+        check_server(server, "generation", specs, ModelSettings(timeout=context.request_timeout), context=context)
         return
     for role in roles:
         specs = context.user_models if role == "user" else [role_model_spec(context, role)]
