@@ -348,7 +348,7 @@ def check(name: str, settings: ModelSettings) -> None:
     cannot build an agent at all (a missing key, a bad argument) stops the run before any session.
     A model the module declares as ``CANDIDATE_MODEL`` that is a model spec of this project
     (``openai:gpt-4o``, ``replay:PATH#NAME``; not another ``graph:``) gets that model's own check
-    (``models.check_model``: its file, its key, its package), so a model configured inside the graph
+    (its provider's check, as ``models.check_model`` runs it: its file, its key, its package), so a model configured inside the graph
     that cannot work stops the run too (docs/evaluation.md §8.7); a declared name that is no such
     spec is left to the graph.
 
@@ -362,13 +362,15 @@ def check(name: str, settings: ModelSettings) -> None:
     declared = loaded.declared_model
     if declared is None or declared.startswith("graph:"):
         return
-    from models.candidate import check_model
-    from models.registry import known_providers
+    from models.registry import get_provider, known_providers
 
-    if ":" not in declared or declared.split(":", 1)[0] not in known_providers():
+    prefix, _, target = declared.partition(":")
+    if not target or prefix not in known_providers():
         return
     try:
-        check_model(declared)
+        provider = get_provider(prefix)
+        if provider.check is not None:  # what models.check_model does, without a cycle through models.candidate
+            provider.check(target, ModelSettings())
     except ConfigurationError as exc:
         raise ConfigurationError(f"graph:{name}: its {DECLARED_MODEL_ATTR} {declared!r} cannot work: {exc}") from None
 
