@@ -10,6 +10,45 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+SHARE_LINES_FROM = 1 << 20
+"""Lines at least this long (characters) are parsed by :func:`loads_json` with equal long strings shared."""
+
+SHARED_STRING_FROM = 1 << 16
+"""Strings at least this long (characters) are held once per line when they are equal (:func:`loads_json`)."""
+
+
+def loads_json(text: str | bytes) -> Any:
+    """``json.loads(text)``, holding equal long strings of a long line once (docs/evaluation.md §5.6).
+
+    A result line repeats each tool observation in every later step's ``inference_input``: a line of
+    :data:`SHARE_LINES_FROM` characters or more is parsed with an ``object_hook`` that makes every
+    string value of :data:`SHARED_STRING_FROM` characters or more (of an object, or of an array held by
+    an object) the one object of its text, so a 20 MB observation seen in seven steps is held once,
+    not seven times. The value is equal to ``json.loads(text)``'s (strings are immutable).
+
+    Raises:
+        json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError: as ``json.loads``.
+    """
+    if len(text) < SHARE_LINES_FROM:
+        return json.loads(text)
+    seen: dict[str, str] = {}
+
+    def share(value: Any) -> Any:
+        if type(value) is str and len(value) >= SHARED_STRING_FROM:
+            return seen.setdefault(value, value)
+        if type(value) is list:
+            for index, item in enumerate(value):
+                if type(item) is str and len(item) >= SHARED_STRING_FROM:
+                    value[index] = seen.setdefault(item, item)
+        return value
+
+    def hook(obj: dict[str, Any]) -> dict[str, Any]:
+        for key, value in obj.items():
+            obj[key] = share(value)
+        return obj
+
+    return json.loads(text, object_hook=hook)
+
 
 class UndecodableLine(ValueError):
     """A line of a JSON Lines file that is not UTF-8 text.
@@ -37,16 +76,10 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, str | Undeco
     Raises:
         OSError: the file cannot be opened or read (missing, a directory, no permission).
     """
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                bad = raw[exc.start : exc.start + 1].hex()
-                yield number, UndecodableLine(number, f"not UTF-8 text (byte {exc.start + 1} of the line is 0x{bad})")
-                continue
-            if line.strip():
-                yield number, line
+    for number, _, _, text in iter_jsonl_spans(path):
+        held = [text]
+        del text
+        yield number, held.pop()  # the line is the caller's alone (a 100 MB line is not held twice)
 
 
 def json_lines(path: str | os.PathLike[str], error: type[Exception] = ValueError) -> Iterator[tuple[int, Any]]:
@@ -63,9 +96,11 @@ def json_lines(path: str | os.PathLike[str], error: type[Exception] = ValueError
         if isinstance(text, UndecodableLine):
             raise error(f"{path}:{number}: {text.message}")
         try:
-            yield number, json.loads(text)
+            value = loads_json(text)
         except json.JSONDecodeError as exc:
             raise error(f"{path}:{number}: not JSON ({exc.msg})") from None
+        del text  # not held while the caller has the value
+        yield number, value
 
 
 def iter_jsonl_spans(path: str | os.PathLike[str]) -> Iterator[tuple[int, int, int, str | UndecodableLine]]:
@@ -77,19 +112,24 @@ def iter_jsonl_spans(path: str | os.PathLike[str]) -> Iterator[tuple[int, int, i
     Raises:
         OSError: the file cannot be opened or read (missing, a directory, no permission).
     """
-    offset = 0
+    offset = number = 0
     with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            start, offset = offset, offset + len(raw)
+        for raw in handle:  # not enumerate(): its cached result tuple would hold the last line's bytes
+            number += 1
+            start, length = offset, len(raw)
+            offset += length
             try:
-                line = raw.decode("utf-8")
+                text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 bad = raw[exc.start : exc.start + 1].hex()
                 message = f"not UTF-8 text (byte {exc.start + 1} of the line is 0x{bad})"
-                yield number, start, len(raw), UndecodableLine(number, message)
+                yield number, start, length, UndecodableLine(number, message)
                 continue
-            if line.strip():
-                yield number, start, len(raw), line
+            del raw  # the bytes are not held beside the text while the caller parses it
+            if not text.isspace():  # not strip(): that copies the line
+                held = [text]
+                del text
+                yield number, start, length, held.pop()  # the line is the caller's alone
 
 
 def read_span(path: str | os.PathLike[str], offset: int, length: int) -> bytes:

@@ -44,7 +44,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from bench.io import iter_jsonl, iter_jsonl_spans, read_span
+from bench.io import iter_jsonl, iter_jsonl_spans, loads_json, read_span
 from bench.terms import (  # noqa: F401  (re-exported: the schema's vocabulary)
     ASK_USER,
     LANGUAGES,
@@ -697,27 +697,23 @@ MAX_DEPTH = 100
 which wraps the dataset's values in its own structure, may have twice as many."""
 
 
+_DEPTH_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)|[\[\]{}]', re.DOTALL)
+"""A JSON string (to its closing quote, or to the end of an unterminated one) or one bracket."""
+
+
 def _too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
-    """The nesting of brackets outside strings in ``text`` exceeds ``limit`` (a linear scan, no recursion)."""
+    """The nesting of brackets outside strings in ``text`` exceeds ``limit`` (a linear scan, no recursion:
+    strings are skipped whole by a regular expression, so a line of long strings costs what its brackets do)."""
     if text.count("[") + text.count("{") <= limit:
         return False
     depth = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
+    for token in _DEPTH_TOKENS.finditer(text):
+        char = text[token.start()]
+        if char == "[" or char == "{":
             depth += 1
             if depth > limit:
                 return True
-        elif char in "]}":
+        elif char == "]" or char == "}":
             depth -= 1
     return False
 
@@ -731,7 +727,7 @@ def decode_json_line(text: str, max_depth: int = MAX_DEPTH) -> tuple[Any, str | 
     if _too_deep(text, max_depth):
         return None, deep
     try:
-        return json.loads(text), None
+        return loads_json(text), None
     except json.JSONDecodeError as exc:
         return None, f"invalid JSON: {exc.msg} (column {exc.colno})"
     except RecursionError:
@@ -843,6 +839,7 @@ class JsonlScan(Generic[T]):
                     issues.append(DatasetIssue(file, number, "(json)", problem))
                     continue
                 unicode_issues = [DatasetIssue(file, number, f, m) for f, m in lone_surrogates(text, raw)]
+                del text  # parsed: the line's text is not held while the caller has the value
                 if unicode_issues:
                     issues.extend(unicode_issues)
                     continue
@@ -1024,7 +1021,7 @@ class SessionIndex(Mapping[str, dict[str, Any]]):
 
     def __getitem__(self, session_id: str) -> dict[str, Any]:
         _, offset, length = self._spans[session_id]
-        return json.loads(read_span(self.file, offset, length))
+        return loads_json(read_span(self.file, offset, length))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._spans)

@@ -57,8 +57,9 @@ class Candidate:
         model: the provider's name of the model (``gpt-4o``; a replay's candidate; a bare alias itself).
         name: the ``model_name`` written into result records and metrics: the run's explicit
             model name when given, else :attr:`model`.
-        max_concurrency: sessions the provider usefully serves at once (1 for a local llama.cpp
-            server), ``None`` when it advertises no limit.
+        max_concurrency: sessions the provider usefully serves at once (for ``local`` and ``gguf:``
+            the llama.cpp server's slots, ``WTB_LOCAL_PARALLEL``, default 1), ``None`` when it
+            advertises no limit.
         settings: connection and sampling settings the model is built with.
     """
 
@@ -367,9 +368,10 @@ def model_name_for(spec: str) -> str:
 def max_concurrency(spec: str) -> int | None:
     """How many sessions the provider of ``spec`` usefully serves at once; ``None`` = no limit advertised.
 
-    ``gguf:`` and ``local`` say 1: one llama.cpp server computes one request at a time, and
-    interleaved conversations lose its prompt-prefix reuse. Batch runners use it as their default
-    concurrency. Nothing is built (no model, no server).
+    ``gguf:`` and ``local`` say how many slots their llama.cpp server has (``WTB_LOCAL_PARALLEL``,
+    default 1: more conversations than slots only queue, and interleaved ones lose the slot's
+    prompt-prefix reuse). Batch runners use it as their default concurrency. Nothing is built (no
+    model, no server).
 
     Raises:
         ConfigurationError: malformed spec or unknown provider.

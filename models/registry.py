@@ -68,7 +68,10 @@ class Provider:
         check: ``check(name, settings) -> None``, raising :class:`ConfigurationError` for a spec that
             cannot work (run before the first session; it must not call the model).
         model_name: ``model_name(name) -> str``, the name recorded in results (default: ``name``).
-        max_concurrency: sessions the provider usefully serves at once (``None`` = no limit advertised).
+        max_concurrency: sessions the provider usefully serves at once, the default ``--concurrency``
+            of a run on it (docs/settings.md §2.1); ``None`` = no limit advertised. For a module, its
+            ``MAX_CONCURRENCY``, read each time :func:`get_provider` makes the provider (``local`` and
+            ``gguf:`` compute it: the llama.cpp server's slots, ``WTB_LOCAL_PARALLEL``, default 1).
     """
 
     create: ProviderFactory

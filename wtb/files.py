@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +86,75 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
 def dumps_line(record: Any) -> str:
     """One JSON Lines line (no trailing newline), UTF-8 text kept as is (``ensure_ascii=False``)."""
     return json.dumps(record, ensure_ascii=False)
+
+
+STREAM_LINES_FROM = 4 << 20
+"""Records whose strings add up to at least this many characters are written in pieces (:func:`line_chunks`)."""
+
+_PIECE = 1 << 20
+
+
+def strings_over(value: Any, limit: int) -> bool:
+    """Whether the strings (keys excluded) of the JSON value ``value`` add up to more than ``limit``
+    characters; stops walking as soon as they do (docs/evaluation.md §5.6)."""
+    total = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            total += len(item)
+            if total > limit:
+                return True
+        elif kind is dict:
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            stack.extend(item)
+    return False
+
+
+def line_chunks(record: Any, *, large: bool | None = None) -> Iterator[bytes]:
+    """``record`` as one JSON Lines line with its newline, UTF-8, in pieces (docs/evaluation.md §5.6).
+
+    Args:
+        record: a JSON-serialisable value.
+        large: whether to encode it piece by piece; ``None``: when its strings add up to
+            :data:`STREAM_LINES_FROM` characters or more (:func:`strings_over`). A small record is one
+            piece, ``(dumps_line(record) + "\n")`` encoded; a large one is encoded as it is walked, so
+            a line that repeats a 20 MB observation in seven steps never exists whole in memory.
+
+    Returns:
+        An iterator of ``bytes`` whose join is the line. The text is :func:`dumps_line`'s; a lone
+        surrogate (a model's reply can hold one) is written as its ``\\uXXXX`` escape (a small record:
+        the whole line with ASCII escapes), which reads back to the same string.
+
+    Raises:
+        TypeError, ValueError: ``record`` is not JSON-serialisable (possibly after pieces were given).
+    """
+    if large is None:
+        large = strings_over(record, STREAM_LINES_FROM)
+    if not large:
+        text = dumps_line(record) + "\n"
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            data = (json.dumps(record, ensure_ascii=True) + "\n").encode("ascii")
+        del text
+        yield data
+        return
+    pieces: list[str] = []
+    size = 0
+    for piece in _ENCODER.iterencode(record):
+        pieces.append(piece)
+        size += len(piece)
+        if size >= _PIECE:
+            yield "".join(pieces).encode("utf-8", "backslashreplace")
+            pieces, size = [], 0
+    pieces.append("\n")
+    yield "".join(pieces).encode("utf-8", "backslashreplace")
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False)  # json.dumps(ensure_ascii=False)'s text, walked piece by piece
 
 
 def write_jsonl_atomic(path: str | os.PathLike[str], records: Iterable[Any]) -> None:

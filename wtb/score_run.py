@@ -38,7 +38,14 @@ from bench.scoring import (
     with_model_name,
 )
 from bench.terms import check_scoring_mode
-from wtb.files import atomic_write_text, dumps_line, give_default_mode, named_os_error, write_json_atomic
+from wtb.files import (
+    STREAM_LINES_FROM,
+    atomic_write_text,
+    give_default_mode,
+    line_chunks,
+    named_os_error,
+    write_json_atomic,
+)
 from wtb.run_folder import (
     FIXED_METRIC_FILE,
     FIXED_SCORE_FILE,
@@ -414,8 +421,11 @@ class _SortedScoreFile:
     folders this object created, so that nothing is left.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, size_hint: Callable[[], int] | None = None) -> None:
         self.path = path
+        self.size_hint = size_hint
+        """The length of the line the next score line comes from (bytes): from
+        :data:`wtb.files.STREAM_LINES_FROM` on, it is written piece by piece; ``None``: never."""
         self._tmp: str | None = None
         self._handle: Any = None
         self._made: list[Path] = []
@@ -438,10 +448,20 @@ class _SortedScoreFile:
             fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=folder)
             give_default_mode(self._tmp)
             self._handle = os.fdopen(fd, "w+b")
-        data = (dumps_line(line) + "\n").encode("utf-8")
-        self._handle.write(data)
-        self._entries.append((natural_id_key(session_id), self._offset, len(data)))
-        self._offset += len(data)
+        large = self.size_hint is not None and self.size_hint() >= STREAM_LINES_FROM
+        length = 0
+        try:
+            for piece in line_chunks(
+                line, large=large
+            ):  # a large line is written piece by piece (docs/evaluation.md §5.6)
+                self._handle.write(piece)
+                length += len(piece)
+        except (TypeError, ValueError):
+            self._handle.seek(self._offset)
+            self._handle.truncate()
+            raise
+        self._entries.append((natural_id_key(session_id), self._offset, length))
+        self._offset += length
 
     def commit(self) -> None:
         """Put the lines in place at ``path``, sorted by id (a byte-range copy when they came in another
@@ -543,10 +563,17 @@ def score_run(
         remove_scores(out, scoring)  # a failed rescoring shows no metric of an earlier one
         raise
     scan = scan_result_records(results_path, model_name if model_name is not None else file_model_name(results_path))
-    score_lines = _SortedScoreFile(out / score_file)
+    read = [0]  # the length of the result line being scored: a score line is about as long
+
+    def numbered_records() -> Iterator[tuple[int, dict[str, Any]]]:
+        for _, length, numbered in scan:
+            read[0] = length
+            yield numbered
+
+    score_lines = _SortedScoreFile(out / score_file, size_hint=lambda: read[0])
     try:
         _, language, metric = _score_stream(
-            (numbered for _, _, numbered in scan),
+            numbered_records(),
             sessions,
             score_lines.add,
             results_file=scan.file,

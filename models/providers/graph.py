@@ -346,13 +346,33 @@ def check(name: str, settings: ModelSettings) -> None:
 
     An agent factory is called once with one stand-in tool (``wtb_probe``), so that a factory that
     cannot build an agent at all (a missing key, a bad argument) stops the run before any session.
+    A model the module declares as ``CANDIDATE_MODEL`` that is a model spec of this project
+    (``openai:gpt-4o``, ``replay:PATH#NAME``; not another ``graph:``) gets that model's own check
+    (its provider's check, as ``models.check_model`` runs it: its file, its key, its package), so a model configured inside the graph
+    that cannot work stops the run too (docs/evaluation.md §8.7); a declared name that is no such
+    spec is left to the graph.
 
     Raises:
-        ConfigurationError: see :func:`load`; the agent factory failed or returned no graph.
+        ConfigurationError: see :func:`load`; the agent factory failed or returned no graph; the
+            declared model cannot work (the message names the module and its ``CANDIDATE_MODEL``).
     """
     loaded = load(name)
     if isinstance(loaded.runnable, AgentFactory):
         loaded.runnable.probe()
+    declared = loaded.declared_model
+    if declared is None or declared.startswith("graph:"):
+        return
+    from models.registry import get_provider, known_providers
+
+    prefix, _, target = declared.partition(":")
+    if not target or prefix not in known_providers():
+        return
+    try:
+        provider = get_provider(prefix)
+        if provider.check is not None:  # what models.check_model does, without a cycle through models.candidate
+            provider.check(target, ModelSettings())
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"graph:{name}: its {DECLARED_MODEL_ATTR} {declared!r} cannot work: {exc}") from None
 
 
 def create(name: str, settings: ModelSettings) -> Any:

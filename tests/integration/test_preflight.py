@@ -99,3 +99,46 @@ def test_langsmith_dataset_without_a_key_is_configuration(tmp_path, monkeypatch)
         "error: --langsmith-dataset needs LANGSMITH_API_KEY (and LANGSMITH_ENDPOINT for a self-hosted LangSmith)"
     )
     assert not out.exists()
+
+
+_AGENT = (
+    "from langchain_core.messages import AIMessage\n"
+    "from langgraph.graph import StateGraph, MessagesState, START, END\n"
+    "def node(state):\n"
+    "    return {'messages': [AIMessage(content='hi')]}\n"
+    "b = StateGraph(MessagesState)\nb.add_node('node', node)\nb.add_edge(START, 'node')\nb.add_edge('node', END)\n"
+    "graph = b.compile()\n"
+    "CANDIDATE_MODEL = "
+)
+
+
+@pytest.mark.parametrize(
+    ("declared", "says"),
+    [
+        (
+            "replay:{tmp}/missing.jsonl#oracle",
+            "missing.jsonl",
+        ),  # a model configured inside the graph whose file is gone
+        (f"replay:{CANDIDATES_PATH}#no-such-candidate", "no-such-candidate"),
+        ("openai:gpt-4o-mini", "OPENAI_API_KEY"),  # its key is not set
+    ],
+)
+def test_a_model_declared_inside_a_graph_is_checked_before_any_session(tmp_path, monkeypatch, declared, says):
+    monkeypatch.delenv("OPENAI_API_KEY")
+    module = tmp_path / "declared_agent.py"
+    module.write_text(_AGENT + repr(declared.format(tmp=tmp_path)) + "\n", encoding="utf-8")
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["eval", "--model", f"graph:{module}:graph", "--out", str(out), "--no-trace"])
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert text.startswith(f"error: graph:{module}:graph: its CANDIDATE_MODEL ") and says in text
+    assert "Traceback" not in result.output and not out.exists()
+
+
+@pytest.mark.parametrize("declared", [f"replay:{CANDIDATES_PATH}#oracle", "openai/gpt-4o-mini", "my-own-model"])
+def test_a_declared_model_that_works_or_is_no_spec_of_ours_passes_the_check(tmp_path, declared):
+    from models import check_model
+
+    module = tmp_path / "declared_agent.py"
+    module.write_text(_AGENT + repr(declared) + "\n", encoding="utf-8")
+    check_model(f"graph:{module}:graph")  # raises nothing

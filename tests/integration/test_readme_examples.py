@@ -60,7 +60,7 @@ SKIP_RULES: list[tuple[str, str]] = [
     (r"runs/gen/", "needs the output of an example above that needs a model (local or remote)"),
     (
         r"^wtb (eval|generate)\b(?!.*--model \"?(replay|scripted|graph):)",
-        "the bundled local model (llama-cpp-python, the `local` extra; tests/integration/test_local_model.py and .ci/run run it)",
+        "the bundled local model (xllamacpp, the `local` extra; tests/integration/test_local_model.py and .ci/run run it)",
     ),
 ]
 

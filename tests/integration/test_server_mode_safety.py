@@ -197,3 +197,34 @@ def test_a_missing_key_on_the_server_reaches_the_wtb_client(tmp_path, monkeypatc
     (entry,) = [json.loads(line) for line in (out / "errors.jsonl").read_text().splitlines()]
     assert "OpenAIError" in entry["error"] and "api_key" in entry["error"], entry
     assert "An internal error occurred" not in entry["error"]
+
+
+def test_wtb_generate_server_checks_the_context_before_any_session(deployment, tmp_path, monkeypatch):
+    """``wtb generate --server`` with a context the deployment refuses (a caller-chosen base URL) stops
+    with exit 2 before any session, the server's reason named; before, every session failed on it."""
+    import asyncio
+
+    from typer.testing import CliRunner
+
+    from graphs.generation_context import Context
+    from nodes.generation.registry import model_roles
+    from wtb.cli import app
+    from wtb.remote.check import acheck_server
+    from wtb.remote.generation import generation_context_payload
+
+    dev, _, _, _, capture, _ = deployment
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-client-only-1234567")
+    tools = tmp_path / "tools.jsonl"
+    tools.write_text(json.dumps([{"type": "function", "function": {"name": "a"}}]) + "\n", encoding="utf-8")
+    out = tmp_path / "gen"
+    models = [f"--model={role}=openai:gpt-4o-mini" for role in model_roles()]
+    args = ["generate", "--tools", str(tools), "--samples", "1", "--layers", "1", "--out", str(out)]
+    args += [*models, f"--base-url=planner={capture.base_url}", "--server", dev.url, "--no-progress"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert text.startswith("error: ") and "base_urls.planner" in text and "WTB_SERVER_BASE_URLS" in text
+    assert "Traceback" not in result.output and not out.exists() and capture.requests == []
+    # a context the deployment accepts passes the same probe, and no role calls a model for it
+    allowed = Context(models=dict.fromkeys(model_roles(), "openai:gpt-4o-mini"))
+    asyncio.run(acheck_server(dev.url, "generation", [], context=generation_context_payload(allowed)))

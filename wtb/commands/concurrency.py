@@ -6,8 +6,8 @@ from models import max_concurrency
 
 
 def default_concurrency(*specs: str | None) -> int:
-    """The lowest concurrency the providers of ``specs`` advertise (``models.max_concurrency``: 1 for
-    ``local`` and ``gguf:``, one llama.cpp server computing one request at a time), else 4.
+    """The lowest concurrency the providers of ``specs`` advertise (``models.max_concurrency``: for
+    ``local`` and ``gguf:`` the llama.cpp server's slots, ``WTB_LOCAL_PARALLEL``, default 1), else 4.
 
     ``wtb eval`` passes its candidate's spec, ``wtb generate`` the spec of every role with a model;
     ``None`` and empty specs are skipped.

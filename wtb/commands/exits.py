@@ -13,11 +13,10 @@ exception that ends the command             status  printed on stderr
 none                                        0       (the command's own output)
 ``BadInput`` (raised in ``wtb/commands``)   1       its lines as given
 ``BadConfiguration`` (``wtb/commands``)      2       its lines as given
-``InfrastructureErrors`` (``wtb eval``)     3       its lines as given (none: the run listed them)
+``InfrastructureErrors`` (eval, generate)  3       its lines as given (none: the run listed them)
 ``bench.schema.DatasetError``               1       each issue, ``file:line: field: message``
 ``models.ConfigurationError``,              2       ``error: <message>``
-``wtb.datasets.names.NotPulledError``,
-a type given as ``configuration=``
+``wtb.datasets.names.NotPulledError``
 ``wtb.datasets.official.DataError``,        1       ``error: <message>``
 ``wtb.report.runs.ReportError``,
 ``OSError``, ``ValueError``,
@@ -55,7 +54,7 @@ official data could not be downloaded or verified; nothing is written."""
 BAD_CONFIGURATION = 2
 """Exit status when the command line or the run's configuration is wrong; nothing is written."""
 INFRASTRUCTURE_ERRORS = 3
-"""Exit status of ``wtb eval`` when some sessions hit infrastructure errors (the same command retries them)."""
+"""Exit status of ``wtb eval`` and ``wtb generate`` when some sessions hit infrastructure errors (the same command retries them)."""
 INTERRUPTED = 130
 """Exit status after an interruption (128 + SIGINT, the shell convention); the same command resumes."""
 
@@ -117,15 +116,11 @@ def _loaded(names: tuple[tuple[str, str], ...]) -> tuple[type, ...]:
     return tuple(cls for cls in found if isinstance(cls, type))
 
 
-def exit_status(
-    exc: BaseException, configuration: tuple[type[BaseException], ...] = ()
-) -> tuple[int, list[str]] | None:
+def exit_status(exc: BaseException) -> tuple[int, list[str]] | None:
     """The exit status and stderr lines for ``exc``, by the table of this module (docs/cli.md §2).
 
     Args:
         exc: the exception that ended a command.
-        configuration: more exception types that count as the run's configuration (status 2) where
-            the caller raises them, e.g. ``wtb generate``'s ``GenerationInputError`` of a type path.
 
     Returns:
         ``(status, lines)``, e.g. ``(2, ["error: unknown model provider 'x' ..."])``; ``None`` for an
@@ -138,7 +133,7 @@ def exit_status(
     schema = sys.modules.get("bench.schema")
     if schema is not None and isinstance(exc, schema.DatasetError):
         return BAD_INPUT, [str(issue) for issue in exc.issues]
-    if isinstance(exc, (*_loaded(_CONFIGURATION), *configuration)):
+    if isinstance(exc, _loaded(_CONFIGURATION)):
         return BAD_CONFIGURATION, [f"error: {exc}"]
     if isinstance(exc, (*_loaded(_BAD_INPUT), OSError, ValueError, RuntimeError)):
         return BAD_INPUT, [f"error: {exc}"]
@@ -157,12 +152,8 @@ def _exit(status: int, lines: list[str]) -> typer.Exit:
 
 
 @contextmanager
-def exit_on_error(*, configuration: tuple[type[BaseException], ...] = ()) -> Iterator[None]:
+def exit_on_error() -> Iterator[None]:
     """Run a command's body; an exception that ends it becomes its exit status (:func:`exit_status`).
-
-    Args:
-        configuration: exception types that are the run's configuration in this body (exit status 2;
-            see :func:`exit_status`).
 
     Everything the body and the failure lines print goes through the project's redaction
     (:func:`wtb.tracing.redaction.redacted_terminal`, docs/settings.md §8).
@@ -177,7 +168,7 @@ def exit_on_error(*, configuration: tuple[type[BaseException], ...] = ()) -> Ite
         try:
             yield
         except Exception as exc:
-            mapped = exit_status(exc, configuration)
+            mapped = exit_status(exc)
             if mapped is None:
                 raise
             raise _exit(*mapped) from None

@@ -12,7 +12,9 @@ which maps the errors raised here to exit statuses (docs/cli.md §2). :func:`gen
    with tracing and the progress bar (:func:`generation_progress`, a
    :class:`wtb.runner.progress.ProgressBar` of layout ``GENERATION``), inside
    :func:`wtb.commands.exits.resumable_run` (Ctrl-C and SIGTERM: exit 130 with a resume hint);
-3. the closing lines (:func:`summary_lines`); exit status 1 when no session was generated.
+3. the closing lines (:func:`summary_lines`); exit status 3 when a session failed on infrastructure (a
+   model request that failed for good: the same command generates it again), else 1 when no session
+   was generated (every session failed on the models' output), else 0 (docs/cli.md §2).
 
 Errors and their exit status: ``--tools`` naming a file that does not exist, or the official dataset
 instead of a tool list: :class:`wtb.commands.exits.UsageError` (2); an official tool list not pulled
@@ -42,7 +44,7 @@ from models import ConfigurationError
 from nodes.generation.registry import role_model_spec
 from wtb.commands.concurrency import default_concurrency
 from wtb.commands.data import tools_path
-from wtb.commands.exits import BadInput, resumable_run
+from wtb.commands.exits import BadInput, InfrastructureErrors, resumable_run
 from wtb.commands.inputs import require_file
 from wtb.runner.progress import GENERATION, ProgressBar
 
@@ -195,7 +197,8 @@ def build_context(options: GenerateOptions) -> Context:
 
 def check_models(context: Context, roles: Sequence[str], server: str | None) -> None:
     """Check every role's model spec before the first session: locally (``models.check_model``), or on the
-    LangGraph Server at ``server`` (``wtb.remote.check_server``).
+    LangGraph Server at ``server`` (``wtb.remote.check_server``, which also asks the server whether it
+    accepts the run's context: a refused one is exit 2 before any session).
 
     Raises:
         models.ConfigurationError: a spec that cannot work, or a server that cannot serve the run.
@@ -206,7 +209,7 @@ def check_models(context: Context, roles: Sequence[str], server: str | None) -> 
         from wtb.remote import check_server
 
         specs = role_specs(context, roles)
-        check_server(server, "generation", specs, ModelSettings(timeout=context.request_timeout))
+        check_server(server, "generation", specs, ModelSettings(timeout=context.request_timeout), context=context)
         return
     for role in roles:
         specs = context.user_models if role == "user" else [role_model_spec(context, role)]
@@ -396,7 +399,9 @@ def generate(options: GenerateOptions) -> None:
     docs/generation.md §9) and its line printed.
 
     Raises:
-        wtb.commands.exits.BadInput: no session was generated, or the audit dropped them all (exit 1; the
+        wtb.commands.exits.InfrastructureErrors: a session failed on infrastructure (exit 3; the closing
+            lines say how many and that the same command generates them again).
+        wtb.commands.exits.BadInput: no session was generated, none on infrastructure, or the audit dropped them all (exit 1; the
             closing lines are printed).
         Exception: as :func:`prepare_generation` and :func:`run_generation`.
         typer.Exit: 130 after an interruption.
@@ -406,6 +411,11 @@ def generate(options: GenerateOptions) -> None:
         summary = run_generation(run)
     for text, to_stderr in summary_lines(summary):
         typer.echo(text, err=to_stderr)
+    if summary.infrastructure_failures:
+        raise InfrastructureErrors(
+            f"{summary.infrastructure_failures} session(s) failed on infrastructure (a model request failed "
+            "after its retries, listed in failures.jsonl); run the same command again to generate them"
+        )
     if summary.succeeded == 0:
         raise BadInput()
     from wtb.generation_audit import audit_generation, closing_line

@@ -21,7 +21,10 @@ nothing written):
    session will carry and the same unknown ``session_id``. The server checks the context first (its
    model spec and base URL against ``WTB_SERVER_MODELS`` / ``WTB_SERVER_BASE_URLS``) and refuses it
    with ``PolicyError``; an accepted context fails on the unknown id (``ValueError``) before any model
-   is built.
+   is built. For ``wtb generate``, the same question of the ``generation`` graph: one threadless run
+   with the run's context and an input whose ``status`` is already ``failed``, which every role
+   passes through without building or calling a model; a refused context answers ``PolicyError``
+   before any node, an accepted one ends at once.
 
 Problems only a model request can reveal (a key the provider rejects, a base URL the server cannot
 reach) stay what they are locally: infrastructure errors of the sessions (exit status 3).
@@ -174,6 +177,40 @@ async def probe_context(client: Any, context: Mapping[str, Any]) -> None:
     )
 
 
+GENERATION_PROBE_INPUT = {"session_id": "wtb-server-probe", "status": "failed", "failure_reason": "wtb server probe"}
+"""Input of the generation graph's context probe: a session that has already failed, so no role calls a model."""
+
+
+async def probe_generation_context(client: Any, context: Mapping[str, Any]) -> None:
+    """Ask the server whether it accepts ``context`` for the ``generation`` graph (step 4 of the module doc).
+
+    Raises:
+        models.ConfigurationError: the server refuses the context (the server's message, naming the
+            field and the server variable that would allow it) or cannot run the graph with it.
+        ServerFailure: the server could not be reached.
+    """
+    from models import ConfigurationError
+
+    reply = await wait_for_run(
+        client,
+        "generation",
+        thread_id="",
+        input=dict(GENERATION_PROBE_INPUT),
+        context=dict(context),
+        metadata={"wtb_probe_context": True},
+        config={"run_name": "wtb server probe", "tags": ["wildtoolbench", "wtb-server-probe"]},
+        create_thread=False,
+    )
+    error = reply.error
+    if error is None:
+        return
+    if error.get("error") == REFUSED:
+        raise ConfigurationError(str(error.get("message")))
+    raise ConfigurationError(
+        f"the server cannot run the generation graph with this context ({error.get('error')}: {error.get('message')})"
+    )
+
+
 async def acheck_server(
     url: str,
     graph_id: str,
@@ -189,7 +226,8 @@ async def acheck_server(
         graph_id: the graph the run will use (``evaluation`` or ``generation``).
         files: files the server must open (from :func:`check_specs_for_server`).
         api_key: as in :func:`wtb.remote.client.connect`.
-        context: the evaluation context payload every session will carry (step 4), or ``None``.
+        context: the context payload every session will carry (step 4; of the ``evaluation`` or the
+            ``generation`` graph, as ``graph_id``), or ``None``.
 
     Raises:
         models.ConfigurationError: the server cannot be reached, rejects the client, lacks the
@@ -208,6 +246,8 @@ async def acheck_server(
                 await probe_file(client, path)
             if context is not None and graph_id == PROBE_GRAPH:
                 await probe_context(client, context)
+            elif context is not None and graph_id == "generation":
+                await probe_generation_context(client, context)
         except ServerFailure as exc:
             raise ConfigurationError(f"LangGraph server {display_url(url)}: {exc}") from None
 
@@ -220,8 +260,8 @@ def check_server(url: str, graph_id: str, specs: Iterable[str], settings: Any = 
         graph_id: ``evaluation`` or ``generation``.
         specs: the run's model specs.
         settings: ``models.ModelSettings`` for local copies of files.
-        context: the run's ``EvaluationContext`` (``wtb eval``): the server is asked whether it accepts
-            the context the sessions will carry (step 4).
+        context: the run's ``EvaluationContext`` (``wtb eval``) or generation ``Context`` (``wtb generate``):
+            the server is asked whether it accepts the context the sessions will carry (step 4).
 
     Raises:
         models.ConfigurationError: a malformed URL; see :func:`check_specs_for_server` and :func:`acheck_server`.
@@ -231,7 +271,11 @@ def check_server(url: str, graph_id: str, specs: Iterable[str], settings: Any = 
     check_url(url)
     files = check_specs_for_server(specs, settings)
     payload = None
-    if context is not None:
+    if context is not None and graph_id == "generation":
+        from wtb.remote.generation import generation_context_payload
+
+        payload = generation_context_payload(context)
+    elif context is not None:
         from wtb.remote.evaluation import context_payload
 
         payload = context_payload(context)

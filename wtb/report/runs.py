@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import CATEGORIES, classify_task
+from bench.io import loads_json
 from bench.schema import ASK_USER, PREPARE_TO_ANSWER, DatasetError, load_sessions
 from bench.scoring import step_keys
 from wtb.run_folder import (
@@ -207,13 +208,19 @@ def _read_json(path: Path) -> Any:
 def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
     try:
         with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
+            number = 0
+            for (
+                line
+            ) in handle:  # no enumerate(), no strip(): neither keeps a copy of a huge line (docs/evaluation.md §5.6)
+                number += 1
+                if line.isspace():
                     continue
                 try:
-                    yield number, json.loads(line)
+                    value = loads_json(line)
                 except ValueError as exc:
                     raise ReportError(f"{path}:{number}: not JSON: {exc}") from None
+                del line
+                yield number, value
     except FileNotFoundError:
         raise ReportError(f"{path}: missing") from None
     except OSError as exc:

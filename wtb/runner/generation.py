@@ -260,6 +260,9 @@ class GenerationSummary:
     """Sessions kept from an earlier, interrupted run of the same command (resume)."""
     retried_requests: list[dict[str, Any]] = field(default_factory=list)
     """``{"key", "role", "task", "attempts", "errors", "waited", "ok"}`` per request that needed retries."""
+    infrastructure_failures: int = 0
+    """Of the ``failed`` sessions, those whose model request failed for good (generated again by the
+    same command; ``wtb generate`` exits 3 then, docs/cli.md §2)."""
 
 
 async def run_batch(
@@ -377,4 +380,5 @@ async def run_batch(
         usage["attempts"],
         len(kept),
         retried,
+        sum(1 for failure in failures if failure["infrastructure"]),
     )

@@ -11,7 +11,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wtb.files import atomic_write_text, dumps_line, give_default_mode, named_os_error
+from bench.io import loads_json
+from wtb.files import (
+    STREAM_LINES_FROM,
+    atomic_write_text,
+    give_default_mode,
+    line_chunks,
+    named_os_error,
+    strings_over,
+)
 from wtb.run_folder import (
     ERRORS_FILE,
     LOCK_FILE,
@@ -158,7 +166,7 @@ class ResultFile:
 
     def _parse_line(self, raw: bytes, number: int) -> dict[str, Any]:
         try:
-            record = json.loads(raw)
+            record = loads_json(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             message = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
             raise ValueError(f"{self.path}, line {number}: not valid JSON ({message})") from None
@@ -232,7 +240,9 @@ class ResultFile:
         The batch writer of :func:`wtb.runner.arun_eval` hands over every record that finished while the
         previous batch was being written; a record counts as done only once this returns. A crash
         in the middle of the write leaves complete lines and at most one torn last line, which
-        :meth:`scan` cuts on the next start.
+        :meth:`scan` cuts on the next start. A large record (its strings over
+        :data:`wtb.files.STREAM_LINES_FROM` characters) is encoded and written piece by piece instead
+        of whole (docs/evaluation.md §5.6).
 
         Args:
             records: JSON-serialisable mappings, each with a string ``"id"``; nothing happens for none.
@@ -240,31 +250,42 @@ class ResultFile:
         Raises:
             OSError: the write or the fsync failed, or the file is a symbolic link (the index is then left
                 as it was); the error names the file.
-            TypeError / ValueError: a record is not JSON-serialisable (nothing is written).
+            TypeError / ValueError: a record is not JSON-serialisable (nothing is written: the file is
+                cut back to where it ended).
         """
         if not records:
             return
-        lines = [_record_line(record) for record in records]
+        large = [strings_over(record, STREAM_LINES_FROM) for record in records]
+        small = {i: b"".join(line_chunks(r, large=False)) for i, r in enumerate(records) if not large[i]}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # minus the umask, as open() does; never through a symbolic link (docs/cli.md §3.3)
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+        lengths: list[int] = []
         try:
             fd = os.open(self.path, flags, 0o666)
             try:
                 offset = os.lseek(fd, 0, os.SEEK_END)
-                view = memoryview(b"".join(lines) if len(lines) > 1 else lines[0])
-                while view:  # one write(2) for the whole batch unless the kernel takes less
-                    view = view[os.write(fd, view) :]
+                if not any(large):  # one write(2) for the whole batch unless the kernel takes less
+                    _write_all(fd, b"".join(small[i] for i in range(len(records))))
+                    lengths = [len(small[i]) for i in range(len(records))]
+                else:
+                    try:
+                        for index, record in enumerate(records):
+                            pieces = [small[index]] if index in small else line_chunks(record, large=True)
+                            lengths.append(sum(_write_all(fd, piece) for piece in pieces))
+                    except (TypeError, ValueError):
+                        os.ftruncate(fd, offset)  # no line of the batch stays, as when nothing was written
+                        raise
                 os.fsync(fd)
             finally:
                 os.close(fd)
         except OSError as exc:
             raise named_os_error(exc, self.path) from None
         if self._lines is not None:
-            for record, line in zip(records, lines):
-                self._lines.append((self.key(record), offset, len(line)))
+            for record, length in zip(records, lengths):
+                self._lines.append((self.key(record), offset, length))
                 self._infos.setdefault(self.key(record), RecordInfo.of(record))
-                offset += len(line)
+                offset += length
 
     def finalize(self) -> list[RecordInfo]:
         """Rewrite the file atomically with one line per key, sorted by id (the trials file: by trial, then id;
@@ -305,14 +326,12 @@ class ResultFile:
         return [self._infos[session_id] for session_id, _, _ in ordered]
 
 
-def _record_line(record: Mapping[str, Any]) -> bytes:
-    """One result line as UTF-8 bytes. A record holding a lone surrogate (a model's reply can) is written
-    with ASCII escapes instead, which read back to the same strings (docs/evaluation.md §5)."""
-    text = dumps_line(record) + "\n"
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return (json.dumps(record, ensure_ascii=True) + "\n").encode("ascii")
+def _write_all(fd: int, data: bytes) -> int:
+    """Write all of ``data`` to ``fd`` (``write(2)`` may take less); returns ``len(data)``."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    return len(data)
 
 
 def record_trial(record: Mapping[str, Any]) -> int:

@@ -60,17 +60,11 @@ def test_a_bad_dataset_prints_every_issue_and_exits_1():
         (OSError("runs/x: Permission denied"), 1),
         (ValueError("runs/x/result.jsonl holds results of model a, not 'b'"), 1),
         (RuntimeError("--langsmith-dataset needs LANGSMITH_API_KEY"), 1),
-        (GenerationInputError("tools.jsonl:2: not JSON"), 1),  # a ValueError like any other ...
+        (GenerationInputError("tools.jsonl:2: not JSON"), 1),  # a ValueError like any other
     ],
 )
 def test_errors_with_a_message_print_error_colon_message(exc, status):
     assert exit_status(exc) == (status, [f"error: {exc}"])
-
-
-def test_a_caller_names_the_types_that_are_its_configuration():
-    exc = GenerationInputError("unknown layer type(s) ['XX']")  # ... or the configuration where generate says so
-    assert exit_status(exc, (GenerationInputError,)) == (2, ["error: unknown layer type(s) ['XX']"])
-    assert exit_status(OSError("x"), (GenerationInputError,)) == (1, ["error: x"])
 
 
 def test_failures_of_the_application_layer_carry_their_lines():
@@ -148,3 +142,37 @@ def test_sigterm_during_a_run_is_an_interruption(capsys):
         raise AssertionError("SIGTERM did not interrupt")
     assert raised.value.exit_code == 130
     assert capsys.readouterr().err.startswith("interrupted: nothing; run the same command again")
+
+
+@pytest.mark.parametrize(
+    ("succeeded", "failed", "infrastructure", "status"),
+    [
+        (1, 1, 0, 0),  # a session the models' output failed is a result, like an inference error of wtb eval
+        (0, 2, 0, 1),  # nothing generated, and running again would fail the same way
+        (1, 1, 1, 3),  # a model request failed for good: the same command generates it again
+        (0, 2, 2, 3),
+        (0, 2, 1, 3),
+    ],
+)
+def test_wtb_generate_tells_infrastructure_failures_from_results(
+    monkeypatch, capsys, succeeded, failed, infrastructure, status
+):
+    from types import SimpleNamespace
+
+    from wtb.commands import generate as command
+    from wtb.runner.generation import GenerationSummary
+
+    summary = GenerationSummary(
+        "out", succeeded, failed, "s.jsonl", "f.jsonl", "r.jsonl", infrastructure_failures=infrastructure
+    )
+    monkeypatch.setattr(command, "prepare_generation", lambda options: SimpleNamespace(kept=lambda: "kept"))
+    monkeypatch.setattr(command, "run_generation", lambda run: summary)
+    try:
+        with exit_on_error():
+            command.generate(None)
+    except typer.Exit as exc:
+        assert exc.exit_code == status
+    else:
+        assert status == 0
+    err = capsys.readouterr().err
+    assert (f"{infrastructure} session(s) failed on infrastructure" in err) is (status == 3)

@@ -61,8 +61,9 @@ def _manifest_context(tmp_path: Path, name: str, *options: str) -> dict:
         ["generate", "--tools", str(tools), "--out", str(out), "--layers", "1", "--paths", "CC", "--no-progress"]
         + ["--no-trace", *options],
     )
-    # No script file: every session fails on its first request, but the manifest records the context.
-    assert result.exit_code == 1, result.output
+    # An empty script: every session's first request fails for good (an infrastructure failure: exit 3,
+    # docs/cli.md §2), but the manifest records the context.
+    assert result.exit_code == 3, result.output
     return json.loads((out / "manifest.json").read_text(encoding="utf-8"))["context"]
 
 
