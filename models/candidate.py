@@ -45,6 +45,10 @@ GRAPH = "graph"
 RUNNABLE = "runnable"
 """Kind of any other LangChain Runnable candidate (called like a graph)."""
 
+MODEL_SETTINGS = ("temperature", "base_url")
+"""Settings a provider builds its model with, which a candidate may not use (:attr:`Candidate.unapplied_settings`);
+the others (``timeout``, retries, rate limit, step limit) are the harness's and apply to every candidate."""
+
 RAW_CAPTURED_PROVIDERS = ("langchain", "graph")
 """Providers whose chat models do not keep the raw assistant message: it is read from the HTTP response
 (:mod:`models.raw_capture`, docs/evaluation.md §8.5)."""
@@ -87,6 +91,23 @@ class Candidate:
         except TypeError:  # a plug-in provider that cannot be hashed: models of this candidate only
             return (self, *key[1:])
         return key
+
+    @functools.cached_property
+    def unapplied_settings(self) -> dict[str, str]:
+        """The per-model settings (:data:`MODEL_SETTINGS`) this candidate's model is not built with, each with
+        the reason (``{"temperature": "the graph brings its own models ..."}``; docs/settings.md §7.8).
+
+        ``wtb eval`` refuses such an option when it is given, and ``run.json`` records only the settings
+        that applied. ``{}`` when every setting applies, or when the provider cannot tell (its own check
+        names the problem then).
+        """
+        if self._provider.unapplied_settings is None:
+            return {}
+        try:
+            found = self._provider.unapplied_settings(self.target, self.settings)
+        except (ConfigurationError, ValueError, ImportError):
+            return {}
+        return {name: str(found[name]) for name in MODEL_SETTINGS if name in found}
 
     @property
     def endpoint(self) -> str:
@@ -149,8 +170,9 @@ class Candidate:
         except Exception as exc:  # noqa: BLE001 - any failure to build the candidate
             from models.redaction import redact_text
 
+            text = describe_error(exc).removeprefix("error: ")
             raise ModelRequestError(
-                1, [redact_text(f"the candidate {self.spec} cannot be built: {describe_error(exc)}")], False, {}
+                1, [redact_text(f"the candidate {self.spec} cannot be built: {text}")], False, {}
             ) from exc
 
     def _made(self, built: Any) -> CandidateCall | AgentCall:

@@ -9,7 +9,7 @@ order:
 2. installed packages: entry points of the group :data:`PROVIDER_ENTRY_POINT_GROUP`
    (``wildtoolbench.providers``); the entry point's name is the prefix and its value a factory,
    a :class:`Provider`, or a module with ``create`` (and optionally ``check``, ``model_name``,
-   ``MAX_CONCURRENCY``), so ``wtb``, ``langgraph dev`` and the Python API find them with no change
+   ``MAX_CONCURRENCY``, ``unapplied_settings``), so ``wtb``, ``langgraph dev`` and the Python API find them with no change
    to this project;
 3. the built-ins of :data:`BUILTIN_PROVIDERS` (one module each, imported on first use; most in
    :mod:`models.providers`).
@@ -69,12 +69,16 @@ class Provider:
             cannot work (run before the first session; it must not call the model).
         model_name: ``model_name(name) -> str``, the name recorded in results (default: ``name``).
         max_concurrency: sessions the provider usefully serves at once (``None`` = no limit advertised).
+        unapplied_settings: ``unapplied_settings(name, settings) -> {setting: why}``, the per-model
+            settings (``temperature``, ``base_url``) that the model of ``name`` is not built with, each
+            with the reason (docs/settings.md §7.8); ``None``: every setting applies.
     """
 
     create: ProviderFactory
     check: Callable[[str, ModelSettings], None] | None = None
     model_name: Callable[[str], str] | None = None
     max_concurrency: int | None = None
+    unapplied_settings: Callable[[str, ModelSettings], dict[str, str]] | None = None
 
 
 _registry: dict[str, Provider | ProviderFactory] = {}
@@ -130,6 +134,7 @@ def _from_module(module: ModuleType) -> Provider:
         check=getattr(module, "check", None),
         model_name=getattr(module, "model_name", None),
         max_concurrency=int(limit) if limit is not None else None,
+        unapplied_settings=getattr(module, "unapplied_settings", None),
     )
 
 
