@@ -120,3 +120,34 @@ def test_a_graph_with_a_planner_records_the_model_that_answered(reference_dir, t
     assert candidate["kind"] == "graph"
     assert candidate["model"] == MODEL  # the planner was called first, but its reply was not scored
     assert candidate["models"] == ["planner", MODEL]
+
+
+def test_a_call_of_the_agents_own_tool_is_a_wrong_call(reference_dir, tmp_path):
+    """The agent's own tool is bound beside the benchmark's; the model calling it ends the task as a wrong call,
+    as it would for an ``openai:`` candidate sent the same reply, and the agent's tool never runs."""
+    sessions = [s for s in _sessions(reference_dir) if s["id"] == SESSION]
+    own = {
+        "content": None,
+        "tool_calls": [
+            {"id": "call_own", "type": "function", "function": {"name": "lookup_notes", "arguments": '{"topic": "x"}'}}
+        ],
+        "reasoning_content": None,
+    }
+    text = [{"content": f"Answer {n}.", "tool_calls": None, "reasoning_content": None} for n in range(6)]
+    replies = {SESSION: [own, *text]}
+    runs = {}
+    for spec in (f"openai:{MODEL}", f"graph:{AGENTS}:agent_with_own_tool"):
+        records, _, server = run_over_server(
+            reference_dir, MODEL, spec, tmp_path / spec.split(":")[0], sessions=sessions, replies=replies
+        )
+        runs[spec] = (records[SESSION], server)
+    (openai_record, openai_server), (agent_record, agent_server) = runs.values()
+    assert comparable(agent_record) == comparable(openai_record)
+    assert agent_record["result"][0]["action_name_label"] == "error"
+    first = agent_server.requests[SESSION][0]
+    assert [t["function"]["name"] for t in first["tools"]][-1] == "lookup_notes"  # bound beside the task's
+    # the task ended at the call: as many requests as openai:'s, none carrying what the agent's tool returns
+    assert len(agent_server.requests[SESSION]) == len(openai_server.requests[SESSION])
+    sent = [m for request in agent_server.requests[SESSION] for m in request["messages"]]
+    assert not any("no notes on" in str(m.get("content")) for m in sent)
+    assert not any(m.get("tool_call_id") == "call_own" for m in sent)
