@@ -45,6 +45,14 @@ GRAPH = "graph"
 RUNNABLE = "runnable"
 """Kind of any other LangChain Runnable candidate (called like a graph)."""
 
+MODEL_SETTINGS = ("temperature", "base_url")
+"""Settings a provider builds its model with, which a candidate may not use (:attr:`Candidate.unapplied_settings`);
+the others (``timeout``, retries, rate limit, step limit) are the harness's and apply to every candidate."""
+
+RAW_CAPTURED_PROVIDERS = ("langchain", "graph")
+"""Providers whose chat models do not keep the raw assistant message: it is read from the HTTP response
+(:mod:`models.raw_capture`, docs/evaluation.md §8.5)."""
+
 
 @dataclass(frozen=True, eq=False)
 class Candidate:
@@ -85,6 +93,23 @@ class Candidate:
             return (self, *key[1:])
         return key
 
+    @functools.cached_property
+    def unapplied_settings(self) -> dict[str, str]:
+        """The per-model settings (:data:`MODEL_SETTINGS`) this candidate's model is not built with, each with
+        the reason (``{"temperature": "the graph brings its own models ..."}``; docs/settings.md §7.8).
+
+        ``wtb eval`` refuses such an option when it is given, and ``run.json`` records only the settings
+        that applied. ``{}`` when every setting applies, or when the provider cannot tell (its own check
+        names the problem then).
+        """
+        if self._provider.unapplied_settings is None:
+            return {}
+        try:
+            found = self._provider.unapplied_settings(self.target, self.settings)
+        except (ConfigurationError, ValueError, ImportError):
+            return {}
+        return {name: str(found[name]) for name in MODEL_SETTINGS if name in found}
+
     @property
     def endpoint(self) -> str:
         """The key its requests share a rate limit under: the base URL, else the spec (``models.transport``)."""
@@ -122,12 +147,34 @@ class Candidate:
             per_loop = _built_outside_loops if loop is None else _built.setdefault(loop, {})
             call = per_loop.get(key)
         if call is None:
-            made = self._made(self.build())  # outside the lock: a provider may take long (a server start)
+            made = self._made(self._built())  # outside the lock: a provider may take long (a server start)
             with _built_lock:
                 call = per_loop.setdefault(key, made)
         if not self._seen:
             self._seen.append(call.runnable)
         return call
+
+    def _built(self) -> Any:
+        """:meth:`build` during a run: a failure is an infrastructure error of the request (docs/evaluation.md §6).
+
+        A model that cannot be built (a missing API key, an agent module that fails, a server that cannot
+        start) gave no reply to score: the session goes to ``errors.jsonl`` and is run again on resume,
+        as a refused connection is (the same fault rule for every provider, docs/guides/faults.md).
+
+        Raises:
+            models.transport.ModelRequestError: not retried, naming the error.
+        """
+        from models.transport import ModelRequestError, describe_error
+
+        try:
+            return self.build()
+        except Exception as exc:  # noqa: BLE001 - any failure to build the candidate
+            from models.redaction import redact_text
+
+            text = describe_error(exc).removeprefix("error: ")
+            raise ModelRequestError(
+                1, [redact_text(f"the candidate {self.spec} cannot be built: {text}")], False, {}
+            ) from exc
 
     def _made(self, built: Any) -> CandidateCall | AgentCall:
         """The call of what :meth:`build` made: an agent factory's, else :func:`models.candidates.call_for`'s."""
@@ -138,13 +185,17 @@ class Candidate:
             from models.agent import AgentCall
 
             return AgentCall(built, timeout=self.settings.timeout)
-        return call_for(built, timeout=self.settings.timeout if self.provider == "graph" else None)
+        return call_for(
+            built,
+            timeout=self.settings.timeout if self.provider == "graph" else None,
+            capture=self.provider in RAW_CAPTURED_PROVIDERS,
+        )
 
     def runnable(self) -> Any:
         """The chat model, graph or Runnable that answers in the running event loop (built on first use there).
 
         Raises:
-            whatever :meth:`build` raises.
+            models.transport.ModelRequestError: :meth:`build` failed (an infrastructure error, :meth:`_built`).
         """
         return self._call().runnable
 
@@ -232,15 +283,19 @@ class Candidate:
         Raises:
             ModelRequestError: the request failed for good.
             CandidateOutputError: a graph candidate's output has no ``AIMessage`` last (``rejected``).
-            whatever :meth:`build` raises, before any request.
+            ModelRequestError too, not retried, when the candidate cannot be built (:meth:`build` raised).
         """
         import dataclasses
 
         from models.cache import TRIAL_KEY, current_cache, current_trial, request_key
         from models.candidates import ChatModelCall
-        from models.transport import RetryPolicy, request_with_retries
+        from models.transport import ModelRequestError, RetryPolicy, request_with_retries
 
-        call = self._call()
+        try:
+            call = self._call()
+        except ModelRequestError as exc:  # the candidate cannot be built (:meth:`_built`)
+            exc.where = dict(where or {})
+            raise
         meta = dict(metadata or {})
         cache = current_cache()
         key = None

@@ -55,6 +55,7 @@ from langchain_core.runnables.config import get_async_callback_manager_for_confi
 from langgraph.errors import GraphInterrupt
 
 from models.messages import RAW_RESPONSE_KEY, parse_tool_calls, response_from_ai, token_counts
+from models.raw_capture import RawReplies, capturing_replies, raw_response
 from models.reply import CandidateReply
 from models.transport import ModelRequestError
 
@@ -331,6 +332,23 @@ def recorded_response(message: AIMessage) -> dict[str, Any]:
     return response_from_ai(message)
 
 
+def with_raw_reply(message: AIMessage, seen: RawReplies) -> AIMessage:
+    """``message`` with the raw assistant message the server sent for it (:mod:`models.raw_capture`, by response
+    id) under ``additional_kwargs[RAW_RESPONSE_KEY]``, when it carries none yet and one was seen; else itself.
+
+    So a reply of a LangChain chat model the harness did not build (``langchain:openai:...``, the model
+    inside a ``graph:`` candidate) is recorded as the server sent it: calls in the order the model
+    emitted them, raw ``arguments`` strings, ``content`` ``null`` when it sent none (docs/evaluation.md §8.5).
+    """
+    if RAW_RESPONSE_KEY in message.additional_kwargs:
+        return message
+    raw = seen.take(message.response_metadata.get("id"))
+    if raw is None:
+        return message
+    extra = {**message.additional_kwargs, RAW_RESPONSE_KEY: raw_response(raw)}
+    return message.model_copy(update={"additional_kwargs": extra})
+
+
 # --------------------------------------------------------------------------- calling a graph
 
 
@@ -413,6 +431,8 @@ class GraphReply:
     usage: StepUsage = field(default_factory=StepUsage)
     sent: Sequence[BaseMessage] = ()
     tools: Sequence[Mapping[str, Any]] = ()
+    raw: RawReplies = field(default_factory=RawReplies)
+    """The raw assistant messages of the OpenAI-compatible requests its models made (:mod:`models.raw_capture`)."""
 
 
 def default_context(runnable: Any) -> Any:
@@ -460,17 +480,19 @@ async def ainvoke_graph(
     _register_usage_hook()
     usage = StepUsage()
     token = _step_usage.set(usage)
+    seen = RawReplies()
     try:
         kwargs: dict[str, Any] = {}
         context = default_context(runnable)
         if context is not None:
             kwargs["context"] = context
-        output = await runnable.ainvoke(graph_input(messages, tools), graph_config(config, metadata), **kwargs)
+        with capturing_replies(seen):
+            output = await runnable.ainvoke(graph_input(messages, tools), graph_config(config, metadata), **kwargs)
     except GraphInterrupt as exc:
         raise CandidateContractError(GRAPH_INTERRUPTED, _where(metadata)) from exc
     finally:
         _step_usage.reset(token)
-    return GraphReply(output=output, usage=usage, sent=messages, tools=tools)
+    return GraphReply(output=output, usage=usage, sent=messages, tools=tools, raw=seen)
 
 
 # --------------------------------------------------------------------------- one call interface
@@ -487,8 +509,11 @@ class ChatModelCall:
 
     BOUND_MAX = 256
 
-    def __init__(self, model: BaseChatModel):
+    def __init__(self, model: BaseChatModel, *, capture: bool = False):
         self.runnable = model
+        self.capture = capture
+        """Read the raw assistant message from the HTTP response (:func:`with_raw_reply`): for models whose
+        provider does not keep it (``langchain:``, a chat model given as a ``graph:`` target)."""
         self._bound: OrderedDict[int, tuple[Any, Any]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -514,7 +539,20 @@ class ChatModelCall:
         config: Mapping[str, Any] | None,
         metadata: Mapping[str, Any],
     ) -> AIMessage:
-        """One try of the request: the model's reply."""
+        """One try of the request: the model's reply (with the raw message the server sent, when :attr:`capture`)."""
+        if not self.capture:
+            return await self._send(messages, tools, config, metadata)
+        with capturing_replies(RawReplies()) as seen:
+            reply = await self._send(messages, tools, config, metadata)
+        return with_raw_reply(reply, seen)
+
+    async def _send(
+        self,
+        messages: Sequence[BaseMessage],
+        tools: list[dict[str, Any]],
+        config: Mapping[str, Any] | None,
+        metadata: Mapping[str, Any],
+    ) -> AIMessage:
         binding = self.bound(tools)
         direct = direct_call_kwargs(binding, self.runnable, config)
         if direct is not None:  # nothing observes the call: no LangChain callback machinery (docs/evaluation.md §7.1)
@@ -578,6 +616,7 @@ class RunnableCall:
             (seen.input_tokens, seen.output_tokens) if seen.reported else token_counts(message)
         )
         model = seen.by_message.get(message.id or "") or seen.last_model
+        message = with_raw_reply(message, reply.raw)
         return CandidateReply(recorded_response(message), input_tokens, output_tokens, model, tuple(seen.models))
 
 
@@ -585,7 +624,8 @@ CandidateCall = ChatModelCall | RunnableCall
 """One of the two ways a candidate is called."""
 
 
-def call_for(runnable: Any, *, timeout: float | None = None) -> CandidateCall:
-    """The call of ``runnable``: :class:`ChatModelCall` for a chat model, else :class:`RunnableCall` (with
-    ``timeout`` as the deadline of a whole request; a chat model's client has its own)."""
-    return ChatModelCall(runnable) if is_chat_model(runnable) else RunnableCall(runnable, timeout)
+def call_for(runnable: Any, *, timeout: float | None = None, capture: bool = False) -> CandidateCall:
+    """The call of ``runnable``: :class:`ChatModelCall` for a chat model (``capture``: read its raw replies from
+    the HTTP responses, :attr:`ChatModelCall.capture`), else :class:`RunnableCall` (with ``timeout`` as the
+    deadline of a whole request; a chat model's client has its own)."""
+    return ChatModelCall(runnable, capture=capture) if is_chat_model(runnable) else RunnableCall(runnable, timeout)

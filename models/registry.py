@@ -9,7 +9,7 @@ order:
 2. installed packages: entry points of the group :data:`PROVIDER_ENTRY_POINT_GROUP`
    (``wildtoolbench.providers``); the entry point's name is the prefix and its value a factory,
    a :class:`Provider`, or a module with ``create`` (and optionally ``check``, ``model_name``,
-   ``MAX_CONCURRENCY``), so ``wtb``, ``langgraph dev`` and the Python API find them with no change
+   ``MAX_CONCURRENCY``, ``unapplied_settings``), so ``wtb``, ``langgraph dev`` and the Python API find them with no change
    to this project;
 3. the built-ins of :data:`BUILTIN_PROVIDERS` (one module each, imported on first use; most in
    :mod:`models.providers`).
@@ -72,12 +72,16 @@ class Provider:
             of a run on it (docs/settings.md §2.1); ``None`` = no limit advertised. For a module, its
             ``MAX_CONCURRENCY``, read each time :func:`get_provider` makes the provider (``local`` and
             ``gguf:`` compute it: the llama.cpp server's slots, ``WTB_LOCAL_PARALLEL``, default 1).
+        unapplied_settings: ``unapplied_settings(name, settings) -> {setting: why}``, the per-model
+            settings (``temperature``, ``base_url``) that the model of ``name`` is not built with, each
+            with the reason (docs/settings.md §7.8); ``None``: every setting applies.
     """
 
     create: ProviderFactory
     check: Callable[[str, ModelSettings], None] | None = None
     model_name: Callable[[str], str] | None = None
     max_concurrency: int | None = None
+    unapplied_settings: Callable[[str, ModelSettings], dict[str, str]] | None = None
 
 
 _registry: dict[str, Provider | ProviderFactory] = {}
@@ -133,6 +137,7 @@ def _from_module(module: ModuleType) -> Provider:
         check=getattr(module, "check", None),
         model_name=getattr(module, "model_name", None),
         max_concurrency=int(limit) if limit is not None else None,
+        unapplied_settings=getattr(module, "unapplied_settings", None),
     )
 
 

@@ -175,6 +175,25 @@ def record_of(run: Any, example: Any, model_name: str = "unknown") -> dict[str, 
     return {"id": session["id"], "model_name": model_name, "result": f"{INFERENCE_ERROR_PREFIX}: {error}"}
 
 
+def unscored(run: Any) -> str | None:
+    """Why a target run has nothing to score, or ``None`` when it returned a record.
+
+    The target raises when a session hit an infrastructure error (``wtb.runner.evaluate_session``: a
+    model request that failed for good: a refused connection, HTTP 401/403/404, timeouts after the
+    retries), so its run has an error and no record; such a session is not scored, as in a local run
+    (docs/guides/faults.md), and none of its feedback is posted.
+
+    Returns:
+        The first line of the run's error (``"ModelRequestError('model request failed ...')"``), or
+        ``"target returned no record"``.
+    """
+    outputs = _field(run, "outputs") or {}
+    if isinstance(outputs, Mapping) and isinstance(outputs.get("record"), Mapping):
+        return None
+    error = str(_field(run, "error") or "").strip()
+    return error.splitlines()[0] if error else "target returned no record"
+
+
 def score_example(run: Any, example: Any) -> tuple[Session, list[dict[str, Any]]]:
     """Score one target run against its example with :func:`bench.scoring.score_session`.
 
@@ -215,22 +234,28 @@ def _task_results(run: Any, example: Any, key: str) -> dict[str, Any]:
 
 
 def task_label_evaluator(run: Any, example: Any) -> dict[str, Any]:
-    """Per-task feedback ``task_<n>_label``: 1 when task n is ``correct`` (docs/scoring.md), else 0."""
-    return _task_results(run, example, "label")
+    """Per-task feedback ``task_<n>_label``: 1 when task n is ``correct`` (docs/scoring.md), else 0; none
+    for a run with nothing to score (:func:`unscored`)."""
+    return {"results": []} if unscored(run) else _task_results(run, example, "label")
 
 
 def argument_label_evaluator(run: Any, example: Any) -> dict[str, Any]:
-    """Per-task feedback ``task_<n>_argument_label``: 1 correct / 0 error / none when names failed first."""
-    return _task_results(run, example, "argument_label")
+    """Per-task feedback ``task_<n>_argument_label``: 1 correct / 0 error / none when names failed first;
+    none for a run with nothing to score (:func:`unscored`)."""
+    return {"results": []} if unscored(run) else _task_results(run, example, "argument_label")
 
 
 def optimal_evaluator(run: Any, example: Any) -> dict[str, Any]:
-    """Per-task feedback ``task_<n>_optimal``: 1 when task n ended on an optimal path (``is_optimal``)."""
-    return _task_results(run, example, "optimal")
+    """Per-task feedback ``task_<n>_optimal``: 1 when task n ended on an optimal path (``is_optimal``); none
+    for a run with nothing to score (:func:`unscored`)."""
+    return {"results": []} if unscored(run) else _task_results(run, example, "optimal")
 
 
 def session_correct_evaluator(run: Any, example: Any) -> dict[str, Any]:
-    """Feedback ``session_correct``: 1 when all tasks of the session are correct (docs/metrics.md)."""
+    """Feedback ``session_correct``: 1 when all tasks of the session are correct (docs/metrics.md); none for a
+    run with nothing to score (:func:`unscored`)."""
+    if unscored(run):
+        return {"results": []}
     _, tasks = score_example(run, example)
     return {"key": "session_correct", "score": int(all(t.get("label") == CORRECT for t in tasks))}
 
@@ -275,10 +300,14 @@ def summary_evaluator(runs: Sequence[Any], examples: Sequence[Any]) -> dict[str,
 
     Returns:
         ``{"results": metric_feedback(compute_metrics(..., extra=True))}`` (the extra metrics of the
-        catalog included, docs/metrics.md §8).
+        catalog included, docs/metrics.md §8) over the runs that returned a record (:func:`unscored`);
+        ``{"results": []}`` when none did.
     """
-    scored = [score_example(run, example) for run, example in zip(runs, examples)]
-    records = [record_of(r, e) for r, e in zip(runs, examples)]
+    pairs = [(run, example) for run, example in zip(runs, examples) if not unscored(run)]
+    if not pairs:
+        return {"results": []}
+    scored = [score_example(run, example) for run, example in pairs]
+    records = [record_of(r, e) for r, e in pairs]
     model_names = {record.get("model_name") for record in records}
     model_name = next(iter(model_names)) if len(model_names) == 1 else "mixed"
     metric = compute_metrics(str(model_name), scored, language=run_language(records), extra=True)
@@ -336,14 +365,22 @@ def _feedback_client_class() -> type:
 
 
 def experiment_metadata(
-    model: str, settings: Mapping[str, Any] | None = None, dataset_name: str | None = None
+    model: str,
+    settings: Mapping[str, Any] | None = None,
+    dataset_name: str | None = None,
+    candidate: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Experiment metadata: model spec, settings (redacted), dataset name, project version."""
+    """Experiment metadata: model spec, settings (redacted), dataset name, project version, and for a ``graph:``
+    candidate what its results depend on (``candidate``: the source's sha256, the models its graph holds,
+    its declared model; ``wtb.runner.identity.candidate_identity``), so that two experiments of one
+    agent file with different models carry different metadata."""
     meta: dict[str, Any] = {"model": model, "project_version": project_version(), "benchmark": "WildToolBench"}
     if dataset_name:
         meta["dataset"] = dataset_name
     if settings:
         meta["settings"] = redact(dict(settings))
+    if candidate:
+        meta["candidate"] = redact(dict(candidate))
     return meta
 
 
@@ -354,11 +391,24 @@ def default_experiment_prefix(model: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", f"wtb-{provider}-{name}").strip("-")
 
 
-def make_target(run_session: RunSession) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
-    """Wrap ``run_session`` as an ``aevaluate`` target: ``inputs -> {"record": redacted record}``."""
+def make_target(
+    run_session: RunSession, failures: dict[str, str] | None = None
+) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+    """Wrap ``run_session`` as an ``aevaluate`` target: ``inputs -> {"record": redacted record}``.
+
+    Args:
+        run_session: ``async (session dict) -> record``; it raises when the session has nothing to score.
+        failures: filled with ``{session id: the error's message, redacted}`` for each session whose
+            ``run_session`` raised (the target re-raises: LangSmith shows the run as failed).
+    """
 
     async def evaluation_graph(inputs: dict[str, Any]) -> dict[str, Any]:
-        record = await run_session(inputs["session"])
+        try:
+            record = await run_session(inputs["session"])
+        except Exception as exc:
+            if failures is not None:
+                failures[str(inputs["session"].get("id"))] = redact(str(exc) or type(exc).__name__)
+            raise
         return {"record": redact_record(record)}
 
     return evaluation_graph
@@ -366,12 +416,15 @@ def make_target(run_session: RunSession) -> Callable[[dict[str, Any]], Awaitable
 
 @dataclasses.dataclass
 class ExperimentOutcome:
-    """Result of :func:`run_experiment`: experiment name, upload report, records (by session id), metric dict."""
+    """Result of :func:`run_experiment`: experiment name, upload report, records (by session id), metric dict,
+    and the sessions with nothing to score (``infrastructure_errors``: ``{"id", "model_name", "error"}``
+    each, :func:`unscored`)."""
 
     experiment_name: str
     upload: UploadReport
     records: dict[str, dict[str, Any]]
     metric: dict[str, Any]
+    infrastructure_errors: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
 
 async def run_experiment(
@@ -385,6 +438,7 @@ async def run_experiment(
     experiment_prefix: str | None = None,
     max_concurrency: int = 4,
     upload_results: bool = True,
+    candidate: Mapping[str, Any] | None = None,
 ) -> ExperimentOutcome:
     """Upload ``sessions`` as dataset ``dataset_name`` and run a LangSmith experiment on it.
 
@@ -400,10 +454,12 @@ async def run_experiment(
         max_concurrency: sessions evaluated at once.
         upload_results: ``False`` runs locally without sending runs or feedback (the dataset is still
             uploaded).
+        candidate: what a ``graph:`` candidate's results depend on, for the metadata (:func:`experiment_metadata`).
 
     Returns:
-        :class:`ExperimentOutcome` with the records of the sessions of this call and the metric
-        dict computed by the scoring core.
+        :class:`ExperimentOutcome` with the records of the sessions of this call that returned one, the
+        metric dict computed by the scoring core over them, and the sessions whose target run failed
+        (an infrastructure error: not scored, no feedback; :func:`unscored`).
 
     Raises:
         langsmith.utils.LangSmithError: API failures.
@@ -415,12 +471,13 @@ async def run_experiment(
     wanted = {_as_dict(s)["id"] for s in sessions}
     examples = [e for e in client.list_examples(dataset_id=report.dataset_id) if e.inputs["session"]["id"] in wanted]
     examples.sort(key=lambda e: e.inputs["session"]["id"])
+    failures: dict[str, str] = {}
     results = await aevaluate(
-        make_target(run_session),
+        make_target(run_session, failures),
         data=examples,
         evaluators=list(PER_SESSION_EVALUATORS),
         summary_evaluators=[summary_evaluator],
-        metadata=experiment_metadata(model, settings, dataset_name),
+        metadata=experiment_metadata(model, settings, dataset_name, candidate),
         experiment_prefix=experiment_prefix or default_experiment_prefix(model),
         description=f"WildToolBench evaluation of {model}",
         max_concurrency=max_concurrency,
@@ -434,7 +491,13 @@ async def run_experiment(
         await asyncio.to_thread(wait_for_feedback)
     records = {}
     scored = []
+    errors = []
     for row in rows:
+        problem = unscored(row["run"])
+        if problem is not None:
+            session_id = str(((_field(row["example"], "inputs") or {})["session"])["id"])
+            errors.append({"id": session_id, "model_name": model, "error": failures.get(session_id, problem)})
+            continue
         record = record_of(row["run"], row["example"], model)
         records[record["id"]] = record
         scored.append(score_example(row["run"], row["example"]))
@@ -444,4 +507,10 @@ async def run_experiment(
         language=run_language(records.values()),
     )
     client.flush()
-    return ExperimentOutcome(experiment_name=results.experiment_name, upload=report, records=records, metric=metric)
+    return ExperimentOutcome(
+        experiment_name=results.experiment_name,
+        upload=report,
+        records=records,
+        metric=metric,
+        infrastructure_errors=sorted(errors, key=lambda e: e["id"]),
+    )

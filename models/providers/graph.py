@@ -268,9 +268,38 @@ def chat_models_in(root: Any, limit: int = 5000) -> list[str]:
     functions (where ``create_agent`` and ``create_react_agent`` keep their model), at most ``limit``
     objects; a model built inside a node at run time is not found. Used for the resume identity.
     """
+    return sorted({_model_label(model) for model in _reachable_chat_models(root, limit)})
+
+
+SPEC_FIELDS = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "seed", "reasoning_effort")
+"""Sampling fields of a chat model that :func:`chat_model_specs` records beside its class and name."""
+
+
+def chat_model_specs(root: Any, limit: int = 5000) -> list[str]:
+    """The resolved spec of every chat model reachable from ``root`` (:func:`chat_models_in`): its class, its
+    model name and the sampling fields of :data:`SPEC_FIELDS` it sets, e.g. ``"ChatOpenAI model=gpt-4o-mini
+    temperature=0.0"``, sorted. Endpoints and keys are left out (a run resumes against a restarted
+    server). Used for the resume identity (docs/evaluation.md §8.6)."""
+    specs = set()
+    for model in _reachable_chat_models(root, limit):
+        parts = [type(model).__name__, f"model={_model_label(model)}"]
+        for name in SPEC_FIELDS:
+            value = getattr(model, name, None)
+            if value is not None and isinstance(value, (str, int, float, bool)):
+                parts.append(f"{name}={value}")
+        specs.add(" ".join(parts))
+    return sorted(specs)
+
+
+def _model_label(model: Any) -> str:
+    return str(getattr(model, "model_name", None) or getattr(model, "model", None) or type(model).__name__)
+
+
+def _reachable_chat_models(root: Any, limit: int) -> list[Any]:
+    """Every LangChain chat model reachable from ``root`` (see :func:`chat_models_in`), each once."""
     from langchain_core.language_models import BaseChatModel
 
-    found: list[str] = []
+    found: list[Any] = []
     seen: set[int] = set()
     queue: list[Any] = [root]
     while queue and len(seen) < limit:
@@ -279,9 +308,7 @@ def chat_models_in(root: Any, limit: int = 5000) -> list[str]:
             continue
         seen.add(id(item))
         if isinstance(item, BaseChatModel):
-            label = str(getattr(item, "model_name", None) or getattr(item, "model", None) or type(item).__name__)
-            if label not in found:
-                found.append(label)
+            found.append(item)
             continue
         if isinstance(item, dict):
             queue.extend(item.values())
@@ -294,7 +321,7 @@ def chat_models_in(root: Any, limit: int = 5000) -> list[str]:
         elif hasattr(item, "__dict__") and type(item).__module__.split(".")[0] in _FOLLOWED:
             queue.extend(vars(item).values())
             queue.extend(getattr(item, "__pydantic_private__", None) or {})
-    return sorted(found)
+    return found
 
 
 _FOLLOWED = {"langgraph", "langchain", "langchain_core", "functools"}
@@ -375,8 +402,22 @@ def check(name: str, settings: ModelSettings) -> None:
         raise ConfigurationError(f"graph:{name}: its {DECLARED_MODEL_ATTR} {declared!r} cannot work: {exc}") from None
 
 
+GRAPH_OWN_MODELS = (
+    "a graph: candidate brings its own model(s) and the harness builds none; configure it in the graph "
+    "(examples/tool_agent.py reads $WTB_AGENT_TEMPERATURE and $WTB_AGENT_BASE_URL)"
+)
+"""Why ``--temperature`` and ``--base-url`` do not apply to a ``graph:`` candidate."""
+
+
+def unapplied_settings(name: str, settings: ModelSettings) -> dict[str, str]:
+    """``{"temperature": why, "base_url": why}``: the harness builds no model for a ``graph:`` candidate, so
+    neither setting reaches it (docs/settings.md §7.8); ``--timeout`` does, as the deadline of each call."""
+    return {"temperature": GRAPH_OWN_MODELS, "base_url": GRAPH_OWN_MODELS}
+
+
 def create(name: str, settings: ModelSettings) -> Any:
-    """The loaded candidate's Runnable (a compiled graph, another Runnable, or a chat model); ``settings`` are not used.
+    """The loaded candidate's Runnable (a compiled graph, another Runnable, or a chat model); ``settings`` are not
+    used (:func:`unapplied_settings`).
 
     The graph brings its own model(s); configure them in the graph (the example agent in
     ``examples/`` takes its model spec from an environment variable).

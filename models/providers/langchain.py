@@ -205,14 +205,35 @@ def model_kwargs(cls: type, settings: ModelSettings) -> dict[str, Any]:
     return kwargs
 
 
+def unapplied_settings(name: str, settings: ModelSettings) -> dict[str, str]:
+    """The settings the chat model class of ``name`` takes no argument for: ``temperature`` and ``base_url``
+    (docs/settings.md §7.8); ``{}`` when the class's arguments are not known.
+
+    Raises:
+        ConfigurationError: see :func:`chat_model_class`.
+    """
+    cls = chat_model_class(name)
+    accepted = accepted_arguments(cls)
+    if accepted is None:
+        return {}
+    return {
+        setting: f"{cls.__name__} takes no {setting} argument"
+        for setting in ("temperature", "base_url")
+        if setting not in accepted
+    }
+
+
 def check(name: str, settings: ModelSettings) -> None:
-    """Before any session: LangChain knows the provider, its integration package is installed, and a
-    ``--base-url`` can be passed to it. Credentials are not checked (a wrong key shows at the first
-    request, HTTP 401: an infrastructure error).
+    """Before any session: LangChain knows the provider, its integration package is installed, a
+    ``--base-url`` can be passed to it, and the chat model can be built
+    (no request is made: a missing API key, which most integrations refuse when the model is built,
+    stops the run here). A key the server rejects shows at the first request (HTTP 401: an
+    infrastructure error, docs/guides/faults.md).
 
     Raises:
         ConfigurationError: see :func:`chat_model_class`; a base URL for a class that takes none, or one
-            that is not a plain ``http(s)://host`` URL without credentials (docs/settings.md §7.4).
+            that is not a plain ``http(s)://host`` URL without credentials (docs/settings.md §7.4); the chat
+            model cannot be built (the integration's message, redacted).
     """
     if settings.base_url:
         from models.transport import base_url_problem
@@ -224,6 +245,14 @@ def check(name: str, settings: ModelSettings) -> None:
     accepted = accepted_arguments(cls)
     if settings.base_url and accepted is not None and "base_url" not in accepted:
         raise ConfigurationError(f"langchain:{name}: {cls.__name__} takes no base URL (drop --base-url / WTB_BASE_URL)")
+    try:
+        create(name, settings)
+    except Exception as exc:  # noqa: BLE001 - whatever the integration refuses when the model is built
+        from models.redaction import redact_text
+
+        raise ConfigurationError(
+            redact_text(f"langchain:{name}: the chat model cannot be built: {type(exc).__name__}: {exc}")
+        ) from None
 
 
 def create(name: str, settings: ModelSettings) -> Any:

@@ -172,7 +172,9 @@ def test_errors_reach_the_caller_with_their_message(deployment):
     missing = allowed / "missing.jsonl"
     answer = _run(dev.url, "evaluation", {"session": SESSION}, {"model": f"replay:{missing}#oracle"})
     error = answer["__error__"]
-    assert error["error"] in ("FileNotFoundError", "ConfigurationError"), error
+    # a candidate that cannot be built is an infrastructure error of the request, naming the cause
+    assert error["error"] == "ModelRequestError", error
+    assert "cannot be built: FileNotFoundError" in error["message"]
     assert str(missing) in error["message"] and "internal error" not in error["message"]
 
 

@@ -68,9 +68,11 @@ def run_over_server(
     *,
     sessions: list[dict[str, Any]] | None = None,
     faults: Mapping[tuple[str, int], Any] | None = None,
+    replies: Mapping[str, list[dict[str, Any]]] | None = None,
     **settings: Any,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None, ScriptedServer]:
-    """Evaluate ``spec`` (``openai:NAME`` gets the server's URL) with the server replaying ``candidate``.
+    """Evaluate ``spec`` (``openai:NAME`` and ``langchain:openai:NAME`` get the server's URL) with the server
+    replaying ``candidate`` (or ``replies``: ``{session_id: responses}``).
 
     Returns:
         ``({session_id: record}, metric of the run (``None`` without records), the stopped server)``.
@@ -78,10 +80,13 @@ def run_over_server(
     dataset = reference_dir / "sessions.jsonl"
     sessions = sessions if sessions is not None else load_dataset(dataset)
     server = ScriptedServer(
-        sessions, script(reference_dir, candidate), faults=faults, language=settings.get("language") or "en"
+        sessions,
+        replies if replies is not None else script(reference_dir, candidate),
+        faults=faults,
+        language=settings.get("language") or "en",
     )
     with server, agent_env(server.base_url, candidate):
-        base_url = server.base_url if spec.startswith("openai:") else None
+        base_url = server.base_url if spec.startswith(("openai:", "langchain:openai:")) else None
         context = EvaluationContext(model=spec, base_url=base_url, model_name=candidate, **settings)
         asyncio.run(arun_eval(sessions, context, out, progress=False))
     records = {r["id"]: r for r in jsonl(out / "result.jsonl")}

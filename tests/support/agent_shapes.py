@@ -6,23 +6,28 @@ Each wraps a ``ChatOpenAI`` whose model and base URL come from ``WTB_TEST_AGENT_
 
 from __future__ import annotations
 
+import itertools
 import os
 from typing import Any
 
 from langchain.agents import create_agent
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, create_react_agent, tools_condition
+from pydantic import Field
 
 
 def chat_model() -> ChatOpenAI:
-    """The agents' model: ``$WTB_TEST_AGENT_MODEL`` at ``$WTB_TEST_AGENT_BASE_URL``, temperature 0, no client retries."""
+    """The agents' model: ``$WTB_TEST_AGENT_MODEL`` at ``$WTB_TEST_AGENT_BASE_URL``, temperature
+    ``$WTB_TEST_AGENT_TEMPERATURE`` (default 0), no client retries."""
     return ChatOpenAI(
         model=os.environ.get("WTB_TEST_AGENT_MODEL", "oracle"),
         base_url=os.environ.get("WTB_TEST_AGENT_BASE_URL", "http://127.0.0.1:9/v1"),
         api_key=os.environ.get("OPENAI_API_KEY") or "test-key",
-        temperature=0,
+        temperature=float(os.environ.get("WTB_TEST_AGENT_TEMPERATURE") or 0),
         max_retries=0,
     )
 
@@ -92,3 +97,43 @@ def interrupting_agent(tools: list[Any]) -> Any:
 def self_running_graph() -> Any:
     """The old mistake: ``create_react_agent`` exported as a plain graph; its ToolNode runs the benchmark's calls."""
     return create_react_agent(chat_model(), [lookup_notes])
+
+
+class _GraphState(MessagesState):
+    tools: list[dict[str, Any]]
+
+
+def _one_request_builder(*, planner: Any = None) -> Any:
+    async def call_model(state: _GraphState) -> dict[str, Any]:
+        if planner is not None:  # a first model the graph consults before the one that answers
+            await planner.ainvoke("Plan the next step.")
+        reply = await chat_model().bind_tools(state["tools"]).ainvoke(state["messages"])
+        return {"messages": [reply]}
+
+    builder = StateGraph(_GraphState)
+    builder.add_node("model", call_model)
+    builder.add_edge(START, "model")
+    builder.add_edge("model", END)
+    return builder.compile()
+
+
+one_request_graph = _one_request_builder()
+"""A graph of the one-request contract around the same model (the model built at each call)."""
+
+
+class _Planner(GenericFakeChatModel):
+    """A stand-in planner model (``model_name`` ``planner``) that always says the same thing."""
+
+    model_name: str = "planner"
+
+
+def planner_graph() -> Any:
+    """A one-request graph that asks a planner model first, then the model whose reply is scored."""
+    return _one_request_builder(planner=_Planner(messages=itertools.repeat(AIMessage(content="look it up"))))
+
+
+class NoTemperatureChat(GenericFakeChatModel):
+    """A chat model class that takes no ``temperature`` (for ``register_integration`` in the settings tests)."""
+
+    model: str = ""
+    messages: Any = Field(default_factory=lambda: itertools.repeat(AIMessage(content="ok")))

@@ -148,6 +148,24 @@ class ScriptedServer:
         self._server.server_close()
         self._thread.join(timeout=10)
 
+    def use_script(self, script: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
+        """Serve ``script`` from now on, from its first reply per session (requests and attempts are cleared);
+        its sessions must be among those the server was made with (a client keeps its URL across runs).
+
+        Raises:
+            ValueError: a session the server does not know.
+        """
+        known = set(self.keys.values())
+        unknown = sorted(set(script) - known)
+        if unknown:
+            raise ValueError(f"sessions {', '.join(unknown)} were not given to this server")
+        with self._lock:
+            self.script = {sid: list(responses) for sid, responses in script.items()}
+            self.served = {sid: 0 for sid in self.script}
+            self.requests = {sid: [] for sid in self.script}
+            self.attempts = []
+            self._tries = {}
+
     def outcomes(self, outcome: str | None = None) -> list[tuple[str, int, str]]:
         """The recorded attempts, optionally only those with ``outcome`` (e.g. ``"status 429"``)."""
         with self._lock:

@@ -21,6 +21,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "create": ("models.",),
     "model_name": ("models.",),
     "parse_name": ("models.",),
+    "unapplied_settings": ("models.",),
     # `python -m` / console-script entry points, each of its own program.
     "main": ("wtb.", "models.", "bench."),
     # Each graph module exposes the same two names: `graph` (langgraph.json's entry) and its recursion limit.

@@ -36,7 +36,7 @@ from graphs.evaluation_context import EvaluationContext
 from models import ConfigurationError
 from wtb.commands.concurrency import default_concurrency
 from wtb.commands.data import dataset_path, official_name, task_count
-from wtb.commands.exits import InfrastructureErrors, UsageError, resumable_run
+from wtb.commands.exits import BadConfiguration, InfrastructureErrors, UsageError, resumable_run
 from wtb.commands.inputs import require_file, wanted_ids
 from wtb.score_run import score_files, score_run, summary_metrics_file, trial_files
 from wtb.table import metric_table, trials_table
@@ -170,6 +170,7 @@ def plan_eval(options: EvalOptions) -> EvalPlan:
             does not hold, a number option out of range (click's usage format, exit 2).
         models.ConfigurationError: a bad model spec or ``$WTB_*`` setting, options that cannot be
             combined, a server that cannot run the model (exit 2).
+        BadConfiguration: an option the candidate does not use (:func:`check_applied_options`, exit 2).
         InfrastructureErrors: the model's endpoint cannot be reached (:func:`preflight`, exit 3).
         bench.schema.DatasetError: the dataset file's content (exit 1).
     """
@@ -201,6 +202,7 @@ def plan_eval(options: EvalOptions) -> EvalPlan:
     if options.workers > 1:
         check_workers(context, server=options.server, langsmith_dataset=options.langsmith_dataset)
     check_trial_options(options)
+    check_applied_options(options, context)
     if options.server:  # the server runs the model: it must answer and be able to open the spec's file
         from wtb.remote import check_server  # the LangGraph SDK: only for --server
 
@@ -329,6 +331,31 @@ def evaluation_context(options: EvalOptions, dataset: Path) -> EvaluationContext
         )
     except ValueError as exc:
         raise ConfigurationError(str(exc)) from None
+
+
+APPLIED_OPTIONS = (("--temperature", "temperature"), ("--base-url", "base_url"))
+"""The options that set a per-model setting (``models.MODEL_SETTINGS``), as ``(option, EvalOptions field)``."""
+
+
+def check_applied_options(options: EvalOptions, context: EvaluationContext) -> None:
+    """Refuse ``--temperature`` and ``--base-url`` when given for a candidate whose model is not built with
+    them (a ``graph:`` candidate brings its own models; a ``langchain:`` class may take no temperature):
+    an option either applies or is refused, never silently ignored (docs/settings.md §7.8). A ``WTB_*``
+    variable for such a setting is left unused, and ``run.json`` records only the settings that applied.
+
+    Raises:
+        BadConfiguration: one ``error: --temperature does not apply to graph:...: <why>; drop it`` line per
+            option (exit 2, nothing written).
+        models.ConfigurationError: a malformed spec or an unknown provider (exit 2).
+    """
+    unapplied = context.candidate.unapplied_settings
+    lines = [
+        f"error: {option} does not apply to {context.model}: {unapplied[field]}; drop {option}"
+        for option, field in APPLIED_OPTIONS
+        if getattr(options, field) is not None and field in unapplied
+    ]
+    if lines:
+        raise BadConfiguration(*lines)
 
 
 def check_configuration(context: EvaluationContext) -> None:
@@ -621,36 +648,46 @@ def one_line(text: str, limit: int = 400) -> str:
 
 
 class _OneLine(logging.Filter):
-    """Log records as one line each, without traceback, each text once (see :func:`one_line_sdk_logs`)."""
+    """Log records of logger ``name`` and its children as one line each, without traceback, each text once
+    (see :func:`one_line_sdk_logs`); records of other loggers pass unchanged."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str) -> None:
         super().__init__()
+        self.prefix = name
         self.seen: set[str] = set()
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "_wtb_one_line", False):
+            return True  # already made one line (by the logger's filter, before a handler's)
+        if record.name != self.prefix and not record.name.startswith(self.prefix + "."):
+            return True
         text = one_line(record.getMessage())
         if text in self.seen:
             return False
         self.seen.add(text)
         record.msg, record.args, record.exc_info, record.exc_text, record.stack_info = text, (), None, None, None
+        record._wtb_one_line = True
         return True
 
 
 @contextlib.contextmanager
 def one_line_sdk_logs(name: str) -> Iterator[None]:
-    """While the block runs, what SDK logger ``name`` (and its children, through their handlers) logs is
-    one line per message, without traceback or repeats, credentials masked (docs/cli.md §2)."""
+    """While the block runs, what SDK logger ``name`` and its children log is one line per message, without
+    traceback or repeats, credentials masked (docs/cli.md §2): also the children the SDK only creates
+    inside the block (``langsmith.evaluation`` logs a target's failure with its traceback), through the
+    handlers their records reach (the root logger's, or Python's last-resort handler)."""
     logger = logging.getLogger(name)
-    only = _OneLine()
+    only = _OneLine(name)
     loggers = [logger] + [
         logging.getLogger(other) for other in list(logging.root.manager.loggerDict) if other.startswith(name + ".")
     ]
-    for each in loggers:
+    handlers = [*logging.root.handlers, *([logging.lastResort] if logging.lastResort is not None else [])]
+    for each in [*loggers, *handlers]:
         each.addFilter(only)
     try:
         yield
     finally:
-        for each in loggers:
+        for each in [*loggers, *handlers]:
             each.removeFilter(only)
 
 

@@ -16,9 +16,11 @@ from rich.console import Console
 
 from graphs.evaluation import graph
 from graphs.evaluation_context import EvaluationContext
+from wtb.commands.exits import InfrastructureErrors
 from wtb.experiments import make_experiment_client, run_experiment
 from wtb.files import write_jsonl_atomic
-from wtb.runner import RESULT_FILE, evaluate_session, session_sort_key
+from wtb.runner import ERRORS_FILE, RESULT_FILE, evaluate_session, session_sort_key
+from wtb.runner.identity import candidate_identity
 from wtb.score_run import score_run
 from wtb.table import metric_table
 from wtb.tracing import context_settings
@@ -41,9 +43,10 @@ def run_langsmith_experiment(
         sessions: selected dataset lines.
         context: the ``EvaluationContext`` (model spec and settings; recorded as experiment metadata).
         dataset_path: the local dataset file (for scoring and metadata).
-        out: output folder: ``result.jsonl`` (every selected session, sorted by id), ``score.jsonl``,
-            ``metric.json``; written atomically. Unlike a local run, an experiment always runs every
-            selected session (it does not resume).
+        out: output folder: ``result.jsonl`` (every selected session with a record, sorted by id),
+            ``score.jsonl``, ``metric.json``, and ``errors.jsonl`` for the sessions that hit an
+            infrastructure error; written atomically. Unlike a local run, an experiment always runs
+            every selected session (it does not resume).
         langsmith_dataset: LangSmith dataset name.
         concurrency: sessions evaluated at once.
 
@@ -52,6 +55,9 @@ def run_langsmith_experiment(
 
     Raises:
         RuntimeError: LangSmith is not configured (no API key) or an API call failed.
+        InfrastructureErrors: some sessions hit infrastructure errors (a refused connection, a missing key,
+            HTTP 401/403/404, timeouts: the fault rule of docs/guides/faults.md), listed on stderr and in
+            ``errors.jsonl``, not scored (exit 3, after the others are written and scored).
     """
     if not (os.environ.get("LANGSMITH_API_KEY") or os.environ.get("LANGCHAIN_API_KEY")):
         raise RuntimeError(
@@ -69,9 +75,13 @@ def run_langsmith_experiment(
                 dataset_name=langsmith_dataset,
                 model=context.model,
                 run_session=run_session,
-                settings={**context_settings(context, exclude=("model",)), "dataset_file": str(dataset_path)},
+                settings={
+                    **context_settings(context, exclude=("model", *context.candidate.unapplied_settings)),
+                    "dataset_file": str(dataset_path),
+                },
                 client=client,
                 max_concurrency=concurrency,
+                candidate=candidate_identity(context),
             )
         finally:
             client.flush()
@@ -86,11 +96,26 @@ def run_langsmith_experiment(
     result_path = out / RESULT_FILE
     records = sorted(outcome.records.values(), key=lambda r: session_sort_key(r["id"]))
     write_jsonl_atomic(result_path, records)
+    errors = outcome.infrastructure_errors
+    if errors:
+        write_jsonl_atomic(out / ERRORS_FILE, errors)
+    else:
+        (out / ERRORS_FILE).unlink(missing_ok=True)
     _err.print(
         f"LangSmith experiment [bold]{outcome.experiment_name}[/bold] on dataset {langsmith_dataset!r}: "
         f"{len(outcome.upload.created)} example(s) uploaded, {len(outcome.upload.existing)} already there; "
         f"{len(records)} session(s) -> {result_path}"
     )
-    metric = score_run(dataset_path, result_path, out, tasks=tasks)
-    Console().print(metric_table(metric))
+    if records:
+        metric = score_run(dataset_path, result_path, out, tasks=tasks)
+        Console().print(metric_table(metric))
+    if errors:
+        lines = [
+            f"infrastructure errors in {len(errors)} sessions (not scored, no feedback; kept in {out / ERRORS_FILE}; "
+            "run the same command again for a new experiment):"
+        ]
+        lines += [f"  {entry['id']}: {entry['error']}" for entry in errors[:20]]
+        if len(errors) > 20:
+            lines.append(f"  ... and {len(errors) - 20} more (see {out / ERRORS_FILE})")
+        raise InfrastructureErrors(*lines)
     return result_path

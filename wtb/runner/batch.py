@@ -22,6 +22,7 @@ from wtb.files import atomic_write_text, dumps_line, write_json_atomic
 from wtb.runner.accounting import Prices, RunSummary, summary_json
 from wtb.runner.identity import (
     _check_run_identity,
+    check_models_seen,
     mixing_modes_message,
     run_settings,
     scoring_mode,
@@ -318,6 +319,8 @@ async def _run_locked(
                         outcome = await invoke(sessions[index], context, prices=prices)
                 else:
                     outcome = await invoke(sessions[index], context, prices=prices)
+                if outcome.record is not None:
+                    check_models_seen(outcome.record, out)  # a resumed graph: candidate whose model changed
                 writer.put(tagged(outcome, trial))  # the writer appends and reports it; this worker goes on
 
         from models.transport import http_clients  # the run's HTTP connection pools: sized to it, closed with it

@@ -4,6 +4,7 @@ the model name and the run's resolved settings, so that a resume never mixes res
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import json
 import os
@@ -44,22 +45,37 @@ def run_settings(context: EvaluationContext, extra: Mapping[str, Any] | None = N
 
     Returns:
         ``{context fields..., extra..., "project_version"}`` with credentials redacted (an API key in a
-        base URL, a secret-looking value); no API key is ever part of a context.
+        base URL, a secret-looking value); no API key is ever part of a context. The per-model settings
+        the candidate is not built with (``models.Candidate.unapplied_settings``: ``temperature`` and
+        ``base_url`` of a ``graph:`` candidate) are left out: the file records what applied
+        (docs/settings.md §7.8).
     """
-    return redact({**resolved_settings(context), **dict(extra or {}), "project_version": project_version()})
+    unapplied = _unapplied(context)
+    applied = {k: v for k, v in resolved_settings(context).items() if k not in unapplied}
+    return redact({**applied, **dict(extra or {}), "project_version": project_version()})
+
+
+def _unapplied(context: EvaluationContext) -> tuple[str, ...]:
+    """The context fields whose setting the run's candidate does not use (none when the spec cannot be resolved)."""
+    try:
+        return tuple(context.candidate.unapplied_settings)
+    except (ValueError, ImportError):
+        return ()
 
 
 def candidate_identity(context: EvaluationContext) -> dict[str, Any] | None:
     """What the results of a ``graph:`` candidate depend on beyond its spec (docs/evaluation.md §8.6).
 
     Returns:
-        ``{"spec", "source_sha256", "models", "declared_model", "context"?}``: the digest of the file
-        the spec names (``graph:PATH.py:ATTR``) or of the imported module's file; the names of the chat
-        models reachable from the graph (an agent factory's graph built around a stand-in tool:
-        :func:`models.providers.graph.chat_models_in`); the module's ``CANDIDATE_MODEL``; the repr of
-        the graph's default context. So an edited agent, or one whose model an environment variable
-        changed, never resumes the results of another. ``None`` for other providers, or when the
-        source cannot be read.
+        ``{"spec", "source_sha256", "models", "model_specs", "declared_model", "context"?}``: the digest
+        of the file the spec names (``graph:PATH.py:ATTR``) or of the imported module's file; the names
+        of the chat models reachable from the graph (an agent factory's graph built around a stand-in
+        tool: :func:`models.providers.graph.chat_models_in`) and their resolved specs (class, name,
+        sampling fields: :func:`models.providers.graph.chat_model_specs`); the module's
+        ``CANDIDATE_MODEL``; the repr of the graph's default context. So an edited agent, or one whose
+        model an environment variable changed, never resumes the results of another. ``None`` for other
+        providers, or when the source cannot be read. (A model built inside a node at run time is not
+        reachable: the models the records saw it call guard that case, :func:`check_models_seen`.)
     """
     candidate = context.candidate
     if candidate.provider != "graph":
@@ -82,11 +98,63 @@ def candidate_identity(context: EvaluationContext) -> dict[str, Any] | None:
         "spec": candidate.spec,
         "source_sha256": digest,
         "models": graph.chat_models_in(built),
+        "model_specs": graph.chat_model_specs(built),
         "declared_model": loaded.declared_model,
     }
     if context_default is not None:
         identity["context"] = redact(repr(context_default))
     return identity
+
+
+IDENTITY_KEYS = ("spec", "source_sha256", "models", "model_specs", "declared_model", "context")
+"""The keys of :func:`candidate_identity` compared on resume."""
+LATER_KEYS = ("model_specs",)
+"""Identity keys that ``run.json`` files of earlier versions lack: compared only when the file has them."""
+
+_models_before: contextvars.ContextVar[frozenset[str] | None] = contextvars.ContextVar(
+    "wtb_models_seen_before", default=None
+)
+
+
+def models_seen(result_path: Path) -> frozenset[str]:
+    """Every model the records of ``result_path`` say their ``graph:`` candidate was seen calling
+    (``candidate.models``, docs/evaluation.md §5.5); unreadable lines are skipped."""
+    seen: set[str] = set()
+    with contextlib.suppress(OSError), open(result_path, encoding="utf-8") as handle:
+        for line in handle:
+            if '"models"' not in line:
+                continue
+            with contextlib.suppress(ValueError):
+                candidate = json.loads(line).get("candidate")
+                models = candidate.get("models") if isinstance(candidate, dict) else None
+                if isinstance(models, list):
+                    seen.update(str(m) for m in models)
+    return frozenset(seen)
+
+
+def check_models_seen(record: Mapping[str, Any], where: Path | None = None) -> None:
+    """Refuse a new record of a resumed ``graph:`` run whose candidate called none of the models the folder's
+    earlier records saw it call (docs/evaluation.md §8.6): its model changed in a way the identity of
+    :func:`candidate_identity` cannot see (a model built inside a node from an environment variable).
+    A candidate that calls some models only for some sessions shares at least one with the earlier records.
+
+    Runs in the session workers of a run whose identity check (:func:`_check_run_identity`) found earlier
+    records (it sets what they saw, for the tasks it starts); elsewhere it does nothing.
+
+    Raises:
+        ValueError: naming the models then and now; the run stops (exit 1), this record is not written.
+    """
+    before = _models_before.get()
+    candidate = record.get("candidate")
+    now = candidate.get("models") if isinstance(candidate, Mapping) else None
+    if not before or not isinstance(now, list) or not now or before & {str(m) for m in now}:
+        return
+    folder = f"{where} holds" if where is not None else "the run folder holds"
+    raise ValueError(
+        f"{folder} results of the candidate {candidate.get('spec')} calling {', '.join(sorted(before))}, but it now "
+        f"calls {', '.join(map(str, now))} (session {record.get('id')}); resuming would mix them: use --overwrite "
+        "or another --out directory"
+    )
 
 
 def _shown(identity: Mapping[str, Any], keys: list[str]) -> str:
@@ -143,11 +211,12 @@ def _check_run_identity(
         )
     candidate = candidate_identity(context)
     known = recorded.get("candidate") if isinstance(recorded.get("candidate"), dict) else None
+    _models_before.set(models_seen(out / RESULT_FILE) if has_results and candidate else None)
     if has_results and known and candidate:
         changed = [
             key
-            for key in ("spec", "source_sha256", "models", "declared_model", "context")
-            if known.get(key) != candidate.get(key)
+            for key in IDENTITY_KEYS
+            if (key in known or key not in LATER_KEYS) and known.get(key) != candidate.get(key)
         ]
         if changed:
             raise ValueError(

@@ -158,8 +158,10 @@ def test_bad_langchain_specs():
 
 def test_base_url_refused_by_a_class_without_one(fake_integration, tmp_path, monkeypatch):
     module = fake_integration / "nobase_chat.py"
-    module.write_text(
-        "from langchain_core.language_models.fake_chat_models import FakeListChatModel as NoBase\n", encoding="utf-8"
+    module.write_text(  # buildable without arguments: check_model builds the chat model once
+        "from langchain_core.language_models.fake_chat_models import FakeListChatModel\n\n\n"
+        "class NoBase(FakeListChatModel):\n    responses: list = ['ok']\n",
+        encoding="utf-8",
     )
     langchain_chat.register_integration("nobase", "nobase_chat", "NoBase")
     try:
