@@ -41,6 +41,7 @@ from bench.terms import check_scoring_mode
 from wtb.files import (
     STREAM_LINES_FROM,
     atomic_write_text,
+    dumps_line,
     give_default_mode,
     line_chunks,
     named_os_error,
