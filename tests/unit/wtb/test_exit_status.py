@@ -167,9 +167,15 @@ def test_wtb_generate_tells_infrastructure_failures_from_results(
     )
     monkeypatch.setattr(command, "prepare_generation", lambda options: SimpleNamespace(kept=lambda: "kept"))
     monkeypatch.setattr(command, "run_generation", lambda run: summary)
+    import wtb.generation_audit as generation_audit
+
+    audited = SimpleNamespace(kept=succeeded)
+    monkeypatch.setattr(generation_audit, "audit_generation", lambda out, policy, reference: audited)
+    monkeypatch.setattr(generation_audit, "closing_line", lambda result: "audit: skipped")
+    options = SimpleNamespace(out="out", audit="drop", audit_reference=None)
     try:
         with exit_on_error():
-            command.generate(None)
+            command.generate(options)
     except typer.Exit as exc:
         assert exc.exit_code == status
     else:
