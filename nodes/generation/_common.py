@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import Any
@@ -73,6 +74,7 @@ async def ask_model(
     human: str,
     *,
     json_schema: dict[str, Any] | None = None,
+    temperature: float | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """Send one request to ``role``'s model and capture it.
 
@@ -86,9 +88,13 @@ async def ask_model(
             class sets ``supports_json_schema_grammar`` (the local llama.cpp server) gets it as
             ``response_format`` and samples only JSON of that shape, at most :data:`JSON_MAX_TOKENS`
             tokens; other models get the prompt only.
+        temperature: this request's sampling temperature instead of the context's (the checker
+            samples at 0, so the same output gets the same verdict).
 
     Returns:
-        ``(reply_text, call_record)``; the record is ``{"role", "task", "model", "request", "response"}``.
+        ``(reply_text, call_record)``; the record is ``{"role", "task", "model", "request", "response",
+        "seconds", "input_tokens", "output_tokens"}`` (wall seconds of the request, retries included,
+        and the reply's token counts, 0 when the provider reports none).
 
     The request goes through :func:`models.transport.request_with_retries` (the same
     retries, backoff and rate limit as the evaluation's candidate requests; the context's
@@ -105,7 +111,7 @@ async def ask_model(
     model = resolve_model(
         spec,
         ModelSettings(
-            temperature=context.temperature,
+            temperature=context.temperature if temperature is None else temperature,
             base_url=base_url,
             timeout=context.request_timeout,
             max_retries=0,
@@ -134,15 +140,18 @@ async def ask_model(
     listener = ROLE_REQUEST_LISTENER.get()
     if listener is not None:
         listener(state.session_id, role, task_index)
+    started = time.monotonic()
     reply = await request_with_retries(
         lambda: model.ainvoke(messages, config=config),
         policy,
         endpoint=base_url or spec,
         where={"role": role, "task": task_index},
     )
+    seconds = round(time.monotonic() - started, 3)
+    tokens_in, tokens_out = token_counts(reply)
     usage = current_usage()
     if usage is not None:
-        usage.add_tokens(*token_counts(reply))
+        usage.add_tokens(tokens_in, tokens_out)
     text = message_text(reply)
     record = {
         "role": role,
@@ -150,6 +159,9 @@ async def ask_model(
         "model": spec,
         "request": [{"role": "system", "content": system}, {"role": "user", "content": human}],
         "response": text,
+        "seconds": seconds,
+        "input_tokens": int(tokens_in or 0),
+        "output_tokens": int(tokens_out or 0),
     }
     sink = CAPTURED_CALLS.get()
     if sink is not None:
@@ -218,6 +230,22 @@ def actions_lines(nodes: Sequence[dict[str, Any]]) -> list[str]:
             f"{index} (step {node['step']}): {node['name']}({dumps(node.get('arguments') or {})}) -> {dumps(result)}"
         )
     return lines
+
+
+def conversation_texts(state: State) -> list[str]:
+    """Everything said so far in the session, as texts (docs/generation.md §2): the environment string,
+    each task's user message, and every node's arguments, result, question, reply and user answer."""
+    texts = [state.env_info]
+    for task in state.tasks:
+        texts.append(task.get("user_message") or "")
+        for node in task.get("nodes", []):
+            texts.append(dumps(node.get("arguments") or {}))
+            if node.get("observation") is not None:
+                observation = node["observation"]
+                texts.append(observation if isinstance(observation, str) else dumps(observation))
+            if node.get("user_input"):
+                texts.append(node["user_input"])
+    return texts
 
 
 def session_results(state: State) -> list[str]:

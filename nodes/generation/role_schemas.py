@@ -87,6 +87,8 @@ def _call_schema(function: Mapping[str, Any]) -> dict[str, Any]:
     arguments = grammar_safe_schema(parameters) if isinstance(parameters, Mapping) else {}
     if arguments.get("type") != "object":
         arguments = {"type": "object"}
+    if arguments.get("properties"):
+        arguments = {**arguments, "additionalProperties": False}  # only the tool's parameters
     return {
         "type": "object",
         "properties": {
@@ -183,8 +185,8 @@ def planner_schema(
     return {
         "type": "object",
         "properties": {
-            "thought": {"type": "string"},
-            "plan": {"type": "string"},
+            "thought": {"type": "string", "maxLength": 160},
+            "plan": {"type": "string", "maxLength": 120},
             "actions": {
                 "type": "array",
                 "items": {"anyOf": choices},
