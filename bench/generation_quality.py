@@ -69,7 +69,7 @@ _META = {
     "en": [(re.compile(p, re.IGNORECASE), why) for p, why in _META_EN],
     "zh": [(re.compile(p, re.IGNORECASE), why) for p, why in (*_META_ZH, *_META_EN)],
 }
-_CONCRETE = re.compile(r"\d|\"[^\"]+\"|'[^'\s][^']*'|“[^”]+”|「[^」]+」|《[^》]+》|(?<=[\w,;:] )[A-Z][\w.-]+")
+_CONCRETE = re.compile(r"\d|\"[^\"]+\"|'[^'\s][^']*'|“[^”]+”|「[^」]+」|《[^》]+》|(?<=[\w,;:] )[A-Z][a-z][\w.-]*")
 
 _PLACEHOLDERS = {
     "example", "sample", "string", "value", "placeholder", "text", "word", "name", "test", "foo", "bar",
@@ -91,14 +91,14 @@ def described(functions: Iterable[Mapping[str, Any]]) -> list[str]:
 
 def placeholder_problem(value: Any, descriptions: Sequence[str] = ()) -> str:
     """Why ``value`` is no real value (``""`` = it is one; docs/generation.md §9): a placeholder word
-    (``"example"``, ``"string"``, ...) or a copy of a description (8 characters or more found in one
-    of ``descriptions``, lower-cased)."""
+    (``"example"``, ``"string"``, ...) or a copy of a description (a phrase of several words, 12
+    characters or more, found in one of ``descriptions``, lower-cased)."""
     if not isinstance(value, str):
         return ""
     text = value.strip().strip(".").lower()
     if text in _PLACEHOLDERS:
         return "is a placeholder, not a real value: choose a real one"
-    if len(text) >= 8 and any(text in d for d in descriptions):
+    if " " in text and len(text) >= 12 and any(text in d for d in descriptions):
         return "copies the description, not a real value: choose a real one (a real word, city, name or date)"
     return ""
 

@@ -93,8 +93,9 @@ async def ask_model(
 
     Returns:
         ``(reply_text, call_record)``; the record is ``{"role", "task", "model", "request", "response",
-        "seconds", "input_tokens", "output_tokens"}`` (wall seconds of the request, retries included,
-        and the reply's token counts, 0 when the provider reports none).
+        "seconds", "input_tokens", "output_tokens", "grammar"}`` (wall seconds of the request, retries
+        included; the reply's token counts, 0 when the provider reports none; whether the schema
+        constrained the sampling).
 
     The request goes through :func:`models.transport.request_with_retries` (the same
     retries, backoff and rate limit as the evaluation's candidate requests; the context's
@@ -117,7 +118,8 @@ async def ask_model(
             max_retries=0,
         ),
     )
-    if json_schema is not None and getattr(model, "supports_json_schema_grammar", False):
+    grammar = json_schema is not None and bool(getattr(model, "supports_json_schema_grammar", False))
+    if grammar:
         # The grammar fixes the shape but not the length of free-text fields: a token cap keeps a
         # rambling small model from spending minutes on one "thought" (a cut reply is a rejection).
         model = model.bind(response_format={"type": "json_object", "schema": json_schema}, max_tokens=JSON_MAX_TOKENS)
@@ -162,6 +164,7 @@ async def ask_model(
         "seconds": seconds,
         "input_tokens": int(tokens_in or 0),
         "output_tokens": int(tokens_out or 0),
+        "grammar": grammar,
     }
     sink = CAPTURED_CALLS.get()
     if sink is not None:

@@ -31,6 +31,7 @@ from nodes.generation._common import (
     conversation_lines,
     conversation_texts,
     current_task,
+    dumps,
     entry_id,
     fail,
     labels,
@@ -74,8 +75,8 @@ def focus_tools(state: State, layer: int) -> tuple[list[dict[str, Any]], str]:
 def _detail_names(function: dict[str, Any], missing: str = "") -> list[str]:
     parameters = function.get("parameters") or {}
     properties = parameters.get("properties") or {}
-    names = [r for r in parameters.get("required") or [] if r in properties] or list(properties)[:2]
-    return [n for n in names if n != missing]
+    names = [r for r in parameters.get("required") or [] if r in properties and r != missing]
+    return names or [n for n in properties if n != missing][:1]
 
 
 def _detail_schema(schema: Any) -> dict[str, Any]:
@@ -139,6 +140,35 @@ def goal_text(state: State, functions: Sequence[dict[str, Any]], missing: str, l
     if missing:
         text += " " + Template(goals["leave_out"]).substitute(missing=missing)
     return text
+
+
+def stated_values(details: Any) -> list[str]:
+    """The detail values a message must contain, as text (strings of at most 60 characters and numbers;
+    booleans and empty values are left out), in order, without repeats."""
+    out = []
+    for _path, value in leaves(details):
+        if isinstance(value, bool) or value in (None, ""):
+            continue
+        text = value.strip() if isinstance(value, str) else as_text(value)
+        if text and len(text) <= 60:
+            out.append(text)
+    return list(dict.fromkeys(out))
+
+
+def _escape(text: str) -> str:
+    return "".join(f"\\{c}" if c in "\\.^$*+?()[]{}|-/" else c for c in text)
+
+
+def message_schema(values: Sequence[str]) -> dict[str, Any]:
+    """Schema of a user message that must contain ``values`` in order: ``{"message"}`` whose string
+    ``pattern`` is ``.*v1.*v2.*`` (the values escaped), for grammar-constrained sampling."""
+    pattern = "^[^\\n]*" + "[^\\n]*".join(_escape(v) for v in values) + "[^\\n]*$"
+    return {
+        "type": "object",
+        "properties": {"message": {"type": "string", "pattern": pattern}},
+        "required": ["message"],
+        "additionalProperties": False,
+    }
 
 
 def read_message(raw: str) -> tuple[str, Any]:
@@ -224,15 +254,10 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         vague, layer, strategy, kind = False, 0, "", "open"
         functions, missing = focus_tools(state, 0)
         schema = user_schema(functions, missing)
-        system = render(
-            "user_open.md",
-            state.language,
-            env_info=env_info,
-            task_kind=task_kind(state, 0),
-            goal=goal_text(state, functions, missing, 0),
-        )
-        # The closing cue matters for small models, which otherwise continue the last thing they read.
-        human = names["open_cue"]
+        system = render("user_open.md", state.language, env_info=env_info, task_kind=task_kind(state, 0))
+        # What the user wants comes last, then the closing cue: small models follow the last thing they
+        # read (the example of the system prompt otherwise).
+        human = goal_text(state, functions, missing, 0) + "\n\n" + names["open_cue"]
     else:
         vague, layer, kind = False, len(state.tasks), "next"
         strategy = state.strategies[layer] if layer < len(state.strategies) and state.strategies[layer] else "partial"
@@ -243,10 +268,9 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             state.language,
             env_info=env_info,
             task_kind=task_kind(state, layer),
-            goal=goal_text(state, functions, missing, layer),
             strategy=fragments(state.language)["strategies"][strategy],
         )
-        human = conversation + "\n" + names["next_cue"]
+        human = conversation + "\n" + goal_text(state, functions, missing, layer) + "\n\n" + names["next_cue"]
 
     earlier = conversation_texts(state) if kind == "next" else []
     calls, entries, text, problems = [], [], "", []
@@ -273,6 +297,18 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         problems = message_problems(
             state, text, details, kind=kind, missing=missing, earlier=earlier, functions=functions
         )
+        unstated = stated_values(details) if record.get("grammar") and details is not None else []
+        if problems and unstated and all(p.startswith("the message does not state") for p in problems):
+            # A small model often drops its own values from the message: one more request, whose
+            # grammar makes the message contain them (in order), repairs that.
+            repair = f"{human}\n\n{names['user_values']}: {dumps(details)}"
+            raw, record = await ask_model("user", state, runtime, system, repair, json_schema=message_schema(unstated))
+            calls.append(record)
+            text = read_message(raw)[0]
+            entries[-1] = {**entries[-1], "content": text, "repaired": True}
+            problems = message_problems(
+                state, text, details, kind=kind, missing=missing, earlier=earlier, functions=functions
+            )
         if not problems:
             break
         entries.append(

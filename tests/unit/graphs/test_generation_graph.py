@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench.args import check_arguments, float_to_number
-from bench.generation import load_tool_lists, oracle_responses, plan_sessions, streamline
+from bench.generation import load_tool_lists, oracle_responses, plan_sessions
 from bench.paths import PathTracker
 from bench.schema import Session
 from graphs.generation import build, graph
@@ -487,3 +487,58 @@ def test_role_request_listener_sees_every_request(tool_lists_en, tmp_path):
     assert heard[:2] == [(plan.key, "user", 0), (plan.key, "planner", 0)]
     assert [(role, task) for _, role, task in heard] == [(c["role"], c["task"]) for c in outcome.state["calls"]]
     assert {task for _, _, task in heard} == {0, 1}
+
+
+def test_live_transcript_is_written_as_the_session_runs(tool_lists_en, tmp_path):
+    """docs/generation.md §7: an interrupted or failing session leaves its transcript so far, with timings."""
+    plan = _single_tool_plan(tool_lists_en)
+    script = _single_tool_script(plan)
+    script["agent"] = []  # the script runs dry at the final reply: the session stops there
+    file = tmp_path / "script.json"
+    file.write_text(json.dumps(script), encoding="utf-8")
+    live = tmp_path / "transcripts" / f"{plan.key}.jsonl"
+    outcome = asyncio.run(generate_session(plan, scripted_context(file), live=live))
+    assert outcome.status == "failed"
+    lines = [json.loads(line) for line in live.read_text(encoding="utf-8").splitlines()]
+    entries = [line for line in lines if line["line"] == "entry"]
+    assert [e["role"] for e in entries] == ["user", "planner", "checker", "tool", "checker", "planner", "checker"]
+    assert [e["id"] for e in entries] == [e["id"] for e in outcome.state["transcript"]]
+    calls = [line for line in lines if line["line"] == "call"]
+    assert [c["role"] for c in calls] == [c["role"] for c in outcome.state["calls"]]
+    assert all(set(c) == {"line", "t", "role", "task", "seconds", "input_tokens", "output_tokens"} for c in calls)
+    assert lines[-1]["line"] == "end" and lines[-1]["status"] == "failed"
+    assert lines[-1]["reason"].startswith("ScriptExhausted")
+    times = [line["t"] for line in lines]
+    assert times == sorted(times)
+    # the yield table of the session: one accepted output per role, the last answer decision unjudged by the agent
+    assert outcome.yields["planner"]["attempts"] == 2 and outcome.yields["planner"]["accepted"] == 2
+    assert outcome.yields["tool_checker"] == {**outcome.yields["tool_checker"], "attempts": 1, "accepted": 1}
+
+
+def test_manifest_has_the_yield_table_and_the_quality_check(tool_lists_en, tmp_path):
+    plans = plan_sessions(tool_lists_en, [("ST",), ("ST",)], seed=21)
+    failing = _single_tool_script(plans[0])
+    bad = copy.deepcopy(failing["planner"][0])
+    bad["actions"][0]["name"] = "getTheMoon"
+    failing["planner"] = [bad, *failing["planner"]]
+    failing["user"] = ["Thank you for providing the tools.", *failing["user"]]
+    script = {"sessions": {plans[0].key: failing, plans[1].key: _single_tool_script(plans[1])}}
+    file = tmp_path / "script.json"
+    file.write_text(json.dumps(script), encoding="utf-8")
+    out = tmp_path / "out"
+    summary = asyncio.run(run_batch(plans, scripted_context(file), out, concurrency=1))
+    assert (summary.succeeded, summary.failed) == (2, 0)
+    manifest = json.loads((out / "manifest.json").read_text())
+    table = manifest["yield"]
+    assert table["user"]["attempts"] == 3 and table["user"]["reasons"] == {"not the user's voice": 1}
+    assert table["planner"]["attempts"] == 5 and table["planner"]["reasons"] == {"unknown tool": 1}
+    assert table["checker"]["reasons"] == {"rules: unknown tool": 1}
+    assert table == summary.yields
+    assert manifest["quality"] == summary.quality
+    # the scripted messages state every value, in the user's voice
+    assert manifest["quality"] == {"sessions": 2, "passing": 2, "voice": 0, "values": 0, "concrete": 0}
+    assert [s["quality"] for s in manifest["sessions"]] == [{"ok": True, "voice": [], "values": [], "concrete": []}] * 2
+    assert all((out / "transcripts" / f"{p.key}.jsonl").is_file() for p in plans)
+    # a resumed run reads each session's yield from outcome.json
+    again = asyncio.run(run_batch(plans, scripted_context(file), out, concurrency=1))
+    assert again.reused == 2 and again.yields == summary.yields

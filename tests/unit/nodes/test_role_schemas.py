@@ -194,7 +194,7 @@ class _GrammarModel(BaseChatModel):
             else "tool"
             if system.startswith("You simulate")
             else "user"
-            if system.startswith("You play")
+            if system.startswith("You write the first") or system.startswith("You write the next")
             else "agent"
         )
         self.seen.append((role, kwargs))
@@ -235,13 +235,14 @@ def test_ask_model_binds_the_schema_for_grammar_models_only(monkeypatch):
         "tool",
         "checker",
         "planner",
-        "checker",
         "agent",
-    ]
-    assert formats["user"] is None and formats["agent"] is None
+    ]  # the answer step is the rules' call alone: the checker model judges calls and results
+    assert formats["agent"] is None
+    assert formats["user"]["type"] == "json_object"
+    assert formats["user"]["schema"]["required"] == ["details", "message"]
     caps = {role: kwargs.get("max_tokens") for role, kwargs in _GrammarModel.seen}
     assert caps == {
-        "user": None,
+        "user": JSON_MAX_TOKENS,
         "agent": None,
         "planner": JSON_MAX_TOKENS,
         "checker": JSON_MAX_TOKENS,
@@ -267,7 +268,7 @@ def test_models_without_grammar_support_get_the_prompt_only(monkeypatch):
     context = Context(models=dict.fromkeys(("user", "planner", "tool", "agent", "checker"), spec))
     outcome = asyncio.run(generate_session(plan_sessions([[WEATHER]], [("ST",)], seed=3)[0], context))
     assert outcome.status == "done", outcome.reason
-    assert len(_GrammarModel.seen) == 8
+    assert len(_GrammarModel.seen) == 7
     assert all("response_format" not in kwargs for _, kwargs in _GrammarModel.seen)
 
 
