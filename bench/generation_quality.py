@@ -147,14 +147,37 @@ def _function(tools: Any, name: str) -> Mapping[str, Any]:
     return {}
 
 
+_OFFERED = re.compile(
+    r"['\"“‘]([^'\"”’]{1,40})['\"”’]"
+    r"|(?:default(?: value)?(?: is|:)?|e\.g\.,?|such as|for example,?|like)\s+([\w.+-]{1,30}(?:(?:,| or| and|/) ?[\w.+-]{1,30}){0,8})",
+    re.IGNORECASE,
+)
+
+
+def described_options(description: Any) -> list[str]:
+    """Values a parameter's description offers: quoted ones (``'JSON'``) and those after "default",
+    "e.g.", "such as", "for example", "like" (``such as en, zh or fr`` gives ``en``, ``zh``, ``fr``)."""
+    out: list[str] = []
+    for quoted, listed in _OFFERED.findall(description if isinstance(description, str) else ""):
+        if quoted:
+            out.append(quoted.strip())
+        for item in re.split(r",| or | and |/", listed or ""):
+            if item.strip():
+                out.append(item.strip())
+    return out
+
+
 def schema_offers(parameters: Any) -> list[Any]:
-    """Values a tool's parameter schema offers itself: every ``enum`` member and ``default`` inside it."""
+    """Values a tool's parameter schema offers itself: every ``enum`` member and ``default`` inside it,
+    and the values the parameters' descriptions offer (:func:`described_options`)."""
     out: list[Any] = []
     if isinstance(parameters, Mapping):
         if isinstance(parameters.get("enum"), list):
             out += [v for v in parameters["enum"] if not isinstance(v, (dict, list))]
         if "default" in parameters and not isinstance(parameters["default"], (dict, list)):
             out.append(parameters["default"])
+        if isinstance(parameters.get("type"), str) and isinstance(parameters.get("description"), str):
+            out += described_options(parameters["description"])
         for value in parameters.values():
             if isinstance(value, (Mapping, list)):
                 out += schema_offers(value)

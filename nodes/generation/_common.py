@@ -192,8 +192,12 @@ def labels(state: State) -> dict[str, str]:
     return fragments(state.language)["labels"]
 
 
-def tools_block(tools: Sequence[dict[str, Any]], *, full: bool = True) -> str:
-    """The tool list for a prompt: full specs, or ``name: description`` lines when ``full`` is false."""
+def tools_block(tools: Sequence[dict[str, Any]], *, full: bool = True, compact: bool = False) -> str:
+    """The tool list for a prompt: full specs (JSON), ``compact`` lines (``- name(param*: type, enum
+    [...]; ...): description``, ``*`` = required; about a third shorter, so a small local model reads
+    it faster), or ``name: description`` lines when ``full`` is false."""
+    if compact:
+        return "\n".join(_compact_tool(t.get("function", t)) for t in tools)
     if full:
         return dumps([t.get("function", t) for t in tools])
     lines = []
@@ -201,6 +205,22 @@ def tools_block(tools: Sequence[dict[str, Any]], *, full: bool = True) -> str:
         function = tool.get("function", tool)
         lines.append(f"- {function.get('name')}: {function.get('description', '')}")
     return "\n".join(lines)
+
+
+def _compact_tool(function: dict[str, Any]) -> str:
+    parameters = function.get("parameters") or {}
+    properties = parameters.get("properties") or {}
+    required = set(parameters.get("required") or [])
+    parts = []
+    for name, schema in properties.items() if isinstance(properties, dict) else []:
+        schema = schema if isinstance(schema, dict) else {}
+        text = f"{name}{'*' if name in required else ''}: {schema.get('type', 'any')}"
+        if isinstance(schema.get("enum"), list):
+            text += f" one of {dumps(schema['enum'])}"
+        if schema.get("description"):
+            text += f" ({str(schema['description']).strip()})"
+        parts.append(text)
+    return f"- {function.get('name')}({'; '.join(parts)}): {str(function.get('description') or '').strip()}"
 
 
 def conversation_lines(state: State, *, include_current: bool = True) -> list[str]:

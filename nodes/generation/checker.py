@@ -33,7 +33,6 @@ from graphs.generation_state import CheckerVerdict, State
 from nodes.generation._common import (
     actions_lines,
     ask_model,
-    conversation_lines,
     conversation_texts,
     current_task,
     dumps,
@@ -42,7 +41,6 @@ from nodes.generation._common import (
     replace_current,
     role_spec,
     section,
-    session_results,
     tools_block,
 )
 from nodes.generation.role_schemas import CHECKER_SCHEMA
@@ -84,12 +82,19 @@ def apply_decision(task: dict[str, Any], decision: dict[str, Any], step: int) ->
 
 
 def _model_request(state: State, pending: dict[str, Any]) -> tuple[str, str]:
+    # Only what the model judges (do the calls fit the request, are the results realistic): the tools
+    # named in the proposal or the calls, the current request and its actions; the rules have checked
+    # everything else, and a short prompt is a fast one on a small local model.
     names = labels(state)
     task = state.tasks[-1]
     rule = fragments(state.language)["planner_rules"][task["layer_type"]]
+    if pending["kind"] == "decision":
+        used = {a.get("name") for a in (pending.get("decision") or {}).get("actions") or []}
+    else:
+        used = {n["name"] for n in pending_calls(task)}
+    tools = [t for t in state.tools if t.get("function", t).get("name") in used]
     parts = [
-        section(names["tools"], tools_block(state.tools), names["none"]),
-        section(names["conversation"], conversation_lines(state, include_current=False), names["none"]),
+        section(names["tools"], tools_block(tools, compact=True), names["none"]),
         section(names["current_request"], task["user_message"], names["none"]),
         section(names["actions"], actions_lines(task["nodes"]), names["none"]),
     ]
@@ -101,7 +106,6 @@ def _model_request(state: State, pending: dict[str, Any]) -> tuple[str, str]:
         calls = [{"name": n["name"], "arguments": n["arguments"]} for n in pending_calls(task)]
         parts.append(section(names["calls"], dumps(calls), names["none"]))
         parts.append(section(names["results"], dumps(pending["results"]), names["none"]))
-        parts.insert(1, section(names["earlier_results"], session_results(state), names["none"]))
     return system, "\n".join(parts)
 
 

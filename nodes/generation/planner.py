@@ -34,7 +34,7 @@ def planner_request(state: State) -> tuple[str, str]:
     rule = fragments(state.language)["planner_rules"][task["layer_type"]]
     system = render("planner.md", state.language, env_info=state.env_info, task_rule=rule)
     parts = [
-        section(names["tools"], tools_block(state.tools), names["none"]),
+        section(names["tools"], tools_block(state.tools, compact=True), names["none"]),
         section(names["conversation"], conversation_lines(state, include_current=False), names["none"]),
         section(names["current_request"], task["user_message"], names["none"]),
         section(names["actions"], actions_lines(task["nodes"]), names["none"]),

@@ -26,6 +26,10 @@ from typing import Any
 from bench.generation_checks import MAX_CALLS_PER_STEP
 from bench.terms import ASK_USER, PREPARE_TO_ANSWER
 
+MT_STEP_CALLS = min(3, MAX_CALLS_PER_STEP)
+"""Most calls the planner grammar lets one multi-tool step hold (a task needs two or three; a small model
+left to six repeats itself up to the token cap)."""
+
 _JSON_TYPES = {"string", "number", "integer", "boolean", "array", "object", "null"}
 _TYPE_ALIASES = {
     "float": "number",
@@ -130,7 +134,7 @@ def planner_schema(
     following the tool's parameters, ``depends_on`` integers), ``ask_user_for_required_parameters``
     (``tool_name`` one of the tools, ``missing_required_parameters`` a non-empty string list) or
     ``prepare_to_answer`` (``answer_type`` ``chat`` for a chat task, else ``tool``). ``actions``
-    holds 1 item, or up to ``MAX_CALLS_PER_STEP`` for a multi-tool (``MT``) task. The grammar thus
+    holds 1 item, or up to :data:`MT_STEP_CALLS` for a multi-tool (``MT``) task. The grammar thus
     mirrors the rule checker; which tool, which values, and the words are the model's.
 
     Returns:
@@ -191,7 +195,7 @@ def planner_schema(
                 "type": "array",
                 "items": {"anyOf": choices},
                 "minItems": 1,
-                "maxItems": MAX_CALLS_PER_STEP if layer_type == "MT" and "call" in kinds else 1,
+                "maxItems": MT_STEP_CALLS if layer_type == "MT" and "call" in kinds else 1,
             },
         },
         "required": ["thought", "plan", "actions"],
