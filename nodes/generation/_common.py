@@ -75,6 +75,7 @@ async def ask_model(
     *,
     json_schema: dict[str, Any] | None = None,
     temperature: float | None = None,
+    max_tokens: int | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """Send one request to ``role``'s model and capture it.
 
@@ -90,6 +91,8 @@ async def ask_model(
             tokens; other models get the prompt only.
         temperature: this request's sampling temperature instead of the context's (the checker
             samples at 0, so the same output gets the same verdict).
+        max_tokens: the reply's token cap on a model with grammar support (default
+            :data:`JSON_MAX_TOKENS` with a schema, none without); other models get no cap.
 
     Returns:
         ``(reply_text, call_record)``; the record is ``{"role", "task", "model", "request", "response",
@@ -122,7 +125,11 @@ async def ask_model(
     if grammar:
         # The grammar fixes the shape but not the length of free-text fields: a token cap keeps a
         # rambling small model from spending minutes on one "thought" (a cut reply is a rejection).
-        model = model.bind(response_format={"type": "json_object", "schema": json_schema}, max_tokens=JSON_MAX_TOKENS)
+        model = model.bind(
+            response_format={"type": "json_object", "schema": json_schema}, max_tokens=max_tokens or JSON_MAX_TOKENS
+        )
+    elif max_tokens and getattr(model, "supports_json_schema_grammar", False):
+        model = model.bind(max_tokens=max_tokens)
     messages = [SystemMessage(content=system), HumanMessage(content=human)]
     trace_meta = generation_node_metadata(state, role)
     annotate_current_run(trace_meta)  # task/step metadata on the role node's trace run

@@ -204,7 +204,7 @@ def planner_schema(
 
 CHECKER_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"verdict": {"enum": ["accept", "reject"]}, "reason": {"type": "string"}},
+    "properties": {"verdict": {"enum": ["accept", "reject"]}, "reason": {"type": "string", "maxLength": 200}},
     "required": ["verdict", "reason"],
 }
 """Schema of a checker verdict."""

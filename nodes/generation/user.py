@@ -42,6 +42,10 @@ from nodes.generation.role_schemas import grammar_safe_schema
 from prompts import fragments, render
 
 
+USER_MAX_TOKENS = 200
+"""Token cap of a user message (its JSON details included) on the local model."""
+
+
 def task_kind(state: State, layer: int) -> str:
     """Description of the task the user must write for ``layer`` (type, and MT variant; docs/generation.md)."""
     layer_type = state.layer_types[layer]
@@ -278,7 +282,9 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         request = human
         if problems:
             request = f"{human}\n\n{names['user_feedback']}: {'; '.join(problems)}"
-        raw, record = await ask_model("user", state, runtime, system, request, json_schema=schema)
+        raw, record = await ask_model(
+            "user", state, runtime, system, request, json_schema=schema, max_tokens=USER_MAX_TOKENS
+        )
         calls.append(record)
         text, details = read_message(raw) if schema is not None else (plain_text(raw), None)
         entries.append(

@@ -100,7 +100,7 @@ def test_planner_schema_follows_what_the_rules_allow():
         "answer_type": {"const": "chat"}
     }
     assert _names(planner_schema([WEATHER], "MT")) == ["getWeather"]
-    assert planner_schema([WEATHER], "MT")["properties"]["actions"]["maxItems"] == 6
+    assert planner_schema([WEATHER], "MT")["properties"]["actions"]["maxItems"] == 3  # MT_STEP_CALLS
     assert _names(planner_schema([WEATHER], "MT", [CALL, CALL])) == ["getWeather", "prepare_to_answer"]
     assert planner_schema([WEATHER], "MT", [CALL, CALL])["properties"]["actions"]["maxItems"] == 6
     ask = planner_schema([WEATHER, NEWS], "CQ")
