@@ -153,7 +153,7 @@ def stated_values(details: Any) -> list[str]:
     for _path, value in leaves(details):
         if isinstance(value, bool) or value in (None, ""):
             continue
-        text = value.strip() if isinstance(value, str) else as_text(value)
+        text = value.strip(" ,.;") if isinstance(value, str) else as_text(value)
         if text and len(text) <= 60:
             out.append(text)
     return list(dict.fromkeys(out))
@@ -165,8 +165,10 @@ def _escape(text: str) -> str:
 
 def message_schema(values: Sequence[str]) -> dict[str, Any]:
     """Schema of a user message that must contain ``values`` in order: ``{"message"}`` whose string
-    ``pattern`` is ``.*v1.*v2.*`` (the values escaped), for grammar-constrained sampling."""
-    pattern = "^[^\\n]*" + "[^\\n]*".join(_escape(v) for v in values) + "[^\\n]*$"
+    ``pattern`` is ``^G v1 G v2 G$`` (the values escaped; ``G`` at most 80 characters of plain text,
+    so the message ends), for grammar-constrained sampling."""
+    gap = '[^\\n"\\\\]{0,80}'  # a short stretch of plain text (bounded: the message must end)
+    pattern = "^" + gap + gap.join(_escape(v) for v in values) + gap + "$"
     return {
         "type": "object",
         "properties": {"message": {"type": "string", "pattern": pattern}},
@@ -184,6 +186,8 @@ def read_message(raw: str) -> tuple[str, Any]:
         value = None
     if isinstance(value, dict) and isinstance(value.get("message"), str):
         return value["message"].strip(), value.get("details")
+    if raw.lstrip().startswith('{"'):  # JSON cut off at the token cap: no message
+        return "", None
     return plain_text(raw), None
 
 
@@ -203,11 +207,12 @@ def message_problems(
     a detail value the message (with the ``earlier`` conversation) does not state; the ``missing``
     parameter given after all."""
     if not text:
-        return ["empty user message"]
+        return ["empty user message (or one too long and cut off): write one or two short sentences"]
     problems = [f"the message {why}" for why in voice_problems(text, state.language, opening=kind != "answer")]
     if details is not None:
         context = CallContext([*earlier, text])
         descriptions = described(functions)
+        unstated = []
         for path, value in leaves(details):
             placeholder = placeholder_problem(value, descriptions)
             if isinstance(value, str) and not value.strip():
@@ -215,7 +220,9 @@ def message_problems(
             elif placeholder:
                 problems.append(f"details {path} = {as_text(value)[:60]} {placeholder}")
             elif not context.knows(value):
-                problems.append(f"the message does not state {path} = {as_text(value)[:60]}: mention it")
+                unstated.append(dumps(value.strip() if isinstance(value, str) else value))
+        if unstated:
+            problems.append(f"the message does not state {', '.join(unstated)}: write it so that it names them")
         if missing and isinstance(details, dict) and details.get(missing) not in (None, ""):
             problems.append(f"leave out {missing}: the assistant must ask for it")
     return problems

@@ -102,7 +102,7 @@ def test_planner_schema_follows_what_the_rules_allow():
     assert _names(planner_schema([WEATHER], "MT")) == ["getWeather"]
     assert planner_schema([WEATHER], "MT")["properties"]["actions"]["maxItems"] == 3  # MT_STEP_CALLS
     assert _names(planner_schema([WEATHER], "MT", [CALL, CALL])) == ["getWeather", "prepare_to_answer"]
-    assert planner_schema([WEATHER], "MT", [CALL, CALL])["properties"]["actions"]["maxItems"] == 6
+    assert planner_schema([WEATHER], "MT", [CALL, CALL])["properties"]["actions"]["maxItems"] == 3
     ask = planner_schema([WEATHER, NEWS], "CQ")
     assert _names(ask) == ["getWeather", "getNews", "ask_user_for_required_parameters"]
     assert ask["properties"]["actions"]["items"]["anyOf"][2]["properties"]["arguments"]["properties"]["tool_name"] == {
