@@ -25,7 +25,6 @@ from nodes.generation._common import (
 )
 from prompts import fragments, render
 
-
 AGENT_MAX_TOKENS = 200
 """Token cap of the assistant's question or reply on the local model (a few sentences; a small model
 otherwise rambles for minutes)."""

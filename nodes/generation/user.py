@@ -41,7 +41,6 @@ from nodes.generation._common import (
 from nodes.generation.role_schemas import grammar_safe_schema
 from prompts import fragments, render
 
-
 USER_MAX_TOKENS = 200
 """Token cap of a user message (its JSON details included) on the local model."""
 

@@ -17,6 +17,7 @@ from bench.generation import plan_sessions
 from graphs.generation_context import Context
 from models import _registry
 from nodes.generation._common import JSON_MAX_TOKENS
+from nodes.generation.agent import AGENT_MAX_TOKENS
 from nodes.generation.role_schemas import (
     CHECKER_SCHEMA,
     allowed_action_kinds,
@@ -24,6 +25,7 @@ from nodes.generation.role_schemas import (
     planner_schema,
     tool_results_schema,
 )
+from nodes.generation.user import USER_MAX_TOKENS
 from wtb.runner.generation import generate_session
 
 WEATHER = {
@@ -242,8 +244,8 @@ def test_ask_model_binds_the_schema_for_grammar_models_only(monkeypatch):
     assert formats["user"]["schema"]["required"] == ["details", "message"]
     caps = {role: kwargs.get("max_tokens") for role, kwargs in _GrammarModel.seen}
     assert caps == {
-        "user": JSON_MAX_TOKENS,
-        "agent": None,
+        "user": USER_MAX_TOKENS,
+        "agent": AGENT_MAX_TOKENS,
         "planner": JSON_MAX_TOKENS,
         "checker": JSON_MAX_TOKENS,
         "tool": JSON_MAX_TOKENS,
