@@ -145,37 +145,6 @@ def goal_text(state: State, functions: Sequence[dict[str, Any]], missing: str, l
     return text
 
 
-def stated_values(details: Any) -> list[str]:
-    """The detail values a message must contain, as text (strings of at most 60 characters and numbers;
-    booleans and empty values are left out), in order, without repeats."""
-    out = []
-    for _path, value in leaves(details):
-        if isinstance(value, bool) or value in (None, ""):
-            continue
-        text = value.strip(" ,.;") if isinstance(value, str) else as_text(value)
-        if text and len(text) <= 60:
-            out.append(text)
-    return list(dict.fromkeys(out))
-
-
-def _escape(text: str) -> str:
-    return "".join(f"\\{c}" if c in "\\.^$*+?()[]{}|-/" else c for c in text)
-
-
-def message_schema(values: Sequence[str]) -> dict[str, Any]:
-    """Schema of a user message that must contain ``values`` in order: ``{"message"}`` whose string
-    ``pattern`` is ``^G v1 G v2 G$`` (the values escaped; ``G`` at most 80 characters of plain text,
-    so the message ends), for grammar-constrained sampling."""
-    gap = '[^\\n"\\\\]{0,80}'  # a short stretch of plain text (bounded: the message must end)
-    pattern = "^" + gap + gap.join(_escape(v) for v in values) + gap + "$"
-    return {
-        "type": "object",
-        "properties": {"message": {"type": "string", "pattern": pattern}},
-        "required": ["message"],
-        "additionalProperties": False,
-    }
-
-
 def read_message(raw: str) -> tuple[str, Any]:
     """The user's message and details from the model's text: ``{"details", "message"}`` JSON, or plain
     text (details ``None``). Returns ``(message, details)``; the message may be ``""``."""
@@ -309,18 +278,6 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         problems = message_problems(
             state, text, details, kind=kind, missing=missing, earlier=earlier, functions=functions
         )
-        unstated = stated_values(details) if record.get("grammar") and details is not None else []
-        if problems and unstated and all(p.startswith("the message does not state") for p in problems):
-            # A small model often drops its own values from the message: one more request, whose
-            # grammar makes the message contain them (in order), repairs that.
-            repair = f"{human}\n\n{names['user_values']}: {dumps(details)}"
-            raw, record = await ask_model("user", state, runtime, system, repair, json_schema=message_schema(unstated))
-            calls.append(record)
-            text = read_message(raw)[0]
-            entries[-1] = {**entries[-1], "content": text, "repaired": True}
-            problems = message_problems(
-                state, text, details, kind=kind, missing=missing, earlier=earlier, functions=functions
-            )
         if not problems:
             break
         entries.append(
