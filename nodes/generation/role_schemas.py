@@ -101,6 +101,7 @@ def _call_schema(function: Mapping[str, Any]) -> dict[str, Any]:
             "depends_on": {"type": "array", "items": {"type": "integer", "minimum": 0}},
         },
         "required": ["name", "arguments", "depends_on"],
+        "additionalProperties": False,
     }
 
 
@@ -168,6 +169,7 @@ def planner_schema(
                     "depends_on": {"type": "array", "maxItems": 0},
                 },
                 "required": ["name", "arguments", "depends_on"],
+                "additionalProperties": False,
             }
         )
     if "answer" in kinds:
@@ -184,6 +186,7 @@ def planner_schema(
                     "depends_on": {"type": "array", "maxItems": 0},
                 },
                 "required": ["name", "arguments", "depends_on"],
+                "additionalProperties": False,
             }
         )
     return {
@@ -199,6 +202,7 @@ def planner_schema(
             },
         },
         "required": ["thought", "plan", "actions"],
+        "additionalProperties": False,
     }
 
 
@@ -206,6 +210,7 @@ CHECKER_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"verdict": {"enum": ["accept", "reject"]}, "reason": {"type": "string", "maxLength": 200}},
     "required": ["verdict", "reason"],
+    "additionalProperties": False,
 }
 """Schema of a checker verdict."""
 

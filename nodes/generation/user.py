@@ -140,8 +140,6 @@ def goal_text(state: State, functions: Sequence[dict[str, Any]], missing: str, l
     text = Template(goals["one" if len(functions) == 1 else "many"]).substitute(
         description=description, parameters=", ".join(dict.fromkeys(parameters)) or "-"
     )
-    if missing:
-        text += " " + Template(goals["leave_out"]).substitute(missing=missing)
     return text
 
 
