@@ -542,3 +542,22 @@ def test_manifest_has_the_yield_table_and_the_quality_check(tool_lists_en, tmp_p
     # a resumed run reads each session's yield from outcome.json
     again = asyncio.run(run_batch(plans, scripted_context(file), out, concurrency=1))
     assert again.reused == 2 and again.yields == summary.yields
+
+
+def test_a_user_message_in_the_assistants_voice_is_written_again_with_the_reason(tool_lists_en, tmp_path):
+    plan = _single_tool_plan(tool_lists_en)
+    script = _single_tool_script(plan)
+    script["user"] = ["Thank you for providing the tools. How can I help you?", *script["user"]]
+    outcome = run(plan, script, tmp_path)
+    assert outcome.status == "done", outcome.reason
+    checks = [e for e in outcome.state["transcript"] if e["role"] == "rule_check"]
+    assert checks[0]["reasons"] == [
+        'the message "Thank you for providing" thanks the user for information, as the assistant does',
+        'the message "How can I help" offers help, as the assistant does',
+        'the message "the tools" talks about the tools instead of asking for something',
+    ]
+    requests = [c["request"][1]["content"] for c in outcome.state["calls"] if c["role"] == "user"]
+    assert requests[1].splitlines()[-1] == (
+        "Your previous message was rejected, write it again. Reason: " + "; ".join(checks[0]["reasons"])
+    )
+    assert outcome.session["english_tasks"][0] == script["user"][1]
