@@ -41,7 +41,9 @@ _ASSISTANT_EN = (
     (r"\bhere (is|are) (the|your) (information|results?|details)\b", "presents results, as the assistant does"),
     (r"\bfeel free to (ask|let me know)\b", "offers help, as the assistant does"),
     (r"\bi (do not|don't) have (access|the ability)\b", "speaks as an AI"),
-    (r"\b(so|as) the assistant (has|needs|must) to ask|\byour previous message was rejected\b|\bwhat you want:|\bleave \w+ out\b", "repeats the instructions instead of asking for something"),  # noqa: E501
+    (r"\bi('m| am) sorry,? but i can('|no)?t\b|\bi can('|no)?t (help|provide|assist) (you|with)\b|\bsure, here (is|are)\b", "answers as the assistant does"),  # noqa: E501
+    (r"\[[A-Z][\w ]{0,30}\]", "holds a placeholder in brackets instead of a real value"),
+    (r"\byour message must give\b|\b(so|as) the assistant (has|needs|must) to ask|\byour previous message was rejected\b|\bwhat you want:|\bleave \w+ out\b", "repeats the instructions instead of asking for something"),  # noqa: E501
 )  # fmt: skip
 _META_EN = (
     (r"\b(the|an|this|your) ai( assistant)?\b", "talks about the AI assistant instead of asking for something"),

@@ -34,7 +34,7 @@ _CODES: tuple[tuple[str, str], ...] = (
     (r"expected \d+ results|one result per call", "result count"),
     (r"result \d+ for .* is empty", "empty result"),
     (r"empty (user|assistant) message", "empty message"),
-    (r"as the assistant does|speaks as an AI|instead of asking for something", "not the user's voice"),
+    (r"as the assistant does|speaks as an AI|instead of asking for something|placeholder in brackets", "not the user's voice"),
     (r"does not state|details .* is empty|leave out", "request lacks its values"),
 )  # fmt: skip
 _COMPILED = [(re.compile(pattern, re.IGNORECASE), code) for pattern, code in _CODES]

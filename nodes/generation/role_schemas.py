@@ -86,7 +86,14 @@ def grammar_safe_schema(schema: Any, depth: int = 0) -> dict[str, Any]:
     return out
 
 
-def _call_schema(function: Mapping[str, Any]) -> dict[str, Any]:
+def _depends_schema(earlier: int) -> dict[str, Any]:
+    """``depends_on`` of an action when the task has ``earlier`` accepted nodes: indices 0..earlier-1, or none."""
+    if earlier <= 0:
+        return {"type": "array", "maxItems": 0}
+    return {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": earlier - 1}, "maxItems": earlier}
+
+
+def _call_schema(function: Mapping[str, Any], earlier: int = 0) -> dict[str, Any]:
     parameters = function.get("parameters")
     arguments = grammar_safe_schema(parameters) if isinstance(parameters, Mapping) else {}
     if arguments.get("type") != "object":
@@ -98,7 +105,7 @@ def _call_schema(function: Mapping[str, Any]) -> dict[str, Any]:
         "properties": {
             "name": {"const": function["name"]},
             "arguments": arguments,
-            "depends_on": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+            "depends_on": _depends_schema(earlier),
         },
         "required": ["name", "arguments", "depends_on"],
         "additionalProperties": False,
@@ -132,7 +139,8 @@ def planner_schema(
 
     Each action is one of the kinds :func:`allowed_action_kinds` permits at this point of the task
     (``nodes``: its accepted nodes so far): a call of a listed tool (``name`` const, ``arguments``
-    following the tool's parameters, ``depends_on`` integers), ``ask_user_for_required_parameters``
+    following the tool's parameters, ``depends_on`` indices of the task's earlier nodes, none in a
+    task's first step), ``ask_user_for_required_parameters``
     (``tool_name`` one of the tools, ``missing_required_parameters`` a non-empty string list) or
     ``prepare_to_answer`` (``answer_type`` ``chat`` for a chat task, else ``tool``). ``actions``
     holds 1 item, or up to :data:`MT_STEP_CALLS` for a multi-tool (``MT``) task. The grammar thus
@@ -147,7 +155,7 @@ def planner_schema(
     unique = list({f["name"]: f for f in named}.values())
     if not unique:
         kinds = ("answer",)
-    choices = [_call_schema(f) for f in unique] if "call" in kinds else []
+    choices = [_call_schema(f, len(nodes)) for f in unique] if "call" in kinds else []
     if "ask" in kinds:
         choices.append(
             {

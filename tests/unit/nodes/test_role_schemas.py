@@ -89,7 +89,7 @@ def test_planner_schema_follows_what_the_rules_allow():
     assert (actions["minItems"], actions["maxItems"]) == (1, 1)
     assert _names(schema) == ["getWeather", "getNews"]  # ST, nothing done yet: one call
     call = actions["items"]["anyOf"][0]["properties"]
-    assert call["arguments"]["required"] == ["city"] and call["depends_on"]["items"]["type"] == "integer"
+    assert call["arguments"]["required"] == ["city"] and call["depends_on"] == {"type": "array", "maxItems": 0}
     assert actions["items"]["anyOf"][1]["properties"]["arguments"] == {"type": "object"}
     answer = planner_schema([WEATHER], "ST", [CALL])
     assert _names(answer) == ["prepare_to_answer"]  # ST after its call: the answer
