@@ -417,6 +417,10 @@ async def run_batch(
                 if invoke is not None
                 else generate_session(plan, context, graph, live=out / "transcripts" / f"{plan.key}.jsonl")
             )
+        if not outcome.yields and outcome.state.get("transcript"):  # a server's run: counted here
+            outcome.yields = session_yield(
+                list(outcome.state.get("transcript") or []), list(outcome.state.get("calls") or []), judging_roles()
+            )
         write_session_files(out, outcome)
         write_outcome(out, outcome)
         if on_done is not None:
