@@ -43,7 +43,7 @@ _ASSISTANT_EN = (
     (r"\bi (do not|don't) have (access|the ability)\b", "speaks as an AI"),
     (r"\bi('m| am) sorry,? but i can('|no)?t\b|\bi can('|no)?t (help|provide|assist) (you|with)\b|\bsure, here (is|are)\b", "answers as the assistant does"),  # noqa: E501
     (r"\[[A-Z][\w ]{0,30}\]", "holds a placeholder in brackets instead of a real value"),
-    (r"\byour message must give\b|\b(so|as) the assistant (has|needs|must) to ask|\byour previous message was rejected\b|\bwhat you want:|\bleave \w+ out\b", "repeats the instructions instead of asking for something"),  # noqa: E501
+    (r"\byour message must give\b|\b(so|as) the assistant (has|needs|must) to ask|\byour previous message was rejected\b|\bwas refused because\b|\bwrite it again\b|\bwhat you want:|\bleave \w+ out\b", "repeats the instructions instead of asking for something"),  # noqa: E501
 )  # fmt: skip
 _META_EN = (
     (r"\b(the|an|this|your) ai( assistant)?\b", "talks about the AI assistant instead of asking for something"),

@@ -141,7 +141,8 @@ def planner_schema(
     (``nodes``: its accepted nodes so far): a call of a listed tool (``name`` const, ``arguments``
     following the tool's parameters, ``depends_on`` indices of the task's earlier nodes, none in a
     task's first step), ``ask_user_for_required_parameters``
-    (``tool_name`` one of the tools, ``missing_required_parameters`` a non-empty string list) or
+    (one choice per tool with parameters: ``tool_name`` that tool, ``missing_required_parameters``
+    a non-empty list of its parameter names) or
     ``prepare_to_answer`` (``answer_type`` ``chat`` for a chat task, else ``tool``). ``actions``
     holds 1 item, or up to :data:`MT_STEP_CALLS` for a multi-tool (``MT``) task. The grammar thus
     mirrors the rule checker; which tool, which values, and the words are the model's.
@@ -157,29 +158,36 @@ def planner_schema(
         kinds = ("answer",)
     choices = [_call_schema(f, len(nodes)) for f in unique] if "call" in kinds else []
     if "ask" in kinds:
-        choices.append(
-            {
-                "type": "object",
-                "properties": {
-                    "name": {"const": ASK_USER},
-                    "arguments": {
-                        "type": "object",
-                        "properties": {
-                            "tool_name": {"enum": [f["name"] for f in unique]},
-                            "missing_required_parameters": {
-                                "type": "array",
-                                "items": {"type": "string"},
-                                "minItems": 1,
+        for function in unique:  # one choice per tool: the parameters asked for are that tool's own
+            parameters = function.get("parameters") if isinstance(function.get("parameters"), Mapping) else {}
+            properties = parameters.get("properties") if isinstance(parameters.get("properties"), Mapping) else {}
+            names = [str(k) for k in properties]
+            if not names:
+                continue
+            choices.append(
+                {
+                    "type": "object",
+                    "properties": {
+                        "name": {"const": ASK_USER},
+                        "arguments": {
+                            "type": "object",
+                            "properties": {
+                                "tool_name": {"const": function["name"]},
+                                "missing_required_parameters": {
+                                    "type": "array",
+                                    "items": {"enum": names},
+                                    "minItems": 1,
+                                },
                             },
+                            "required": ["tool_name", "missing_required_parameters"],
+                            "additionalProperties": False,
                         },
-                        "required": ["tool_name", "missing_required_parameters"],
+                        "depends_on": {"type": "array", "maxItems": 0},
                     },
-                    "depends_on": {"type": "array", "maxItems": 0},
-                },
-                "required": ["name", "arguments", "depends_on"],
-                "additionalProperties": False,
-            }
-        )
+                    "required": ["name", "arguments", "depends_on"],
+                    "additionalProperties": False,
+                }
+            )
     if "answer" in kinds:
         choices.append(
             {

@@ -558,6 +558,6 @@ def test_a_user_message_in_the_assistants_voice_is_written_again_with_the_reason
     ]
     requests = [c["request"][1]["content"] for c in outcome.state["calls"] if c["role"] == "user"]
     assert requests[1].splitlines()[-1] == (
-        "Your previous message was rejected, write it again. Reason: " + "; ".join(checks[0]["reasons"])
+        "Write it again; the last one was refused because: " + "; ".join(checks[0]["reasons"])
     )
     assert outcome.session["english_tasks"][0] == script["user"][1]

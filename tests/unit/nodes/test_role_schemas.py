@@ -107,8 +107,11 @@ def test_planner_schema_follows_what_the_rules_allow():
     assert planner_schema([WEATHER], "MT", [CALL, CALL])["properties"]["actions"]["maxItems"] == 3
     ask = planner_schema([WEATHER, NEWS], "CQ")
     assert _names(ask) == ["getWeather", "getNews", "ask_user_for_required_parameters"]
-    assert ask["properties"]["actions"]["items"]["anyOf"][2]["properties"]["arguments"]["properties"]["tool_name"] == {
-        "enum": ["getWeather", "getNews"]
+    asked = ask["properties"]["actions"]["items"]["anyOf"][2]["properties"]["arguments"]["properties"]
+    # one ask choice per tool with parameters (getNews has none): its own parameters only
+    assert asked["tool_name"] == {"const": "getWeather"}
+    assert asked["missing_required_parameters"]["items"] == {
+        "enum": list(WEATHER["function"]["parameters"]["properties"])
     }
     assert _names(planner_schema([WEATHER], "CQ", [ASK])) == ["getWeather", "ask_user_for_required_parameters"]
     assert _names(planner_schema([WEATHER], "CQ", [CALL])) == ["getWeather", "ask_user_for_required_parameters"]
