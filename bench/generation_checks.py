@@ -366,6 +366,28 @@ def context_errors(
         says to leave it out.
     """
     errors: list[str] = []
+    for i, name, path, value, required in unknown_values(decision, tools=tools, texts=texts, today=today):
+        top = path.split(".", 1)[0].split("[", 1)[0]
+        if not required:
+            fix = f"leave out the optional parameter {top} or use a value the user gave"
+        elif can_ask:
+            fix = f"ask the user for {top} with {ASK_USER}"
+        else:
+            fix = "use the value the user gave"
+        errors.append(f"action {i} ({name}): {path} = {as_text(value)[:60]} appears nowhere in the conversation; {fix}")
+    return errors
+
+
+def unknown_values(
+    decision: Mapping[str, Any], *, tools: Mapping[str, Mapping[str, Any]], texts: Sequence[str], today: Any = None
+) -> list[tuple[int, str, str, Any, bool]]:
+    """The argument values of a decision's calls that nobody said (the rule of :func:`context_errors`).
+
+    Returns:
+        ``(action index, tool name, path, value, required)`` per unknown scalar value; ``required``
+        says whether its top-level parameter is a required one.
+    """
+    out: list[tuple[int, str, str, Any, bool]] = []
     for i, action in enumerate(decision.get("actions") or []):
         name = action.get("name") if isinstance(action, Mapping) else None
         if name in PSEUDO_TOOLS or name not in tools or not isinstance(action.get("arguments"), dict):
@@ -374,16 +396,7 @@ def context_errors(
         required = set(parameters.get("required") or []) if isinstance(parameters, Mapping) else set()
         context = CallContext(texts, today=today, allowed=schema_offers(parameters))
         for path, value in leaves(action["arguments"]):
-            if context.knows(value):
-                continue
-            top = path.split(".", 1)[0].split("[", 1)[0]
-            if top not in required:
-                fix = f"leave out the optional parameter {top} or use a value the user gave"
-            elif can_ask:
-                fix = f"ask the user for {top} with {ASK_USER}"
-            else:
-                fix = "use the value the user gave"
-            errors.append(
-                f"action {i} ({name}): {path} = {as_text(value)[:60]} appears nowhere in the conversation; {fix}"
-            )
-    return errors
+            if not context.knows(value):
+                top = path.split(".", 1)[0].split("[", 1)[0]
+                out.append((i, str(name), path, value, top in required))
+    return out

@@ -32,7 +32,9 @@ class State:
     ``attempts`` and ``feedback`` (retries of that output), ``checked`` / ``verdict`` (last check),
     ``awaiting`` (what the agent writes next), ``status`` and ``failure_reason``; ``rejected`` (the
     canonical actions of the decisions rejected at the current step, which the rules refuse to see
-    again) and ``model_vetoed`` (the checker model rejected an output of the current step already:
+    again), ``banned`` (``[tool, parameter]`` pairs whose values nobody said at the current step: the
+    planner's grammar leaves those parameters out, or the tool when the parameter is required and the
+    task may ask) and ``model_vetoed`` (the checker model rejected an output of the current step already:
     it judges each step once, the rules decide the retries; docs/generation.md §2).
 
     Records (appended): ``transcript`` (every role message, checker verdicts and rejected attempts
@@ -59,6 +61,7 @@ class State:
     status: Literal["running", "done", "failed"] = "running"
     failure_reason: str = ""
     rejected: list[str] = field(default_factory=list)
+    banned: list[list[str]] = field(default_factory=list)
     model_vetoed: bool = False
 
     transcript: Annotated[list[dict[str, Any]], operator.add] = field(default_factory=list)

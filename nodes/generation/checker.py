@@ -26,6 +26,7 @@ from bench.generation_checks import (
     repetition_errors,
     results_errors,
     tools_by_name,
+    unknown_values,
 )
 from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 from graphs.generation_context import Context
@@ -171,6 +172,7 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             "attempts": 0,
             "feedback": "",
             "rejected": [],
+            "banned": [],
             "model_vetoed": False,
         }
     attempts = state.attempts + 1
@@ -179,6 +181,14 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if kind == "decision" and pending.get("decision") is not None:
         shown = canonical_actions(pending["decision"])
         update["rejected"] = [*state.rejected, shown]
+        unknown = unknown_values(
+            pending["decision"],
+            tools=tools_by_name(state.tools),
+            texts=conversation_texts(state),
+            today=env_date(state.env_info),
+        )
+        bans = [[name, path.split(".", 1)[0].split("[", 1)[0]] for _i, name, path, _v, _r in unknown]
+        update["banned"] = [*state.banned, *(b for b in bans if b not in state.banned)]
         feedback = f"you proposed {shown}; {reason}"
     update.update(verdict="reject", attempts=attempts, feedback=feedback)
     if attempts >= context.max_retries:

@@ -65,7 +65,7 @@ async def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if step >= context.max_steps:
         return fail(f"task {len(state.tasks) - 1} did not finish within {context.max_steps} planner steps")
     system, human = planner_request(state)
-    schema = planner_schema(state.tools, task["layer_type"], task["nodes"])
+    schema = planner_schema(state.tools, task["layer_type"], task["nodes"], banned=state.banned)
     text, record = await ask_model("planner", state, runtime, system, human, json_schema=schema)
     decision, error = PlannerDecision.parse(text)
     dumped = decision.model_dump() if decision is not None else None

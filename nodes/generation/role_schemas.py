@@ -93,9 +93,11 @@ def _depends_schema(earlier: int) -> dict[str, Any]:
     return {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": earlier - 1}, "maxItems": earlier}
 
 
-def _call_schema(function: Mapping[str, Any], earlier: int = 0) -> dict[str, Any]:
+def _call_schema(function: Mapping[str, Any], earlier: int = 0, drop: Sequence[str] = ()) -> dict[str, Any]:
     parameters = function.get("parameters")
     arguments = grammar_safe_schema(parameters) if isinstance(parameters, Mapping) else {}
+    if drop and isinstance(arguments.get("properties"), dict):
+        arguments = {**arguments, "properties": {k: v for k, v in arguments["properties"].items() if k not in drop}}
     if arguments.get("type") != "object":
         arguments = {"type": "object"}
     if arguments.get("properties"):
@@ -133,7 +135,11 @@ def allowed_action_kinds(layer_type: str, nodes: Sequence[Mapping[str, Any]] = (
 
 
 def planner_schema(
-    tools: Sequence[Mapping[str, Any]], layer_type: str, nodes: Sequence[Mapping[str, Any]] = ()
+    tools: Sequence[Mapping[str, Any]],
+    layer_type: str,
+    nodes: Sequence[Mapping[str, Any]] = (),
+    *,
+    banned: Sequence[Sequence[str]] = (),
 ) -> dict[str, Any]:
     """Schema of a planner decision for a task of ``layer_type`` over ``tools`` (OpenAI tool specs).
 
@@ -147,6 +153,11 @@ def planner_schema(
     holds 1 item, or up to :data:`MT_STEP_CALLS` for a multi-tool (``MT``) task. The grammar thus
     mirrors the rule checker; which tool, which values, and the words are the model's.
 
+    ``banned`` holds ``[tool, parameter]`` pairs whose values a rejected decision of this step made up
+    (docs/generation.md §2): the retry's grammar leaves an optional one out of the tool's arguments,
+    and leaves out the call of a tool whose required parameter it is when the task may ask instead
+    (``CQ``), so the same made-up value cannot come back.
+
     Returns:
         A JSON schema dict (``thought``, ``plan`` and ``actions`` required, in that order).
     """
@@ -156,7 +167,23 @@ def planner_schema(
     unique = list({f["name"]: f for f in named}.values())
     if not unique:
         kinds = ("answer",)
-    choices = [_call_schema(f, len(nodes)) for f in unique] if "call" in kinds else []
+    drops: dict[str, list[str]] = {}
+    for pair in banned:
+        if len(pair) == 2:
+            drops.setdefault(str(pair[0]), []).append(str(pair[1]))
+    choices = []
+    for f in unique if "call" in kinds else []:
+        required = (
+            set((f.get("parameters") or {}).get("required") or [])
+            if isinstance(f.get("parameters"), Mapping)
+            else set()
+        )
+        dropped = drops.get(f["name"], [])
+        if "ask" in kinds and required & set(dropped):
+            continue  # its required value is unknown: the planner must ask for it
+        choices.append(_call_schema(f, len(nodes), [d for d in dropped if d not in required]))
+    if "call" in kinds and not choices and "ask" not in kinds:
+        choices = [_call_schema(f, len(nodes)) for f in unique]
     if "ask" in kinds:
         for function in unique:  # one choice per tool: the parameters asked for are that tool's own
             parameters = function.get("parameters") if isinstance(function.get("parameters"), Mapping) else {}

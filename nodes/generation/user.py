@@ -315,5 +315,6 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "attempts": 0,
         "feedback": "",
         "rejected": [],
+        "banned": [],
         "model_vetoed": False,
     }

@@ -292,3 +292,15 @@ def test_generate_defaults_every_role_to_local_one_session_at_a_time(monkeypatch
     assert default_concurrency(*role_specs(Context(models=remote), roles)) == 4
     # One role on the local server is enough to serialise the sessions.
     assert default_concurrency(*role_specs(Context(models={**remote, "tool": "gguf:/m.gguf"}), roles)) == 1
+
+
+def test_a_retry_grammar_leaves_out_the_made_up_values():
+    """docs/generation.md §2: a value nobody said cannot come back on the retry of the same step."""
+    banned = [["getWeather", "days"]]
+    call = planner_schema([WEATHER], "ST", banned=banned)["properties"]["actions"]["items"]["anyOf"][0]
+    assert sorted(call["properties"]["arguments"]["properties"]) == ["city", "spots", "unit"]
+    # a required value made up in a clarification task: no call of that tool, only the question
+    clarify = planner_schema([WEATHER, NEWS], "CQ", banned=[["getWeather", "city"]])
+    assert _names(clarify) == ["getNews", "ask_user_for_required_parameters"]
+    # a single-tool task cannot ask: the call stays (the rules keep rejecting the made-up value)
+    assert _names(planner_schema([WEATHER], "ST", banned=[["getWeather", "city"]])) == ["getWeather"]
