@@ -35,6 +35,7 @@ _CODES: tuple[tuple[str, str], ...] = (
     (r"result \d+ for .* is empty", "empty result"),
     (r"empty (user|assistant) message", "empty message"),
     (r"as the assistant does|speaks as an AI|instead of asking for something|placeholder in brackets", "not the user's voice"),
+    (r"is a placeholder|copies the description", "placeholder value"),
     (r"does not state|details .* is empty|leave out", "request lacks its values"),
 )  # fmt: skip
 _COMPILED = [(re.compile(pattern, re.IGNORECASE), code) for pattern, code in _CODES]

@@ -375,16 +375,22 @@ def summary_lines(summary: Any) -> list[tuple[str, bool]]:
     if summary.yields:
         lines.append(("yield per role (also in manifest.json):", False))
         lines += [(f"  {line}", False) for line in yield_lines(summary.yields)]
-    valid = max(summary.succeeded, 1)
-    lines.append(
-        (
-            f"per valid session: {summary.requests / valid:.1f} model calls, {summary.tokens / valid:.0f} tokens, "
-            f"{summary.seconds / valid:.1f} s wall ({summary.requests} calls, {summary.tokens} tokens, "
-            f"{summary.seconds:.1f} s over {summary.succeeded + summary.failed - summary.reused} session(s) generated now"
-            f"{' and ' + str(summary.reused) + ' kept' if summary.reused else ''})",
-            False,
-        )
+    generated = summary.succeeded + summary.failed - summary.reused
+    totals = (
+        f"{summary.requests} calls, {summary.tokens} tokens, {summary.seconds:.1f} s over {generated} session(s) "
+        f"generated now{' and ' + str(summary.reused) + ' kept' if summary.reused else ''}"
     )
+    if summary.succeeded:
+        valid = summary.succeeded
+        lines.append(
+            (
+                f"per valid session: {summary.requests / valid:.1f} model calls, {summary.tokens / valid:.0f} tokens, "
+                f"{summary.seconds / valid:.1f} s wall ({totals})",
+                False,
+            )
+        )
+    else:
+        lines.append((f"no valid session ({totals})", False))
     if summary.quality.get("sessions"):
         q = summary.quality
         lines.append(
