@@ -40,6 +40,8 @@ _ASSISTANT_EN = (
     (r"\bi (can|will|'ll) help you\b", "offers help, as the assistant does"),
     (r"\bhere (is|are) (the|your) (information|results?|details)\b", "presents results, as the assistant does"),
     (r"\bfeel free to (ask|let me know)\b", "offers help, as the assistant does"),
+    (r"\bwould you like (me )?to\b|\bdo you want me to\b", "offers to act, as the assistant does"),
+    (r"\byou can follow these steps\b|\byou would use the following\b|\bhere'?s how you can\b", "explains how to do it, as the assistant does"),  # noqa: E501
     (r"\bi (do not|don't) have (access|the ability)\b", "speaks as an AI"),
     (r"\bi('m| am) sorry,? but i can('|no)?t\b|\bi can('|no)?t (help|provide|assist) (you|with)\b|\bsure, here (is|are)\b", "answers as the assistant does"),  # noqa: E501
     (r"\[[A-Z][\w ]{0,30}\]", "holds a placeholder in brackets instead of a real value"),

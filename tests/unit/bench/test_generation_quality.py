@@ -120,6 +120,13 @@ def test_user_voice_phrases():
     assert voice_problems("As an AI, I cannot browse.") == ['"As an AI" speaks as an AI']
     assert voice_problems("How can I help you today?") == ['"How can I help" offers help, as the assistant does']
     assert voice_problems("Please provide synonyms for 'happy'.") == []  # a user may say please provide
+    # excerpts of the local model's user turns (issue 25 measurement)
+    assert voice_problems("I'm looking for Kroger products. Would you like to retrieve this data?") == [
+        '"Would you like to" offers to act, as the assistant does'
+    ]
+    assert voice_problems("To retrieve the datasets, you can follow these steps: 1. Visit the site") == [
+        '"you can follow these steps" explains how to do it, as the assistant does'
+    ]
     assert voice_problems("What tools do you have?") == []  # only an opening message is held to the meta rule
     assert voice_problems("What are the tools you have?", opening=True) == [
         '"the tools" talks about the tools instead of asking for something'
