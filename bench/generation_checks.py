@@ -396,7 +396,7 @@ def unknown_values(
         required = set(parameters.get("required") or []) if isinstance(parameters, Mapping) else set()
         context = CallContext(texts, today=today, allowed=schema_offers(parameters))
         for path, value in leaves(action["arguments"]):
-            if not context.knows(value):
+            if (isinstance(value, str) and not value.strip()) or not context.knows(value):
                 top = path.split(".", 1)[0].split("[", 1)[0]
                 out.append((i, str(name), path, value, top in required))
     return out

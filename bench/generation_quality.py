@@ -33,7 +33,7 @@ from bench.terms import ASK_USER, PSEUDO_TOOLS
 _ASSISTANT_EN = (
     (r"\bthank(s| you) (so much |very much )?for (providing|sharing|the information|your (patience|question|request))", "thanks the user for information, as the assistant does"),  # noqa: E501
     (r"\bas an ai\b", "speaks as an AI"),
-    (r"\b(please|could you|can you) (please )?provide (me with )?(your|this information|the (following|necessary|required|missing)|more (details|information))\b", "asks the user to provide information, as the assistant does"),  # noqa: E501
+    (r"\b(please|could you|can you) (please )?provide (me with )?(your|this information|the (following|necessary|required|missing)|more (details|information)|the details)\b", "asks the user to provide information, as the assistant does"),  # noqa: E501
     (r"\bhow (can|may|could) i (help|assist)\b", "offers help, as the assistant does"),
     (r"\bi('d| would| will|'ll)? ?be (happy|glad) to (help|assist)\b", "offers help, as the assistant does"),
     (r"\b(is there )?anything else i can (help|do)\b", "offers help, as the assistant does"),
@@ -241,7 +241,9 @@ def session_quality(session: Mapping[str, Any], language: str = "en") -> dict[st
                 context = CallContext(seen, today=today, allowed=schema_offers(function.get("parameters")))
                 for path, value in leaves(action.get("arguments") or {}):
                     task_values.append(value)
-                    if not context.knows(value):
+                    if isinstance(value, str) and not value.strip():
+                        report["values"].append(f"task {task} {name}: {path} is an empty string")
+                    elif not context.knows(value):
                         report["values"].append(
                             f"task {task} {name}: {path} = {as_text(value)[:60]} appears nowhere in the "
                             "conversation before the call"

@@ -146,3 +146,18 @@ def test_concrete_requests_and_placeholders():
         "copies the description, not a real value: choose a real one (a real word, city, name or date)"
     )
     assert placeholder_problem("synonyms", ["type: synonyms or antonyms"]) == ""
+
+
+def test_the_one_valid_session_of_the_measurement_fails_the_check():
+    # wtb generate --samples 10 --layers 2 on the bundled model (issue 25): valid, oracle replay 100%,
+    # but the user asks the assistant for details and the gold call's values are empty strings.
+    session = _session(
+        "I'm looking for Kroger product data based on the following search parameters: product name, UPC code, "
+        "or city. Please provide the details you need.",
+        "",
+    )
+    result = session_quality(session)
+    assert result["voice"] == [
+        'task 0 user message: "Please provide the details" asks the user to provide information, as the assistant does'
+    ]
+    assert result["values"] == ["task 0 getWordDefinitions: word is an empty string"]
