@@ -130,6 +130,17 @@ def check_generate(out: Path, sessions: int) -> list[str]:
     for session in done:
         if len(session.get("english_tasks", [])) < 1:
             problems.append(f"sessions.jsonl: {session.get('id')}: no task")
+    # The yield table and the live transcripts (docs/generation.md §7, §7.1), the quality totals (§9).
+    table = manifest.get("yield") or {}
+    if not table.get("user", {}).get("attempts"):
+        problems.append("manifest.json: no yield table (yield.user.attempts)")
+    if manifest.get("quality", {}).get("sessions") != len(done):
+        problems.append(f"manifest.json: quality.sessions is not {len(done)}")
+    for entry in manifest.get("sessions") or []:
+        live = out / "transcripts" / f"{entry.get('key')}.jsonl"
+        lines = live.read_text(encoding="utf-8").splitlines() if live.is_file() else []
+        if not lines or json.loads(lines[-1]).get("line") != "end":
+            problems.append(f"{live}: no live transcript ending with its status line")
     if not problems:
         print(
             f"check: {out}: {len(done)} generated session(s), {len(failures)} recorded failure(s)"

@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bench.args import float_to_number, schema_error
+from bench.audit_context import CallContext, as_text, leaves
+from bench.generation_quality import schema_offers
 from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 
 # Most real calls one planner decision (one step) may carry; keeps gold DAGs small enough to enumerate.
@@ -294,3 +296,107 @@ def results_errors(results: Any, calls: Sequence[Mapping[str, Any]]) -> list[str
         if result is None or result == "" or result == {} or result == []:
             errors.append(f"result {i} for {call.get('name')} is empty")
     return errors
+
+
+def canonical_actions(decision: Mapping[str, Any]) -> str:
+    """A decision's actions as canonical JSON text (names, arguments, dependencies; keys sorted): two
+    decisions with the same text propose the same step (docs/generation.md §2)."""
+    actions = [
+        {"name": a.get("name"), "arguments": a.get("arguments") or {}, "depends_on": sorted(a.get("depends_on") or [])}
+        for a in decision.get("actions") or []
+        if isinstance(a, Mapping)
+    ]
+    return json.dumps(actions, sort_keys=True, ensure_ascii=False)
+
+
+def repetition_errors(
+    decision: Mapping[str, Any], *, nodes: Sequence[Mapping[str, Any]], rejected: Sequence[str] = ()
+) -> list[str]:
+    """A decision that repeats itself (docs/generation.md §2): the same actions as a decision already
+    rejected at this step (``rejected``: their :func:`canonical_actions` texts), or a call with the
+    same name and arguments as a call already made in this task (``nodes``: its accepted nodes).
+
+    Returns:
+        Reasons saying what to change, e.g. ``"action 0 (getWordDefinitions): the same call was made
+        already (action 0) and its result is shown; use that result: call another tool or answer"``.
+    """
+    errors: list[str] = []
+    if canonical_actions(decision) in set(rejected):
+        errors.append("this is the same decision that was rejected before; change the tool or the arguments")
+    done = {
+        json.dumps([n.get("name"), n.get("arguments") or {}], sort_keys=True, ensure_ascii=False): i
+        for i, n in enumerate(nodes)
+        if n.get("name") not in PSEUDO_TOOLS
+    }
+    for i, action in enumerate(decision.get("actions") or []):
+        if not isinstance(action, Mapping) or action.get("name") in PSEUDO_TOOLS:
+            continue
+        key = json.dumps([action.get("name"), action.get("arguments") or {}], sort_keys=True, ensure_ascii=False)
+        if key in done:
+            errors.append(
+                f"action {i} ({action.get('name')}): the same call was made already (action {done[key]}) and its "
+                "result is shown; do not call it again: use that result (call another tool, or answer)"
+            )
+    return errors
+
+
+def context_errors(
+    decision: Mapping[str, Any],
+    *,
+    tools: Mapping[str, Mapping[str, Any]],
+    texts: Sequence[str],
+    today: Any = None,
+    can_ask: bool = False,
+) -> list[str]:
+    """Argument values of a decision's calls that nobody said (docs/generation.md §2): every scalar
+    value must appear in ``texts`` (what the conversation holds so far: the environment string, the
+    user's messages and answers, the assistant's words, earlier calls and results) by the matching
+    rules of docs/audit.md §5.2, or be a value the tool's schema offers (``enum``, ``default``).
+
+    Args:
+        decision: the planner decision.
+        tools: function name -> spec.
+        texts: the conversation's texts.
+        today: the environment's date (``bench.audit_context.env_date``), for relative dates.
+        can_ask: the task may ask the user (the reason then says to ask for a missing value).
+
+    Returns:
+        One reason per unknown value, e.g. ``"action 0 (getWordDefinitions): word = \\"example\\" appears
+        nowhere in the conversation; use the value the user gave"``; an optional parameter's reason
+        says to leave it out.
+    """
+    errors: list[str] = []
+    for i, name, path, value, required in unknown_values(decision, tools=tools, texts=texts, today=today):
+        top = path.split(".", 1)[0].split("[", 1)[0]
+        if not required:
+            fix = f"leave out the optional parameter {top} or use a value the user gave"
+        elif can_ask:
+            fix = f"ask the user for {top} with {ASK_USER}"
+        else:
+            fix = "use the value the user gave"
+        errors.append(f"action {i} ({name}): {path} = {as_text(value)[:60]} appears nowhere in the conversation; {fix}")
+    return errors
+
+
+def unknown_values(
+    decision: Mapping[str, Any], *, tools: Mapping[str, Mapping[str, Any]], texts: Sequence[str], today: Any = None
+) -> list[tuple[int, str, str, Any, bool]]:
+    """The argument values of a decision's calls that nobody said (the rule of :func:`context_errors`).
+
+    Returns:
+        ``(action index, tool name, path, value, required)`` per unknown scalar value; ``required``
+        says whether its top-level parameter is a required one.
+    """
+    out: list[tuple[int, str, str, Any, bool]] = []
+    for i, action in enumerate(decision.get("actions") or []):
+        name = action.get("name") if isinstance(action, Mapping) else None
+        if name in PSEUDO_TOOLS or name not in tools or not isinstance(action.get("arguments"), dict):
+            continue
+        parameters = tools[name].get("parameters") or {}
+        required = set(parameters.get("required") or []) if isinstance(parameters, Mapping) else set()
+        context = CallContext(texts, today=today, allowed=schema_offers(parameters))
+        for path, value in leaves(action["arguments"]):
+            if (isinstance(value, str) and not value.strip()) or not context.knows(value):
+                top = path.split(".", 1)[0].split("[", 1)[0]
+                out.append((i, str(name), path, value, top in required))
+    return out

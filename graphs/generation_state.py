@@ -30,7 +30,12 @@ class State:
     ``user_message``, ``nodes`` - each node ``{"name", "arguments", "depends_on", "step",
     "observation"[, "user_input"]}``), ``pending`` (the output waiting for the checker),
     ``attempts`` and ``feedback`` (retries of that output), ``checked`` / ``verdict`` (last check),
-    ``awaiting`` (what the agent writes next), ``status`` and ``failure_reason``.
+    ``awaiting`` (what the agent writes next), ``status`` and ``failure_reason``; ``rejected`` (the
+    canonical actions of the decisions rejected at the current step, which the rules refuse to see
+    again), ``banned`` (``[tool, parameter]`` pairs whose values nobody said at the current step: the
+    planner's grammar leaves those parameters out, or the tool when the parameter is required and the
+    task may ask) and ``model_vetoed`` (the checker model rejected an output of the current step already:
+    it judges each step once, the rules decide the retries; docs/generation.md §2).
 
     Records (appended): ``transcript`` (every role message, checker verdicts and rejected attempts
     included) and ``calls`` (captured request/response pairs of every role).
@@ -55,6 +60,9 @@ class State:
     awaiting: Literal["", "question", "reply", "answer"] = ""
     status: Literal["running", "done", "failed"] = "running"
     failure_reason: str = ""
+    rejected: list[str] = field(default_factory=list)
+    banned: list[list[str]] = field(default_factory=list)
+    model_vetoed: bool = False
 
     transcript: Annotated[list[dict[str, Any]], operator.add] = field(default_factory=list)
     calls: Annotated[list[dict[str, Any]], operator.add] = field(default_factory=list)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import Any
@@ -73,6 +74,8 @@ async def ask_model(
     human: str,
     *,
     json_schema: dict[str, Any] | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """Send one request to ``role``'s model and capture it.
 
@@ -86,9 +89,16 @@ async def ask_model(
             class sets ``supports_json_schema_grammar`` (the local llama.cpp server) gets it as
             ``response_format`` and samples only JSON of that shape, at most :data:`JSON_MAX_TOKENS`
             tokens; other models get the prompt only.
+        temperature: this request's sampling temperature instead of the context's (the checker
+            samples at 0, so the same output gets the same verdict).
+        max_tokens: the reply's token cap on a model with grammar support (default
+            :data:`JSON_MAX_TOKENS` with a schema, none without); other models get no cap.
 
     Returns:
-        ``(reply_text, call_record)``; the record is ``{"role", "task", "model", "request", "response"}``.
+        ``(reply_text, call_record)``; the record is ``{"role", "task", "model", "request", "response",
+        "seconds", "input_tokens", "output_tokens", "grammar"}`` (wall seconds of the request, retries
+        included; the reply's token counts, 0 when the provider reports none; whether the schema
+        constrained the sampling).
 
     The request goes through :func:`models.transport.request_with_retries` (the same
     retries, backoff and rate limit as the evaluation's candidate requests; the context's
@@ -105,16 +115,21 @@ async def ask_model(
     model = resolve_model(
         spec,
         ModelSettings(
-            temperature=context.temperature,
+            temperature=context.temperature if temperature is None else temperature,
             base_url=base_url,
             timeout=context.request_timeout,
             max_retries=0,
         ),
     )
-    if json_schema is not None and getattr(model, "supports_json_schema_grammar", False):
+    grammar = json_schema is not None and bool(getattr(model, "supports_json_schema_grammar", False))
+    if grammar:
         # The grammar fixes the shape but not the length of free-text fields: a token cap keeps a
         # rambling small model from spending minutes on one "thought" (a cut reply is a rejection).
-        model = model.bind(response_format={"type": "json_object", "schema": json_schema}, max_tokens=JSON_MAX_TOKENS)
+        model = model.bind(
+            response_format={"type": "json_object", "schema": json_schema}, max_tokens=max_tokens or JSON_MAX_TOKENS
+        )
+    elif max_tokens and getattr(model, "supports_json_schema_grammar", False):
+        model = model.bind(max_tokens=max_tokens)
     messages = [SystemMessage(content=system), HumanMessage(content=human)]
     trace_meta = generation_node_metadata(state, role)
     annotate_current_run(trace_meta)  # task/step metadata on the role node's trace run
@@ -134,15 +149,18 @@ async def ask_model(
     listener = ROLE_REQUEST_LISTENER.get()
     if listener is not None:
         listener(state.session_id, role, task_index)
+    started = time.monotonic()
     reply = await request_with_retries(
         lambda: model.ainvoke(messages, config=config),
         policy,
         endpoint=base_url or spec,
         where={"role": role, "task": task_index},
     )
+    seconds = round(time.monotonic() - started, 3)
+    tokens_in, tokens_out = token_counts(reply)
     usage = current_usage()
     if usage is not None:
-        usage.add_tokens(*token_counts(reply))
+        usage.add_tokens(tokens_in, tokens_out)
     text = message_text(reply)
     record = {
         "role": role,
@@ -150,6 +168,10 @@ async def ask_model(
         "model": spec,
         "request": [{"role": "system", "content": system}, {"role": "user", "content": human}],
         "response": text,
+        "seconds": seconds,
+        "input_tokens": int(tokens_in or 0),
+        "output_tokens": int(tokens_out or 0),
+        "grammar": grammar,
     }
     sink = CAPTURED_CALLS.get()
     if sink is not None:
@@ -177,8 +199,12 @@ def labels(state: State) -> dict[str, str]:
     return fragments(state.language)["labels"]
 
 
-def tools_block(tools: Sequence[dict[str, Any]], *, full: bool = True) -> str:
-    """The tool list for a prompt: full specs, or ``name: description`` lines when ``full`` is false."""
+def tools_block(tools: Sequence[dict[str, Any]], *, full: bool = True, compact: bool = False) -> str:
+    """The tool list for a prompt: full specs (JSON), ``compact`` lines (``- name(param*: type, enum
+    [...]; ...): description``, ``*`` = required; about a third shorter, so a small local model reads
+    it faster), or ``name: description`` lines when ``full`` is false."""
+    if compact:
+        return "\n".join(_compact_tool(t.get("function", t)) for t in tools)
     if full:
         return dumps([t.get("function", t) for t in tools])
     lines = []
@@ -186,6 +212,22 @@ def tools_block(tools: Sequence[dict[str, Any]], *, full: bool = True) -> str:
         function = tool.get("function", tool)
         lines.append(f"- {function.get('name')}: {function.get('description', '')}")
     return "\n".join(lines)
+
+
+def _compact_tool(function: dict[str, Any]) -> str:
+    parameters = function.get("parameters") or {}
+    properties = parameters.get("properties") or {}
+    required = set(parameters.get("required") or [])
+    parts = []
+    for name, schema in properties.items() if isinstance(properties, dict) else []:
+        schema = schema if isinstance(schema, dict) else {}
+        text = f"{name}{'*' if name in required else ''}: {schema.get('type', 'any')}"
+        if isinstance(schema.get("enum"), list):
+            text += f" one of {dumps(schema['enum'])}"
+        if schema.get("description"):
+            text += f" ({str(schema['description']).strip()})"
+        parts.append(text)
+    return f"- {function.get('name')}({'; '.join(parts)}): {str(function.get('description') or '').strip()}"
 
 
 def conversation_lines(state: State, *, include_current: bool = True) -> list[str]:
@@ -218,6 +260,22 @@ def actions_lines(nodes: Sequence[dict[str, Any]]) -> list[str]:
             f"{index} (step {node['step']}): {node['name']}({dumps(node.get('arguments') or {})}) -> {dumps(result)}"
         )
     return lines
+
+
+def conversation_texts(state: State) -> list[str]:
+    """Everything said so far in the session, as texts (docs/generation.md §2): the environment string,
+    each task's user message, and every node's arguments, result, question, reply and user answer."""
+    texts = [state.env_info]
+    for task in state.tasks:
+        texts.append(task.get("user_message") or "")
+        for node in task.get("nodes", []):
+            texts.append(dumps(node.get("arguments") or {}))
+            if node.get("observation") is not None:
+                observation = node["observation"]
+                texts.append(observation if isinstance(observation, str) else dumps(observation))
+            if node.get("user_input"):
+                texts.append(node["user_input"])
+    return texts
 
 
 def session_results(state: State) -> list[str]:

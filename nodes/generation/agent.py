@@ -25,6 +25,10 @@ from nodes.generation._common import (
 )
 from prompts import fragments, render
 
+AGENT_MAX_TOKENS = 200
+"""Token cap of the assistant's question or reply on the local model (a few sentences; a small model
+otherwise rambles for minutes)."""
+
 
 def agent_request(state: State) -> tuple[str, str]:
     """System and human messages of the agent for the last node of the current task (docs/generation.md)."""
@@ -71,7 +75,7 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     task_index = len(state.tasks) - 1
     calls, entries, text = [], [], ""
     for attempt in range(max(1, context.max_retries)):
-        raw, record = await ask_model("agent", state, runtime, system, human)
+        raw, record = await ask_model("agent", state, runtime, system, human, max_tokens=AGENT_MAX_TOKENS)
         calls.append(record)
         text = plain_text(raw)
         entries.append(

@@ -1,10 +1,15 @@
 """Checker role (docs/generation.md): accepts or rejects each planner decision and each set of simulated tool
 results, with a reason.
 
-Rules first (``bench.generation_checks``: parse errors, unknown tools, argument schema, what the
-task's layer type allows); only output that passes them goes to the checker model (skipped when the
-context gives the checker no model, "none"). A rejected output goes back to its role with the reason as
-feedback; after ``max_retries`` rejections of the same output the session fails.
+Rules first, and they are decisive (``bench.generation_checks``: parse errors, unknown tools,
+argument schema, what the task's layer type allows, argument values nobody said, a call made already,
+a decision rejected before). Only output that passes them goes to the checker model (skipped when the
+context gives the checker no model, "none"), and only what rules cannot judge: whether the calls fit the
+request, whether the results are realistic. The model samples at temperature 0 and judges each step
+once: after its first rejection of a step, the retries of that step are judged by the rules alone, so
+a noisy model cannot flip verdicts or use up the tries. A rejected output goes back to its role with
+the reason as feedback (a planner sees its rejected actions and the reason); after ``max_retries``
+rejections of the same output the session fails.
 """
 
 from __future__ import annotations
@@ -13,14 +18,23 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from bench.generation_checks import decision_errors, results_errors, tools_by_name
+from bench.audit_context import env_date
+from bench.generation_checks import (
+    canonical_actions,
+    context_errors,
+    decision_errors,
+    repetition_errors,
+    results_errors,
+    tools_by_name,
+    unknown_values,
+)
 from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 from graphs.generation_context import Context
 from graphs.generation_state import CheckerVerdict, State
 from nodes.generation._common import (
     actions_lines,
     ask_model,
-    conversation_lines,
+    conversation_texts,
     current_task,
     dumps,
     entry_id,
@@ -28,7 +42,6 @@ from nodes.generation._common import (
     replace_current,
     role_spec,
     section,
-    session_results,
     tools_block,
 )
 from nodes.generation.role_schemas import CHECKER_SCHEMA
@@ -70,12 +83,19 @@ def apply_decision(task: dict[str, Any], decision: dict[str, Any], step: int) ->
 
 
 def _model_request(state: State, pending: dict[str, Any]) -> tuple[str, str]:
+    # Only what the model judges (do the calls fit the request, are the results realistic): the tools
+    # named in the proposal or the calls, the current request and its actions; the rules have checked
+    # everything else, and a short prompt is a fast one on a small local model.
     names = labels(state)
     task = state.tasks[-1]
     rule = fragments(state.language)["planner_rules"][task["layer_type"]]
+    if pending["kind"] == "decision":
+        used = {a.get("name") for a in (pending.get("decision") or {}).get("actions") or []}
+    else:
+        used = {n["name"] for n in pending_calls(task)}
+    tools = [t for t in state.tools if t.get("function", t).get("name") in used]
     parts = [
-        section(names["tools"], tools_block(state.tools), names["none"]),
-        section(names["conversation"], conversation_lines(state, include_current=False), names["none"]),
+        section(names["tools"], tools_block(tools, compact=True), names["none"]),
         section(names["current_request"], task["user_message"], names["none"]),
         section(names["actions"], actions_lines(task["nodes"]), names["none"]),
     ]
@@ -87,7 +107,6 @@ def _model_request(state: State, pending: dict[str, Any]) -> tuple[str, str]:
         calls = [{"name": n["name"], "arguments": n["arguments"]} for n in pending_calls(task)]
         parts.append(section(names["calls"], dumps(calls), names["none"]))
         parts.append(section(names["results"], dumps(pending["results"]), names["none"]))
-        parts.insert(1, section(names["earlier_results"], session_results(state), names["none"]))
     return system, "\n".join(parts)
 
 
@@ -108,15 +127,15 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if pending.get("error"):
         reasons = [pending["error"]]
     elif kind == "decision":
-        reasons = decision_errors(
-            pending["decision"], tools=tools_by_name(state.tools), layer_type=task["layer_type"], nodes=task["nodes"]
-        )
+        reasons = decision_rule_errors(state, pending["decision"])
     else:
         reasons = results_errors(pending["results"], pending_calls(task))
     source, calls = "rules", []
-    if not reasons and role_spec(context, "checker"):
+    if not reasons and not state.model_vetoed and role_spec(context, "checker") and _model_judges(pending):
         system, human = _model_request(state, pending)
-        text, record = await ask_model("checker", state, runtime, system, human, json_schema=CHECKER_SCHEMA)
+        text, record = await ask_model(
+            "checker", state, runtime, system, human, json_schema=CHECKER_SCHEMA, temperature=0.0
+        )
         calls.append(record)
         source = "model"
         verdict, error = CheckerVerdict.parse(text)
@@ -134,6 +153,7 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "checked": kind,
         "verdict": "accept" if accepted else "reject",
         "reason": reason,
+        "reasons": reasons,
         "source": source,
     }
     update: dict[str, Any] = {"transcript": [entry], "calls": calls, "checked": kind, "pending": None}
@@ -151,9 +171,26 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             "verdict": "accept",
             "attempts": 0,
             "feedback": "",
+            "rejected": [],
+            "banned": [],
+            "model_vetoed": False,
         }
     attempts = state.attempts + 1
-    update.update(verdict="reject", attempts=attempts, feedback=reason)
+    feedback = reason
+    update.update(model_vetoed=state.model_vetoed or source == "model")
+    if kind == "decision" and pending.get("decision") is not None:
+        shown = canonical_actions(pending["decision"])
+        update["rejected"] = [*state.rejected, shown]
+        unknown = unknown_values(
+            pending["decision"],
+            tools=tools_by_name(state.tools),
+            texts=conversation_texts(state),
+            today=env_date(state.env_info),
+        )
+        bans = [[name, path.split(".", 1)[0].split("[", 1)[0]] for _i, name, path, _v, _r in unknown]
+        update["banned"] = [*state.banned, *(b for b in bans if b not in state.banned)]
+        feedback = f"you proposed {shown}; {reason}"
+    update.update(verdict="reject", attempts=attempts, feedback=feedback)
     if attempts >= context.max_retries:
         what = "planner decision" if kind == "decision" else "tool results"
         update.update(
@@ -161,6 +198,33 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             failure_reason=f"{what} rejected {attempts} times (task {len(state.tasks) - 1}, step {_step(pending, task)}): {reason}",
         )
     return update
+
+
+def decision_rule_errors(state: State, decision: dict[str, Any]) -> list[str]:
+    """Every rule problem of a planner ``decision`` for the session's current task (docs/generation.md §2):
+    ``bench.generation_checks.decision_errors`` (tools, schema, the layer type), then
+    ``repetition_errors`` (a call made already, a decision rejected at this step before) and
+    ``context_errors`` (argument values nobody said). Empty list = the rules accept it."""
+    task = state.tasks[-1]
+    tools = tools_by_name(state.tools)
+    errors = decision_errors(decision, tools=tools, layer_type=task["layer_type"], nodes=task["nodes"])
+    errors += repetition_errors(decision, nodes=task["nodes"], rejected=state.rejected)
+    errors += context_errors(
+        decision,
+        tools=tools,
+        texts=conversation_texts(state),
+        today=env_date(state.env_info),
+        can_ask=task["layer_type"] == "CQ",
+    )
+    return errors
+
+
+def _model_judges(pending: dict[str, Any]) -> bool:
+    """The checker model judges tool results and decisions with calls; a question or the answer is the
+    rules' call alone (the layer type decides when they come)."""
+    if pending["kind"] != "decision":
+        return True
+    return any(a.get("name") not in PSEUDO_TOOLS for a in (pending.get("decision") or {}).get("actions") or [])
 
 
 def _step(pending: dict[str, Any], task: dict[str, Any]) -> int:

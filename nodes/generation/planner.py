@@ -34,7 +34,7 @@ def planner_request(state: State) -> tuple[str, str]:
     rule = fragments(state.language)["planner_rules"][task["layer_type"]]
     system = render("planner.md", state.language, env_info=state.env_info, task_rule=rule)
     parts = [
-        section(names["tools"], tools_block(state.tools), names["none"]),
+        section(names["tools"], tools_block(state.tools, compact=True), names["none"]),
         section(names["conversation"], conversation_lines(state, include_current=False), names["none"]),
         section(names["current_request"], task["user_message"], names["none"]),
         section(names["actions"], actions_lines(task["nodes"]), names["none"]),
@@ -65,7 +65,7 @@ async def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if step >= context.max_steps:
         return fail(f"task {len(state.tasks) - 1} did not finish within {context.max_steps} planner steps")
     system, human = planner_request(state)
-    schema = planner_schema(state.tools, task["layer_type"], task["nodes"])
+    schema = planner_schema(state.tools, task["layer_type"], task["nodes"], banned=state.banned)
     text, record = await ask_model("planner", state, runtime, system, human, json_schema=schema)
     decision, error = PlannerDecision.parse(text)
     dumped = decision.model_dump() if decision is not None else None

@@ -26,6 +26,10 @@ from typing import Any
 from bench.generation_checks import MAX_CALLS_PER_STEP
 from bench.terms import ASK_USER, PREPARE_TO_ANSWER
 
+MT_STEP_CALLS = min(3, MAX_CALLS_PER_STEP)
+"""Most calls the planner grammar lets one multi-tool step hold (a task needs two or three; a small model
+left to six repeats itself up to the token cap)."""
+
 _JSON_TYPES = {"string", "number", "integer", "boolean", "array", "object", "null"}
 _TYPE_ALIASES = {
     "float": "number",
@@ -82,19 +86,31 @@ def grammar_safe_schema(schema: Any, depth: int = 0) -> dict[str, Any]:
     return out
 
 
-def _call_schema(function: Mapping[str, Any]) -> dict[str, Any]:
+def _depends_schema(earlier: int) -> dict[str, Any]:
+    """``depends_on`` of an action when the task has ``earlier`` accepted nodes: indices 0..earlier-1, or none."""
+    if earlier <= 0:
+        return {"type": "array", "maxItems": 0}
+    return {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": earlier - 1}, "maxItems": earlier}
+
+
+def _call_schema(function: Mapping[str, Any], earlier: int = 0, drop: Sequence[str] = ()) -> dict[str, Any]:
     parameters = function.get("parameters")
     arguments = grammar_safe_schema(parameters) if isinstance(parameters, Mapping) else {}
+    if drop and isinstance(arguments.get("properties"), dict):
+        arguments = {**arguments, "properties": {k: v for k, v in arguments["properties"].items() if k not in drop}}
     if arguments.get("type") != "object":
         arguments = {"type": "object"}
+    if arguments.get("properties"):
+        arguments = {**arguments, "additionalProperties": False}  # only the tool's parameters
     return {
         "type": "object",
         "properties": {
             "name": {"const": function["name"]},
             "arguments": arguments,
-            "depends_on": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+            "depends_on": _depends_schema(earlier),
         },
         "required": ["name", "arguments", "depends_on"],
+        "additionalProperties": False,
     }
 
 
@@ -119,17 +135,28 @@ def allowed_action_kinds(layer_type: str, nodes: Sequence[Mapping[str, Any]] = (
 
 
 def planner_schema(
-    tools: Sequence[Mapping[str, Any]], layer_type: str, nodes: Sequence[Mapping[str, Any]] = ()
+    tools: Sequence[Mapping[str, Any]],
+    layer_type: str,
+    nodes: Sequence[Mapping[str, Any]] = (),
+    *,
+    banned: Sequence[Sequence[str]] = (),
 ) -> dict[str, Any]:
     """Schema of a planner decision for a task of ``layer_type`` over ``tools`` (OpenAI tool specs).
 
     Each action is one of the kinds :func:`allowed_action_kinds` permits at this point of the task
     (``nodes``: its accepted nodes so far): a call of a listed tool (``name`` const, ``arguments``
-    following the tool's parameters, ``depends_on`` integers), ``ask_user_for_required_parameters``
-    (``tool_name`` one of the tools, ``missing_required_parameters`` a non-empty string list) or
+    following the tool's parameters, ``depends_on`` indices of the task's earlier nodes, none in a
+    task's first step), ``ask_user_for_required_parameters``
+    (one choice per tool with parameters: ``tool_name`` that tool, ``missing_required_parameters``
+    a non-empty list of its parameter names) or
     ``prepare_to_answer`` (``answer_type`` ``chat`` for a chat task, else ``tool``). ``actions``
-    holds 1 item, or up to ``MAX_CALLS_PER_STEP`` for a multi-tool (``MT``) task. The grammar thus
+    holds 1 item, or up to :data:`MT_STEP_CALLS` for a multi-tool (``MT``) task. The grammar thus
     mirrors the rule checker; which tool, which values, and the words are the model's.
+
+    ``banned`` holds ``[tool, parameter]`` pairs whose values a rejected decision of this step made up
+    (docs/generation.md §2): the retry's grammar leaves an optional one out of the tool's arguments,
+    and leaves out the call of a tool whose required parameter it is when the task may ask instead
+    (``CQ``), so the same made-up value cannot come back.
 
     Returns:
         A JSON schema dict (``thought``, ``plan`` and ``actions`` required, in that order).
@@ -140,30 +167,54 @@ def planner_schema(
     unique = list({f["name"]: f for f in named}.values())
     if not unique:
         kinds = ("answer",)
-    choices = [_call_schema(f) for f in unique] if "call" in kinds else []
-    if "ask" in kinds:
-        choices.append(
-            {
-                "type": "object",
-                "properties": {
-                    "name": {"const": ASK_USER},
-                    "arguments": {
-                        "type": "object",
-                        "properties": {
-                            "tool_name": {"enum": [f["name"] for f in unique]},
-                            "missing_required_parameters": {
-                                "type": "array",
-                                "items": {"type": "string"},
-                                "minItems": 1,
-                            },
-                        },
-                        "required": ["tool_name", "missing_required_parameters"],
-                    },
-                    "depends_on": {"type": "array", "maxItems": 0},
-                },
-                "required": ["name", "arguments", "depends_on"],
-            }
+    drops: dict[str, list[str]] = {}
+    for pair in banned:
+        if len(pair) == 2:
+            drops.setdefault(str(pair[0]), []).append(str(pair[1]))
+    choices = []
+    for f in unique if "call" in kinds else []:
+        required = (
+            set((f.get("parameters") or {}).get("required") or [])
+            if isinstance(f.get("parameters"), Mapping)
+            else set()
         )
+        dropped = drops.get(f["name"], [])
+        if "ask" in kinds and required & set(dropped):
+            continue  # its required value is unknown: the planner must ask for it
+        choices.append(_call_schema(f, len(nodes), [d for d in dropped if d not in required]))
+    if "call" in kinds and not choices and "ask" not in kinds:
+        choices = [_call_schema(f, len(nodes)) for f in unique]
+    if "ask" in kinds:
+        for function in unique:  # one choice per tool: the parameters asked for are that tool's own
+            parameters = function.get("parameters") if isinstance(function.get("parameters"), Mapping) else {}
+            properties = parameters.get("properties") if isinstance(parameters.get("properties"), Mapping) else {}
+            names = [str(k) for k in properties]
+            if not names:
+                continue
+            choices.append(
+                {
+                    "type": "object",
+                    "properties": {
+                        "name": {"const": ASK_USER},
+                        "arguments": {
+                            "type": "object",
+                            "properties": {
+                                "tool_name": {"const": function["name"]},
+                                "missing_required_parameters": {
+                                    "type": "array",
+                                    "items": {"enum": names},
+                                    "minItems": 1,
+                                },
+                            },
+                            "required": ["tool_name", "missing_required_parameters"],
+                            "additionalProperties": False,
+                        },
+                        "depends_on": {"type": "array", "maxItems": 0},
+                    },
+                    "required": ["name", "arguments", "depends_on"],
+                    "additionalProperties": False,
+                }
+            )
     if "answer" in kinds:
         choices.append(
             {
@@ -178,28 +229,31 @@ def planner_schema(
                     "depends_on": {"type": "array", "maxItems": 0},
                 },
                 "required": ["name", "arguments", "depends_on"],
+                "additionalProperties": False,
             }
         )
     return {
         "type": "object",
         "properties": {
-            "thought": {"type": "string"},
-            "plan": {"type": "string"},
+            "thought": {"type": "string", "maxLength": 160},
+            "plan": {"type": "string", "maxLength": 120},
             "actions": {
                 "type": "array",
                 "items": {"anyOf": choices},
                 "minItems": 1,
-                "maxItems": MAX_CALLS_PER_STEP if layer_type == "MT" and "call" in kinds else 1,
+                "maxItems": MT_STEP_CALLS if layer_type == "MT" and "call" in kinds else 1,
             },
         },
         "required": ["thought", "plan", "actions"],
+        "additionalProperties": False,
     }
 
 
 CHECKER_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"verdict": {"enum": ["accept", "reject"]}, "reason": {"type": "string"}},
+    "properties": {"verdict": {"enum": ["accept", "reject"]}, "reason": {"type": "string", "maxLength": 200}},
     "required": ["verdict", "reason"],
+    "additionalProperties": False,
 }
 """Schema of a checker verdict."""
 

@@ -96,7 +96,11 @@ def test_generate_five_real_tool_lists(shared_dir, tmp_path, language):
             for role in ("user", "planner", "checker", "tool", "agent")
         }
         assert all(requests.values())
-        assert all(set(r) == {"role", "task", "model", "request", "response"} for r in requests["planner"])
+        assert all(
+            set(r)
+            == {"role", "task", "model", "request", "response", "seconds", "input_tokens", "output_tokens", "grammar"}
+            for r in requests["planner"]
+        )
         assert requests["planner"][0]["request"][0]["role"] == "system"
     replays = _read_jsonl(out / "replay.jsonl")
     assert replays == [oracle_candidate(s) for s in sessions]

@@ -53,12 +53,49 @@ def _functions(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [t["function"] for t in tools]
 
 
-def _call(function: dict[str, Any], deps: list[int] | None = None) -> dict[str, Any]:
-    return {
-        "name": function["name"],
-        "arguments": example_arguments(function.get("parameters")),
-        "depends_on": deps or [],
-    }
+def varied_arguments(parameters: dict[str, Any] | None) -> dict[str, Any]:
+    """:func:`example_arguments` with other values (free strings get `` 2``, numbers grow by 1): a second,
+    different call of the same tool (a repeated identical call is a rule rejection)."""
+    properties = (parameters or {}).get("properties") or {}
+
+    def vary(value: Any, schema: Any) -> Any:
+        schema = schema if isinstance(schema, dict) else {}
+        if "enum" in schema or isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            return f"{value} 2"
+        if isinstance(value, (int, float)):
+            return value + 1
+        if isinstance(value, list):
+            return [vary(v, schema.get("items")) for v in value]
+        if isinstance(value, dict):
+            inner = schema.get("properties") or {}
+            return {k: vary(v, inner.get(k)) for k, v in value.items()}
+        return value
+
+    arguments = {k: vary(v, properties.get(k)) for k, v in example_arguments(parameters).items()}
+    if not arguments:  # no required parameter: give the first optional one a value
+        for key, schema in properties.items():
+            value = example_value(schema if isinstance(schema, dict) else {}, key)
+            if not isinstance(value, bool) and not schema_errors({key: value}, parameters):
+                return {key: value}
+    return arguments
+
+
+def _call(function: dict[str, Any], deps: list[int] | None = None, *, again: bool = False) -> dict[str, Any]:
+    arguments = (varied_arguments if again else example_arguments)(function.get("parameters"))
+    return {"name": function["name"], "arguments": arguments, "depends_on": deps or []}
+
+
+def stated(arguments: dict[str, Any], skip: tuple[str, ...] = ()) -> str:
+    """The scalar values of ``arguments`` as a user would state them (``"3, Oslo"``), so the rule that
+    gold values come from the conversation (docs/generation.md §2) accepts the scripted calls."""
+    from bench.audit_context import leaves
+
+    values = [
+        v for path, v in leaves({k: a for k, a in arguments.items() if k not in skip}) if v not in (None, True, False)
+    ]
+    return ", ".join(str(v) for v in values)
 
 
 def _decision(*actions: dict[str, Any]) -> dict[str, Any]:
@@ -88,16 +125,19 @@ def session_script(state: dict[str, Any]) -> dict[str, list[Any]]:
     with_required = next((f for f in functions if (f.get("parameters") or {}).get("required")), None)
     roles: dict[str, list[Any]] = {"user": [], "planner": [], "checker": [], "tool": [], "agent": []}
     for layer, layer_type in enumerate(state["layer_types"]):
-        roles["user"].append(f"Scripted request {layer} ({layer_type}) for {first['name']}.")
+        opening = f"Scripted request {layer} ({layer_type}) for {first['name']}"
+        roles["user"].append(opening + ".")
         tag = f"t{layer}"
         if layer_type == "ST":
             steps = [[first]]
         elif layer_type == "MT":
             variant = state["mt_variants"][layer]
-            steps = [[first, second], [first]] if variant == "serial_parallel" else [[first, second]]
+            steps = [[first, second], ["again"]] if variant == "serial_parallel" else [[first, second]]
         elif layer_type == "CQ":
             assert with_required is not None, "tool list has no tool with a required parameter"
             missing = [with_required["parameters"]["required"][0]]
+            arguments = example_arguments(with_required.get("parameters"))
+            roles["user"][-1] = f"{opening} with {stated(arguments, skip=tuple(missing))}."
             roles["planner"].append(
                 _decision(
                     {
@@ -109,17 +149,30 @@ def session_script(state: dict[str, Any]) -> dict[str, list[Any]]:
             )
             roles["checker"].append(ACCEPT)
             roles["agent"].append(f"Which {missing[0]} should I use?")
-            roles["user"].append(f"Use the usual {missing[0]}.")
+            roles["user"].append(f"Use the usual {missing[0]}: {stated({missing[0]: arguments[missing[0]]})}.")
             roles["planner"].append(_decision(_call(with_required, [0])))
             roles["checker"] += [ACCEPT, ACCEPT]
             roles["tool"].append(_results([with_required], tag))
             steps = []
         else:
             steps = []
+        if steps:
+            values = {
+                f"{i}.{k}": v
+                for i, f in enumerate(functions[:2])
+                for k, v in example_arguments(f.get("parameters")).items()
+            }
+            if ["again"] in steps:
+                values.update({f"again.{k}": v for k, v in varied_arguments(first.get("parameters")).items()})
+            roles["user"][-1] = f"{opening} with {stated(values)}."
         done = 0
         for step in steps:
             deps = list(range(done)) if done else []
-            roles["planner"].append(_decision(*[_call(f, deps) for f in step]))
+            if step == ["again"]:  # the dependent call: the first tool again, with other values
+                roles["planner"].append(_decision(_call(first, deps, again=True)))
+                step = [first]
+            else:
+                roles["planner"].append(_decision(*[_call(f, deps) for f in step]))
             roles["checker"] += [ACCEPT, ACCEPT]
             roles["tool"].append(_results(step, tag))
             done += len(step)

@@ -367,11 +367,44 @@ def run_generation(run: PreparedGeneration) -> Any:
 
 
 def summary_lines(summary: Any) -> list[tuple[str, bool]]:
-    """The closing lines of a run as ``(text, to_stderr)``: resumed sessions, the counts and files, retries."""
+    """The closing lines of a run as ``(text, to_stderr)``: resumed sessions, the yield table per role
+    (docs/generation.md §7.1), the model calls, tokens and wall time per valid session, the quality
+    check's totals (§9), the counts and files, retries."""
+    from bench.generation_yield import yield_lines
+
     lines: list[tuple[str, bool]] = []
     if summary.reused:
         lines.append(
             (f"resumed: kept {summary.reused} session(s) finished by an earlier run (--overwrite redoes them)", True)
+        )
+    if summary.yields:
+        lines.append(("yield per role (also in manifest.json):", False))
+        lines += [(f"  {line}", False) for line in yield_lines(summary.yields)]
+    generated = summary.succeeded + summary.failed - summary.reused
+    totals = (
+        f"{summary.requests} calls, {summary.tokens} tokens, {summary.seconds:.1f} s over {generated} session(s) "
+        f"generated now{' and ' + str(summary.reused) + ' kept' if summary.reused else ''}"
+    )
+    if summary.succeeded:
+        valid = summary.succeeded
+        lines.append(
+            (
+                f"per valid session: {summary.requests / valid:.1f} model calls, {summary.tokens / valid:.0f} tokens, "
+                f"{summary.seconds / valid:.1f} s wall ({totals})",
+                False,
+            )
+        )
+    else:
+        lines.append((f"no valid session ({totals})", False))
+    if summary.quality.get("sessions"):
+        q = summary.quality
+        lines.append(
+            (
+                f"quality check: {q['passing']} of {q['sessions']} session(s) pass (problems: user voice in "
+                f"{q['voice']}, values not in the conversation in {q['values']}, no concrete request in "
+                f"{q['concrete']}; per session in manifest.json)",
+                False,
+            )
         )
     lines.append(
         (

@@ -13,10 +13,16 @@ Output layout under ``out_dir``::
     sessions/<key>/replay.json           oracle replay candidate along the gold paths
     sessions/<key>/outcome.json          status, reason, usage, plan and (if done) the session: the
                                          resume point (a finished session is not generated again)
+    transcripts/<key>.jsonl              the live transcript, appended as the session runs: every role
+                                         entry and a summary of every model call (role, seconds,
+                                         tokens), each with ``t`` = seconds since the session started;
+                                         an interrupted or slow session shows how far it got
     sessions.jsonl                       all successful sessions, ids wild_tool_bench_<line>
     replay.jsonl                         their oracle replay candidates (candidates.jsonl format)
     failures.jsonl                       {"key", "plan", "reason", "dir"} per failed session
-    manifest.json                        settings, counts, and id <-> key of every session
+    manifest.json                        settings, counts, the per-role yield table
+                                         (``bench.generation_yield``), the quality check of every
+                                         session (``bench.generation_quality``), id <-> key of every session
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +46,8 @@ from bench.generation import (
     session_problems,
     streamline,
 )
+from bench.generation_quality import quality_summary, session_quality
+from bench.generation_yield import merge_yields, session_yield
 from graphs.generation_context import Context
 from nodes.generation.registry import judging_roles, model_defaults, model_roles, role_model_spec
 from wtb.files import write_json_atomic, write_jsonl_atomic
@@ -66,15 +76,24 @@ class GenerationOutcome:
     """Model requests, tries, tokens and retried requests of the session (``RequestUsage.as_dict()``)."""
     reused: bool = False
     """Kept from an earlier run of the same command (read from ``outcome.json``, not generated now)."""
+    seconds: float = 0.0
+    """Wall-clock seconds the session took to generate."""
+    yields: dict[str, Any] = field(default_factory=dict)
+    """The session's yield table (``bench.generation_yield.session_yield``; docs/generation.md §7.1)."""
 
 
-async def generate_session(plan: SessionPlan, context: Context, graph: Pregel | None = None) -> GenerationOutcome:
+async def generate_session(
+    plan: SessionPlan, context: Context, graph: Pregel | None = None, *, live: Path | None = None
+) -> GenerationOutcome:
     """Run the generation graph for one planned session; never raises for a session-level failure (docs/generation.md).
 
     Args:
         plan: the session plan (its ``as_state()`` is the graph input).
         context: role models and limits.
         graph: a compiled generation graph (default ``graphs.generation.graph``).
+        live: the session's live transcript file (``transcripts/<key>.jsonl``; docs/generation.md §7):
+            emptied at the start, then every new transcript entry and a summary of every model call
+            are appended as the graph produces them (:class:`LiveTranscript`); ``None`` = none.
 
     Returns:
         A :class:`GenerationOutcome`; ``status`` is ``done`` (``session`` holds the dataset-schema
@@ -83,10 +102,76 @@ async def generate_session(plan: SessionPlan, context: Context, graph: Pregel | 
     """
     from models.transport import usage_scope
 
+    writer = LiveTranscript(live) if live is not None else None
+    started = time.monotonic()
     with usage_scope() as usage:
-        outcome = await _generate_session(plan, context, graph)
+        outcome = await _generate_session(plan, context, graph, writer)
     outcome.usage = usage.as_dict()
+    outcome.seconds = round(time.monotonic() - started, 3)
+    outcome.yields = session_yield(
+        list(outcome.state.get("transcript") or []), list(outcome.state.get("calls") or []), judging_roles()
+    )
+    if writer is not None:
+        writer.close(outcome.status, outcome.reason)
     return outcome
+
+
+class LiveTranscript:
+    """The live transcript of one session (docs/generation.md §7): JSON Lines appended as the session runs.
+
+    Lines: ``{...entry, "line": "entry", "t"}`` per transcript entry (role output, verdict),
+    ``{"line": "call", "t", "role", "task", "seconds", "input_tokens", "output_tokens"}`` per model
+    request, and a last ``{"line": "end", "t", "status", "reason"}``; ``t`` is seconds since the
+    session started. Each batch of lines is one ``write`` on a file opened for appending, so a
+    reader (or a crash) sees whole lines only; the text is redacted like every output.
+
+    Args:
+        path: the file; created with its folder, emptied when it exists (the session starts over).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text("", encoding="utf-8")
+        self.started = time.monotonic()
+        self.entries = 0
+        self.calls = 0
+
+    def _append(self, records: Sequence[dict[str, Any]]) -> None:
+        if not records:
+            return
+        data = "".join(json.dumps(redact_record(r), ensure_ascii=False) + "\n" for r in records).encode("utf-8")
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+
+    def update(self, values: dict[str, Any]) -> None:
+        """Append what is new in ``values`` (a state snapshot of the graph) since the last update."""
+        t = round(time.monotonic() - self.started, 3)
+        transcript = list(values.get("transcript") or [])
+        calls = list(values.get("calls") or [])
+        records = [{**e, "line": "entry", "t": t} for e in transcript[self.entries :]]
+        records += [
+            {
+                "line": "call",
+                "t": t,
+                "role": c.get("role"),
+                "task": c.get("task"),
+                "seconds": c.get("seconds"),
+                "input_tokens": c.get("input_tokens"),
+                "output_tokens": c.get("output_tokens"),
+            }
+            for c in calls[self.calls :]
+        ]
+        self.entries, self.calls = max(self.entries, len(transcript)), max(self.calls, len(calls))
+        self._append(records)
+
+    def close(self, status: str, reason: str) -> None:
+        """Append the closing line: the session's ``status`` and failure ``reason``."""
+        t = round(time.monotonic() - self.started, 3)
+        self._append([{"line": "end", "t": t, "status": status, "reason": reason}])
 
 
 def run_config(plan: SessionPlan, context: Context) -> dict[str, Any]:
@@ -107,7 +192,9 @@ def run_config(plan: SessionPlan, context: Context) -> dict[str, Any]:
     )
 
 
-async def _generate_session(plan: SessionPlan, context: Context, graph: Pregel | None) -> GenerationOutcome:
+async def _generate_session(
+    plan: SessionPlan, context: Context, graph: Pregel | None, writer: LiveTranscript | None = None
+) -> GenerationOutcome:
     from models.transport import ModelRequestError
 
     if graph is None:
@@ -119,6 +206,8 @@ async def _generate_session(plan: SessionPlan, context: Context, graph: Pregel |
         config = run_config(plan, context)
         async for values in graph.astream(plan.as_state(), context=context, stream_mode="values", config=config):
             last = values
+            if writer is not None:
+                writer.update(values)
     except ModelRequestError as exc:  # a model request failed for good: this session only
         cause = exc.__cause__ if not exc.transient and exc.__cause__ is not None else exc
         reason = str(exc) if cause is exc else f"{type(cause).__name__}: {cause}"
@@ -195,6 +284,8 @@ def write_outcome(out_dir: Path, outcome: GenerationOutcome) -> Path:
             "reason": redact_text(outcome.reason) if outcome.reason else outcome.reason,
             "infrastructure": outcome.infrastructure,
             "usage": redact(outcome.usage),  # errors an endpoint echoed (docs/settings.md §8)
+            "seconds": outcome.seconds,
+            "yield": outcome.yields,
             "session": redact_record(outcome.session),
         },
     )
@@ -241,6 +332,8 @@ def load_finished_outcome(out_dir: Path, plan: SessionPlan) -> GenerationOutcome
         bool(data.get("infrastructure")),
         dict(data.get("usage") or {}),
         reused=True,
+        seconds=float(data.get("seconds") or 0.0),
+        yields=dict(data.get("yield") or {}),
     )
 
 
@@ -263,6 +356,14 @@ class GenerationSummary:
     infrastructure_failures: int = 0
     """Of the ``failed`` sessions, those whose model request failed for good (generated again by the
     same command; ``wtb generate`` exits 3 then, docs/cli.md §2)."""
+    yields: dict[str, Any] = field(default_factory=dict)
+    """The run's yield table per role (``bench.generation_yield``; docs/generation.md §7.1)."""
+    quality: dict[str, Any] = field(default_factory=dict)
+    """The quality check's totals over the successful sessions (``bench.generation_quality.quality_summary``)."""
+    tokens: int = 0
+    """Input plus output tokens of every model request of the run."""
+    seconds: float = 0.0
+    """Wall-clock seconds of the sessions generated (each session's own time, summed)."""
 
 
 async def run_batch(
@@ -314,7 +415,15 @@ async def run_batch(
                 on_done(kept[plan.key])
             return kept[plan.key]
         async with gate:
-            outcome = await (invoke(plan, context) if invoke is not None else generate_session(plan, context, graph))
+            outcome = await (
+                invoke(plan, context)
+                if invoke is not None
+                else generate_session(plan, context, graph, live=out / "transcripts" / f"{plan.key}.jsonl")
+            )
+        if not outcome.yields and outcome.state.get("transcript"):  # a server's run: counted here
+            outcome.yields = session_yield(
+                list(outcome.state.get("transcript") or []), list(outcome.state.get("calls") or []), judging_roles()
+            )
         write_session_files(out, outcome)
         write_outcome(out, outcome)
         if on_done is not None:
@@ -322,7 +431,7 @@ async def run_batch(
         return outcome
 
     outcomes = await asyncio.gather(*(one(plan) for plan in plans))
-    sessions, replays, failures, index = [], [], [], []
+    sessions, replays, failures, index, qualities = [], [], [], [], []
     for outcome in outcomes:
         folder = out / "sessions" / outcome.plan.key
         entry = {"key": outcome.plan.key, "dir": str(folder.relative_to(out)), **outcome.plan.summary()}
@@ -336,7 +445,7 @@ async def run_batch(
                     "infrastructure": outcome.infrastructure,
                 }
             )
-            index.append({**entry, "id": None, "status": "failed"})
+            index.append({**entry, "id": None, "status": "failed", "seconds": outcome.seconds})
             continue
         session = {**outcome.session, "id": f"wild_tool_bench_{len(sessions)}"}
         replay = oracle_candidate(session)
@@ -344,7 +453,9 @@ async def run_batch(
         write_json_atomic(folder / "replay.json", replay)
         sessions.append(session)
         replays.append(replay)
-        index.append({**entry, "id": session["id"], "status": "done"})
+        quality = session_quality(session, outcome.plan.language)
+        qualities.append(quality)
+        index.append({**entry, "id": session["id"], "status": "done", "seconds": outcome.seconds, "quality": quality})
     write_jsonl_atomic(out / "sessions.jsonl", sessions)
     write_jsonl_atomic(out / "replay.jsonl", replays)
     write_jsonl_atomic(out / "failures.jsonl", failures)
@@ -355,6 +466,9 @@ async def run_batch(
         key: sum(int(o.usage.get(key, 0)) for o in outcomes)
         for key in ("requests", "attempts", "failed_requests", "input_tokens", "output_tokens")
     }
+    yields = merge_yields(o.yields for o in outcomes)
+    quality = quality_summary(qualities)
+    seconds = round(sum(o.seconds for o in outcomes), 3)
     write_json_atomic(
         out / "manifest.json",
         redact(  # settings, errors an endpoint echoed, paths: no credentials (docs/settings.md §8)
@@ -364,6 +478,9 @@ async def run_batch(
                 "succeeded": len(sessions),
                 "failed": len(failures),
                 "usage": usage,
+                "seconds": seconds,
+                "yield": yields,
+                "quality": quality,
                 "retried_requests": retried,
                 "sessions": index,
             }
@@ -381,4 +498,8 @@ async def run_batch(
         len(kept),
         retried,
         sum(1 for failure in failures if failure["infrastructure"]),
+        yields,
+        quality,
+        usage["input_tokens"] + usage["output_tokens"],
+        seconds,
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench.args import check_arguments, float_to_number
-from bench.generation import load_tool_lists, oracle_responses, plan_sessions, streamline
+from bench.generation import load_tool_lists, oracle_responses, plan_sessions
 from bench.paths import PathTracker
 from bench.schema import Session
 from graphs.generation import build, graph
@@ -159,13 +159,10 @@ def test_four_layer_session_in_dataset_schema(tool_lists_en, tmp_path):
     ]
     assert session["english_env_info"] == plan.env_info and session["english_tools"] == plan.tools == session["tools"]
     assert session["env_info"][:19] == plan.env_info[:19] and session["env_info"][20:].startswith("星期")
-    assert (
-        session["english_tasks"]
-        == [
-            f"Scripted request {i} ({t}) for {plan.tools[0]['function']['name']}." for i, t in enumerate(plan.type_path)
-        ]
-        == session["tasks"]
-    )
+    assert session["english_tasks"] == session["tasks"]
+    assert [task.split(" with ")[0].rstrip(".") for task in session["english_tasks"]] == [
+        f"Scripted request {i} ({t}) for {plan.tools[0]['function']['name']}" for i, t in enumerate(plan.type_path)
+    ]
     assert session["english_task_types"] == ["Clarify", "Mixed Multi-Tool", "Single-Tool", "Chat"]
     assert session["task_types"] == ["澄清", "多工具", "单工具", "闲聊"]
     clarify, mixed, single, chat = session["english_answer_list"]
@@ -203,27 +200,35 @@ def _single_tool_script(plan):
     return script
 
 
-def test_checker_rejects_twice_then_accepts(tool_lists_en, tmp_path):
+def test_model_rejection_is_fed_back_and_the_repeat_is_refused_by_rule(tool_lists_en, tmp_path):
+    """The checker model rejects once; the planner, shown its rejected actions and the reason, proposes
+    the identical decision again, which the rules refuse (docs/generation.md §2); its third, different
+    decision is judged by the rules alone (the model judges each step once) and accepted."""
     plan = _single_tool_plan(tool_lists_en)
     script = _single_tool_script(plan)
     decision = script["planner"][0]
-    script["planner"] = [decision, decision, *script["planner"]]
-    script["checker"] = [REJECT, REJECT, *script["checker"]]
+    script["planner"] = [decision, decision, decision, *script["planner"][1:]]
+    script["checker"] = [REJECT, *script["checker"][1:]]
     outcome = run(plan, script, tmp_path)
-    assert outcome.status == "done", outcome.reason
     raw = outcome.state["transcript"]
-    verdicts = [(e["verdict"], e["reason"]) for e in raw if e["role"] == "checker"]
-    assert verdicts[:3] == [("reject", REJECT["reason"]), ("reject", REJECT["reason"]), ("accept", "")]
-    planner_entries = [e for e in raw if e["role"] == "planner"]
-    assert [e["attempt"] for e in planner_entries] == [1, 2, 3, 1]
-    # the retry carried the rejection reason to the planner
+    verdicts = [(e["verdict"], e["source"], e["reason"]) for e in raw if e["role"] == "checker"]
+    same = "this is the same decision that was rejected before; change the tool or the arguments"
+    assert verdicts[:3] == [
+        ("reject", "model", REJECT["reason"]),
+        ("reject", "rules", same),
+        ("reject", "rules", same),
+    ]
+    assert outcome.status == "failed"
+    assert outcome.reason == f"planner decision rejected 3 times (task 0, step 0): {same}"
     planner_calls = [c for c in outcome.state["calls"] if c["role"] == "planner"]
-    assert REJECT["reason"] in planner_calls[1]["request"][1]["content"]
+    shown = json.dumps(
+        [{"name": a["name"], "arguments": a["arguments"], "depends_on": []} for a in decision["actions"]],
+        sort_keys=True,
+    )
+    feedback = planner_calls[1]["request"][1]["content"].splitlines()[-1]
+    assert feedback == f"Your previous output was rejected. Reason: you proposed {shown}; {REJECT['reason']}"
     assert REJECT["reason"] not in planner_calls[0]["request"][1]["content"]
-    lean = streamline(raw)
-    assert all(e["role"] != "checker" for e in lean)
-    assert [e["attempt"] for e in lean if e["role"] == "planner"] == [3, 1]
-    assert len(raw) - len(lean) == 2 + 2 + 3  # two rejected decisions, their two verdicts, three accepts
+    assert [c["role"] for c in outcome.state["calls"]].count("checker") == 1  # the model judged step 0 once
 
 
 def test_three_rejections_fail_the_session_and_the_run_continues(tool_lists_en, tmp_path):
@@ -240,7 +245,8 @@ def test_three_rejections_fail_the_session_and_the_run_continues(tool_lists_en, 
     assert (summary.succeeded, summary.failed) == (1, 1)
     failures = [json.loads(line) for line in (out / "failures.jsonl").read_text().splitlines()]
     assert failures[0]["key"] == plans[0].key
-    assert failures[0]["reason"] == f"planner decision rejected 3 times (task 0, step 0): {REJECT['reason']}"
+    same = "this is the same decision that was rejected before; change the tool or the arguments"
+    assert failures[0]["reason"] == f"planner decision rejected 3 times (task 0, step 0): {same}"
     sessions = [json.loads(line) for line in (out / "sessions.jsonl").read_text().splitlines()]
     assert [s["id"] for s in sessions] == ["wild_tool_bench_0"] and sessions[0]["english_tools"] == plans[1].tools
     raw = json.loads((out / "sessions" / plans[0].key / "raw_transcript.json").read_text())
@@ -309,7 +315,7 @@ def test_vague_answer_leads_to_a_second_question(tool_lists_en, tmp_path):
     assert [n["action"]["name"] for n in nodes[:2]] == ["ask_user_for_required_parameters"] * 2
     assert [n["user_input"] for n in nodes[:2]] == [
         "Hmm, the usual one I guess.",
-        "Use the usual " + nodes[0]["action"]["arguments"]["missing_required_parameters"][0] + ".",
+        script["user"][2],
     ]
     assert [n["dependency_list"] for n in nodes] == [
         [],
@@ -323,13 +329,13 @@ def test_vague_answer_leads_to_a_second_question(tool_lists_en, tmp_path):
 def test_chinese_session(tool_lists_zh, tmp_path):
     plan = plan_for(tool_lists_zh, ("ST", "CQ", "MT", "CC"), language="zh")
     script = session_script(plan.as_state())
-    script["user"] = [f"请求{i}" for i in range(len(script["user"]))]
+    script["user"] = [f"请求{i}：{text}" for i, text in enumerate(script["user"])]
     script["agent"] = [f"回复{i}" for i in range(len(script["agent"]))]
     outcome = run(plan, script, tmp_path)
     assert outcome.status == "done", outcome.reason
     session = outcome.session
     Session.model_validate(session)
-    assert session["english_tools"] == plan.tools and session["english_tasks"][0] == "请求0"
+    assert session["english_tools"] == plan.tools and session["english_tasks"][0].startswith("请求0：")
     assert (
         session["task_types"][0] == "单工具"
         and session["task_types"][1] == "澄清"
@@ -461,13 +467,9 @@ def test_user_requests_end_with_a_cue_to_write_the_message(tool_lists_en, tmp_pa
     assert outcome.status == "done"
     user_calls = [c for c in outcome.state["calls"] if c["role"] == "user"]
     human = [m["content"] for m in user_calls[0]["request"] if m["role"] in ("user", "human")][-1]
-    assert human.endswith(
-        "Now write your first message to the assistant (a request in your own words, not a list of tools):"
-    )
+    assert human.endswith("Now write your first message to the assistant (in your own words, as yourself):")
     later = [m["content"] for m in user_calls[-1]["request"] if m["role"] in ("user", "human")][-1]
-    assert later.endswith(
-        "Now write your next message to the assistant (a new request in your own words, not a list of tools):"
-    )
+    assert later.endswith("Now write your next message to the assistant (in your own words, as yourself):")
 
 
 def test_role_request_listener_sees_every_request(tool_lists_en, tmp_path):
@@ -485,3 +487,77 @@ def test_role_request_listener_sees_every_request(tool_lists_en, tmp_path):
     assert heard[:2] == [(plan.key, "user", 0), (plan.key, "planner", 0)]
     assert [(role, task) for _, role, task in heard] == [(c["role"], c["task"]) for c in outcome.state["calls"]]
     assert {task for _, _, task in heard} == {0, 1}
+
+
+def test_live_transcript_is_written_as_the_session_runs(tool_lists_en, tmp_path):
+    """docs/generation.md §7: an interrupted or failing session leaves its transcript so far, with timings."""
+    plan = _single_tool_plan(tool_lists_en)
+    script = _single_tool_script(plan)
+    script["agent"] = []  # the script runs dry at the final reply: the session stops there
+    file = tmp_path / "script.json"
+    file.write_text(json.dumps(script), encoding="utf-8")
+    live = tmp_path / "transcripts" / f"{plan.key}.jsonl"
+    outcome = asyncio.run(generate_session(plan, scripted_context(file), live=live))
+    assert outcome.status == "failed"
+    lines = [json.loads(line) for line in live.read_text(encoding="utf-8").splitlines()]
+    entries = [line for line in lines if line["line"] == "entry"]
+    assert [e["role"] for e in entries] == ["user", "planner", "checker", "tool", "checker", "planner", "checker"]
+    assert [e["id"] for e in entries] == [e["id"] for e in outcome.state["transcript"]]
+    calls = [line for line in lines if line["line"] == "call"]
+    assert [c["role"] for c in calls] == [c["role"] for c in outcome.state["calls"]]
+    assert all(set(c) == {"line", "t", "role", "task", "seconds", "input_tokens", "output_tokens"} for c in calls)
+    assert lines[-1]["line"] == "end" and lines[-1]["status"] == "failed"
+    assert lines[-1]["reason"].startswith("ScriptExhausted")
+    times = [line["t"] for line in lines]
+    assert times == sorted(times)
+    # the yield table of the session: one accepted output per role, the last answer decision unjudged by the agent
+    assert outcome.yields["planner"]["attempts"] == 2 and outcome.yields["planner"]["accepted"] == 2
+    assert outcome.yields["tool_checker"] == {**outcome.yields["tool_checker"], "attempts": 1, "accepted": 1}
+
+
+def test_manifest_has_the_yield_table_and_the_quality_check(tool_lists_en, tmp_path):
+    plans = plan_sessions(tool_lists_en, [("ST",), ("ST",)], seed=21)
+    failing = _single_tool_script(plans[0])
+    bad = copy.deepcopy(failing["planner"][0])
+    bad["actions"][0]["name"] = "getTheMoon"
+    failing["planner"] = [bad, *failing["planner"]]
+    failing["user"] = ["Thank you for providing the tools.", *failing["user"]]
+    script = {"sessions": {plans[0].key: failing, plans[1].key: _single_tool_script(plans[1])}}
+    file = tmp_path / "script.json"
+    file.write_text(json.dumps(script), encoding="utf-8")
+    out = tmp_path / "out"
+    summary = asyncio.run(run_batch(plans, scripted_context(file), out, concurrency=1))
+    assert (summary.succeeded, summary.failed) == (2, 0)
+    manifest = json.loads((out / "manifest.json").read_text())
+    table = manifest["yield"]
+    assert table["user"]["attempts"] == 3 and table["user"]["reasons"] == {"not the user's voice": 1}
+    assert table["planner"]["attempts"] == 5 and table["planner"]["reasons"] == {"unknown tool": 1}
+    assert table["checker"]["reasons"] == {"rules: unknown tool": 1}
+    assert table == summary.yields
+    assert manifest["quality"] == summary.quality
+    # the scripted messages state every value, in the user's voice
+    assert manifest["quality"] == {"sessions": 2, "passing": 2, "voice": 0, "values": 0, "concrete": 0}
+    assert [s["quality"] for s in manifest["sessions"]] == [{"ok": True, "voice": [], "values": [], "concrete": []}] * 2
+    assert all((out / "transcripts" / f"{p.key}.jsonl").is_file() for p in plans)
+    # a resumed run reads each session's yield from outcome.json
+    again = asyncio.run(run_batch(plans, scripted_context(file), out, concurrency=1))
+    assert again.reused == 2 and again.yields == summary.yields
+
+
+def test_a_user_message_in_the_assistants_voice_is_written_again_with_the_reason(tool_lists_en, tmp_path):
+    plan = _single_tool_plan(tool_lists_en)
+    script = _single_tool_script(plan)
+    script["user"] = ["Thank you for providing the tools. How can I help you?", *script["user"]]
+    outcome = run(plan, script, tmp_path)
+    assert outcome.status == "done", outcome.reason
+    checks = [e for e in outcome.state["transcript"] if e["role"] == "rule_check"]
+    assert checks[0]["reasons"] == [
+        'the message "Thank you for providing" thanks the user for information, as the assistant does',
+        'the message "How can I help" offers help, as the assistant does',
+        'the message "the tools" talks about the tools instead of asking for something',
+    ]
+    requests = [c["request"][1]["content"] for c in outcome.state["calls"] if c["role"] == "user"]
+    assert requests[1].splitlines()[-1] == (
+        "Write it again; the last one was refused because: " + "; ".join(checks[0]["reasons"])
+    )
+    assert outcome.session["english_tasks"][0] == script["user"][1]

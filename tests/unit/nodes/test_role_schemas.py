@@ -17,6 +17,7 @@ from bench.generation import plan_sessions
 from graphs.generation_context import Context
 from models import _registry
 from nodes.generation._common import JSON_MAX_TOKENS
+from nodes.generation.agent import AGENT_MAX_TOKENS
 from nodes.generation.role_schemas import (
     CHECKER_SCHEMA,
     allowed_action_kinds,
@@ -24,6 +25,7 @@ from nodes.generation.role_schemas import (
     planner_schema,
     tool_results_schema,
 )
+from nodes.generation.user import USER_MAX_TOKENS
 from wtb.runner.generation import generate_session
 
 WEATHER = {
@@ -87,7 +89,7 @@ def test_planner_schema_follows_what_the_rules_allow():
     assert (actions["minItems"], actions["maxItems"]) == (1, 1)
     assert _names(schema) == ["getWeather", "getNews"]  # ST, nothing done yet: one call
     call = actions["items"]["anyOf"][0]["properties"]
-    assert call["arguments"]["required"] == ["city"] and call["depends_on"]["items"]["type"] == "integer"
+    assert call["arguments"]["required"] == ["city"] and call["depends_on"] == {"type": "array", "maxItems": 0}
     assert actions["items"]["anyOf"][1]["properties"]["arguments"] == {"type": "object"}
     answer = planner_schema([WEATHER], "ST", [CALL])
     assert _names(answer) == ["prepare_to_answer"]  # ST after its call: the answer
@@ -100,13 +102,16 @@ def test_planner_schema_follows_what_the_rules_allow():
         "answer_type": {"const": "chat"}
     }
     assert _names(planner_schema([WEATHER], "MT")) == ["getWeather"]
-    assert planner_schema([WEATHER], "MT")["properties"]["actions"]["maxItems"] == 6
+    assert planner_schema([WEATHER], "MT")["properties"]["actions"]["maxItems"] == 3  # MT_STEP_CALLS
     assert _names(planner_schema([WEATHER], "MT", [CALL, CALL])) == ["getWeather", "prepare_to_answer"]
-    assert planner_schema([WEATHER], "MT", [CALL, CALL])["properties"]["actions"]["maxItems"] == 6
+    assert planner_schema([WEATHER], "MT", [CALL, CALL])["properties"]["actions"]["maxItems"] == 3
     ask = planner_schema([WEATHER, NEWS], "CQ")
     assert _names(ask) == ["getWeather", "getNews", "ask_user_for_required_parameters"]
-    assert ask["properties"]["actions"]["items"]["anyOf"][2]["properties"]["arguments"]["properties"]["tool_name"] == {
-        "enum": ["getWeather", "getNews"]
+    asked = ask["properties"]["actions"]["items"]["anyOf"][2]["properties"]["arguments"]["properties"]
+    # one ask choice per tool with parameters (getNews has none): its own parameters only
+    assert asked["tool_name"] == {"const": "getWeather"}
+    assert asked["missing_required_parameters"]["items"] == {
+        "enum": list(WEATHER["function"]["parameters"]["properties"])
     }
     assert _names(planner_schema([WEATHER], "CQ", [ASK])) == ["getWeather", "ask_user_for_required_parameters"]
     assert _names(planner_schema([WEATHER], "CQ", [CALL])) == ["getWeather", "ask_user_for_required_parameters"]
@@ -194,7 +199,7 @@ class _GrammarModel(BaseChatModel):
             else "tool"
             if system.startswith("You simulate")
             else "user"
-            if system.startswith("You play")
+            if system.startswith("You write the first") or system.startswith("You write the next")
             else "agent"
         )
         self.seen.append((role, kwargs))
@@ -235,14 +240,15 @@ def test_ask_model_binds_the_schema_for_grammar_models_only(monkeypatch):
         "tool",
         "checker",
         "planner",
-        "checker",
         "agent",
-    ]
-    assert formats["user"] is None and formats["agent"] is None
+    ]  # the answer step is the rules' call alone: the checker model judges calls and results
+    assert formats["agent"] is None
+    assert formats["user"]["type"] == "json_object"
+    assert formats["user"]["schema"]["required"] == ["details", "message"]
     caps = {role: kwargs.get("max_tokens") for role, kwargs in _GrammarModel.seen}
     assert caps == {
-        "user": None,
-        "agent": None,
+        "user": USER_MAX_TOKENS,
+        "agent": AGENT_MAX_TOKENS,
         "planner": JSON_MAX_TOKENS,
         "checker": JSON_MAX_TOKENS,
         "tool": JSON_MAX_TOKENS,
@@ -267,7 +273,7 @@ def test_models_without_grammar_support_get_the_prompt_only(monkeypatch):
     context = Context(models=dict.fromkeys(("user", "planner", "tool", "agent", "checker"), spec))
     outcome = asyncio.run(generate_session(plan_sessions([[WEATHER]], [("ST",)], seed=3)[0], context))
     assert outcome.status == "done", outcome.reason
-    assert len(_GrammarModel.seen) == 8
+    assert len(_GrammarModel.seen) == 7
     assert all("response_format" not in kwargs for _, kwargs in _GrammarModel.seen)
 
 
@@ -286,3 +292,15 @@ def test_generate_defaults_every_role_to_local_one_session_at_a_time(monkeypatch
     assert default_concurrency(*role_specs(Context(models=remote), roles)) == 4
     # One role on the local server is enough to serialise the sessions.
     assert default_concurrency(*role_specs(Context(models={**remote, "tool": "gguf:/m.gguf"}), roles)) == 1
+
+
+def test_a_retry_grammar_leaves_out_the_made_up_values():
+    """docs/generation.md §2: a value nobody said cannot come back on the retry of the same step."""
+    banned = [["getWeather", "days"]]
+    call = planner_schema([WEATHER], "ST", banned=banned)["properties"]["actions"]["items"]["anyOf"][0]
+    assert sorted(call["properties"]["arguments"]["properties"]) == ["city", "spots", "unit"]
+    # a required value made up in a clarification task: no call of that tool, only the question
+    clarify = planner_schema([WEATHER, NEWS], "CQ", banned=[["getWeather", "city"]])
+    assert _names(clarify) == ["getNews", "ask_user_for_required_parameters"]
+    # a single-tool task cannot ask: the call stays (the rules keep rejecting the made-up value)
+    assert _names(planner_schema([WEATHER], "ST", banned=[["getWeather", "city"]])) == ["getWeather"]

@@ -1,0 +1,272 @@
+"""Does a generated session read as a real user talking to an assistant? A rule-based quality check (docs/generation.md §10).
+
+Three checks on a session in the dataset schema (docs/dataset.md; the ``english_*`` fields hold the
+generated text in the session's language):
+
+- **role voice**: no user turn (a task's message or an answer to a question) sounds like the
+  assistant ("Thank you for providing ...", "As an AI ...", "Please provide ...", "How can I help
+  you?") or is a meta-question about the assistant or its tools ("What can the AI assistant do?");
+- **values in context**: every scalar argument value of every gold call appears in what was said
+  before the call (the environment string, the user's messages and answers, the assistant's
+  questions and replies, earlier tool results and calls), by the matching rules of
+  ``bench.audit_context`` (docs/audit.md §5.2); a value the tool's schema offers (``enum``,
+  ``default``) counts as known. The tool's own description does not: a value copied from it
+  (``word="example"``) was not asked for;
+- **concrete requests**: the first message of every tool task names at least one of the task's
+  gold argument values, or holds a concrete detail (a number, a quoted name, a proper name).
+
+The same voice rule (:func:`voice_problems`) is applied to every user message as it is generated
+(``nodes/generation/user.py``), so a rejected message is written again with the reason.
+
+Pure module: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from bench.audit_context import CallContext, as_text, env_date, leaves
+from bench.terms import ASK_USER, PSEUDO_TOOLS
+
+_ASSISTANT_EN = (
+    (r"\bthank(s| you) (so much |very much )?for (providing|sharing|the information|your (patience|question|request))", "thanks the user for information, as the assistant does"),  # noqa: E501
+    (r"\bas an ai\b", "speaks as an AI"),
+    (r"\b(please|could you|can you) (please )?provide (me with )?(your|this information|the (following|necessary|required|missing)|more (details|information)|the details)\b", "asks the user to provide information, as the assistant does"),  # noqa: E501
+    (r"\bhow (can|may|could) i (help|assist)\b", "offers help, as the assistant does"),
+    (r"\bi('d| would| will|'ll)? ?be (happy|glad) to (help|assist)\b", "offers help, as the assistant does"),
+    (r"\b(is there )?anything else i can (help|do)\b", "offers help, as the assistant does"),
+    (r"\bi (can|will|'ll) help you\b", "offers help, as the assistant does"),
+    (r"\bhere (is|are) (the|your) (information|results?|details)\b", "presents results, as the assistant does"),
+    (r"\bfeel free to (ask|let me know)\b", "offers help, as the assistant does"),
+    (r"\bwould you like (me )?to\b|\bdo you want me to\b", "offers to act, as the assistant does"),
+    (r"\byou can follow these steps\b|\byou would use the following\b|\bhere'?s how you can\b", "explains how to do it, as the assistant does"),  # noqa: E501
+    (r"\bi (do not|don't) have (access|the ability)\b", "speaks as an AI"),
+    (r"\bi('m| am) sorry,? but i can('|no)?t\b|\bi can('|no)?t (help|provide|assist) (you|with)\b|\bsure, here (is|are)\b", "answers as the assistant does"),  # noqa: E501
+    (r"\[[A-Z][\w ]{0,30}\]", "holds a placeholder in brackets instead of a real value"),
+    (r"\byour message must give\b|\b(so|as) the assistant (has|needs|must) to ask|\byour previous message was rejected\b|\bwas refused because\b|\bwrite it again\b|\bwhat you want:|\bleave \w+ out\b", "repeats the instructions instead of asking for something"),  # noqa: E501
+)  # fmt: skip
+_META_EN = (
+    (r"\b(the|an|this|your) ai( assistant)?\b", "talks about the AI assistant instead of asking for something"),
+    (r"\b(the |these |your |available )(tools|functions)\b", "talks about the tools instead of asking for something"),
+    (r"\bwhat can you do\b", "asks what the assistant can do instead of asking for something"),
+    (r"\btool list\b", "talks about the tools instead of asking for something"),
+)  # fmt: skip
+_ASSISTANT_ZH = (
+    (r"感谢您?提供", "thanks the user for information, as the assistant does"),
+    (r"作为一?个?\s*ai", "speaks as an AI"),
+    (r"请(您)?提供", "asks the user to provide information, as the assistant does"),
+    (r"(我|我们)(可以|能|将)?(为您|帮您|帮助您)", "offers help, as the assistant does"),
+    (r"有什么(可以|能)(帮|为)", "offers help, as the assistant does"),
+    (r"以下是(您的|查询)", "presents results, as the assistant does"),
+)
+_META_ZH = (
+    (r"ai\s*助手", "talks about the AI assistant instead of asking for something"),
+    (r"(这些|可用的|你的)(工具|函数)", "talks about the tools instead of asking for something"),
+    (r"你能做什么", "asks what the assistant can do instead of asking for something"),
+)
+_PATTERNS = {
+    "en": [(re.compile(p, re.IGNORECASE), why) for p, why in _ASSISTANT_EN],
+    "zh": [(re.compile(p, re.IGNORECASE), why) for p, why in (*_ASSISTANT_ZH, *_ASSISTANT_EN)],
+}
+_META = {
+    "en": [(re.compile(p, re.IGNORECASE), why) for p, why in _META_EN],
+    "zh": [(re.compile(p, re.IGNORECASE), why) for p, why in (*_META_ZH, *_META_EN)],
+}
+_CONCRETE = re.compile(r"\d|\"[^\"]+\"|'[^'\s][^']*'|“[^”]+”|「[^」]+」|《[^》]+》|(?<=[\w,;:] )[A-Z][a-z][\w.-]*")
+
+_PLACEHOLDERS = {
+    "example", "sample", "string", "value", "placeholder", "text", "word", "name", "test", "foo", "bar",
+    "xxx", "n/a", "none", "null", "unknown", "your name", "my name", "some word", "a word",
+}  # fmt: skip
+
+
+def described(functions: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The descriptions of ``functions`` and of their parameters, lower-cased (for :func:`placeholder_problem`)."""
+    out = []
+    for function in functions:
+        out.append(str(function.get("description") or "").lower())
+        properties = (function.get("parameters") or {}).get("properties") or {}
+        for schema in properties.values() if isinstance(properties, Mapping) else []:
+            if isinstance(schema, Mapping) and schema.get("description"):
+                out.append(str(schema["description"]).lower())
+    return [d for d in out if d]
+
+
+def placeholder_problem(value: Any, descriptions: Sequence[str] = ()) -> str:
+    """Why ``value`` is no real value (``""`` = it is one; docs/generation.md §10): a placeholder word
+    (``"example"``, ``"string"``, ...) or a copy of a description (a phrase of several words, 12
+    characters or more, found in one of ``descriptions``, lower-cased)."""
+    if not isinstance(value, str):
+        return ""
+    text = value.strip().strip(".").lower()
+    if text in _PLACEHOLDERS:
+        return "is a placeholder, not a real value: choose a real one"
+    if " " in text and len(text) >= 12 and any(text in d for d in descriptions):
+        return "copies the description, not a real value: choose a real one (a real word, city, name or date)"
+    return ""
+
+
+QUALITY_CHECKS = ("voice", "values", "concrete")
+"""The checks of :func:`session_quality`, in report order."""
+
+
+def voice_problems(text: str, language: str = "en", *, opening: bool = False) -> list[str]:
+    """Why a user turn does not sound like the user (empty list = it does; docs/generation.md §10).
+
+    Args:
+        text: one user message or answer.
+        language: ``en`` or ``zh`` (the Chinese side also applies the English phrases).
+        opening: the message opens a task: a meta-question about the assistant or its tools is a
+            problem too (an answer to a question may mention them).
+
+    Returns:
+        One reason per phrase found, quoting it: ``'"Thank you for providing" thanks the user for
+        information, as the assistant does'``.
+    """
+    found = []
+    patterns = _PATTERNS.get(language, _PATTERNS["en"]) + (_META.get(language, _META["en"]) if opening else [])
+    for pattern, why in patterns:
+        match = pattern.search(text or "")
+        if match:
+            found.append(f'"{match.group(0)}" {why}')
+    return found
+
+
+def is_concrete(text: str, values: Iterable[Any] = ()) -> bool:
+    """Whether a request names something concrete: one of ``values`` (the task's gold argument values,
+    matched as in docs/audit.md §5.2), else a number, a quoted name or a capitalised word inside a
+    sentence (docs/generation.md §10)."""
+    context = CallContext([text])
+    if any(not isinstance(v, bool) and v not in (None, "") and context.knows(v) for v in values):
+        return True
+    return bool(_CONCRETE.search(text or ""))
+
+
+def _function(tools: Any, name: str) -> Mapping[str, Any]:
+    for tool in tools if isinstance(tools, list) else []:
+        function = tool.get("function", tool) if isinstance(tool, Mapping) else {}
+        if isinstance(function, Mapping) and function.get("name") == name:
+            return function
+    return {}
+
+
+_OFFERED = re.compile(
+    r"['\"“‘]([^'\"”’]{1,40})['\"”’]"
+    r"|(?:default(?: value)?(?: is|:)?|e\.g\.,?|such as|for example,?|like)\s+([\w.+-]{1,30}(?:(?:,| or| and|/) ?[\w.+-]{1,30}){0,8})",
+    re.IGNORECASE,
+)
+
+
+def described_options(description: Any) -> list[str]:
+    """Values a parameter's description offers: quoted ones (``'JSON'``) and those after "default",
+    "e.g.", "such as", "for example", "like" (``such as en, zh or fr`` gives ``en``, ``zh``, ``fr``)."""
+    out: list[str] = []
+    for quoted, listed in _OFFERED.findall(description if isinstance(description, str) else ""):
+        if quoted:
+            out.append(quoted.strip())
+        for item in re.split(r",| or | and |/", listed or ""):
+            if item.strip():
+                out.append(item.strip())
+    return out
+
+
+def schema_offers(parameters: Any) -> list[Any]:
+    """Values a tool's parameter schema offers itself: every ``enum`` member and ``default`` inside it,
+    and the values the parameters' descriptions offer (:func:`described_options`)."""
+    out: list[Any] = []
+    if isinstance(parameters, Mapping):
+        if isinstance(parameters.get("enum"), list):
+            out += [v for v in parameters["enum"] if not isinstance(v, (dict, list))]
+        if "default" in parameters and not isinstance(parameters["default"], (dict, list)):
+            out.append(parameters["default"])
+        if isinstance(parameters.get("type"), str) and isinstance(parameters.get("description"), str):
+            out += described_options(parameters["description"])
+        for value in parameters.values():
+            if isinstance(value, (Mapping, list)):
+                out += schema_offers(value)
+    elif isinstance(parameters, list):
+        for item in parameters:
+            out += schema_offers(item)
+    return out
+
+
+def _node_texts(node: Mapping[str, Any]) -> list[str]:
+    action = node.get("action") if isinstance(node.get("action"), Mapping) else {}
+    texts = [as_text(action.get("arguments") or {})]
+    if node.get("observation") is not None:
+        texts.append(as_text(node["observation"]))
+    if isinstance(node.get("user_input"), str):
+        texts.append(node["user_input"])
+    return texts
+
+
+def session_quality(session: Mapping[str, Any], language: str = "en") -> dict[str, Any]:
+    """The quality check of one generated session (module doc; docs/generation.md §10).
+
+    Args:
+        session: a session in the dataset schema (``english_tasks``, ``english_answer_list``,
+            ``english_env_info``, ``english_tools``).
+        language: the language of its text, ``en`` or ``zh``.
+
+    Returns:
+        ``{"ok": bool, "voice": [...], "values": [...], "concrete": [...]}``: each list holds one
+        reason per problem, naming the task (``"task 0 user: ..."``, ``"task 1 getWeather: city =
+        'Oslo' ..."``); ``ok`` when all are empty.
+    """
+    messages = [m if isinstance(m, str) else "" for m in session.get("english_tasks") or []]
+    answer_lists = session.get("english_answer_list") or []
+    tools = session.get("english_tools")
+    env = session.get("english_env_info") if isinstance(session.get("english_env_info"), str) else ""
+    today = env_date(env)
+    report: dict[str, list[str]] = {name: [] for name in QUALITY_CHECKS}
+    history = [env]
+    for task, nodes in enumerate(answer_lists):
+        nodes = [n for n in nodes if isinstance(n, Mapping)] if isinstance(nodes, list) else []
+        message = messages[task] if task < len(messages) else ""
+        history.append(message)
+        for why in voice_problems(message, language, opening=True):
+            report["voice"].append(f"task {task} user message: {why}")
+        task_values: list[Any] = []
+        seen = list(history)
+        for index, node in enumerate(nodes):
+            action = node.get("action") if isinstance(node.get("action"), Mapping) else {}
+            name = action.get("name")
+            if name == ASK_USER and isinstance(node.get("user_input"), str):
+                for why in voice_problems(node["user_input"], language):
+                    report["voice"].append(f"task {task} user answer {index}: {why}")
+            if isinstance(name, str) and name not in PSEUDO_TOOLS:
+                function = _function(tools, name)
+                context = CallContext(seen, today=today, allowed=schema_offers(function.get("parameters")))
+                for path, value in leaves(action.get("arguments") or {}):
+                    task_values.append(value)
+                    if isinstance(value, str) and not value.strip():
+                        report["values"].append(f"task {task} {name}: {path} is an empty string")
+                    elif not context.knows(value):
+                        report["values"].append(
+                            f"task {task} {name}: {path} = {as_text(value)[:60]} appears nowhere in the "
+                            "conversation before the call"
+                        )
+            seen.extend(_node_texts(node))
+        calls = [n for n in nodes if (n.get("action") or {}).get("name") not in PSEUDO_TOOLS]
+        if calls and not is_concrete(message, task_values):
+            asked = any((n.get("action") or {}).get("name") == ASK_USER for n in nodes)
+            if not asked or not task_values:
+                report["concrete"].append(f"task {task} user message names no concrete value: {message[:80]!r}")
+        history.extend(text for node in nodes for text in _node_texts(node))
+    return {"ok": not any(report.values()), **report}
+
+
+def quality_summary(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Totals of :func:`session_quality` results over a run (docs/generation.md §10).
+
+    Returns:
+        ``{"sessions": n, "passing": n_ok, "voice": n, "values": n, "concrete": n}``: each check's
+        number is the sessions with at least one problem of that kind.
+    """
+    return {
+        "sessions": len(results),
+        "passing": sum(1 for r in results if r.get("ok")),
+        **{name: sum(1 for r in results if r.get(name)) for name in QUALITY_CHECKS},
+    }

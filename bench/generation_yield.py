@@ -1,0 +1,189 @@
+"""The per-stage yield table of a generation run (docs/generation.md §7.1): attempts, accepted and rejected
+outputs of every role, the rejections grouped by reason, and each role's model calls, tokens and seconds.
+
+Read from the raw transcripts (every role output and every verdict on it) and the captured model
+calls of the sessions; :func:`session_yield` counts one session, :func:`merge_yields` adds sessions
+up, :func:`yield_lines` prints the table.
+
+Rows: the roles that produce output (``user``, ``planner``, ``tool``, ``agent``, and added roles),
+and the judges: ``checker`` (verdicts on planner decisions) and ``tool_checker`` (verdicts on tool
+results); a judge row's rejections are split by who rejected (``rules:`` / ``model:``).
+
+Pure module: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from bench.generation import RULE_CHECK
+
+_CODES: tuple[tuple[str, str], ...] = (
+    (r"not valid JSON|malformed output|checker output unreadable", "unreadable output"),
+    (r"unknown tool", "unknown tool"),
+    (r"the same decision that was rejected before", "repeats a rejected decision"),
+    (r"the same call was made already", "repeats a call"),
+    (r"appears nowhere in the conversation", "value not in the conversation"),
+    (r"missing required parameter|is not defined by the tool|expected \w+, got|is not one of|arguments must be", "argument schema"),  # noqa: E501
+    (r"depends_on", "bad depends_on"),
+    (r"tool_name|missing_required_parameters|are not parameters of", "bad question"),
+    (r"answer_type", "wrong answer type"),
+    (r"casual chat|needs exactly one tool call|answer only after|several tool calls|lacks a required value|gives every required value|must be the only action|at most \d+ tool calls", "wrong step for the task type"),  # noqa: E501
+    (r"expected \d+ results|one result per call", "result count"),
+    (r"result \d+ for .* is empty", "empty result"),
+    (r"empty (user|assistant) message", "empty message"),
+    (r"as the assistant does|speaks as an AI|instead of asking for something|placeholder in brackets", "not the user's voice"),
+    (r"is a placeholder|copies the description", "placeholder value"),
+    (r"does not state|details .* is empty|leave out", "request lacks its values"),
+)  # fmt: skip
+_COMPILED = [(re.compile(pattern, re.IGNORECASE), code) for pattern, code in _CODES]
+
+
+def reason_code(reason: str, source: str = "rules") -> str:
+    """The reason group of one rejection reason, for the yield table (docs/generation.md §7.1).
+
+    Args:
+        reason: one reason as a rule check or the checker model wrote it.
+        source: ``rules`` or ``model``: every reason of the checker model is ``"checker model"``.
+
+    Returns:
+        A short group name, e.g. ``"unknown tool"``, ``"value not in the conversation"``,
+        ``"checker model"``; ``"other"`` for a reason no group matches.
+    """
+    if source == "model":
+        return "checker unreadable" if "checker output unreadable" in reason else "checker model"
+    for pattern, code in _COMPILED:
+        if pattern.search(reason or ""):
+            return code
+    return "other"
+
+
+def _row() -> dict[str, Any]:
+    return {
+        "attempts": 0,
+        "accepted": 0,
+        "rejected": 0,
+        "unjudged": 0,
+        "reasons": {},
+        "calls": 0,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "seconds": 0.0,
+    }
+
+
+def _reasons(entry: Mapping[str, Any]) -> list[str]:
+    reasons = entry.get("reasons")
+    if isinstance(reasons, list) and reasons:
+        return [str(r) for r in reasons]
+    return [str(entry.get("reason") or "rejected without a reason")]
+
+
+def session_yield(
+    transcript: Sequence[Mapping[str, Any]],
+    calls: Sequence[Mapping[str, Any]] = (),
+    judges: Iterable[str] = ("checker", "tool_checker"),
+) -> dict[str, dict[str, Any]]:
+    """The yield table of one session (docs/generation.md §7.1).
+
+    Args:
+        transcript: the raw transcript: output entries ``{"id", "role", ...}`` and verdict entries
+            ``{"role", "target", "verdict", "reason"[, "reasons"], "source"[, "checked"]}`` (role a
+            judge or ``rule_check``).
+        calls: captured model calls ``{"role", "seconds"?, "input_tokens"?, "output_tokens"?}``.
+        judges: the judging roles (``nodes.generation.registry.judging_roles()``).
+
+    Returns:
+        ``{role: {"attempts", "accepted", "rejected", "unjudged", "reasons": {group: n}, "calls",
+        "input_tokens", "output_tokens", "seconds"}}``. A producing role's output is rejected when a
+        verdict rejects it, accepted when one accepts it or no verdict was due (user and agent text
+        is judged only when a rule rejects it), unjudged when the session ended first (a planner
+        decision or tool result with no verdict). The checker's verdicts on tool results are the
+        ``tool_checker`` row. Each rejection counts once per reason group it names.
+    """
+    judge_names = {*judges, RULE_CHECK}
+    table: dict[str, dict[str, Any]] = {}
+    verdicts: dict[str, Mapping[str, Any]] = {}
+    for entry in transcript:
+        role = str(entry.get("role"))
+        if role not in judge_names or "target" not in entry:
+            continue
+        verdicts[str(entry["target"])] = entry
+        if role == RULE_CHECK:
+            continue
+        name = "tool_checker" if role == "checker" and entry.get("checked") == "results" else role
+        row = table.setdefault(name, _row())
+        row["attempts"] += 1
+        if entry.get("verdict") == "accept":
+            row["accepted"] += 1
+        else:
+            row["rejected"] += 1
+            source = str(entry.get("source") or "rules")
+            for code in dict.fromkeys(reason_code(r, source) for r in _reasons(entry)):
+                key = f"{source}: {code}" if source in ("rules", "model") else code
+                row["reasons"][key] = row["reasons"].get(key, 0) + 1
+    judged_roles = {"planner", "tool"}
+    for entry in transcript:
+        role = str(entry.get("role"))
+        if role in judge_names or "id" not in entry:
+            continue
+        row = table.setdefault(role, _row())
+        row["attempts"] += 1
+        verdict = verdicts.get(str(entry["id"]))
+        if verdict is None:
+            row["unjudged" if role in judged_roles else "accepted"] += 1
+        elif verdict.get("verdict") == "accept":
+            row["accepted"] += 1
+        else:
+            row["rejected"] += 1
+            source = str(verdict.get("source") or "rules")
+            for code in dict.fromkeys(reason_code(r, source) for r in _reasons(verdict)):
+                row["reasons"][code] = row["reasons"].get(code, 0) + 1
+    for call in calls:
+        row = table.setdefault(str(call.get("role")), _row())
+        row["calls"] += 1
+        row["input_tokens"] += int(call.get("input_tokens") or 0)
+        row["output_tokens"] += int(call.get("output_tokens") or 0)
+        row["seconds"] = round(row["seconds"] + float(call.get("seconds") or 0.0), 3)
+    return table
+
+
+def merge_yields(tables: Iterable[Mapping[str, Mapping[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """The sum of several :func:`session_yield` tables (a run's table), rows in the order first seen."""
+    out: dict[str, dict[str, Any]] = {}
+    for table in tables:
+        for role, row in table.items():
+            total = out.setdefault(role, _row())
+            for key in ("attempts", "accepted", "rejected", "unjudged", "calls", "input_tokens", "output_tokens"):
+                total[key] += int(row.get(key) or 0)
+            total["seconds"] = round(total["seconds"] + float(row.get("seconds") or 0.0), 3)
+            for reason, count in (row.get("reasons") or {}).items():
+                total["reasons"][reason] = total["reasons"].get(reason, 0) + int(count)
+    return out
+
+
+ROLE_ORDER = ("user", "planner", "checker", "tool", "tool_checker", "agent")
+"""The yield table's row order (added roles follow, in the order first seen)."""
+
+
+def yield_lines(table: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The yield table as text lines for the end of a run (docs/generation.md §7.1): a header, one row
+    per role (attempts, accepted, rejected, model calls, tokens in/out, model seconds) and the
+    rejection reasons of each role with their counts, most frequent first."""
+    roles = [r for r in ROLE_ORDER if r in table] + [r for r in table if r not in ROLE_ORDER]
+    lines = [
+        f"{'role':<13}{'attempts':>9}{'accepted':>9}{'rejected':>9}{'calls':>7}{'tokens in/out':>16}{'model s':>9}"
+    ]
+    for role in roles:
+        row = table[role]
+        tokens = f"{row.get('input_tokens', 0)}/{row.get('output_tokens', 0)}"
+        lines.append(
+            f"{role:<13}{row.get('attempts', 0):>9}{row.get('accepted', 0):>9}{row.get('rejected', 0):>9}"
+            f"{row.get('calls', 0):>7}{tokens:>16}{float(row.get('seconds', 0.0)):>9.1f}"
+        )
+        reasons = sorted((row.get("reasons") or {}).items(), key=lambda item: (-item[1], item[0]))
+        for reason, count in reasons:
+            lines.append(f"{'':<13}  {count:>4} x {reason}")
+    return lines

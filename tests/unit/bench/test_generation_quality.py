@@ -1,0 +1,163 @@
+"""The rule-based quality check of generated sessions (bench/generation_quality.py, docs/generation.md §10),
+on hand-made sessions: a good one, and the bad examples quoted in issue 25."""
+
+from __future__ import annotations
+
+import copy
+
+from bench.generation_quality import (
+    is_concrete,
+    placeholder_problem,
+    quality_summary,
+    session_quality,
+    voice_problems,
+)
+
+WORDS = {
+    "type": "function",
+    "function": {
+        "name": "getWordDefinitions",
+        "description": "Get the definitions and example usages of a word in a specified language.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "word": {"type": "string", "description": "The word to be queried."},
+                "language": {"type": "string", "enum": ["en", "es"], "default": "en"},
+            },
+            "required": ["word"],
+        },
+    },
+}
+
+
+def _session(message: str, word: str, *, reply: str = "It means a round fruit.", chat: str = "Hi there!") -> dict:
+    return {
+        "id": "wild_tool_bench_0",
+        "english_env_info": "2024-05-03 10:12:00 Friday",
+        "english_tools": [WORDS],
+        "english_tasks": [message, chat],
+        "english_answer_list": [
+            [
+                {
+                    "action": {"name": "getWordDefinitions", "arguments": {"word": word, "language": "en"}},
+                    "observation": {"definitions": ["a round fruit"]},
+                    "dependency_list": [],
+                },
+                {
+                    "action": {"name": "prepare_to_answer", "arguments": {"answer_type": "tool"}},
+                    "observation": reply,
+                    "dependency_list": [0],
+                },
+            ],
+            [
+                {
+                    "action": {"name": "prepare_to_answer", "arguments": {"answer_type": "chat"}},
+                    "observation": "Hello!",
+                    "dependency_list": [],
+                }
+            ],
+        ],
+    }
+
+
+def test_a_real_user_session_passes():
+    session = _session("What does the word 'apple' mean? I keep seeing it in my recipe book.", "apple")
+    assert session_quality(session) == {"ok": True, "voice": [], "values": [], "concrete": []}
+
+
+def test_the_bad_session_of_issue_25_fails_every_check():
+    # The first user message was a meta-question about the AI assistant and its tools, the chat turn
+    # was in the assistant's voice, and the gold call was getWordDefinitions(word="example").
+    session = _session(
+        "What can the AI assistant do with all of these tools?",
+        "example",
+        chat="Thank you for providing me with the tools and the information. Please provide this information.",
+    )
+    result = session_quality(session)
+    assert result["ok"] is False
+    assert result["voice"] == [
+        'task 0 user message: "the AI assistant" talks about the AI assistant instead of asking for something',
+        'task 0 user message: "these tools" talks about the tools instead of asking for something',
+        'task 1 user message: "Thank you for providing" thanks the user for information, as the assistant does',
+        'task 1 user message: "Please provide this information" asks the user to provide information, '
+        "as the assistant does",
+        'task 1 user message: "the tools" talks about the tools instead of asking for something',
+    ]
+    # "example" occurs only in the tool's description, which is not the conversation
+    assert result["values"] == [
+        "task 0 getWordDefinitions: word = example appears nowhere in the conversation before the call"
+    ]
+    assert result["concrete"] == [
+        "task 0 user message names no concrete value: 'What can the AI assistant do with all of these tools?'"
+    ]
+    summary = quality_summary([result, session_quality(_session("Define 'apple' for me, please.", "apple"))])
+    assert summary == {"sessions": 2, "passing": 1, "voice": 1, "values": 1, "concrete": 1}
+
+
+def test_values_may_come_from_answers_results_and_the_schema():
+    session = _session("I need a definition for a word I heard today.", "apple")
+    ask = {
+        "action": {
+            "name": "ask_user_for_required_parameters",
+            "arguments": {"tool_name": "getWordDefinitions", "missing_required_parameters": ["word"]},
+        },
+        "observation": "Which word would you like me to look up?",
+        "dependency_list": [],
+        "user_input": "The word is apple.",
+    }
+    clarify = copy.deepcopy(session)
+    clarify["english_answer_list"][0].insert(0, ask)
+    result = session_quality(clarify)
+    assert result["values"] == [] and result["concrete"] == []  # "en" is the schema's default and enum member
+    unanswered = copy.deepcopy(clarify)
+    unanswered["english_answer_list"][0][0]["user_input"] = "A fruit, I think."
+    assert session_quality(unanswered)["values"] == [
+        "task 0 getWordDefinitions: word = apple appears nowhere in the conversation before the call"
+    ]
+
+
+def test_user_voice_phrases():
+    assert voice_problems("As an AI, I cannot browse.") == ['"As an AI" speaks as an AI']
+    assert voice_problems("How can I help you today?") == ['"How can I help" offers help, as the assistant does']
+    assert voice_problems("Please provide synonyms for 'happy'.") == []  # a user may say please provide
+    # excerpts of the local model's user turns (issue 25 measurement)
+    assert voice_problems("I'm looking for Kroger products. Would you like to retrieve this data?") == [
+        '"Would you like to" offers to act, as the assistant does'
+    ]
+    assert voice_problems("To retrieve the datasets, you can follow these steps: 1. Visit the site") == [
+        '"you can follow these steps" explains how to do it, as the assistant does'
+    ]
+    assert voice_problems("What tools do you have?") == []  # only an opening message is held to the meta rule
+    assert voice_problems("What are the tools you have?", opening=True) == [
+        '"the tools" talks about the tools instead of asking for something'
+    ]
+    assert voice_problems("感谢您提供这些信息，请提供您的城市。", "zh") == [
+        '"感谢您提供" thanks the user for information, as the assistant does',
+        '"请提供" asks the user to provide information, as the assistant does',
+    ]
+
+
+def test_concrete_requests_and_placeholders():
+    assert is_concrete("Look up flights to Oslo on May 3.")
+    assert is_concrete("define serendipity", ["serendipity"])
+    assert not is_concrete("can you help me with something?")
+    assert placeholder_problem("example") == "is a placeholder, not a real value: choose a real one"
+    assert placeholder_problem("the word to be queried", ["the word to be queried."]) == (
+        "copies the description, not a real value: choose a real one (a real word, city, name or date)"
+    )
+    assert placeholder_problem("synonyms", ["type: synonyms or antonyms"]) == ""
+
+
+def test_the_one_valid_session_of_the_measurement_fails_the_check():
+    # wtb generate --samples 10 --layers 2 on the bundled model (issue 25): valid, oracle replay 100%,
+    # but the user asks the assistant for details and the gold call's values are empty strings.
+    session = _session(
+        "I'm looking for Kroger product data based on the following search parameters: product name, UPC code, "
+        "or city. Please provide the details you need.",
+        "",
+    )
+    result = session_quality(session)
+    assert result["voice"] == [
+        'task 0 user message: "Please provide the details" asks the user to provide information, as the assistant does'
+    ]
+    assert result["values"] == ["task 0 getWordDefinitions: word is an empty string"]

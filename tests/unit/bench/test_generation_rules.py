@@ -1,0 +1,59 @@
+"""Decisive rule checks of planner decisions (bench/generation_checks.py, docs/generation.md §2): values from
+the conversation, no repeated call, no re-proposed rejected decision."""
+
+from __future__ import annotations
+
+from bench.generation_checks import canonical_actions, context_errors, repetition_errors
+
+TOOLS = {
+    "getWordDefinitions": {
+        "name": "getWordDefinitions",
+        "description": "Get the definitions and example usages of a word.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "word": {"type": "string", "description": "The word to be queried."},
+                "language": {"type": "string", "description": "Language code such as en, es or fr."},
+                "limit": {"type": "integer", "default": 5},
+            },
+            "required": ["word"],
+        },
+    }
+}
+
+
+def _decision(**arguments):
+    return {"thought": "", "plan": "", "actions": [{"name": "getWordDefinitions", "arguments": arguments}]}
+
+
+def test_values_must_come_from_the_conversation():
+    texts = ["2024-05-03 10:12:00 Friday", "What does 'apple' mean?"]
+    assert context_errors(_decision(word="apple", language="es", limit=5), tools=TOOLS, texts=texts) == []
+    assert context_errors(_decision(word="example"), tools=TOOLS, texts=texts) == [
+        "action 0 (getWordDefinitions): word = example appears nowhere in the conversation; use the value the user gave"
+    ]
+    assert context_errors(_decision(word="example"), tools=TOOLS, texts=texts, can_ask=True) == [
+        "action 0 (getWordDefinitions): word = example appears nowhere in the conversation; ask the user for word "
+        "with ask_user_for_required_parameters"
+    ]
+    assert context_errors(_decision(word="apple", limit=7), tools=TOOLS, texts=texts) == [
+        "action 0 (getWordDefinitions): limit = 7 appears nowhere in the conversation; leave out the optional "
+        "parameter limit or use a value the user gave"
+    ]
+
+
+def test_a_call_is_not_repeated_and_a_rejected_decision_not_proposed_again():
+    # issue 25: the planner called getWordDefinitions {"word": "apple"} eight times in a row
+    done = [{"name": "getWordDefinitions", "arguments": {"word": "apple"}, "step": 0}]
+    assert repetition_errors(_decision(word="apple"), nodes=done) == [
+        "action 0 (getWordDefinitions): the same call was made already (action 0) and its result is shown; do not "
+        "call it again: use that result (call another tool, or answer)"
+    ]
+    assert repetition_errors(_decision(word="pear"), nodes=done) == []
+    rejected = [canonical_actions(_decision(word="pear"))]
+    assert repetition_errors(_decision(word="pear"), nodes=[], rejected=rejected) == [
+        "this is the same decision that was rejected before; change the tool or the arguments"
+    ]
+    assert canonical_actions(_decision(word="pear")) == (
+        '[{"arguments": {"word": "pear"}, "depends_on": [], "name": "getWordDefinitions"}]'
+    )
