@@ -18,6 +18,7 @@ from langgraph.runtime import Runtime
 from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
 from models.agent import AGENT_RUN_KEY, new_slot_key
+from models.prefix import continuing
 from models.providers.replay import REQUEST_INDEX_KEY, SESSION_KEY
 from models.transport import RetryPolicy, current_usage
 from nodes.tracing import annotate_current_run, annotate_evaluation_node
@@ -75,7 +76,9 @@ async def call_candidate(
     candidate was first seen calling. The request is :meth:`models.Candidate.respond`: the direct
     chat-model call when nothing observes it (docs/evaluation.md §7.1), transient failures retried
     with backoff, the optional rate limit; the latency includes retries and waits. Tokens are also
-    added to the enclosing ``usage_scope`` (per-session accounting).
+    added to the enclosing ``usage_scope`` (per-session accounting). The request continues the
+    conversation ``session:<session id>`` (:func:`models.prefix.continuing`; a local llama.cpp server
+    computes a session's requests in one slot, docs/evaluation.md §7.1).
 
     Raises:
         ModelRequestError: the request failed for good (an infrastructure
@@ -99,9 +102,15 @@ async def call_candidate(
     annotate_current_run({"candidate": info})
     where = {"task": state["task_idx"], "step": state["step"]}
     started = time.perf_counter()
-    reply = await candidate.respond(
-        state["messages"], state["tools"], config=config, metadata=metadata, retry=retry_policy(context), where=where
-    )
+    with continuing(f"session:{state['session_id']}"):  # a local server keeps the session in one slot
+        reply = await candidate.respond(
+            state["messages"],
+            state["tools"],
+            config=config,
+            metadata=metadata,
+            retry=retry_policy(context),
+            where=where,
+        )
     latency = time.perf_counter() - started
     info = candidate_info(info, reply.model, reply.models)
     if info is not state.get("candidate"):

@@ -608,15 +608,26 @@ def test_server_command_line() -> None:
     assert args.chat_template == "" and args.verbose == 0  # the GGUF's own template
     server.options = ServerOptions(chat_template="chatml", cache_ram_mib=0)
     args = parse_args(server._command()[3:])
-    assert args.chat_template == "chatml" and args.cache_ram_mib == 0 and args.n_parallel == 1
+    assert args.chat_template == "chatml" and args.cache_ram_mib == 0 and args.n_parallel == llama_server.ROLE_SLOTS
 
 
 def test_server_options_from_extra_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slots: one per generation role, at least one per session in flight; WTB_LOCAL_SLOTS or extra override."""
+    monkeypatch.delenv("WTB_LOCAL_SLOTS", raising=False)
     monkeypatch.setenv("WTB_LOCAL_PARALLEL", "3")
     monkeypatch.setenv("WTB_LOCAL_CACHE_RAM_MIB", "0")
-    assert llama_server.server_options() == ServerOptions(n_parallel=3, cache_ram_mib=0)
-    assert llama_server.server_options({"n_parallel": 2, "n_ctx": 2048}).n_parallel == 2
+    assert llama_server.server_options() == ServerOptions(n_parallel=llama_server.ROLE_SLOTS, cache_ram_mib=0)
+    monkeypatch.setenv("WTB_LOCAL_PARALLEL", "8")
+    assert llama_server.server_options().n_parallel == 8
+    monkeypatch.setenv("WTB_LOCAL_SLOTS", "2")
+    assert llama_server.server_options().n_parallel == 2
+    assert llama_server.server_options({"n_parallel": 3, "n_ctx": 2048}).n_parallel == 3
+    monkeypatch.delenv("WTB_LOCAL_SLOTS")
     monkeypatch.setenv("WTB_LOCAL_PARALLEL", "0")
+    with pytest.raises(ValueError, match="WTB_LOCAL_PARALLEL"):
+        llama_server.server_options()
+    monkeypatch.setenv("WTB_LOCAL_PARALLEL", "1")
+    monkeypatch.setenv("WTB_LOCAL_SLOTS", "-1")
     with pytest.raises(ValueError, match="n_parallel"):
         llama_server.server_options()
 
