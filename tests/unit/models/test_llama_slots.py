@@ -167,3 +167,21 @@ def test_a_missing_runtime_names_the_models_extra(monkeypatch: pytest.MonkeyPatc
         server.require_llama_server(bundled.bundled_model("1.5b").install_hint)
     with pytest.raises(LocalModelUnavailable, match=r"xllamacpp.*\[local\]"):
         server.require_llama_server()
+
+
+def test_a_local_model_raises_the_request_deadline_to_its_own_timeout() -> None:
+    """docs/settings.md §7.1: a try of a local model is not cut at --timeout below WTB_LOCAL_MIN_TIMEOUT."""
+    from models.llama import gguf
+    from models.llama.server import LocalServer, ServerOptions
+    from models.transport import RetryPolicy
+
+    policy = RetryPolicy(deadline=120.0)
+    assert policy.with_deadline_at_least(600.0).deadline == 600.0
+    assert policy.with_deadline_at_least(60.0) is policy
+    assert policy.with_deadline_at_least(None) is policy
+    assert RetryPolicy().with_deadline_at_least(600.0).deadline is None  # no deadline stays none
+    server = LocalServer.__new__(LocalServer)  # not started: only what the client reads
+    server.model_name, server.base_url, server.options = "m", "http://127.0.0.1:9/v1", ServerOptions()
+    model = gguf.chat_model_for_server(server, models.ModelSettings(timeout=120.0))
+    assert model.least_deadline == gguf.DEFAULT_MIN_TIMEOUT
+    assert gguf.chat_model_for_server(server, models.ModelSettings(timeout=900.0)).least_deadline == 900.0
