@@ -44,7 +44,7 @@ from models.llama.slots import SlotTable
 DEFAULT_N_CTX = 8192
 DEFAULT_THREADS = 2
 #: Sessions a local server serves at once by default (``WTB_LOCAL_PARALLEL``; the run's default
-#: ``--concurrency``): the fastest of 1 / 2 / 4 measured on 2 cores (docs/guides/performance.md).
+#: ``--concurrency``): of 1 / 2 / 4 measured on 2 cores, 1 was as fast or faster (docs/guides/performance.md).
 DEFAULT_PARALLEL = 1
 #: Slots kept for the generation roles (user, planner, checker, tool, agent): each role's requests
 #: go to a slot of their own (:mod:`models.llama.slots`), so its prompt prefix stays computed.
