@@ -312,6 +312,8 @@ class Candidate:
             # a graph's step may make many requests of its own models: the graph's run has its own deadline
             # (RunnableCall / AgentCall), its models keep their clients' timeouts
             policy = dataclasses.replace(policy, deadline=None)
+        else:  # the local llama.cpp models declare a least deadline (docs/settings.md §7.1)
+            policy = policy.with_deadline_at_least(getattr(call.runnable, "least_deadline", None))
         reply = await request_with_retries(
             lambda: call.send(messages, tools, config, meta),
             policy,

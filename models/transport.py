@@ -40,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import dataclasses
 import email.utils
 import math
 import random
@@ -85,6 +86,16 @@ class RetryPolicy:
             raise ValueError("backoff, max_wait and rps must be finite and >= 0")
         if self.deadline is not None and not (math.isfinite(self.deadline) and self.deadline > 0):
             raise ValueError(f"deadline must be a finite number of seconds > 0, got {self.deadline}")
+
+    def with_deadline_at_least(self, seconds: float | None) -> RetryPolicy:
+        """This policy with its deadline raised to ``seconds`` (a model's ``least_deadline``: the local
+        llama.cpp models declare ``WTB_LOCAL_MIN_TIMEOUT``, default 600 s, docs/settings.md §7.1).
+
+        Returns ``self`` when nothing changes: no deadline, ``seconds`` not a positive number, or not longer.
+        """
+        if self.deadline is None or not isinstance(seconds, (int, float)) or seconds <= self.deadline:
+            return self
+        return dataclasses.replace(self, deadline=float(seconds))
 
 
 class DeadlineExceeded(TimeoutError):

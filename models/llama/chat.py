@@ -10,10 +10,10 @@ own argument text in the record.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import uuid
 from collections.abc import Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from langchain_core.messages import AIMessage, BaseMessage
@@ -22,6 +22,7 @@ from pydantic import PrivateAttr
 
 from bench.text_calls import parse_text_tool_calls
 from models.messages import RAW_RESPONSE_KEY
+from models.prefix import current_prefix_key
 from models.providers.openai import RawChatOpenAI
 
 if TYPE_CHECKING:
@@ -29,9 +30,15 @@ if TYPE_CHECKING:
 
 #: ``additional_kwargs`` key keeping the server's original text of a reply whose tool calls were lifted.
 RAW_TEXT_KEY = "wtb_raw_text"
+#: ``response_metadata`` key of the server's prompt timings of a reply: ``{"id_slot", "cache_n", "prompt_n"}``
+#: (tokens of the prompt reused from the slot's cache, tokens evaluated anew).
+SLOT_TIMINGS_KEY = "wtb_slot_timings"
+
+# The slot of the request being built (set around ``super()._agenerate`` / ``_generate``).
+_REQUEST_SLOT: ContextVar[int | None] = ContextVar("wtb_llama_request_slot", default=None)
 
 
-def adapt_payload(payload: dict[str, Any]) -> dict[str, Any]:
+def adapt_payload(payload: dict[str, Any], id_slot: int | None = None) -> dict[str, Any]:
     """Rewrite an OpenAI chat-completions request body for the local llama.cpp server.
 
     1. An assistant message whose ``content`` is ``None`` (a pure tool call) is sent with ``""``
@@ -47,9 +54,13 @@ def adapt_payload(payload: dict[str, Any]) -> dict[str, Any]:
        instead of being rejected and retried. A ``grammar`` already in ``extra_body`` wins.
     4. ``max_completion_tokens`` (what ``ChatOpenAI`` sends) is sent as ``max_tokens``, the
        name every llama.cpp server version reads.
+    5. With ``id_slot``, the request is pinned to that server slot (``extra_body`` ``id_slot``,
+       ``cache_prompt: true``): the slot's KV cache of the conversation's previous prompt is
+       reused (:mod:`models.llama.slots`).
 
     Args:
         payload: the dict built by ``ChatOpenAI._get_request_payload``. Not modified.
+        id_slot: the server slot to compute the request in; ``None``: the server picks one.
 
     Returns:
         A new payload dict with the fixes applied; other keys unchanged.
@@ -74,6 +85,8 @@ def adapt_payload(payload: dict[str, Any]) -> dict[str, Any]:
         extra = dict(out.get("extra_body") or {})
         extra.setdefault("grammar", json_schema_grammar(schema))
         out["extra_body"] = extra
+    if id_slot is not None:
+        out["extra_body"] = {**(out.get("extra_body") or {}), "id_slot": id_slot, "cache_prompt": True}
     return out
 
 
@@ -172,7 +185,10 @@ class LocalChatOpenAI(RawChatOpenAI):
     - ``supports_json_schema_grammar``: callers may bind a JSON schema as ``response_format``
       (:meth:`with_structured_output`'s default ``json_schema`` method does), which the server
       turns into a grammar;
-    - at most ``n_parallel`` requests (the server's slots) are in flight; the rest wait here.
+    - each request goes to its conversation's server slot (:func:`models.prefix.continuing`,
+      :class:`~models.llama.slots.SlotTable`), at most one per slot in flight (the rest wait
+      here), and the server's ``cache_n`` / ``prompt_n`` come back in the reply's
+      ``response_metadata[SLOT_TIMINGS_KEY]`` (they are also added to ``server.prompt_tokens``).
 
     ``server`` is the :class:`LocalServer` it talks to; that server lives for the whole process.
     """
@@ -182,6 +198,16 @@ class LocalChatOpenAI(RawChatOpenAI):
     #: "schema": ...}``, a llama.cpp grammar); the generation roles use it (``nodes.generation._common.ask_model``).
     supports_json_schema_grammar: ClassVar[bool] = True
     _server: LocalServer | None = PrivateAttr(default=None)
+
+    @property
+    def least_deadline(self) -> float | None:
+        """Seconds a request to this model may always take: its client timeout (at least
+        ``WTB_LOCAL_MIN_TIMEOUT``, 600 s, for a server model). The harness's per-try deadline
+        (``--timeout``) is raised to it (docs/settings.md §7.1): on a slow or shared CPU a long reply
+        is not a dead endpoint, and a try cut at the deadline would be retried with the same prompt.
+        ``None`` when the model has no server or a non-numeric timeout."""
+        timeout = self.request_timeout
+        return float(timeout) if self._server is not None and isinstance(timeout, (int, float)) else None
 
     @property
     def server(self) -> LocalServer | None:
@@ -195,7 +221,23 @@ class LocalChatOpenAI(RawChatOpenAI):
         return super().bind_tools(tools, tool_choice=tool_choice, **kwargs)
 
     def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
-        return adapt_payload(super()._get_request_payload(input_, stop=stop, **kwargs))
+        return adapt_payload(super()._get_request_payload(input_, stop=stop, **kwargs), _REQUEST_SLOT.get())
+
+    def _create_chat_result(self, response: Any, generation_info: dict | None = None) -> ChatResult:
+        result = super()._create_chat_result(response, generation_info)
+        body = response if isinstance(response, dict) else getattr(response, "model_extra", None) or {}
+        timings = body.get("timings") if isinstance(body, dict) else None
+        if isinstance(timings, dict):
+            seen = {
+                "id_slot": _REQUEST_SLOT.get(),
+                "cache_n": int(timings.get("cache_n") or 0),
+                "prompt_n": int(timings.get("prompt_n") or 0),
+            }
+            if self._server is not None:
+                self._server.count_prompt_tokens(seen["cache_n"], seen["prompt_n"])
+            for generation in result.generations:
+                generation.message.response_metadata[SLOT_TIMINGS_KEY] = seen
+        return result
 
     # The server computes one request per slot at a time. Further requests wait their turn here, on
     # the client side, so that the HTTP timeout measures service time rather than queueing behind
@@ -204,13 +246,27 @@ class LocalChatOpenAI(RawChatOpenAI):
     def _generate(
         self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
     ) -> ChatResult:
-        with self._server.request_slots if self._server else contextlib.nullcontext():
+        if self._server is None:
             result = super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+        else:
+            with self._server.slots.lease(current_prefix_key()) as slot:
+                token = _REQUEST_SLOT.set(slot)
+                try:
+                    result = super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+                finally:
+                    _REQUEST_SLOT.reset(token)
         return lift_text_tool_calls(result, _tool_names(kwargs))
 
     async def _agenerate(
         self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
     ) -> ChatResult:
-        async with self._server.async_request_slots() if self._server else contextlib.nullcontext():
+        if self._server is None:
             result = await super()._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
+        else:
+            async with self._server.slots.alease(current_prefix_key()) as slot:
+                token = _REQUEST_SLOT.set(slot)
+                try:
+                    result = await super()._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
+                finally:
+                    _REQUEST_SLOT.reset(token)
         return lift_text_tool_calls(result, _tool_names(kwargs))

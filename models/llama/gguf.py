@@ -14,8 +14,9 @@ model was trained on; the server returns the reply text as written and the adapt
 JSON calls into real tool calls. ``chat_template`` (``WTB_LOCAL_CHAT_TEMPLATE``) overrides it.
 
 Per request, ``WTB_LOCAL_MAX_TOKENS`` (default 1024) caps the generated tokens and the timeout is
-at least ``WTB_LOCAL_MIN_TIMEOUT`` (default 600 s); at most ``n_parallel`` requests per server are
-in flight (the rest wait client-side).
+at least ``WTB_LOCAL_MIN_TIMEOUT`` (default 600 s). Each request goes to the server slot of its
+conversation (:mod:`models.llama.slots`: an evaluation session, a generation role), at most one per
+slot at a time (the rest wait client-side).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from models.llama.server import (
     LocalServer,
     _env_int,
     get_server,
+    local_parallel,
     require_llama_server,
     server_options,
 )
@@ -48,12 +50,13 @@ DEFAULT_MIN_TIMEOUT = 600.0
 def __getattr__(name: str) -> Any:
     """``MAX_CONCURRENCY``: sessions a local server usefully serves at once (:func:`models.max_concurrency`).
 
-    One per slot: ``WTB_LOCAL_PARALLEL`` when set to a valid count, else :data:`DEFAULT_PARALLEL`
-    (a run's default ``--concurrency``; more sessions than slots would only queue client-side).
+    ``WTB_LOCAL_PARALLEL`` when set to a valid count, else :data:`DEFAULT_PARALLEL` (a run's default
+    ``--concurrency``: the fastest measured on 2 cores, docs/guides/performance.md); each session
+    in flight gets a slot of its own (:func:`models.llama.server.default_slots`).
     """
     if name == "MAX_CONCURRENCY":
         try:
-            return server_options().n_parallel
+            return local_parallel()
         except ValueError:
             return DEFAULT_PARALLEL
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

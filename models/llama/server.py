@@ -12,7 +12,8 @@ and the server schedules its requests itself (``n_parallel`` slots, continuous b
 
 Server options come from ``ModelSettings.extra`` keys :data:`SERVER_KEYS` or the environment:
 ``WTB_LOCAL_N_CTX`` (default 8192 tokens per slot), ``WTB_LOCAL_THREADS`` (default 2),
-``WTB_LOCAL_PARALLEL`` (slots, default 1), ``WTB_LOCAL_CACHE_RAM_MIB`` (RAM prompt cache, default
+``WTB_LOCAL_SLOTS`` (slots, default :func:`default_slots`: one per generation role, at least one per
+session of ``WTB_LOCAL_PARALLEL``), ``WTB_LOCAL_CACHE_RAM_MIB`` (RAM prompt cache, default
 :data:`DEFAULT_CACHE_RAM_MIB`), ``WTB_LOCAL_CHAT_TEMPLATE`` (default: the GGUF's template),
 ``WTB_LOCAL_START_TIMEOUT`` seconds (default 180), ``WTB_LOCAL_VERBOSE=1`` (server log with
 timings in ``<cache>/logs``, then kept).
@@ -20,7 +21,6 @@ timings in ``<cache>/logs``, then kept).
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import contextlib
 import importlib.util
@@ -31,7 +31,6 @@ import sys
 import tempfile
 import threading
 import time
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,10 +39,16 @@ from typing import Any
 import httpx
 
 from models.llama.bundled import INSTALL_HINT, BundledModel, LocalModelUnavailable, cache_dir, open_bundled_model
+from models.llama.slots import SlotTable
 
 DEFAULT_N_CTX = 8192
 DEFAULT_THREADS = 2
+#: Sessions a local server serves at once by default (``WTB_LOCAL_PARALLEL``; the run's default
+#: ``--concurrency``): of 1 / 2 / 4 measured on 2 cores, 1 was as fast or faster (docs/guides/performance.md).
 DEFAULT_PARALLEL = 1
+#: Slots kept for the generation roles (user, planner, checker, tool, agent): each role's requests
+#: go to a slot of their own (:mod:`models.llama.slots`), so its prompt prefix stays computed.
+ROLE_SLOTS = 5
 #: Size of llama.cpp's RAM cache of prompt states (MiB): a slot that switches to another
 #: conversation saves its state there, and a later request with the same prefix loads it back.
 DEFAULT_CACHE_RAM_MIB = 1024
@@ -67,8 +72,8 @@ class ServerOptions:
         n_ctx: context window of each slot in tokens (the server holds ``n_ctx * n_parallel``).
         n_threads: CPU threads for generation and prompt processing.
         n_parallel: slots, i.e. requests computed at once (continuous batching); each keeps the
-            KV cache of its last prompt, so a conversation sent to the same slot only pays for its
-            new tokens.
+            KV cache of its last prompt, and a conversation's requests are pinned to one slot
+            (:mod:`models.llama.slots`), so they only pay for their new tokens.
         cache_ram_mib: RAM cache of prompt states in MiB (0 = off).
         chat_template: llama.cpp chat template (a built-in name such as ``chatml``, or Jinja
             text); ``None`` (default) uses the template stored in the GGUF file (for the bundled
@@ -79,7 +84,7 @@ class ServerOptions:
 
     n_ctx: int = DEFAULT_N_CTX
     n_threads: int = DEFAULT_THREADS
-    n_parallel: int = DEFAULT_PARALLEL
+    n_parallel: int = ROLE_SLOTS
     cache_ram_mib: int = DEFAULT_CACHE_RAM_MIB
     chat_template: str | None = None
     verbose: bool = False
@@ -102,6 +107,28 @@ def _env_flag(name: str, default: bool) -> bool:
     return raw.strip().lower() not in ("0", "false", "no", "off")
 
 
+def local_parallel() -> int:
+    """Sessions a local server serves at once: ``WTB_LOCAL_PARALLEL``, else :data:`DEFAULT_PARALLEL`.
+
+    Raises:
+        ValueError: ``WTB_LOCAL_PARALLEL`` is not an integer, or is below 1.
+    """
+    sessions = _env_int("WTB_LOCAL_PARALLEL", DEFAULT_PARALLEL)
+    if sessions < 1:
+        raise ValueError(f"WTB_LOCAL_PARALLEL (sessions at once) must be at least 1, got {sessions}")
+    return sessions
+
+
+def default_slots() -> int:
+    """Default slot count: ``WTB_LOCAL_SLOTS``, else ``max(ROLE_SLOTS, local_parallel())`` (a slot per
+    generation role, and one per session in flight).
+
+    Raises:
+        ValueError: ``WTB_LOCAL_SLOTS`` or ``WTB_LOCAL_PARALLEL`` is not a valid count.
+    """
+    return _env_int("WTB_LOCAL_SLOTS", 0) or max(ROLE_SLOTS, local_parallel())
+
+
 def server_options(extra: dict[str, Any] | None = None) -> ServerOptions:
     """Server options from ``extra`` (keys :data:`SERVER_KEYS`), else the environment, else defaults.
 
@@ -112,24 +139,24 @@ def server_options(extra: dict[str, Any] | None = None) -> ServerOptions:
     options = ServerOptions(
         n_ctx=int(extra.get("n_ctx", _env_int("WTB_LOCAL_N_CTX", DEFAULT_N_CTX))),
         n_threads=int(extra.get("n_threads", _env_int("WTB_LOCAL_THREADS", DEFAULT_THREADS))),
-        n_parallel=int(extra.get("n_parallel", _env_int("WTB_LOCAL_PARALLEL", DEFAULT_PARALLEL))),
+        n_parallel=int(extra["n_parallel"]) if "n_parallel" in extra else default_slots(),
         cache_ram_mib=int(extra.get("cache_ram_mib", _env_int("WTB_LOCAL_CACHE_RAM_MIB", DEFAULT_CACHE_RAM_MIB))),
         chat_template=extra.get("chat_template", os.environ.get("WTB_LOCAL_CHAT_TEMPLATE") or None),
         verbose=_env_flag("WTB_LOCAL_VERBOSE", False),
     )
     if options.n_parallel < 1:
-        raise ValueError(f"n_parallel (WTB_LOCAL_PARALLEL) must be at least 1, got {options.n_parallel}")
+        raise ValueError(f"n_parallel (WTB_LOCAL_SLOTS) must be at least 1, got {options.n_parallel}")
     return options
 
 
-def require_llama_server() -> None:
+def require_llama_server(hint: str = INSTALL_HINT) -> None:
     """Check that the prebuilt llama.cpp runtime (``xllamacpp``) is importable (without importing it).
 
     Raises:
-        LocalModelUnavailable: naming the missing module and saying to install the ``local`` extra.
+        LocalModelUnavailable: naming the missing module, then ``hint`` (default: install the ``local`` extra).
     """
     if importlib.util.find_spec("xllamacpp") is None:
-        raise LocalModelUnavailable(f"'xllamacpp' is not installed (llama.cpp's server); {INSTALL_HINT}")
+        raise LocalModelUnavailable(f"'xllamacpp' is not installed (llama.cpp's server); {hint}")
 
 
 def _free_port() -> int:
@@ -150,6 +177,10 @@ class LocalServer:
         process: the ``subprocess.Popen`` handle.
         log_path: file receiving the server's stdout and stderr.
         startup_seconds: wall time from spawn to the first healthy answer.
+        slots: the :class:`~models.llama.slots.SlotTable` pinning each conversation to a slot (at
+            most one request per slot in flight; the others wait client-side).
+        prompt_tokens: totals over the replies so far: ``requests``, ``cache_n`` (prompt tokens
+            the server reused from a slot's cache), ``prompt_n`` (prompt tokens it evaluated).
     """
 
     def __init__(
@@ -174,10 +205,9 @@ class LocalServer:
         self.port = 0
         self.base_url = ""
         self.startup_seconds = 0.0
-        self.request_slots = threading.BoundedSemaphore(options.n_parallel)
-        self._async_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-            weakref.WeakKeyDictionary()
-        )
+        self.slots = SlotTable(options.n_parallel)
+        self.prompt_tokens = {"requests": 0, "cache_n": 0, "prompt_n": 0}
+        self._count_lock = threading.Lock()
         last_error: Exception | None = None
         for _attempt in range(2):  # a second try covers losing the free port to another process
             try:
@@ -248,14 +278,12 @@ class LocalServer:
                 time.sleep(0.2)
         self.startup_seconds = time.monotonic() - started
 
-    def async_request_slots(self) -> asyncio.Semaphore:
-        """The semaphore (``n_parallel`` places) that admits this server's requests within the running event loop."""
-        loop = asyncio.get_running_loop()
-        with _servers_lock:
-            slots = self._async_slots.get(loop)
-            if slots is None:
-                slots = self._async_slots[loop] = asyncio.Semaphore(self.options.n_parallel)
-        return slots
+    def count_prompt_tokens(self, cache_n: int, prompt_n: int) -> None:
+        """Add one reply's prompt tokens (reused from the slot's cache, evaluated anew) to :attr:`prompt_tokens`."""
+        with self._count_lock:
+            self.prompt_tokens["requests"] += 1
+            self.prompt_tokens["cache_n"] += cache_n
+            self.prompt_tokens["prompt_n"] += prompt_n
 
     def log_tail(self, lines: int = 20) -> str:
         """Last ``lines`` lines of the server log ("" when unreadable)."""

@@ -19,6 +19,7 @@ from graphs.evaluation_context import EvaluationContext
 from graphs.evaluation_state import EvaluationState
 from models.agent import AGENT_RUN_KEY, new_slot_key
 from models.cache import TRIAL_KEY, current_trial
+from models.prefix import continuing
 from models.providers.replay import REQUEST_INDEX_KEY, SESSION_KEY
 from models.transport import RetryPolicy, current_usage
 from nodes.tracing import annotate_current_run, annotate_evaluation_node
@@ -78,7 +79,9 @@ async def call_candidate(
     with backoff, the optional rate limit; the latency includes retries and waits. Tokens are also
     added to the enclosing ``usage_scope`` (per-session accounting), except for a reply the request cache
     served (counted as a cache hit instead, docs/trials.md §8). Inside a trial of ``wtb eval --trials`` the
-    metadata carries the trial index (``wtb_trial``, docs/trials.md §1).
+    metadata carries the trial index (``wtb_trial``, docs/trials.md §1). The request continues the
+    conversation ``session:<session id>`` (:func:`models.prefix.continuing`; a local llama.cpp server
+    computes a session's requests in one slot, docs/evaluation.md §7.1).
 
     Raises:
         ModelRequestError: the request failed for good (an infrastructure
@@ -104,9 +107,15 @@ async def call_candidate(
     annotate_current_run({"candidate": info})
     where = {"task": state["task_idx"], "step": state["step"]}
     started = time.perf_counter()
-    reply = await candidate.respond(
-        state["messages"], state["tools"], config=config, metadata=metadata, retry=retry_policy(context), where=where
-    )
+    with continuing(f"session:{state['session_id']}"):  # a local server keeps the session in one slot
+        reply = await candidate.respond(
+            state["messages"],
+            state["tools"],
+            config=config,
+            metadata=metadata,
+            retry=retry_policy(context),
+            where=where,
+        )
     latency = time.perf_counter() - started
     info = candidate_info(info, reply.model, reply.models)
     if info is not state.get("candidate"):

@@ -22,6 +22,7 @@ from graphs.generation_context import Context
 from graphs.generation_state import State
 from models import ModelSettings, resolve_model
 from models.messages import token_counts
+from models.prefix import continuing
 from models.transport import RetryPolicy, current_usage, request_with_retries
 from nodes.generation.role_table import role_model_spec
 from nodes.tracing import annotate_current_run, generation_node_metadata
@@ -102,7 +103,9 @@ async def ask_model(
 
     The request goes through :func:`models.transport.request_with_retries` (the same
     retries, backoff and rate limit as the evaluation's candidate requests; the context's
-    ``max_attempts``, ``backoff``, ``max_retry_wait``, ``rps``, and ``request_timeout`` as the deadline of each try).
+    ``max_attempts``, ``backoff``, ``max_retry_wait``, ``rps``, and ``request_timeout`` as the deadline of each try),
+    as the conversation ``role:<role>`` (:func:`models.prefix.continuing`: a local llama.cpp server computes
+    each role's requests in a slot of its own, so the role's prompt prefix is not evaluated again).
 
     Raises:
         ModelRequestError: the request failed for good (retries exhausted, or a failure that is not
@@ -121,6 +124,7 @@ async def ask_model(
             max_retries=0,
         ),
     )
+    least_deadline = getattr(model, "least_deadline", None)  # the local models' (docs/settings.md §7.1)
     grammar = json_schema is not None and bool(getattr(model, "supports_json_schema_grammar", False))
     if grammar:
         # The grammar fixes the shape but not the length of free-text fields: a token cap keeps a
@@ -144,18 +148,19 @@ async def ask_model(
         max_wait=context.max_retry_wait,
         rps=context.rps,
         deadline=context.request_timeout,
-    )
+    ).with_deadline_at_least(least_deadline)
     task_index = max(len(state.tasks) - 1, 0)
     listener = ROLE_REQUEST_LISTENER.get()
     if listener is not None:
         listener(state.session_id, role, task_index)
     started = time.monotonic()
-    reply = await request_with_retries(
-        lambda: model.ainvoke(messages, config=config),
-        policy,
-        endpoint=base_url or spec,
-        where={"role": role, "task": task_index},
-    )
+    with continuing(f"role:{role}"):  # a local server keeps each role's prompt prefix in a slot of its own
+        reply = await request_with_retries(
+            lambda: model.ainvoke(messages, config=config),
+            policy,
+            endpoint=base_url or spec,
+            where={"role": role, "task": task_index},
+        )
     seconds = round(time.monotonic() - started, 3)
     tokens_in, tokens_out = token_counts(reply)
     usage = current_usage()

@@ -567,6 +567,81 @@ async def test_concurrent_requests_never_exceed_the_slots(
     assert 1 <= sent["max_in_flight"] <= slots
 
 
+_SLOT_SERVER = """
+import http.server, json, sys
+port = int(sys.argv[1])
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b'{"object": "list", "data": []}'
+        self.send_response(200 if self.path == "/v1/models" else 404)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        with open(sys.argv[2], "a") as handle:
+            handle.write(json.dumps({"id_slot": body.get("id_slot"), "cache_prompt": body.get("cache_prompt"),
+                                     "text": body["messages"][-1]["content"]}) + "\\n")
+        reply = json.dumps({
+            "id": "x", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}],
+            "usage": {"prompt_tokens": 15, "completion_tokens": 1, "total_tokens": 16},
+            "timings": {"cache_n": 10, "prompt_n": 5, "prompt_ms": 1.0, "predicted_n": 1},
+        }).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
+"""
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_each_conversation_goes_to_its_own_slot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """A request of role X is sent with X's ``id_slot`` and ``cache_prompt``; the reply's timings are kept."""
+    import asyncio
+
+    from models.llama.chat import SLOT_TIMINGS_KEY
+    from models.prefix import continuing
+
+    class SlotServer(_ScriptServer):
+        script = _SLOT_SERVER
+
+    monkeypatch.setenv("WTB_CACHE_DIR", str(tmp_path))
+    server = SlotServer(tmp_path / "m.gguf", ServerOptions(n_parallel=5), start_timeout=30)
+    order = ["user", "planner", "checker", "tool", "checker", "planner", "checker", "agent", "user"]
+    replies = []
+    try:
+        model = gguf.chat_model_for_server(server, ModelSettings(timeout=30, max_retries=0))
+
+        async def ask_all() -> None:
+            for role in order:
+                with continuing(f"role:{role}"):
+                    replies.append(await model.ainvoke([HumanMessage(role)]))
+
+        if mode == "sync":
+            for role in order:
+                with continuing(f"role:{role}"):
+                    replies.append(model.invoke([HumanMessage(role)]))
+        else:
+            asyncio.run(ask_all())
+        sent = [json.loads(line) for line in Path(str(server.log_path) + ".request.json").read_text().splitlines()]
+    finally:
+        server.stop()
+    slot_of = {"user": 0, "planner": 1, "checker": 2, "tool": 3, "agent": 4}
+    assert [(r["text"], r["id_slot"]) for r in sent] == [(role, slot_of[role]) for role in order]
+    assert all(r["cache_prompt"] is True for r in sent)
+    assert [r.response_metadata[SLOT_TIMINGS_KEY] for r in replies[:2]] == [
+        {"id_slot": 0, "cache_n": 10, "prompt_n": 5},
+        {"id_slot": 1, "cache_n": 10, "prompt_n": 5},
+    ]
+    assert server.prompt_tokens == {"requests": len(order), "cache_n": 10 * len(order), "prompt_n": 5 * len(order)}
+    assert server.slots.owners() == [f"role:{role}" for role in slot_of]
+
+
 def test_server_that_dies_reports_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WTB_CACHE_DIR", str(tmp_path))
 
@@ -608,15 +683,26 @@ def test_server_command_line() -> None:
     assert args.chat_template == "" and args.verbose == 0  # the GGUF's own template
     server.options = ServerOptions(chat_template="chatml", cache_ram_mib=0)
     args = parse_args(server._command()[3:])
-    assert args.chat_template == "chatml" and args.cache_ram_mib == 0 and args.n_parallel == 1
+    assert args.chat_template == "chatml" and args.cache_ram_mib == 0 and args.n_parallel == llama_server.ROLE_SLOTS
 
 
 def test_server_options_from_extra_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slots: one per generation role, at least one per session in flight; WTB_LOCAL_SLOTS or extra override."""
+    monkeypatch.delenv("WTB_LOCAL_SLOTS", raising=False)
     monkeypatch.setenv("WTB_LOCAL_PARALLEL", "3")
     monkeypatch.setenv("WTB_LOCAL_CACHE_RAM_MIB", "0")
-    assert llama_server.server_options() == ServerOptions(n_parallel=3, cache_ram_mib=0)
-    assert llama_server.server_options({"n_parallel": 2, "n_ctx": 2048}).n_parallel == 2
+    assert llama_server.server_options() == ServerOptions(n_parallel=llama_server.ROLE_SLOTS, cache_ram_mib=0)
+    monkeypatch.setenv("WTB_LOCAL_PARALLEL", "8")
+    assert llama_server.server_options().n_parallel == 8
+    monkeypatch.setenv("WTB_LOCAL_SLOTS", "2")
+    assert llama_server.server_options().n_parallel == 2
+    assert llama_server.server_options({"n_parallel": 3, "n_ctx": 2048}).n_parallel == 3
+    monkeypatch.delenv("WTB_LOCAL_SLOTS")
     monkeypatch.setenv("WTB_LOCAL_PARALLEL", "0")
+    with pytest.raises(ValueError, match="WTB_LOCAL_PARALLEL"):
+        llama_server.server_options()
+    monkeypatch.setenv("WTB_LOCAL_PARALLEL", "1")
+    monkeypatch.setenv("WTB_LOCAL_SLOTS", "-1")
     with pytest.raises(ValueError, match="n_parallel"):
         llama_server.server_options()
 

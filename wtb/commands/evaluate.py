@@ -33,7 +33,7 @@ from rich.console import Console
 import wtb.runner as runner
 from bench.demo_data import bundled_demo_sessions
 from graphs.evaluation_context import EvaluationContext
-from models import ConfigurationError
+from models import ConfigurationError, split_spec
 from wtb.commands.concurrency import default_concurrency
 from wtb.commands.data import dataset_path, official_name, task_count
 from wtb.commands.exits import BadConfiguration, InfrastructureErrors, UsageError, resumable_run
@@ -407,14 +407,18 @@ def preflight(context: EvaluationContext) -> None:
             )
 
 
+#: Providers whose model is a llama.cpp server started by the process that uses it (``models.llama``).
+LOCAL_SERVER_PROVIDERS = ("local", "gguf")
+
+
 def check_workers(context: EvaluationContext, *, server: str | None, langsmith_dataset: str | None) -> None:
     """``--workers`` above 1 needs sessions run by this machine's evaluation graph against a shared endpoint
     (docs/settings.md §2.1).
 
     Raises:
         ConfigurationError: combined with ``--server`` or ``--langsmith-dataset``, or a model whose
-            provider serves one request at a time (``models.max_concurrency`` 1: ``local``, ``gguf:``,
-            a llama.cpp server each worker process would start once more); a malformed spec.
+            provider serves one request at a time (``models.max_concurrency`` 1) or is a local llama.cpp
+            server (``local``, ``gguf:``: each worker process would start one more); a malformed spec.
     """
     if server:
         raise ConfigurationError("--workers > 1 runs the graph in local processes; --server runs it on the server")
@@ -422,10 +426,10 @@ def check_workers(context: EvaluationContext, *, server: str | None, langsmith_d
         raise ConfigurationError(
             "--workers > 1 cannot be combined with --langsmith-dataset (an experiment runs in this process)"
         )
-    if context.candidate.max_concurrency == 1:
+    if context.candidate.max_concurrency == 1 or split_spec(context.model)[0] in LOCAL_SERVER_PROVIDERS:
         raise ConfigurationError(
-            f"--workers > 1: {context.model!r} serves one request at a time and every worker process would start "
-            "its own copy of it; use --workers 1"
+            f"--workers > 1: {context.model!r} is served by one local server and every worker process would start "
+            "its own copy of it; use --workers 1 (and --concurrency for sessions at once)"
         )
 
 

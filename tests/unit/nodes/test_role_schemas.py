@@ -16,6 +16,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from bench.generation import plan_sessions
 from graphs.generation_context import Context
 from models import _registry
+from models.prefix import current_prefix_key
 from nodes.generation._common import JSON_MAX_TOKENS
 from nodes.generation.agent import AGENT_MAX_TOKENS
 from nodes.generation.role_schemas import (
@@ -184,6 +185,7 @@ class _GrammarModel(BaseChatModel):
 
     supports_json_schema_grammar: ClassVar[bool] = True
     seen: ClassVar[list[tuple[str, dict[str, Any]]]] = []
+    keys: ClassVar[list[tuple[str, str | None]]] = []
 
     @property
     def _llm_type(self) -> str:
@@ -203,6 +205,7 @@ class _GrammarModel(BaseChatModel):
             else "agent"
         )
         self.seen.append((role, kwargs))
+        self.keys.append((role, current_prefix_key()))
         planner_steps = sum(1 for r, _ in self.seen if r == "planner")
         text = {
             "user": "What's the weather in Oslo?",
@@ -226,13 +229,15 @@ class _GrammarModel(BaseChatModel):
 
 def test_ask_model_binds_the_schema_for_grammar_models_only(monkeypatch):
     monkeypatch.setitem(_registry, "grammartest", lambda name, settings: _GrammarModel())
-    _GrammarModel.seen = []
+    _GrammarModel.seen, _GrammarModel.keys = [], []
     spec = "grammartest:x"
     context = Context(models=dict.fromkeys(("user", "planner", "tool", "agent", "checker"), spec))
     plan = plan_sessions([[WEATHER, NEWS]], [("ST",)], seed=3)[0]
     outcome = asyncio.run(generate_session(plan, context))
     assert outcome.status == "done", outcome.reason
     formats = {role: kwargs.get("response_format") for role, kwargs in _GrammarModel.seen}
+    # each role's requests continue the conversation of that role (a local server's slot per role)
+    assert _GrammarModel.keys == [(role, f"role:{role}") for role, _ in _GrammarModel.seen]
     assert [role for role, _ in _GrammarModel.seen] == [
         "user",
         "planner",

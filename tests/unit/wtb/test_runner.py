@@ -6,7 +6,7 @@ import asyncio
 import json
 import os
 import threading
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from filelock import FileLock
@@ -393,3 +393,40 @@ def test_a_checkpointed_graph_is_saved_once_per_session(oracle):
             task["latency"] = len(task["latency"])
         record["usage"].pop("wall_time")
     assert saved == plain and [t["action_name_label"] for t in plain["result"]] == ["correct"] * 4
+
+
+class _KeyRecordingModel(BaseChatModel):
+    """Answers in text and records, per request, the session it serves and the conversation key it sees."""
+
+    seen: ClassVar[list[tuple[str | None, str | None]]] = []
+
+    @property
+    def _llm_type(self) -> str:
+        return "key-recording"
+
+    def bind_tools(self, tools, **kwargs: Any):
+        return self
+
+    def _generate(self, *args: Any, **kwargs: Any) -> ChatResult:  # pragma: no cover - async only
+        raise NotImplementedError
+
+    async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs: Any) -> ChatResult:
+        from models.prefix import current_prefix_key
+
+        session = run_manager.metadata["wtb_session_id"] if run_manager else None
+        self.seen.append((session, current_prefix_key()))
+        await asyncio.sleep(0.001)
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content="A plain answer."))])
+
+
+def test_every_request_continues_its_sessions_conversation(tmp_path):
+    """The key a local server pins to a slot (models/prefix.py): ``session:<id>`` on every request of the session,
+    with several sessions in flight."""
+    sessions = load_dataset(SESSIONS_PATH)[:3]
+    model = _KeyRecordingModel()
+    _KeyRecordingModel.seen = []
+    register_provider("key-test", lambda name, settings: model)
+    context = EvaluationContext(model="key-test:m")
+    asyncio.run(arun_eval(sessions, context, tmp_path, concurrency=3, progress=False))
+    assert {session for session, _ in model.seen} == {s["id"] for s in sessions}
+    assert all(key == f"session:{session}" for session, key in model.seen) and len(model.seen) >= 3 * 4
