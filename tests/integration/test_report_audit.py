@@ -6,20 +6,18 @@ page (headless Chromium when present)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from tests.support.browser import chromium
 from wtb.cli import app
 from wtb.report import build_report
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "bench" / "data" / "demo_sessions.jsonl"
 CANDIDATES = REPO / "bench" / "data" / "demo_candidates.jsonl"
-CHROMIUM = os.environ.get("WTB_CHROMIUM", "/usr/bin/chromium")
 
 
 def _invoke(*args: object):
@@ -115,14 +113,7 @@ def test_cli_audit_and_a_bad_errata_file(tmp_path, demo_run):
 
 
 def test_the_page_shows_the_audit_and_the_coverage(audited_report):
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("playwright is not installed")
-    if not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)):
-        pytest.skip(f"no chromium at {CHROMIUM}")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+    with chromium() as browser:
         page = browser.new_page(viewport={"width": 1280, "height": 860})
         problems: list[str] = []
         page.on("pageerror", lambda e: problems.append(str(e)))
@@ -143,5 +134,4 @@ def test_the_page_shows_the_audit_and_the_coverage(audited_report):
             else:
                 assert page.locator("#coverage-table tbody tr").count() > 30
                 assert "distinct-1" in page.locator("#diversity-table").inner_text()
-        browser.close()
     assert problems == []

@@ -20,40 +20,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.browser import chromium
 from tests.support.report_support import extra_runs, fixture_report, fixture_runs, official_pins, read_csv
 from wtb.report import build_report
 from wtb.report.html import diffs_block, session_blocks
 
-CHROMIUM = os.environ.get("WTB_CHROMIUM", "/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("WTB_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"browser tests required (WTB_REQUIRE_BROWSER=1) but {reason}")
-    pytest.skip(reason)
-
 
 @pytest.fixture(scope="module")
 def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable(
-            "playwright is not installed (pip install playwright; the browser itself comes from apt: chromium)"
-        )
-    if not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)):
-        _unavailable(f"no chromium at {CHROMIUM} (apt-get install -y chromium, or set WTB_CHROMIUM)")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with chromium() as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")

@@ -26,38 +26,17 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
+from tests.support.browser import chromium
 from wtb.cli import app
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "bench" / "data" / "demo_sessions.jsonl"
-CHROMIUM = os.environ.get("WTB_CHROMIUM", "/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("WTB_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"browser tests required (WTB_REQUIRE_BROWSER=1) but {reason}")
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")
 def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("playwright is not installed (pip install playwright; the browser comes from apt: chromium)")
-    if not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)):
-        _unavailable(f"no chromium at {CHROMIUM} (apt-get install -y chromium, or set WTB_CHROMIUM)")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with chromium() as launched:
         yield launched
-        launched.close()
 
 
 @contextlib.contextmanager
