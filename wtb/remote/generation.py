@@ -146,6 +146,7 @@ class RemoteGeneration:
             )
         outcome = outcome_from_state(plan, {**state, **last})
         outcome.usage = state_usage(last, time.perf_counter() - started)
+        outcome.seconds = round(time.perf_counter() - started, 3)  # the session's wall time, seen from here
         return outcome
 
 
