@@ -40,6 +40,11 @@ _ASSISTANT_EN = (
     (r"\bi (can|will|'ll) help you\b", "offers help, as the assistant does"),
     (r"\bhere (is|are) (the|your) (information|results?|details)\b", "presents results, as the assistant does"),
     (r"\bfeel free to (ask|let me know)\b", "offers help, as the assistant does"),
+    (r"\b(let me know )?if you('d| would)? (like|need|want) (any )?(assistance|help|me to)\b|\bi('ll| will) do my best\b", "offers help, as the assistant does"),  # noqa: E501
+    (r"\byou can (use|utili[sz]e|try|call|query)\b", "explains how to do it, as the assistant does"),
+    (r"`[^`]*`", "quotes code or a tool name, as the assistant does"),
+    (r"\byou('d| would)? like to (explore|know|learn|discuss|see|find|try|ask)\b|\bwhat (else )?can i (do|find|get) for you\b", "asks what the user wants, as the assistant does"),  # noqa: E501
+    (r"\b(i apologi[sz]e|my apologies)\b", "apologises, as the assistant does"),
     (r"\bwould you like (me )?to\b|\bdo you want me to\b", "offers to act, as the assistant does"),
     (r"\byou can follow these steps\b|\byou would use the following\b|\bhere'?s how you can\b", "explains how to do it, as the assistant does"),  # noqa: E501
     (r"\bi (do not|don't) have (access|the ability)\b", "speaks as an AI"),
@@ -154,7 +159,7 @@ def _function(tools: Any, name: str) -> Mapping[str, Any]:
 
 _OFFERED = re.compile(
     r"['\"“‘]([^'\"”’]{1,40})['\"”’]"
-    r"|(?:default(?: value)?(?: is|:)?|e\.g\.,?|such as|for example,?|like)\s+([\w.+-]{1,30}(?:(?:,| or| and|/) ?[\w.+-]{1,30}){0,8})",
+    r"|(?:default(?: value)?(?: is|:)?|e\.g\.,?|such as|for example,?|like)\s+([\w.+-]{1,30}(?:(?:,? or|,? and|,|/) ?[\w.+-]{1,30}){0,8})",
     re.IGNORECASE,
 )
 
@@ -166,9 +171,10 @@ def described_options(description: Any) -> list[str]:
     for quoted, listed in _OFFERED.findall(description if isinstance(description, str) else ""):
         if quoted:
             out.append(quoted.strip())
-        for item in re.split(r",| or | and |/", listed or ""):
-            if item.strip():
-                out.append(item.strip())
+        for item in re.split(r",? or |,? and |,|/", listed or ""):
+            item = item.strip().rstrip(".")  # "such as CSV, JSON, or XML." ends a sentence
+            if item:
+                out.append(item)
     return out
 
 

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 
 from bench.generation import RULE_CHECK
-from bench.generation_checks import plain_text
+from bench.generation_checks import extract_json, plain_text
 from graphs.generation_context import Context
 from graphs.generation_state import State
 from nodes.generation._common import (
@@ -23,11 +23,26 @@ from nodes.generation._common import (
     replace_current,
     section,
 )
+from nodes.generation.role_schemas import sentences_pattern
 from prompts import fragments, render
 
 AGENT_MAX_TOKENS = 200
 """Token cap of the assistant's question or reply on the local model (a few sentences; a small model
 otherwise rambles for minutes)."""
+
+
+def _asked(state: State, arguments: dict[str, Any]) -> list[str]:
+    """The asked parameters as the question's prompt names them: ``datasetId (The unique identifier of the
+    dataset.)``, so the question can ask in plain words."""
+    function = next(
+        (f for f in (t.get("function", t) for t in state.tools) if f.get("name") == arguments.get("tool_name")), {}
+    )
+    properties = (function.get("parameters") or {}).get("properties") or {}
+    out = []
+    for name in arguments.get("missing_required_parameters") or []:
+        described = str((properties.get(name) or {}).get("description") or "").strip() if isinstance(name, str) else ""
+        out.append(f"{name} ({described})" if described else str(name))
+    return out
 
 
 def agent_request(state: State) -> tuple[str, str]:
@@ -36,7 +51,7 @@ def agent_request(state: State) -> tuple[str, str]:
     task = state.tasks[-1]
     node = task["nodes"][-1]
     if state.awaiting == "question":
-        missing = ", ".join(node["arguments"].get("missing_required_parameters") or [])
+        missing = "; ".join(_asked(state, node["arguments"]))
         system = render(
             "agent_question.md",
             state.language,
@@ -57,6 +72,37 @@ def agent_request(state: State) -> tuple[str, str]:
     return system, human
 
 
+def agent_schema(state: State, kind: str) -> dict[str, Any]:
+    """JSON schema of the assistant's text on a model with grammar support (docs/generation.md §2):
+    ``{"question": ...}``, one or two sentences opening with one of the language's question openers and
+    ending with a question mark, or ``{"reply": ...}``, at most four sentences on one line; neither holds
+    a quote, backslash, backtick or line break (so a small model cannot paste its prompt or ramble)."""
+    if kind == "question":
+        text = sentences_pattern(fragments(state.language)["openers"]["question"], sentences=2, end="?？")
+    else:
+        text = sentences_pattern((), sentences=4)
+    return {
+        "type": "object",
+        "properties": {kind: {"type": "string", "pattern": text}},
+        "required": [kind],
+        "additionalProperties": False,
+    }
+
+
+def read_agent_text(raw: str, kind: str) -> str:
+    """The assistant's text from the model's output: the ``kind`` field of its JSON (grammar models), else the
+    plain text (docs/generation.md §2); ``""`` when there is none."""
+    try:
+        value = extract_json(raw)
+    except ValueError:
+        value = None
+    if isinstance(value, dict) and isinstance(value.get(kind), str):
+        return value[kind].strip()
+    if raw.lstrip().startswith('{"'):
+        return ""
+    return plain_text(raw)
+
+
 async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Write the question or the final reply into the last node's observation (docs/generation.md).
 
@@ -75,9 +121,11 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     task_index = len(state.tasks) - 1
     calls, entries, text = [], [], ""
     for attempt in range(max(1, context.max_retries)):
-        raw, record = await ask_model("agent", state, runtime, system, human, max_tokens=AGENT_MAX_TOKENS)
+        raw, record = await ask_model(
+            "agent", state, runtime, system, human, json_schema=agent_schema(state, kind), max_tokens=AGENT_MAX_TOKENS
+        )
         calls.append(record)
-        text = plain_text(raw)
+        text = read_agent_text(raw, kind)
         entries.append(
             {
                 "id": entry_id(state, len(entries)),

@@ -180,7 +180,8 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     update.update(model_vetoed=state.model_vetoed or source == "model")
     if kind == "decision" and pending.get("decision") is not None:
         shown = canonical_actions(pending["decision"])
-        update["rejected"] = [*state.rejected, shown]
+        if source == "rules":  # the model judged once: its veto of a decision the rules pass is no ban
+            update["rejected"] = [*state.rejected, shown]
         unknown = unknown_values(
             pending["decision"],
             tools=tools_by_name(state.tools),

@@ -11,6 +11,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from bench.audit_context import env_date
+from bench.generation_values import given_by_name, known_values
 from graphs.generation_context import Context
 from graphs.generation_state import PlannerDecision, State
 from nodes.generation._common import (
@@ -23,7 +25,7 @@ from nodes.generation._common import (
     section,
     tools_block,
 )
-from nodes.generation.role_schemas import planner_schema
+from nodes.generation.role_schemas import KnownValues, planner_schema
 from prompts import fragments, render
 
 
@@ -42,6 +44,28 @@ def planner_request(state: State) -> tuple[str, str]:
     if state.feedback:
         parts.append(f"{names['feedback']}: {state.feedback}\n")
     return system, "\n".join(parts)
+
+
+def known_for(state: State) -> KnownValues:
+    """What the planner's grammar lets a call use now (docs/generation.md §2): the values the user gave
+    (their details, by parameter name), every earlier call's arguments and tool result, and the
+    environment's date; the current clarification task's left-out parameter counts only once the user
+    gave it in this task (a value said in an earlier task does not spare the question)."""
+    pieces: list[Any] = [d for task in state.tasks for d in task.get("given") or []]
+    for task in state.tasks:
+        for node in task.get("nodes", []):
+            pieces.append(node.get("arguments") or {})
+            if isinstance(node.get("observation"), (dict, list)):
+                pieces.append(node["observation"])
+    by_name = given_by_name(d for task in state.tasks for d in task.get("given") or [])
+    missing = state.tasks[-1].get("missing") if state.tasks else ""
+    current = given_by_name(state.tasks[-1].get("given") or []) if state.tasks else {}
+    return KnownValues(
+        known_values(pieces, today=env_date(state.env_info)),
+        by_name,
+        [missing] if missing else [],
+        current,
+    )
 
 
 def next_step(task: dict[str, Any]) -> int:
@@ -65,7 +89,14 @@ async def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if step >= context.max_steps:
         return fail(f"task {len(state.tasks) - 1} did not finish within {context.max_steps} planner steps")
     system, human = planner_request(state)
-    schema = planner_schema(state.tools, task["layer_type"], task["nodes"], banned=state.banned)
+    schema = planner_schema(
+        state.tools,
+        task["layer_type"],
+        task["nodes"],
+        banned=state.banned,
+        focus=task.get("focus") or (),
+        known=known_for(state),
+    )
     text, record = await ask_model("planner", state, runtime, system, human, json_schema=schema)
     decision, error = PlannerDecision.parse(text)
     dumped = decision.model_dump() if decision is not None else None

@@ -20,10 +20,12 @@ Pure functions, no model or graph import.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bench.generation_checks import MAX_CALLS_PER_STEP
+from bench.generation_quality import schema_offers
 from bench.terms import ASK_USER, PREPARE_TO_ANSWER
 
 MT_STEP_CALLS = min(3, MAX_CALLS_PER_STEP)
@@ -86,6 +88,75 @@ def grammar_safe_schema(schema: Any, depth: int = 0) -> dict[str, Any]:
     return out
 
 
+_PATTERN_SPECIAL = frozenset("\\^$.|?*+()[]{}")
+_WORD = '[^"\\\\\\n.?!。？！`]'
+"""A character of a sentence that a JSON string holds without escapes (no quote, backslash, line break,
+backtick or sentence end)."""
+_STOP = "[.?!。？！]"
+_BEFORE = "[ ,;:('/\\-]"
+"""A character right before a value: a space or a punctuation mark that opens or separates (no letter,
+digit or period: ``theR99924`` or ``team.99924`` do not state ``99924``)."""
+_AFTER = "[ ,;:)'/\\-.?!]"
+"""A character right after a value: a space or a punctuation mark that closes, separates or ends a sentence."""
+_BEFORE_ZH = "[ ,;:('/\\-。，、：；（「《一-鿿]"
+_AFTER_ZH = "[ ,;:)'/\\-.?!。，、：；）」》！？一-鿿]"
+"""The same on the Chinese side, where a CJK character also borders a value."""
+_TEXT = f"{_WORD}{{0,80}}({_STOP} ?{_WORD}{{0,80}})?"
+"""A run of text: at most 80 characters, at most one sentence end, then at most 80 more (so a message
+cannot ramble to the token cap)."""
+
+
+def _literal(text: str) -> str:
+    return "".join(f"\\{c}" if c in _PATTERN_SPECIAL else c for c in text)
+
+
+def stated(value: Any) -> list[str]:
+    """How a value is written in a message: a string as it is, a number as JSON, each item of a list;
+    nothing for a boolean, ``null``, an object, or a string holding a quote, backslash, backtick or line
+    break (such a value is not forced into the text)."""
+    if isinstance(value, list):
+        return [t for item in value for t in stated(item)]
+    if isinstance(value, bool) or value is None or isinstance(value, dict):
+        return []
+    text = value if isinstance(value, str) else json.dumps(value)
+    return [text] if text and not any(c in text for c in '"\\\n`') else []
+
+
+def message_pattern(openers: Sequence[str] = (), values: Sequence[Any] = (), language: str = "en") -> str:
+    """The regular expression a user message is sampled under on a model with grammar support (docs/generation.md §4.3).
+
+    The message starts with one of ``openers`` (the user's first words: "Can you", "I need", ...;
+    none: any start) and states every one of ``values`` word for word, in order (numbers as JSON,
+    each item of a list), each as a word of its own (:data:`_BEFORE` and :data:`_AFTER` around it; on
+    the Chinese side, ``language="zh"``, a CJK character too);
+    around them short runs of text (:data:`_TEXT`: no quote, backslash, backtick or line break, at
+    most 160 characters and one sentence end each), then an optional sentence end.
+
+    Returns:
+        An anchored pattern (``^...$``) in the subset llama.cpp's schema converter reads.
+    """
+    texts = [_literal(text) for value in values for text in stated(value)]
+    head = "(" + "|".join(_literal(o) for o in openers) + ")" if openers else ""
+    if not texts:
+        return f"^{head}{_TEXT}{_STOP}?$"
+    before, after = (_BEFORE_ZH, _AFTER_ZH) if language == "zh" else (_BEFORE, _AFTER)
+    first = f"{_TEXT}{before}" if openers else f"({_TEXT}{before})?"
+    between = f"{after}({_TEXT}{before})?"
+    return f"^{head}{first}{between.join(texts)}({after}{_TEXT})?{_STOP}?$"
+
+
+def sentences_pattern(openers: Sequence[str] = (), *, sentences: int = 3, end: str = "") -> str:
+    """The regular expression of a short text on one line (docs/generation.md §2): it opens with one of
+    ``openers`` (none: any start), holds at most ``sentences`` sentences of at most 200 characters, no
+    quote, backslash, backtick or line break, and ends with one of the characters of ``end`` (none:
+    any end)."""
+    head = "(" + "|".join(_literal(o) for o in openers) + ")" if openers else ""
+    sentence = f"{_WORD}{{0,200}}"
+    more = f"({_STOP} ?{sentence}){{0,{max(0, sentences - 1)}}}"
+    tail = f"[{_literal(end)}]" if end else f"{_STOP}?"
+    return f"^{head}{sentence}{more}{tail}$"
+
+
 def _depends_schema(earlier: int) -> dict[str, Any]:
     """``depends_on`` of an action when the task has ``earlier`` accepted nodes: indices 0..earlier-1, or none."""
     if earlier <= 0:
@@ -93,11 +164,101 @@ def _depends_schema(earlier: int) -> dict[str, Any]:
     return {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": earlier - 1}, "maxItems": earlier}
 
 
-def _call_schema(function: Mapping[str, Any], earlier: int = 0, drop: Sequence[str] = ()) -> dict[str, Any]:
+class KnownValues:
+    """The values a call may take at this point of the session, for the planner's grammar (docs/generation.md §2).
+
+    Args:
+        values: every scalar value said so far (:func:`bench.generation_values.known_values`).
+        by_name: the values the user gave, by parameter name
+            (:func:`bench.generation_values.given_by_name`).
+        unknown: parameter names whose value the current task must get from the user (the value a
+            clarification task's request leaves out): only the values the user gave for them in
+            this task (``current``) count.
+        current: the values the user gave in the current task, by parameter name.
+    """
+
+    def __init__(
+        self,
+        values: Sequence[Any] = (),
+        by_name: Mapping[str, Sequence[Any]] | None = None,
+        unknown: Sequence[str] = (),
+        current: Mapping[str, Sequence[Any]] | None = None,
+    ) -> None:
+        self.values = list(values)
+        self.by_name = {k: list(v) for k, v in (by_name or {}).items()}
+        self.unknown = set(unknown)
+        self.current = {k: list(v) for k, v in (current or {}).items()}
+
+    def choices(self, name: str, schema: Mapping[str, Any]) -> list[Any] | None:
+        """The values parameter ``name`` (grammar-safe ``schema``) may take: ``None`` = leave it as the schema
+        says (an enum, a boolean, an object, or a type this does not narrow); ``[]`` = no known value."""
+        kind = schema.get("type")
+        if "enum" in schema or kind in ("boolean", "object", "null"):
+            return None
+        if kind == "array":
+            return None
+        wanted: tuple[type, ...]
+        if kind == "string":
+            wanted = (str,)
+        elif kind == "integer":
+            wanted = (int,)
+        elif kind == "number":
+            wanted = (int, float)
+        else:
+            return None
+
+        def fits(value: Any) -> bool:
+            if isinstance(value, bool) or not isinstance(value, wanted):
+                return False
+            return not (kind == "integer" and isinstance(value, float))
+
+        if name in self.unknown:
+            return list(dict.fromkeys(v for v in self.current.get(name, []) if fits(v)))
+        own = [v for v in self.by_name.get(name, []) if fits(v)]
+        if own:
+            return list(dict.fromkeys(own))
+        return list(dict.fromkeys(v for v in self.values if fits(v)))
+
+
+def _narrow(
+    arguments: dict[str, Any], known: KnownValues, offers: Mapping[str, Sequence[Any]]
+) -> dict[str, Any] | None:
+    """``arguments`` with each scalar parameter limited to its known values (and the values its schema
+    offers); an optional parameter with none left out. ``None``: a required one has none."""
+    properties = arguments.get("properties")
+    if not isinstance(properties, dict):
+        return arguments
+    required = set(arguments.get("required") or [])
+    narrowed: dict[str, Any] = {}
+    for name, schema in properties.items():
+        choices = known.choices(name, schema)
+        if choices is None:
+            narrowed[name] = schema
+            continue
+        choices = list(dict.fromkeys([*choices, *offers.get(name, ())]))
+        if choices:
+            narrowed[name] = {"enum": choices}
+        elif name in required:
+            return None
+    return {**arguments, "properties": narrowed}
+
+
+def _call_schema(
+    function: Mapping[str, Any],
+    earlier: int = 0,
+    drop: Sequence[str] = (),
+    known: KnownValues | None = None,
+) -> dict[str, Any] | None:
     parameters = function.get("parameters")
     arguments = grammar_safe_schema(parameters) if isinstance(parameters, Mapping) else {}
     if drop and isinstance(arguments.get("properties"), dict):
         arguments = {**arguments, "properties": {k: v for k, v in arguments["properties"].items() if k not in drop}}
+    if known is not None and isinstance(arguments.get("properties"), dict):
+        offers = _offers(parameters)
+        narrowed = _narrow(arguments, known, offers)
+        if narrowed is None:
+            return None
+        arguments = narrowed
     if arguments.get("type") != "object":
         arguments = {"type": "object"}
     if arguments.get("properties"):
@@ -112,6 +273,21 @@ def _call_schema(function: Mapping[str, Any], earlier: int = 0, drop: Sequence[s
         "required": ["name", "arguments", "depends_on"],
         "additionalProperties": False,
     }
+
+
+def _offers(parameters: Any) -> dict[str, list[Any]]:
+    """Per top-level parameter, the scalar values its schema offers (``default``, values quoted in its description)."""
+    out: dict[str, list[Any]] = {}
+    properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
+    for name, schema in properties.items() if isinstance(properties, Mapping) else []:
+        values = [v for v in schema_offers(schema) if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+        if isinstance(schema, Mapping) and schema.get("type") in ("integer", "number"):
+            values = [v for v in values if not isinstance(v, str)]
+        elif isinstance(schema, Mapping) and schema.get("type") == "string":
+            values = [v for v in values if isinstance(v, str) and v]
+        if values:
+            out[str(name)] = list(dict.fromkeys(values))
+    return out
 
 
 def allowed_action_kinds(layer_type: str, nodes: Sequence[Mapping[str, Any]] = ()) -> tuple[str, ...]:
@@ -140,6 +316,8 @@ def planner_schema(
     nodes: Sequence[Mapping[str, Any]] = (),
     *,
     banned: Sequence[Sequence[str]] = (),
+    focus: Sequence[str] = (),
+    known: KnownValues | None = None,
 ) -> dict[str, Any]:
     """Schema of a planner decision for a task of ``layer_type`` over ``tools`` (OpenAI tool specs).
 
@@ -165,6 +343,14 @@ def planner_schema(
     functions = [t.get("function", t) for t in tools]
     named = [f for f in functions if isinstance(f, Mapping) and isinstance(f.get("name"), str) and f.get("name")]
     unique = list({f["name"]: f for f in named}.values())
+    focused = [f for f in unique if f["name"] in set(focus)]
+    callable_ = unique
+    if focused:
+        called = {n.get("name") for n in nodes}
+        fresh = [f for f in focused if f["name"] not in called]
+        # each focus tool is called once: its result is shown, so a second call only repeats it
+        callable_ = fresh if fresh or "answer" in kinds or "ask" in kinds else focused
+        unique = focused
     if not unique:
         kinds = ("answer",)
     drops: dict[str, list[str]] = {}
@@ -172,7 +358,7 @@ def planner_schema(
         if len(pair) == 2:
             drops.setdefault(str(pair[0]), []).append(str(pair[1]))
     choices = []
-    for f in unique if "call" in kinds else []:
+    for f in callable_ if "call" in kinds else []:
         required = (
             set((f.get("parameters") or {}).get("required") or [])
             if isinstance(f.get("parameters"), Mapping)
@@ -181,9 +367,11 @@ def planner_schema(
         dropped = drops.get(f["name"], [])
         if "ask" in kinds and required & set(dropped):
             continue  # its required value is unknown: the planner must ask for it
-        choices.append(_call_schema(f, len(nodes), [d for d in dropped if d not in required]))
-    if "call" in kinds and not choices and "ask" not in kinds:
-        choices = [_call_schema(f, len(nodes)) for f in unique]
+        call = _call_schema(f, len(nodes), [d for d in dropped if d not in required], known)
+        if call is not None:
+            choices.append(call)
+    if "call" in kinds and not choices and "ask" not in kinds and "answer" not in kinds:
+        choices = [c for c in (_call_schema(f, len(nodes)) for f in callable_ or unique) if c is not None]
     if "ask" in kinds:
         for function in unique:  # one choice per tool: the parameters asked for are that tool's own
             parameters = function.get("parameters") if isinstance(function.get("parameters"), Mapping) else {}
@@ -191,6 +379,15 @@ def planner_schema(
             names = [str(k) for k in properties]
             if not names:
                 continue
+            if known is not None:  # ask for what is still unknown: the required values nobody gave
+                offers = _offers(parameters)
+                required = [r for r in parameters.get("required") or [] if r in properties]
+                open_ = [
+                    str(r)
+                    for r in required
+                    if not offers.get(r) and known.choices(str(r), grammar_safe_schema(properties[r])) == []
+                ]
+                names = open_ or names
             choices.append(
                 {
                     "type": "object",
@@ -232,11 +429,13 @@ def planner_schema(
                 "additionalProperties": False,
             }
         )
+    if not choices:  # nothing the rules accept fits the grammar: leave the choice to the rules
+        choices = [c for c in (_call_schema(f, len(nodes)) for f in unique) if c is not None]
     return {
         "type": "object",
         "properties": {
-            "thought": {"type": "string", "maxLength": 160},
-            "plan": {"type": "string", "maxLength": 120},
+            "thought": {"type": "string", "maxLength": 100},
+            "plan": {"type": "string", "maxLength": 60},
             "actions": {
                 "type": "array",
                 "items": {"anyOf": choices},
@@ -251,7 +450,7 @@ def planner_schema(
 
 CHECKER_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"verdict": {"enum": ["accept", "reject"]}, "reason": {"type": "string", "maxLength": 200}},
+    "properties": {"verdict": {"enum": ["accept", "reject"]}, "reason": {"type": "string", "maxLength": 120}},
     "required": ["verdict", "reason"],
     "additionalProperties": False,
 }

@@ -12,17 +12,20 @@ the message is written again with the reason, at most ``max_retries`` tries.
 
 from __future__ import annotations
 
+import datetime as _dt
 import random
+import re
 from collections.abc import Sequence
 from string import Template
 from typing import Any
 
 from langgraph.runtime import Runtime
 
-from bench.audit_context import CallContext, as_text, leaves
+from bench.audit_context import CallContext, as_text, env_date, has_cjk, leaves
 from bench.generation import RULE_CHECK, random_env_info, should_answer_vaguely
 from bench.generation_checks import extract_json, plain_text
 from bench.generation_quality import described, placeholder_problem, voice_problems
+from bench.generation_values import fallback_value, given_by_name, name_words, planned_value, request_phrase
 from bench.terms import ASK_USER
 from graphs.generation_context import Context
 from graphs.generation_state import State
@@ -38,7 +41,7 @@ from nodes.generation._common import (
     replace_current,
     section,
 )
-from nodes.generation.role_schemas import grammar_safe_schema
+from nodes.generation.role_schemas import grammar_safe_schema, message_pattern, stated
 from prompts import fragments, render
 
 USER_MAX_TOKENS = 200
@@ -89,26 +92,106 @@ def _detail_schema(schema: Any) -> dict[str, Any]:
     return out
 
 
-def user_schema(functions: Sequence[dict[str, Any]], missing: str = "") -> dict[str, Any]:
-    """JSON schema of the user's task message (docs/generation.md §4): ``{"details", "message"}``.
+def session_today(state: State) -> _dt.date:
+    """The session's environment date (docs/generation.md §5), or 2024-01-01 when it has none."""
+    return env_date(state.env_info) or _dt.date(2024, 1, 1)
+
+
+def session_given(state: State) -> dict[str, list[Any]]:
+    """The values the user gave so far in the session, by parameter name (:func:`bench.generation_values.given_by_name`)."""
+    return given_by_name(details for task in state.tasks for details in task.get("given") or [])
+
+
+def planned_details(
+    state: State,
+    functions: Sequence[dict[str, Any]],
+    missing: str = "",
+    layer: int = 0,
+    today: _dt.date | None = None,
+) -> tuple[list[dict[str, Any]], set[tuple[int, str]]]:
+    """The values the user's message for ``layer`` gives, chosen by the generator (docs/generation.md §4.4).
+
+    One dict per focus function: each detail parameter (:func:`_detail_names`: the required ones
+    but ``missing``, else the first) mapped to a value. In a later task, a parameter the user gave a
+    value for before keeps that value and is *implicit*: the message refers back to it instead of
+    stating it (the task's implicit-intent strategy, §4.1). Otherwise
+    :func:`bench.generation_values.planned_value`, ``None`` where the model chooses. Drawn from the
+    session's seed and ``layer``.
+
+    Returns:
+        ``(plans, implicit)``: ``implicit`` holds ``(function index, parameter)`` pairs.
+    """
+    rng = random.Random(f"values:{state.seed}:{layer}")
+    today = today or session_today(state)
+    earlier = session_given(state) if layer > 0 else {}
+    out, implicit = [], set()
+    for index, function in enumerate(functions):
+        properties = (function.get("parameters") or {}).get("properties") or {}
+        plan = {}
+        for name in _detail_names(function, missing):
+            if earlier.get(name):
+                plan[name] = earlier[name][-1]
+                implicit.add((index, name))
+            else:
+                plan[name] = planned_value(name, properties.get(name), rng=rng, today=today, language=state.language)
+        out.append(plan)
+    return out, implicit
+
+
+def asked_details(state: State, task: dict[str, Any], today: _dt.date | None = None) -> dict[str, Any]:
+    """The values a clear answer to the task's last question gives (docs/generation.md §4.4): each parameter
+    the question asks for mapped to :func:`bench.generation_values.planned_value` (``None``: the model
+    chooses), drawn from the session's seed, the task and the question's place."""
+    asks = [n for n in task["nodes"] if n["name"] == ASK_USER]
+    arguments = asks[-1].get("arguments") or {} if asks else {}
+    function = next(
+        (f for f in (t.get("function", t) for t in state.tools) if f.get("name") == arguments.get("tool_name")), {}
+    )
+    properties = (function.get("parameters") or {}).get("properties") or {}
+    asked = arguments.get("missing_required_parameters") or []
+    rng = random.Random(f"answer:{state.seed}:{len(state.tasks) - 1}:{len(asks)}")
+    today = today or session_today(state)
+    return {
+        str(name): planned_value(str(name), properties.get(name), rng=rng, today=today, language=state.language)
+        for name in asked
+        if isinstance(name, str) and name in properties
+    }
+
+
+def user_schema(
+    functions: Sequence[dict[str, Any]],
+    missing: str = "",
+    planned: Sequence[dict[str, Any]] | None = None,
+    openers: Sequence[str] = (),
+    implicit: set[tuple[int, str]] | frozenset[tuple[int, str]] = frozenset(),
+    language: str = "en",
+) -> dict[str, Any]:
+    """JSON schema of the user's task message (docs/generation.md §4.3): ``{"details", "message"}``.
 
     ``details`` holds, per focus function, the parameters the message must state (the required ones,
-    else the first two; ``missing`` left out), typed as the tool's schema says; several focus
-    functions give one such object per function (``request_1``, ``request_2``). No focus function:
-    ``details`` is an empty object.
+    else the first; ``missing`` left out), typed as the tool's schema says, or fixed (``const``) to
+    the value ``planned`` gives for it (:func:`planned_details`); several focus functions give one
+    such object per function (``request_1``, ``request_2``). No focus function: ``details`` is an
+    empty object. ``message`` follows :func:`message_pattern`: it opens with one of ``openers`` and
+    states every planned value but the ``implicit`` ones (``(function index, parameter)``: said
+    before, referred to), with neither it is any text up to 300 characters.
     """
     parts = []
-    for function in functions:
+    plans = list(planned or [])
+    fixed: list[Any] = []
+    for index, function in enumerate(functions):
         properties = (function.get("parameters") or {}).get("properties") or {}
         names = _detail_names(function, missing)
-        parts.append(
-            {
-                "type": "object",
-                "properties": {n: _detail_schema(properties.get(n)) for n in names},
-                "required": names,
-                "additionalProperties": False,
-            }
-        )
+        plan = plans[index] if index < len(plans) else {}
+        shapes = {}
+        for name in names:
+            if plan.get(name) is not None:
+                shapes[name] = {"const": plan[name]}
+                if (index, name) not in implicit:
+                    fixed.append(plan[name])
+            else:
+                shapes[name] = _detail_schema(properties.get(name))
+        parts.append({"type": "object", "properties": shapes, "required": names, "additionalProperties": False})
     if not parts:
         details: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
     elif len(parts) == 1:
@@ -121,26 +204,264 @@ def user_schema(functions: Sequence[dict[str, Any]], missing: str = "") -> dict[
             "required": keys,
             "additionalProperties": False,
         }
+    if openers or fixed:
+        message: dict[str, Any] = {"type": "string", "pattern": message_pattern(openers, fixed, language)}
+    else:
+        message = {"type": "string", "maxLength": 300}
     return {
         "type": "object",
-        "properties": {"details": details, "message": {"type": "string", "maxLength": 300}},
+        "properties": {"details": details, "message": message},
         "required": ["details", "message"],
         "additionalProperties": False,
     }
 
 
-def goal_text(state: State, functions: Sequence[dict[str, Any]], missing: str, layer: int = 0) -> str:
+def answer_schema(
+    asked: dict[str, Any], *, vague: bool, openers: Sequence[str] = (), language: str = "en"
+) -> dict[str, Any]:
+    """JSON schema of the user's answer to a question (docs/generation.md §4.2, §4.4): ``{"details", "message"}``
+    with ``details`` the asked parameters (fixed to the planned values of :func:`asked_details`, else any
+    short value) and a message (:func:`message_pattern`) that opens with one of ``openers`` and states
+    the fixed values; a vague answer has no details and states nothing in particular."""
+    shapes = {}
+    if not vague:
+        shapes = {n: ({"const": v} if v is not None else {"type": "string", "maxLength": 60}) for n, v in asked.items()}
+    fixed = [v for v in asked.values() if v is not None] if not vague else []
+    return {
+        "type": "object",
+        "properties": {
+            "details": {
+                "type": "object",
+                "properties": shapes,
+                "required": list(shapes),
+                "additionalProperties": False,
+            },
+            "message": {"type": "string", "pattern": message_pattern(openers, fixed, language)},
+        },
+        "required": ["details", "message"],
+        "additionalProperties": False,
+    }
+
+
+def _values_text(
+    state: State,
+    functions: Sequence[dict[str, Any]],
+    plans: Sequence[dict[str, Any]],
+    missing: str,
+    implicit: set[tuple[int, str]] | frozenset[tuple[int, str]] = frozenset(),
+) -> str:
+    """``city = Paris, date = 2024-05-08, query = (a real one you choose)`` for the prompt; a value said
+    before is marked as one to refer back to."""
+    names = fragments(state.language)["labels"]
+    items = []
+    for index, function in enumerate(functions):
+        plan = plans[index] if index < len(plans) else {}
+        for name in _detail_names(function, missing):
+            value = plan.get(name)
+            if value is None:
+                items.append(f"{name} = {names['you_choose']}")
+            else:
+                said = f" {names['said_before']}" if (index, name) in implicit else ""
+                items.append(f"{name} = {' / '.join(stated(value)) or dumps(value)}{said}")
+    return ", ".join(dict.fromkeys(items)) or "-"
+
+
+def goal_text(
+    state: State,
+    functions: Sequence[dict[str, Any]],
+    missing: str,
+    layer: int = 0,
+    planned: Sequence[dict[str, Any]] | None = None,
+    implicit: set[tuple[int, str]] | frozenset[tuple[int, str]] = frozenset(),
+) -> str:
     """The prompt's description of what the user wants: the focus functions' descriptions (not their
-    names) and the parameters the message must give, or the chat goal (docs/generation.md §4)."""
+    names) and the values the message must give (``planned``, else the parameters' names), or the chat
+    goal (docs/generation.md §4.3)."""
     goals = fragments(state.language)["goals"]
     if not functions:
         return Template(goals["chat"]).substitute(kind=task_kind(state, layer))
     description = "; ".join(str(f.get("description") or "").strip().rstrip(".") for f in functions)
-    parameters = [name for function in functions for name in _detail_names(function, missing)]
-    text = Template(goals["one" if len(functions) == 1 else "many"]).substitute(
-        description=description, parameters=", ".join(dict.fromkeys(parameters)) or "-"
+    if planned is None:
+        planned, implicit = planned_details(state, functions, missing, layer)
+    return Template(goals["one" if len(functions) == 1 else "many"]).substitute(
+        description=description, parameters=_values_text(state, functions, planned, missing, implicit)
     )
-    return text
+
+
+def _param_words(name: str, schema: Any, language: str) -> str:
+    """How a request names a parameter: its name's words (``teamId`` -> ``team ID``); on the Chinese side the
+    first clause of its description when it has one."""
+    if language == "zh" and isinstance(schema, dict) and has_cjk(str(schema.get("description") or "")):
+        return re.split(r"[，,。；;（(]", str(schema["description"]).strip(), maxsplit=1)[0] or name
+    upper = {"id": "ID", "url": "URL", "ip": "IP", "api": "API", "isbn": "ISBN", "iata": "IATA"}
+    return " ".join(upper.get(w, w) for w in name_words(name)) or name
+
+
+def draft_request(
+    state: State,
+    functions: Sequence[dict[str, Any]],
+    plans: Sequence[dict[str, Any]],
+    implicit: set[tuple[int, str]] | frozenset[tuple[int, str]] = frozenset(),
+) -> str:
+    """A plain draft of the user's request (docs/generation.md §4.3): what each focus tool does, as a request
+    (:func:`bench.generation_values.request_phrase`), then each planned value but the implicit ones
+    ("The city is Paris."). The user model rewrites it in its own words; the draft is never sent as it is."""
+    draft = fragments(state.language)["draft"]
+    phrases = [request_phrase(str(f.get("description") or f.get("name") or ""), state.language) for f in functions]
+    text = Template(draft["ask"]).substitute(
+        task=Template(draft["and"]).substitute(first=phrases[0], second=phrases[1]) if len(phrases) > 1 else phrases[0]
+    )
+    values = []
+    for index, function in enumerate(functions):
+        properties = (function.get("parameters") or {}).get("properties") or {}
+        plan = plans[index] if index < len(plans) else {}
+        for name, value in plan.items():
+            if value is None or (index, name) in implicit:
+                continue
+            values.append(
+                Template(draft["value"]).substitute(
+                    name=_param_words(name, properties.get(name), state.language),
+                    value=" / ".join(stated(value)) or dumps(value),
+                )
+            )
+    return (
+        " ".join([text, *dict.fromkeys(values)]) if state.language != "zh" else "".join([text, *dict.fromkeys(values)])
+    )
+
+
+def answer_draft(state: State, ask: dict[str, Any], asked: dict[str, Any]) -> str:
+    """The draft of a clear answer (docs/generation.md §4.4): each asked value as "The team ID is 99924."."""
+    function = next(
+        (
+            f
+            for f in (t.get("function", t) for t in state.tools)
+            if f.get("name") == (ask.get("arguments") or {}).get("tool_name")
+        ),
+        {},
+    )
+    properties = (function.get("parameters") or {}).get("properties") or {}
+    draft = fragments(state.language)["draft"]
+    parts = [
+        Template(draft["value"]).substitute(
+            name=_param_words(name, properties.get(name), state.language),
+            value=" / ".join(stated(value)) or dumps(value),
+        )
+        for name, value in asked.items()
+        if value is not None
+    ]
+    return ("" if state.language == "zh" else " ").join(parts)
+
+
+def chat_draft(state: State, layer: int) -> str:
+    """The draft of a casual-chat message (docs/generation.md §4.3): one of the language's chat drafts, drawn
+    from the session's seed and ``layer``; each starts with one of the chat openers."""
+    drafts = fragments(state.language)["chat_drafts"]
+    return random.Random(f"chat:{state.seed}:{layer}").choice(drafts)
+
+
+def values_schema(unknown: Sequence[tuple[str, Any]]) -> dict[str, Any]:
+    """JSON schema of the user model's choice of the values no rule chooses (docs/generation.md §4.4): one short
+    value per parameter name, typed as its schema says."""
+    properties = {}
+    for name, schema in unknown:
+        shape = _detail_schema(schema)
+        if shape.get("type") == "string" and "enum" not in shape:
+            shape["maxLength"] = 40
+        properties[name] = shape
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+async def choose_values(
+    state: State,
+    runtime: Runtime[Context],
+    functions: Sequence[dict[str, Any]],
+    plans: list[dict[str, Any]],
+    layer: int,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """Fill the values of ``plans`` that no rule chose (``None``) with the user model's choice (docs/generation.md §4.4).
+
+    One request (grammar-constrained to :func:`values_schema`) names one value per such parameter; a
+    value that is empty, a placeholder or a copy of a description is replaced by
+    :func:`bench.generation_values.fallback_value` (recorded as a rule rejection of that choice).
+
+    Returns:
+        ``(plans, transcript entries, call records)``; ``plans`` filled where a value was found.
+    """
+    unknown: dict[str, Any] = {}
+    for index, function in enumerate(functions):
+        properties = (function.get("parameters") or {}).get("properties") or {}
+        for name, value in plans[index].items():
+            if value is None:
+                unknown.setdefault(name, properties.get(name))
+    if not unknown:
+        return plans, [], []
+    names = labels(state)
+    system = render("user_values.md", state.language)
+    wanted = "\n".join(
+        f"- {name}: {str((schema or {}).get('description') or '').strip() or '-'}" for name, schema in unknown.items()
+    )
+    human = (
+        f"{names['what_for']}: "
+        + "; ".join(request_phrase(str(f.get("description") or ""), state.language) for f in functions)
+        + f"\n{names['values_wanted']}:\n{wanted}"
+    )
+    raw, record = await ask_model(
+        "user", state, runtime, system, human, json_schema=values_schema(list(unknown.items())), max_tokens=120
+    )
+    try:
+        chosen = extract_json(raw)
+    except ValueError:
+        chosen = None
+    chosen = chosen if isinstance(chosen, dict) else {}
+    entry = {
+        "id": entry_id(state),
+        "role": "user",
+        "task": layer,
+        "kind": "values",
+        "attempt": 1,
+        "content": raw,
+        "details": chosen,
+    }
+    entries = [entry]
+    descriptions = described(functions)
+    rng = random.Random(f"stand-in:{state.seed}:{layer}")
+    problems, filled = [], {}
+    for name, schema in unknown.items():
+        value = chosen.get(name)
+        why = ""
+        if value is None or (isinstance(value, str) and not value.strip()):
+            why = f"{name} is empty"
+        elif isinstance(value, dict):
+            why = ""
+        else:
+            why = next(
+                (
+                    f"{name} = {as_text(v)[:40]} {p}"
+                    for v in ([value] if not isinstance(value, list) else value)
+                    for p in [placeholder_problem(v, descriptions)]
+                    if p
+                ),
+                "",
+            )
+        if why:
+            problems.append(why)
+            value = fallback_value(name, schema, rng=rng, language=state.language)
+        filled[name] = value
+    if problems:
+        entries.append(
+            {
+                "id": entry_id(state, 1),
+                "role": RULE_CHECK,
+                "task": layer,
+                "target": entry["id"],
+                "verdict": "reject",
+                "reason": "; ".join(problems) + " (a stand-in value is used)",
+                "reasons": problems,
+                "source": "rules",
+            }
+        )
+    out = [{n: (filled.get(n) if v is None else v) for n, v in plan.items()} for plan in plans]
+    return out, entries, [record]
 
 
 def read_message(raw: str) -> tuple[str, Any]:
@@ -174,7 +495,7 @@ def message_problems(
     parameter given after all."""
     if not text:
         return ["empty user message (or one too long and cut off): write one or two short sentences"]
-    problems = [f"the message {why}" for why in voice_problems(text, state.language, opening=kind != "answer")]
+    problems = [f"the message {why}" for why in voice_problems(text, state.language, opening=True)]
     if details is not None:
         context = CallContext([*earlier, text])
         descriptions = described(functions)
@@ -215,42 +536,73 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         env_info = random_env_info(random.Random(state.seed), 2024)
         update["env_info"] = env_info
     names = labels(state)
+    today = env_date(env_info) or _dt.date(2024, 1, 1)
     conversation = section(names["conversation"], conversation_lines(state), names["none"])
     schema: dict[str, Any] | None = None
-    missing, functions = "", []
+    missing, functions, planned = "", [], []
+    value_entries: list[dict[str, Any]] = []
+    value_calls: list[dict[str, Any]] = []
+    openers = fragments(state.language)["openers"]
     if state.awaiting == "reply":
         task = current_task(state)
         asks = [n for n in task["nodes"] if n["name"] == ASK_USER]
         answered = sum(1 for n in asks if n.get("user_input"))
         vague = should_answer_vaguely(state.seed, len(state.tasks) - 1, answered, context.vague_answer_rate)
         style = fragments(state.language)["answer_style"]["vague" if vague else "clear"]
+        asked = {} if vague else asked_details(state, task, today)
+        if any(v is None for v in asked.values()):
+            asked_tool = next(
+                (
+                    f
+                    for f in (t.get("function", t) for t in state.tools)
+                    if f.get("name") == (asks[-1].get("arguments") or {}).get("tool_name")
+                ),
+                {},
+            )
+            filled, value_entries, value_calls = await choose_values(
+                state, runtime, [asked_tool], [asked], len(state.tasks) - 1
+            )
+            asked = filled[0]
+        schema = answer_schema(asked, vague=vague, openers=openers["answer"], language=state.language)
         system = render("user_answer.md", state.language, answer_style=style)
         human = conversation
+        if asked:
+            values = ", ".join(
+                f"{n} = {names['you_choose'] if v is None else ' / '.join(stated(v)) or dumps(v)}"
+                for n, v in asked.items()
+            )
+            human += "\n" + Template(fragments(state.language)["goals"]["answer"]).substitute(parameters=values)
+            human += f"\n{names['draft']}: {answer_draft(state, asks[-1], asked)}"
         kind, layer, strategy = "answer", len(state.tasks) - 1, ""
-    elif not state.tasks:
-        vague, layer, strategy, kind = False, 0, "", "open"
-        functions, missing = focus_tools(state, 0)
-        schema = user_schema(functions, missing)
-        system = render("user_open.md", state.language, env_info=env_info, task_kind=task_kind(state, 0))
+    else:
+        opening = not state.tasks
+        layer = len(state.tasks)
+        vague, kind = False, "open" if opening else "next"
+        strategy = ""
+        if not opening:
+            strategy = (
+                state.strategies[layer] if layer < len(state.strategies) and state.strategies[layer] else "partial"
+            )
+        functions, missing = focus_tools(state, layer)
+        planned, implicit = planned_details(state, functions, missing, layer, today)
+        planned, value_entries, value_calls = await choose_values(state, runtime, functions, planned, layer)
+        openers_kind = "chat" if not functions else ("request" if opening else "next")
+        schema = user_schema(functions, missing, planned, openers[openers_kind], implicit, state.language)
+        template_values = {"env_info": env_info, "task_kind": task_kind(state, layer)}
+        if not opening:
+            template_values["strategy"] = fragments(state.language)["strategies"][strategy]
+        system = render("user_open.md" if opening else "user_next.md", state.language, **template_values)
+        if functions:
+            goal = f"{names['draft']}: {draft_request(state, functions, planned, implicit)}"
+        else:
+            goal = f"{names['draft']}: {chat_draft(state, layer)}"
         # What the user wants comes last, then the closing cue: small models follow the last thing they
         # read (the example of the system prompt otherwise).
-        human = goal_text(state, functions, missing, 0) + "\n\n" + names["open_cue"]
-    else:
-        vague, layer, kind = False, len(state.tasks), "next"
-        strategy = state.strategies[layer] if layer < len(state.strategies) and state.strategies[layer] else "partial"
-        functions, missing = focus_tools(state, layer)
-        schema = user_schema(functions, missing)
-        system = render(
-            "user_next.md",
-            state.language,
-            env_info=env_info,
-            task_kind=task_kind(state, layer),
-            strategy=fragments(state.language)["strategies"][strategy],
-        )
-        human = conversation + "\n" + goal_text(state, functions, missing, layer) + "\n\n" + names["next_cue"]
+        cue = names["open_cue" if opening else "next_cue"]
+        human = f"{goal}\n\n{cue}" if opening else f"{conversation}\n{goal}\n\n{cue}"
 
     earlier = conversation_texts(state) if kind == "next" else []
-    calls, entries, text, problems = [], [], "", []
+    calls, entries, text, problems = list(value_calls), list(value_entries), "", []
     for attempt in range(max(1, context.max_retries)):
         request = human
         if problems:
@@ -259,7 +611,7 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             "user", state, runtime, system, request, json_schema=schema, max_tokens=USER_MAX_TOKENS
         )
         calls.append(record)
-        text, details = read_message(raw) if schema is not None else (plain_text(raw), None)
+        text, details = read_message(raw)
         entries.append(
             {
                 "id": entry_id(state, len(entries)),
@@ -294,11 +646,17 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if problems:
         return {
             **update,
-            **fail(f"user message rejected {len(calls)} times (task {layer}, {kind}): {'; '.join(problems)}"),
+            **fail(
+                f"user message rejected {len(calls) - len(value_calls)} times (task {layer}, {kind}): "
+                + "; ".join(problems)
+            ),
         }
+    given = details if isinstance(details, dict) else {}
     if kind == "answer":
         task = current_task(state)
         task["nodes"][-1]["user_input"] = text
+        if given:
+            task["given"] = [*task.get("given", []), given]
         return {**update, "tasks": replace_current(state, task), "awaiting": ""}
     variant = state.mt_variants[layer] if layer < len(state.mt_variants) else ""
     new_task = {
@@ -307,6 +665,9 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "strategy": strategy,
         "user_message": text,
         "nodes": [],
+        "focus": [f.get("name") for f in functions if isinstance(f.get("name"), str)],
+        "missing": missing,
+        "given": [given] if given else [],
     }
     return {
         **update,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
 from bench.generation_quality import (
     is_concrete,
     placeholder_problem,
@@ -161,3 +163,25 @@ def test_the_one_valid_session_of_the_measurement_fails_the_check():
         'task 0 user message: "Please provide the details" asks the user to provide information, as the assistant does'
     ]
     assert result["values"] == ["task 0 getWordDefinitions: word is an empty string"]
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("Please let me know if you'd like assistance with this request.", "offers help"),
+        ("I'll do my best to find it.", "offers help"),
+        ("To find them, you can use the search tool.", "explains how to do it"),
+        ("The `getCurrentPlayerRoster` tool returns the roster.", "quotes code or a tool name"),
+        ("I apologize, but the message does not state 99924.", "apologises"),
+        ("Are there any specific topics or genres you'd like to explore?", "asks what the user wants"),
+    ],
+)
+def test_voice_rule_catches_what_a_small_model_writes_as_the_user(text, why):
+    found = voice_problems(text, "en", opening=True)
+    assert len(found) == 1 and why in found[0], found
+
+
+def test_voice_rule_lets_a_user_ask():
+    for text in ("Can you check the weather in Paris on 2024-05-08?", "I would like to see the Tokyo roster.",
+                 "Also, what about Berlin?", "It's team 99924."):  # fmt: skip
+        assert voice_problems(text, "en", opening=True) == [], text

@@ -15,10 +15,11 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from bench.generation import plan_sessions
 from graphs.generation_context import Context
+from graphs.generation_state import State
 from models import _registry
 from models.prefix import current_prefix_key
 from nodes.generation._common import JSON_MAX_TOKENS
-from nodes.generation.agent import AGENT_MAX_TOKENS
+from nodes.generation.agent import AGENT_MAX_TOKENS, agent_schema
 from nodes.generation.role_schemas import (
     CHECKER_SCHEMA,
     allowed_action_kinds,
@@ -26,7 +27,8 @@ from nodes.generation.role_schemas import (
     planner_schema,
     tool_results_schema,
 )
-from nodes.generation.user import USER_MAX_TOKENS
+from nodes.generation.user import USER_MAX_TOKENS, answer_schema, planned_details, user_schema
+from prompts import fragments
 from wtb.runner.generation import generate_session
 
 WEATHER = {
@@ -177,6 +179,20 @@ def test_the_local_runtime_turns_the_planner_schema_of_every_real_tool_list_into
                 schema = planner_schema(json.loads(line), layer_type)
                 grammar = json_schema_to_grammar(json.dumps(schema))
                 assert grammar.strip() and "actions" in grammar, (language, number)
+            # the user's message grammar: fixed values, openers and the bounded message pattern
+            functions = [t.get("function", t) for t in json.loads(line)][:2]
+            state = State(tools=json.loads(line), layer_types=("MT",), env_info="2024-05-03 10:12:00 Friday",
+                          seed=number, language=language)  # fmt: skip
+            plans, _ = planned_details(state, functions, "", 0)
+            openers = fragments(language)["openers"]
+            grammar = json_schema_to_grammar(json.dumps(user_schema(functions, "", plans, openers["request"])))
+            assert "message" in grammar, (language, number)
+        for kind in ("question", "reply"):
+            assert kind in json_schema_to_grammar(json.dumps(agent_schema(State(language=language), kind)))
+        answer = answer_schema(
+            {"teamId": 99924, "city": "北京"}, vague=False, openers=fragments(language)["openers"]["answer"]
+        )
+        assert "99924" in json_schema_to_grammar(json.dumps(answer))
     assert "accept" in json_schema_to_grammar(json.dumps(CHECKER_SCHEMA))
 
 
@@ -201,7 +217,7 @@ class _GrammarModel(BaseChatModel):
             else "tool"
             if system.startswith("You simulate")
             else "user"
-            if system.startswith("You write the first") or system.startswith("You write the next")
+            if system.startswith("You are a person") or system.startswith("You help write")
             else "agent"
         )
         self.seen.append((role, kwargs))
@@ -247,9 +263,15 @@ def test_ask_model_binds_the_schema_for_grammar_models_only(monkeypatch):
         "planner",
         "agent",
     ]  # the answer step is the rules' call alone: the checker model judges calls and results
-    assert formats["agent"] is None
+    assert formats["agent"]["schema"]["required"] == ["reply"]
     assert formats["user"]["type"] == "json_object"
     assert formats["user"]["schema"]["required"] == ["details", "message"]
+    # the user's request is about the session's focus tool, with the generator's value fixed and stated
+    focus = _focus_of(outcome)
+    details = formats["user"]["schema"]["properties"]["details"]
+    if focus == "getWeather":
+        city = details["properties"]["city"]["const"]
+        assert city in formats["user"]["schema"]["properties"]["message"]["pattern"]
     caps = {role: kwargs.get("max_tokens") for role, kwargs in _GrammarModel.seen}
     assert caps == {
         "user": USER_MAX_TOKENS,
@@ -261,10 +283,12 @@ def test_ask_model_binds_the_schema_for_grammar_models_only(monkeypatch):
     assert formats["checker"] == {"type": "json_object", "schema": CHECKER_SCHEMA}
     assert formats["tool"] == {"type": "json_object", "schema": tool_results_schema(1)}
     planner_formats = [kwargs.get("response_format") for role, kwargs in _GrammarModel.seen if role == "planner"]
-    assert planner_formats == [
-        {"type": "json_object", "schema": planner_schema([WEATHER, NEWS], "ST")},
-        {"type": "json_object", "schema": planner_schema([WEATHER, NEWS], "ST", [CALL])},
-    ]
+    assert [_names(f["schema"]) for f in planner_formats] == [[focus], ["prepare_to_answer"]]
+
+
+def _focus_of(outcome) -> str:
+    """The focus tool of the session's first task (``tasks[0]["focus"]`` of the final state)."""
+    return outcome.state["tasks"][0]["focus"][0]
 
 
 class _PlainModel(_GrammarModel):

@@ -1,0 +1,229 @@
+"""The user role's grammar and drafts, and the planner grammar's known values (docs/generation.md §2, §4.3, §4.4).
+
+The patterns are checked with Python's ``re`` here (the same subset llama.cpp reads; the runtime's own
+converter is exercised in test_role_schemas.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+from graphs.generation_state import State
+from nodes.generation.agent import agent_schema, read_agent_text
+from nodes.generation.role_schemas import KnownValues, message_pattern, planner_schema, sentences_pattern
+from nodes.generation.user import (
+    answer_draft,
+    answer_schema,
+    chat_draft,
+    draft_request,
+    planned_details,
+    user_schema,
+)
+from prompts import fragments
+
+WEATHER = {
+    "name": "getWeather",
+    "description": "Get the current weather of a city.",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "description": "City name."},
+            "unit": {"type": "string", "enum": ["C", "F"]},
+            "days": {"type": "integer", "description": "Days ahead."},
+        },
+        "required": ["city"],
+    },
+}
+DICTIONARY = {
+    "name": "defineWord",
+    "description": "This tool is used to look up the definition of an English word.",
+    "parameters": {"type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"]},
+}
+ROSTER = {
+    "name": "getRoster",
+    "description": "Get the roster of a team.",
+    "parameters": {
+        "type": "object",
+        "properties": {"teamId": {"type": "integer", "description": "The team's id."}},
+        "required": ["teamId"],
+    },
+}
+
+
+def _state(**fields) -> State:
+    base = {
+        "tools": [{"type": "function", "function": f} for f in (WEATHER, DICTIONARY, ROSTER)],
+        "layer_types": ("ST", "ST"),
+        "env_info": "2024-05-03 10:12:00 Friday",
+        "seed": 7,
+        "language": "en",
+    }
+    return State(**{**base, **fields})
+
+
+def _matches(pattern: str, text: str) -> bool:
+    return re.fullmatch(pattern, text) is not None
+
+
+def test_a_message_opens_like_a_user_and_states_each_value_as_a_word():
+    pattern = message_pattern(["Can you", "I need"], ["Paris", 99924])
+    assert _matches(pattern, "Can you check Paris for team 99924?")
+    assert _matches(pattern, "I need Paris, 99924.")
+    assert not _matches(pattern, "Thank you for the tools. Paris 99924")  # the assistant's opening
+    assert not _matches(pattern, "Can you check team 99924 in Paris?")  # order as planned
+    assert not _matches(pattern, "Can you check theR99924 in Paris")
+    assert not _matches(pattern, "Can you check Paris for team.99924")  # ".99924" reads as a decimal
+    assert not _matches(pattern, 'Can you check Paris for 99924 "now"')  # a quote would end the JSON string
+    assert not _matches(pattern, "Can you check Paris for 99924.\nMore")
+    # a long ramble cannot fit: at most one sentence end between two values, 80 characters a run
+    assert not _matches(pattern, "Can you " + "check " * 40 + "Paris for 99924")
+    assert not _matches(pattern, "Can you check Paris. Then this. Then that. And 99924")
+    chinese = message_pattern(["请"], ["北京"], "zh")
+    assert _matches(chinese, "请帮我查北京明天的天气。")
+    # on the English side a CJK character is no border: a small model's stray one cannot glue a value on
+    assert not _matches(message_pattern(["Can you"], ["CSV"]), "Can you check that馆CSV")
+
+
+def test_sentences_pattern_bounds_the_assistant_text():
+    question = sentences_pattern(["What", "Which"], sentences=2, end="?？")
+    assert _matches(question, "What is the team ID?")
+    assert not _matches(question, "How do I use the `getRoster` tool?")
+    assert not _matches(question, "What is it? Which one? And why?")
+    reply = sentences_pattern((), sentences=4)
+    assert _matches(reply, "It is sunny in Paris. Highs of 21 degrees.")
+    assert not _matches(reply, "## Conversation so far\n(none)")
+
+
+def test_the_agent_reads_its_json_field_or_plain_text():
+    state = _state()
+    assert agent_schema(state, "question")["required"] == ["question"]
+    assert read_agent_text('{"question": " What is the team ID? "}', "question") == "What is the team ID?"
+    assert read_agent_text("It is sunny.", "reply") == "It is sunny."
+    assert read_agent_text('{"reply": "cut off', "reply") == ""
+
+
+def test_user_schema_fixes_planned_values_and_states_them_but_implicit_ones():
+    schema = user_schema([WEATHER, ROSTER], "", [{"city": "Paris"}, {"teamId": 99924}], ["Can you"], {(1, "teamId")})
+    details = schema["properties"]["details"]["properties"]
+    assert details["request_1"]["properties"]["city"] == {"const": "Paris"}
+    assert details["request_2"]["properties"]["teamId"] == {"const": 99924}
+    pattern = schema["properties"]["message"]["pattern"]
+    assert "Paris" in pattern and "99924" not in pattern  # said before: referred to, not repeated
+    free = user_schema([DICTIONARY], "", [{"word": None}])
+    assert free["properties"]["details"]["properties"]["word"] == {"type": "string", "maxLength": 60}
+    assert free["properties"]["message"] == {"type": "string", "maxLength": 300}
+
+
+def test_planned_details_reuse_what_the_user_said_before():
+    state = _state(tasks=[{"layer_type": "ST", "nodes": [], "given": [{"city": "Lisbon"}]}])
+    plans, implicit = planned_details(state, [WEATHER], "", 1)
+    assert plans == [{"city": "Lisbon"}]
+    assert implicit == {(0, "city")}
+    first, none = planned_details(_state(), [WEATHER, ROSTER], "", 0)
+    assert none == set()
+    assert first[0]["city"] in {"Paris", "Tokyo", "Chicago", "Barcelona", "Toronto", "Sydney", "Berlin", "Seattle",
+                                "Lisbon", "Denver"}  # fmt: skip
+    assert isinstance(first[1]["teamId"], int) and 1000 <= first[1]["teamId"] <= 99999
+    assert first == planned_details(_state(), [WEATHER, ROSTER], "", 0)[0]  # the session's seed decides
+    # a clarification task leaves the missing parameter out of the plan (the first property stands in)
+    assert planned_details(_state(), [ROSTER], "teamId", 0)[0] == [{}]
+
+
+def test_drafts_read_as_a_request_with_its_values():
+    state = _state()
+    draft = draft_request(state, [WEATHER, ROSTER], [{"city": "Paris"}, {"teamId": 99924}])
+    assert draft == (
+        "Can you get the current weather of a city, and also get the roster of a team? "
+        "The city is Paris. The team ID is 99924."
+    )
+    implicit = draft_request(state, [WEATHER], [{"city": "Paris"}], {(0, "city")})
+    assert implicit == "Can you get the current weather of a city?"
+    ask = {"name": "ask_user_for_required_parameters", "arguments": {"tool_name": "getRoster"}}
+    assert answer_draft(state, ask, {"teamId": 99924}) == "The team ID is 99924."
+    assert chat_draft(state, 1) in fragments("en")["chat_drafts"]
+    assert chat_draft(state, 1) == chat_draft(state, 1)
+
+
+def test_every_chat_draft_opens_with_a_chat_opener():
+    for language in ("en", "zh"):
+        openers = fragments(language)["openers"]["chat"]
+        for draft in fragments(language)["chat_drafts"]:
+            assert _matches(message_pattern(openers), draft), (language, draft)
+
+
+def test_answer_schema_fixes_the_asked_values_and_a_vague_answer_has_none():
+    clear = answer_schema({"teamId": 99924}, vague=False, openers=["It's"])
+    assert clear["properties"]["details"]["properties"] == {"teamId": {"const": 99924}}
+    assert _matches(clear["properties"]["message"]["pattern"], "It's team 99924.")
+    vague = answer_schema({"teamId": 99924}, vague=True, openers=["It's"])
+    assert vague["properties"]["details"]["properties"] == {}
+    assert _matches(vague["properties"]["message"]["pattern"], "It's one of the big ones.")
+
+
+def _names(schema):
+    return [choice["properties"]["name"]["const"] for choice in schema["properties"]["actions"]["items"]["anyOf"]]
+
+
+def _call(schema, name):
+    return next(
+        c for c in schema["properties"]["actions"]["items"]["anyOf"] if c["properties"]["name"]["const"] == name
+    )
+
+
+def test_the_planner_grammar_offers_the_focus_tools_with_the_values_said_so_far():
+    tools = [{"type": "function", "function": f} for f in (WEATHER, DICTIONARY, ROSTER)]
+    known = KnownValues(["2024-05-03", "Paris", 3, "Oslo"], {"city": ["Paris"]})
+    schema = planner_schema(tools, "ST", focus=["getWeather"], known=known)
+    assert _names(schema) == ["getWeather"]
+    arguments = _call(schema, "getWeather")["properties"]["arguments"]["properties"]
+    assert arguments["city"] == {"enum": ["Paris"]}  # what the user gave for this parameter
+    assert arguments["unit"] == {"type": "string", "enum": ["C", "F"]}  # the schema's own choices stay
+    assert arguments["days"] == {"enum": [3]}  # a number said in the conversation
+    # nothing said for an optional parameter: it is left out
+    bare = planner_schema(tools, "ST", focus=["getWeather"], known=KnownValues(["Paris"], {"city": ["Paris"]}))
+    assert "days" not in _call(bare, "getWeather")["properties"]["arguments"]["properties"]
+    # after the call, the focus tool is not offered again: only the answer
+    done = [{"name": "getWeather", "arguments": {"city": "Paris"}, "step": 0}]
+    assert _names(planner_schema(tools, "ST", done, focus=["getWeather"], known=known)) == ["prepare_to_answer"]
+
+
+def test_a_clarification_task_must_ask_before_the_left_out_value_is_known():
+    tools = [{"type": "function", "function": ROSTER}]
+    unknown = KnownValues(["2024-05-03", 42], {}, ["teamId"])
+    schema = planner_schema(tools, "CQ", focus=["getRoster"], known=unknown)
+    assert _names(schema) == ["ask_user_for_required_parameters"]  # 42 is no team id anybody gave
+    # a team id the user gave in an earlier task does not spare this task's question
+    earlier = KnownValues(["2024-05-03", 99924], {"teamId": [99924]}, ["teamId"], {})
+    assert _names(planner_schema(tools, "CQ", focus=["getRoster"], known=earlier)) == [
+        "ask_user_for_required_parameters"
+    ]
+    given = KnownValues(["2024-05-03", 42, 99924], {"teamId": [99924]}, ["teamId"], {"teamId": [99924]})
+    asked = [{"name": "ask_user_for_required_parameters", "arguments": {}, "step": 0}]
+    schema = planner_schema(tools, "CQ", asked, focus=["getRoster"], known=given)
+    assert _names(schema) == ["getRoster", "ask_user_for_required_parameters"]
+    assert _call(schema, "getRoster")["properties"]["arguments"]["properties"]["teamId"] == {"enum": [99924]}
+    # called without asking (a value the schema offered): the tool is not offered again, the question is
+    called = [{"name": "getRoster", "arguments": {"teamId": 5}, "step": 0}]
+    assert _names(planner_schema(tools, "CQ", called, focus=["getRoster"], known=unknown)) == [
+        "ask_user_for_required_parameters"
+    ]
+
+
+def test_a_question_asks_for_the_required_values_nobody_gave():
+    dataset = {
+        "name": "accessDataFormats",
+        "description": "Access data in different formats.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "datasetId": {"type": "string", "description": "The dataset's id."},
+                "format": {"type": "string", "description": "The format, such as CSV, JSON, or XML."},
+            },
+            "required": ["datasetId", "format"],
+        },
+    }
+    tools = [{"type": "function", "function": dataset}]
+    known = KnownValues(["2024-05-03", "CSV"], {"format": ["CSV"]}, ["datasetId"], {})
+    schema = planner_schema(tools, "CQ", focus=["accessDataFormats"], known=known)
+    ask = _call(schema, "ask_user_for_required_parameters")["properties"]["arguments"]["properties"]
+    assert ask["missing_required_parameters"]["items"] == {"enum": ["datasetId"]}
