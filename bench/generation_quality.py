@@ -87,6 +87,12 @@ _PLACEHOLDERS = {
 }  # fmt: skip
 
 
+_PLACEHOLDER_SHAPE = re.compile(
+    r"^(your|my|some)[ _-]|[{}<>\[\]]|^[a-z0-9]+(_[a-z0-9]+){2,}$|\b(placeholder|example|sample)_|_(here|value|file)$"
+)
+"""Shapes of a made-up value: ``your_api_key``, ``<city>``, ``{name}``, ``base64_encoded_sample_file``."""
+
+
 def described(functions: Iterable[Mapping[str, Any]]) -> list[str]:
     """The descriptions of ``functions`` and of their parameters, lower-cased (for :func:`placeholder_problem`)."""
     out = []
@@ -106,7 +112,7 @@ def placeholder_problem(value: Any, descriptions: Sequence[str] = ()) -> str:
     if not isinstance(value, str):
         return ""
     text = value.strip().strip(".").lower()
-    if text in _PLACEHOLDERS:
+    if text in _PLACEHOLDERS or _PLACEHOLDER_SHAPE.search(text):
         return "is a placeholder, not a real value: choose a real one"
     if " " in text and len(text) >= 12 and any(text in d for d in descriptions):
         return "copies the description, not a real value: choose a real one (a real word, city, name or date)"
@@ -164,6 +170,9 @@ _OFFERED = re.compile(
 )
 
 
+_NOT_OPTIONS = frozenset({"is", "are", "was", "a", "an", "the", "to", "of", "or", "and", "be", "empty", "none", "null"})
+
+
 def described_options(description: Any) -> list[str]:
     """Values a parameter's description offers: quoted ones (``'JSON'``) and those after "default",
     "e.g.", "such as", "for example", "like" (``such as en, zh or fr`` gives ``en``, ``zh``, ``fr``)."""
@@ -173,7 +182,7 @@ def described_options(description: Any) -> list[str]:
             out.append(quoted.strip())
         for item in re.split(r",? or |,? and |,|/", listed or ""):
             item = item.strip().rstrip(".")  # "such as CSV, JSON, or XML." ends a sentence
-            if item:
+            if item and item.lower() not in _NOT_OPTIONS:  # "default is 'email'": not "is"
                 out.append(item)
     return out
 

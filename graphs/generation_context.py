@@ -97,6 +97,17 @@ class Context:
             return explicit.strip() or (default if role == "user" else NO_MODEL)
         return env_value(role_env(role)) or default
 
+    def explicit_model(self, role: str) -> bool:
+        """Whether ``role``'s model was given (``models[role]`` or ``$WTB_<ROLE>_MODEL``) rather than left
+        to the role's registered default."""
+        return role in (self.models or {}) or bool(env_value(role_env(role)))
+
+    def checker_model_judges(self, spec: str) -> bool:
+        """Whether the Checker's model (``spec``, ``""`` = none) judges, besides the rules (docs/generation.md §2):
+        not when it is the bundled small model by default (its verdicts were measured to be noise); a
+        checker model given explicitly, ``--model checker=local`` included, always judges."""
+        return bool(spec) and (self.explicit_model("checker") or spec != DEFAULT_MODEL)
+
     @property
     def user_models(self) -> list[str]:
         """The user role's model specs (each session uses one, by its plan's ``user_model_index``)."""

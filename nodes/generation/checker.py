@@ -131,7 +131,8 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     else:
         reasons = results_errors(pending["results"], pending_calls(task))
     source, calls = "rules", []
-    if not reasons and not state.model_vetoed and role_spec(context, "checker") and _model_judges(pending):
+    judges = context.checker_model_judges(role_spec(context, "checker"))
+    if not reasons and not state.model_vetoed and judges and _model_judges(pending):
         system, human = _model_request(state, pending)
         text, record = await ask_model(
             "checker", state, runtime, system, human, json_schema=CHECKER_SCHEMA, temperature=0.0

@@ -111,12 +111,14 @@ def _literal(text: str) -> str:
 
 
 def stated(value: Any) -> list[str]:
-    """How a value is written in a message: a string as it is, a number as JSON, each item of a list;
-    nothing for a boolean, ``null``, an object, or a string holding a quote, backslash, backtick or line
-    break (such a value is not forced into the text)."""
+    """How a value is written in a message: a string as it is, a number as JSON, each item of a list or
+    value of an object; nothing for a boolean, ``null``, or a string holding a quote, backslash, backtick
+    or line break (such a value is not forced into the text)."""
     if isinstance(value, list):
         return [t for item in value for t in stated(item)]
-    if isinstance(value, bool) or value is None or isinstance(value, dict):
+    if isinstance(value, dict):
+        return [t for item in value.values() for t in stated(item)]
+    if isinstance(value, bool) or value is None:
         return []
     text = value if isinstance(value, str) else json.dumps(value)
     return [text] if text and not any(c in text for c in '"\\\n`') else []
@@ -457,12 +459,32 @@ CHECKER_SCHEMA: dict[str, Any] = {
 """Schema of a checker verdict."""
 
 
+_SCALAR: dict[str, Any] = {
+    "anyOf": [{"type": "string", "maxLength": 80}, {"type": "number"}, {"type": "boolean"}, {"type": "null"}]
+}
+_RECORD: dict[str, Any] = {"type": "object", "additionalProperties": _SCALAR}
+_RESULT_VALUE: dict[str, Any] = {
+    "anyOf": [
+        *_SCALAR["anyOf"],
+        {"type": "array", "items": {"anyOf": [*_SCALAR["anyOf"], _RECORD]}, "maxItems": 5},
+        _RECORD,
+    ]
+}
+
+
 def tool_results_schema(count: int) -> dict[str, Any]:
-    """Schema of the tool role's output for ``count`` calls: ``{"results": [count objects]}``."""
+    """Schema of the tool role's output for ``count`` calls: ``{"results": [count objects]}``; each result's
+    values are short strings (80 characters), numbers, booleans, ``null``, flat records, or lists of at most
+    5 of them (docs/generation.md §2: a small model otherwise repeats a list item to the token cap)."""
     return {
         "type": "object",
         "properties": {
-            "results": {"type": "array", "items": {"type": "object"}, "minItems": count, "maxItems": count},
+            "results": {
+                "type": "array",
+                "items": {"type": "object", "additionalProperties": _RESULT_VALUE},
+                "minItems": count,
+                "maxItems": count,
+            },
         },
         "required": ["results"],
     }

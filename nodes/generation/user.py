@@ -297,6 +297,14 @@ def _param_words(name: str, schema: Any, language: str) -> str:
     return " ".join(upper.get(w, w) for w in name_words(name)) or name
 
 
+def _listed(value: Any, language: str) -> str:
+    """A value as a draft writes it: a list's items joined ("malware, trojan"; 、 on the Chinese side)."""
+    if isinstance(value, dict):
+        joiner = "，" if language == "zh" else ", "
+        return joiner.join(f"{k} {_listed(v, language)}" for k, v in value.items() if stated(v)) or dumps(value)
+    return ("、" if language == "zh" else ", ").join(stated(value)) or dumps(value)
+
+
 def draft_request(
     state: State,
     functions: Sequence[dict[str, Any]],
@@ -321,7 +329,7 @@ def draft_request(
             values.append(
                 Template(draft["value"]).substitute(
                     name=_param_words(name, properties.get(name), state.language),
-                    value=" / ".join(stated(value)) or dumps(value),
+                    value=_listed(value, state.language),
                 )
             )
     return (
@@ -344,7 +352,7 @@ def answer_draft(state: State, ask: dict[str, Any], asked: dict[str, Any]) -> st
     parts = [
         Template(draft["value"]).substitute(
             name=_param_words(name, properties.get(name), state.language),
-            value=" / ".join(stated(value)) or dumps(value),
+            value=_listed(value, state.language),
         )
         for name, value in asked.items()
         if value is not None

@@ -460,7 +460,13 @@ async def run_batch(
     write_jsonl_atomic(out / "replay.jsonl", replays)
     write_jsonl_atomic(out / "failures.jsonl", failures)
     # every role's resolved model and base URL, plus the project version; no credentials in base URLs
-    context_record = redact({**context.resolved(model_defaults()), "project_version": project_version()})
+    context_record = redact(
+        {
+            **context.resolved(model_defaults()),
+            "checker_model_judges": context.checker_model_judges(role_model_spec(context, "checker")),
+            "project_version": project_version(),
+        }
+    )
     retried = [{"key": o.plan.key, **r} for o in outcomes for r in o.usage.get("retried_requests", [])]
     usage = {
         key: sum(int(o.usage.get(key, 0)) for o in outcomes)
