@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.io import loads_json
 from bench.metrics import MetricsAccumulator, published, readable_metrics, with_extra
 from bench.schema import (
     MAX_DEPTH,
@@ -41,7 +42,6 @@ from bench.terms import check_scoring_mode
 from wtb.files import (
     STREAM_LINES_FROM,
     atomic_write_text,
-    dumps_line,
     give_default_mode,
     line_chunks,
     named_os_error,
@@ -433,15 +433,15 @@ class _SortedScoreFile:
         self._entries: list[tuple[tuple, int, int]] = []
         self._offset = 0
 
-    def add(self, session_id: str, line: dict[str, Any]) -> None:
-        """Append one score line (creating the folder and the temporary file on the first call).
-        Raises OSError naming ``path`` (docs/cli.md §3.4)."""
+    def add(self, session_id: str, line: dict[str, Any], trial: int = 1) -> None:
+        """Append one score line (creating the folder and the temporary file on the first call); lines are put
+        in place sorted by ``trial``, then id. Raises OSError naming ``path`` (docs/cli.md §3.4)."""
         try:
-            self._add(session_id, line)
+            self._add(session_id, line, trial)
         except OSError as exc:
             raise named_os_error(exc, self.path) from None
 
-    def _add(self, session_id: str, line: dict[str, Any]) -> None:
+    def _add(self, session_id: str, line: dict[str, Any], trial: int = 1) -> None:
         if self._handle is None:
             folder = self.path.parent
             self._made = [p for p in (folder, *folder.parents) if not p.exists()]
@@ -461,7 +461,7 @@ class _SortedScoreFile:
             self._handle.seek(self._offset)
             self._handle.truncate()
             raise
-        self._entries.append((natural_id_key(session_id), self._offset, length))
+        self._entries.append(((trial, natural_id_key(session_id)), self._offset, length))
         self._offset += length
 
     def commit(self) -> None:
@@ -660,8 +660,8 @@ def score_trials(
             if not text.strip():
                 continue
             try:
-                record = json.loads(text)
-            except ValueError as exc:
+                record = loads_json(text)  # a long line's repeated observations held once (docs/evaluation.md §5.6)
+            except (ValueError, RecursionError) as exc:
                 issues.append(DatasetIssue(file, number, "-", f"not JSON: {exc}"))
                 continue
             trial = record.get("trial") if isinstance(record, dict) else None
@@ -686,7 +686,14 @@ def score_trials(
             language=language,
         )
         lines.extend({**line, "trial": trial} for line in scored)
-    atomic_write_text(out / score_name, "".join(dumps_line(line) + "\n" for line in lines))
+    writer = _SortedScoreFile(out / score_name)  # written line by line, put in place by one rename
+    try:
+        for line in lines:
+            writer.add(line["id"], line, line["trial"])
+        writer.commit()
+    except BaseException:
+        writer.discard()
+        raise
     first = _score_lines(first_scores)
     per_trial: list[list[dict[str, Any]]] = [first]
     present = {line["id"] for line in first}

@@ -8,6 +8,7 @@ import copy
 import pytest
 
 from bench.generation_quality import (
+    described_options,
     is_concrete,
     placeholder_problem,
     quality_summary,
@@ -185,3 +186,16 @@ def test_voice_rule_lets_a_user_ask():
     for text in ("Can you check the weather in Paris on 2024-05-08?", "I would like to see the Tokyo roster.",
                  "Also, what about Berlin?", "It's team 99924."):  # fmt: skip
         assert voice_problems(text, "en", opening=True) == [], text
+
+
+def test_made_up_value_shapes_are_placeholders():
+    for value in ("your_api_key", "my file", "<city>", "{name}", "base64_encoded_malware_sample_file", "Spike}"):
+        assert placeholder_problem(value), value
+    for value in ("The Beatles", "user_42", "QmFyZWFsIFdvcmxkIQ==", "Paris", "2024-05-08"):
+        assert placeholder_problem(value) == "", value
+
+
+def test_described_options_read_lists_and_defaults():
+    assert described_options("The format, such as CSV, JSON, or XML.") == ["CSV", "JSON", "XML"]
+    assert described_options("The delivery method of the malware, default is 'email'") == ["email"]
+    assert described_options("Language such as en, zh or fr") == ["en", "zh", "fr"]

@@ -227,3 +227,15 @@ def test_a_question_asks_for_the_required_values_nobody_gave():
     schema = planner_schema(tools, "CQ", focus=["accessDataFormats"], known=known)
     ask = _call(schema, "ask_user_for_required_parameters")["properties"]["arguments"]["properties"]
     assert ask["missing_required_parameters"]["items"] == {"enum": ["datasetId"]}
+
+
+def test_the_bundled_model_checks_by_the_rules_alone_unless_asked_to_judge(monkeypatch):
+    from graphs.generation_context import Context
+
+    monkeypatch.delenv("WTB_CHECKER_MODEL", raising=False)
+    assert Context().checker_model_judges("local") is False  # the default: its verdicts were noise
+    assert Context(models={"checker": "local"}).checker_model_judges("local") is True  # asked for
+    assert Context().checker_model_judges("openai:gpt-4o-mini") is True
+    assert Context().checker_model_judges("") is False  # --model checker=none
+    monkeypatch.setenv("WTB_CHECKER_MODEL", "local")
+    assert Context().checker_model_judges("local") is True
