@@ -353,6 +353,8 @@ def planner_schema(
         # each focus tool is called once: its result is shown, so a second call only repeats it
         callable_ = fresh if fresh or "answer" in kinds or "ask" in kinds else focused
         unique = focused
+        if not fresh and "answer" in kinds:  # every focus tool was called: nothing is left to ask or call
+            kinds = ("answer",)
     if not unique:
         kinds = ("answer",)
     drops: dict[str, list[str]] = {}

@@ -486,6 +486,27 @@ def read_message(raw: str) -> tuple[str, Any]:
     return plain_text(raw), None
 
 
+def retry_hint(state: State, problems: Sequence[str]) -> str:
+    """What the retry of a rejected message is told (docs/generation.md §4.3): one short instruction per kind
+    of problem (the voice, unstated values, an empty message, a placeholder, the value to leave out), in
+    the session's language. The exact reasons stay in the transcript: a small model copies whatever text it
+    is shown, so the retry gets the fix, not the quoted phrase."""
+    hints = fragments(state.language)["retry_hints"]
+    kinds = []
+    for problem in problems:
+        if problem.startswith("empty"):
+            kinds.append("empty")
+        elif "does not state" in problem:
+            kinds.append("values")
+        elif "leave out" in problem:
+            kinds.append("missing")
+        elif "placeholder" in problem or "copies the description" in problem or " is empty" in problem:
+            kinds.append("placeholder")
+        else:
+            kinds.append("voice")
+    return "; ".join(hints[k] for k in dict.fromkeys(kinds))
+
+
 def message_problems(
     state: State,
     text: str,
@@ -614,7 +635,7 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     for attempt in range(max(1, context.max_retries)):
         request = human
         if problems:
-            request = f"{human}\n\n{names['user_feedback']}: {'; '.join(problems)}"
+            request = f"{human}\n\n{names['user_feedback']}: {retry_hint(state, problems)}"
         raw, record = await ask_model(
             "user", state, runtime, system, request, json_schema=schema, max_tokens=USER_MAX_TOKENS
         )

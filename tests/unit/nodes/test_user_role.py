@@ -239,3 +239,31 @@ def test_the_bundled_model_checks_by_the_rules_alone_unless_asked_to_judge(monke
     assert Context().checker_model_judges("") is False  # --model checker=none
     monkeypatch.setenv("WTB_CHECKER_MODEL", "local")
     assert Context().checker_model_judges("local") is True
+
+
+def test_a_retry_gets_the_fix_not_the_quoted_phrase():
+    from nodes.generation.user import retry_hint
+
+    hint = retry_hint(
+        _state(),
+        [
+            'the message "How can I help" offers help, as the assistant does',
+            'the message does not state "Paris": write it so that it names them',
+            'the message "an AI" talks about the AI assistant instead of asking for something',
+        ],
+    )
+    assert hint == (
+        "write only the person's own request, in the person's words, and stop after it; "
+        "say every value of the draft, word for word"
+    )
+    assert "How can I help" not in hint
+
+
+def test_once_the_focus_tool_was_called_a_clarification_task_can_only_answer():
+    tools = [{"type": "function", "function": ROSTER}]
+    known = KnownValues([99924], {"teamId": [99924]}, ["teamId"], {"teamId": [99924]})
+    done = [
+        {"name": "ask_user_for_required_parameters", "arguments": {}, "step": 0},
+        {"name": "getRoster", "arguments": {"teamId": 99924}, "step": 1},
+    ]
+    assert _names(planner_schema(tools, "CQ", done, focus=["getRoster"], known=known)) == ["prepare_to_answer"]
