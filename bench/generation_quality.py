@@ -47,7 +47,9 @@ _ASSISTANT_EN = (
     (r"\b(i apologi[sz]e|my apologies)\b", "apologises, as the assistant does"),
     (r"\bwould you like (me )?to\b|\bdo you want me to\b", "offers to act, as the assistant does"),
     (r"\byou can follow these steps\b|\byou would use the following\b|\bhere'?s how you can\b", "explains how to do it, as the assistant does"),  # noqa: E501
-    (r"\bi (do not|don't) have (access|the ability)\b", "speaks as an AI"),
+    (r"\bi (do not|don't) have (access|the (ability|capability))\b", "speaks as an AI"),
+    (r"\bi'?m sorry,? but\b", "apologises, as the assistant does"),
+    (r"\b(in order )?to (retrieve|get|find|use|access|query|call|check|obtain|search|look up|see)\b[^.?!]{0,60}, you (need|will need|have to|must|should)\b", "explains how to do it, as the assistant does"),  # noqa: E501
     (r"\bi('m| am) sorry,? but i can('|no)?t\b|\bi can('|no)?t (help|provide|assist) (you|with)\b|\bsure, here (is|are)\b", "answers as the assistant does"),  # noqa: E501
     (r"\[[A-Z][\w ]{0,30}\]", "holds a placeholder in brackets instead of a real value"),
     (r"\byour message must give\b|\b(so|as) the assistant (has|needs|must) to ask|\byour previous message was rejected\b|\bwas refused because\b|\bwrite it again\b|\bwhat you want:|\bleave \w+ out\b", "repeats the instructions instead of asking for something"),  # noqa: E501

@@ -175,16 +175,19 @@ def test_the_one_valid_session_of_the_measurement_fails_the_check():
         ("The `getCurrentPlayerRoster` tool returns the roster.", "quotes code or a tool name"),
         ("I apologize, but the message does not state 99924.", "apologises"),
         ("Are there any specific topics or genres you'd like to explore?", "asks what the user wants"),
+        ("The topic is Climate change. I'm sorry, but I cannot open it.", "apologises"),
+        ("In order to retrieve the roster of a team, you need the team ID.", "explains how to do it"),
     ],
 )
 def test_voice_rule_catches_what_a_small_model_writes_as_the_user(text, why):
     found = voice_problems(text, "en", opening=True)
-    assert len(found) == 1 and why in found[0], found
+    assert found and any(why in reason for reason in found), found
 
 
 def test_voice_rule_lets_a_user_ask():
     for text in ("Can you check the weather in Paris on 2024-05-08?", "I would like to see the Tokyo roster.",
-                 "Also, what about Berlin?", "It's team 99924."):  # fmt: skip
+                 "Also, what about Berlin?", "It's team 99924.", "Sorry, I meant Tokyo.",
+                 "To be honest, you should see Paris."):  # fmt: skip
         assert voice_problems(text, "en", opening=True) == [], text
 
 
