@@ -49,6 +49,7 @@ _ASSISTANT_EN = (
     (r"\byou can follow these steps\b|\byou would use the following\b|\bhere'?s how you can\b", "explains how to do it, as the assistant does"),  # noqa: E501
     (r"\bi (do not|don't) have (access|the (ability|capability))\b", "speaks as an AI"),
     (r"\bi'?m sorry,? but\b", "apologises, as the assistant does"),
+    (r"\byou (might|may) want to\b|\bi('m| am) not able to do that\b", "advises or declines, as the assistant does"),
     (r"\b(in order )?to (retrieve|get|find|use|access|query|call|check|obtain|search|look up|see)\b[^.?!]{0,60}, you (need|will need|have to|must|should)\b", "explains how to do it, as the assistant does"),  # noqa: E501
     (r"\bi('m| am) sorry,? but i can('|no)?t\b|\bi can('|no)?t (help|provide|assist) (you|with)\b|\bsure, here (is|are)\b", "answers as the assistant does"),  # noqa: E501
     (r"\[[A-Z][\w ]{0,30}\]", "holds a placeholder in brackets instead of a real value"),

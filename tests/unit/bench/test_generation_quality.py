@@ -177,6 +177,7 @@ def test_the_one_valid_session_of_the_measurement_fails_the_check():
         ("Are there any specific topics or genres you'd like to explore?", "asks what the user wants"),
         ("The topic is Climate change. I'm sorry, but I cannot open it.", "apologises"),
         ("In order to retrieve the roster of a team, you need the team ID.", "explains how to do it"),
+        ("I think you might want to try using a synonym for 'curious'.", "advises or declines"),
     ],
 )
 def test_voice_rule_catches_what_a_small_model_writes_as_the_user(text, why):
