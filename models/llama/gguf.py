@@ -13,7 +13,7 @@ written as ``{"name": ..., "arguments": {...}}`` JSON, observations as ``tool`` 
 model was trained on; the server returns the reply text as written and the adapter lifts those
 JSON calls into real tool calls. ``chat_template`` (``WTB_LOCAL_CHAT_TEMPLATE``) overrides it.
 
-Per request, ``WTB_LOCAL_MAX_TOKENS`` (default 256) caps the generated tokens and the timeout is
+Per request, ``WTB_LOCAL_MAX_TOKENS`` (default 512) caps the generated tokens and the timeout is
 at least ``WTB_LOCAL_MIN_TIMEOUT`` (default 600 s). Each request goes to the server slot of its
 conversation (:mod:`models.llama.slots`: an evaluation session, a generation role), at most one per
 slot at a time (the rest wait client-side).
@@ -42,7 +42,7 @@ from models.llama.server import (
 from models.settings import ModelSettings
 
 #: Default cap on generated tokens per request (a small model can otherwise ramble to ``n_ctx``).
-DEFAULT_MAX_TOKENS = 256
+DEFAULT_MAX_TOKENS = 512
 #: Least per-request timeout for a local server in seconds: a slow CPU is not a dead endpoint.
 DEFAULT_MIN_TIMEOUT = 600.0
 
