@@ -36,7 +36,10 @@ _ASSISTANT_EN = (
     (r"\b(please|could you|can you) (please )?provide (me with )?(your|this information|the (following|necessary|required|missing)|more (details|information)|the details)\b", "asks the user to provide information, as the assistant does"),  # noqa: E501
     (r"\bhow (can|may|could) i (help|assist)\b", "offers help, as the assistant does"),
     (r"\bi('d| would| will|'ll)? ?be (happy|glad) to (help|assist)\b", "offers help, as the assistant does"),
-    (r"\b(is there )?anything else i can (help|do)\b", "offers help, as the assistant does"),
+    (r"\b(is there )?(anything|something) else i can (help|do)\b", "offers help, as the assistant does"),
+    (r"\bif you need (any )?(further |more |other )?(help|assistance)\b|\bwe('re| are) here to help\b", "offers help, as the assistant does"),  # noqa: E501
+    (r"^\s*(user|assistant)\s*:", "labels itself as a speaker instead of speaking"),
+    (r"\bi('m| am) unable to provide\b|\bi can('|no)?t provide (that|these|this|them)\b", "declines, as the assistant does"),  # noqa: E501
     (r"\bi (can|will|'ll) help you\b", "offers help, as the assistant does"),
     (r"\bhere (is|are) (the|your) (information|results?|details)\b", "presents results, as the assistant does"),
     (r"\bfeel free to (ask|let me know)\b", "offers help, as the assistant does"),

@@ -178,6 +178,11 @@ def test_the_one_valid_session_of_the_measurement_fails_the_check():
         ("The topic is Climate change. I'm sorry, but I cannot open it.", "apologises"),
         ("In order to retrieve the roster of a team, you need the team ID.", "explains how to do it"),
         ("I think you might want to try using a synonym for 'curious'.", "advises or declines"),
+        ("Please let me know if you need any further assistance.", "offers help"),
+        ("Is there something else I can do for you?", "offers help"),
+        ("Thanksgiving, we're here to help!", "offers help"),
+        ("User: Please provide the name of the file.", "labels itself"),
+        ("I'd like synonyms of a word, but I can't provide that right now.", "declines"),
     ],
 )
 def test_voice_rule_catches_what_a_small_model_writes_as_the_user(text, why):
