@@ -67,6 +67,17 @@ def message_text(message: Any) -> str:
     return "" if content is None else str(content)
 
 
+def role_has_grammar(role: str, state: State, runtime: Runtime[Context]) -> bool:
+    """Whether ``role``'s model samples under a JSON schema (``supports_json_schema_grammar``, the local
+    llama.cpp server), i.e. gets the role's grammar with its requests (docs/generation.md §2)."""
+    context = runtime.context if runtime is not None and runtime.context is not None else Context()
+    spec = role_spec(context, role, state.user_model_index)
+    if not spec:
+        return False
+    model = resolve_model(spec, ModelSettings(base_url=context.role_base_url(role), max_retries=0))
+    return bool(getattr(model, "supports_json_schema_grammar", False))
+
+
 async def ask_model(
     role: str,
     state: State,

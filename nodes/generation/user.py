@@ -39,6 +39,7 @@ from nodes.generation._common import (
     fail,
     labels,
     replace_current,
+    role_has_grammar,
     section,
 )
 from nodes.generation.role_schemas import grammar_safe_schema, message_pattern, stated
@@ -388,7 +389,8 @@ async def choose_values(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """Fill the values of ``plans`` that no rule chose (``None``) with the user model's choice (docs/generation.md §4.4).
 
-    One request (grammar-constrained to :func:`values_schema`) names one value per such parameter; a
+    Only for a user model with grammar support (a model without one chooses them in its message's
+    details, as before). One request (grammar-constrained to :func:`values_schema`) names one value per such parameter; a
     value that is empty, a placeholder or a copy of a description is replaced by
     :func:`bench.generation_values.fallback_value` (recorded as a rule rejection of that choice).
 
@@ -401,8 +403,8 @@ async def choose_values(
         for name, value in plans[index].items():
             if value is None:
                 unknown.setdefault(name, properties.get(name))
-    if not unknown:
-        return plans, [], []
+    if not unknown or not role_has_grammar("user", state, runtime):
+        return plans, [], []  # a model without a grammar chooses them in its message's details
     names = labels(state)
     system = render("user_values.md", state.language)
     wanted = "\n".join(
@@ -623,6 +625,8 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         system = render("user_open.md" if opening else "user_next.md", state.language, **template_values)
         if functions:
             goal = f"{names['draft']}: {draft_request(state, functions, planned, implicit)}"
+            if any(v is None for plan in planned for v in plan.values()):  # values the model still chooses
+                goal += "\n" + goal_text(state, functions, missing, layer, planned, implicit)
         else:
             goal = f"{names['draft']}: {chat_draft(state, layer)}"
         # What the user wants comes last, then the closing cue: small models follow the last thing they
