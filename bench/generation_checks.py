@@ -246,6 +246,9 @@ def decision_errors(
             answer_type = arguments.get("answer_type")
             if answer_type not in ("tool", "chat"):
                 errors.append(f"{label}: answer_type must be 'tool' or 'chat'")
+            elif set(arguments) != {"answer_type"}:  # the dataset allows nothing else (docs/dataset.md)
+                extra = ", ".join(sorted(str(k) for k in arguments if k != "answer_type"))
+                errors.append(f"{label}: answer_type must be the only argument of the answer (remove {extra})")
             elif answer_type == "tool" and not done_calls:
                 errors.append(f"{label}: answer_type 'tool' needs at least one tool result first")
             elif answer_type == "chat" and done_calls:

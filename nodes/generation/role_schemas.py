@@ -426,6 +426,7 @@ def planner_schema(
                         "type": "object",
                         "properties": {"answer_type": {"const": "chat" if layer_type == "CC" else "tool"}},
                         "required": ["answer_type"],
+                        "additionalProperties": False,
                     },
                     "depends_on": {"type": "array", "maxItems": 0},
                 },

@@ -267,3 +267,20 @@ def test_once_the_focus_tool_was_called_a_clarification_task_can_only_answer():
         {"name": "getRoster", "arguments": {"teamId": 99924}, "step": 1},
     ]
     assert _names(planner_schema(tools, "CQ", done, focus=["getRoster"], known=known)) == ["prepare_to_answer"]
+
+
+def test_the_answer_holds_only_its_answer_type():
+    """A planner answer of the layer-4 measurement carried ``depends_on`` inside its arguments, which the
+    dataset refuses: the grammar allows only ``answer_type`` and the rules reject anything else."""
+    from bench.generation_checks import decision_errors
+
+    schema = planner_schema([], "CC")
+    answer = _call(schema, "prepare_to_answer")["properties"]["arguments"]
+    assert answer["additionalProperties"] is False
+    decision = {
+        "thought": "t",
+        "plan": "p",
+        "actions": [{"name": "prepare_to_answer", "arguments": {"answer_type": "chat", "depends_on": []}}],
+    }
+    errors = decision_errors(decision, tools={}, layer_type="CC", nodes=[])
+    assert any("answer_type must be the only argument" in e for e in errors), errors
