@@ -9,7 +9,7 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 
 from bench.generation import RULE_CHECK
-from bench.generation_checks import extract_json, plain_text
+from bench.generation_checks import extract_json, plain_text, tools_by_name
 from graphs.generation_context import Context
 from graphs.generation_state import State
 from nodes.generation._common import (
@@ -34,9 +34,7 @@ otherwise rambles for minutes)."""
 def _asked(state: State, arguments: dict[str, Any]) -> list[str]:
     """The asked parameters as the question's prompt names them: ``datasetId (The unique identifier of the
     dataset.)``, so the question can ask in plain words."""
-    function = next(
-        (f for f in (t.get("function", t) for t in state.tools) if f.get("name") == arguments.get("tool_name")), {}
-    )
+    function = tools_by_name(state.tools).get(arguments.get("tool_name"), {})
     properties = (function.get("parameters") or {}).get("properties") or {}
     out = []
     for name in arguments.get("missing_required_parameters") or []:

@@ -23,7 +23,7 @@ from langgraph.runtime import Runtime
 
 from bench.audit_context import CallContext, as_text, env_date, has_cjk, leaves
 from bench.generation import RULE_CHECK, random_env_info, should_answer_vaguely
-from bench.generation_checks import extract_json, plain_text
+from bench.generation_checks import extract_json, plain_text, tools_by_name
 from bench.generation_quality import described, placeholder_problem, voice_problems
 from bench.generation_values import fallback_value, given_by_name, name_words, planned_value, request_phrase
 from bench.terms import ASK_USER
@@ -145,9 +145,7 @@ def asked_details(state: State, task: dict[str, Any], today: _dt.date | None = N
     chooses), drawn from the session's seed, the task and the question's place."""
     asks = [n for n in task["nodes"] if n["name"] == ASK_USER]
     arguments = asks[-1].get("arguments") or {} if asks else {}
-    function = next(
-        (f for f in (t.get("function", t) for t in state.tools) if f.get("name") == arguments.get("tool_name")), {}
-    )
+    function = tools_by_name(state.tools).get(arguments.get("tool_name"), {})
     properties = (function.get("parameters") or {}).get("properties") or {}
     asked = arguments.get("missing_required_parameters") or []
     rng = random.Random(f"answer:{state.seed}:{len(state.tasks) - 1}:{len(asks)}")
@@ -253,18 +251,22 @@ def _values_text(
 ) -> str:
     """``city = Paris, date = 2024-05-08, query = (a real one you choose)`` for the prompt; a value said
     before is marked as one to refer back to."""
-    names = fragments(state.language)["labels"]
     items = []
     for index, function in enumerate(functions):
         plan = plans[index] if index < len(plans) else {}
         for name in _detail_names(function, missing):
-            value = plan.get(name)
-            if value is None:
-                items.append(f"{name} = {names['you_choose']}")
-            else:
-                said = f" {names['said_before']}" if (index, name) in implicit else ""
-                items.append(f"{name} = {' / '.join(stated(value)) or dumps(value)}{said}")
+            items.append(_value_item(state, name, plan.get(name), said=(index, name) in implicit))
     return ", ".join(dict.fromkeys(items)) or "-"
+
+
+def _value_item(state: State, name: str, value: Any, *, said: bool = False) -> str:
+    """One value as the prompt lists it: ``city = Paris``, ``query = (a real one you choose)``, or marked as
+    said before."""
+    names = fragments(state.language)["labels"]
+    if value is None:
+        return f"{name} = {names['you_choose']}"
+    mark = f" {names['said_before']}" if said else ""
+    return f"{name} = {' / '.join(stated(value)) or dumps(value)}{mark}"
 
 
 def goal_text(
@@ -340,14 +342,7 @@ def draft_request(
 
 def answer_draft(state: State, ask: dict[str, Any], asked: dict[str, Any]) -> str:
     """The draft of a clear answer (docs/generation.md §4.4): each asked value as "The team ID is 99924."."""
-    function = next(
-        (
-            f
-            for f in (t.get("function", t) for t in state.tools)
-            if f.get("name") == (ask.get("arguments") or {}).get("tool_name")
-        ),
-        {},
-    )
+    function = tools_by_name(state.tools).get((ask.get("arguments") or {}).get("tool_name"), {})
     properties = (function.get("parameters") or {}).get("properties") or {}
     draft = fragments(state.language)["draft"]
     parts = [
@@ -582,14 +577,7 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         style = fragments(state.language)["answer_style"]["vague" if vague else "clear"]
         asked = {} if vague else asked_details(state, task, today)
         if any(v is None for v in asked.values()):
-            asked_tool = next(
-                (
-                    f
-                    for f in (t.get("function", t) for t in state.tools)
-                    if f.get("name") == (asks[-1].get("arguments") or {}).get("tool_name")
-                ),
-                {},
-            )
+            asked_tool = tools_by_name(state.tools).get((asks[-1].get("arguments") or {}).get("tool_name"), {})
             filled, value_entries, value_calls = await choose_values(
                 state, runtime, [asked_tool], [asked], len(state.tasks) - 1
             )
@@ -598,10 +586,7 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         system = render("user_answer.md", state.language, answer_style=style)
         human = conversation
         if asked:
-            values = ", ".join(
-                f"{n} = {names['you_choose'] if v is None else ' / '.join(stated(v)) or dumps(v)}"
-                for n, v in asked.items()
-            )
+            values = ", ".join(_value_item(state, n, v) for n, v in asked.items())
             human += "\n" + Template(fragments(state.language)["goals"]["answer"]).substitute(parameters=values)
             human += f"\n{names['draft']}: {answer_draft(state, asks[-1], asked)}"
         kind, layer, strategy = "answer", len(state.tasks) - 1, ""
