@@ -16,7 +16,7 @@ from typing import Any
 
 from bench.args import float_to_number, schema_error
 from bench.audit_context import CallContext, as_text, leaves
-from bench.generation_quality import schema_offers
+from bench.generation_quality import COPIED_RESULT_CHARS, date_misplaced, schema_offers
 from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 
 # Most real calls one planner decision (one step) may carry; keeps gold DAGs small enough to enumerate.
@@ -280,24 +280,47 @@ def decision_errors(
     return errors
 
 
-def results_errors(results: Any, calls: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Rule problems of simulated tool results for one step's calls (empty list = passes; docs/generation.md).
+def _call_key(call: Mapping[str, Any]) -> str:
+    return json.dumps([call.get("name"), call.get("arguments") or {}], sort_keys=True, ensure_ascii=False)
+
+
+def results_errors(
+    results: Any, calls: Sequence[Mapping[str, Any]], earlier: Sequence[Mapping[str, Any]] = ()
+) -> list[str]:
+    """Rule problems of simulated tool results for one step's calls (empty list = passes; docs/generation.md §2).
 
     Args:
         results: parsed tool output, expected a list with one observation per call.
         calls: the step's call nodes, each ``{"name", "arguments"}``.
+        earlier: the session's earlier call nodes with their ``observation``.
 
     Returns:
-        Reasons: wrong count, an empty observation (``None``, ``""``, ``{}`` or ``[]``).
+        Reasons: wrong count, an empty observation (``None``, ``""``, ``{}`` or ``[]``), a result that
+        is a copy of the result of a different call (earlier in the session or in this step, at least
+        :data:`COPIED_RESULT_CHARS` long: a small model pastes the last result it saw; the same call
+        may return the same result).
     """
     if not isinstance(results, list):
         return ["tool output must be a list with one result per call"]
     if len(results) != len(calls):
         return [f"expected {len(calls)} results (one per call), got {len(results)}"]
     errors = []
+    seen: dict[str, Mapping[str, Any]] = {}
+    for node in earlier:
+        if node.get("name") not in PSEUDO_TOOLS and node.get("observation") is not None:
+            seen.setdefault(json.dumps(node["observation"], sort_keys=True, ensure_ascii=False, default=str), node)
     for i, (result, call) in enumerate(zip(results, calls)):
         if result is None or result == "" or result == {} or result == []:
             errors.append(f"result {i} for {call.get('name')} is empty")
+            continue
+        text = json.dumps(result, sort_keys=True, ensure_ascii=False, default=str)
+        other = seen.get(text) if len(text) >= COPIED_RESULT_CHARS else None
+        if other is not None and _call_key(other) != _call_key(call):
+            errors.append(
+                f"result {i} for {call.get('name')} copies the result of {other.get('name')}: write what "
+                f"{call.get('name')} returns for these arguments"
+            )
+        seen.setdefault(text, call)
     return errors
 
 
@@ -317,7 +340,8 @@ def repetition_errors(
 ) -> list[str]:
     """A decision that repeats itself (docs/generation.md §2): the same actions as a decision already
     rejected at this step (``rejected``: their :func:`canonical_actions` texts), or a call with the
-    same name and arguments as a call already made in this task (``nodes``: its accepted nodes).
+    same name and arguments as a call already made in this task (``nodes``: its accepted nodes) or
+    earlier in the same decision.
 
     Returns:
         Reasons saying what to change, e.g. ``"action 0 (getWordDefinitions): the same call was made
@@ -331,6 +355,7 @@ def repetition_errors(
         for i, n in enumerate(nodes)
         if n.get("name") not in PSEUDO_TOOLS
     }
+    in_decision: dict[str, int] = {}
     for i, action in enumerate(decision.get("actions") or []):
         if not isinstance(action, Mapping) or action.get("name") in PSEUDO_TOOLS:
             continue
@@ -340,6 +365,12 @@ def repetition_errors(
                 f"action {i} ({action.get('name')}): the same call was made already (action {done[key]}) and its "
                 "result is shown; do not call it again: use that result (call another tool, or answer)"
             )
+        elif key in in_decision:
+            errors.append(
+                f"action {i} ({action.get('name')}): the same call was made already (action {in_decision[key]} of "
+                "this step); make each call once"
+            )
+        in_decision.setdefault(key, i)
     return errors
 
 
@@ -369,6 +400,17 @@ def context_errors(
         says to leave it out.
     """
     errors: list[str] = []
+    for i, action in enumerate(decision.get("actions") or []):
+        name = action.get("name") if isinstance(action, Mapping) else None
+        if name in PSEUDO_TOOLS or name not in tools or not isinstance(action.get("arguments"), dict):
+            continue
+        properties = (tools[name].get("parameters") or {}).get("properties") or {}
+        for key, value in action["arguments"].items():
+            schema = properties.get(key) if isinstance(properties, Mapping) else None
+            if date_misplaced(key, schema, value):
+                errors.append(
+                    f"action {i} ({name}): {key} = {value} is a date, but {key} is no date; use the value the user gave"
+                )
     for i, name, path, value, required in unknown_values(decision, tools=tools, texts=texts, today=today):
         top = path.split(".", 1)[0].split("[", 1)[0]
         if not required:

@@ -23,12 +23,13 @@ Pure module: no I/O.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from bench.audit_context import CallContext, as_text, env_date, leaves
-from bench.terms import ASK_USER, PSEUDO_TOOLS
+from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 
 _ASSISTANT_EN = (
     (r"\bthank(s| you) (so much |very much )?for (providing|sharing|the information|your (patience|question|request))", "thanks the user for information, as the assistant does"),  # noqa: E501
@@ -56,6 +57,7 @@ _ASSISTANT_EN = (
     (r"\b(in order )?to (retrieve|get|find|use|access|query|call|check|obtain|search|look up|see)\b[^.?!]{0,60}, you (need|will need|have to|must|should)\b", "explains how to do it, as the assistant does"),  # noqa: E501
     (r"\bi('m| am) sorry,? but i can('|no)?t\b|\bi can('|no)?t (help|provide|assist) (you|with)\b|\bsure, here (is|are)\b", "answers as the assistant does"),  # noqa: E501
     (r"\[[A-Z][\w ]{0,30}\]", "holds a placeholder in brackets instead of a real value"),
+    (r"\bcurrent (date|time)( and (time|date))? is\b|\btoday'?s date is\b", "copies the environment line instead of asking for something"),  # noqa: E501
     (r"\byour message must give\b|\b(so|as) the assistant (has|needs|must) to ask|\byour previous message was rejected\b|\bwas refused because\b|\bwrite it again\b|\bwhat you want:|\bleave \w+ out\b", "repeats the instructions instead of asking for something"),  # noqa: E501
 )  # fmt: skip
 _META_EN = (
@@ -71,6 +73,7 @@ _ASSISTANT_ZH = (
     (r"(我|我们)(可以|能|将)?(为您|帮您|帮助您)", "offers help, as the assistant does"),
     (r"有什么(可以|能)(帮|为)", "offers help, as the assistant does"),
     (r"以下是(您的|查询)", "presents results, as the assistant does"),
+    (r"当前(的)?(日期|时间)(和时间)?(是|为)", "copies the environment line instead of asking for something"),
 )
 _META_ZH = (
     (r"ai\s*助手", "talks about the AI assistant instead of asking for something"),
@@ -125,7 +128,7 @@ def placeholder_problem(value: Any, descriptions: Sequence[str] = ()) -> str:
     return ""
 
 
-QUALITY_CHECKS = ("voice", "values", "concrete")
+QUALITY_CHECKS = ("voice", "values", "concrete", "calls", "assistant")
 """The checks of :func:`session_quality`, in report order."""
 
 
@@ -161,6 +164,74 @@ def is_concrete(text: str, values: Iterable[Any] = ()) -> bool:
     return bool(_CONCRETE.search(text or ""))
 
 
+_TOKEN = re.compile(r"[\u3400-\u9fff]|[^\W\u3400-\u9fff_]+")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def _tokens(text: str) -> list[str]:
+    return [t.lower() for t in _TOKEN.findall(text or "")]
+
+
+def echo_problem(text: str, earlier: Iterable[str], *, words: int = 6) -> str:
+    """The first run of ``text`` copied from one of ``earlier`` (``""`` = none; docs/generation.md §10): ``words``
+    consecutive words in common (case and punctuation ignored; a Chinese character counts as half a word,
+    so Chinese text needs twice as many). A user who pastes the assistant's reply back, or an assistant
+    whose "answer" restates the request, is not talking.
+
+    Args:
+        text: the new turn.
+        earlier: the other speaker's texts it must not copy.
+        words: the shortest copied run that counts (6 for a user turn, 8 for an assistant reply).
+
+    Returns:
+        The copied run as words joined by spaces (CJK characters joined directly), or ``""``.
+    """
+    tokens = _tokens(text)
+    size = words * 2 if len(_CJK.findall(text or "")) > len(tokens) / 2 else words
+    if len(tokens) < size:
+        return ""
+    grams: set[tuple[str, ...]] = set()
+    for other in earlier:
+        other_tokens = _tokens(other)
+        grams.update(tuple(other_tokens[i : i + size]) for i in range(len(other_tokens) - size + 1))
+    for i in range(len(tokens) - size + 1):
+        gram = tuple(tokens[i : i + size])
+        if gram in grams:
+            joiner = "" if _CJK.match(gram[0]) else " "
+            return joiner.join(gram)
+    return ""
+
+
+_DATE_VALUE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?")
+_DATE_NAME = re.compile(
+    r"date|time|day|year|month|week|since|until|from|to$|^to|start|end|when|period|deadline|birth|"
+    r"check_?in|check_?out|expir|schedule|created|updated|modified",
+    re.IGNORECASE,
+)
+_DATE_TEXT = re.compile(r"\bdate|\btime|\bday|yyyy|\bwhen\b|日期|时间|日|年", re.IGNORECASE)
+
+
+def date_misplaced(name: str, schema: Any, value: Any) -> bool:
+    """Whether ``value`` is a date (``YYYY-MM-DD``, maybe with a time) given to a parameter that is about
+    no date or time: neither its name (``date``, ``startTime``, ``since``, ``checkin``...) nor its
+    ``format`` or description (``date``, ``time``, ``YYYY``, 日期...) says so (``upc = "2024-10-22"``;
+    docs/generation.md §10)."""
+    if not isinstance(value, str) or not _DATE_VALUE.match(value.strip()):
+        return False
+    schema = schema if isinstance(schema, Mapping) else {}
+    described_as = f"{schema.get('format') or ''} {schema.get('description') or ''}"
+    return not (_DATE_NAME.search(name or "") or _DATE_TEXT.search(described_as))
+
+
+COPIED_RESULT_CHARS = 60
+"""The shortest result (as canonical JSON text) that counts as copied when a different call returned it
+too: two calls may both return ``{"success": true}``, not the same 60-character record."""
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
 def _function(tools: Any, name: str) -> Mapping[str, Any]:
     for tool in tools if isinstance(tools, list) else []:
         function = tool.get("function", tool) if isinstance(tool, Mapping) else {}
@@ -176,14 +247,26 @@ _OFFERED = re.compile(
 )
 
 
+_TEMPLATE_BEFORE = re.compile(
+    r"\b(format|formatted as|pattern)(\s+(is|of|should be|must be|like))?\s*:?\s*$|格式(为|是|如)?\s*[:：]?\s*$",
+    re.IGNORECASE,
+)
+"""Just before a quoted text: the text is a template (``in the format 'City, State'``), not an offered value."""
+
 _NOT_OPTIONS = frozenset({"is", "are", "was", "a", "an", "the", "to", "of", "or", "and", "be", "empty", "none", "null"})
 
 
 def described_options(description: Any) -> list[str]:
     """Values a parameter's description offers: quoted ones (``'JSON'``) and those after "default",
-    "e.g.", "such as", "for example", "like" (``such as en, zh or fr`` gives ``en``, ``zh``, ``fr``)."""
+    "e.g.", "such as", "for example", "like" (``such as en, zh or fr`` gives ``en``, ``zh``, ``fr``).
+    A quoted text right after "format" or "pattern" is a template (``in the format 'City, State'``) and
+    is left out."""
     out: list[str] = []
-    for quoted, listed in _OFFERED.findall(description if isinstance(description, str) else ""):
+    text = description if isinstance(description, str) else ""
+    for match in _OFFERED.finditer(text):
+        quoted, listed = match.groups()
+        if quoted and _TEMPLATE_BEFORE.search(text[max(0, match.start() - 24) : match.start()]):
+            continue  # "in the format 'City, State'": the shape of a value, not a value
         if quoted:
             out.append(quoted.strip())
         for item in re.split(r",? or |,? and |,|/", listed or ""):
@@ -232,9 +315,9 @@ def session_quality(session: Mapping[str, Any], language: str = "en") -> dict[st
         language: the language of its text, ``en`` or ``zh``.
 
     Returns:
-        ``{"ok": bool, "voice": [...], "values": [...], "concrete": [...]}``: each list holds one
-        reason per problem, naming the task (``"task 0 user: ..."``, ``"task 1 getWeather: city =
-        'Oslo' ..."``); ``ok`` when all are empty.
+        ``{"ok": bool, "voice": [...], "values": [...], "concrete": [...], "calls": [...],
+        "assistant": [...]}``: each list holds one reason per problem, naming the task (``"task 0
+        user message: ..."``, ``"task 1 getWeather: city = 'Oslo' ..."``); ``ok`` when all are empty.
     """
     messages = [m if isinstance(m, str) else "" for m in session.get("english_tasks") or []]
     answer_lists = session.get("english_answer_list") or []
@@ -243,25 +326,44 @@ def session_quality(session: Mapping[str, Any], language: str = "en") -> dict[st
     today = env_date(env)
     report: dict[str, list[str]] = {name: [] for name in QUALITY_CHECKS}
     history = [env]
+    said_by_assistant: list[str] = []
+    results: dict[str, str] = {}  # an observation's text -> the call that returned it first
     for task, nodes in enumerate(answer_lists):
         nodes = [n for n in nodes if isinstance(n, Mapping)] if isinstance(nodes, list) else []
         message = messages[task] if task < len(messages) else ""
         history.append(message)
         for why in voice_problems(message, language, opening=True):
             report["voice"].append(f"task {task} user message: {why}")
+        copied = echo_problem(message, said_by_assistant)
+        if copied:
+            report["voice"].append(f'task {task} user message: repeats "{copied}" of the assistant\'s words')
         task_values: list[Any] = []
         seen = list(history)
+        user_texts = [message]
+        calls_made: dict[str, int] = {}
         for index, node in enumerate(nodes):
             action = node.get("action") if isinstance(node.get("action"), Mapping) else {}
             name = action.get("name")
+            observation = node.get("observation")
             if name == ASK_USER and isinstance(node.get("user_input"), str):
                 for why in voice_problems(node["user_input"], language):
                     report["voice"].append(f"task {task} user answer {index}: {why}")
+            if name in (ASK_USER, PREPARE_TO_ANSWER) and isinstance(observation, str):
+                copied = echo_problem(observation, user_texts, words=8)
+                if copied:
+                    what = "question" if name == ASK_USER else "reply"
+                    report["assistant"].append(f'task {task} {what} {index}: repeats "{copied}" of the user\'s request')
+                said_by_assistant.append(observation)
+            if name == ASK_USER and isinstance(node.get("user_input"), str):
+                user_texts.append(node["user_input"])
             if isinstance(name, str) and name not in PSEUDO_TOOLS:
                 function = _function(tools, name)
-                context = CallContext(seen, today=today, allowed=schema_offers(function.get("parameters")))
+                parameters = function.get("parameters") if isinstance(function.get("parameters"), Mapping) else {}
+                properties = parameters.get("properties") if isinstance(parameters.get("properties"), Mapping) else {}
+                context = CallContext(seen, today=today, allowed=schema_offers(parameters))
                 for path, value in leaves(action.get("arguments") or {}):
                     task_values.append(value)
+                    top = path.split(".", 1)[0].split("[", 1)[0]
                     if isinstance(value, str) and not value.strip():
                         report["values"].append(f"task {task} {name}: {path} is an empty string")
                     elif not context.knows(value):
@@ -269,6 +371,22 @@ def session_quality(session: Mapping[str, Any], language: str = "en") -> dict[st
                             f"task {task} {name}: {path} = {as_text(value)[:60]} appears nowhere in the "
                             "conversation before the call"
                         )
+                    elif date_misplaced(top, properties.get(top), value):
+                        report["values"].append(f"task {task} {name}: {path} = {value} is a date, but {top} is no date")
+                key = _canonical([name, action.get("arguments") or {}])
+                if key in calls_made:
+                    report["calls"].append(
+                        f"task {task} {name}: node {index} repeats the call of node {calls_made[key]}"
+                    )
+                calls_made.setdefault(key, index)
+                if observation is not None:
+                    text = _canonical(observation)
+                    first = results.get(text) if len(text) >= COPIED_RESULT_CHARS else None
+                    if first is not None and first != key:
+                        report["calls"].append(
+                            f"task {task} {name}: node {index}'s result copies the result of an earlier, different call"
+                        )
+                    results.setdefault(text, key)
             seen.extend(_node_texts(node))
         calls = [n for n in nodes if (n.get("action") or {}).get("name") not in PSEUDO_TOOLS]
         if calls and not is_concrete(message, task_values):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -294,11 +294,25 @@ def conversation_texts(state: State) -> list[str]:
     return texts
 
 
-def session_results(state: State) -> list[str]:
-    """Every tool result so far in the session (``name(arguments) -> result``), for consistent simulation."""
+def assistant_texts(state: State) -> list[str]:
+    """What the assistant said so far in the session: every question and final reply (docs/generation.md §10)."""
+    return [
+        node["observation"]
+        for task in state.tasks
+        for node in task.get("nodes", [])
+        if node["name"] in PSEUDO_TOOLS and isinstance(node.get("observation"), str)
+    ]
+
+
+def session_results(state: State, names: Collection[str] | None = None) -> list[str]:
+    """The tool results so far in the session (``name(arguments) -> result``), for consistent simulation:
+    of the tools in ``names`` only when given (the tool role sees the earlier results of the tools it
+    simulates now: shown another tool's result, a small model pastes it; docs/generation.md §2)."""
     lines = []
     for task in state.tasks:
         for node in task.get("nodes", []):
+            if names is not None and node["name"] not in names:
+                continue
             if node["name"] not in PSEUDO_TOOLS and node.get("observation") is not None:
                 lines.append(f"{node['name']}({dumps(node.get('arguments') or {})}) -> {dumps(node['observation'])}")
     return lines

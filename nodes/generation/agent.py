@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 
 from bench.generation import RULE_CHECK
 from bench.generation_checks import extract_json, plain_text, tools_by_name
+from bench.generation_quality import echo_problem
 from graphs.generation_context import Context
 from graphs.generation_state import State
 from nodes.generation._common import (
@@ -101,10 +102,22 @@ def read_agent_text(raw: str, kind: str) -> str:
     return plain_text(raw)
 
 
+def agent_text_problems(text: str, task: dict[str, Any]) -> list[str]:
+    """Rule problems of the assistant's question or reply (docs/generation.md §10): empty, or eight words
+    in a row copied from the user's request or answers of this task
+    (:func:`bench.generation_quality.echo_problem`: an "answer" that restates the request)."""
+    if not text:
+        return ["empty assistant message"]
+    said = [task.get("user_message") or ""] + [n["user_input"] for n in task.get("nodes", []) if n.get("user_input")]
+    copied = echo_problem(text, said, words=8)
+    return [f'repeats "{copied}" of the user\'s request instead of answering it'] if copied else []
+
+
 async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Write the question or the final reply into the last node's observation (docs/generation.md).
 
-    An empty output is retried up to ``max_retries`` times, then the session fails. After a final
+    An empty output, or one that breaks a rule (:func:`agent_text_problems`), is retried up to
+    ``max_retries`` times (a rule problem with a short fix), then the session fails. After a final
     reply of the last layer the session is done.
 
     Returns:
@@ -117,10 +130,14 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     kind = "question" if state.awaiting == "question" else "reply"
     system, human = agent_request(state)
     task_index = len(state.tasks) - 1
-    calls, entries, text = [], [], ""
+    calls, entries, text, problems = [], [], "", []
     for attempt in range(max(1, context.max_retries)):
+        request = human
+        if problems and not problems[0].startswith("empty"):
+            hint = fragments(state.language)["retry_hints"]["reply_echo"]
+            request = f"{human}\n\n{labels(state)['feedback']}: {hint}"
         raw, record = await ask_model(
-            "agent", state, runtime, system, human, json_schema=agent_schema(state, kind), max_tokens=AGENT_MAX_TOKENS
+            "agent", state, runtime, system, request, json_schema=agent_schema(state, kind), max_tokens=AGENT_MAX_TOKENS
         )
         calls.append(record)
         text = read_agent_text(raw, kind)
@@ -134,7 +151,8 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 "content": text,
             }
         )
-        if text:
+        problems = agent_text_problems(text, state.tasks[-1])
+        if not problems:
             break
         entries.append(
             {
@@ -143,13 +161,19 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 "task": task_index,
                 "target": entries[-1]["id"],
                 "verdict": "reject",
-                "reason": "empty assistant message",
+                "reason": "; ".join(problems),
+                "reasons": problems,
                 "source": "rules",
             }
         )
     update: dict[str, Any] = {"transcript": entries, "calls": calls}
     if not text:
         return {**update, **fail(f"agent gave no {kind} {context.max_retries} times (task {task_index})")}
+    if problems:
+        return {
+            **update,
+            **fail(f"agent {kind} rejected {len(calls)} times (task {task_index}): " + "; ".join(problems)),
+        }
     task = current_task(state)
     task["nodes"][-1]["observation"] = text
     update.update(tasks=replace_current(state, task), awaiting="reply" if kind == "question" else "")

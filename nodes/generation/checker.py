@@ -129,7 +129,8 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     elif kind == "decision":
         reasons = decision_rule_errors(state, pending["decision"])
     else:
-        reasons = results_errors(pending["results"], pending_calls(task))
+        earlier = [n for t in state.tasks for n in t.get("nodes", []) if n.get("observation") is not None]
+        reasons = results_errors(pending["results"], pending_calls(task), earlier)
     source, calls = "rules", []
     judges = context.checker_model_judges(role_spec(context, "checker"))
     if not reasons and not state.model_vetoed and judges and _model_judges(pending):

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bench.generation_checks import MAX_CALLS_PER_STEP
-from bench.generation_quality import schema_offers
+from bench.generation_quality import date_misplaced, schema_offers
 from bench.terms import ASK_USER, PREPARE_TO_ANSWER
 
 MT_STEP_CALLS = min(3, MAX_CALLS_PER_STEP)
@@ -223,13 +223,19 @@ class KnownValues:
 
 
 def _narrow(
-    arguments: dict[str, Any], known: KnownValues, offers: Mapping[str, Sequence[Any]]
+    arguments: dict[str, Any],
+    known: KnownValues,
+    offers: Mapping[str, Sequence[Any]],
+    originals: Mapping[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """``arguments`` with each scalar parameter limited to its known values (and the values its schema
-    offers); an optional parameter with none left out. ``None``: a required one has none."""
+    offers), a date only for a parameter about dates (``originals``: the tool's own parameter schemas;
+    :func:`bench.generation_quality.date_misplaced`); an optional parameter with none left out.
+    ``None``: a required one has none."""
     properties = arguments.get("properties")
     if not isinstance(properties, dict):
         return arguments
+    originals = originals if isinstance(originals, Mapping) else {}
     required = set(arguments.get("required") or [])
     narrowed: dict[str, Any] = {}
     for name, schema in properties.items():
@@ -237,6 +243,7 @@ def _narrow(
         if choices is None:
             narrowed[name] = schema
             continue
+        choices = [c for c in choices if not date_misplaced(name, originals.get(name), c)]
         choices = list(dict.fromkeys([*choices, *offers.get(name, ())]))
         if choices:
             narrowed[name] = {"enum": choices}
@@ -257,7 +264,9 @@ def _call_schema(
         arguments = {**arguments, "properties": {k: v for k, v in arguments["properties"].items() if k not in drop}}
     if known is not None and isinstance(arguments.get("properties"), dict):
         offers = _offers(parameters)
-        narrowed = _narrow(arguments, known, offers)
+        narrowed = _narrow(
+            arguments, known, offers, parameters.get("properties") if isinstance(parameters, Mapping) else None
+        )
         if narrowed is None:
             return None
         arguments = narrowed

@@ -25,7 +25,7 @@ def tool_request(state: State, calls: list[dict[str, Any]]) -> tuple[str, str]:
     system = render("tool.md", state.language, env_info=state.env_info)
     parts = [
         section(names["tools"], dumps(specs), names["none"]),
-        section(names["earlier_results"], session_results(state), names["none"]),
+        section(names["earlier_results"], session_results(state, used), names["none"]),
         section(
             names["calls"], [f"{i}: {c['name']}({dumps(c['arguments'])})" for i, c in enumerate(calls)], names["none"]
         ),

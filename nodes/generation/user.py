@@ -24,13 +24,14 @@ from langgraph.runtime import Runtime
 from bench.audit_context import CallContext, as_text, env_date, has_cjk, leaves
 from bench.generation import RULE_CHECK, random_env_info, should_answer_vaguely
 from bench.generation_checks import extract_json, plain_text, tools_by_name
-from bench.generation_quality import described, placeholder_problem, voice_problems
+from bench.generation_quality import described, echo_problem, placeholder_problem, voice_problems
 from bench.generation_values import fallback_value, given_by_name, name_words, planned_value, request_phrase
 from bench.terms import ASK_USER
 from graphs.generation_context import Context
 from graphs.generation_state import State
 from nodes.generation._common import (
     ask_model,
+    assistant_texts,
     conversation_lines,
     conversation_texts,
     current_task,
@@ -499,6 +500,8 @@ def retry_hint(state: State, problems: Sequence[str]) -> str:
             kinds.append("missing")
         elif "placeholder" in problem or "copies the description" in problem or " is empty" in problem:
             kinds.append("placeholder")
+        elif "of the assistant's words" in problem:
+            kinds.append("echo")
         else:
             kinds.append("voice")
     return "; ".join(hints[k] for k in dict.fromkeys(kinds))
@@ -513,15 +516,20 @@ def message_problems(
     missing: str = "",
     earlier: Sequence[str] = (),
     functions: Sequence[dict[str, Any]] = (),
+    assistant: Sequence[str] = (),
 ) -> list[str]:
     """Rule problems of one user message (docs/generation.md §10): empty; the assistant's voice or a
     meta-question (:func:`bench.generation_quality.voice_problems`); a detail value that is a placeholder
     or copies a description of the focus ``functions`` (:func:`bench.generation_quality.placeholder_problem`);
     a detail value the message (with the ``earlier`` conversation) does not state; the ``missing``
-    parameter given after all."""
+    parameter given after all; six words in a row copied from what the ``assistant`` said
+    (:func:`bench.generation_quality.echo_problem`)."""
     if not text:
         return ["empty user message (or one too long and cut off): write one or two short sentences"]
     problems = [f"the message {why}" for why in voice_problems(text, state.language, opening=True)]
+    copied = echo_problem(text, assistant)
+    if copied:
+        problems.append(f'the message repeats "{copied}" of the assistant\'s words')
     if details is not None:
         context = CallContext([*earlier, text])
         descriptions = described(functions)
@@ -620,6 +628,7 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         human = f"{goal}\n\n{cue}" if opening else f"{conversation}\n{goal}\n\n{cue}"
 
     earlier = conversation_texts(state) if kind == "next" else []
+    assistant = assistant_texts(state)
     calls, entries, text, problems = list(value_calls), list(value_entries), "", []
     for attempt in range(max(1, context.max_retries)):
         request = human
@@ -644,7 +653,7 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             }
         )
         problems = message_problems(
-            state, text, details, kind=kind, missing=missing, earlier=earlier, functions=functions
+            state, text, details, kind=kind, missing=missing, earlier=earlier, functions=functions, assistant=assistant
         )
         if not problems:
             break

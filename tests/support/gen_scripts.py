@@ -107,6 +107,8 @@ def _answer(kind: str = "tool") -> dict[str, Any]:
 
 
 def _results(functions: list[dict[str, Any]], tag: str) -> dict[str, Any]:
+    """One distinct result per call (``tag`` names the step: a result copied from another call is a rule
+    rejection)."""
     return {
         "results": [{"status": "ok", "source": f["name"], "note": f"{tag} result {i}"} for i, f in enumerate(functions)]
     }
@@ -174,7 +176,7 @@ def session_script(state: dict[str, Any]) -> dict[str, list[Any]]:
             else:
                 roles["planner"].append(_decision(*[_call(f, deps) for f in step]))
             roles["checker"] += [ACCEPT, ACCEPT]
-            roles["tool"].append(_results(step, tag))
+            roles["tool"].append(_results(step, f"{tag}.{done}"))
             done += len(step)
         roles["planner"].append(_answer("chat" if layer_type == "CC" else "tool"))
         roles["checker"].append(ACCEPT)

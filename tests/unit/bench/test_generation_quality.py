@@ -8,7 +8,9 @@ import copy
 import pytest
 
 from bench.generation_quality import (
+    date_misplaced,
     described_options,
+    echo_problem,
     is_concrete,
     placeholder_problem,
     quality_summary,
@@ -65,7 +67,9 @@ def _session(message: str, word: str, *, reply: str = "It means a round fruit.",
 
 def test_a_real_user_session_passes():
     session = _session("What does the word 'apple' mean? I keep seeing it in my recipe book.", "apple")
-    assert session_quality(session) == {"ok": True, "voice": [], "values": [], "concrete": []}
+    assert session_quality(session) == {
+        "ok": True, "voice": [], "values": [], "concrete": [], "calls": [], "assistant": []
+    }  # fmt: skip
 
 
 def test_the_bad_session_of_issue_25_fails_every_check():
@@ -94,7 +98,7 @@ def test_the_bad_session_of_issue_25_fails_every_check():
         "task 0 user message names no concrete value: 'What can the AI assistant do with all of these tools?'"
     ]
     summary = quality_summary([result, session_quality(_session("Define 'apple' for me, please.", "apple"))])
-    assert summary == {"sessions": 2, "passing": 1, "voice": 1, "values": 1, "concrete": 1}
+    assert summary == {"sessions": 2, "passing": 1, "voice": 1, "values": 1, "concrete": 1, "calls": 0, "assistant": 0}
 
 
 def test_values_may_come_from_answers_results_and_the_schema():
@@ -208,3 +212,89 @@ def test_described_options_read_lists_and_defaults():
     assert described_options("The format, such as CSV, JSON, or XML.") == ["CSV", "JSON", "XML"]
     assert described_options("The delivery method of the malware, default is 'email'") == ["email"]
     assert described_options("Language such as en, zh or fr") == ["en", "zh", "fr"]
+
+
+def test_described_options_leave_out_format_templates():
+    # a Kroger tool's location (tools_en.jsonl): 'City, State' is the shape of a value, not a value
+    text = "The location of the user, used to find nearby Kroger stores. The format is 'City, State'."
+    assert described_options(text) == []
+    assert described_options("The end date, in the format of 'YYYY-MM-DD'.") == []
+    assert described_options("日期，格式为'YYYY-MM-DD'") == []
+    assert described_options("Output format, e.g. 'json' or 'xml'") == ["json", "xml"]
+    assert described_options("The format of the returned data, supporting 'XML', 'CSV'") == ["XML", "CSV"]
+
+
+def test_echo_finds_a_run_of_words_copied_from_the_other_speaker():
+    # the local model's second user turn pasted the assistant's reply (issue 25 measurement)
+    reply = "The synonyms of 'happy' are joyful, happy, pleased, contented, and amused."
+    turn = "Thenymes of the English word 'happy' are joyful, happy, pleased, contented, and AMUS."
+    assert echo_problem(turn, [reply]) == "happy are joyful happy pleased contented"
+    assert echo_problem("What about the antonyms of 'happy'?", [reply]) == ""
+    # an assistant reply is held to eight words: "the current weather in Paris" is fine
+    request = "Can you get the current weather in Paris for tomorrow?"
+    assert echo_problem("The current weather in Paris for tomorrow is sunny, 21 degrees.", [request], words=8) == ""
+    assert echo_problem("Please get the current weather in Paris for tomorrow, please.", [request], words=8) == (
+        "get the current weather in paris for tomorrow"
+    )
+    # Chinese: a character is half a word, so twelve characters make a run of six words
+    assert (
+        echo_problem("我想查询北京明天的天气情况怎么样呢", ["你想查询北京明天的天气情况怎么样"])
+        == "想查询北京明天的天气情况"
+    )
+    assert echo_problem("北京明天的天气", ["北京明天的天气情况"]) == ""
+
+
+def test_a_date_goes_only_to_a_parameter_about_dates():
+    upc = {"type": "string", "description": "The Universal Product Code (UPC) of the product."}
+    assert date_misplaced("upc", upc, "2024-10-22")
+    assert not date_misplaced("upc", upc, "012345678905")
+    assert not date_misplaced("startDate", {"type": "string"}, "2024-10-22")
+    assert not date_misplaced("since", {}, "2024-10-22")
+    assert not date_misplaced("range", {"description": "Start day, YYYY-MM-DD"}, "2024-10-22")
+    assert not date_misplaced("出发", {"description": "出发日期"}, "2024-10-22")
+
+
+def _two_calls(first: dict, second: dict, *, second_name: str = "getWordDefinitions") -> dict:
+    session = _session("What does the word 'apple' mean? And 'pear'?", "apple")
+    nodes = session["english_answer_list"][0]
+    nodes[0]["observation"] = {"definitions": ["a round fruit of the rose family"], "source": "dictionary"}
+    nodes.insert(1, {"action": {"name": second_name, "arguments": second}, "observation": nodes[0]["observation"],
+                     "dependency_list": []})  # fmt: skip
+    nodes[0]["action"]["arguments"] = first
+    return session
+
+
+def test_calls_check_finds_a_repeated_call_and_a_copied_result():
+    repeated = _two_calls({"word": "apple"}, {"word": "apple"})
+    assert session_quality(repeated)["calls"] == ["task 0 getWordDefinitions: node 1 repeats the call of node 0"]
+    copied = _two_calls({"word": "apple"}, {"word": "pear"})
+    assert session_quality(copied)["calls"] == [
+        "task 0 getWordDefinitions: node 1's result copies the result of an earlier, different call"
+    ]
+    distinct = copy.deepcopy(copied)
+    distinct["english_answer_list"][0][1]["observation"] = {"definitions": ["a sweet fruit"], "source": "dictionary"}
+    short = _two_calls({"word": "apple"}, {"word": "pear"})
+    for node in short["english_answer_list"][0][:2]:
+        node["observation"] = {"found": True}  # two calls may both answer {"found": true}
+    assert session_quality(short)["calls"] == []
+    assert session_quality(distinct)["calls"] == []
+
+
+def test_assistant_check_finds_a_reply_that_restates_the_request():
+    # the local model's final reply repeated the request (issue 25 measurement)
+    message = "Can you retrieve detailed information about a specific malware sample, including the sample source?"
+    session = _session(message, "apple", reply="Please retrieve detailed information about a specific malware sample.")
+    result = session_quality(session)
+    assert result["assistant"] == [
+        'task 0 reply 1: repeats "retrieve detailed information about a specific malware sample" of the user\'s request'
+    ]
+    assert result["ok"] is False
+
+
+def test_the_environment_line_is_no_request():
+    assert voice_problems("A list of sentences for 'curious'. Current date and time is 2024-04-01 01:56:00.") == [
+        '"Current date and time is" copies the environment line instead of asking for something'
+    ]
+    assert voice_problems("当前日期是2024年4月1日，帮我查天气。", "zh") == [
+        '"当前日期是" copies the environment line instead of asking for something'
+    ]

@@ -172,7 +172,7 @@ def test_four_layer_session_in_dataset_schema(tool_lists_en, tmp_path):
     assert mixed[0]["observation"] == {
         "status": "ok",
         "source": plan.tools[0]["function"]["name"],
-        "note": "t1 result 0",
+        "note": "t1.0 result 0",
     }
     assert [n["dependency_list"] for n in single] == [[], [0]]
     assert chat == [
@@ -545,8 +545,11 @@ def test_manifest_has_the_yield_table_and_the_quality_check(tool_lists_en, tmp_p
     assert table == summary.yields
     assert manifest["quality"] == summary.quality
     # the scripted messages state every value, in the user's voice
-    assert manifest["quality"] == {"sessions": 2, "passing": 2, "voice": 0, "values": 0, "concrete": 0}
-    assert [s["quality"] for s in manifest["sessions"]] == [{"ok": True, "voice": [], "values": [], "concrete": []}] * 2
+    assert manifest["quality"] == {
+        "sessions": 2, "passing": 2, "voice": 0, "values": 0, "concrete": 0, "calls": 0, "assistant": 0
+    }  # fmt: skip
+    clean = {"ok": True, "voice": [], "values": [], "concrete": [], "calls": [], "assistant": []}
+    assert [s["quality"] for s in manifest["sessions"]] == [clean] * 2
     assert all((out / "transcripts" / f"{p.key}.jsonl").is_file() for p in plans)
     # a resumed run reads each session's yield from outcome.json
     again = asyncio.run(run_batch(plans, scripted_context(file), out, concurrency=1))

@@ -284,3 +284,63 @@ def test_the_answer_holds_only_its_answer_type():
     }
     errors = decision_errors(decision, tools={}, layer_type="CC", nodes=[])
     assert any("answer_type must be the only argument" in e for e in errors), errors
+
+
+def test_a_user_turn_that_pastes_the_assistant_reply_is_written_again():
+    from nodes.generation.user import message_problems, retry_hint
+
+    reply = "The synonyms of 'happy' are joyful, happy, pleased, contented, and amused."
+    turn = "Thenymes of the English word 'happy' are joyful, happy, pleased, contented, and AMUS."
+    problems = message_problems(_state(), turn, None, kind="next", assistant=[reply])
+    assert problems == ['the message repeats "happy are joyful happy pleased contented" of the assistant\'s words']
+    assert retry_hint(_state(), problems) == (
+        "do not repeat the assistant's words: say in a few words of your own what you want"
+    )
+    assert message_problems(_state(), "And what are its antonyms?", None, kind="next", assistant=[reply]) == []
+
+
+def test_an_assistant_reply_that_restates_the_request_is_a_rule_problem():
+    from nodes.generation.agent import agent_text_problems
+
+    task = {"user_message": "Can you retrieve detailed information about a specific malware sample, Crysis 3?",
+            "nodes": [{"name": "ask_user_for_required_parameters", "user_input": "The sample is named Crysis 3."}]}  # fmt: skip
+    assert agent_text_problems("Please retrieve detailed information about a specific malware sample.", task) == [
+        'repeats "retrieve detailed information about a specific malware sample" of the user\'s request instead '
+        "of answering it"
+    ]
+    assert agent_text_problems("Crysis 3 is ransomware first seen in 2016; 51 of 70 engines detect it.", task) == []
+    assert agent_text_problems("", task) == ["empty assistant message"]
+
+
+def test_the_planner_grammar_gives_a_date_only_to_a_parameter_about_dates():
+    products = {
+        "name": "searchProducts",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "upc": {"type": "string", "description": "The Universal Product Code (UPC) of the product."},
+                "startDate": {"type": "string", "description": "First day."},
+            },
+            "required": ["upc"],
+        },
+    }
+    tools = [{"type": "function", "function": products}]
+    known = KnownValues(["2024-10-22", "012345678905"], {})
+    arguments = _call(planner_schema(tools, "ST", focus=["searchProducts"], known=known), "searchProducts")
+    assert arguments["properties"]["arguments"]["properties"] == {
+        "upc": {"enum": ["012345678905"]},
+        "startDate": {"enum": ["2024-10-22", "012345678905"]},
+    }
+
+
+def test_the_tool_role_sees_earlier_results_of_the_tools_it_simulates_only():
+    from nodes.generation.tool import tool_request
+
+    nodes = [
+        {"name": "getWeather", "arguments": {"city": "Paris"}, "step": 0, "observation": {"temp": 21}},
+        {"name": "defineWord", "arguments": {"word": "apple"}, "step": 1, "observation": {"definition": "a fruit"}},
+    ]
+    state = _state(tasks=[{"layer_type": "MT", "user_message": "Paris weather, and define apple.", "nodes": nodes}])
+    _, human = tool_request(state, [{"name": "getWeather", "arguments": {"city": "Oslo"}, "step": 2}])
+    assert 'getWeather({"city": "Paris"}) -> {"temp": 21}' in human
+    assert "a fruit" not in human  # shown another tool's result, a small model pastes it
