@@ -1,22 +1,27 @@
 """Does a generated session read as a real user talking to an assistant? A rule-based quality check (docs/generation.md §10).
 
-Three checks on a session in the dataset schema (docs/dataset.md; the ``english_*`` fields hold the
+Five checks on a session in the dataset schema (docs/dataset.md; the ``english_*`` fields hold the
 generated text in the session's language):
 
 - **role voice**: no user turn (a task's message or an answer to a question) sounds like the
   assistant ("Thank you for providing ...", "As an AI ...", "Please provide ...", "How can I help
-  you?") or is a meta-question about the assistant or its tools ("What can the AI assistant do?");
+  you?"), is a meta-question about the assistant or its tools ("What can the AI assistant do?"),
+  copies the environment line, or its message copies six words in a row of an earlier reply of the
+  assistant (:func:`echo_problem`);
 - **values in context**: every scalar argument value of every gold call appears in what was said
   before the call (the environment string, the user's messages and answers, the assistant's
   questions and replies, earlier tool results and calls), by the matching rules of
   ``bench.audit_context`` (docs/audit.md §5.2); a value the tool's schema offers (``enum``,
   ``default``) counts as known. The tool's own description does not: a value copied from it
-  (``word="example"``) was not asked for;
+  (``word="example"``) was not asked for. A date goes only to a parameter about dates
+  (:func:`date_misplaced`);
 - **concrete requests**: the first message of every tool task names at least one of the task's
-  gold argument values, or holds a concrete detail (a number, a quoted name, a proper name).
+  gold argument values, or holds a concrete detail (a number, a quoted name, a proper name);
+- **calls**: no task repeats a call, no result copies the result of a different call;
+- **assistant**: no final reply copies eight words in a row of the user's request or answers.
 
-The same voice rule (:func:`voice_problems`) is applied to every user message as it is generated
-(``nodes/generation/user.py``), so a rejected message is written again with the reason.
+The same rules are applied as the session is generated (``nodes/generation/user.py``, ``agent.py``,
+``bench.generation_checks``), so a rejected output is written again with a fix.
 
 Pure module: no I/O.
 """
@@ -336,7 +341,7 @@ def session_quality(session: Mapping[str, Any], language: str = "en") -> dict[st
             report["voice"].append(f"task {task} user message: {why}")
         copied = echo_problem(message, said_by_assistant)
         if copied:
-            report["voice"].append(f'task {task} user message: repeats "{copied}" of the assistant\'s words')
+            report["voice"].append(f'task {task} user message: repeats "{copied}" of the assistant\'s reply')
         task_values: list[Any] = []
         seen = list(history)
         user_texts = [message]
@@ -348,11 +353,10 @@ def session_quality(session: Mapping[str, Any], language: str = "en") -> dict[st
             if name == ASK_USER and isinstance(node.get("user_input"), str):
                 for why in voice_problems(node["user_input"], language):
                     report["voice"].append(f"task {task} user answer {index}: {why}")
-            if name in (ASK_USER, PREPARE_TO_ANSWER) and isinstance(observation, str):
+            if name == PREPARE_TO_ANSWER and isinstance(observation, str):
                 copied = echo_problem(observation, user_texts, words=8)
                 if copied:
-                    what = "question" if name == ASK_USER else "reply"
-                    report["assistant"].append(f'task {task} {what} {index}: repeats "{copied}" of the user\'s request')
+                    report["assistant"].append(f'task {task} reply {index}: repeats "{copied}" of the user\'s request')
                 said_by_assistant.append(observation)
             if name == ASK_USER and isinstance(node.get("user_input"), str):
                 user_texts.append(node["user_input"])

@@ -34,7 +34,7 @@ _CODES: tuple[tuple[str, str], ...] = (
     (r"expected \d+ results|one result per call", "result count"),
     (r"result \d+ for .* is empty", "empty result"),
     (r"copies the result of", "copies another call's result"),
-    (r"of the user's request|of the assistant's words", "repeats the other speaker"),
+    (r"of the user's request|of the assistant's reply", "repeats the other speaker"),
     (r"is a date, but", "date for a non-date parameter"),
     (r"empty (user|assistant) message", "empty message"),
     (r"as the assistant does|speaks as an AI|instead of asking for something|placeholder in brackets", "not the user's voice"),

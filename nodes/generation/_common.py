@@ -294,13 +294,14 @@ def conversation_texts(state: State) -> list[str]:
     return texts
 
 
-def assistant_texts(state: State) -> list[str]:
-    """What the assistant said so far in the session: every question and final reply (docs/generation.md §10)."""
+def assistant_replies(state: State) -> list[str]:
+    """The assistant's final replies so far in the session (docs/generation.md §10; its questions are left
+    out: an answer may well repeat the question's words, "The base64 encoding of the file is ...")."""
     return [
         node["observation"]
         for task in state.tasks
         for node in task.get("nodes", [])
-        if node["name"] in PSEUDO_TOOLS and isinstance(node.get("observation"), str)
+        if node["name"] == PREPARE_TO_ANSWER and isinstance(node.get("observation"), str)
     ]
 
 

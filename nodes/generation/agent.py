@@ -4,13 +4,16 @@ the tool results, or a direct chat reply). The text becomes the node's gold obse
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
+from bench.audit_context import as_text
 from bench.generation import RULE_CHECK
 from bench.generation_checks import extract_json, plain_text, tools_by_name
 from bench.generation_quality import echo_problem
+from bench.terms import PSEUDO_TOOLS
 from graphs.generation_context import Context
 from graphs.generation_state import State
 from nodes.generation._common import (
@@ -44,6 +47,32 @@ def _asked(state: State, arguments: dict[str, Any]) -> list[str]:
     return out
 
 
+def result_points(nodes: Sequence[dict[str, Any]], *, limit: int = 8) -> str:
+    """The facts of a task's tool results as one short line for the reply (docs/generation.md §2):
+    ``"synonyms: banana, mango; antonyms: orange, grape"``, each result's scalar values by their key
+    (lists joined), at most ``limit`` of them; ``""`` when no call returned anything."""
+    points: list[str] = []
+    for node in nodes:
+        if node["name"] in PSEUDO_TOOLS or node.get("observation") is None:
+            continue
+        observation = node["observation"]
+        if not isinstance(observation, dict):
+            points.append(as_text(observation)[:80])
+            continue
+        for key, value in observation.items():
+            if isinstance(value, list):
+                value = ", ".join(as_text(v)[:40] for v in value[:5] if not isinstance(v, (dict, list)))
+            elif isinstance(value, dict):
+                value = ", ".join(
+                    f"{k} {as_text(v)[:40]}" for k, v in list(value.items())[:4] if not isinstance(v, (dict, list))
+                )
+            else:
+                value = as_text(value)[:60]
+            if value:
+                points.append(f"{key}: {value}")
+    return "; ".join(points[:limit])
+
+
 def agent_request(state: State) -> tuple[str, str]:
     """System and human messages of the agent for the last node of the current task (docs/generation.md)."""
     names = labels(state)
@@ -61,14 +90,15 @@ def agent_request(state: State) -> tuple[str, str]:
     else:
         style = fragments(state.language)["reply_style"][node["arguments"].get("answer_type", "tool")]
         system = render("agent_reply.md", state.language, env_info=state.env_info, reply_style=style)
-    human = "\n".join(
-        [
-            section(names["conversation"], conversation_lines(state, include_current=False), names["none"]),
-            section(names["current_request"], task["user_message"], names["none"]),
-            section(names["actions"], actions_lines(task["nodes"]), names["none"]),
-        ]
-    )
-    return system, human
+    parts = [
+        section(names["conversation"], conversation_lines(state, include_current=False), names["none"]),
+        section(names["current_request"], task["user_message"], names["none"]),
+        section(names["actions"], actions_lines(task["nodes"]), names["none"]),
+    ]
+    points = result_points(task["nodes"]) if state.awaiting != "question" else ""
+    if points:  # last: a small model follows what it read last, not the request it would otherwise restate
+        parts.append(f"{names['result_points']}: {points}\n")
+    return system, "\n".join(parts)
 
 
 def agent_schema(state: State, kind: str) -> dict[str, Any]:
@@ -102,12 +132,15 @@ def read_agent_text(raw: str, kind: str) -> str:
     return plain_text(raw)
 
 
-def agent_text_problems(text: str, task: dict[str, Any]) -> list[str]:
-    """Rule problems of the assistant's question or reply (docs/generation.md §10): empty, or eight words
-    in a row copied from the user's request or answers of this task
-    (:func:`bench.generation_quality.echo_problem`: an "answer" that restates the request)."""
+def agent_text_problems(text: str, task: dict[str, Any], kind: str = "reply") -> list[str]:
+    """Rule problems of the assistant's question or reply (docs/generation.md §10): empty, or (a reply)
+    eight words in a row copied from the user's request or answers of this task
+    (:func:`bench.generation_quality.echo_problem`: an "answer" that restates the request; a question may
+    repeat the request's words)."""
     if not text:
         return ["empty assistant message"]
+    if kind != "reply":
+        return []
     said = [task.get("user_message") or ""] + [n["user_input"] for n in task.get("nodes", []) if n.get("user_input")]
     copied = echo_problem(text, said, words=8)
     return [f'repeats "{copied}" of the user\'s request instead of answering it'] if copied else []
@@ -151,7 +184,7 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 "content": text,
             }
         )
-        problems = agent_text_problems(text, state.tasks[-1])
+        problems = agent_text_problems(text, state.tasks[-1], kind)
         if not problems:
             break
         entries.append(

@@ -49,7 +49,8 @@ def grammar_safe_schema(schema: Any, depth: int = 0) -> dict[str, Any]:
 
     Keeps ``type`` (benchmark aliases such as ``"float"`` mapped to ``"number"``; unknown types
     dropped, i.e. any value), ``enum`` (only when every member is a string, number or boolean),
-    ``properties`` / ``required`` of objects and ``items`` of arrays, recursively; everything else
+    ``properties`` / ``required`` of objects (no other keys: ``additionalProperties`` false) and
+    ``items`` of arrays, recursively; everything else
     (descriptions, formats, patterns, defaults) is dropped. Below depth 4 any value is allowed.
 
     Args:
@@ -81,6 +82,7 @@ def grammar_safe_schema(schema: Any, depth: int = 0) -> dict[str, Any]:
             required = [r for r in schema.get("required") or [] if isinstance(r, str) and r in properties]
             if required:
                 out["required"] = list(dict.fromkeys(required))
+            out["additionalProperties"] = False  # the rules reject a key the tool does not define, at any depth
     if out.get("type") == "array":
         items = grammar_safe_schema(schema.get("items"), depth + 1)
         if items:

@@ -18,14 +18,18 @@ from prompts import render
 
 
 def tool_request(state: State, calls: list[dict[str, Any]]) -> tuple[str, str]:
-    """System and human messages of the tool role for ``calls`` (call nodes of the current step; docs/generation.md)."""
+    """System and human messages of the tool role for ``calls`` (call nodes of the current step; docs/generation.md §2):
+    the tools' specs, the session's earlier results of these tools (none on the retry of a copied result)
+    and the calls."""
     names = labels(state)
     used = {c["name"] for c in calls}
     specs = [t.get("function", t) for t in state.tools if t.get("function", t).get("name") in used]
     system = render("tool.md", state.language, env_info=state.env_info)
+    # A retry after a copied result does not see the result it pasted (docs/generation.md §2).
+    earlier = [] if "copies the result of" in (state.feedback or "") else session_results(state, used)
     parts = [
         section(names["tools"], dumps(specs), names["none"]),
-        section(names["earlier_results"], session_results(state, used), names["none"]),
+        section(names["earlier_results"], earlier, names["none"]),
         section(
             names["calls"], [f"{i}: {c['name']}({dumps(c['arguments'])})" for i, c in enumerate(calls)], names["none"]
         ),

@@ -31,7 +31,7 @@ from graphs.generation_context import Context
 from graphs.generation_state import State
 from nodes.generation._common import (
     ask_model,
-    assistant_texts,
+    assistant_replies,
     conversation_lines,
     conversation_texts,
     current_task,
@@ -500,7 +500,7 @@ def retry_hint(state: State, problems: Sequence[str]) -> str:
             kinds.append("missing")
         elif "placeholder" in problem or "copies the description" in problem or " is empty" in problem:
             kinds.append("placeholder")
-        elif "of the assistant's words" in problem:
+        elif "of the assistant's reply" in problem:
             kinds.append("echo")
         else:
             kinds.append("voice")
@@ -522,14 +522,14 @@ def message_problems(
     meta-question (:func:`bench.generation_quality.voice_problems`); a detail value that is a placeholder
     or copies a description of the focus ``functions`` (:func:`bench.generation_quality.placeholder_problem`);
     a detail value the message (with the ``earlier`` conversation) does not state; the ``missing``
-    parameter given after all; six words in a row copied from what the ``assistant`` said
+    parameter given after all; six words in a row copied from the ``assistant``'s replies
     (:func:`bench.generation_quality.echo_problem`)."""
     if not text:
         return ["empty user message (or one too long and cut off): write one or two short sentences"]
     problems = [f"the message {why}" for why in voice_problems(text, state.language, opening=True)]
     copied = echo_problem(text, assistant)
     if copied:
-        problems.append(f'the message repeats "{copied}" of the assistant\'s words')
+        problems.append(f'the message repeats "{copied}" of the assistant\'s reply')
     if details is not None:
         context = CallContext([*earlier, text])
         descriptions = described(functions)
@@ -628,7 +628,7 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         human = f"{goal}\n\n{cue}" if opening else f"{conversation}\n{goal}\n\n{cue}"
 
     earlier = conversation_texts(state) if kind == "next" else []
-    assistant = assistant_texts(state)
+    assistant = assistant_replies(state)
     calls, entries, text, problems = list(value_calls), list(value_entries), "", []
     for attempt in range(max(1, context.max_retries)):
         request = human

@@ -402,7 +402,8 @@ def summary_lines(summary: Any) -> list[tuple[str, bool]]:
             (
                 f"quality check: {q['passing']} of {q['sessions']} session(s) pass (problems: user voice in "
                 f"{q['voice']}, values not in the conversation in {q['values']}, no concrete request in "
-                f"{q['concrete']}; per session in manifest.json)",
+                f"{q['concrete']}, repeated or copied calls in {q.get('calls', 0)}, assistant repeating the "
+                f"request in {q.get('assistant', 0)}; per session in manifest.json)",
                 False,
             )
         )

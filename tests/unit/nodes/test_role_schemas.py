@@ -67,10 +67,16 @@ def test_grammar_safe_schema_keeps_structure_and_maps_benchmark_types():
             "days": {"type": "number"},
             "spots": {
                 "type": "array",
-                "items": {"type": "object", "properties": {"lat": {"type": "number"}}, "required": ["lat"]},
+                "items": {
+                    "type": "object",
+                    "properties": {"lat": {"type": "number"}},
+                    "required": ["lat"],
+                    "additionalProperties": False,  # a key the tool does not define is a rule rejection
+                },
             },
         },
         "required": ["city"],
+        "additionalProperties": False,
     }
     assert grammar_safe_schema({"type": "weird"}) == {}
     assert grammar_safe_schema("nonsense") == {}

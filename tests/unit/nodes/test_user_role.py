@@ -292,7 +292,7 @@ def test_a_user_turn_that_pastes_the_assistant_reply_is_written_again():
     reply = "The synonyms of 'happy' are joyful, happy, pleased, contented, and amused."
     turn = "Thenymes of the English word 'happy' are joyful, happy, pleased, contented, and AMUS."
     problems = message_problems(_state(), turn, None, kind="next", assistant=[reply])
-    assert problems == ['the message repeats "happy are joyful happy pleased contented" of the assistant\'s words']
+    assert problems == ['the message repeats "happy are joyful happy pleased contented" of the assistant\'s reply']
     assert retry_hint(_state(), problems) == (
         "do not repeat the assistant's words: say in a few words of your own what you want"
     )
@@ -344,3 +344,46 @@ def test_the_tool_role_sees_earlier_results_of_the_tools_it_simulates_only():
     _, human = tool_request(state, [{"name": "getWeather", "arguments": {"city": "Oslo"}, "step": 2}])
     assert 'getWeather({"city": "Paris"}) -> {"temp": 21}' in human
     assert "a fruit" not in human  # shown another tool's result, a small model pastes it
+
+
+def test_an_answer_may_repeat_the_question_and_a_question_the_request():
+    from nodes.generation.agent import agent_text_problems
+    from nodes.generation.user import message_problems
+
+    question = "What is the base64 encoding of the malware sample file you want to submit?"
+    ask = {"name": "ask_user_for_required_parameters", "arguments": {}, "step": 0, "observation": question}
+    state = _state(tasks=[{"layer_type": "CQ", "user_message": "Submit my malware sample.", "nodes": [ask]}])
+    answer = "The base64 encoding of the malware sample file is QmFzZTY0IQ==."
+    from nodes.generation._common import assistant_replies
+
+    assert assistant_replies(state) == []  # questions are not held against the answer
+    assert message_problems(state, answer, None, kind="answer", assistant=assistant_replies(state)) == []
+    task = {"user_message": "Could you please provide the definition of an English word for me?", "nodes": []}
+    assert agent_text_problems("What is the definition of an English word for me to look up?", task, "question") == []
+
+
+def test_the_reply_is_told_the_facts_of_the_results_last():
+    from nodes.generation.agent import agent_request, result_points
+
+    nodes = [
+        {"name": "getSynonymsAntonyms", "arguments": {"word": "apple"}, "step": 0,
+         "observation": {"synonyms": ["banana", "mango"], "antonyms": ["orange"], "meta": {"source": "wordnet"}}},
+        {"name": "prepare_to_answer", "arguments": {"answer_type": "tool"}, "step": 1},
+    ]  # fmt: skip
+    assert result_points(nodes) == "synonyms: banana, mango; antonyms: orange; meta: source wordnet"
+    state = _state(tasks=[{"layer_type": "ST", "user_message": "Synonyms of apple?", "nodes": nodes}])
+    _, human = agent_request(state)
+    assert human.rstrip().endswith(
+        "What the results say: synonyms: banana, mango; antonyms: orange; meta: source wordnet"
+    )
+
+
+def test_the_retry_of_a_copied_result_does_not_see_the_result_it_pasted():
+    from nodes.generation.tool import tool_request
+
+    nodes = [{"name": "getWeather", "arguments": {"city": "Paris"}, "step": 0, "observation": {"temp": 21}}]
+    tasks = [{"layer_type": "MT", "user_message": "Paris and Oslo weather.", "nodes": nodes}]
+    call = [{"name": "getWeather", "arguments": {"city": "Oslo"}, "step": 1}]
+    assert '{"temp": 21}' in tool_request(_state(tasks=tasks), call)[1]
+    retry = _state(tasks=tasks, feedback="result 0 for getWeather copies the result of getWeather: write what ...")
+    assert '{"temp": 21}' not in tool_request(retry, call)[1]
