@@ -240,8 +240,11 @@ def decision_errors(
             else:
                 known = (tools[tool_name].get("parameters") or {}).get("properties") or {}
                 unknown = [m for m in missing if m not in known]
+                twice = sorted({m for m in missing if missing.count(m) > 1})
                 if unknown:
                     errors.append(f"{label}: {unknown} are not parameters of {tool_name}")
+                if twice:
+                    errors.append(f"{label}: missing_required_parameters lists {twice} more than once")
         elif name == PREPARE_TO_ANSWER:
             answer_type = arguments.get("answer_type")
             if answer_type not in ("tool", "chat"):

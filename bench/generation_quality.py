@@ -18,7 +18,8 @@ generated text in the session's language):
 - **concrete requests**: the first message of every tool task names at least one of the task's
   gold argument values, or holds a concrete detail (a number, a quoted name, a proper name);
 - **calls**: no task repeats a call, no result copies the result of a different call;
-- **assistant**: no final reply copies eight words in a row of the user's request or answers.
+- **assistant**: no final reply copies eight words in a row of the user's request or answers or of an
+  earlier reply, and no question or reply pastes the environment line (:func:`assistant_problems`).
 
 The same rules are applied as the session is generated (``nodes/generation/user.py``, ``agent.py``,
 ``bench.generation_checks``), so a rejected output is written again with a fix.
@@ -156,6 +157,10 @@ def voice_problems(text: str, language: str = "en", *, opening: bool = False) ->
         match = pattern.search(text or "")
         if match:
             found.append(f'"{match.group(0)}" {why}')
+    if language == "en":
+        chinese = _CHINESE.search(text or "")
+        if chinese:
+            found.append(f'"{chinese.group(0)}" switches to Chinese in an English session')
     return found
 
 
@@ -169,6 +174,10 @@ def is_concrete(text: str, values: Iterable[Any] = ()) -> bool:
     return bool(_CONCRETE.search(text or ""))
 
 
+_CHINESE = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff01-\uff5e]+")
+"""CJK characters and full-width punctuation: out of place in an English session's text."""
+_ENV_TIME = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})?")
+"""The environment line's date and time (``2024-06-25 08:37:00``): pasted, not said."""
 _TOKEN = re.compile(r"[\u3400-\u9fff]|[^\W\u3400-\u9fff_]+")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -214,6 +223,32 @@ _DATE_NAME = re.compile(
     re.IGNORECASE,
 )
 _DATE_TEXT = re.compile(r"\bdate|\btime|\bday|yyyy|\bwhen\b|日期|时间|日|年", re.IGNORECASE)
+
+
+def assistant_problems(
+    text: str, *, user_texts: Sequence[str] = (), replies: Sequence[str] = (), env_info: str = "", language: str = "en"
+) -> list[str]:
+    """Why a text of the assistant does not read as an assistant's reply (empty list = it does;
+    docs/generation.md §10): it copies eight words in a row of the user's request or answers
+    (``user_texts``) or of one of its own earlier replies (``replies``), pastes the environment line's
+    date and time (``env_info``), or switches to Chinese in an English session.
+
+    Returns:
+        One reason per problem, quoting the copied words.
+    """
+    found = []
+    copied = echo_problem(text, user_texts, words=8)
+    if copied:
+        found.append(f'repeats "{copied}" of the user\'s request instead of answering it')
+    again = echo_problem(text, replies, words=8)
+    if again:
+        found.append(f'repeats "{again}" of an earlier reply')
+    stamp = _ENV_TIME.search(env_info or "")
+    if stamp and stamp.group(0) in (text or ""):
+        found.append(f'"{stamp.group(0)}" copies the environment line')
+    if language == "en" and _CHINESE.search(text or ""):
+        found.append(f'"{_CHINESE.search(text).group(0)}" switches to Chinese in an English session')
+    return found
 
 
 def date_misplaced(name: str, schema: Any, value: Any) -> bool:
@@ -353,11 +388,18 @@ def session_quality(session: Mapping[str, Any], language: str = "en") -> dict[st
             if name == ASK_USER and isinstance(node.get("user_input"), str):
                 for why in voice_problems(node["user_input"], language):
                     report["voice"].append(f"task {task} user answer {index}: {why}")
-            if name == PREPARE_TO_ANSWER and isinstance(observation, str):
-                copied = echo_problem(observation, user_texts, words=8)
-                if copied:
-                    report["assistant"].append(f'task {task} reply {index}: repeats "{copied}" of the user\'s request')
-                said_by_assistant.append(observation)
+            if name in (ASK_USER, PREPARE_TO_ANSWER) and isinstance(observation, str):
+                reply = name == PREPARE_TO_ANSWER
+                for why in assistant_problems(
+                    observation,
+                    user_texts=user_texts if reply else (),
+                    replies=said_by_assistant if reply else (),
+                    env_info=env,
+                    language=language,
+                ):
+                    report["assistant"].append(f"task {task} {'reply' if reply else 'question'} {index}: {why}")
+                if reply:
+                    said_by_assistant.append(observation)
             if name == ASK_USER and isinstance(node.get("user_input"), str):
                 user_texts.append(node["user_input"])
             if isinstance(name, str) and name not in PSEUDO_TOOLS:

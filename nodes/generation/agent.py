@@ -12,13 +12,14 @@ from langgraph.runtime import Runtime
 from bench.audit_context import as_text
 from bench.generation import RULE_CHECK
 from bench.generation_checks import extract_json, plain_text, tools_by_name
-from bench.generation_quality import echo_problem
+from bench.generation_quality import assistant_problems
 from bench.terms import PSEUDO_TOOLS
 from graphs.generation_context import Context
 from graphs.generation_state import State
 from nodes.generation._common import (
     actions_lines,
     ask_model,
+    assistant_replies,
     conversation_lines,
     current_task,
     entry_id,
@@ -132,18 +133,40 @@ def read_agent_text(raw: str, kind: str) -> str:
     return plain_text(raw)
 
 
-def agent_text_problems(text: str, task: dict[str, Any], kind: str = "reply") -> list[str]:
-    """Rule problems of the assistant's question or reply (docs/generation.md §10): empty, or (a reply)
-    eight words in a row copied from the user's request or answers of this task
-    (:func:`bench.generation_quality.echo_problem`: an "answer" that restates the request; a question may
-    repeat the request's words)."""
+def agent_text_problems(text: str, task: dict[str, Any], kind: str = "reply", state: State | None = None) -> list[str]:
+    """Rule problems of the assistant's question or reply (docs/generation.md §10): empty; a question or
+    reply that pastes the environment line's date and time or switches to Chinese in an English
+    session; a reply that copies eight words in a row of the user's request or answers of this task
+    or of one of its earlier replies (:func:`bench.generation_quality.assistant_problems`; a question
+    may repeat the request's words)."""
     if not text:
         return ["empty assistant message"]
-    if kind != "reply":
-        return []
     said = [task.get("user_message") or ""] + [n["user_input"] for n in task.get("nodes", []) if n.get("user_input")]
-    copied = echo_problem(text, said, words=8)
-    return [f'repeats "{copied}" of the user\'s request instead of answering it'] if copied else []
+    reply = kind == "reply"
+    return assistant_problems(
+        text,
+        user_texts=said if reply else (),
+        replies=assistant_replies(state) if reply and state is not None else (),
+        env_info=state.env_info if state is not None else "",
+        language=state.language if state is not None else "en",
+    )
+
+
+def agent_retry_hint(state: State, problems: Sequence[str]) -> str:
+    """The short fix a rejected question or reply is written again with (docs/generation.md §4.3): one per
+    kind of problem, in the session's language (``""`` for none or an empty text, which is simply retried)."""
+    hints = fragments(state.language)["retry_hints"]
+    kinds = []
+    for problem in problems:
+        if "of the user's request" in problem:
+            kinds.append("reply_echo")
+        elif "of an earlier reply" in problem:
+            kinds.append("reply_again")
+        elif "environment line" in problem:
+            kinds.append("env_line")
+        elif "switches to Chinese" in problem:
+            kinds.append("language")
+    return "; ".join(hints[k] for k in dict.fromkeys(kinds))
 
 
 async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -166,8 +189,8 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     calls, entries, text, problems = [], [], "", []
     for attempt in range(max(1, context.max_retries)):
         request = human
-        if problems and not problems[0].startswith("empty"):
-            hint = fragments(state.language)["retry_hints"]["reply_echo"]
+        hint = agent_retry_hint(state, problems)
+        if hint:
             request = f"{human}\n\n{labels(state)['feedback']}: {hint}"
         raw, record = await ask_model(
             "agent", state, runtime, system, request, json_schema=agent_schema(state, kind), max_tokens=AGENT_MAX_TOKENS
@@ -184,7 +207,7 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 "content": text,
             }
         )
-        problems = agent_text_problems(text, state.tasks[-1], kind)
+        problems = agent_text_problems(text, state.tasks[-1], kind, state)
         if not problems:
             break
         entries.append(

@@ -416,6 +416,7 @@ def planner_schema(
                                     "type": "array",
                                     "items": {"enum": names},
                                     "minItems": 1,
+                                    "maxItems": len(names),  # each once (the rules reject a repeat)
                                 },
                             },
                             "required": ["tool_name", "missing_required_parameters"],

@@ -502,6 +502,8 @@ def retry_hint(state: State, problems: Sequence[str]) -> str:
             kinds.append("placeholder")
         elif "of the assistant's reply" in problem:
             kinds.append("echo")
+        elif "switches to Chinese" in problem:
+            kinds.append("language")
         else:
             kinds.append("voice")
     return "; ".join(hints[k] for k in dict.fromkeys(kinds))

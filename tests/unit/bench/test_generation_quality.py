@@ -286,7 +286,8 @@ def test_assistant_check_finds_a_reply_that_restates_the_request():
     session = _session(message, "apple", reply="Please retrieve detailed information about a specific malware sample.")
     result = session_quality(session)
     assert result["assistant"] == [
-        'task 0 reply 1: repeats "retrieve detailed information about a specific malware sample" of the user\'s request'
+        'task 0 reply 1: repeats "retrieve detailed information about a specific malware sample" of the user\'s request '
+        "instead of answering it"
     ]
     assert result["ok"] is False
 
@@ -297,4 +298,17 @@ def test_the_environment_line_is_no_request():
     ]
     assert voice_problems("当前日期是2024年4月1日，帮我查天气。", "zh") == [
         '"当前日期是" copies the environment line instead of asking for something'
+    ]
+
+
+def test_an_english_session_stays_english_and_replies_do_not_repeat():
+    # the local model's English user turn "... example sentences for a specific单词,? and also synonyms."
+    assert voice_problems("Retrieve example sentences for a specific单词, and also synonyms.") == [
+        '"单词" switches to Chinese in an English session'
+    ]
+    assert voice_problems("帮我查一下北京的天气", "zh") == []
+    session = _session("What does the word 'apple' mean?", "apple", reply="It means a round fruit, a sweet one too.")
+    session["english_answer_list"][1][0]["observation"] = "It means a round fruit, a sweet one too."  # the chat reply
+    assert session_quality(session)["assistant"] == [
+        'task 1 reply 0: repeats "it means a round fruit a sweet one" of an earlier reply'
     ]

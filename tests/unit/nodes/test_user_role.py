@@ -387,3 +387,49 @@ def test_the_retry_of_a_copied_result_does_not_see_the_result_it_pasted():
     assert '{"temp": 21}' in tool_request(_state(tasks=tasks), call)[1]
     retry = _state(tasks=tasks, feedback="result 0 for getWeather copies the result of getWeather: write what ...")
     assert '{"temp": 21}' not in tool_request(retry, call)[1]
+
+
+def test_the_assistant_does_not_repeat_its_reply_paste_the_date_or_switch_language():
+    from nodes.generation.agent import agent_retry_hint, agent_text_problems
+
+    reply = {"name": "prepare_to_answer", "arguments": {"answer_type": "tool"}, "step": 1,
+             "observation": "The word is dog. Its synonyms are cat, bird, and fish."}  # fmt: skip
+    first = {"layer_type": "ST", "user_message": "Synonyms of dog?", "nodes": [reply]}
+    second = {"layer_type": "ST", "user_message": "What about its definition?", "nodes": []}
+    state = _state(tasks=[first, second], env_info="2024-06-25 08:37:00 Tuesday")
+    problems = agent_text_problems("The word is dog. Its synonyms are cat, bird, and fish.", second, "reply", state)
+    assert problems == ['repeats "the word is dog its synonyms are cat" of an earlier reply']
+    assert agent_retry_hint(state, problems) == (
+        "answer this request with its own results; do not repeat your earlier reply"
+    )
+    question = "What is the ID of the team as of 2024-06-25 08:37:00 Tuesday?"
+    assert agent_text_problems(question, second, "question", state) == [
+        '"2024-06-25 08:37:00" copies the environment line'
+    ]
+    assert agent_text_problems("Which 单词 do you mean?", second, "question", state) == [
+        '"单词" switches to Chinese in an English session'
+    ]
+    assert agent_text_problems("A dog is a domesticated mammal.", second, "reply", state) == []
+
+
+def test_a_question_lists_each_missing_parameter_once():
+    from bench.generation_checks import decision_errors
+
+    tools = {"getWordDefinition": DICTIONARY | {"name": "getWordDefinition"}}
+    ask = {"name": "ask_user_for_required_parameters", "depends_on": [],
+           "arguments": {"tool_name": "getWordDefinition", "missing_required_parameters": ["word", "word"]}}  # fmt: skip
+    errors = decision_errors({"actions": [ask]}, tools=tools, layer_type="CQ", nodes=[])
+    assert (
+        "action 0 (ask_user_for_required_parameters): missing_required_parameters lists ['word'] more than once"
+        in errors
+    )
+    schema = planner_schema(
+        [{"type": "function", "function": tools["getWordDefinition"]}], "CQ", focus=["getWordDefinition"],
+        known=KnownValues([], {}, ["word"]),
+    )  # fmt: skip
+    asked = next(
+        c
+        for c in schema["properties"]["actions"]["items"]["anyOf"]
+        if c["properties"]["name"].get("const") == "ask_user_for_required_parameters"
+    )
+    assert asked["properties"]["arguments"]["properties"]["missing_required_parameters"]["maxItems"] == 1
