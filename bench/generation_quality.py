@@ -226,12 +226,32 @@ _DATE_TEXT = re.compile(r"\bdate|\btime|\bday|yyyy|\bwhen\b|日期|时间|日|�
 
 
 def assistant_problems(
-    text: str, *, user_texts: Sequence[str] = (), replies: Sequence[str] = (), env_info: str = "", language: str = "en"
+    text: str,
+    *,
+    user_texts: Sequence[str] = (),
+    replies: Sequence[tuple[str, str]] = (),
+    results: str = "",
+    use_results: bool = False,
+    env_info: str = "",
+    language: str = "en",
 ) -> list[str]:
     """Why a text of the assistant does not read as an assistant's reply (empty list = it does;
-    docs/generation.md §10): it copies eight words in a row of the user's request or answers
-    (``user_texts``) or of one of its own earlier replies (``replies``), pastes the environment line's
-    date and time (``env_info``), or switches to Chinese in an English session.
+    docs/generation.md §10).
+
+    Args:
+        text: the question or reply.
+        user_texts: the user's request and answers of this task: a run of eight words copied from them
+            is a restated request.
+        replies: the assistant's earlier replies, each with the text of its task's tool results: a run
+            of eight words copied from one counts when it carries a fact of that earlier task (a word of
+            its results) that this task's ``results`` do not hold; two tasks with the same results may
+            well be answered alike.
+        results: the text of this task's tool results.
+        use_results: the text is a reply built on tool results (``answer_type`` ``tool``): it must hold a
+            word of three letters or more (or a Chinese character) of ``results`` (a refusal or a generic
+            line does not).
+        env_info: the environment line: its date and time must not be pasted.
+        language: ``en`` or ``zh``; an English session's text holds no Chinese.
 
     Returns:
         One reason per problem, quoting the copied words.
@@ -240,15 +260,32 @@ def assistant_problems(
     copied = echo_problem(text, user_texts, words=8)
     if copied:
         found.append(f'repeats "{copied}" of the user\'s request instead of answering it')
-    again = echo_problem(text, replies, words=8)
-    if again:
-        found.append(f'repeats "{again}" of an earlier reply')
+    now = set(_tokens(results))
+    for reply, facts in replies:
+        again = echo_problem(text, [reply], words=8)
+        if again and any(t in set(_tokens(facts)) - now for t in again.split()):
+            found.append(f'repeats "{again}" of an earlier reply')
+            break
+    if use_results and now and not any((len(t) >= 3 or _CJK.match(t)) and t in now for t in _tokens(text)):
+        found.append("states nothing of the tool results it answers with")
     stamp = _ENV_TIME.search(env_info or "")
     if stamp and stamp.group(0) in (text or ""):
         found.append(f'"{stamp.group(0)}" copies the environment line')
-    if language == "en" and _CHINESE.search(text or ""):
-        found.append(f'"{_CHINESE.search(text).group(0)}" switches to Chinese in an English session')
+    chinese = _CHINESE.search(text or "") if language == "en" else None
+    if chinese:
+        found.append(f'"{chinese.group(0)}" switches to Chinese in an English session')
     return found
+
+
+def results_text(nodes: Iterable[Mapping[str, Any]]) -> str:
+    """The tool results of a task's nodes as one text (dataset nodes with ``action`` or graph nodes with
+    ``name``; the pseudo tools' texts left out), for :func:`assistant_problems`."""
+    out = []
+    for node in nodes:
+        action = node.get("action") if isinstance(node.get("action"), Mapping) else node
+        if action.get("name") not in PSEUDO_TOOLS and node.get("observation") is not None:
+            out.append(as_text(node["observation"]))
+    return " ".join(out)
 
 
 def date_misplaced(name: str, schema: Any, value: Any) -> bool:
@@ -367,6 +404,7 @@ def session_quality(session: Mapping[str, Any], language: str = "en") -> dict[st
     report: dict[str, list[str]] = {name: [] for name in QUALITY_CHECKS}
     history = [env]
     said_by_assistant: list[str] = []
+    earlier_replies: list[tuple[str, str]] = []
     results: dict[str, str] = {}  # an observation's text -> the call that returned it first
     for task, nodes in enumerate(answer_lists):
         nodes = [n for n in nodes if isinstance(n, Mapping)] if isinstance(nodes, list) else []
@@ -390,16 +428,20 @@ def session_quality(session: Mapping[str, Any], language: str = "en") -> dict[st
                     report["voice"].append(f"task {task} user answer {index}: {why}")
             if name in (ASK_USER, PREPARE_TO_ANSWER) and isinstance(observation, str):
                 reply = name == PREPARE_TO_ANSWER
+                facts = results_text(nodes[:index])
                 for why in assistant_problems(
                     observation,
                     user_texts=user_texts if reply else (),
-                    replies=said_by_assistant if reply else (),
+                    replies=earlier_replies if reply else (),
+                    results=facts,
+                    use_results=reply and (action.get("arguments") or {}).get("answer_type") == "tool",
                     env_info=env,
                     language=language,
                 ):
                     report["assistant"].append(f"task {task} {'reply' if reply else 'question'} {index}: {why}")
                 if reply:
                     said_by_assistant.append(observation)
+                    earlier_replies.append((observation, facts))
             if name == ASK_USER and isinstance(node.get("user_input"), str):
                 user_texts.append(node["user_input"])
             if isinstance(name, str) and name not in PSEUDO_TOOLS:

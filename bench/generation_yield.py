@@ -36,6 +36,7 @@ _CODES: tuple[tuple[str, str], ...] = (
     (r"copies the result of", "copies another call's result"),
     (r"of the user's request|of the assistant's reply", "repeats the other speaker"),
     (r"of an earlier reply", "repeats an earlier reply"),
+    (r"states nothing of the tool results", "reply without the results"),
     (r"copies the environment line", "pastes the environment line"),
     (r"switches to Chinese", "wrong language"),
     (r"more than once", "bad question"),

@@ -17,6 +17,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
+from bench.generation_quality import results_text
 from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 from graphs.generation_context import Context
 from graphs.generation_state import State
@@ -297,12 +298,20 @@ def conversation_texts(state: State) -> list[str]:
 def assistant_replies(state: State) -> list[str]:
     """The assistant's final replies so far in the session (docs/generation.md §10; its questions are left
     out: an answer may well repeat the question's words, "The base64 encoding of the file is ...")."""
-    return [
-        node["observation"]
-        for task in state.tasks
-        for node in task.get("nodes", [])
-        if node["name"] == PREPARE_TO_ANSWER and isinstance(node.get("observation"), str)
-    ]
+    return [text for text, _ in replies_with_results(state)]
+
+
+def replies_with_results(state: State) -> list[tuple[str, str]]:
+    """Each final reply so far with the text of its task's tool results
+    (:func:`bench.generation_quality.results_text`), for the rule that a reply does not repeat an
+    earlier one (docs/generation.md §10)."""
+    out = []
+    for task in state.tasks:
+        nodes = task.get("nodes", [])
+        for index, node in enumerate(nodes):
+            if node["name"] == PREPARE_TO_ANSWER and isinstance(node.get("observation"), str):
+                out.append((node["observation"], results_text(nodes[:index])))
+    return out
 
 
 def session_results(state: State, names: Collection[str] | None = None) -> list[str]:

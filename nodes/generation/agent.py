@@ -12,20 +12,20 @@ from langgraph.runtime import Runtime
 from bench.audit_context import as_text
 from bench.generation import RULE_CHECK
 from bench.generation_checks import extract_json, plain_text, tools_by_name
-from bench.generation_quality import assistant_problems
+from bench.generation_quality import assistant_problems, results_text
 from bench.terms import PSEUDO_TOOLS
 from graphs.generation_context import Context
 from graphs.generation_state import State
 from nodes.generation._common import (
     actions_lines,
     ask_model,
-    assistant_replies,
     conversation_lines,
     current_task,
     entry_id,
     fail,
     labels,
     replace_current,
+    replies_with_results,
     section,
 )
 from nodes.generation.role_schemas import sentences_pattern
@@ -136,9 +136,9 @@ def read_agent_text(raw: str, kind: str) -> str:
 def agent_text_problems(text: str, task: dict[str, Any], kind: str = "reply", state: State | None = None) -> list[str]:
     """Rule problems of the assistant's question or reply (docs/generation.md §10): empty; a question or
     reply that pastes the environment line's date and time or switches to Chinese in an English
-    session; a reply that copies eight words in a row of the user's request or answers of this task
-    or of one of its earlier replies (:func:`bench.generation_quality.assistant_problems`; a question
-    may repeat the request's words)."""
+    session; a reply that copies eight words in a row of the user's request or answers of this task,
+    or of one of its earlier replies with a fact this task's results do not hold
+    (:func:`bench.generation_quality.assistant_problems`; a question may repeat the request's words)."""
     if not text:
         return ["empty assistant message"]
     said = [task.get("user_message") or ""] + [n["user_input"] for n in task.get("nodes", []) if n.get("user_input")]
@@ -146,7 +146,11 @@ def agent_text_problems(text: str, task: dict[str, Any], kind: str = "reply", st
     return assistant_problems(
         text,
         user_texts=said if reply else (),
-        replies=assistant_replies(state) if reply and state is not None else (),
+        replies=replies_with_results(state) if reply and state is not None else (),
+        results=results_text(task.get("nodes", [])),
+        use_results=reply
+        and bool(task.get("nodes"))
+        and task["nodes"][-1].get("arguments", {}).get("answer_type") == "tool",
         env_info=state.env_info if state is not None else "",
         language=state.language if state is not None else "en",
     )
@@ -166,6 +170,8 @@ def agent_retry_hint(state: State, problems: Sequence[str]) -> str:
             kinds.append("env_line")
         elif "switches to Chinese" in problem:
             kinds.append("language")
+        elif "states nothing of the tool results" in problem:
+            kinds.append("reply_echo")
     return "; ".join(hints[k] for k in dict.fromkeys(kinds))
 
 

@@ -180,5 +180,10 @@ def session_script(state: dict[str, Any]) -> dict[str, list[Any]]:
             done += len(step)
         roles["planner"].append(_answer("chat" if layer_type == "CC" else "tool"))
         roles["checker"].append(ACCEPT)
-        roles["agent"].append(f"Scripted reply for task {layer}.")
+        # a reply on tool results states something of them (here the results' "ok" status and "result" note)
+        roles["agent"].append(
+            f"Scripted reply for task {layer}."
+            if layer_type == "CC"
+            else f"Scripted reply for task {layer}: the result is ok."
+        )
     return roles

@@ -287,7 +287,8 @@ def test_assistant_check_finds_a_reply_that_restates_the_request():
     result = session_quality(session)
     assert result["assistant"] == [
         'task 0 reply 1: repeats "retrieve detailed information about a specific malware sample" of the user\'s request '
-        "instead of answering it"
+        "instead of answering it",
+        "task 0 reply 1: states nothing of the tool results it answers with",
     ]
     assert result["ok"] is False
 

@@ -339,7 +339,7 @@ def test_chinese_session(tool_lists_zh, tmp_path):
     plan = plan_for(tool_lists_zh, ("ST", "CQ", "MT", "CC"), language="zh")
     script = session_script(plan.as_state())
     script["user"] = [f"请求{i}：{text}" for i, text in enumerate(script["user"])]
-    script["agent"] = [f"回复{i}" for i in range(len(script["agent"]))]
+    script["agent"] = [f"回复{i}：result 正常" for i in range(len(script["agent"]))]  # a reply states the results
     outcome = run(plan, script, tmp_path)
     assert outcome.status == "done", outcome.reason
     session = outcome.session

@@ -394,8 +394,13 @@ def test_the_assistant_does_not_repeat_its_reply_paste_the_date_or_switch_langua
 
     reply = {"name": "prepare_to_answer", "arguments": {"answer_type": "tool"}, "step": 1,
              "observation": "The word is dog. Its synonyms are cat, bird, and fish."}  # fmt: skip
-    first = {"layer_type": "ST", "user_message": "Synonyms of dog?", "nodes": [reply]}
-    second = {"layer_type": "ST", "user_message": "What about its definition?", "nodes": []}
+    synonyms = {"name": "getWordSynonyms", "arguments": {"word": "dog"}, "step": 0,
+                "observation": {"synonyms": ["cat", "bird", "fish"]}}  # fmt: skip
+    definition = {"name": "getWordDefinition", "arguments": {"word": "dog"}, "step": 0,
+                  "observation": {"definition": "A dog is a domesticated mammal.", "word": "dog"}}  # fmt: skip
+    answer = {"name": "prepare_to_answer", "arguments": {"answer_type": "tool"}, "step": 1}
+    first = {"layer_type": "ST", "user_message": "Synonyms of dog?", "nodes": [synonyms, reply]}
+    second = {"layer_type": "ST", "user_message": "What about its definition?", "nodes": [definition, answer]}
     state = _state(tasks=[first, second], env_info="2024-06-25 08:37:00 Tuesday")
     problems = agent_text_problems("The word is dog. Its synonyms are cat, bird, and fish.", second, "reply", state)
     assert problems == ['repeats "the word is dog its synonyms are cat" of an earlier reply']
@@ -410,6 +415,13 @@ def test_the_assistant_does_not_repeat_its_reply_paste_the_date_or_switch_langua
         '"单词" switches to Chinese in an English session'
     ]
     assert agent_text_problems("A dog is a domesticated mammal.", second, "reply", state) == []
+    # the same results may be answered alike: the repeated words carry no fact this task lacks
+    again = {"layer_type": "ST", "user_message": "And its synonyms once more?", "nodes": [synonyms, answer]}
+    assert agent_text_problems("The word is dog. Its synonyms are cat, bird, and fish.", again, "reply", state) == []
+    # a reply on tool results states something of them
+    assert agent_text_problems("I'm sorry, but I can't assist with that request.", second, "reply", state) == [
+        "states nothing of the tool results it answers with"
+    ]
 
 
 def test_a_question_lists_each_missing_parameter_once():
