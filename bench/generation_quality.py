@@ -157,10 +157,7 @@ def voice_problems(text: str, language: str = "en", *, opening: bool = False) ->
         match = pattern.search(text or "")
         if match:
             found.append(f'"{match.group(0)}" {why}')
-    if language == "en":
-        chinese = _CHINESE.search(text or "")
-        if chinese:
-            found.append(f'"{chinese.group(0)}" switches to Chinese in an English session')
+    found += _language_problems(text, language)
     return found
 
 
@@ -178,6 +175,14 @@ _CHINESE = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff01-\uff5e]+")
 """CJK characters and full-width punctuation: out of place in an English session's text."""
 _ENV_TIME = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})?")
 """The environment line's date and time (``2024-06-25 08:37:00``): pasted, not said."""
+
+
+def _language_problems(text: str, language: str) -> list[str]:
+    """Chinese in an English session's text, quoted (empty list = none)."""
+    chinese = _CHINESE.search(text or "") if language == "en" else None
+    return [f'"{chinese.group(0)}" switches to Chinese in an English session'] if chinese else []
+
+
 _TOKEN = re.compile(r"[\u3400-\u9fff]|[^\W\u3400-\u9fff_]+")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -263,7 +268,7 @@ def assistant_problems(
     now = set(_tokens(results))
     for reply, facts in replies:
         again = echo_problem(text, [reply], words=8)
-        if again and any(t in set(_tokens(facts)) - now for t in again.split()):
+        if again and set(again.split()) & (set(_tokens(facts)) - now):
             found.append(f'repeats "{again}" of an earlier reply')
             break
     if use_results and now and not any((len(t) >= 3 or _CJK.match(t)) and t in now for t in _tokens(text)):
@@ -271,10 +276,7 @@ def assistant_problems(
     stamp = _ENV_TIME.search(env_info or "")
     if stamp and stamp.group(0) in (text or ""):
         found.append(f'"{stamp.group(0)}" copies the environment line')
-    chinese = _CHINESE.search(text or "") if language == "en" else None
-    if chinese:
-        found.append(f'"{chinese.group(0)}" switches to Chinese in an English session')
-    return found
+    return found + _language_problems(text, language)
 
 
 def results_text(nodes: Iterable[Mapping[str, Any]]) -> str:
@@ -403,8 +405,7 @@ def session_quality(session: Mapping[str, Any], language: str = "en") -> dict[st
     today = env_date(env)
     report: dict[str, list[str]] = {name: [] for name in QUALITY_CHECKS}
     history = [env]
-    said_by_assistant: list[str] = []
-    earlier_replies: list[tuple[str, str]] = []
+    earlier_replies: list[tuple[str, str]] = []  # each final reply with its task's results
     results: dict[str, str] = {}  # an observation's text -> the call that returned it first
     for task, nodes in enumerate(answer_lists):
         nodes = [n for n in nodes if isinstance(n, Mapping)] if isinstance(nodes, list) else []
@@ -412,7 +413,7 @@ def session_quality(session: Mapping[str, Any], language: str = "en") -> dict[st
         history.append(message)
         for why in voice_problems(message, language, opening=True):
             report["voice"].append(f"task {task} user message: {why}")
-        copied = echo_problem(message, said_by_assistant)
+        copied = echo_problem(message, [reply for reply, _ in earlier_replies])
         if copied:
             report["voice"].append(f'task {task} user message: repeats "{copied}" of the assistant\'s reply')
         task_values: list[Any] = []
@@ -440,7 +441,6 @@ def session_quality(session: Mapping[str, Any], language: str = "en") -> dict[st
                 ):
                     report["assistant"].append(f"task {task} {'reply' if reply else 'question'} {index}: {why}")
                 if reply:
-                    said_by_assistant.append(observation)
                     earlier_replies.append((observation, facts))
             if name == ASK_USER and isinstance(node.get("user_input"), str):
                 user_texts.append(node["user_input"])
