@@ -42,11 +42,14 @@ _CODES: tuple[tuple[str, str], ...] = (
     (r"more than once", "bad question"),
     (r"is a date, but", "date for a non-date parameter"),
     (r"empty (user|assistant) message", "empty message"),
-    (r"as the assistant does|speaks as an AI|instead of asking for something|placeholder in brackets", "not the user's voice"),
-    (r"is a placeholder|copies the description", "placeholder value"),
-    (r"does not state|details .* is empty|leave out", "request lacks its values"),
+    (r"placeholder in brackets|is a placeholder|copies the description|details .* is empty", "placeholder value"),
+    (r"as the assistant does|speaks as an AI|instead of asking for something", "not the user's voice"),
+    (r"does not state", "request lacks its values"),
+    (r"leave out .*the assistant must ask", "gives the value to ask for"),
 )  # fmt: skip
 _COMPILED = [(re.compile(pattern, re.IGNORECASE), code) for pattern, code in _CODES]
+_QUOTED = re.compile(r'"[^"]*"')
+"""A quoted phrase of the judged text inside a reason: not matched, so a quote never picks the group."""
 
 
 def reason_code(reason: str, source: str = "rules") -> str:
@@ -58,12 +61,15 @@ def reason_code(reason: str, source: str = "rules") -> str:
 
     Returns:
         A short group name, e.g. ``"unknown tool"``, ``"value not in the conversation"``,
-        ``"checker model"``; ``"other"`` for a reason no group matches.
+        ``"checker model"``; ``"other"`` for a reason no group matches. Phrases the reason quotes
+        (``"..."``) are not matched. The roles pick the fix they retry with by this group too
+        (``nodes.generation.user.retry_hint``, ``nodes.generation.agent.agent_retry_hint``).
     """
     if source == "model":
         return "checker unreadable" if "checker output unreadable" in reason else "checker model"
+    unquoted = _QUOTED.sub('""', reason or "")
     for pattern, code in _COMPILED:
-        if pattern.search(reason or ""):
+        if pattern.search(unquoted):
             return code
     return "other"
 

@@ -13,6 +13,7 @@ from bench.audit_context import as_text
 from bench.generation import RULE_CHECK
 from bench.generation_checks import extract_json, plain_text, tools_by_name
 from bench.generation_quality import assistant_problems, results_text
+from bench.generation_yield import reason_code
 from bench.terms import PSEUDO_TOOLS
 from graphs.generation_context import Context
 from graphs.generation_state import State
@@ -156,22 +157,22 @@ def agent_text_problems(text: str, task: dict[str, Any], kind: str = "reply", st
     )
 
 
+_AGENT_HINTS = {
+    "repeats the other speaker": "reply_echo",
+    "reply without the results": "reply_echo",
+    "repeats an earlier reply": "reply_again",
+    "pastes the environment line": "env_line",
+    "wrong language": "language",
+}
+"""The fix (a key of the ``retry_hints`` fragment) for each reason group of a rejected question or reply
+(:func:`bench.generation_yield.reason_code`); other groups (an empty text) are simply retried."""
+
+
 def agent_retry_hint(state: State, problems: Sequence[str]) -> str:
     """The short fix a rejected question or reply is written again with (docs/generation.md §4.3): one per
     kind of problem, in the session's language (``""`` for none or an empty text, which is simply retried)."""
     hints = fragments(state.language)["retry_hints"]
-    kinds = []
-    for problem in problems:
-        if "of the user's request" in problem:
-            kinds.append("reply_echo")
-        elif "of an earlier reply" in problem:
-            kinds.append("reply_again")
-        elif "environment line" in problem:
-            kinds.append("env_line")
-        elif "switches to Chinese" in problem:
-            kinds.append("language")
-        elif "states nothing of the tool results" in problem:
-            kinds.append("reply_echo")
+    kinds = [kind for problem in problems if (kind := _AGENT_HINTS.get(reason_code(problem)))]
     return "; ".join(hints[k] for k in dict.fromkeys(kinds))
 
 

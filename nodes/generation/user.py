@@ -26,6 +26,7 @@ from bench.generation import RULE_CHECK, random_env_info, should_answer_vaguely
 from bench.generation_checks import extract_json, plain_text, tools_by_name
 from bench.generation_quality import described, echo_problem, placeholder_problem, voice_problems
 from bench.generation_values import fallback_value, given_by_name, name_words, planned_value, request_phrase
+from bench.generation_yield import reason_code
 from bench.terms import ASK_USER
 from graphs.generation_context import Context
 from graphs.generation_state import State
@@ -484,28 +485,26 @@ def read_message(raw: str) -> tuple[str, Any]:
     return plain_text(raw), None
 
 
+_USER_HINTS = {
+    "empty message": "empty",
+    "request lacks its values": "values",
+    "gives the value to ask for": "missing",
+    "placeholder value": "placeholder",
+    "repeats the other speaker": "echo",
+    "pastes the environment line": "env_line",
+    "wrong language": "language",
+}
+"""The fix (a key of the ``retry_hints`` fragment) for each reason group of a rejected user message
+(:func:`bench.generation_yield.reason_code`); every other group is told to keep the user's voice."""
+
+
 def retry_hint(state: State, problems: Sequence[str]) -> str:
     """What the retry of a rejected message is told (docs/generation.md §4.3): one short instruction per kind
     of problem (the voice, unstated values, an empty message, a placeholder, the value to leave out), in
     the session's language. The exact reasons stay in the transcript: a small model copies whatever text it
     is shown, so the retry gets the fix, not the quoted phrase."""
     hints = fragments(state.language)["retry_hints"]
-    kinds = []
-    for problem in problems:
-        if problem.startswith("empty"):
-            kinds.append("empty")
-        elif "does not state" in problem:
-            kinds.append("values")
-        elif "leave out" in problem:
-            kinds.append("missing")
-        elif "placeholder" in problem or "copies the description" in problem or " is empty" in problem:
-            kinds.append("placeholder")
-        elif "of the assistant's reply" in problem:
-            kinds.append("echo")
-        elif "switches to Chinese" in problem:
-            kinds.append("language")
-        else:
-            kinds.append("voice")
+    kinds = [_USER_HINTS.get(reason_code(problem), "voice") for problem in problems]
     return "; ".join(hints[k] for k in dict.fromkeys(kinds))
 
 

@@ -259,6 +259,54 @@ def test_a_retry_gets_the_fix_not_the_quoted_phrase():
     assert "How can I help" not in hint
 
 
+def test_each_problem_of_a_user_message_is_retried_with_its_own_fix():
+    """The fix a retry gets is picked by the same reason group as the yield table counts
+    (bench.generation_yield.reason_code); a phrase the reason quotes never picks it."""
+    from bench.generation_yield import reason_code
+    from nodes.generation.user import message_problems, retry_hint
+
+    hints = fragments("en")["retry_hints"]
+    cases = [
+        ("Check the weather in [City Name].", None, "", "placeholder value", "placeholder"),
+        (
+            "The current date is 2024-05-03, the weather in Paris?",
+            {"city": "Paris"},
+            "",
+            "pastes the environment line",
+            "env_line",
+        ),
+        ("Weather in Paris for 3 days?", {"city": "Paris", "days": 3}, "days", "gives the value to ask for", "missing"),
+        ("What is the weather like?", {"city": "Paris"}, "", "request lacks its values", "values"),
+        ("What is the weather like in Paris?", {"city": "Paris", "unit": " "}, "", "placeholder value", "placeholder"),
+        ("", None, "", "empty message", "empty"),
+    ]
+    for text, details, missing, code, hint in cases:
+        problems = message_problems(_state(), text, details, kind="open", missing=missing, functions=[WEATHER])
+        assert len(problems) == 1, (text, problems)
+        if code is not None:
+            assert reason_code(problems[0]) == code, problems
+        assert retry_hint(_state(), problems) == hints[hint], (text, problems)
+    assert reason_code('the message "how can I help" offers help, as the assistant does') == "not the user's voice"
+    assert reason_code('the message repeats "an unknown tool is empty" of the assistant\'s reply') == (
+        "repeats the other speaker"
+    )
+    assert retry_hint(_state(), ["something no group knows"]) == hints["voice"]
+
+
+def test_each_problem_of_a_reply_is_retried_with_its_own_fix():
+    from nodes.generation.agent import agent_retry_hint
+
+    hints = fragments("en")["retry_hints"]
+    assert agent_retry_hint(_state(), ["states nothing of the tool results it answers with"]) == hints["reply_echo"]
+    assert (
+        agent_retry_hint(_state(), ['repeats "a b c d e f g h" of the user\'s request instead of answering it'])
+        == (hints["reply_echo"])
+    )
+    both = ['"2024-05-03 10:12" copies the environment line', '"天气" switches to Chinese in an English session']
+    assert agent_retry_hint(_state(), both) == f"{hints['env_line']}; {hints['language']}"
+    assert agent_retry_hint(_state(), ["empty assistant message"]) == ""
+
+
 def test_once_the_focus_tool_was_called_a_clarification_task_can_only_answer():
     tools = [{"type": "function", "function": ROSTER}]
     known = KnownValues([99924], {"teamId": [99924]}, ["teamId"], {"teamId": [99924]})
