@@ -62,6 +62,9 @@ _ASSISTANT_EN = (
     (r"\byou (might|may) want to\b|\bi('m| am) not able to do that\b", "advises or declines, as the assistant does"),
     (r"\b(in order )?to (retrieve|get|find|use|access|query|call|check|obtain|search|look up|see)\b[^.?!]{0,60}, you (need|will need|have to|must|should)\b", "explains how to do it, as the assistant does"),  # noqa: E501
     (r"\bi('m| am) sorry,? but i can('|no)?t\b|\bi can('|no)?t (help|provide|assist) (you|with)\b|\bsure, here (is|are)\b", "answers as the assistant does"),  # noqa: E501
+    (r"\b(provide|give|tell) (me )?(with )?(the |more )?(exact|specific) \w+( \w+)? (that )?you (want|need|would like)\b", "asks the user to provide information, as the assistant does"),  # noqa: E501
+    (r"\bif you need any (additional|further|more|other) (information|details|help|assistance)\b", "offers help, as the assistant does"),  # noqa: E501
+    (r"\bis there (a|any) specific \w+( or \w+)? (that )?you (want|would like|need)\b", "asks what the user wants, as the assistant does"),  # noqa: E501
     (r"\[[A-Z][\w ]{0,30}\]", "holds a placeholder in brackets instead of a real value"),
     (r"\bcurrent (date|time)( and (time|date))? is\b|\btoday'?s date is\b", "copies the environment line instead of asking for something"),  # noqa: E501
     (r"\byour message must give\b|\b(so|as) the assistant (has|needs|must) to ask|\byour previous message was rejected\b|\bwas refused because\b|\bwrite it again\b|\bwhat you want:|\bleave \w+ out\b", "repeats the instructions instead of asking for something"),  # noqa: E501
@@ -245,8 +248,8 @@ def assistant_problems(
 
     Args:
         text: the question or reply.
-        user_texts: the user's request and answers of this task: a run of eight words copied from them
-            is a restated request.
+        user_texts: the user's request and answers of this task: a run of eight words copied from them,
+            or the whole text being one of them word for word, is a restated request.
         replies: the assistant's earlier replies, each with the text of its task's tool results: a run
             of eight words copied from one counts when it carries a fact of that earlier task (a word of
             its results) that this task's ``results`` do not hold; two tasks with the same results may
@@ -255,7 +258,8 @@ def assistant_problems(
         use_results: the text is a reply built on tool results (``answer_type`` ``tool``): it must hold a
             word of three letters or more (or a Chinese character) of ``results`` (a refusal or a generic
             line does not).
-        env_info: the environment line: its date and time must not be pasted.
+        env_info: the environment line: its date and time must not be pasted (unless a tool result or the
+            user states that very date and time: a result's ``timestamp`` may equal it).
         language: ``en`` or ``zh``; an English session's text holds no Chinese.
 
     Returns:
@@ -263,6 +267,9 @@ def assistant_problems(
     """
     found = []
     copied = echo_problem(text, user_texts, words=8)
+    whole = _tokens(text)
+    if not copied and whole and any(whole == _tokens(said) for said in user_texts):
+        copied = " ".join(whole)  # a short request given back word for word ("Have a wonderful day!")
     if copied:
         found.append(f'repeats "{copied}" of the user\'s request instead of answering it')
     now = set(_tokens(results))
@@ -274,7 +281,8 @@ def assistant_problems(
     if use_results and now and not any((len(t) >= 3 or _CJK.match(t)) and t in now for t in _tokens(text)):
         found.append("states nothing of the tool results it answers with")
     stamp = _ENV_TIME.search(env_info or "")
-    if stamp and stamp.group(0) in (text or ""):
+    said = (results, *user_texts)
+    if stamp and stamp.group(0) in (text or "") and not any(stamp.group(0) in t for t in said):
         found.append(f'"{stamp.group(0)}" copies the environment line')
     return found + _language_problems(text, language)
 

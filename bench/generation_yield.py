@@ -80,6 +80,7 @@ def _row() -> dict[str, Any]:
         "accepted": 0,
         "rejected": 0,
         "unjudged": 0,
+        "fallbacks": 0,
         "reasons": {},
         "calls": 0,
         "input_tokens": 0,
@@ -110,8 +111,10 @@ def session_yield(
         judges: the judging roles (``nodes.generation.registry.judging_roles()``).
 
     Returns:
-        ``{role: {"attempts", "accepted", "rejected", "unjudged", "reasons": {group: n}, "calls",
-        "input_tokens", "output_tokens", "seconds"}}``. A producing role's output is rejected when a
+        ``{role: {"attempts", "accepted", "rejected", "unjudged", "fallbacks", "reasons": {group: n},
+        "calls", "input_tokens", "output_tokens", "seconds"}}``; ``fallbacks`` counts the accepted
+        outputs the generator wrote itself when every try was rejected (an entry with ``"fallback"``:
+        the agent's reply from the results' facts, docs/generation.md §4.3). A producing role's output is rejected when a
         verdict rejects it, accepted when one accepts it or no verdict was due (user and agent text
         is judged only when a rule rejects it), unjudged when the session ended first (a planner
         decision or tool result with no verdict). The checker's verdicts on tool results are the
@@ -145,6 +148,8 @@ def session_yield(
             continue
         row = table.setdefault(role, _row())
         row["attempts"] += 1
+        if entry.get("fallback"):
+            row["fallbacks"] += 1
         verdict = verdicts.get(str(entry["id"]))
         if verdict is None:
             row["unjudged" if role in judged_roles else "accepted"] += 1
@@ -170,7 +175,16 @@ def merge_yields(tables: Iterable[Mapping[str, Mapping[str, Any]]]) -> dict[str,
     for table in tables:
         for role, row in table.items():
             total = out.setdefault(role, _row())
-            for key in ("attempts", "accepted", "rejected", "unjudged", "calls", "input_tokens", "output_tokens"):
+            for key in (
+                "attempts",
+                "accepted",
+                "rejected",
+                "unjudged",
+                "fallbacks",
+                "calls",
+                "input_tokens",
+                "output_tokens",
+            ):
                 total[key] += int(row.get(key) or 0)
             total["seconds"] = round(total["seconds"] + float(row.get("seconds") or 0.0), 3)
             for reason, count in (row.get("reasons") or {}).items():
@@ -200,4 +214,6 @@ def yield_lines(table: Mapping[str, Mapping[str, Any]]) -> list[str]:
         reasons = sorted((row.get("reasons") or {}).items(), key=lambda item: (-item[1], item[0]))
         for reason, count in reasons:
             lines.append(f"{'':<13}  {count:>4} x {reason}")
+        if row.get("fallbacks"):
+            lines.append(f"{'':<13}  {row['fallbacks']:>4} accepted written from the results (fallback)")
     return lines

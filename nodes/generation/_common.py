@@ -79,6 +79,21 @@ def role_has_grammar(role: str, state: State, runtime: Runtime[Context]) -> bool
     return bool(getattr(model, "supports_json_schema_grammar", False))
 
 
+RETRY_TEMPERATURE_STEP = 0.3
+RETRY_TEMPERATURE_MAX = 1.2
+
+
+def retry_temperature(context: Context, attempt: int) -> float | None:
+    """The sampling temperature of try ``attempt`` (0 = the first) of a rejected message (docs/generation.md
+    §4.3): the context's, raised by :data:`RETRY_TEMPERATURE_STEP` per retry up to
+    :data:`RETRY_TEMPERATURE_MAX` (never lowered), so a small model whose first choice is rejected does not
+    sample the same text again; ``None`` (the provider's default) stays ``None``."""
+    base = context.temperature
+    if base is None or attempt <= 0:
+        return base
+    return max(base, round(min(RETRY_TEMPERATURE_MAX, base + RETRY_TEMPERATURE_STEP * attempt), 3))
+
+
 async def ask_model(
     role: str,
     state: State,

@@ -27,6 +27,7 @@ from nodes.generation._common import (
     labels,
     replace_current,
     replies_with_results,
+    retry_temperature,
     section,
 )
 from nodes.generation.role_schemas import sentences_pattern
@@ -73,6 +74,18 @@ def result_points(nodes: Sequence[dict[str, Any]], *, limit: int = 8) -> str:
             if value:
                 points.append(f"{key}: {value}")
     return "; ".join(points[:limit])
+
+
+def fallback_reply(state: State) -> str:
+    """The reply the generator writes itself when every try of a reply built on tool results was
+    rejected (docs/generation.md §4.3): the ``reply_fallback`` fragment around the facts of the task's
+    results (:func:`result_points`), e.g. ``"Here is what I found: synonyms: banana, mango."``; ``""``
+    when the task's answer is no tool answer or its results hold no fact (the session then fails)."""
+    nodes = state.tasks[-1].get("nodes", []) if state.tasks else []
+    if not nodes or nodes[-1].get("arguments", {}).get("answer_type") != "tool":
+        return ""
+    points = result_points(nodes)
+    return fragments(state.language)["reply_fallback"].replace("{points}", points) if points else ""
 
 
 def agent_request(state: State) -> tuple[str, str]:
@@ -180,8 +193,11 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Write the question or the final reply into the last node's observation (docs/generation.md).
 
     An empty output, or one that breaks a rule (:func:`agent_text_problems`), is retried up to
-    ``max_retries`` times (a rule problem with a short fix), then the session fails. After a final
-    reply of the last layer the session is done.
+    ``max_retries`` times (a rule problem with a short fix, each retry at a higher temperature:
+    :func:`nodes.generation._common.retry_temperature`); a reply on tool results whose tries were all
+    rejected is then written from the results' facts (:func:`fallback_reply`, marked ``"fallback"`` in
+    the transcript); otherwise the session fails. After a final reply of the last layer the session
+    is done.
 
     Returns:
         State update: ``tasks``, ``awaiting`` (``"reply"`` after a question, else ``""``), maybe
@@ -200,7 +216,14 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if hint:
             request = f"{human}\n\n{labels(state)['feedback']}: {hint}"
         raw, record = await ask_model(
-            "agent", state, runtime, system, request, json_schema=agent_schema(state, kind), max_tokens=AGENT_MAX_TOKENS
+            "agent",
+            state,
+            runtime,
+            system,
+            request,
+            json_schema=agent_schema(state, kind),
+            max_tokens=AGENT_MAX_TOKENS,
+            temperature=retry_temperature(context, attempt),
         )
         calls.append(record)
         text = read_agent_text(raw, kind)
@@ -229,6 +252,21 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 "source": "rules",
             }
         )
+    if problems and kind == "reply":
+        fallback = fallback_reply(state)
+        if fallback and not agent_text_problems(fallback, state.tasks[-1], kind, state):
+            text, problems = fallback, []
+            entries.append(
+                {
+                    "id": entry_id(state, len(entries)),
+                    "role": "agent",
+                    "task": task_index,
+                    "kind": kind,
+                    "attempt": len(calls) + 1,
+                    "content": text,
+                    "fallback": True,
+                }
+            )
     update: dict[str, Any] = {"transcript": entries, "calls": calls}
     if not text:
         return {**update, **fail(f"agent gave no {kind} {context.max_retries} times (task {task_index})")}

@@ -41,6 +41,7 @@ from nodes.generation._common import (
     fail,
     labels,
     replace_current,
+    retry_temperature,
     role_has_grammar,
     section,
 )
@@ -636,7 +637,14 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if problems:
             request = f"{human}\n\n{names['user_feedback']}: {retry_hint(state, problems)}"
         raw, record = await ask_model(
-            "user", state, runtime, system, request, json_schema=schema, max_tokens=USER_MAX_TOKENS
+            "user",
+            state,
+            runtime,
+            system,
+            request,
+            json_schema=schema,
+            max_tokens=USER_MAX_TOKENS,
+            temperature=retry_temperature(context, attempt),
         )
         calls.append(record)
         text, details = read_message(raw)

@@ -76,6 +76,7 @@ def test_session_yield_counts_every_role_and_reason():
         "accepted": 1,
         "rejected": 1,
         "unjudged": 0,
+        "fallbacks": 0,
         "reasons": {"not the user's voice": 1},
         "calls": 2,
         "input_tokens": 210,

@@ -575,3 +575,40 @@ def test_a_user_message_in_the_assistants_voice_is_written_again_with_the_reason
         "write only the person's own request, in the person's words, and stop after it"
     )
     assert outcome.session["english_tasks"][0] == script["user"][1]
+
+
+def test_a_reply_rejected_every_time_is_written_from_the_results(tool_lists_en, tmp_path):
+    """The agent gives the user's request back three times (each rejected by rule); the reply is then
+    written from the facts of the task's results, marked as a fallback, and the session is kept
+    (docs/generation.md §4.3)."""
+    from bench.generation_yield import session_yield, yield_lines
+    from nodes.generation.agent import result_points
+
+    plan = _single_tool_plan(tool_lists_en)
+    script = _single_tool_script(plan)
+    request = script["user"][0]
+    script["agent"] = [request, request, request]
+    outcome = run(plan, script, tmp_path)
+    assert outcome.status == "done", outcome.reason
+    raw = outcome.state["transcript"]
+    replies = [e for e in raw if e["role"] == "agent"]
+    assert [e.get("fallback", False) for e in replies] == [False, False, False, True]
+    task = outcome.state["tasks"][0]
+    points = result_points(task["nodes"])
+    assert points and replies[-1]["content"] == f"Here is what I found: {points}."
+    assert task["nodes"][-1]["observation"] == replies[-1]["content"]
+    row = session_yield(raw, outcome.state["calls"])["agent"]
+    assert (row["attempts"], row["accepted"], row["rejected"], row["fallbacks"], row["calls"]) == (4, 1, 3, 1, 3)
+    assert row["reasons"] == {"repeats the other speaker": 3}
+    assert yield_lines({"agent": row})[-1].strip() == "1 accepted written from the results (fallback)"
+
+
+def test_a_chat_reply_rejected_every_time_fails_the_session(tool_lists_en, tmp_path):
+    """A chat answer has no results to write a reply from: three rejected replies fail the session."""
+    plan = plan_sessions(tool_lists_en, [("CC",)], seed=21)[0]
+    script = session_script(plan.as_state())
+    request = script["user"][0]
+    script["agent"] = [request, request, request]
+    outcome = run(plan, script, tmp_path)
+    assert outcome.status == "failed"
+    assert outcome.reason.startswith("agent reply rejected 3 times (task 0): repeats"), outcome.reason

@@ -493,3 +493,12 @@ def test_a_question_lists_each_missing_parameter_once():
         if c["properties"]["name"].get("const") == "ask_user_for_required_parameters"
     )
     assert asked["properties"]["arguments"]["properties"]["missing_required_parameters"]["maxItems"] == 1
+
+
+def test_each_retry_samples_at_a_higher_temperature():
+    from graphs.generation_context import Context
+    from nodes.generation._common import retry_temperature
+
+    assert [retry_temperature(Context(temperature=0.7), a) for a in range(4)] == [0.7, 1.0, 1.2, 1.2]
+    assert [retry_temperature(Context(temperature=0.0), a) for a in range(3)] == [0.0, 0.3, 0.6]
+    assert retry_temperature(Context(temperature=1.5), 2) == 1.5  # never lowered
