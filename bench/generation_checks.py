@@ -16,7 +16,7 @@ from typing import Any
 
 from bench.args import float_to_number, schema_error
 from bench.audit_context import CallContext, as_text, leaves
-from bench.generation_quality import COPIED_RESULT_CHARS, date_misplaced, schema_offers
+from bench.generation_quality import COPIED_RESULT_CHARS, copies_definition, date_misplaced, schema_offers
 from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 
 # Most real calls one planner decision (one step) may carry; keeps gold DAGs small enough to enumerate.
@@ -288,7 +288,10 @@ def _call_key(call: Mapping[str, Any]) -> str:
 
 
 def results_errors(
-    results: Any, calls: Sequence[Mapping[str, Any]], earlier: Sequence[Mapping[str, Any]] = ()
+    results: Any,
+    calls: Sequence[Mapping[str, Any]],
+    earlier: Sequence[Mapping[str, Any]] = (),
+    functions: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[str]:
     """Rule problems of simulated tool results for one step's calls (empty list = passes; docs/generation.md §2).
 
@@ -296,12 +299,14 @@ def results_errors(
         results: parsed tool output, expected a list with one observation per call.
         calls: the step's call nodes, each ``{"name", "arguments"}``.
         earlier: the session's earlier call nodes with their ``observation``.
+        functions: the tool list by name (:func:`tools_by_name`); when given, a result that pastes its
+            tool's definition (:func:`copies_definition`) is a problem too.
 
     Returns:
         Reasons: wrong count, an empty observation (``None``, ``""``, ``{}`` or ``[]``), a result that
         is a copy of the result of a different call (earlier in the session or in this step, at least
         :data:`COPIED_RESULT_CHARS` long: a small model pastes the last result it saw; the same call
-        may return the same result).
+        may return the same result), a result that pastes the tool's description.
     """
     if not isinstance(results, list):
         return ["tool output must be a list with one result per call"]
@@ -315,6 +320,13 @@ def results_errors(
     for i, (result, call) in enumerate(zip(results, calls)):
         if result is None or result == "" or result == {} or result == []:
             errors.append(f"result {i} for {call.get('name')} is empty")
+            continue
+        function = (functions or {}).get(str(call.get("name")))
+        if function and copies_definition(result, function):
+            errors.append(
+                f"result {i} for {call.get('name')} copies the tool's description: write the data "
+                f"{call.get('name')} returns for these arguments"
+            )
             continue
         text = json.dumps(result, sort_keys=True, ensure_ascii=False, default=str)
         other = seen.get(text) if len(text) >= COPIED_RESULT_CHARS else None

@@ -233,6 +233,11 @@ _DATE_NAME = re.compile(
 _DATE_TEXT = re.compile(r"\bdate|\btime|\bday|yyyy|\bwhen\b|日期|时间|日|年", re.IGNORECASE)
 
 
+PROMPT_LABELS = {"en": ("what the results say",), "zh": ("结果的要点",)}
+"""Labels of the assistant's own request (the ``result_points`` fragment): a text holding one copies
+its request instead of answering (lower-cased; the Chinese side checks the English labels too)."""
+
+
 def assistant_problems(
     text: str,
     *,
@@ -262,6 +267,9 @@ def assistant_problems(
             user states that very date and time: a result's ``timestamp`` may equal it).
         language: ``en`` or ``zh``; an English session's text holds no Chinese.
 
+    A text that holds a label of its own request (:data:`PROMPT_LABELS`) or ends with a colon ("... is
+    as follows:") is a problem too.
+
     Returns:
         One reason per problem, quoting the copied words.
     """
@@ -278,6 +286,12 @@ def assistant_problems(
         if again and set(again.split()) & (set(_tokens(facts)) - now):
             found.append(f'repeats "{again}" of an earlier reply')
             break
+    lowered = (text or "").lower()
+    for label in dict.fromkeys((*PROMPT_LABELS.get(language, ()), *PROMPT_LABELS["en"])):
+        if label in lowered:
+            found.append(f'"{label}" copies a label of its request instead of answering')
+    if (text or "").rstrip().endswith((":", "：")):
+        found.append("ends with a colon, before it says anything")
     if use_results and now and not any((len(t) >= 3 or _CJK.match(t)) and t in now for t in _tokens(text)):
         found.append("states nothing of the tool results it answers with")
     stamp = _ENV_TIME.search(env_info or "")
@@ -313,6 +327,21 @@ def date_misplaced(name: str, schema: Any, value: Any) -> bool:
 COPIED_RESULT_CHARS = 60
 """The shortest result (as canonical JSON text) that counts as copied when a different call returned it
 too: two calls may both return ``{"success": true}``, not the same 60-character record."""
+
+
+DEFINITION_CHARS = 20
+"""A tool description at least this long, found in a result of that tool, is a pasted definition."""
+
+
+def copies_definition(result: Any, function: Mapping[str, Any]) -> bool:
+    """Whether a simulated result pastes its tool's definition instead of returning data
+    (docs/generation.md §2): the tool's description (:data:`DEFINITION_CHARS` characters or more) is
+    found in the result's text, case and spacing aside; a small model shown the tool list returns it."""
+    description = " ".join(str(function.get("description") or "").split()).lower().rstrip(".")
+    if len(description) < DEFINITION_CHARS:
+        return False
+    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+    return description in " ".join(text.split()).lower()
 
 
 def _canonical(value: Any) -> str:
@@ -475,7 +504,9 @@ def session_quality(session: Mapping[str, Any], language: str = "en") -> dict[st
                         f"task {task} {name}: node {index} repeats the call of node {calls_made[key]}"
                     )
                 calls_made.setdefault(key, index)
-                if observation is not None:
+                if observation is not None and copies_definition(observation, function):
+                    report["calls"].append(f"task {task} {name}: node {index}'s result copies the tool's description")
+                elif observation is not None:
                     text = _canonical(observation)
                     first = results.get(text) if len(text) >= COPIED_RESULT_CHARS else None
                     if first is not None and first != key:

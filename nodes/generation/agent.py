@@ -173,6 +173,7 @@ def agent_text_problems(text: str, task: dict[str, Any], kind: str = "reply", st
 _AGENT_HINTS = {
     "repeats the other speaker": "reply_echo",
     "reply without the results": "reply_echo",
+    "copies its request's label": "reply_echo",
     "repeats an earlier reply": "reply_again",
     "pastes the environment line": "env_line",
     "wrong language": "language",

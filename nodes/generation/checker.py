@@ -130,7 +130,7 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         reasons = decision_rule_errors(state, pending["decision"])
     else:
         earlier = [n for t in state.tasks for n in t.get("nodes", []) if n.get("observation") is not None]
-        reasons = results_errors(pending["results"], pending_calls(task), earlier)
+        reasons = results_errors(pending["results"], pending_calls(task), earlier, tools_by_name(state.tools))
     source, calls = "rules", []
     judges = context.checker_model_judges(role_spec(context, "checker"))
     if not reasons and not state.model_vetoed and judges and _model_judges(pending):

@@ -313,3 +313,43 @@ def test_an_english_session_stays_english_and_replies_do_not_repeat():
     assert session_quality(session)["assistant"] == [
         'task 1 reply 0: repeats "it means a round fruit a sweet one" of an earlier reply'
     ]
+
+
+def test_a_result_that_pastes_its_tool_definition_is_no_data():
+    """The tool role returned the tool's own definition as the result of getWordExamples (issue 25
+    measurement): the quality check and the result rules find it; data that merely names the word
+    does not count."""
+    from bench.generation_checks import results_errors, tools_by_name
+
+    session = _session("What does the word 'apple' mean?", "apple")
+    pasted = {"description": "Get the definitions and example usages of a word in a specified language.",
+              "name": "getWordDefinitions", "parameters": {"word": "apple"}}  # fmt: skip
+    session["english_answer_list"][0][0]["observation"] = pasted
+    assert session_quality(session)["calls"] == [
+        "task 0 getWordDefinitions: node 0's result copies the tool's description"
+    ]
+    call = {"name": "getWordDefinitions", "arguments": {"word": "apple"}}
+    functions = tools_by_name([WORDS])
+    assert results_errors([pasted], [call], functions=functions) == [
+        "result 0 for getWordDefinitions copies the tool's description: write the data getWordDefinitions returns "
+        "for these arguments"
+    ]
+    assert results_errors([{"definitions": ["a round fruit"], "word": "apple"}], [call], functions=functions) == []
+    assert results_errors([pasted], [call]) == []  # without the tool list: not checked
+
+
+def test_a_reply_may_not_hold_its_request_label_or_stop_at_a_colon():
+    from bench.generation_quality import PROMPT_LABELS, assistant_problems
+    from prompts import fragments
+
+    for language in ("en", "zh"):  # the labels are the agent request's own (prompts/*/fragments.json)
+        assert fragments(language)["labels"]["result_points"].lower() in PROMPT_LABELS[language]
+    results = '{"synonyms": ["banana", "pear"]}'
+    leaked = "What the results say: synonyms: banana, pear"
+    assert assistant_problems(leaked, results=results, use_results=True) == [
+        '"what the results say" copies a label of its request instead of answering'
+    ]
+    assert assistant_problems("The synonyms of apple are as follows:", results=results, use_results=True) == [
+        "ends with a colon, before it says anything"
+    ]
+    assert assistant_problems("Its synonyms are banana and pear.", results=results, use_results=True) == []
