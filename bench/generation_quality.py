@@ -256,7 +256,7 @@ def assistant_problems(
         user_texts: the user's request and answers of this task: a run of eight words copied from them,
             or the whole text being one of them word for word, is a restated request.
         replies: the assistant's earlier replies, each with the text of its task's tool results: a run
-            of eight words copied from one counts when it carries a fact of that earlier task (a word of
+            of eight words copied from one (or the whole text being one word for word) counts when it carries a fact of that earlier task (a word of
             its results) that this task's ``results`` do not hold; two tasks with the same results may
             well be answered alike.
         results: the text of this task's tool results.
@@ -283,6 +283,8 @@ def assistant_problems(
     now = set(_tokens(results))
     for reply, facts in replies:
         again = echo_problem(text, [reply], words=8)
+        if not again and whole and whole == _tokens(reply):
+            again = " ".join(whole)  # a short reply given again word for word ("teamId: 99924")
         if again and set(again.split()) & (set(_tokens(facts)) - now):
             found.append(f'repeats "{again}" of an earlier reply')
             break

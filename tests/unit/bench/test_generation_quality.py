@@ -353,3 +353,13 @@ def test_a_reply_may_not_hold_its_request_label_or_stop_at_a_colon():
         "ends with a colon, before it says anything"
     ]
     assert assistant_problems("Its synonyms are banana and pear.", results=results, use_results=True) == []
+
+
+def test_a_short_earlier_reply_given_again_is_a_repeat():
+    """A chat task's reply was the last task's facts line again ("teamId: 99924", issue 25 measurement)."""
+    from bench.generation_quality import assistant_problems
+
+    earlier = [("teamId: 99924", '{"teamId": 99924}')]
+    assert assistant_problems("teamId: 99924", replies=earlier) == ['repeats "teamid 99924" of an earlier reply']
+    assert assistant_problems("teamId: 99924", replies=earlier, results='{"teamId": 99924}') == []  # same results
+    assert assistant_problems("Team 99924 has 26 players.", replies=earlier) == []
