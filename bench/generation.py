@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.audit_context import as_text, leaves
 from bench.io import json_lines
 from bench.paths import PathTracker
 from bench.terms import (
@@ -294,20 +295,42 @@ def should_answer_vaguely(seed: int, task_index: int, ask_index: int, rate: floa
 # From produced nodes to the dataset schema
 
 
-def dependency_lists(nodes: Sequence[Mapping[str, Any]]) -> list[list[int]]:
-    """``dependency_list`` of each node of one task, from the planner's step structure (docs/generation.md).
+def _takes_from(node: Mapping[str, Any], earlier: Mapping[str, Any], known: Sequence[str]) -> bool:
+    """Whether a call uses a value of an earlier call's result: an argument value (a string or a
+    number of three characters or more) found in that result and in none of the ``known`` texts."""
+    observation = earlier.get("observation")
+    if observation is None or earlier.get("name") in PSEUDO_TOOLS:
+        return False
+    result = as_text(observation).lower()
+    for _, value in leaves(node.get("arguments") or {}):
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            continue
+        text = str(value).strip().lower()
+        if len(text) >= 3 and text in result and not any(text in k for k in known):
+            return True
+    return False
+
+
+def dependency_lists(nodes: Sequence[Mapping[str, Any]], known: Sequence[str] = ()) -> list[list[int]]:
+    """``dependency_list`` of each node of one task, from what the planner said each call needs
+    (docs/generation.md §6.1).
 
     Args:
         nodes: the task's nodes in order, each ``{"name", "step", "depends_on"}``; ``step`` is the
             planner decision that issued it (0, 1, ...), ``depends_on`` the earlier node indices the
             planner named.
+        known: the texts the values of the task could come from without any call (the user's
+            messages and answers, earlier tasks' results; :func:`known_texts`).
 
     Returns:
-        Per node, sorted indices. A node of step ``s`` keeps the named dependencies that lie in
-        earlier steps; if none of them is in step ``s - 1``, it depends on every node of step
-        ``s - 1`` (the planner chose to wait for them). So each node's depth in the DAG is its
-        step, and the DAG's shortest path issues exactly the planner's steps. The final
-        ``prepare_to_answer`` node depends on every earlier node.
+        Per node, sorted indices. A call keeps the named dependencies that lie in earlier steps,
+        depends on an earlier call whose result holds one of its argument values that no ``known``
+        text holds (it could not be made before that result), and on every earlier question (``ask_user_for_required_parameters``: its values came with
+        the user's answer); a call that names nothing else needs nothing else, even when the planner
+        issued it a step later (a candidate that makes two independent calls at once is right, and
+        on the optimal path). A question depends on every node of the step before it (it is asked
+        about what was done so far). The final ``prepare_to_answer`` node depends on every earlier
+        node.
     """
     by_step: dict[int, list[int]] = {}
     for index, node in enumerate(nodes):
@@ -320,41 +343,70 @@ def dependency_lists(nodes: Sequence[Mapping[str, Any]]) -> list[list[int]]:
             continue
         earlier = {i for s, members in by_step.items() if s < step for i in members}
         named = {d for d in node.get("depends_on") or [] if d in earlier}
-        previous = set(by_step.get(step - 1, []))
-        if step > 0 and not named & previous:
-            named |= previous
+        if node["name"] == ASK_USER:
+            named |= set(by_step.get(step - 1, []))
+        else:
+            named |= {i for i in earlier if nodes[i]["name"] == ASK_USER}
+            lowered = [k.lower() for k in known]
+            named |= {i for i in earlier if _takes_from(node, nodes[i], lowered)}
         out.append(sorted(named))
     return out
 
 
-def derive_task_type(layer_type: str, nodes: Sequence[Mapping[str, Any]]) -> str:
-    """English task type of a finished task (docs/terms.md, docs/generation.md).
+def known_texts(tasks: Sequence[Mapping[str, Any]], index: int) -> list[str]:
+    """What task ``index``'s values could come from without a call of its own (docs/generation.md
+    §6.1): every user message and answer up to and including that task, and the results and
+    replies of the tasks before it, as text."""
+    out: list[str] = []
+    for t, task in enumerate(tasks[: index + 1]):
+        out.append(str(task.get("user_message") or ""))
+        for node in task.get("nodes") or []:
+            if node.get("user_input"):
+                out.append(str(node["user_input"]))
+            if t < index and node.get("observation") is not None:
+                out.append(as_text(node["observation"]))
+    return out
 
-    ``CQ`` -> Clarify, ``CC`` -> Chat; otherwise from the real calls' steps: one call ->
-    Single-Tool; all calls in one step -> Parallel Multi-Tool; one call per step -> Sequential
-    Multi-Tool; anything else -> Mixed Multi-Tool.
+
+def call_depths(nodes: Sequence[Mapping[str, Any]], known: Sequence[str] = ()) -> list[int]:
+    """Each node's depth in its task's DAG (:func:`dependency_lists`): 0 for a node that depends on
+    nothing, else one more than its deepest dependency (docs/generation.md §6.2)."""
+    deps = dependency_lists(nodes, known)
+    depths: list[int] = []
+    for dep in deps:
+        depths.append(1 + max(depths[d] for d in dep) if dep else 0)
+    return depths
+
+
+def derive_task_type(layer_type: str, nodes: Sequence[Mapping[str, Any]], known: Sequence[str] = ()) -> str:
+    """English task type of a finished task (docs/terms.md, docs/generation.md §6.2).
+
+    ``CQ`` -> Clarify, ``CC`` -> Chat; otherwise from the real calls' depths in the task's DAG
+    (:func:`call_depths`): one call -> Single-Tool; all calls at one depth -> Parallel Multi-Tool;
+    one call per depth -> Sequential Multi-Tool; anything else -> Mixed Multi-Tool.
     """
     if layer_type == "CQ":
         return "Clarify"
     if layer_type == "CC":
         return "Chat"
-    call_steps: dict[int, int] = {}
-    for node in nodes:
+    per_depth: dict[int, int] = {}
+    for node, depth in zip(nodes, call_depths(nodes, known)):
         if node["name"] not in PSEUDO_TOOLS:
-            call_steps[int(node["step"])] = call_steps.get(int(node["step"]), 0) + 1
-    calls = sum(call_steps.values())
+            per_depth[depth] = per_depth.get(depth, 0) + 1
+    calls = sum(per_depth.values())
     if calls <= 1:
         return "Single-Tool"
-    if len(call_steps) == 1:
+    if len(per_depth) == 1:
         return "Parallel Multi-Tool"
-    if all(count == 1 for count in call_steps.values()):
+    if all(count == 1 for count in per_depth.values()):
         return "Sequential Multi-Tool"
     return "Mixed Multi-Tool"
 
 
-def gold_nodes(nodes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """A task's nodes in the dataset schema (docs/terms.md): ``{"action", "observation", "dependency_list"[, "user_input"]}``."""
-    deps = dependency_lists(nodes)
+def gold_nodes(nodes: Sequence[Mapping[str, Any]], known: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """A task's nodes in the dataset schema (docs/terms.md): ``{"action", "observation", "dependency_list"[, "user_input"]}``
+    (``dependency_list`` by :func:`dependency_lists` with the ``known`` texts)."""
+    deps = dependency_lists(nodes, known)
     out = []
     for node, dep in zip(nodes, deps):
         item: dict[str, Any] = {
@@ -388,7 +440,7 @@ def session_problems(tasks: Sequence[Mapping[str, Any]]) -> list[str]:
                 problems.append(f"task {t} node {i}: question without the user's reply")
         if problems:
             continue
-        gold = gold_nodes(nodes)
+        gold = gold_nodes(nodes, known_texts(tasks, t))
         path = PathTracker(gold).gold_path
         for s, step in enumerate(path):
             names = [gold[i]["action"]["name"] for i in step]
@@ -418,9 +470,9 @@ def assemble_session(
         (the evaluator reads them); the Chinese side carries the same tasks and answer lists with
         Chinese labels and env weekday.
     """
-    english_types = [derive_task_type(t["layer_type"], t["nodes"]) for t in tasks]
+    english_types = [derive_task_type(t["layer_type"], t["nodes"], known_texts(tasks, i)) for i, t in enumerate(tasks)]
     strategies = [t.get("strategy") or "" for t in tasks[1:]]
-    answer_list = [gold_nodes(t["nodes"]) for t in tasks]
+    answer_list = [gold_nodes(t["nodes"], known_texts(tasks, i)) for i, t in enumerate(tasks)]
     user_messages = [t["user_message"] for t in tasks]
     return {
         "id": session_id,

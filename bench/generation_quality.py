@@ -290,7 +290,8 @@ def assistant_problems(
             break
     lowered = (text or "").lower()
     for label in dict.fromkeys((*PROMPT_LABELS.get(language, ()), *PROMPT_LABELS["en"])):
-        if label in lowered:
+        short = label.split(" ", 1)[-1] if " " in label else label  # "the results say:" too
+        if label in lowered or re.search(re.escape(short) + r"\s*[:：]", lowered):
             found.append(f'"{label}" copies a label of its request instead of answering')
     if (text or "").rstrip().endswith((":", "：")):
         found.append("ends with a colon, before it says anything")

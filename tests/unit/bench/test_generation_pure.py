@@ -136,33 +136,59 @@ def test_vague_answers_are_deterministic_first_answers_only():
     assert not any(should_answer_vaguely(seed, 0, 0, 0.0) for seed in range(50))
 
 
-def test_dependency_lists_follow_the_planner_steps():
+def test_dependency_lists_hold_what_each_call_needs():
     # fan-in: two parallel calls, then one that names only node 1, then the answer
     nodes = [_node("a", 0), _node("b", 0), _node("c", 1, [1]), _node("prepare_to_answer", 2)]
     assert dependency_lists(nodes) == [[], [], [1], [0, 1, 2]]
-    # a later call that names nothing waits for the whole previous step
+    # a later call that names nothing needs nothing: the planner's second step is no dependency
+    # (a candidate making a and b at once is right); c names a, so it waits for a only
     nodes = [_node("a", 0), _node("b", 1), _node("c", 2, [0]), _node("prepare_to_answer", 3)]
-    assert dependency_lists(nodes) == [[], [0], [0, 1], [0, 1, 2]]
+    assert dependency_lists(nodes) == [[], [], [0], [0, 1, 2]]
     # dependencies on the same or a later step are dropped
     nodes = [_node("a", 0, [1]), _node("b", 0), _node("prepare_to_answer", 1)]
     assert dependency_lists(nodes) == [[], [], [0, 1]]
     assert dependency_lists([_node("prepare_to_answer", 0)]) == [[]]
+    # a question waits for the step before it; a call waits for every earlier question
+    ask = "ask_user_for_required_parameters"
+    nodes = [_node("a", 0), _node(ask, 1), _node(ask, 2), _node("b", 3), _node("prepare_to_answer", 4)]
+    assert dependency_lists(nodes) == [[], [0], [1], [1, 2], [0, 1, 2, 3]]
+
+
+def test_a_call_that_uses_a_result_depends_on_it():
+    """A call whose argument value only an earlier result holds could not be made before it: it
+    depends on that call though the planner named nothing (docs/generation.md §6.1)."""
+    from bench.generation import known_texts
+
+    search = {**_node("searchProducts", 0), "arguments": {"query": "cola"}, "observation": {"upc": "0049000028911"}}
+    detail = {**_node("getProduct", 1), "arguments": {"upc": "0049000028911"}}
+    other = {**_node("getStore", 1), "arguments": {"city": "Austin"}}
+    nodes = [search, detail, other, _node("prepare_to_answer", 2)]
+    task = {"user_message": "Find cola in Austin and its product details.", "nodes": nodes}
+    known = known_texts([task], 0)
+    assert dependency_lists(nodes, known) == [[], [0], [], [0, 1, 2]]
+    assert derive_task_type("MT", nodes, known) == "Mixed Multi-Tool"
+    # the user said the UPC: no call is needed for it
+    said = known_texts([{**task, "user_message": "Details of UPC 0049000028911 and the Austin store?"}], 0)
+    assert dependency_lists(nodes, said) == [[], [], [], [0, 1, 2]]
+    assert derive_task_type("MT", nodes, said) == "Parallel Multi-Tool"
 
 
 @pytest.mark.parametrize(
-    "layer, steps, expected",
+    "layer, steps, deps, expected",
     [
-        ("ST", [0], "Single-Tool"),
-        ("MT", [0, 0, 0], "Parallel Multi-Tool"),
-        ("MT", [0, 1, 2], "Sequential Multi-Tool"),
-        ("MT", [0, 0, 1], "Mixed Multi-Tool"),
-        ("MT", [0, 1, 1], "Mixed Multi-Tool"),
-        ("CQ", [1], "Clarify"),
-        ("CC", [], "Chat"),
+        ("ST", [0], [[]], "Single-Tool"),
+        ("MT", [0, 0, 0], [[], [], []], "Parallel Multi-Tool"),
+        ("MT", [0, 1, 2], [[], [0], [1]], "Sequential Multi-Tool"),
+        ("MT", [0, 1, 2], [[], [], []], "Parallel Multi-Tool"),  # three steps, no call needs another
+        ("MT", [0, 0, 1], [[], [], [0]], "Mixed Multi-Tool"),
+        ("MT", [0, 1, 1], [[], [0], [0]], "Mixed Multi-Tool"),
+        ("MT", [0, 1, 2], [[], [], [1]], "Mixed Multi-Tool"),
+        ("CQ", [1], [[]], "Clarify"),
+        ("CC", [], [], "Chat"),
     ],
 )
-def test_task_type_from_layer_and_steps(layer, steps, expected):
-    nodes = [_node(f"t{i}", s) for i, s in enumerate(steps)] + [_node("prepare_to_answer", 9)]
+def test_task_type_from_layer_and_dependencies(layer, steps, deps, expected):
+    nodes = [_node(f"t{i}", s, d) for i, (s, d) in enumerate(zip(steps, deps))] + [_node("prepare_to_answer", 9)]
     assert derive_task_type(layer, nodes) == expected
 
 

@@ -352,6 +352,10 @@ def test_a_reply_may_not_hold_its_request_label_or_stop_at_a_colon():
     assert assistant_problems("The synonyms of apple are as follows:", results=results, use_results=True) == [
         "ends with a colon, before it says anything"
     ]
+    assert assistant_problems("The results say: synonyms: banana, pear", results=results, use_results=True) == [
+        '"what the results say" copies a label of its request instead of answering'
+    ]
+    assert assistant_problems("The results say the synonyms are banana and pear.", results=results) == []
     assert assistant_problems("Its synonyms are banana and pear.", results=results, use_results=True) == []
 
 
