@@ -43,7 +43,9 @@ _ASSISTANT_EN = (
     (r"\b(please|could you|can you) (please )?provide (me with )?(your|this information|the (following|necessary|required|missing)|more (details|information)|the details)\b", "asks the user to provide information, as the assistant does"),  # noqa: E501
     (r"\bhow (can|may|could) i (help|assist)\b", "offers help, as the assistant does"),
     (r"\bi('d| would| will|'ll)? ?be (happy|glad) to (help|assist)\b", "offers help, as the assistant does"),
-    (r"\b(is there )?(anything|something) else i can (help|do)\b", "offers help, as the assistant does"),
+    (r"\b(is there )?(anything|something) else i can (help|do|assist)\b", "offers help, as the assistant does"),
+    (r"\bi('m| am) here to help\b", "offers help, as the assistant does"),
+    (r"([^\w\s.])(\s*\1){4,}", "holds a run of stray symbols instead of words"),
     (r"\bif you need (any )?(further |more |other )?(help|assistance)\b|\bwe('re| are) here to help\b", "offers help, as the assistant does"),  # noqa: E501
     (r"^\s*(user|assistant)\s*:", "labels itself as a speaker instead of speaking"),
     (r"\bi('m| am) unable to provide\b|\bi can('|no)?t provide (that|these|this|them)\b", "declines, as the assistant does"),  # noqa: E501
@@ -132,7 +134,8 @@ def placeholder_problem(value: Any, descriptions: Sequence[str] = ()) -> str:
     text = value.strip().strip(".").lower()
     if text in _PLACEHOLDERS or _PLACEHOLDER_SHAPE.search(text):
         return "is a placeholder, not a real value: choose a real one"
-    if " " in text and len(text) >= 12 and any(text in d for d in descriptions):
+    whole = {d.strip().rstrip(".") for d in descriptions}
+    if (" " in text and len(text) >= 12 and any(text in d for d in descriptions)) or (len(text) >= 4 and text in whole):
         return "copies the description, not a real value: choose a real one (a real word, city, name or date)"
     return ""
 
@@ -339,12 +342,18 @@ DEFINITION_CHARS = 20
 def copies_definition(result: Any, function: Mapping[str, Any]) -> bool:
     """Whether a simulated result pastes its tool's definition instead of returning data
     (docs/generation.md §2): the tool's description (:data:`DEFINITION_CHARS` characters or more) is
-    found in the result's text, case and spacing aside; a small model shown the tool list returns it."""
+    found in the result's text, or a text value of the result is one of its parameters' descriptions
+    word for word (``"title": "Title of the book"``); case and spacing aside. A small model shown the
+    tool list returns it."""
     description = " ".join(str(function.get("description") or "").split()).lower().rstrip(".")
-    if len(description) < DEFINITION_CHARS:
-        return False
     text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
-    return description in " ".join(text.split()).lower()
+    if len(description) >= DEFINITION_CHARS and description in " ".join(text.split()).lower():
+        return True
+    parameters = {" ".join(d.split()).rstrip(".") for d in described([{"parameters": function.get("parameters")}])}
+    return any(
+        isinstance(value, str) and " " in value.strip() and " ".join(value.split()).lower().rstrip(".") in parameters
+        for _, value in leaves(result)
+    )
 
 
 def _canonical(value: Any) -> str:

@@ -46,6 +46,7 @@ _CODES: tuple[tuple[str, str], ...] = (
     (r"empty (user|assistant) message", "empty message"),
     (r"placeholder in brackets|is a placeholder|copies the description|details .* is empty", "placeholder value"),
     (r"as the assistant does|speaks as an AI|instead of asking for something", "not the user's voice"),
+    (r"run of stray symbols", "garbled text"),
     (r"does not state", "request lacks its values"),
     (r"leave out .*the assistant must ask", "gives the value to ask for"),
 )  # fmt: skip

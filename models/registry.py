@@ -110,7 +110,15 @@ def split_spec(spec: str) -> tuple[str, str]:
     """
     prefix, sep, name = MODEL_ALIASES.get(spec, spec).partition(":")
     if not sep or not prefix or not name:
-        raise ConfigurationError(f"model spec must look like 'provider:name' (e.g. 'openai:gpt-4o'), got {spec!r}")
+        import difflib
+
+        close = difflib.get_close_matches(spec, sorted(MODEL_ALIASES), n=1) if not sep else []
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        aliases = ", ".join(repr(a) for a in sorted(MODEL_ALIASES))
+        raise ConfigurationError(
+            f"model spec must look like 'provider:name' (e.g. 'openai:gpt-4o') or be one of {aliases}, "
+            f"got {spec!r}{hint}"
+        )
     return prefix, name
 
 
@@ -176,4 +184,4 @@ def get_provider(prefix: str) -> Provider:
     known = known_providers()
     close = difflib.get_close_matches(prefix, known, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
-    raise ConfigurationError(f"unknown model provider {prefix!r}{hint} Known: {', '.join(known)}.")
+    raise ConfigurationError(f"unknown model provider {prefix!r}{hint} (known: {', '.join(known)})")

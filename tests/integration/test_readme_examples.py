@@ -57,7 +57,7 @@ SKIP_RULES: list[tuple[str, str]] = [
         "needs a running LangGraph server (tests/integration/test_server_eval.py and tests/integration/test_remote.py run these runs)",
     ),
     (r"(^| )\.\.\.( |$)", "elided example (`...` stands for the options of the command above)"),
-    (r"runs/gen/", "needs the output of an example above that needs a model (local or remote)"),
+    (r"runs/gen(-demo)?/", "needs the output of an example above that needs a model (local or remote)"),
     (
         r"^wtb (eval|generate)\b(?!.*--model \"?(replay|scripted|graph):)",
         "the bundled local model (xllamacpp, the `local` extra; tests/integration/test_local_model.py and .ci/run run it)",

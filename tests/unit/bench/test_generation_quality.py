@@ -367,3 +367,28 @@ def test_a_short_earlier_reply_given_again_is_a_repeat():
     assert assistant_problems("teamId: 99924", replies=earlier) == ['repeats "teamid 99924" of an earlier reply']
     assert assistant_problems("teamId: 99924", replies=earlier, results='{"teamId": 99924}') == []  # same results
     assert assistant_problems("Team 99924 has 26 players.", replies=earlier) == []
+
+
+def test_what_the_demo_tool_lists_drew_from_the_small_model():
+    """Sessions generated on bench/data/demo_tools.jsonl passed the check while reading badly: the user
+    offering help, a run of stray braces, a request value and tool results copied from the schema."""
+    from bench.generation_quality import copies_definition, described, placeholder_problem
+
+    offer = "Thanks. Is there anything else I can assist you with today? I'm here to help you with this data."
+    assert [why.split('" ', 1)[1] for why in voice_problems(offer, "en", opening=True)] == [
+        "offers help, as the assistant does",
+        "offers help, as the assistant does",
+    ]
+    garbled = "Reserve it at Central for member 21674. } } } } } } } } sms"
+    assert voice_problems(garbled, "en") == ['"} } } } } } } }" holds a run of stray symbols instead of words']
+    assert voice_problems("Hold it at Central... and text me, please!", "en") == []
+    catalog = {
+        "name": "searchCatalog",
+        "parameters": {"type": "object", "properties": {
+            "query": {"type": "string", "description": "Search text."},
+            "title": {"type": "string", "description": "Title of the book."}}},
+    }  # fmt: skip
+    assert placeholder_problem("Search text", described([catalog])).startswith("copies the description")
+    assert placeholder_problem("Dune", described([catalog])) == ""
+    assert copies_definition({"title": "Title of the book", "isbn": "9780441013593"}, catalog) is True
+    assert copies_definition({"title": "Dune", "author": "Frank Herbert"}, catalog) is False
