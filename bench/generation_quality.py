@@ -177,8 +177,9 @@ def is_concrete(text: str, values: Iterable[Any] = ()) -> bool:
     return bool(_CONCRETE.search(text or ""))
 
 
-_CHINESE = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff01-\uff5e]+")
-"""CJK characters and full-width punctuation: out of place in an English session's text."""
+_CHINESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff][\u3000-\u303f\u3040-\u30ff\u3400-\u9fff\uff01-\uff5e]*")
+"""A run of CJK characters (with the full-width punctuation around them): out of place in an English
+session's text. A lone full-width mark ("？") is a typing slip, not Chinese."""
 _ENV_TIME = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})?")
 """The environment line's date and time (``2024-06-25 08:37:00``): pasted, not said."""
 

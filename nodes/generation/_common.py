@@ -262,8 +262,10 @@ def _compact_tool(function: dict[str, Any]) -> str:
     return f"- {function.get('name')}({'; '.join(parts)}): {str(function.get('description') or '').strip()}"
 
 
-def conversation_lines(state: State, *, include_current: bool = True) -> list[str]:
-    """The visible conversation: each task's user message, questions and replies, final replies."""
+def conversation_lines(state: State, *, include_current: bool = True, replies: bool = True) -> list[str]:
+    """The visible conversation: each task's user message, questions and replies, final replies
+    (``replies=False``: without the assistant's final replies, for the request of a new reply, which a
+    small model otherwise gives again; docs/generation.md §4.3)."""
     names = labels(state)
     tasks = state.tasks if include_current else state.tasks[:-1]
     lines = []
@@ -274,9 +276,17 @@ def conversation_lines(state: State, *, include_current: bool = True) -> list[st
                 lines.append(f"{names['assistant']}: {node['observation']}")
                 if node.get("user_input"):
                     lines.append(f"{names['user']}: {node['user_input']}")
-            elif node["name"] == PREPARE_TO_ANSWER and node.get("observation"):
+            elif replies and node["name"] == PREPARE_TO_ANSWER and node.get("observation"):
                 lines.append(f"{names['assistant']}: {node['observation']}")
     return lines
+
+
+def without_line_of(system: str, text: str) -> str:
+    """``system`` without its lines that hold ``text`` (the environment line, dropped from the retry of a
+    message that pasted it; docs/generation.md §4.3); ``system`` itself when ``text`` is empty."""
+    if not text:
+        return system
+    return "\n".join(line for line in system.splitlines() if text not in line)
 
 
 def actions_lines(nodes: Sequence[dict[str, Any]]) -> list[str]:

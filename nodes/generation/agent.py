@@ -29,6 +29,7 @@ from nodes.generation._common import (
     replies_with_results,
     retry_temperature,
     section,
+    without_line_of,
 )
 from nodes.generation.role_schemas import sentences_pattern
 from prompts import fragments, render
@@ -106,7 +107,11 @@ def agent_request(state: State) -> tuple[str, str]:
         style = fragments(state.language)["reply_style"][node["arguments"].get("answer_type", "tool")]
         system = render("agent_reply.md", state.language, env_info=state.env_info, reply_style=style)
     parts = [
-        section(names["conversation"], conversation_lines(state, include_current=False), names["none"]),
+        section(
+            names["conversation"],
+            conversation_lines(state, include_current=False, replies=state.awaiting == "question"),
+            names["none"],
+        ),
         section(names["current_request"], task["user_message"], names["none"]),
         section(names["actions"], actions_lines(task["nodes"]), names["none"]),
     ]
@@ -216,6 +221,8 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         hint = agent_retry_hint(state, problems)
         if hint:
             request = f"{human}\n\n{labels(state)['feedback']}: {hint}"
+        if any(reason_code(p) == "pastes the environment line" for p in problems):
+            system = without_line_of(system, state.env_info)
         raw, record = await ask_model(
             "agent",
             state,

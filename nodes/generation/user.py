@@ -44,6 +44,7 @@ from nodes.generation._common import (
     retry_temperature,
     role_has_grammar,
     section,
+    without_line_of,
 )
 from nodes.generation.role_schemas import grammar_safe_schema, message_pattern, stated
 from prompts import fragments, render
@@ -636,6 +637,8 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         request = human
         if problems:
             request = f"{human}\n\n{names['user_feedback']}: {retry_hint(state, problems)}"
+        if any(reason_code(p) == "pastes the environment line" for p in problems):
+            system = without_line_of(system, env_info)
         raw, record = await ask_model(
             "user",
             state,

@@ -392,3 +392,8 @@ def test_what_the_demo_tool_lists_drew_from_the_small_model():
     assert placeholder_problem("Dune", described([catalog])) == ""
     assert copies_definition({"title": "Title of the book", "isbn": "9780441013593"}, catalog) is True
     assert copies_definition({"title": "Dune", "author": "Frank Herbert"}, catalog) is False
+
+
+def test_a_lone_full_width_mark_is_no_chinese():
+    assert voice_problems("Which word do you mean？", "en") == []
+    assert voice_problems("The word is 单词？", "en") == ['"单词？" switches to Chinese in an English session']

@@ -612,3 +612,22 @@ def test_a_chat_reply_rejected_every_time_fails_the_session(tool_lists_en, tmp_p
     outcome = run(plan, script, tmp_path)
     assert outcome.status == "failed"
     assert outcome.reason.startswith("agent reply rejected 3 times (task 0): repeats"), outcome.reason
+
+
+def test_a_pasted_environment_line_is_not_shown_again_and_old_replies_are_not_shown_to_a_reply(tool_lists_en, tmp_path):
+    """The agent pastes the environment time into its reply; the retry's system prompt no longer holds
+    the environment line (the model cannot paste what it does not see), and a reply's request never
+    shows the assistant's earlier final replies (docs/generation.md §4.3)."""
+    plan = plan_sessions(tool_lists_en, [("ST", "ST")], seed=21)[0]
+    script = session_script(plan.as_state())
+    stamp = plan.env_info[:19]
+    first_reply = script["agent"][0]
+    script["agent"] = [f"{first_reply} Checked at {stamp}.", *script["agent"]]
+    outcome = run(plan, script, tmp_path)
+    assert outcome.status == "done", outcome.reason
+    agent_calls = [c for c in outcome.state["calls"] if c["role"] == "agent"]
+    assert len(agent_calls) == 3
+    assert plan.env_info in agent_calls[0]["request"][0]["content"]
+    assert plan.env_info not in agent_calls[1]["request"][0]["content"]
+    assert first_reply not in agent_calls[2]["request"][1]["content"]  # task 1's reply request
+    assert outcome.state["tasks"][0]["user_message"] in agent_calls[2]["request"][1]["content"]
