@@ -17,13 +17,26 @@ from nodes.generation.role_schemas import tool_results_schema
 from prompts import render
 
 
+def without_descriptions(spec: Any) -> Any:
+    """A tool spec without any ``description`` (of the tool or of a parameter, at any depth): what the
+    retry of a result that pasted the definition is shown (docs/generation.md §2)."""
+    if isinstance(spec, dict):
+        return {k: without_descriptions(v) for k, v in spec.items() if not (k == "description" and isinstance(v, str))}
+    if isinstance(spec, list):
+        return [without_descriptions(v) for v in spec]
+    return spec
+
+
 def tool_request(state: State, calls: list[dict[str, Any]]) -> tuple[str, str]:
     """System and human messages of the tool role for ``calls`` (call nodes of the current step; docs/generation.md §2):
-    the tools' specs, the session's earlier results of these tools (none on the retry of a copied result)
-    and the calls."""
+    the tools' specs (without descriptions on the retry of a pasted definition), the session's earlier
+    results of these tools (none on the retry of a copied result) and the calls."""
     names = labels(state)
     used = {c["name"] for c in calls}
     specs = [t.get("function", t) for t in state.tools if t.get("function", t).get("name") in used]
+    if "copies the tool's description" in (state.feedback or ""):
+        # A retry after a pasted definition sees the tools without their descriptions (docs/generation.md §2).
+        specs = [without_descriptions(spec) for spec in specs]
     system = render("tool.md", state.language, env_info=state.env_info)
     # A retry after a copied result does not see the result it pasted (docs/generation.md §2).
     earlier = [] if "copies the result of" in (state.feedback or "") else session_results(state, used)

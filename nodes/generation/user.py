@@ -320,7 +320,8 @@ def draft_request(
 ) -> str:
     """A plain draft of the user's request (docs/generation.md §4.3): what each focus tool does, as a request
     (:func:`bench.generation_values.request_phrase`), then each planned value but the implicit ones
-    ("The city is Paris."). The user model rewrites it in its own words; the draft is never sent as it is."""
+    ("The city is Paris."). The user model rewrites it in its own words; the draft itself is sent only when
+    every try of the model was rejected (:func:`draft_message`)."""
     draft = fragments(state.language)["draft"]
     phrases = [request_phrase(str(f.get("description") or f.get("name") or ""), state.language) for f in functions]
     text = Template(draft["ask"]).substitute(
@@ -342,6 +343,28 @@ def draft_request(
     return (
         " ".join([text, *dict.fromkeys(values)]) if state.language != "zh" else "".join([text, *dict.fromkeys(values)])
     )
+
+
+def draft_message(
+    state: State,
+    functions: Sequence[dict[str, Any]],
+    plans: Sequence[dict[str, Any]],
+    implicit: set[tuple[int, str]] | frozenset[tuple[int, str]] = frozenset(),
+    missing: str = "",
+) -> tuple[str, Any]:
+    """The draft sent as the user's message when every try of the model was rejected
+    (docs/generation.md §4.3): :func:`draft_request` with the ``details`` the message grammar asks for
+    (one object per focus function, ``request_1``, ... for several); ``("", None)`` when a value the
+    message must state is not planned yet (the session then fails)."""
+    parts = []
+    for index, function in enumerate(functions):
+        plan = plans[index] if index < len(plans) else {}
+        names = _detail_names(function, missing)
+        if any(plan.get(name) is None for name in names):
+            return "", None
+        parts.append({name: plan[name] for name in names})
+    details: Any = parts[0] if len(parts) == 1 else {f"request_{i + 1}": part for i, part in enumerate(parts)}
+    return draft_request(state, functions, plans, implicit), details
 
 
 def answer_draft(state: State, ask: dict[str, Any], asked: dict[str, Any]) -> str:
@@ -681,6 +704,33 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 "source": "rules",
             }
         )
+    if problems and kind in ("open", "next") and functions:
+        draft, draft_details = draft_message(state, functions, planned, implicit, missing)
+        if draft and not message_problems(
+            state,
+            draft,
+            draft_details,
+            kind=kind,
+            missing=missing,
+            earlier=earlier,
+            functions=functions,
+            assistant=assistant,
+        ):
+            text, details, problems = draft, draft_details, []
+            entries.append(
+                {
+                    "id": entry_id(state, len(entries)),
+                    "role": "user",
+                    "task": layer,
+                    "kind": kind,
+                    "attempt": len(entries) + 1,
+                    "content": text,
+                    "details": details,
+                    "vague": vague,
+                    "strategy": strategy,
+                    "fallback": True,
+                }
+            )
     update.update(transcript=entries, calls=calls)
     if problems:
         return {

@@ -631,3 +631,22 @@ def test_a_pasted_environment_line_is_not_shown_again_and_old_replies_are_not_sh
     assert plan.env_info not in agent_calls[1]["request"][0]["content"]
     assert first_reply not in agent_calls[2]["request"][1]["content"]  # task 1's reply request
     assert outcome.state["tasks"][0]["user_message"] in agent_calls[2]["request"][1]["content"]
+
+
+def test_a_request_rejected_every_time_is_sent_as_its_draft(tool_lists_en, tmp_path):
+    """The user model offers help three times instead of asking; the generator's own draft of the request
+    (which states every planned value) is sent instead, marked as a fallback (docs/generation.md §4.3)."""
+    from bench.generation_yield import session_yield
+
+    plan = _single_tool_plan(tool_lists_en)
+    script = _single_tool_script(plan)
+    offer = "I'd be happy to help you with that."
+    script["user"] = [offer, offer, offer, *script["user"][1:]]
+    outcome = run(plan, script, tmp_path)  # the scripted planner's values are not the draft's: it fails later
+    assert "user message rejected" not in (outcome.reason or "")
+    users = [e for e in outcome.state["transcript"] if e["role"] == "user" and e.get("kind") == "open"]
+    assert [e.get("fallback", False) for e in users] == [False, False, False, True]
+    message = outcome.state["tasks"][0]["user_message"]
+    assert message == users[-1]["content"] and message.startswith("Can you ") and offer not in message
+    row = session_yield(outcome.state["transcript"], outcome.state["calls"])["user"]
+    assert (row["rejected"], row["fallbacks"]) == (3, 1)

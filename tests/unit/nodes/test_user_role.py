@@ -502,3 +502,21 @@ def test_each_retry_samples_at_a_higher_temperature():
     assert [retry_temperature(Context(temperature=0.7), a) for a in range(4)] == [0.7, 1.0, 1.2, 1.2]
     assert [retry_temperature(Context(temperature=0.0), a) for a in range(3)] == [0.0, 0.3, 0.6]
     assert retry_temperature(Context(temperature=1.5), 2) == 1.5  # never lowered
+
+
+def test_the_retry_of_a_pasted_definition_sees_no_descriptions():
+    from nodes.generation.tool import tool_request, without_descriptions
+
+    spec = {"name": "f", "description": "Get a thing.", "parameters": {"type": "object", "properties": {
+        "q": {"type": "string", "description": "Search text."},
+        "description": {"type": "string", "description": "A note."}}}}  # fmt: skip
+    assert without_descriptions(spec) == {
+        "name": "f",
+        "parameters": {"type": "object", "properties": {"q": {"type": "string"}, "description": {"type": "string"}}},
+    }
+    call = {"name": "defineWord", "arguments": {"word": "apple"}}
+    _, first = tool_request(_state(), [call])
+    assert DICTIONARY["description"] in first
+    feedback = "result 0 for defineWord copies the tool's description: write the data defineWord returns"
+    _, retry = tool_request(_state(feedback=feedback), [call])
+    assert DICTIONARY["description"] not in retry and '"name": "defineWord"' in retry
