@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import time
+import zlib
 from collections.abc import Callable, Collection, Sequence
 from contextvars import ContextVar
 from typing import Any
@@ -79,6 +80,14 @@ def role_has_grammar(role: str, state: State, runtime: Runtime[Context]) -> bool
     return bool(getattr(model, "supports_json_schema_grammar", False))
 
 
+def sampling_seed(state: State, role: str, attempt: int = 0) -> int:
+    """The sampling seed of one request to a local model (docs/generation.md §5): from the session's seed,
+    the role, the requests the session made so far and the try within the node, so the same run (same
+    ``--seed``, same code and model) samples the same text, and a retry samples anew. 31 bits."""
+    key = f"{state.seed}:{role}:{len(state.calls)}:{attempt}".encode()
+    return zlib.crc32(key) & 0x7FFFFFFF
+
+
 RETRY_TEMPERATURE_STEP = 0.3
 RETRY_TEMPERATURE_MAX = 1.2
 
@@ -104,6 +113,7 @@ async def ask_model(
     json_schema: dict[str, Any] | None = None,
     temperature: float | None = None,
     max_tokens: int | None = None,
+    attempt: int = 0,
 ) -> tuple[str, dict[str, Any]]:
     """Send one request to ``role``'s model and capture it.
 
@@ -121,6 +131,8 @@ async def ask_model(
             samples at 0, so the same output gets the same verdict).
         max_tokens: the reply's token cap on a model with grammar support (default
             :data:`JSON_MAX_TOKENS` with a schema, none without); other models get no cap.
+        attempt: the try of this output within the node (0 = the first): part of the sampling seed
+            a local model gets (:func:`sampling_seed`).
 
     Returns:
         ``(reply_text, call_record)``; the record is ``{"role", "task", "model", "request", "response",
@@ -153,13 +165,16 @@ async def ask_model(
     )
     least_deadline = getattr(model, "least_deadline", None)  # the local models' (docs/settings.md §7.1)
     grammar = json_schema is not None and bool(getattr(model, "supports_json_schema_grammar", False))
+    local = bool(getattr(model, "supports_json_schema_grammar", False))
+    if local:  # the local server samples with this request's own seed: a run's sessions follow from --seed
+        model = model.bind(seed=sampling_seed(state, role, attempt))
     if grammar:
         # The grammar fixes the shape but not the length of free-text fields: a token cap keeps a
         # rambling small model from spending minutes on one "thought" (a cut reply is a rejection).
         model = model.bind(
             response_format={"type": "json_object", "schema": json_schema}, max_tokens=max_tokens or JSON_MAX_TOKENS
         )
-    elif max_tokens and getattr(model, "supports_json_schema_grammar", False):
+    elif max_tokens and local:
         model = model.bind(max_tokens=max_tokens)
     messages = [SystemMessage(content=system), HumanMessage(content=human)]
     trace_meta = generation_node_metadata(state, role)

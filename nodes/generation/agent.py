@@ -232,6 +232,7 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             json_schema=agent_schema(state, kind),
             max_tokens=AGENT_MAX_TOKENS,
             temperature=retry_temperature(context, attempt),
+            attempt=attempt,
         )
         calls.append(record)
         text = read_agent_text(raw, kind)

@@ -671,6 +671,7 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             json_schema=schema,
             max_tokens=USER_MAX_TOKENS,
             temperature=retry_temperature(context, attempt),
+            attempt=attempt,
         )
         calls.append(record)
         text, details = read_message(raw)

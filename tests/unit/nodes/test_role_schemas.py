@@ -290,6 +290,13 @@ def test_ask_model_binds_the_schema_for_grammar_models_only(monkeypatch):
     assert formats["tool"] == {"type": "json_object", "schema": tool_results_schema(1)}
     planner_formats = [kwargs.get("response_format") for role, kwargs in _GrammarModel.seen if role == "planner"]
     assert [_names(f["schema"]) for f in planner_formats] == [[focus], ["prepare_to_answer"]]
+    # every request to a local model samples with its own seed, and the same run samples the same seeds
+    seeds = [kwargs.get("seed") for _, kwargs in _GrammarModel.seen]
+    assert all(isinstance(seed, int) and 0 <= seed < 2**31 for seed in seeds)
+    assert len(set(seeds)) == len(seeds)
+    _GrammarModel.seen, _GrammarModel.keys = [], []
+    assert asyncio.run(generate_session(plan, context)).status == "done"
+    assert [kwargs.get("seed") for _, kwargs in _GrammarModel.seen] == seeds
 
 
 def _focus_of(outcome) -> str:
@@ -309,7 +316,7 @@ def test_models_without_grammar_support_get_the_prompt_only(monkeypatch):
     outcome = asyncio.run(generate_session(plan_sessions([[WEATHER]], [("ST",)], seed=3)[0], context))
     assert outcome.status == "done", outcome.reason
     assert len(_GrammarModel.seen) == 7
-    assert all("response_format" not in kwargs for _, kwargs in _GrammarModel.seen)
+    assert all("response_format" not in kwargs and "seed" not in kwargs for _, kwargs in _GrammarModel.seen)
 
 
 def test_generate_defaults_every_role_to_local_one_session_at_a_time(monkeypatch):
