@@ -231,6 +231,23 @@ def entry_id(state: State, offset: int = 0) -> str:
     return f"e{len(state.transcript) + offset:04d}"
 
 
+def text_entry(
+    state: State, entries: Sequence[Any], role: str, task: int, kind: str, attempt: int, content: str, **extra: Any
+) -> dict[str, Any]:
+    """A transcript entry of one text a role wrote (a user message, a question or reply): ``{"id", "role",
+    "task", "kind", "attempt", "content", ...extra}``, the id following ``entries`` (this node's entries
+    so far; docs/generation.md §7). ``extra``: e.g. ``details``, ``fallback=True``."""
+    return {
+        "id": entry_id(state, len(entries)),
+        "role": role,
+        "task": task,
+        "kind": kind,
+        "attempt": attempt,
+        "content": content,
+        **extra,
+    }
+
+
 def current_task(state: State) -> dict[str, Any]:
     """A deep copy of the task in progress (the last one)."""
     return copy.deepcopy(state.tasks[-1])

@@ -29,6 +29,7 @@ from nodes.generation._common import (
     replies_with_results,
     retry_temperature,
     section,
+    text_entry,
     without_line_of,
 )
 from nodes.generation.role_schemas import sentences_pattern
@@ -236,16 +237,7 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         )
         calls.append(record)
         text = read_agent_text(raw, kind)
-        entries.append(
-            {
-                "id": entry_id(state, len(entries)),
-                "role": "agent",
-                "task": task_index,
-                "kind": kind,
-                "attempt": attempt + 1,
-                "content": text,
-            }
-        )
+        entries.append(text_entry(state, entries, "agent", task_index, kind, attempt + 1, text))
         problems = agent_text_problems(text, state.tasks[-1], kind, state)
         if not problems:
             break
@@ -265,17 +257,7 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         fallback = fallback_reply(state)
         if fallback and not agent_text_problems(fallback, state.tasks[-1], kind, state):
             text, problems = fallback, []
-            entries.append(
-                {
-                    "id": entry_id(state, len(entries)),
-                    "role": "agent",
-                    "task": task_index,
-                    "kind": kind,
-                    "attempt": len(calls) + 1,
-                    "content": text,
-                    "fallback": True,
-                }
-            )
+            entries.append(text_entry(state, entries, "agent", task_index, kind, len(calls) + 1, text, fallback=True))
     update: dict[str, Any] = {"transcript": entries, "calls": calls}
     if not text:
         return {**update, **fail(f"agent gave no {kind} {context.max_retries} times (task {task_index})")}

@@ -44,6 +44,7 @@ from nodes.generation._common import (
     retry_temperature,
     role_has_grammar,
     section,
+    text_entry,
     without_line_of,
 )
 from nodes.generation.role_schemas import grammar_safe_schema, message_pattern, stated
@@ -676,17 +677,9 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         calls.append(record)
         text, details = read_message(raw)
         entries.append(
-            {
-                "id": entry_id(state, len(entries)),
-                "role": "user",
-                "task": layer,
-                "kind": kind,
-                "attempt": attempt + 1,
-                "content": text,
-                "details": details,
-                "vague": vague,
-                "strategy": strategy,
-            }
+            text_entry(
+                state, entries, "user", layer, kind, attempt + 1, text, details=details, vague=vague, strategy=strategy
+            )
         )
         problems = message_problems(
             state, text, details, kind=kind, missing=missing, earlier=earlier, functions=functions, assistant=assistant
@@ -718,19 +711,21 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             assistant=assistant,
         ):
             text, details, problems = draft, draft_details, []
+            tries = len(calls) - len(value_calls)
             entries.append(
-                {
-                    "id": entry_id(state, len(entries)),
-                    "role": "user",
-                    "task": layer,
-                    "kind": kind,
-                    "attempt": len(entries) + 1,
-                    "content": text,
-                    "details": details,
-                    "vague": vague,
-                    "strategy": strategy,
-                    "fallback": True,
-                }
+                text_entry(
+                    state,
+                    entries,
+                    "user",
+                    layer,
+                    kind,
+                    tries + 1,
+                    text,
+                    details=details,
+                    vague=vague,
+                    strategy=strategy,
+                    fallback=True,
+                )
             )
     update.update(transcript=entries, calls=calls)
     if problems:

@@ -593,6 +593,7 @@ def test_a_reply_rejected_every_time_is_written_from_the_results(tool_lists_en, 
     raw = outcome.state["transcript"]
     replies = [e for e in raw if e["role"] == "agent"]
     assert [e.get("fallback", False) for e in replies] == [False, False, False, True]
+    assert [e["attempt"] for e in replies] == [1, 2, 3, 4]
     task = outcome.state["tasks"][0]
     points = result_points(task["nodes"])
     assert points and replies[-1]["content"] == f"Here is what I found: {points}."
@@ -646,6 +647,7 @@ def test_a_request_rejected_every_time_is_sent_as_its_draft(tool_lists_en, tmp_p
     assert "user message rejected" not in (outcome.reason or "")
     users = [e for e in outcome.state["transcript"] if e["role"] == "user" and e.get("kind") == "open"]
     assert [e.get("fallback", False) for e in users] == [False, False, False, True]
+    assert [e["attempt"] for e in users] == [1, 2, 3, 4]
     message = outcome.state["tasks"][0]["user_message"]
     assert message == users[-1]["content"] and message.startswith("Can you ") and offer not in message
     row = session_yield(outcome.state["transcript"], outcome.state["calls"])["user"]
