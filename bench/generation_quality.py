@@ -344,8 +344,11 @@ def copies_definition(result: Any, function: Mapping[str, Any]) -> bool:
     """Whether a simulated result pastes its tool's definition instead of returning data
     (docs/generation.md §2): the tool's description (:data:`DEFINITION_CHARS` characters or more) is
     found in the result's text, or a text value of the result is one of its parameters' descriptions
-    word for word (``"title": "Title of the book"``); case and spacing aside. A small model shown the
-    tool list returns it."""
+    word for word (``"title": "Title of the book"``; case and spacing aside), or the result is shaped
+    like the definition (the tool's ``name`` and a ``parameters`` key). A small model shown the tool
+    list returns it."""
+    if isinstance(result, Mapping) and result.get("name") == function.get("name") and "parameters" in result:
+        return True  # the definition's shape, its description written anew
     description = " ".join(str(function.get("description") or "").split()).lower().rstrip(".")
     text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
     if len(description) >= DEFINITION_CHARS and description in " ".join(text.split()).lower():

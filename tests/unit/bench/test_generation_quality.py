@@ -392,6 +392,9 @@ def test_what_the_demo_tool_lists_drew_from_the_small_model():
     assert placeholder_problem("Dune", described([catalog])) == ""
     assert copies_definition({"title": "Title of the book", "isbn": "9780441013593"}, catalog) is True
     assert copies_definition({"title": "Dune", "author": "Frank Herbert"}, catalog) is False
+    reshaped = {"description": "The following are books:", "name": "searchCatalog", "parameters": {"query": "x"}}
+    assert copies_definition(reshaped, catalog) is True
+    assert copies_definition({"name": "searchCatalog", "results": ["Dune"]}, catalog) is False
 
 
 def test_a_lone_full_width_mark_is_no_chinese():
