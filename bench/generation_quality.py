@@ -260,9 +260,9 @@ def assistant_problems(
         user_texts: the user's request and answers of this task: a run of eight words copied from them,
             or the whole text being one of them word for word, is a restated request.
         replies: the assistant's earlier replies, each with the text of its task's tool results: a run
-            of eight words copied from one (or the whole text being one word for word) counts when it carries a fact of that earlier task (a word of
-            its results) that this task's ``results`` do not hold; two tasks with the same results may
-            well be answered alike.
+            of eight words copied from one (or the whole text being one word for word) counts when it
+            carries a fact of that earlier task (a word of its results) that this task's ``results``
+            do not hold; two tasks with the same results may well be answered alike.
         results: the text of this task's tool results.
         use_results: the text is a reply built on tool results (``answer_type`` ``tool``): it must hold a
             word of three letters or more (or a Chinese character) of ``results`` (a refusal or a generic
