@@ -1,6 +1,6 @@
 """``wtb eval`` off a terminal prints one line per finished session on stderr (issue 24 finding 11,
 docs/settings.md §7.7); before the fix it printed nothing until the end (24 minutes of silence). The
-counter is named for what it counts (right tool names), never the accuracy the table reports."""
+counter is named for what it counts (a name check, marked unscored), never the accuracy the table reports."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def test_a_line_per_session_when_stderr_is_not_a_terminal(tmp_path):
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.startswith("[")]
-    pattern = re.compile(r"^\[(\d)/6\] (wild_tool_bench_\d): right tool names (\d)/4 tasks, \d+\.\d+s$")
+    pattern = re.compile(r"^\[(\d)/6\] (wild_tool_bench_\d): name check (\d)/4 tasks \(unscored\), \d+\.\d+s$")
     matches = [pattern.match(line) for line in lines]
     assert len(lines) == 6 and all(matches), lines
     assert [int(m.group(1)) for m in matches] == [1, 2, 3, 4, 5, 6]

@@ -389,7 +389,7 @@ def progress_line(session_id: str, right: tuple[int, int] | None, seconds: float
         failure: the record's ``Error during inference: ...`` text, or the infrastructure error.
 
     Returns:
-        e.g. ``"wild_tool_bench_3: right tool names 3/4 tasks, 12.4s"``,
+        e.g. ``"wild_tool_bench_3: name check 3/4 tasks (unscored), 12.4s"``,
         ``"wild_tool_bench_4: Error during inference: 5, 0.8s"`` or ``"wild_tool_bench_5: infrastructure
         error (kept in errors.jsonl, run again): model request failed after 5 attempts: ..., 17.0s"``.
     """
@@ -397,7 +397,7 @@ def progress_line(session_id: str, right: tuple[int, int] | None, seconds: float
         return f"{session_id}: infrastructure error (kept in errors.jsonl, run again): {failure or 'unknown'}, {seconds:.1f}s"
     if failure is not None:
         return f"{session_id}: {failure}, {seconds:.1f}s"
-    return f"{session_id}: right tool names {right[0]}/{right[1]} tasks, {seconds:.1f}s"
+    return f"{session_id}: name check {right[0]}/{right[1]} tasks (unscored), {seconds:.1f}s"
 
 
 class _Writer:

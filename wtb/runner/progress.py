@@ -56,7 +56,7 @@ def _evaluation_columns() -> tuple[Any, ...]:
         MofNCompleteColumn(),
         TextColumn("sessions,"),
         TextColumn("{task.fields[tasks_done]}/{task.fields[tasks_total]} tasks;"),
-        TextColumn("right tool names {task.fields[right_tool_names]}/{task.fields[tasks]}"),
+        TextColumn("name check {task.fields[right_tool_names]}/{task.fields[tasks]} (unscored)"),
         TimeElapsedColumn(),
         TextColumn("left"),
         TimeRemainingColumn(),
@@ -91,7 +91,7 @@ class Layout:
 
 EVALUATION = Layout(_evaluation_columns, transient=True, lines_off_terminal=True)
 """``wtb eval``: the model name, sessions done of those selected, tasks done of all (moving per task),
-``right tool names X/Y`` (tasks whose tool calls named the right tools in the right order, before the
+``name check X/Y (unscored)`` (tasks whose tool calls named the right tools in the right order, before the
 argument check: a sign of life, not the accuracy, which the score table alone reports), elapsed and
 remaining time; off a terminal, one line per session. Counters: ``tasks``, ``right_tool_names``,
 ``tasks_done``, ``tasks_total``."""

@@ -30,7 +30,7 @@ def test_advance_adds_to_the_counters_the_evaluation_bar_shows():
         bar.advance(tasks=4, right_tool_names=3)
         bar.advance()  # a session without a record: one more done, no tasks
     assert bar.counters == {"tasks": 12, "right_tool_names": 10, "tasks_done": 12, "tasks_total": 24}
-    final = [line for line in _text(buffer).splitlines() if "right tool names 10/12" in line]
+    final = [line for line in _text(buffer).splitlines() if "name check 10/12 (unscored)" in line]
     assert final and "oracle" in final[-1] and "4/6 sessions" in final[-1] and "12/24 tasks" in final[-1]
 
 
@@ -46,9 +46,11 @@ def test_off_a_terminal_the_evaluation_layout_prints_a_line_per_session(capsys):
     with ProgressBar(EVALUATION, total=3, done=1, label="m", tasks=0, right_tool_names=0) as bar:
         assert bar.lines and bar._progress is None  # stderr is captured here: not a terminal
         bar.task_done()  # prints nothing
-        bar.advance(line="s1: right tool names 3/4 tasks, 1.0s", tasks=4, right_tool_names=3)
+        bar.advance(line="s1: name check 3/4 tasks (unscored), 1.0s", tasks=4, right_tool_names=3)
         bar.advance(line="s2: infrastructure error")
-    assert capsys.readouterr().err == "[2/3] s1: right tool names 3/4 tasks, 1.0s\n[3/3] s2: infrastructure error\n"
+    assert (
+        capsys.readouterr().err == "[2/3] s1: name check 3/4 tasks (unscored), 1.0s\n[3/3] s2: infrastructure error\n"
+    )
 
 
 def test_describe_and_note_on_the_generation_bar():
