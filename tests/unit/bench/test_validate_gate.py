@@ -215,7 +215,9 @@ def test_an_error_kind_fails_validate_and_eval_naming_file_line_field(tmp_path, 
     evaluated = _wtb("eval", "--dataset", path, "--model", f"replay:{CANDIDATES_PATH}#oracle", "--out", out,
                      "--no-progress", "--no-trace")  # fmt: skip
     assert evaluated.returncode == 1 and "Traceback" not in evaluated.stderr
-    assert evaluated.stderr.splitlines() == [f"{path}:2: {m}" for m in expected]
+    assert evaluated.stderr.splitlines() == [f"{path}:2: {m}" for m in expected] + [
+        f"error: {path}: {len(expected)} problem(s) in the dataset, each above (`wtb validate` checks a file)"
+    ]
     assert not out.exists()  # nothing written: the check ran before the first session
 
 
