@@ -9,6 +9,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from bench.generation_checks import extract_json
+from bench.generation_yield import reason_code
 from graphs.generation_context import Context
 from graphs.generation_state import State, ToolResults
 from nodes.generation._common import ask_model, dumps, entry_id, labels, section, session_results
@@ -27,6 +28,25 @@ def without_descriptions(spec: Any) -> Any:
     return spec
 
 
+def retry_codes(state: State) -> set[str]:
+    """Reason groups (:func:`bench.generation_yield.reason_code`) of the rejection this tool request
+    retries: the reasons of the last checker verdict when it rejected results and ``state.feedback``
+    still holds it; the empty set on a first try (docs/generation.md §2, §7.1).
+
+    The roles pick their retry fix by these groups, never by words of the joined feedback text.
+    """
+    if not state.feedback:
+        return set()
+    for entry in reversed(state.transcript):
+        if entry.get("role") != "checker":
+            continue
+        if entry.get("checked") != "results" or entry.get("verdict") != "reject":
+            return set()
+        source = str(entry.get("source") or "rules")
+        return {reason_code(str(reason), source) for reason in entry.get("reasons") or []}
+    return set()
+
+
 def tool_request(state: State, calls: list[dict[str, Any]]) -> tuple[str, str]:
     """System and human messages of the tool role for ``calls`` (call nodes of the current step; docs/generation.md §2):
     the tools' specs (without descriptions on the retry of a pasted definition), the session's earlier
@@ -34,12 +54,13 @@ def tool_request(state: State, calls: list[dict[str, Any]]) -> tuple[str, str]:
     names = labels(state)
     used = {c["name"] for c in calls}
     specs = [t.get("function", t) for t in state.tools if t.get("function", t).get("name") in used]
-    if "copies the tool's description" in (state.feedback or ""):
+    codes = retry_codes(state)
+    if "pastes the tool's definition" in codes:
         # A retry after a pasted definition sees the tools without their descriptions (docs/generation.md §2).
         specs = [without_descriptions(spec) for spec in specs]
     system = render("tool.md", state.language, env_info=state.env_info)
     # A retry after a copied result does not see the result it pasted (docs/generation.md §2).
-    earlier = [] if "copies the result of" in (state.feedback or "") else session_results(state, used)
+    earlier = [] if "copies another call's result" in codes else session_results(state, used)
     parts = [
         section(names["tools"], dumps(specs), names["none"]),
         section(names["earlier_results"], earlier, names["none"]),

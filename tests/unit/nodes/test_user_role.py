@@ -61,6 +61,12 @@ def _state(**fields) -> State:
     return State(**{**base, **fields})
 
 
+def _results_rejected(*reasons: str) -> dict:
+    """The transcript entry of a checker verdict that rejected tool results for ``reasons``."""
+    return {"role": "checker", "checked": "results", "verdict": "reject", "source": "rules",
+            "reasons": list(reasons), "reason": "; ".join(reasons)}  # fmt: skip
+
+
 def _matches(pattern: str, text: str) -> bool:
     return re.fullmatch(pattern, text) is not None
 
@@ -433,8 +439,15 @@ def test_the_retry_of_a_copied_result_does_not_see_the_result_it_pasted():
     tasks = [{"layer_type": "MT", "user_message": "Paris and Oslo weather.", "nodes": nodes}]
     call = [{"name": "getWeather", "arguments": {"city": "Oslo"}, "step": 1}]
     assert '{"temp": 21}' in tool_request(_state(tasks=tasks), call)[1]
-    retry = _state(tasks=tasks, feedback="result 0 for getWeather copies the result of getWeather: write what ...")
+    reason = "result 0 for getWeather copies the result of getWeather: write what ..."
+    retry = _state(tasks=tasks, feedback=reason, transcript=[_results_rejected(reason)])
     assert '{"temp": 21}' not in tool_request(retry, call)[1]
+    # The fix is chosen by the reason's group, not by words the feedback quotes.
+    quoted = 'result 0 for getWeather holds "copies the result of" as a value'
+    assert (
+        '{"temp": 21}'
+        in tool_request(_state(tasks=tasks, feedback=quoted, transcript=[_results_rejected(quoted)]), call)[1]
+    )
 
 
 def test_the_assistant_does_not_repeat_its_reply_paste_the_date_or_switch_language():
@@ -518,5 +531,5 @@ def test_the_retry_of_a_pasted_definition_sees_no_descriptions():
     _, first = tool_request(_state(), [call])
     assert DICTIONARY["description"] in first
     feedback = "result 0 for defineWord copies the tool's description: write the data defineWord returns"
-    _, retry = tool_request(_state(feedback=feedback), [call])
+    _, retry = tool_request(_state(feedback=feedback, transcript=[_results_rejected(feedback)]), [call])
     assert DICTIONARY["description"] not in retry and '"name": "defineWord"' in retry
