@@ -69,6 +69,12 @@ def _check_counts(correct: int, trials: int, k: int) -> None:
         raise ValueError(f"correct must be in [0, {trials}], got {correct}")
 
 
+FEW_PAIRED_SESSIONS = 20
+"""Below this many paired sessions a comparison's verdict carries a warning (docs/trials.md §6): its
+interval rests on a handful of clusters (a t interval with fewer than 19 degrees of freedom, or a
+bootstrap with few distinct resamples), and sessions that happen to agree give a zero spread."""
+
+
 def flips(verdicts: Sequence[bool]) -> bool:
     """Whether an item's verdict is not the same in all its trials (docs/trials.md §4); ``False`` for fewer
     than 2 trials."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.sequential import ALPHA, POWER, paired_difference
-from bench.trials import TaskKey, verdicts_from_score_lines
+from bench.trials import FEW_PAIRED_SESSIONS, TaskKey, verdicts_from_score_lines
 from wtb.run_folder import RUN_FILE
 from wtb.score_run import natural_id_key, score_files, summary_metrics_file, trial_files
 
@@ -276,7 +276,8 @@ def _trials(trials: list[int]) -> str:
 def comparison_text(comparison: Mapping[str, Any]) -> str:
     """The lines ``wtb compare`` prints for :func:`compare_runs`'s result (docs/trials.md §6): who A and B are,
     what was paired, a row per accuracy (both values, the difference in percentage points with its interval,
-    the minimum detectable difference, the verdict), and the verdict line."""
+    the minimum detectable difference, the verdict), and the verdict line; with fewer than
+    ``bench.trials.FEW_PAIRED_SESSIONS`` paired sessions, a note that the verdict is only a hint."""
     level = round((1 - comparison["alpha"]) * 100)
     lines = [
         f"A: {comparison['a']['model_name']} ({comparison['a']['path']}, {_trials(comparison['a']['trials'])})",
@@ -299,4 +300,9 @@ def comparison_text(comparison: Mapping[str, Any]) -> str:
         f"difference detected with {round(comparison['power'] * 100)}% power at this size (docs/trials.md §6)",
         f"verdict: {comparison['verdict']} (task accuracy)",
     ]
+    if comparison["sessions"] < FEW_PAIRED_SESSIONS:
+        lines.append(
+            f"note: only {comparison['sessions']} paired sessions, fewer than {FEW_PAIRED_SESSIONS}: the interval "
+            "is rough, read the verdict as a hint (docs/trials.md §6)"
+        )
     return "\n".join(lines)

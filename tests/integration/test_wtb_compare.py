@@ -63,7 +63,12 @@ def test_compare_prints_the_paired_difference_and_the_verdict(runs, tmp_path):
         "better",
     ]
     assert lines[6].split()[2:] == ["100.00%", "16.67%", "+83.33", "[+40.49,", "+100.00]", "58.17", "A", "better"]
-    assert lines[-1] == "verdict: A better (task accuracy)"
+    assert lines[-2] == "verdict: A better (task accuracy)"
+    # Six sessions are few: the verdict is printed, with a note that it is only a hint.
+    assert lines[-1] == (
+        "note: only 6 paired sessions, fewer than 20: the interval is rough, read the verdict as a hint "
+        "(docs/trials.md §6)"
+    )
     comparison = json.loads(out.read_text(encoding="utf-8"))
     task = comparison["task"]
     # demo-model's correct tasks per session: 2, 2, 4, 2, 3, 3; the oracle's: 4 each. Session differences
@@ -75,9 +80,9 @@ def test_compare_prints_the_paired_difference_and_the_verdict(runs, tmp_path):
     assert comparison["verdict"] == "A better" and comparison["a"]["trials"] == [1, 1]
 
     reverse = _wtb("compare", str(runs["demo-model"]), str(runs["oracle"]), cwd=tmp_path)
-    assert reverse.returncode == 0 and reverse.stdout.splitlines()[-1] == "verdict: B better (task accuracy)"
+    assert reverse.returncode == 0 and reverse.stdout.splitlines()[-2] == "verdict: B better (task accuracy)"
     same = _wtb("compare", str(runs["oracle"]), str(runs["oracle"]), cwd=tmp_path)
-    assert same.returncode == 0 and same.stdout.splitlines()[-1] == "verdict: within noise (task accuracy)"
+    assert same.returncode == 0 and same.stdout.splitlines()[-2] == "verdict: within noise (task accuracy)"
 
 
 def _copy(run: Path, where: Path) -> Path:

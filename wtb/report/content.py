@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.schema import TASK_TYPES
+from bench.trials import FEW_PAIRED_SESSIONS
 from wtb.report.runs import Run
 from wtb.report.stats import Interval, PairedDifference, clustered_wilson
 from wtb.report.tables import run_values
@@ -75,7 +76,12 @@ class Comparison:
     difference: PairedDifference
 
     def verdict(self) -> str:
-        """Plain-language reading of the two intervals."""
+        """Plain-language reading of the two intervals (docs/metrics.md §10).
+
+        Returns:
+            e.g. ``"task accuracy: A higher; session accuracy: within noise"``; with fewer than
+            :data:`FEW_PAIRED_SESSIONS` shared sessions a warning is appended in parentheses.
+        """
 
         def one(name: str, interval: Interval) -> str:
             if interval.contains_zero():
@@ -83,7 +89,13 @@ class Comparison:
             better = self.a.label if interval.value > 0 else self.b.label
             return f"{name}: {better} higher"
 
-        return f"{one('task accuracy', self.difference.task)}; {one('session accuracy', self.difference.session)}"
+        reading = f"{one('task accuracy', self.difference.task)}; {one('session accuracy', self.difference.session)}"
+        if self.difference.sessions < FEW_PAIRED_SESSIONS:
+            reading += (
+                f" (only {self.difference.sessions} shared sessions, fewer than {FEW_PAIRED_SESSIONS}:"
+                " the bootstrap interval is rough, read it as a hint)"
+            )
+        return reading
 
 
 @dataclass

@@ -639,3 +639,23 @@ def test_rounding_rule_is_pythons_half_even_on_the_binary_value():
     """docs/metrics.md §9: 0.40625 -> 40.62 (an exact tie, to even), 0.40626 -> 40.63, as the terminal prints."""
     assert format_percent(0.40625 * 100) == "40.62" and format_percent(0.40875 * 100) == "40.88"
     assert format_percent(0.40626 * 100) == "40.63" and format_percent(None) == ""
+
+
+def test_a_verdict_on_few_shared_sessions_carries_a_warning():
+    """Two shared sessions, both better for A: the intervals exclude 0, but the verdict says how few they are."""
+    from types import SimpleNamespace
+
+    from bench.trials import FEW_PAIRED_SESSIONS
+    from wtb.report.content import Comparison
+    from wtb.report.stats import Interval, PairedDifference
+
+    def compared(sessions: int) -> str:
+        difference = PairedDifference(Interval(0.5, 0.25, 0.75), Interval(1.0, 1.0, 1.0), sessions)
+        return Comparison(SimpleNamespace(label="A"), SimpleNamespace(label="B"), difference).verdict()
+
+    assert compared(2) == (
+        "task accuracy: A higher; session accuracy: A higher (only 2 shared sessions, fewer than 20:"
+        " the bootstrap interval is rough, read it as a hint)"
+    )
+    assert FEW_PAIRED_SESSIONS == 20
+    assert compared(20) == "task accuracy: A higher; session accuracy: A higher"
