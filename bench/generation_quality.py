@@ -19,7 +19,8 @@ generated text in the session's language):
   gold argument values, or holds a concrete detail (a number, a quoted name, a proper name);
 - **calls**: no task repeats a call, no result copies the result of a different call;
 - **assistant**: no final reply copies eight words in a row of the user's request or answers or of an
-  earlier reply, and no question or reply pastes the environment line (:func:`assistant_problems`).
+  earlier reply or says one sentence twice, and no question or reply pastes the environment line
+  (:func:`assistant_problems`).
 
 The same rules are applied as the session is generated (``nodes/generation/user.py``, ``agent.py``,
 ``bench.generation_checks``), so a rejected output is written again with a fix.
@@ -237,6 +238,32 @@ _DATE_NAME = re.compile(
 _DATE_TEXT = re.compile(r"\bdate|\btime|\bday|yyyy|\bwhen\b|日期|时间|日|年", re.IGNORECASE)
 
 
+_SENTENCE_END = re.compile(r"[.!?;。！？；\n]+")
+
+
+def repeated_sentence(text: str, *, words: int = 4) -> str:
+    """The first sentence a text says twice (``"The dataset ID is 18406. The dataset ID is 18406."``),
+    compared by its words (case and punctuation aside); ``""`` when none is (docs/generation.md §10).
+
+    Args:
+        text: a question or reply of the assistant.
+        words: a sentence counts from this many words (a Chinese character is a word), so a repeated
+            short line ("Yes.") does not.
+
+    Returns:
+        The repeated sentence as first written (without its end mark), or ``""``.
+    """
+    seen: dict[tuple[str, ...], str] = {}
+    for sentence in _SENTENCE_END.split(text or ""):
+        tokens = tuple(_tokens(sentence))
+        if len(tokens) < words:
+            continue
+        if tokens in seen:
+            return seen[tokens]
+        seen[tokens] = sentence.strip()
+    return ""
+
+
 PROMPT_LABELS = {"en": ("what the results say",), "zh": ("结果的要点",)}
 """Labels of the assistant's own request (the ``result_points`` fragment): a text holding one copies
 its request instead of answering (lower-cased; the Chinese side checks the English labels too)."""
@@ -271,8 +298,8 @@ def assistant_problems(
             user states that very date and time: a result's ``timestamp`` may equal it).
         language: ``en`` or ``zh``; an English session's text holds no Chinese.
 
-    A text that holds a label of its own request (:data:`PROMPT_LABELS`) or ends with a colon ("... is
-    as follows:") is a problem too.
+    A text that holds a label of its own request (:data:`PROMPT_LABELS`), ends with a colon ("... is
+    as follows:") or says one sentence twice (:func:`repeated_sentence`) is a problem too.
 
     Returns:
         One reason per problem, quoting the copied words.
@@ -292,6 +319,9 @@ def assistant_problems(
         if again and set(again.split()) & (set(_tokens(facts)) - now):
             found.append(f'repeats "{again}" of an earlier reply')
             break
+    twice = repeated_sentence(text)
+    if twice:
+        found.append(f'repeats its own sentence "{twice}"')
     lowered = (text or "").lower()
     for label in dict.fromkeys((*PROMPT_LABELS.get(language, ()), *PROMPT_LABELS["en"])):
         short = label.split(" ", 1)[-1] if " " in label else label  # "the results say:" too

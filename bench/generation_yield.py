@@ -41,6 +41,7 @@ _CODES: tuple[tuple[str, str], ...] = (
     (r"copies a label of its request", "copies its request's label"),
     (r"copies the environment line", "pastes the environment line"),
     (r"switches to Chinese", "wrong language"),
+    (r"repeats its own sentence", "repeats itself"),
     (r"more than once", "bad question"),
     (r"is a date, but", "date for a non-date parameter"),
     (r"empty (user|assistant) message", "empty message"),

@@ -181,6 +181,7 @@ _AGENT_HINTS = {
     "reply without the results": "reply_echo",
     "copies its request's label": "reply_echo",
     "repeats an earlier reply": "reply_again",
+    "repeats itself": "reply_once",
     "pastes the environment line": "env_line",
     "wrong language": "language",
 }

@@ -400,3 +400,22 @@ def test_what_the_demo_tool_lists_drew_from_the_small_model():
 def test_a_lone_full_width_mark_is_no_chinese():
     assert voice_problems("Which word do you mean？", "en") == []
     assert voice_problems("The word is 单词？", "en") == ['"单词？" switches to Chinese in an English session']
+
+
+def test_a_reply_that_says_one_sentence_twice_is_written_again():
+    from bench.generation_quality import assistant_problems, repeated_sentence
+    from bench.generation_yield import reason_code
+    from nodes.generation.agent import _AGENT_HINTS
+
+    results = '{"datasetId": 18406}'
+    twice = "The dataset ID is 18406. The dataset ID is 18406."
+    assert repeated_sentence(twice) == "The dataset ID is 18406"
+    (problem,) = assistant_problems(twice, results=results, use_results=True)
+    assert problem == 'repeats its own sentence "The dataset ID is 18406"'
+    assert reason_code(problem) == "repeats itself" and _AGENT_HINTS["repeats itself"] == "reply_once"
+    # Case and punctuation aside; a short line ("Yes.") said twice and different sentences are fine.
+    assert repeated_sentence("the dataset ID is 18406!\nThe dataset id is 18406?") == "the dataset ID is 18406"
+    assert repeated_sentence("Yes. Yes. The dataset ID is 18406.") == ""
+    assert assistant_problems("The dataset ID is 18406. It was created in 2021.", results=results) == []
+    # Chinese: a character is a word, 。 ends a sentence.
+    assert repeated_sentence("数据集编号是18406。数据集编号是18406。") == "数据集编号是18406"
