@@ -15,8 +15,9 @@ generated text in the session's language):
   ``default``) counts as known. The tool's own description does not: a value copied from it
   (``word="example"``) was not asked for. A date goes only to a parameter about dates
   (:func:`date_misplaced`);
-- **concrete requests**: the first message of every tool task names at least one of the task's
-  gold argument values, or holds a concrete detail (a number, a quoted name, a proper name);
+- **concrete requests**: the first message of every tool task whose calls take values names at
+  least one of the task's gold argument values, or holds a concrete detail (a number, a quoted name,
+  a proper name), unless the assistant asked for the values;
 - **calls**: no task repeats a call, no result copies the result of a different call;
 - **assistant**: no final reply copies eight words in a row of the user's request or answers or of an
   earlier reply or says one sentence twice, and no question or reply pastes the environment line
@@ -562,9 +563,10 @@ def session_quality(session: Mapping[str, Any], language: str = "en") -> dict[st
                     results.setdefault(text, key)
             seen.extend(_node_texts(node))
         calls = [n for n in nodes if (n.get("action") or {}).get("name") not in PSEUDO_TOOLS]
-        if calls and not is_concrete(message, task_values):
+        if calls and task_values and not is_concrete(message, task_values):
+            # A task whose calls take no values (getRandomJoke()) has nothing to name.
             asked = any((n.get("action") or {}).get("name") == ASK_USER for n in nodes)
-            if not asked or not task_values:
+            if not asked:
                 report["concrete"].append(f"task {task} user message names no concrete value: {message[:80]!r}")
         history.extend(text for node in nodes for text in _node_texts(node))
     return {"ok": not any(report.values()), **report}

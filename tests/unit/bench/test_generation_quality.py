@@ -419,3 +419,14 @@ def test_a_reply_that_says_one_sentence_twice_is_written_again():
     assert assistant_problems("The dataset ID is 18406. It was created in 2021.", results=results) == []
     # Chinese: a character is a word, 。 ends a sentence.
     assert repeated_sentence("数据集编号是18406。数据集编号是18406。") == "数据集编号是18406"
+
+
+def test_a_request_must_name_something_only_when_its_calls_take_values():
+    vague = _session("Can you look that up for me?", "apple")
+    assert session_quality(vague)["concrete"] == [
+        "task 0 user message names no concrete value: 'Can you look that up for me?'"
+    ]
+    # The same request for a call that takes no values has nothing to name.
+    bare = copy.deepcopy(vague)
+    bare["english_answer_list"][0][0]["action"]["arguments"] = {}
+    assert session_quality(bare)["concrete"] == []
