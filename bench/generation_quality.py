@@ -70,6 +70,7 @@ _ASSISTANT_EN = (
     (r"\bif you need any (additional|further|more|other) (information|details|help|assistance)\b", "offers help, as the assistant does"),  # noqa: E501
     (r"\bis there (a|any) specific \w+( or \w+)? (that )?you (want|would like|need)\b", "asks what the user wants, as the assistant does"),  # noqa: E501
     (r"\[[A-Z][\w ]{0,30}\]", "holds a placeholder in brackets instead of a real value"),
+    (r"\{\s*[A-Za-z_]\w*\s*\}", "holds a placeholder in braces instead of a real value"),
     (r"\bcurrent (date|time)( and (time|date))? is\b|\btoday'?s date is\b", "copies the environment line instead of asking for something"),  # noqa: E501
     (r"\byour message must give\b|\b(so|as) the assistant (has|needs|must) to ask|\byour previous message was rejected\b|\bwas refused because\b|\bwrite it again\b|\bwhat you want:|\bleave \w+ out\b", "repeats the instructions instead of asking for something"),  # noqa: E501
 )  # fmt: skip
@@ -146,7 +147,7 @@ QUALITY_CHECKS = ("voice", "values", "concrete", "calls", "assistant")
 """The checks of :func:`session_quality`, in report order."""
 
 
-def voice_problems(text: str, language: str = "en", *, opening: bool = False) -> list[str]:
+def voice_problems(text: str, language: str = "en", *, opening: bool = False, env_info: str = "") -> list[str]:
     """Why a user turn does not sound like the user (empty list = it does; docs/generation.md §10).
 
     Args:
@@ -154,6 +155,8 @@ def voice_problems(text: str, language: str = "en", *, opening: bool = False) ->
         language: ``en`` or ``zh`` (the Chinese side also applies the English phrases).
         opening: the message opens a task: a meta-question about the assistant or its tools is a
             problem too (an answer to a question may mention them).
+        env_info: the environment line: a turn that holds its date and time (``2024-01-19 12:02``)
+            pasted it; a person does not recite the clock.
 
     Returns:
         One reason per phrase found, quoting it: ``'"Thank you for providing" thanks the user for
@@ -165,6 +168,9 @@ def voice_problems(text: str, language: str = "en", *, opening: bool = False) ->
         match = pattern.search(text or "")
         if match:
             found.append(f'"{match.group(0)}" {why}')
+    stamp = _ENV_TIME.search(env_info or "")
+    if stamp and stamp.group(0)[:16] in (text or ""):
+        found.append(f'"{stamp.group(0)}" copies the environment line instead of asking for something')
     found += _language_problems(text, language)
     return found
 
@@ -239,6 +245,10 @@ _DATE_NAME = re.compile(
 _DATE_TEXT = re.compile(r"\bdate|\btime|\bday|yyyy|\bwhen\b|日期|时间|日|年", re.IGNORECASE)
 
 
+_TEMPLATE = re.compile(r"\{\s*[A-Za-z_]\w*\s*\}")
+"""A template slot left in a text (``{teamId}``): a placeholder, not a value (a JSON object has quotes)."""
+_IDENTIFIER = re.compile(r"[A-Za-z0-9]+(_[A-Za-z0-9]+){2,}")
+"""A reply that is one snake_case token (``ahmed_khan_age_25_30``): a name, not a sentence."""
 _SENTENCE_END = re.compile(r"[.!?;。！？；\n]+")
 
 
@@ -300,7 +310,8 @@ def assistant_problems(
         language: ``en`` or ``zh``; an English session's text holds no Chinese.
 
     A text that holds a label of its own request (:data:`PROMPT_LABELS`), ends with a colon ("... is
-    as follows:") or says one sentence twice (:func:`repeated_sentence`) is a problem too.
+    as follows:"), says one sentence twice (:func:`repeated_sentence`) or holds a template slot
+    (``{teamId}``) is a problem too, and so is a reply on results that is one snake_case token.
 
     Returns:
         One reason per problem, quoting the copied words.
@@ -320,6 +331,11 @@ def assistant_problems(
         if again and set(again.split()) & (set(_tokens(facts)) - now):
             found.append(f'repeats "{again}" of an earlier reply')
             break
+    template = _TEMPLATE.search(text or "")
+    if template:
+        found.append(f'"{template.group(0)}" is a placeholder in braces instead of a real value')
+    if use_results and _IDENTIFIER.fullmatch((text or "").strip()):
+        found.append("is an identifier, not a sentence: it says nothing in words")
     twice = repeated_sentence(text)
     if twice:
         found.append(f'repeats its own sentence "{twice}"')
@@ -495,7 +511,7 @@ def session_quality(session: Mapping[str, Any], language: str = "en") -> dict[st
         nodes = [n for n in nodes if isinstance(n, Mapping)] if isinstance(nodes, list) else []
         message = messages[task] if task < len(messages) else ""
         history.append(message)
-        for why in voice_problems(message, language, opening=True):
+        for why in voice_problems(message, language, opening=True, env_info=env):
             report["voice"].append(f"task {task} user message: {why}")
         copied = echo_problem(message, [reply for reply, _ in earlier_replies])
         if copied:
@@ -509,7 +525,7 @@ def session_quality(session: Mapping[str, Any], language: str = "en") -> dict[st
             name = action.get("name")
             observation = node.get("observation")
             if name == ASK_USER and isinstance(node.get("user_input"), str):
-                for why in voice_problems(node["user_input"], language):
+                for why in voice_problems(node["user_input"], language, env_info=env):
                     report["voice"].append(f"task {task} user answer {index}: {why}")
             if name in (ASK_USER, PREPARE_TO_ANSWER) and isinstance(observation, str):
                 reply = name == PREPARE_TO_ANSWER

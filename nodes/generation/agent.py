@@ -182,6 +182,7 @@ _AGENT_HINTS = {
     "copies its request's label": "reply_echo",
     "repeats an earlier reply": "reply_again",
     "repeats itself": "reply_once",
+    "placeholder value": "reply_values",
     "pastes the environment line": "env_line",
     "wrong language": "language",
 }

@@ -544,16 +544,19 @@ def message_problems(
     earlier: Sequence[str] = (),
     functions: Sequence[dict[str, Any]] = (),
     assistant: Sequence[str] = (),
+    env_info: str = "",
 ) -> list[str]:
     """Rule problems of one user message (docs/generation.md §10): empty; the assistant's voice or a
     meta-question (:func:`bench.generation_quality.voice_problems`); a detail value that is a placeholder
     or copies a description of the focus ``functions`` (:func:`bench.generation_quality.placeholder_problem`);
     a detail value the message (with the ``earlier`` conversation) does not state; the ``missing``
     parameter given after all; six words in a row copied from the ``assistant``'s replies
-    (:func:`bench.generation_quality.echo_problem`)."""
+    (:func:`bench.generation_quality.echo_problem`); the date and time of ``env_info`` (else the
+    state's environment line)."""
     if not text:
         return ["empty user message (or one too long and cut off): write one or two short sentences"]
-    problems = [f"the message {why}" for why in voice_problems(text, state.language, opening=True)]
+    env_line = env_info or state.env_info
+    problems = [f"the message {why}" for why in voice_problems(text, state.language, opening=True, env_info=env_line)]
     copied = echo_problem(text, assistant)
     if copied:
         problems.append(f'the message repeats "{copied}" of the assistant\'s reply')
@@ -682,7 +685,15 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             )
         )
         problems = message_problems(
-            state, text, details, kind=kind, missing=missing, earlier=earlier, functions=functions, assistant=assistant
+            state,
+            text,
+            details,
+            kind=kind,
+            missing=missing,
+            earlier=earlier,
+            functions=functions,
+            assistant=assistant,
+            env_info=env_info,
         )
         if not problems:
             break
@@ -709,6 +720,7 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             earlier=earlier,
             functions=functions,
             assistant=assistant,
+            env_info=env_info,
         ):
             text, details, problems = draft, draft_details, []
             tries = len(calls) - len(value_calls)

@@ -430,3 +430,31 @@ def test_a_request_must_name_something_only_when_its_calls_take_values():
     bare = copy.deepcopy(vague)
     bare["english_answer_list"][0][0]["action"]["arguments"] = {}
     assert session_quality(bare)["concrete"] == []
+
+
+def test_template_slots_identifier_replies_and_a_pasted_clock_are_caught():
+    """Measured on the seeded run (issue 25): "{teamId}" in a question and its answer, a reply
+    "ahmed_khan_age_25_30_25_34", a request ending "getMethod: 2024-01-19 12:02:00 Friday"."""
+    from bench.generation_quality import assistant_problems
+    from bench.generation_yield import reason_code
+    from nodes.generation.agent import _AGENT_HINTS
+
+    question = "What is the roster of the team with the ID: {teamId}?"
+    (problem,) = assistant_problems(question)
+    assert problem == '"{teamId}" is a placeholder in braces instead of a real value'
+    assert reason_code(problem) == "placeholder value" and _AGENT_HINTS["placeholder value"] == "reply_values"
+    assert voice_problems("The team ID is {teamId}.") == [
+        '"{teamId}" holds a placeholder in braces instead of a real value'
+    ]
+    assert assistant_problems('The result is {"teamId": 99924}.') == []  # JSON has quotes: no slot
+    results = '{"age": 25, "ageRange": "25-34"}'
+    (flat,) = assistant_problems("ahmed_khan_age_25_30_25_34", results=results, use_results=True)
+    assert flat == "is an identifier, not a sentence: it says nothing in words"
+    assert reason_code(flat) == "reply without the results"
+    assert assistant_problems("His age is about 25, in the range 25-34.", results=results, use_results=True) == []
+    env = "2024-01-19 12:02:00 Friday"
+    pasted = "The definition of the word 'algorithm'. getMethod: 2024-01-19 12:02:00 Friday."
+    (clock,) = voice_problems(pasted, env_info=env)
+    assert clock == '"2024-01-19 12:02:00" copies the environment line instead of asking for something'
+    assert reason_code(clock) == "pastes the environment line"
+    assert voice_problems("Book a table for 2024-01-19, please.", env_info=env) == []  # a date is said, not the clock
