@@ -16,7 +16,13 @@ from typing import Any
 
 from bench.args import float_to_number, schema_error
 from bench.audit_context import CallContext, as_text, leaves
-from bench.generation_quality import COPIED_RESULT_CHARS, copies_definition, date_misplaced, schema_offers
+from bench.generation_quality import (
+    COPIED_RESULT_CHARS,
+    copies_definition,
+    date_misplaced,
+    schema_offers,
+    shared_value_errors,
+)
 from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 
 # Most real calls one planner decision (one step) may carry; keeps gold DAGs small enough to enumerate.
@@ -263,6 +269,7 @@ def decision_errors(
             if not problems:
                 scorer_error = scorer_schema_error(arguments, tools[name].get("parameters"))
                 problems = [scorer_error] if scorer_error else []
+            problems += shared_value_errors(arguments)
             errors += [f"{label}: {e}" for e in problems]
     # What the task's layer type allows (docs/generation.md: ST, MT, CQ, CC).
     total_calls = len(done_calls) + len(calls)

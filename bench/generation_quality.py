@@ -14,7 +14,8 @@ generated text in the session's language):
   ``bench.audit_context`` (docs/audit.md §5.2); a value the tool's schema offers (``enum``,
   ``default``) counts as known. The tool's own description does not: a value copied from it
   (``word="example"``) was not asked for. A date goes only to a parameter about dates
-  (:func:`date_misplaced`);
+  (:func:`date_misplaced`), and no call gives one text value to two parameters
+  (:func:`shared_value_errors`);
 - **concrete requests**: the first message of every tool task whose calls take values names at
   least one of the task's gold argument values, or holds a concrete detail (a number, a quoted name,
   a proper name), unless the assistant asked for the values;
@@ -355,6 +356,37 @@ def assistant_problems(
     return found + _language_problems(text, language)
 
 
+_NUMBER_OR_DATE = re.compile(r"^[\d\s.,:/+-]*$")
+
+
+def shared_value_errors(arguments: Any) -> list[str]:
+    """One text value given to two or more parameters of one call (``searchProducts(query="apple",
+    upc="apple")``, ``getWordDefinition(word="algorithm", partOfSpeech="algorithm")``): a small
+    model copies the one value it has into every slot (docs/generation.md §2).
+
+    Args:
+        arguments: a call's arguments; only its top-level text values of three characters or more
+            that are not numbers or dates count (a one-day range may give one date twice), compared
+            case-insensitively.
+
+    Returns:
+        One reason per shared value, e.g. ``"gives 'apple' to query and upc: each parameter takes its
+        own value (leave out an optional one nobody gave)"``.
+    """
+    if not isinstance(arguments, Mapping):
+        return []
+    by_value: dict[str, list[str]] = {}
+    for key, value in arguments.items():
+        if isinstance(value, str) and len(value.strip()) >= 3 and not _NUMBER_OR_DATE.match(value):
+            by_value.setdefault(value.strip().casefold(), []).append(str(key))
+    return [
+        f"gives {arguments[keys[0]]!r} to {' and '.join(keys)}: each parameter takes its own value "
+        "(leave out an optional one nobody gave)"
+        for keys in by_value.values()
+        if len(keys) > 1
+    ]
+
+
 def results_text(nodes: Iterable[Mapping[str, Any]]) -> str:
     """The tool results of a task's nodes as one text (dataset nodes with ``action`` or graph nodes with
     ``name``; the pseudo tools' texts left out), for :func:`assistant_problems`."""
@@ -561,6 +593,8 @@ def session_quality(session: Mapping[str, Any], language: str = "en") -> dict[st
                         )
                     elif date_misplaced(top, properties.get(top), value):
                         report["values"].append(f"task {task} {name}: {path} = {value} is a date, but {top} is no date")
+                for why in shared_value_errors(action.get("arguments") or {}):
+                    report["values"].append(f"task {task} {name}: {why}")
                 key = _canonical([name, action.get("arguments") or {}])
                 if key in calls_made:
                     report["calls"].append(

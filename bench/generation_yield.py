@@ -27,6 +27,7 @@ _CODES: tuple[tuple[str, str], ...] = (
     (r"the same call was made already", "repeats a call"),
     (r"appears nowhere in the conversation", "value not in the conversation"),
     (r"missing required parameter|is not defined by the tool|expected \w+, got|is not one of|arguments must be", "argument schema"),  # noqa: E501
+    (r"each parameter takes its own value", "one value for two parameters"),
     (r"depends_on", "bad depends_on"),
     (r"tool_name|missing_required_parameters|are not parameters of", "bad question"),
     (r"answer_type", "wrong answer type"),

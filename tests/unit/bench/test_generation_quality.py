@@ -458,3 +458,28 @@ def test_template_slots_identifier_replies_and_a_pasted_clock_are_caught():
     assert clock == '"2024-01-19 12:02:00" copies the environment line instead of asking for something'
     assert reason_code(clock) == "pastes the environment line"
     assert voice_problems("Book a table for 2024-01-19, please.", env_info=env) == []  # a date is said, not the clock
+
+
+def test_one_text_value_for_two_parameters_is_refused():
+    """Measured (issue 25): searchProducts(query="apple", upc="apple"), getWordDefinition(word=..., partOfSpeech=...)."""
+    from bench.generation_checks import decision_errors
+    from bench.generation_quality import shared_value_errors
+    from bench.generation_yield import reason_code
+
+    assert shared_value_errors({"query": "apple", "upc": "Apple"}) == [
+        "gives 'apple' to query and upc: each parameter takes its own value (leave out an optional one nobody gave)"
+    ]
+    assert reason_code(shared_value_errors({"a": "xyz", "b": "xyz"})[0]) == "one value for two parameters"
+    # Dates, numbers and short codes may repeat (a one-day range); distinct values are fine.
+    assert shared_value_errors({"start": "2024-05-03", "end": "2024-05-03", "n": "10", "m": "10"}) == []
+    assert shared_value_errors({"from": "en", "to": "en"}) == [] and shared_value_errors({"a": "x1", "b": "y"}) == []
+    tools = {"getWordDefinitions": WORDS["function"]}
+    decision = {"actions": [{"name": "getWordDefinitions", "arguments": {"word": "algorithm", "language": "algorithm"},
+                             "depends_on": []}]}  # fmt: skip
+    assert any(
+        "each parameter takes its own value" in e
+        for e in decision_errors(decision, tools=tools, layer_type="ST", nodes=[])
+    )
+    session = _session("Define 'algorithm', please.", "algorithm")
+    session["english_answer_list"][0][0]["action"]["arguments"] = {"word": "algorithm", "language": "algorithm"}
+    assert any("each parameter takes its own value" in v for v in session_quality(session)["values"])
