@@ -199,7 +199,11 @@ def _language_problems(text: str, language: str) -> list[str]:
     return [f'"{chinese.group(0)}" switches to Chinese in an English session'] if chinese else []
 
 
-_TOKEN = re.compile(r"[\u3400-\u9fff]|[^\W\u3400-\u9fff_]+")
+_TOKEN = re.compile(
+    r"(?:https?://|www\.)[^\s<>\"'()\[\]{}]*[^\s<>\"'()\[\]{}.,;:!?]|[\u3400-\u9fff]|[^\W\u3400-\u9fff_]+"
+)
+"""A word: a web address whole (naming the page the assistant gave is one word, not a run of six), a
+Chinese character, or a run of letters and digits."""
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
 

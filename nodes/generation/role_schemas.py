@@ -288,15 +288,31 @@ def _call_schema(
     }
 
 
+def _as_number(value: Any, kind: str) -> int | float | None:
+    """``value`` as a number of ``kind`` (``"integer"`` or ``"number"``): a description's "60.0" is 60.0;
+    ``None`` for text that is no number, or a fraction for an integer."""
+    if isinstance(value, str):
+        try:
+            value = float(value) if any(c in value for c in ".eE") else int(value)
+        except ValueError:
+            return None
+    if kind == "integer":
+        return int(value) if isinstance(value, int) or float(value).is_integer() else None
+    return value
+
+
 def _offers(parameters: Any) -> dict[str, list[Any]]:
-    """Per top-level parameter, the scalar values its schema offers (``default``, values quoted in its description)."""
+    """Per top-level parameter, the scalar values its schema offers (``default``, values quoted in its description),
+    of the parameter's type (a benchmark alias such as ``"float"`` read as ``"number"``: no text for it)."""
     out: dict[str, list[Any]] = {}
     properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
     for name, schema in properties.items() if isinstance(properties, Mapping) else []:
         values = [v for v in schema_offers(schema) if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
-        if isinstance(schema, Mapping) and schema.get("type") in ("integer", "number"):
-            values = [v for v in values if not isinstance(v, str)]
-        elif isinstance(schema, Mapping) and schema.get("type") == "string":
+        kind = schema.get("type") if isinstance(schema, Mapping) else None
+        kind = _TYPE_ALIASES.get(kind, kind) if isinstance(kind, str) else kind  # "float" is a number
+        if kind in ("integer", "number"):
+            values = [n for n in (_as_number(v, kind) for v in values) if n is not None]
+        elif kind == "string":
             values = [v for v in values if isinstance(v, str) and v]
         if values:
             out[str(name)] = list(dict.fromkeys(values))

@@ -483,3 +483,13 @@ def test_one_text_value_for_two_parameters_is_refused():
     session = _session("Define 'algorithm', please.", "algorithm")
     session["english_answer_list"][0][0]["action"]["arguments"] = {"word": "algorithm", "language": "algorithm"}
     assert any("each parameter takes its own value" in v for v in session_quality(session)["values"])
+
+
+def test_a_user_naming_the_address_the_assistant_gave_is_no_echo():
+    """Measured (issue 25): a follow-up naming "https://github.com/langchain-ai/langgraph" of the reply
+    was rejected as six copied words; an address is one word."""
+    reply = "The repository https://github.com/langchain-ai/langgraph has 9,000 stars."
+    assert echo_problem("How many forks does https://github.com/langchain-ai/langgraph have?", [reply]) == ""
+    assert echo_problem(
+        "The repository https://github.com/langchain-ai/langgraph has 9,000 stars, right?", [reply]
+    ) == ("the repository https://github.com/langchain-ai/langgraph has 9 000")

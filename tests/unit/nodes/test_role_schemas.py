@@ -346,3 +346,20 @@ def test_a_retry_grammar_leaves_out_the_made_up_values():
     assert _names(clarify) == ["getNews", "ask_user_for_required_parameters"]
     # a single-tool task cannot ask: the call stays (the rules keep rejecting the made-up value)
     assert _names(planner_schema([WEATHER], "ST", banned=[["getWeather", "city"]])) == ["getWeather"]
+
+
+def test_a_float_parameter_is_offered_its_default_as_a_number():
+    """Measured (issue 25): ``typingSpeed`` ("type": "float", "The default value is 60.0.") was offered
+    the text "60.0", so every try of the planner was rejected as "expected float, got str"."""
+    from nodes.generation.role_schemas import _offers
+
+    parameters = {
+        "type": "object",
+        "properties": {
+            "typingSpeed": {"type": "float", "description": "Typing speed. The default value is 60.0."},
+            "fontSize": {"type": "integer", "description": "Font size. The default value is 14."},
+            "fontFamily": {"type": "string", "description": "Font type. The default value is 'sans-serif'."},
+        },
+    }
+    assert _offers(parameters) == {"typingSpeed": [60.0], "fontSize": [14], "fontFamily": ["sans-serif"]}
+    assert isinstance(_offers(parameters)["typingSpeed"][0], float)
