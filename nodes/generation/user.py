@@ -16,6 +16,7 @@ import datetime as _dt
 import random
 import re
 from collections.abc import Sequence
+from functools import partial
 from string import Template
 from typing import Any
 
@@ -660,6 +661,16 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     earlier = conversation_texts(state) if kind == "next" else []
     assistant = assistant_replies(state)
     calls, entries, text, problems = list(value_calls), list(value_entries), "", []
+    check = partial(
+        message_problems,
+        state,
+        kind=kind,
+        missing=missing,
+        earlier=earlier,
+        functions=functions,
+        assistant=assistant,
+        env_info=env_info,
+    )
     for attempt in range(max(1, context.max_retries)):
         request = human
         if problems:
@@ -684,17 +695,7 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 state, entries, "user", layer, kind, attempt + 1, text, details=details, vague=vague, strategy=strategy
             )
         )
-        problems = message_problems(
-            state,
-            text,
-            details,
-            kind=kind,
-            missing=missing,
-            earlier=earlier,
-            functions=functions,
-            assistant=assistant,
-            env_info=env_info,
-        )
+        problems = check(text, details)
         if not problems:
             break
         entries.append(
@@ -711,17 +712,7 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         )
     if problems and kind in ("open", "next") and functions:
         draft, draft_details = draft_message(state, functions, planned, implicit, missing)
-        if draft and not message_problems(
-            state,
-            draft,
-            draft_details,
-            kind=kind,
-            missing=missing,
-            earlier=earlier,
-            functions=functions,
-            assistant=assistant,
-            env_info=env_info,
-        ):
+        if draft and not check(draft, draft_details):
             text, details, problems = draft, draft_details, []
             tries = len(calls) - len(value_calls)
             entries.append(
