@@ -22,6 +22,7 @@ from bench.generation_quality import (
     date_misplaced,
     schema_offers,
     shared_value_errors,
+    shared_value_groups,
 )
 from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 
@@ -190,6 +191,30 @@ def scorer_schema_error(arguments: dict[str, Any], parameters: Mapping[str, Any]
         "properties": dict(properties) if isinstance(properties, Mapping) else {},
     }
     return schema_error(arguments, root)
+
+
+def shared_value_bans(decision: Mapping[str, Any], tools: Mapping[str, Mapping[str, Any]]) -> list[list[str]]:
+    """``[tool, parameter]`` pairs to leave out of the planner's next try after one value was given to
+    several parameters of a call (:func:`bench.generation_quality.shared_value_errors`; docs/generation.md §2).
+
+    Of each group of parameters sharing a value, the optional ones go (all but the first when none is
+    required); a group of required parameters only is left to the rules (nothing to drop).
+
+    Returns:
+        The pairs, in action order, without repeats.
+    """
+    bans: list[list[str]] = []
+    for action in decision.get("actions") or []:
+        name = action.get("name") if isinstance(action, Mapping) else None
+        arguments = action.get("arguments") if isinstance(action, Mapping) else None
+        if name not in tools or not isinstance(arguments, Mapping):
+            continue
+        required = set((tools[name].get("parameters") or {}).get("required") or [])
+        for keys in shared_value_groups(arguments):
+            optional = [k for k in keys if k not in required]
+            drop = optional if len(optional) < len(keys) else optional[1:]
+            bans += [[name, k] for k in drop if [name, k] not in bans]
+    return bans
 
 
 def decision_errors(

@@ -377,18 +377,23 @@ def shared_value_errors(arguments: Any) -> list[str]:
         One reason per shared value, e.g. ``"gives 'apple' to query and upc: each parameter takes its
         own value (leave out an optional one nobody gave)"``.
     """
+    return [
+        f"gives {arguments[keys[0]]!r} to {' and '.join(keys)}: each parameter takes its own value "
+        "(leave out an optional one nobody gave)"
+        for keys in shared_value_groups(arguments)
+    ]
+
+
+def shared_value_groups(arguments: Any) -> list[list[str]]:
+    """The groups of top-level parameters of a call that hold one text value (the rule of
+    :func:`shared_value_errors`), each in argument order; ``[]`` for none."""
     if not isinstance(arguments, Mapping):
         return []
     by_value: dict[str, list[str]] = {}
     for key, value in arguments.items():
         if isinstance(value, str) and len(value.strip()) >= 3 and not _NUMBER_OR_DATE.match(value):
             by_value.setdefault(value.strip().casefold(), []).append(str(key))
-    return [
-        f"gives {arguments[keys[0]]!r} to {' and '.join(keys)}: each parameter takes its own value "
-        "(leave out an optional one nobody gave)"
-        for keys in by_value.values()
-        if len(keys) > 1
-    ]
+    return [keys for keys in by_value.values() if len(keys) > 1]
 
 
 def results_text(nodes: Iterable[Mapping[str, Any]]) -> str:

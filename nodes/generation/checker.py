@@ -25,6 +25,7 @@ from bench.generation_checks import (
     decision_errors,
     repetition_errors,
     results_errors,
+    shared_value_bans,
     tools_by_name,
     unknown_values,
 )
@@ -191,6 +192,7 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             today=env_date(state.env_info),
         )
         bans = [[name, path.split(".", 1)[0].split("[", 1)[0]] for _i, name, path, _v, _r in unknown]
+        bans += shared_value_bans(pending["decision"], tools_by_name(state.tools))
         update["banned"] = [*state.banned, *(b for b in bans if b not in state.banned)]
         feedback = f"you proposed {shown}; {reason}"
     update.update(verdict="reject", attempts=attempts, feedback=feedback)

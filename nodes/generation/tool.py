@@ -18,14 +18,18 @@ from nodes.generation.role_schemas import tool_results_schema
 from prompts import render
 
 
-def without_descriptions(spec: Any) -> Any:
-    """A tool spec without any ``description`` (of the tool or of a parameter, at any depth): what the
-    retry of a result that pasted the definition is shown (docs/generation.md §2)."""
-    if isinstance(spec, dict):
-        return {k: without_descriptions(v) for k, v in spec.items() if not (k == "description" and isinstance(v, str))}
-    if isinstance(spec, list):
-        return [without_descriptions(v) for v in spec]
-    return spec
+def signature(spec: Any) -> str:
+    """A tool as one line, ``getCurrentPlayerRoster(teamId: integer)``: its name and top-level
+    parameters with their types, no description and no JSON object a small model could mirror; what
+    the retry of a result that pasted the definition is shown (docs/generation.md §2)."""
+    spec = spec if isinstance(spec, dict) else {}
+    parameters = spec.get("parameters") if isinstance(spec.get("parameters"), dict) else {}
+    properties = parameters.get("properties") if isinstance(parameters.get("properties"), dict) else {}
+    shown = []
+    for name, schema in properties.items():
+        kind = schema.get("type") if isinstance(schema, dict) else None
+        shown.append(f"{name}: {kind}" if isinstance(kind, str) else str(name))
+    return f"{spec.get('name', '?')}({', '.join(shown)})"
 
 
 def retry_codes(state: State) -> set[str]:
@@ -49,20 +53,22 @@ def retry_codes(state: State) -> set[str]:
 
 def tool_request(state: State, calls: list[dict[str, Any]]) -> tuple[str, str]:
     """System and human messages of the tool role for ``calls`` (call nodes of the current step; docs/generation.md §2):
-    the tools' specs (without descriptions on the retry of a pasted definition), the session's earlier
+    the tools' specs (as signature lines on the retry of a pasted definition), the session's earlier
     results of these tools (none on the retry of a copied result) and the calls."""
     names = labels(state)
     used = {c["name"] for c in calls}
     specs = [t.get("function", t) for t in state.tools if t.get("function", t).get("name") in used]
     codes = retry_codes(state)
+    shown: Any = dumps(specs)
     if "pastes the tool's definition" in codes:
-        # A retry after a pasted definition sees the tools without their descriptions (docs/generation.md §2).
-        specs = [without_descriptions(spec) for spec in specs]
+        # A retry after a pasted definition sees each tool as a signature line: no description, and no
+        # object with "name" and "parameters" to copy (docs/generation.md §2).
+        shown = [signature(spec) for spec in specs]
     system = render("tool.md", state.language, env_info=state.env_info)
     # A retry after a copied result does not see the result it pasted (docs/generation.md §2).
     earlier = [] if "copies another call's result" in codes else session_results(state, used)
     parts = [
-        section(names["tools"], dumps(specs), names["none"]),
+        section(names["tools"], shown, names["none"]),
         section(names["earlier_results"], earlier, names["none"]),
         section(
             names["calls"], [f"{i}: {c['name']}({dumps(c['arguments'])})" for i, c in enumerate(calls)], names["none"]

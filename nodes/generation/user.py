@@ -404,6 +404,46 @@ def values_schema(unknown: Sequence[tuple[str, Any]]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
+def mend_object(
+    value: dict[str, Any],
+    schema: Any,
+    descriptions: Sequence[str],
+    *,
+    rng: random.Random,
+    language: str,
+    where: str,
+) -> tuple[dict[str, Any], list[str]]:
+    """``value`` (an object the values request chose) with every text leaf that is empty, a placeholder
+    or a copy of a description replaced by :func:`bench.generation_values.fallback_value` for its key
+    (``{"fieldName": "value"}``: "value" is a placeholder; docs/generation.md §4.4).
+
+    Returns:
+        ``(mended copy, reasons)``: one reason per replaced leaf, e.g. ``"data.fieldName = value is a
+        placeholder, not a real value: choose a real one"``; no reasons when nothing was replaced.
+    """
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    properties = properties if isinstance(properties, dict) else {}
+    out: dict[str, Any] = {}
+    reasons: list[str] = []
+    for key, leaf in value.items():
+        path = f"{where}.{key}"
+        sub = properties.get(key) if isinstance(properties.get(key), dict) else {"type": "string"}
+        if isinstance(leaf, dict):
+            out[key], inner = mend_object(leaf, sub, descriptions, rng=rng, language=language, where=path)
+            reasons += inner
+            continue
+        why = ""
+        if isinstance(leaf, str):
+            why = "is empty" if not leaf.strip() else placeholder_problem(leaf, descriptions)
+        if why:
+            reasons.append(f"{path} is empty" if not leaf.strip() else f"{path} = {as_text(leaf)[:40]} {why}")
+            stand_in = fallback_value(str(key), sub, rng=rng, language=language)
+            out[key] = leaf if stand_in is None else stand_in
+        else:
+            out[key] = leaf
+    return out, reasons
+
+
 async def choose_values(
     state: State,
     runtime: Runtime[Context],
@@ -466,7 +506,8 @@ async def choose_values(
         if value is None or (isinstance(value, str) and not value.strip()):
             why = f"{name} is empty"
         elif isinstance(value, dict):
-            why = ""
+            value, mended = mend_object(value, schema, descriptions, rng=rng, language=state.language, where=name)
+            problems.extend(mended)  # the object stands, with a stand-in for each placeholder inside it
         else:
             why = next(
                 (

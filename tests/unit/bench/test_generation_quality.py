@@ -493,3 +493,18 @@ def test_a_user_naming_the_address_the_assistant_gave_is_no_echo():
     assert echo_problem(
         "The repository https://github.com/langchain-ai/langgraph has 9,000 stars, right?", [reply]
     ) == ("the repository https://github.com/langchain-ai/langgraph has 9 000")
+
+
+def test_the_optional_parameter_of_a_shared_value_is_left_out_of_the_next_try():
+    from bench.generation_checks import shared_value_bans
+
+    search = {"name": "searchProducts", "parameters": {"type": "object", "required": ["query"], "properties": {
+        "query": {"type": "string"}, "upc": {"type": "string"}, "location": {"type": "string"}}}}  # fmt: skip
+    tools = {"searchProducts": search}
+    decision = {"actions": [{"name": "searchProducts", "arguments": {"upc": "apple", "query": "Apple"}}]}
+    assert shared_value_bans(decision, tools) == [["searchProducts", "upc"]]
+    both_optional = {"actions": [{"name": "searchProducts", "arguments": {"upc": "kroger", "location": "kroger"}}]}
+    assert shared_value_bans(both_optional, tools) == [["searchProducts", "location"]]
+    search["parameters"]["required"] = ["query", "upc"]  # both required: nothing to leave out
+    assert shared_value_bans(decision, tools) == []
+    assert shared_value_bans({"actions": [{"name": "unknown", "arguments": {"a": "xyz", "b": "xyz"}}]}, tools) == []

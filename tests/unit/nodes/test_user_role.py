@@ -517,19 +517,65 @@ def test_each_retry_samples_at_a_higher_temperature():
     assert retry_temperature(Context(temperature=1.5), 2) == 1.5  # never lowered
 
 
-def test_the_retry_of_a_pasted_definition_sees_no_descriptions():
-    from nodes.generation.tool import tool_request, without_descriptions
+def test_the_retry_of_a_pasted_definition_sees_signature_lines():
+    """Measured (issue 25): shown the spec without descriptions, the tool model still returned objects
+    shaped like it ({"name": ..., "parameters": {...}}) three times; the retry sees one line per tool."""
+    from nodes.generation.tool import signature, tool_request
 
     spec = {"name": "f", "description": "Get a thing.", "parameters": {"type": "object", "properties": {
-        "q": {"type": "string", "description": "Search text."},
-        "description": {"type": "string", "description": "A note."}}}}  # fmt: skip
-    assert without_descriptions(spec) == {
-        "name": "f",
-        "parameters": {"type": "object", "properties": {"q": {"type": "string"}, "description": {"type": "string"}}},
-    }
+        "q": {"type": "string", "description": "Search text."}, "n": {"type": "integer"}, "x": {}}}}  # fmt: skip
+    assert signature(spec) == "f(q: string, n: integer, x)"
+    assert signature(ROSTER) == "getRoster(teamId: integer)"
     call = {"name": "defineWord", "arguments": {"word": "apple"}}
     _, first = tool_request(_state(), [call])
-    assert DICTIONARY["description"] in first
+    assert DICTIONARY["description"] in first and '"name": "defineWord"' in first
     feedback = "result 0 for defineWord copies the tool's description: write the data defineWord returns"
     _, retry = tool_request(_state(feedback=feedback, transcript=[_results_rejected(feedback)]), [call])
-    assert DICTIONARY["description"] not in retry and '"name": "defineWord"' in retry
+    assert "defineWord(word: string)" in retry
+    assert DICTIONARY["description"] not in retry and '"name"' not in retry and '"parameters"' not in retry
+
+
+def test_a_placeholder_inside_a_chosen_object_gets_a_stand_in():
+    """Measured (issue 25): the values request chose {"fieldName": "value", ...} for an object parameter;
+    the message retries could not change it and the session failed. Now the leaf gets a stand-in."""
+    import random
+
+    from bench.generation_values import fallback_value
+    from nodes.generation.user import mend_object
+
+    chosen = {"fieldName": "value", "value": "dataValue", "meta": {"note": ""}, "count": 4}
+    mended, reasons = mend_object(chosen, {"type": "object"}, [], rng=random.Random(1), language="en", where="data")
+    assert reasons == [
+        "data.fieldName = value is a placeholder, not a real value: choose a real one",
+        "data.meta.note is empty",
+    ]
+    expected = random.Random(1)
+    assert mended == {
+        "fieldName": fallback_value("fieldName", {"type": "string"}, rng=expected, language="en"),
+        "value": "dataValue",
+        "meta": {"note": fallback_value("note", {"type": "string"}, rng=expected, language="en")},
+        "count": 4,
+    }
+    assert mend_object({"city": "Oslo"}, {}, [], rng=random.Random(1), language="en", where="d") == (
+        {"city": "Oslo"},
+        [],
+    )
+
+
+async def test_the_checker_bans_the_optional_copy_of_a_shared_value():
+    """A decision giving one value to query and upc is rejected and upc leaves the next try's grammar."""
+    from nodes.generation.checker import checker
+
+    search = {"name": "searchProducts", "description": "Search products.", "parameters": {"type": "object",
+              "required": ["query"], "properties": {"query": {"type": "string"}, "upc": {"type": "string"}}}}  # fmt: skip
+    decision = {"thought": "", "plan": "", "actions": [
+        {"name": "searchProducts", "arguments": {"query": "apple", "upc": "apple"}, "depends_on": []}]}  # fmt: skip
+    state = _state(
+        tools=[{"type": "function", "function": search}],
+        layer_types=("ST",),
+        tasks=[{"layer_type": "ST", "user_message": "Find apple products, please.", "nodes": []}],
+        pending={"kind": "decision", "id": "e0001", "decision": decision, "step": 0, "error": None},
+    )
+    update = await checker(state, None)
+    assert update["verdict"] == "reject" and update["banned"] == [["searchProducts", "upc"]]
+    assert "gives 'apple' to query and upc" in update["feedback"]
