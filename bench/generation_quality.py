@@ -69,11 +69,12 @@ _ASSISTANT_EN = (
     (r"\bi('m| am) sorry,? but i can('|no)?t\b|\bi can('|no)?t (help|provide|assist) (you|with)\b|\bsure, here (is|are)\b", "answers as the assistant does"),  # noqa: E501
     (r"\b(provide|give|tell) (me )?(with )?(the |more )?(exact|specific) \w+( \w+)? (that )?you (want|need|would like)\b", "asks the user to provide information, as the assistant does"),  # noqa: E501
     (r"\bif you need any (additional|further|more|other) (information|details|help|assistance)\b", "offers help, as the assistant does"),  # noqa: E501
+    (r"\bif you have any (other |further |more )?questions\b|\bneed (any )?further assistance\b", "offers help, as the assistant does"),  # noqa: E501
     (r"\bis there (a|any) specific \w+( or \w+)? (that )?you (want|would like|need)\b", "asks what the user wants, as the assistant does"),  # noqa: E501
     (r"\[[A-Z][\w ]{0,30}\]", "holds a placeholder in brackets instead of a real value"),
     (r"\{\s*[A-Za-z_]\w*\s*\}", "holds a placeholder in braces instead of a real value"),
     (r"\bcurrent (date|time)( and (time|date))? is\b|\btoday'?s date is\b", "copies the environment line instead of asking for something"),  # noqa: E501
-    (r"\byour message must give\b|\b(so|as) the assistant (has|needs|must) to ask|\byour previous message was rejected\b|\bwas refused because\b|\bwrite it again\b|\bwhat you want:|\bleave \w+ out\b", "repeats the instructions instead of asking for something"),  # noqa: E501
+    (r"\byour message must give\b|\b(so|as) the assistant (has|needs|must) to ask|\byour previous message was rejected\b|\bwas refused because\b|\bwrite it again\b|\bwhat you want:|\bleave \w+ out\b|\brepeat the assistant'?s words\b|\bin (a few )?words of your own\b|\b(every value|the values) of the draft\b|\bthe person'?s own (request|words)\b", "repeats the instructions instead of asking for something"),  # noqa: E501
 )  # fmt: skip
 _META_EN = (
     (r"\b(the|an|this|your) ai( assistant)?\b", "talks about the AI assistant instead of asking for something"),
@@ -89,6 +90,7 @@ _ASSISTANT_ZH = (
     (r"有什么(可以|能)(帮|为)", "offers help, as the assistant does"),
     (r"以下是(您的|查询)", "presents results, as the assistant does"),
     (r"当前(的)?(日期|时间)(和时间)?(是|为)", "copies the environment line instead of asking for something"),
+    (r"重复助手说过的话|用你自己的(几句)?话|草稿里的", "repeats the instructions instead of asking for something"),
 )
 _META_ZH = (
     (r"ai\s*助手", "talks about the AI assistant instead of asking for something"),

@@ -602,6 +602,11 @@ def message_problems(
     copied = echo_problem(text, assistant)
     if copied:
         problems.append(f'the message repeats "{copied}" of the assistant\'s reply')
+    hint = echo_problem(text, fragments(state.language)["retry_hints"].values(), words=4)
+    if hint:  # a retry's fix copied into the message ("Do not repeat the assistant's words: ...")
+        problems.append(
+            f'the message copies "{hint}" of its instructions: it repeats the instructions instead of asking for something'
+        )
     if details is not None:
         context = CallContext([*earlier, text])
         descriptions = described(functions)

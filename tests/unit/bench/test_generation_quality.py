@@ -508,3 +508,15 @@ def test_the_optional_parameter_of_a_shared_value_is_left_out_of_the_next_try():
     search["parameters"]["required"] = ["query", "upc"]  # both required: nothing to leave out
     assert shared_value_bans(decision, tools) == []
     assert shared_value_bans({"actions": [{"name": "unknown", "arguments": {"a": "xyz", "b": "xyz"}}]}, tools) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Please repeat the assistant's words. You need to specify the typing speed.",
+        "I wonder how people stay motivated. Say in a few words of your own what you want.",
+        "I'd like the weather at JFK. Please let me know if you have any questions or need further assistance.",
+    ],
+)
+def test_measured_user_turns_that_repeat_instructions_or_offer_help(text):
+    assert voice_problems(text) != []

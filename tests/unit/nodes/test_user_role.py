@@ -579,3 +579,18 @@ async def test_the_checker_bans_the_optional_copy_of_a_shared_value():
     update = await checker(state, None)
     assert update["verdict"] == "reject" and update["banned"] == [["searchProducts", "upc"]]
     assert "gives 'apple' to query and upc" in update["feedback"]
+
+
+def test_a_message_that_copies_its_retry_instructions_is_refused():
+    """Measured (issue 25): "Please repeat the assistant's words." and "Do not repeat the assistant's words:
+    say in a few words of your own what youwant." came back as user turns after a retry."""
+    from nodes.generation.user import message_problems
+    from prompts import fragments
+
+    state = _state()
+    copied = "I wonder how people stay motivated. Do not repeat the assistant's words: say it."
+    assert any("repeats the instructions" in p for p in message_problems(state, copied, None, kind="next"))
+    for hint in fragments("en")["retry_hints"].values():  # every fix, pasted into a message, is caught
+        problems = message_problems(state, f"Find the weather in Paris. {hint}.", None, kind="next")
+        assert any("repeats the instructions" in p for p in problems), hint
+    assert message_problems(state, "Find the weather in Paris, please.", None, kind="next") == []
