@@ -38,6 +38,7 @@ _CODES: tuple[tuple[str, str], ...] = (
     (r"copies the tool's description", "pastes the tool's definition"),
     (r"of the user's request|of the assistant's reply", "repeats the other speaker"),
     (r"of an earlier reply", "repeats an earlier reply"),
+    (r"of its instructions", "repeats its instructions"),
     (r"states nothing of the tool results|ends with a colon|not a sentence", "reply without the results"),
     (r"copies a label of its request", "copies its request's label"),
     (r"copies the environment line", "pastes the environment line"),

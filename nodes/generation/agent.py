@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 from bench.audit_context import as_text
 from bench.generation import RULE_CHECK
 from bench.generation_checks import extract_json, plain_text, tools_by_name
-from bench.generation_quality import assistant_problems, results_text
+from bench.generation_quality import assistant_problems, echo_problem, results_text
 from bench.generation_yield import reason_code
 from bench.terms import PSEUDO_TOOLS
 from graphs.generation_context import Context
@@ -158,12 +158,16 @@ def agent_text_problems(text: str, task: dict[str, Any], kind: str = "reply", st
     reply that pastes the environment line's date and time or switches to Chinese in an English
     session; a reply that copies eight words in a row of the user's request or answers of this task,
     or of one of its earlier replies with a fact this task's results do not hold
-    (:func:`bench.generation_quality.assistant_problems`; a question may repeat the request's words)."""
+    (:func:`bench.generation_quality.assistant_problems`; a question may repeat the request's words);
+    five words in a row of one of its own retry fixes (``retry_hints``)."""
     if not text:
         return ["empty assistant message"]
     said = [task.get("user_message") or ""] + [n["user_input"] for n in task.get("nodes", []) if n.get("user_input")]
     reply = kind == "reply"
-    return assistant_problems(
+    hints = fragments(state.language if state is not None else "en")["retry_hints"]
+    copied = echo_problem(text, [hints[k] for k in dict.fromkeys(_AGENT_HINTS.values())], words=5)
+    leaked = [f'copies "{copied}" of its instructions instead of answering'] if copied else []
+    return leaked + assistant_problems(
         text,
         user_texts=said if reply else (),
         replies=replies_with_results(state) if reply and state is not None else (),
@@ -183,6 +187,7 @@ _AGENT_HINTS = {
     "repeats an earlier reply": "reply_again",
     "repeats itself": "reply_once",
     "placeholder value": "reply_values",
+    "repeats its instructions": "reply_echo",
     "pastes the environment line": "env_line",
     "wrong language": "language",
 }

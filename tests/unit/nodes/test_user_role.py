@@ -594,3 +594,19 @@ def test_a_message_that_copies_its_retry_instructions_is_refused():
         problems = message_problems(state, f"Find the weather in Paris. {hint}.", None, kind="next")
         assert any("repeats the instructions" in p for p in problems), hint
     assert message_problems(state, "Find the weather in Paris, please.", None, kind="next") == []
+
+
+def test_a_reply_that_copies_its_retry_fix_is_written_again():
+    from bench.generation_yield import reason_code
+    from nodes.generation.agent import _AGENT_HINTS, agent_text_problems
+    from prompts import fragments
+
+    synonyms = {"name": "getWordSynonyms", "arguments": {"word": "dog"}, "step": 0,
+                "observation": {"synonyms": ["hound", "pup"]}}  # fmt: skip
+    answer = {"name": "prepare_to_answer", "arguments": {"answer_type": "tool"}, "step": 1}
+    task = {"layer_type": "ST", "user_message": "Synonyms of dog?", "nodes": [synonyms, answer]}
+    fix = fragments("en")["retry_hints"]["reply_once"]
+    (problem,) = agent_text_problems(f"Hound and pup; {fix}.", task, state=_state(tasks=[task]))
+    assert problem == 'copies "say each fact once in" of its instructions instead of answering'  # first 5 words
+    assert _AGENT_HINTS[reason_code(problem)] == "reply_echo"
+    assert agent_text_problems("Its synonyms are hound and pup.", task, state=_state(tasks=[task])) == []
