@@ -165,7 +165,7 @@ def agent_text_problems(text: str, task: dict[str, Any], kind: str = "reply", st
     said = [task.get("user_message") or ""] + [n["user_input"] for n in task.get("nodes", []) if n.get("user_input")]
     reply = kind == "reply"
     hints = fragments(state.language if state is not None else "en")["retry_hints"]
-    copied = echo_problem(text, [hints[k] for k in dict.fromkeys(_AGENT_HINTS.values())], words=5)
+    copied = echo_problem(text, [hints[k] for k in dict.fromkeys([*_AGENT_HINTS.values(), "chat_echo"])], words=5)
     leaked = [f'copies "{copied}" of its instructions instead of answering'] if copied else []
     return leaked + assistant_problems(
         text,
@@ -197,10 +197,19 @@ _AGENT_HINTS = {
 
 def agent_retry_hint(state: State, problems: Sequence[str]) -> str:
     """The short fix a rejected question or reply is written again with (docs/generation.md §4.3): one per
-    kind of problem, in the session's language (``""`` for none or an empty text, which is simply retried)."""
+    kind of problem, in the session's language (``""`` for none or an empty text, which is simply retried);
+    a chat reply that repeats the user is told to answer the person (``chat_echo``), not to state results."""
     hints = fragments(state.language)["retry_hints"]
     kinds = [kind for problem in problems if (kind := _AGENT_HINTS.get(reason_code(problem)))]
+    if _answers_chat(state):  # a chat reply has no results to state: its fix speaks to the person
+        kinds = ["chat_echo" if k == "reply_echo" else k for k in kinds]
     return "; ".join(hints[k] for k in dict.fromkeys(kinds))
+
+
+def _answers_chat(state: State) -> bool:
+    """Whether the text being written is the final reply of a chat answer (``answer_type`` ``chat``)."""
+    nodes = state.tasks[-1].get("nodes", []) if state.tasks else []
+    return bool(nodes) and (nodes[-1].get("arguments") or {}).get("answer_type") == "chat"
 
 
 async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:

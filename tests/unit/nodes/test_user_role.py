@@ -610,3 +610,19 @@ def test_a_reply_that_copies_its_retry_fix_is_written_again():
     assert problem == 'copies "say each fact once in" of its instructions instead of answering'  # first 5 words
     assert _AGENT_HINTS[reason_code(problem)] == "reply_echo"
     assert agent_text_problems("Its synonyms are hound and pup.", task, state=_state(tasks=[task])) == []
+
+
+def test_a_chat_reply_that_repeats_the_user_is_told_to_answer_the_person():
+    """Measured (issue 25): "thankss that was really helpful" came back three times under the fix
+    "state the facts of the results ...", which a chat task has none of."""
+    from nodes.generation.agent import agent_retry_hint
+    from prompts import fragments
+
+    hints = fragments("en")["retry_hints"]
+    problem = 'repeats "thankss that was really helpful" of the user\'s request instead of answering it'
+    chat = {"layer_type": "CC", "user_message": "thankss that was really helpful",
+            "nodes": [{"name": "prepare_to_answer", "arguments": {"answer_type": "chat"}, "step": 0}]}  # fmt: skip
+    assert agent_retry_hint(_state(tasks=[chat]), [problem]) == hints["chat_echo"]
+    tool = {"layer_type": "ST", "user_message": "Synonyms of dog?",
+            "nodes": [{"name": "prepare_to_answer", "arguments": {"answer_type": "tool"}, "step": 1}]}  # fmt: skip
+    assert agent_retry_hint(_state(tasks=[tool]), [problem]) == hints["reply_echo"]
