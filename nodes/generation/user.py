@@ -756,8 +756,13 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 "source": "rules",
             }
         )
+    fallback: tuple[str, Any] | None = None
     if problems and kind in ("open", "next") and functions:
-        draft, draft_details = draft_message(state, functions, planned, implicit, missing)
+        fallback = draft_message(state, functions, planned, implicit, missing)
+    elif problems and kind == "answer" and not vague and any(v is not None for v in asked.values()):
+        fallback = answer_draft(state, asks[-1], asked), asked  # "The team ID is 99924."
+    if fallback is not None:
+        draft, draft_details = fallback
         if draft and not check(draft, draft_details):
             text, details, problems = draft, draft_details, []
             tries = len(calls) - len(value_calls)

@@ -652,3 +652,20 @@ def test_a_request_rejected_every_time_is_sent_as_its_draft(tool_lists_en, tmp_p
     assert message == users[-1]["content"] and message.startswith("Can you ") and offer not in message
     row = session_yield(outcome.state["transcript"], outcome.state["calls"])["user"]
     assert (row["rejected"], row["fallbacks"]) == (3, 1)
+
+
+def test_an_answer_rejected_every_time_is_sent_as_its_draft(tool_lists_en, tmp_path):
+    """Measured (issue 25): a user's answer to the assistant's question apologised three times and the
+    session failed. A clear answer whose tries were all rejected is now sent as its draft ("The city is
+    Paris."), marked as a fallback (docs/generation.md §4.3)."""
+    plan = plan_sessions(tool_lists_en, [("CQ",)], seed=21)[0]
+    script = session_script(plan.as_state())
+    sorry = "I'm sorry, but I can't tell you that."
+    script["user"] = [script["user"][0], sorry, sorry, sorry, *script["user"][2:]]
+    outcome = run(plan, script, tmp_path)
+    assert "user message rejected" not in (outcome.reason or ""), outcome.reason
+    answers = [e for e in outcome.state["transcript"] if e["role"] == "user" and e.get("kind") == "answer"]
+    assert [e.get("fallback", False) for e in answers] == [False, False, False, True]
+    ask = next(n for n in outcome.state["tasks"][0]["nodes"] if n["name"] == "ask_user_for_required_parameters")
+    assert ask["user_input"] == answers[-1]["content"] and sorry not in ask["user_input"]
+    assert ask["user_input"].startswith("The ")
