@@ -418,7 +418,35 @@ def date_misplaced(name: str, schema: Any, value: Any) -> bool:
         return False
     schema = schema if isinstance(schema, Mapping) else {}
     described_as = f"{schema.get('format') or ''} {schema.get('description') or ''}"
+    if _TIME_ONLY.search(described_as) and not _WITH_DATE.search(described_as):
+        return True  # "Start time, HH:MM (24-hour)": a time of day, never a date
     return not (_DATE_NAME.search(name or "") or _DATE_TEXT.search(described_as))
+
+
+_TIME_ONLY = re.compile(r"\bHH:MM\b|\btime of (the )?day\b", re.IGNORECASE)
+_WITH_DATE = re.compile(r"yyyy|\bdate|日期", re.IGNORECASE)
+
+
+def leaf_schema(properties: Any, path: str) -> tuple[str, Any]:
+    """The parameter name and schema of one argument leaf (``path`` as ``bench.audit_context.leaves``
+    gives it: ``schedule.start_time``, ``stops[0].city``) within a tool's ``properties``.
+
+    Returns:
+        ``(name of the innermost key, its schema or None)``; the schema is ``None`` where the path
+        leaves what the tool describes.
+    """
+    schema: Any = {"properties": properties}
+    name = ""
+    for part in re.split(r"\.|(?=\[)", path):
+        if not part:
+            continue
+        if part.startswith("["):
+            schema = schema.get("items") if isinstance(schema, Mapping) else None
+            continue
+        name = part
+        props = schema.get("properties") if isinstance(schema, Mapping) else None
+        schema = props.get(part) if isinstance(props, Mapping) else None
+    return name, schema
 
 
 COPIED_RESULT_CHARS = 60
@@ -594,7 +622,6 @@ def session_quality(session: Mapping[str, Any], language: str = "en") -> dict[st
                 context = CallContext(seen, today=today, allowed=schema_offers(parameters))
                 for path, value in leaves(action.get("arguments") or {}):
                     task_values.append(value)
-                    top = path.split(".", 1)[0].split("[", 1)[0]
                     if isinstance(value, str) and not value.strip():
                         report["values"].append(f"task {task} {name}: {path} is an empty string")
                     elif not context.knows(value):
@@ -602,8 +629,11 @@ def session_quality(session: Mapping[str, Any], language: str = "en") -> dict[st
                             f"task {task} {name}: {path} = {as_text(value)[:60]} appears nowhere in the "
                             "conversation before the call"
                         )
-                    elif date_misplaced(top, properties.get(top), value):
-                        report["values"].append(f"task {task} {name}: {path} = {value} is a date, but {top} is no date")
+                    elif date_misplaced(*leaf_schema(properties, path), value):
+                        leaf = leaf_schema(properties, path)[0]
+                        report["values"].append(
+                            f"task {task} {name}: {path} = {value} is a date, but {leaf} is no date"
+                        )
                 for why in shared_value_errors(action.get("arguments") or {}):
                     report["values"].append(f"task {task} {name}: {why}")
                 key = _canonical([name, action.get("arguments") or {}])

@@ -258,6 +258,35 @@ def planned_value(name: str, schema: Any, *, rng: random.Random, today: _dt.date
     return None
 
 
+_RANGE_ENDS = (("start", "end"), ("from", "to"), ("begin", "end"), ("since", "until"), ("checkin", "checkout"))
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def ordered_ranges(plan: dict[str, Any]) -> dict[str, Any]:
+    """``plan`` (parameter name -> planned value) with each date range in order: where a start-like and an
+    end-like parameter of the same stem (``start_date`` / ``end_date``, ``dateFrom`` / ``dateTo``,
+    ``checkin`` / ``checkout``) both hold ISO dates and the end comes first, the two are swapped
+    (docs/generation.md §4.4: the dates are drawn one by one, so "from the 30th to the 20th" happened).
+
+    Returns:
+        A new dict; other values unchanged.
+    """
+    out = dict(plan)
+    words = {name: name_words(name) for name in out}
+    for first, last in _RANGE_ENDS:
+        for a, a_words in words.items():
+            if first not in a_words:
+                continue
+            stem = [w for w in a_words if w != first]
+            for b, b_words in words.items():
+                if b == a or last not in b_words or [w for w in b_words if w != last] != stem:
+                    continue
+                x, y = out.get(a), out.get(b)
+                if isinstance(x, str) and isinstance(y, str) and _ISO_DATE.match(x) and _ISO_DATE.match(y) and y < x:
+                    out[a], out[b] = y, x
+    return out
+
+
 def known_values(texts_values: Iterable[Any], *, today: _dt.date | None = None) -> list[Any]:
     """The distinct scalar values found in ``texts_values`` (any JSON values: the user's details, call
     arguments, tool results), in first-seen order, with the environment's date as ``YYYY-MM-DD``

@@ -26,7 +26,14 @@ from bench.audit_context import CallContext, as_text, env_date, has_cjk, leaves
 from bench.generation import RULE_CHECK, random_env_info, should_answer_vaguely
 from bench.generation_checks import extract_json, plain_text, tools_by_name
 from bench.generation_quality import described, echo_problem, placeholder_problem, voice_problems
-from bench.generation_values import fallback_value, given_by_name, name_words, planned_value, request_phrase
+from bench.generation_values import (
+    fallback_value,
+    given_by_name,
+    name_words,
+    ordered_ranges,
+    planned_value,
+    request_phrase,
+)
 from bench.generation_yield import reason_code
 from bench.terms import ASK_USER
 from graphs.generation_context import Context
@@ -141,7 +148,7 @@ def planned_details(
                 implicit.add((index, name))
             else:
                 plan[name] = planned_value(name, properties.get(name), rng=rng, today=today, language=state.language)
-        out.append(plan)
+        out.append(ordered_ranges(plan))
     return out, implicit
 
 

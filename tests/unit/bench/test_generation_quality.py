@@ -520,3 +520,36 @@ def test_the_optional_parameter_of_a_shared_value_is_left_out_of_the_next_try():
 )
 def test_measured_user_turns_that_repeat_instructions_or_offer_help(text):
     assert voice_problems(text) != []
+
+
+def test_a_date_for_a_time_of_day_is_misplaced_at_any_depth():
+    """Measured (walkthrough, issue 25): schedule = {"start_time": "2024-01-30", ...} where start_time is
+    "Start time, HH:MM (24-hour)"."""
+    from bench.generation_quality import leaf_schema
+
+    start = {"type": "string", "description": "Start time, HH:MM (24-hour)."}
+    assert date_misplaced("start_time", start, "2024-01-30")
+    assert not date_misplaced("start_time", start, "08:30")
+    assert not date_misplaced("start_time", {"type": "string", "description": "Start, YYYY-MM-DD HH:MM."}, "2024-01-30")
+    assert not date_misplaced("startTime", {"type": "string"}, "2024-01-30")  # a name about time, no format: fine
+    properties = {"schedule": {"type": "object", "properties": {"start_time": start}},
+                  "stops": {"type": "array", "items": {"type": "object", "properties": {"city": {"type": "string"}}}}}  # fmt: skip
+    assert leaf_schema(properties, "schedule.start_time") == ("start_time", start)
+    assert leaf_schema(properties, "stops[0].city") == ("city", {"type": "string"})
+    assert leaf_schema(properties, "nowhere.x") == ("x", None)
+
+
+def test_a_planned_date_range_ends_after_it_starts():
+    """Measured (walkthrough, issue 25): "The start date is 2024-01-30. The end date is 2024-01-20."."""
+    from bench.generation_values import ordered_ranges
+
+    assert ordered_ranges({"meter_id": "98672", "start_date": "2024-01-30", "end_date": "2024-01-20"}) == {
+        "meter_id": "98672", "start_date": "2024-01-20", "end_date": "2024-01-30"}  # fmt: skip
+    assert ordered_ranges({"dateFrom": "2024-02-01", "dateTo": "2024-01-02"}) == {
+        "dateFrom": "2024-01-02", "dateTo": "2024-02-01"}  # fmt: skip
+    assert ordered_ranges({"checkin": "2024-03-09", "checkout": "2024-03-02"})["checkin"] == "2024-03-02"
+    in_order = {"start_date": "2024-01-01", "end_date": "2024-01-20", "start_city": "Oslo", "end_city": "Bergen"}
+    assert ordered_ranges(in_order) == in_order
+    # Different stems are no range: a start date and an end time are left alone.
+    assert ordered_ranges({"start_date": "2024-05-02", "end_time": "2024-05-01"}) == {
+        "start_date": "2024-05-02", "end_time": "2024-05-01"}  # fmt: skip
