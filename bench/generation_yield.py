@@ -80,6 +80,10 @@ def reason_code(reason: str, source: str = "rules") -> str:
     return "other"
 
 
+_FALLBACK_WORDS = {"agent": "written from the results", "user": "sent as the generator's draft"}
+"""How each role's fallback output was made (docs/generation.md §4.3), for the yield table's lines."""
+
+
 def _row() -> dict[str, Any]:
     return {
         "attempts": 0,
@@ -221,5 +225,6 @@ def yield_lines(table: Mapping[str, Mapping[str, Any]]) -> list[str]:
         for reason, count in reasons:
             lines.append(f"{'':<13}  {count:>4} x {reason}")
         if row.get("fallbacks"):
-            lines.append(f"{'':<13}  {row['fallbacks']:>4} accepted written from the results (fallback)")
+            how = _FALLBACK_WORDS.get(role, "written by the generator")
+            lines.append(f"{'':<13}  {row['fallbacks']:>4} accepted {how} (fallback)")
     return lines

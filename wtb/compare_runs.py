@@ -113,7 +113,9 @@ def read_run(path: Path, scoring: str | None = None) -> RunScores:
     seen: dict[tuple[str, int], int] = {}
     model_names: list[str] = []
     if not score_path.is_file():
-        raise RunFolderError([f"{score_path}: missing (not a run folder, or not scored in {mode} mode)"])
+        inside = sorted(p.parent.name for p in path.glob(f"*/{score_name}"))
+        hint = f"; the run folders are one level down: {', '.join(str(path / n) for n in inside)}" if inside else ""
+        raise RunFolderError([f"error: {score_path}: missing (not a run folder, or not scored in {mode} mode){hint}"])
     for source in (score_path, path / trial_files(mode)[0]):
         if source != score_path and not source.is_file():
             continue

@@ -218,11 +218,16 @@ def parse_name(name: str) -> tuple[str, str]:
     """Split ``"PATH#CANDIDATE"`` into ``(PATH, CANDIDATE)``.
 
     Raises:
-        ValueError: no ``#`` or an empty part.
+        models.registry.ConfigurationError: no ``#`` or an empty part (a ``ValueError``).
     """
+    from models.registry import ConfigurationError  # a ValueError: a bad spec is a configuration mistake (exit 2)
+
     path, sep, candidate = name.rpartition("#")
     if not sep or not path or not candidate:
-        raise ValueError(f"replay model spec must look like 'replay:PATH#CANDIDATE', got 'replay:{name}'")
+        raise ConfigurationError(
+            f"replay model spec must look like 'replay:PATH#CANDIDATE', got 'replay:{name}' "
+            "(the candidate names which model's replies of the file to replay)"
+        )
     return path, candidate
 
 
@@ -266,7 +271,7 @@ def check(name: str, settings: ModelSettings) -> None:
         close = difflib.get_close_matches(candidate, known, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise ConfigurationError(
-            f"{path}: no candidate {candidate!r}{hint} Candidates in the file: {', '.join(known) or 'none'}."
+            f"{path}: no candidate {candidate!r}{hint}; candidates in the file: {', '.join(known) or 'none'}."
         )
 
 

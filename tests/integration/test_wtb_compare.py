@@ -145,3 +145,14 @@ def test_a_malformed_score_file_exits_1_naming_the_line(runs, tmp_path):
     problems = done.stderr.splitlines()
     assert problems[0].startswith(f"{path}:2: not JSON:")
     assert problems[1] == f"{path}:3: results: missing or not a list of scored tasks"
+
+
+def test_the_parent_of_a_run_folder_is_refused_naming_the_run_folders_inside(runs, tmp_path):
+    """`wtb eval` writes runs/<model>/<dataset>/: giving runs/<model> names the folders one level down."""
+    parent = tmp_path / "demo-model"
+    inside = _copy(runs["demo-model"], parent)
+    done = _wtb("compare", str(runs["oracle"]), str(parent), cwd=tmp_path)
+    assert done.returncode == 1 and done.stdout == ""
+    (line,) = [x for x in done.stderr.splitlines() if x.strip()]
+    assert line.startswith(f"error: {parent / 'score.jsonl'}: missing (not a run folder")
+    assert line.endswith(f"the run folders are one level down: {inside}")

@@ -15,7 +15,7 @@ none                                        0       (the command's own output)
 ``BadConfiguration`` (``wtb/commands``)      2       its lines as given
 ``InfrastructureErrors`` (eval, generate)  3       its lines as given (none: the run listed them)
 ``bench.schema.DatasetError``               1       each issue, ``file:line: field: message``, then
-                                                    ``error: <file>: N problem(s) in the dataset ...``
+                                                    ``error: <file>: N problem(s) found``
 ``models.ConfigurationError``,              2       ``error: <message>``
 ``wtb.datasets.names.NotPulledError``
 ``wtb.datasets.official.DataError``,        1       ``error: <message>``
@@ -135,9 +135,7 @@ def exit_status(exc: BaseException) -> tuple[int, list[str]] | None:
     if schema is not None and isinstance(exc, schema.DatasetError):
         files = list(dict.fromkeys(issue.file for issue in exc.issues))
         where = ", ".join(files) or "the dataset"
-        closing = (
-            f"error: {where}: {len(exc.issues)} problem(s) in the dataset, each above (`wtb validate` checks a file)"
-        )
+        closing = f"error: {where}: {len(exc.issues)} problem(s) found"
         return BAD_INPUT, [*(str(issue) for issue in exc.issues), closing]
     if isinstance(exc, _loaded(_CONFIGURATION)):
         return BAD_CONFIGURATION, [f"error: {exc}"]

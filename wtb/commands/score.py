@@ -44,7 +44,7 @@ def validate_dataset(path: Path, tasks: int | None = None, language: str | None 
     Raises:
         UsageError: ``path`` is not a file (exit 2).
         BadInput: the file has problems: every one (and every warning) as ``file:line: field: message``,
-            then ``<path>: N problem(s) found`` (exit 1). Warnings alone go to stderr and the exit is 0.
+            then ``error: <path>: N problem(s) found`` (exit 1). Warnings alone go to stderr and the exit is 0.
     """
     path = require_file(dataset_path(path, pull), "path")
     mixed = []
@@ -54,7 +54,7 @@ def validate_dataset(path: Path, tasks: int | None = None, language: str | None 
     report.issues = sorted([*mixed, *report.issues], key=lambda issue: issue.line or 0)
     if not report.ok:
         everything = sorted([*report.issues, *report.warnings], key=lambda issue: issue.line or 0)
-        raise BadInput(*map(str, everything), f"{path}: {len(report.issues)} problem(s) found")
+        raise BadInput(*map(str, everything), f"error: {path}: {len(report.issues)} problem(s) found")
     for warning in report.warnings:  # scored as they are, with the effect each names (docs/dataset.md §7.2)
         _err.print(str(warning), markup=False)
     _out.print(report.summary(), markup=False)

@@ -209,14 +209,14 @@ def test_an_error_kind_fails_validate_and_eval_naming_file_line_field(tmp_path, 
     checked = _wtb("validate", path)
     assert checked.returncode == 1 and "Traceback" not in checked.stderr
     assert checked.stderr.splitlines() == [f"{path}:2: {m}" for m in expected] + [
-        f"{path}: {len(expected)} problem(s) found"
+        f"error: {path}: {len(expected)} problem(s) found"
     ]
     out = tmp_path / "run"
     evaluated = _wtb("eval", "--dataset", path, "--model", f"replay:{CANDIDATES_PATH}#oracle", "--out", out,
                      "--no-progress", "--no-trace")  # fmt: skip
     assert evaluated.returncode == 1 and "Traceback" not in evaluated.stderr
     assert evaluated.stderr.splitlines() == [f"{path}:2: {m}" for m in expected] + [
-        f"error: {path}: {len(expected)} problem(s) in the dataset, each above (`wtb validate` checks a file)"
+        f"error: {path}: {len(expected)} problem(s) found"
     ]
     assert not out.exists()  # nothing written: the check ran before the first session
 
@@ -249,5 +249,5 @@ def test_a_file_whose_most_common_task_count_is_zero(tmp_path):
     assert checked.stderr.splitlines() == [
         f"{path}:1: english_tasks: List should have at least 4 items after validation, not 0",
         f"{path}:2: english_tasks: List should have at least 4 items after validation, not 0",
-        f"{path}: 2 problem(s) found",
+        f"error: {path}: 2 problem(s) found",
     ]

@@ -637,7 +637,7 @@ def test_a_pasted_environment_line_is_not_shown_again_and_old_replies_are_not_sh
 def test_a_request_rejected_every_time_is_sent_as_its_draft(tool_lists_en, tmp_path):
     """The user model offers help three times instead of asking; the generator's own draft of the request
     (which states every planned value) is sent instead, marked as a fallback (docs/generation.md §4.3)."""
-    from bench.generation_yield import session_yield
+    from bench.generation_yield import session_yield, yield_lines
 
     plan = _single_tool_plan(tool_lists_en)
     script = _single_tool_script(plan)
@@ -652,6 +652,7 @@ def test_a_request_rejected_every_time_is_sent_as_its_draft(tool_lists_en, tmp_p
     assert message == users[-1]["content"] and message.startswith("Can you ") and offer not in message
     row = session_yield(outcome.state["transcript"], outcome.state["calls"])["user"]
     assert (row["rejected"], row["fallbacks"]) == (3, 1)
+    assert yield_lines({"user": row})[-1].strip() == "1 accepted sent as the generator's draft (fallback)"
 
 
 def test_an_answer_rejected_every_time_is_sent_as_its_draft(tool_lists_en, tmp_path):

@@ -45,7 +45,7 @@ def test_a_bad_dataset_prints_every_issue_and_exits_1():
             "d.jsonl:2: english_tasks: Field required",
             "d.jsonl:5: (json): invalid JSON: Expecting value (column 1)",
             "d.jsonl: file holds no sessions",
-            "error: d.jsonl: 3 problem(s) in the dataset, each above (`wtb validate` checks a file)",
+            "error: d.jsonl: 3 problem(s) found",
         ],
     )
 

@@ -156,6 +156,7 @@ def _wtb(tmp_path: Path, *args: str, env: dict | None = None) -> subprocess.Comp
         ("openai:gpt-4o-mini", "openai:gpt-4o-mini needs an API key for https://api.openai.com/v1: set OPENAI_API_KEY"),
         ("replay:/nowhere/candidates.jsonl#oracle", "replay file not found: /nowhere/candidates.jsonl"),
         ("gpt-4o-mini", "model spec must look like 'provider:name'"),
+        (f"replay:{CANDIDATES_PATH}", "replay model spec must look like 'replay:PATH#CANDIDATE'"),
     ],
 )
 def test_a_configuration_mistake_exits_2_before_any_session_and_writes_nothing(tmp_path, model, message):
