@@ -287,6 +287,8 @@ def test_until_decided_finds_a_ten_point_gap_with_fewer_requests_than_ten_full_t
     assert document["requests"] < document["full_requests_estimate"]
     assert f"model requests: {document['requests']}, about {document['full_requests_estimate']}" in output
     assert len(document["rounds"]) >= 2 and document["rounds"][0]["session_trials"] == 24
+    rounds = len(document["rounds"])
+    assert f"round {rounds} of {rounds}: its run summary below counts this round's session-trials" in output
 
 
 @pytest.mark.slow

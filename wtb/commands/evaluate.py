@@ -872,6 +872,12 @@ def run_until_decided(plan: EvalPlan) -> dict[str, Any]:
             break
         for session_id in look.rerun["a"]:
             wanted[session_id] = counts[session_id] + 1
+    if len(rounds) > 1:  # the run summary is the last round's; say so before the totals contradict it
+        _err.print(
+            f"round {len(rounds)} of {len(rounds)}: its run summary below counts this round's session-trials and "
+            "requests; the totals of every round follow it",
+            markup=False,
+        )
     finish_run(plan, summary)
     paid = _paid_requests(plan.out)
     session_trials = sum(counts.values())
