@@ -60,6 +60,7 @@ from bench.terms import (  # noqa: F401  (re-exported: the schema's vocabulary)
     ChineseTurnSubtype,
     TaskType,
     TurnSubtype,
+    counted,
 )
 
 
@@ -1115,7 +1116,10 @@ class ValidationReport:
         types = ", ".join(f"{t} {self.task_types.get(t, 0)}" for t in TASK_TYPES)
         subtypes = ", ".join(f"{s} {self.turn_subtypes.get(s, 0)}" for s in TURN_SUBTYPES)
         tasks = sum(self.task_types.values())
-        return f"{self.path}: {self.sessions} sessions, {tasks} tasks ({types}); turn subtypes: {subtypes}"
+        return (
+            f"{self.path}: {counted(self.sessions, 'session')}, {counted(tasks, 'task')} ({types}); "
+            f"turn subtypes: {subtypes}"
+        )
 
 
 def validate_file(

@@ -95,3 +95,9 @@ def check_scoring_mode(mode: object) -> ScoringMode:
     if mode not in SCORING_MODES:
         raise ValueError(f"unknown scoring mode {mode!r}: use one of {', '.join(SCORING_MODES)}")
     return mode  # type: ignore[return-value]
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``"1 session"``, ``"2 sessions"``: ``n`` and ``noun``, plural unless ``n`` is 1 (``plural`` when the
+    plural is not ``noun + "s"``)."""
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"

@@ -32,6 +32,7 @@ from rich.console import Console
 
 import wtb.runner as runner
 from bench.demo_data import bundled_demo_sessions
+from bench.terms import counted
 from graphs.evaluation_context import EvaluationContext
 from models import ConfigurationError, split_spec
 from wtb.commands.concurrency import default_concurrency
@@ -557,7 +558,7 @@ def estimate_text(estimate: Any, options: EvalOptions) -> str:
     low, high = estimate.session_trials
     trials = f" ({_range(low, high)} session evaluations)" if high != estimate.sessions else ""
     lines = [
-        f"estimate: {estimate.sessions} sessions{trials}; model requests {_range(*estimate.requests)} "
+        f"estimate: {counted(estimate.sessions, 'session')}{trials}; model requests {_range(*estimate.requests)} "
         "(gold path - step limit)",
         f"  prompt tokens {_range(*estimate.prompt_tokens)}, reply tokens {_range(*estimate.reply_tokens)} "
         f"(counted with {how})",
@@ -710,7 +711,7 @@ def run_summary_line(summary: Any, language: str | None = "en") -> str:
             f"{summary.result_path} (trial 1) and {summary.result_path.with_name('result.trials.jsonl')}"
         )
     return (
-        f"{summary.selected} sessions: {summary.evaluated} evaluated, {summary.skipped} already done; "
+        f"{counted(summary.selected, 'session')}: {summary.evaluated} evaluated, {summary.skipped} already done; "
         f"{language or 'en'} side; {summary.wall_time:.1f}s -> {summary.result_path}"
     )
 
