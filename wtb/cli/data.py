@@ -41,7 +41,8 @@ def pull_option() -> Any:
     return typer.Option(
         False,
         "--pull",
-        help="If --dataset / --tools names the official data (wildtoolbench, wildtoolbench-en, wildtoolbench-zh) "
+        help="If a file argument (--dataset, --tools or the dataset to check) names the official data "
+        "(wildtoolbench, wildtoolbench-en, wildtoolbench-zh) "
         "and it is not in the cache yet, download it without asking (as `wtb data pull` does).",
     )
 

@@ -126,11 +126,11 @@ def evaluate(options: EvalOptions) -> None:
     """
     plan = plan_eval(options)
     if options.dry_run:  # before any request: nothing is run, nothing written (docs/trials.md §9)
-        typer.echo(estimate_text(run_estimate(plan), options))
+        typer.echo(estimate_text(run_estimate(plan), options, plan.context.candidate.provider))
         return
     if not options.langsmith_dataset:
         try:
-            text = estimate_text(run_estimate(plan), options)
+            text = estimate_text(run_estimate(plan), options, plan.context.candidate.provider)
         except (ConfigurationError, ValueError, KeyError, TypeError) as exc:  # never stops a real run
             text = f"estimate: not available ({one_line(str(exc))})"
         _err.print(text, markup=False)
@@ -544,10 +544,16 @@ def _range(low: float, high: float, money: bool = False) -> str:
     return text(low) if low == high else f"{text(low)} - {text(high)}"
 
 
-def estimate_text(estimate: Any, options: EvalOptions) -> str:
+UNPRICED_PROVIDERS = frozenset({"replay", "scripted", "baseline", "local", "gguf"})
+"""Providers that call no paid model: their estimate says so instead of asking for prices."""
+
+
+def estimate_text(estimate: Any, options: EvalOptions, provider: str = "") -> str:
     """The lines that show :func:`run_estimate` (``wtb eval --dry-run`` prints them on stdout, a real run on
     stderr first, docs/trials.md §9): sessions and session evaluations, requests (gold path to step limit),
-    prompt and reply tokens with the tokenizer that counted them, and the cost range at ``--price-*``."""
+    prompt and reply tokens with the tokenizer that counted them, and the cost range at ``--price-*``
+    (``provider``: the candidate's; one of :data:`UNPRICED_PROVIDERS` gets "cost: none" instead of the
+    request for prices)."""
     from models.tokens import APPROXIMATION
 
     how = (
@@ -568,6 +574,8 @@ def estimate_text(estimate: Any, options: EvalOptions) -> str:
             f"  cost {_range(*estimate.cost_usd, money=True)} at ${options.price_input or 0:g} / "
             f"${options.price_output or 0:g} per million prompt / reply tokens"
         )
+    elif provider in UNPRICED_PROVIDERS:
+        lines.append(f"  cost: none ({provider}: no paid model is called)")
     else:
         lines.append("  cost: give --price-input and --price-output (USD per million tokens) for a cost range")
     return "\n".join(lines)
