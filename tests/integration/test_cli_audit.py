@@ -85,7 +85,7 @@ def test_a_bad_byte_spoils_only_its_line(tmp_path):
     problems = [text for text in result.output.splitlines() if text.startswith(f"{path}:")]
     assert problems[0] == f"{path}:2: (encoding): not UTF-8 text (byte 9 of the line is 0xff)"
     assert problems[1].startswith(f"{path}:4: english_task_types[1]: Input should be")
-    assert problems[2] == f"error: {path}: 2 problem(s) found"
+    assert len(problems) == 2 and result.output.splitlines()[-1] == f"error: {path}: 2 problem(s) found"
     path.write_bytes(_line(good[0]).encode() + b"\r\n" + _line(good[1]).encode() + b"\r\n")
     result = _invoke("validate", path)
     assert result.exit_code == 0 and "2 sessions, 8 tasks" in result.output
