@@ -29,7 +29,7 @@ from typing import Any
 
 from rouge import Rouge
 
-from bench.terms import CORRECT
+from wildtoolbench.bench.terms import CORRECT
 
 __all__ = [
     "CORRECT",

@@ -6,9 +6,9 @@ session), the kind, a severity and a message. The checks read the data defensive
 breaks the schema of docs/dataset.md is audited as far as its fields allow (its validation problems
 are findings too, :func:`validation_findings`), never refused.
 
-Pure module: no I/O. The modules beside it hold the parts: :mod:`bench.audit_schema` (a plain
-JSON-schema reading of the tools), :mod:`bench.audit_context` (what a model has seen),
-:mod:`bench.audit_duplicates` (exact and near-duplicate sessions), :mod:`bench.audit_oracle` (the
+Pure module: no I/O. The modules beside it hold the parts: :mod:`wildtoolbench.bench.audit_schema` (a plain
+JSON-schema reading of the tools), :mod:`wildtoolbench.bench.audit_context` (what a model has seen),
+:mod:`wildtoolbench.bench.audit_duplicates` (exact and near-duplicate sessions), :mod:`wildtoolbench.bench.audit_oracle` (the
 gold replayed and scored).
 """
 
@@ -20,11 +20,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.audit_context import CallContext, as_text, env_date, has_cjk, leaves, normalise
-from bench.audit_duplicates import NEAR_DUPLICATE_THRESHOLD, duplicate_pairs, tool_names
-from bench.audit_schema import json_equal, schema_problems, tool_parameters
-from bench.schema import DatasetIssue, fields_for
-from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
+from wildtoolbench.bench.audit_context import CallContext, as_text, env_date, has_cjk, leaves, normalise
+from wildtoolbench.bench.audit_duplicates import NEAR_DUPLICATE_THRESHOLD, duplicate_pairs, tool_names
+from wildtoolbench.bench.audit_schema import json_equal, schema_problems, tool_parameters
+from wildtoolbench.bench.schema import DatasetIssue, fields_for
+from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 
 INVALID_SESSION = "invalid_session"
 SCHEMA_VIOLATION = "schema_violation"
@@ -149,7 +149,7 @@ def tool_findings(session: Mapping[str, Any], language: str = "en") -> list[Find
 
     ``unknown_tool``: a gold call, or the ``tool_name`` of a gold question, names a tool that is not
     in the side's tool list. ``schema_violation``: a gold call's arguments break its tool's parameter
-    schema read as JSON Schema (:func:`bench.audit_schema.schema_problems`: type, enum, required,
+    schema read as JSON Schema (:func:`wildtoolbench.bench.audit_schema.schema_problems`: type, enum, required,
     unknown keys, ...), one finding per problem; a gold question lists a missing parameter its tool
     does not declare. Both are errors.
     """
@@ -246,7 +246,7 @@ def context_findings(session: Mapping[str, Any], language: str = "en") -> list[F
     the model has seen before that call (docs/audit.md §5.1): the environment string, the user
     messages of this and the earlier tasks, everything of the earlier tasks' gold (calls,
     observations, questions, the user's replies, answers), the same of the nodes this call depends on
-    in its own task, and the called tool's spec. A value that :meth:`bench.audit_context.CallContext.knows`
+    in its own task, and the called tool's spec. A value that :meth:`wildtoolbench.bench.audit_context.CallContext.knows`
     does not find is a finding.
     """
     side = fields_for(language)
@@ -402,13 +402,13 @@ def scorer_findings(session: Mapping[str, Any], language: str = "en") -> list[Fi
     """``scorer_sensitive`` findings of one valid session (docs/audit.md §7).
 
     The gold is replayed as a model's run and scored, in reference and in fixed mode
-    (:func:`bench.audit_oracle.gold_labels`). An error: the gold of a task does not score correct
+    (:func:`wildtoolbench.bench.audit_oracle.gold_labels`). An error: the gold of a task does not score correct
     under the reference scorer (a perfect model fails it). A warning: the gold scores correct under
     the reference but not under fixed scoring, or the gold of a Parallel or Mixed Multi-Tool task is
     not optimal under the reference (a perfect model lowers the optimal path rate). A session the
     scorer cannot check at all (a gold call to an unknown tool) gives no finding here.
     """
-    from bench.audit_oracle import ScoringError, gold_labels
+    from wildtoolbench.bench.audit_oracle import ScoringError, gold_labels
 
     side = fields_for(language)
     session_id = session["id"]
@@ -494,7 +494,7 @@ def validation_findings(issues: Iterable[DatasetIssue], ids_by_line: Mapping[int
     """``invalid_session`` findings (errors) from the loader's problems (docs/audit.md §2, docs/dataset.md §6).
 
     Args:
-        issues: the problems :func:`bench.schema.validate_file` reports.
+        issues: the problems :func:`wildtoolbench.bench.schema.validate_file` reports.
         ids_by_line: the session id of each line that has one.
 
     Returns:
@@ -560,7 +560,7 @@ class RunTasks:
 
     Attributes:
         name: how the run is named in messages (its model name or folder).
-        tasks: session id -> the scored tasks of that session (``bench.scoring.score_session``).
+        tasks: session id -> the scored tasks of that session (``wildtoolbench.bench.scoring.score_session``).
     """
 
     name: str
@@ -570,7 +570,7 @@ class RunTasks:
 def failed_by_all_findings(sessions: Sequence[Mapping[str, Any]], runs: Sequence[RunTasks]) -> list[Finding]:
     """``failed_by_all`` findings (warnings, docs/audit.md §8): a task that every given run has a scored
     result for and every run failed, with the first failing step of each run. No runs, no findings."""
-    from bench.audit_oracle import first_failure
+    from wildtoolbench.bench.audit_oracle import first_failure
 
     out: list[Finding] = []
     if not runs:

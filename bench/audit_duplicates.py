@@ -18,7 +18,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench.audit_context import normalise, tokens
+from wildtoolbench.bench.audit_context import normalise, tokens
 
 NEAR_DUPLICATE_THRESHOLD = 0.7
 """Jaccard similarity of two sessions' shingle sets from which they are near duplicates (docs/audit.md §4)."""

@@ -4,7 +4,7 @@
 answers every step with the gold itself (the first optimal path's calls with the gold arguments, the
 gold question at an ask step, the gold reply at the end), in reference or fixed mode, and returns
 the result record docs/evaluation.md §5 describes. Scoring that record
-(:func:`bench.scoring.score_session`) says whether a perfect model can score correct on each task.
+(:func:`wildtoolbench.bench.scoring.score_session`) says whether a perfect model can score correct on each task.
 
 Pure module: no I/O, no LangGraph (the same harness functions the evaluation graph's nodes call).
 """
@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench.args import float_to_number
-from bench.harness import (
+from wildtoolbench.bench.args import float_to_number
+from wildtoolbench.bench.harness import (
     InferenceError,
     close_task_result,
     error_record,
@@ -28,9 +28,9 @@ from bench.harness import (
     tracker_after,
     with_language,
 )
-from bench.schema import fields_for
-from bench.scoring import CORRECT, ScoringError, score_session, step_keys
-from bench.terms import ASK_USER, PREPARE_TO_ANSWER
+from wildtoolbench.bench.schema import fields_for
+from wildtoolbench.bench.scoring import CORRECT, ScoringError, score_session, step_keys
+from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER
 
 ORACLE_MODEL = "gold-oracle"
 

@@ -1,6 +1,6 @@
 """A plain JSON-schema reading of a tool's parameters, for the dataset audit (docs/audit.md §3).
 
-The published argument checker (:mod:`bench.args`) has quirks (docs/quirks.md §21-§27): it reports
+The published argument checker (:mod:`wildtoolbench.bench.args`) has quirks (docs/quirks.md §21-§27): it reports
 only the first problem, reads a property without ``type`` as a string, lets ``true`` pass as an
 integer and rejects any key of an object without ``properties``. The audit asks a different
 question, whether a gold value breaks the schema it is written against, so it reads the schema as

@@ -10,7 +10,7 @@ keys or labels of its own.
 
 Adding a metric that is not the paper's is one entry plus its count::
 
-    from bench.catalog import register_metric
+    from wildtoolbench.bench.catalog import register_metric
 
     def tool_call_tasks(session, tasks):  # (numerator, denominator) over one scored session
         called = sum(1 for task in tasks if any(...))
@@ -33,12 +33,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from bench.errors import CATEGORIES, CATEGORY_LABELS
-from bench.terms import FIRST_TURN, MULTI_TOOL, SUBSEQUENT_TURN, TURN_SUBTYPES
+from wildtoolbench.bench.errors import CATEGORIES, CATEGORY_LABELS
+from wildtoolbench.bench.terms import FIRST_TURN, MULTI_TOOL, SUBSEQUENT_TURN, TURN_SUBTYPES
 
 Count = Callable[[Any, Sequence[Mapping[str, Any]]], tuple[float, float]]
 """``count(session, scored_tasks) -> (numerator, denominator)`` of one scored session: ``session`` a
-``bench.schema.Session`` or its dict, ``scored_tasks`` what ``bench.scoring.score_session`` returns
+``wildtoolbench.bench.schema.Session`` or its dict, ``scored_tasks`` what ``wildtoolbench.bench.scoring.score_session`` returns
 (one dict per task, in task order). The metric is the sum of numerators over the sum of denominators."""
 
 Kind = Literal["accuracy", "progress", "share"]
@@ -89,7 +89,7 @@ class Metric:
             metric); ``None`` when not there (another entry shows the same bucket, or no bucket).
         feedback: key of the LangSmith summary feedback, ``None`` for none.
         count: the computation of an extra metric (:data:`Count`); ``None`` for the paper's metrics,
-            which :class:`bench.metrics.MetricsAccumulator` counts.
+            which :class:`wildtoolbench.bench.metrics.MetricsAccumulator` counts.
         fmt: how a value is shown: ``percent`` (two decimals).
     """
 

@@ -31,12 +31,12 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
-from bench.harness.errors import ERROR_PREFIX
-from bench.pairing import canonical_arguments
-from bench.paths import PathTracker
-from bench.paths_fixed import FixedPathTracker
-from bench.schema import Session, fields_for, session_model
-from bench.scoring import (
+from wildtoolbench.bench.harness.errors import ERROR_PREFIX
+from wildtoolbench.bench.pairing import canonical_arguments
+from wildtoolbench.bench.paths import PathTracker
+from wildtoolbench.bench.paths_fixed import FixedPathTracker
+from wildtoolbench.bench.schema import Session, fields_for, session_model
+from wildtoolbench.bench.scoring import (
     ResultRecordError,
     record_identity,
     record_language,
@@ -45,7 +45,7 @@ from bench.scoring import (
     scoring_tools,
     step_keys,
 )
-from bench.terms import ASK_USER, FIXES, PSEUDO_TOOLS
+from wildtoolbench.bench.terms import ASK_USER, FIXES, PSEUDO_TOOLS
 
 _SCORING_SUBSETS = [frozenset(c) for size in (1, 2, 3) for c in combinations((5, 7, 6), size)]
 
@@ -68,7 +68,7 @@ def compare_session(
     """The tasks of one session whose label differs between reference and fixed scoring (docs/fixed-mode.md §10).
 
     Args:
-        session: the gold session (a ``bench.schema.Session`` or its dict).
+        session: the gold session (a ``wildtoolbench.bench.schema.Session`` or its dict).
         reference_record: the session's record from a reference run (docs/evaluation.md §5).
         fixed_record: the session's record from a fixed run (``"scoring": "fixed"``) of the
             same model; ``None`` compares ``reference_record`` scored both ways (rescoring).
@@ -84,7 +84,7 @@ def compare_session(
     Raises:
         ResultRecordError: a malformed record, a record of the wrong mode, or records of another session.
         pydantic.ValidationError: ``session`` is a dict that is not a valid session.
-        ScoringError: a record cannot be scored (see ``bench.scoring.score_session``).
+        ScoringError: a record cannot be scored (see ``wildtoolbench.bench.scoring.score_session``).
     """
     return _compare(session, reference_record, fixed_record)[0]
 

@@ -24,10 +24,10 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from bench.audit_context import leaves, normalise, tokens
-from bench.audit_duplicates import NEAR_DUPLICATE_THRESHOLD, duplicate_pairs
-from bench.schema import fields_for
-from bench.terms import ASK_USER, PSEUDO_TOOLS, TASK_TYPES, TURN_SUBTYPES
+from wildtoolbench.bench.audit_context import leaves, normalise, tokens
+from wildtoolbench.bench.audit_duplicates import NEAR_DUPLICATE_THRESHOLD, duplicate_pairs
+from wildtoolbench.bench.schema import fields_for
+from wildtoolbench.bench.terms import ASK_USER, PSEUDO_TOOLS, TASK_TYPES, TURN_SUBTYPES
 
 SHAPES: tuple[str, ...] = ("none", "single", "parallel", "sequential", "mixed")
 """Topology of a task's gold DAG, from its real tool calls (docs/coverage.md §3)."""
@@ -539,7 +539,7 @@ def coverage_statistics(sessions: Sequence[Mapping[str, Any]], language: str = "
 def published_figures() -> dict[str, Any]:
     """The official dataset's published figures (docs/coverage.md §8), each ``{"value", "source"}``, from the
     bundled ``bench/data/official_figures.json`` (``{"source", "figures"}``)."""
-    text = resources.files("bench").joinpath("data/official_figures.json").read_text(encoding="utf-8")
+    text = resources.files("wildtoolbench.bench").joinpath("data/official_figures.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 

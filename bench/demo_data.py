@@ -15,7 +15,7 @@ one spare response that must never be consumed):
   numbers.
 
 Regenerate the candidates file after editing the sessions with
-``python -m bench.demo_data``; ``python -m bench.demo_data --check`` exits with
+``python -m wildtoolbench.bench.demo_data``; ``python -m wildtoolbench.bench.demo_data --check`` exits with
 status 1 when the committed file is out of date.
 """
 
@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.paths import PathTracker
-from bench.terms import ASK_USER as ASK
-from bench.terms import PREPARE_TO_ANSWER as ANSWER
+from wildtoolbench.bench.paths import PathTracker
+from wildtoolbench.bench.terms import ASK_USER as ASK
+from wildtoolbench.bench.terms import PREPARE_TO_ANSWER as ANSWER
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 SESSIONS_PATH = DATA_DIR / "demo_sessions.jsonl"
@@ -50,7 +50,7 @@ def bundled_demo_sessions() -> Path:
     """
     from importlib.resources import files
 
-    path = Path(str(files("bench").joinpath("data").joinpath("demo_sessions.jsonl")))
+    path = Path(str(files("wildtoolbench.bench").joinpath("data").joinpath("demo_sessions.jsonl")))
     if not path.is_file():
         raise FileNotFoundError(f"bundled demo dataset missing at {path}; reinstall the package with its data files")
     return path
@@ -315,14 +315,14 @@ def read_demo_sessions(path: Path = SESSIONS_PATH) -> list[dict[str, Any]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Write (or with ``--check`` verify) ``bench/data/demo_candidates.jsonl``. Returns the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m bench.demo_data", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m wildtoolbench.bench.demo_data", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if the candidates file is out of date")
     args = parser.parse_args(argv)
     records = build_candidates(read_demo_sessions())
     if args.check:
         current = [json.loads(line) for line in CANDIDATES_PATH.read_text(encoding="utf-8").splitlines() if line]
         if current != records:
-            print(f"{CANDIDATES_PATH} is out of date; run python -m bench.demo_data", file=sys.stderr)
+            print(f"{CANDIDATES_PATH} is out of date; run python -m wildtoolbench.bench.demo_data", file=sys.stderr)
             return 1
         return 0
     # A developer regenerates a committed file: a plain write (the core writes no run outputs, docs/architecture.md §3.2).

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench.terms import ASK_USER, CORRECT, ERROR, PREPARE_TO_ANSWER
+from wildtoolbench.bench.terms import ASK_USER, CORRECT, ERROR, PREPARE_TO_ANSWER
 
 CALLS = "calls"
 """A step whose tool calls matched a gold candidate (docs/diff.md §2)."""
@@ -29,7 +29,7 @@ ASK = "ask"
 """A text reply taken as the question of an ask node."""
 ANSWER = "answer"
 """A text reply taken as the final reply: the task ended action-correct."""
-# ERROR (bench.terms): a step the harness judged wrong (no matching candidate, empty reply, unparsable calls, ...): the task ended.
+# ERROR (wildtoolbench.bench.terms): a step the harness judged wrong (no matching candidate, empty reply, unparsable calls, ...): the task ended.
 END = "end"
 """No further step: the log ends without an answer or error step (step limit, whole-session inference error)."""
 
@@ -438,13 +438,13 @@ def gate_decision(task: Mapping[str, Any], max_drop: float | None = None) -> dic
     """Pass or fail a candidate against a baseline on the paired difference of task accuracy (docs/diff.md §6).
 
     The gate fails when the candidate is worse beyond noise: the interval of ``candidate - baseline`` lies
-    entirely below 0 (the verdict ``B better`` of :func:`bench.sequential.paired_difference` with the candidate
+    entirely below 0 (the verdict ``B better`` of :func:`wildtoolbench.bench.sequential.paired_difference` with the candidate
     as A); and, with ``max_drop``, also when the measured drop ``baseline - candidate`` exceeds ``max_drop``
     percentage points, inside the noise or not.
 
     Args:
         task: the task-accuracy difference, candidate as A and baseline as B
-            (``bench.sequential.Difference.as_dict()``: ``a``, ``b``, ``value``, ``low``, ``high``, ``verdict``).
+            (``wildtoolbench.bench.sequential.Difference.as_dict()``: ``a``, ``b``, ``value``, ``low``, ``high``, ``verdict``).
         max_drop: the largest drop allowed, in percentage points (>= 0), or ``None``.
 
     Returns:

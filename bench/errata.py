@@ -30,9 +30,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.audit_schema import json_equal
-from bench.io import UndecodableLine, iter_jsonl
-from bench.schema import DatasetError, DatasetIssue
+from wildtoolbench.bench.audit_schema import json_equal
+from wildtoolbench.bench.io import UndecodableLine, iter_jsonl
+from wildtoolbench.bench.schema import DatasetError, DatasetIssue
 
 ERRATUM_KEYS: tuple[str, ...] = ("session", "task", "kind", "note", "correction")
 """The keys of an erratum line, in the order :func:`erratum_line` writes them (docs/audit.md §9.1)."""
@@ -397,7 +397,7 @@ def draft_errata(findings: Iterable[Any]) -> list[Erratum]:
     """A draft errata list from audit findings, for review (``wtb audit --write-errata``, docs/audit.md §9.4).
 
     Args:
-        findings: :class:`bench.audit.Finding` s (anything with ``id``, ``task``, ``kind``,
+        findings: :class:`wildtoolbench.bench.audit.Finding` s (anything with ``id``, ``task``, ``kind``,
             ``severity``, ``message`` and ``correction``).
 
     Returns:

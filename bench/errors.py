@@ -3,8 +3,8 @@
 The paper splits each model's errors into six action errors and three parameter
 errors but does not publish how it assigned them. This module applies the
 operational rules of docs/errors.md to a scored task (one entry of ``results`` in
-``score.jsonl``, i.e. the output of :func:`bench.scoring.score_task`, or of
-:func:`bench.scoring.inference_error_tasks`). Nothing here changes a score.
+``score.jsonl``, i.e. the output of :func:`wildtoolbench.bench.scoring.score_task`, or of
+:func:`wildtoolbench.bench.scoring.inference_error_tasks`). Nothing here changes a score.
 
 Action errors (a name error at the failing step, docs/evaluation.md §3):
 
@@ -44,7 +44,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench.schema import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
+from wildtoolbench.bench.schema import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 
 __all__ = [
     "ACTION_CATEGORIES",
@@ -86,7 +86,7 @@ _INFERENCE_ERROR = "Error during inference"
 _STEP_KEY = re.compile(r"^step_(\d+)$")
 _CANDIDATE_KEY = re.compile(r"^candidate_(\d+)_answer_function_list$")
 
-# First matching rule wins; patterns are substrings of the bench.args messages.
+# First matching rule wins; patterns are substrings of the wildtoolbench.bench.args messages.
 _ARGUMENT_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("param_type", ("args invalid json format", "type inconsistent")),
     ("param_halluc", ("args not defined", "args missing", "args keys mismatch")),

@@ -2,15 +2,15 @@
 
 ``wtb eval --dry-run`` (and the first line of every real run) rebuilds the requests a candidate that
 follows the gold path would send: for task ``t`` of a session, the first request is the prompt of
-docs/evaluation.md §2 (:func:`bench.harness.build_prompt`) and every later one adds the gold step before
-it (:func:`bench.harness.gold_history`), one request per assistant message of the gold path. That is
+docs/evaluation.md §2 (:func:`wildtoolbench.bench.harness.build_prompt`) and every later one adds the gold step before
+it (:func:`wildtoolbench.bench.harness.gold_history`), one request per assistant message of the gold path. That is
 the **low** end: no candidate finishes a task in fewer requests. The **high** end is the step limit
-(``--max-steps``, raised to the task's gold node count + 1, :func:`bench.harness.effective_step_limit`)
+(``--max-steps``, raised to the task's gold node count + 1, :func:`wildtoolbench.bench.harness.effective_step_limit`)
 in every task, each extra request counted at the size of the task's largest gold-path prompt (the
 messages an off-path candidate adds are not known before the run, so the high end of the tokens is
 an estimate, not a bound).
 
-Pure: token counting is a function the caller passes (``models.tokens`` picks the model's tokenizer);
+Pure: token counting is a function the caller passes (``wildtoolbench.models.tokens`` picks the model's tokenizer);
 no I/O, no framework.
 """
 
@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.harness import InferenceError, build_prompt, effective_step_limit, gold_history
-from bench.schema import fields_for
+from wildtoolbench.bench.harness import InferenceError, build_prompt, effective_step_limit, gold_history
+from wildtoolbench.bench.schema import fields_for
 
 MessageCounter = Callable[[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]]], int]
 """``count(messages, tools) -> prompt tokens`` of one request (OpenAI dict messages, function schemas)."""
@@ -59,7 +59,7 @@ def task_requests(
 
     Args:
         session: a dataset line (docs/dataset.md).
-        count_prompt: prompt tokens of one request (``models.tokens.TokenCounter.prompt``).
+        count_prompt: prompt tokens of one request (``wildtoolbench.models.tokens.TokenCounter.prompt``).
         count_reply: tokens of one assistant message.
         language: the side that runs.
         scoring: ``reference`` or ``fixed`` (the history replay differs, docs/fixed-mode.md §4).
@@ -109,7 +109,7 @@ class Estimate:
         requests: model requests.
         prompt_tokens / reply_tokens: tokens sent and received.
         cost_usd: at the given prices, ``None`` without prices.
-        tokenizer: how the tokens were counted (``models.tokens``).
+        tokenizer: how the tokens were counted (``wildtoolbench.models.tokens``).
     """
 
     sessions: int

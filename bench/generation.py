@@ -25,10 +25,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.audit_context import as_text, leaves
-from bench.io import json_lines
-from bench.paths import PathTracker
-from bench.terms import (
+from wildtoolbench.bench.audit_context import as_text, leaves
+from wildtoolbench.bench.io import json_lines
+from wildtoolbench.bench.paths import PathTracker
+from wildtoolbench.bench.terms import (
     ASK_USER,
     LANGUAGES,
     PREPARE_TO_ANSWER,
@@ -182,7 +182,7 @@ class SessionPlan:
     user_model_index: int = 0
 
     def as_state(self) -> dict[str, Any]:
-        """Input of the generation graph for this session (keys of ``graphs.generation_state.State``)."""
+        """Input of the generation graph for this session (keys of ``wildtoolbench.nodes.generation.state.State``)."""
         return {
             "session_id": self.key,
             "language": self.language,
@@ -499,7 +499,7 @@ def streamline(transcript: Iterable[Mapping[str, Any]], judges: Iterable[str] = 
             :data:`RULE_CHECK` for a rule applied inside a role's node, such as an empty user message)
             carries ``"target"`` (the id it judged) and ``"verdict"`` (``accept`` / ``reject``).
         judges: transcript roles that write verdicts: the roles registered with ``judges=True``
-            (``nodes.generation.registry.judging_roles()``; the benchmark core does not know the registry).
+            (``wildtoolbench.nodes.generation.registry.judging_roles()``; the benchmark core does not know the registry).
 
     Returns:
         The remaining entries, in order.
@@ -546,7 +546,7 @@ def oracle_responses(
     sid = sid if sid is not None else str(session["id"]).rsplit("_", 1)[-1]
     responses: list[dict[str, Any]] = []
     if scoring == "fixed":
-        from bench.paths_fixed import FixedPathTracker
+        from wildtoolbench.bench.paths_fixed import FixedPathTracker
 
         tracker_class: Any = FixedPathTracker
     else:

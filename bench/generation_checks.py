@@ -14,9 +14,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench.args import float_to_number, schema_error
-from bench.audit_context import CallContext, as_text, leaves
-from bench.generation_quality import (
+from wildtoolbench.bench.args import float_to_number, schema_error
+from wildtoolbench.bench.audit_context import CallContext, as_text, leaves
+from wildtoolbench.bench.generation_quality import (
     COPIED_RESULT_CHARS,
     copies_definition,
     date_misplaced,
@@ -24,7 +24,7 @@ from bench.generation_quality import (
     shared_value_errors,
     shared_value_groups,
 )
-from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
+from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 
 # Most real calls one planner decision (one step) may carry; keeps gold DAGs small enough to enumerate.
 MAX_CALLS_PER_STEP = 6
@@ -180,7 +180,7 @@ def schema_errors(arguments: Any, parameters: Mapping[str, Any] | None) -> list[
 
 
 def scorer_schema_error(arguments: dict[str, Any], parameters: Mapping[str, Any] | None) -> str | None:
-    """The evaluator's own schema verdict on gold ``arguments`` (``bench.args.schema_error`` on the
+    """The evaluator's own schema verdict on gold ``arguments`` (``wildtoolbench.bench.args.schema_error`` on the
     float->number root schema it builds), or ``None`` when the scorer would accept them. Generated gold
     arguments must pass it, or an oracle replay could not score 100% (docs/arguments.md)."""
     parameters = float_to_number(dict(parameters or {}))
@@ -195,7 +195,7 @@ def scorer_schema_error(arguments: dict[str, Any], parameters: Mapping[str, Any]
 
 def shared_value_bans(decision: Mapping[str, Any], tools: Mapping[str, Mapping[str, Any]]) -> list[list[str]]:
     """``[tool, parameter]`` pairs to leave out of the planner's next try after one value was given to
-    several parameters of a call (:func:`bench.generation_quality.shared_value_errors`; docs/generation.md §2).
+    several parameters of a call (:func:`wildtoolbench.bench.generation_quality.shared_value_errors`; docs/generation.md §2).
 
     Of each group of parameters sharing a value, the optional ones go (all but the first when none is
     required); a group of required parameters only is left to the rules (nothing to drop).
@@ -438,7 +438,7 @@ def context_errors(
         decision: the planner decision.
         tools: function name -> spec.
         texts: the conversation's texts.
-        today: the environment's date (``bench.audit_context.env_date``), for relative dates.
+        today: the environment's date (``wildtoolbench.bench.audit_context.env_date``), for relative dates.
         can_ask: the task may ask the user (the reason then says to ask for a missing value).
 
     Returns:

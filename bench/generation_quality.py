@@ -11,7 +11,7 @@ generated text in the session's language):
 - **values in context**: every scalar argument value of every gold call appears in what was said
   before the call (the environment string, the user's messages and answers, the assistant's
   questions and replies, earlier tool results and calls), by the matching rules of
-  ``bench.audit_context`` (docs/audit.md §5.2); a value the tool's schema offers (``enum``,
+  ``wildtoolbench.bench.audit_context`` (docs/audit.md §5.2); a value the tool's schema offers (``enum``,
   ``default``) counts as known. The tool's own description does not: a value copied from it
   (``word="example"``) was not asked for. A date goes only to a parameter about dates
   (:func:`date_misplaced`), and no call gives one text value to two parameters
@@ -25,7 +25,7 @@ generated text in the session's language):
   (:func:`assistant_problems`).
 
 The same rules are applied as the session is generated (``nodes/generation/user.py``, ``agent.py``,
-``bench.generation_checks``), so a rejected output is written again with a fix.
+``wildtoolbench.bench.generation_checks``), so a rejected output is written again with a fix.
 
 Pure module: no I/O.
 """
@@ -37,8 +37,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from bench.audit_context import CallContext, as_text, env_date, leaves
-from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
+from wildtoolbench.bench.audit_context import CallContext, as_text, env_date, leaves
+from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 
 _ASSISTANT_EN = (
     (r"\bthank(s| you) (so much |very much )?for (providing|sharing|the information|your (patience|question|request))", "thanks the user for information, as the assistant does"),  # noqa: E501
@@ -428,7 +428,7 @@ _WITH_DATE = re.compile(r"yyyy|\bdate|日期", re.IGNORECASE)
 
 
 def leaf_schema(properties: Any, path: str) -> tuple[str, Any]:
-    """The parameter name and schema of one argument leaf (``path`` as ``bench.audit_context.leaves``
+    """The parameter name and schema of one argument leaf (``path`` as ``wildtoolbench.bench.audit_context.leaves``
     gives it: ``schedule.start_time``, ``stops[0].city``) within a tool's ``properties``.
 
     Returns:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from bench.generation import RULE_CHECK
+from wildtoolbench.bench.generation import RULE_CHECK
 
 _CODES: tuple[tuple[str, str], ...] = (
     (r"not valid JSON|malformed output|checker output unreadable", "unreadable output"),
@@ -69,7 +69,7 @@ def reason_code(reason: str, source: str = "rules") -> str:
         A short group name, e.g. ``"unknown tool"``, ``"value not in the conversation"``,
         ``"checker model"``; ``"other"`` for a reason no group matches. Phrases the reason quotes
         (``"..."``) are not matched. The roles pick the fix they retry with by this group too
-        (``nodes.generation.user.retry_hint``, ``nodes.generation.agent.agent_retry_hint``).
+        (``wildtoolbench.nodes.generation.user.retry_hint``, ``wildtoolbench.nodes.generation.agent.agent_retry_hint``).
     """
     if source == "model":
         return "checker unreadable" if "checker output unreadable" in reason else "checker model"
@@ -118,7 +118,7 @@ def session_yield(
             ``{"role", "target", "verdict", "reason"[, "reasons"], "source"[, "checked"]}`` (role a
             judge or ``rule_check``).
         calls: captured model calls ``{"role", "seconds"?, "input_tokens"?, "output_tokens"?}``.
-        judges: the judging roles (``nodes.generation.registry.judging_roles()``).
+        judges: the judging roles (``wildtoolbench.nodes.generation.registry.judging_roles()``).
 
     Returns:
         ``{role: {"attempts", "accepted", "rejected", "unjudged", "fallbacks", "reasons": {group: n},

@@ -1,6 +1,6 @@
 """Reading JSON Lines files line by line, for the dataset, result and generation loaders: each line decoded
 on its own, so one bad byte spoils only its line. Writing files is the application's concern
-(:mod:`wtb.files`, docs/architecture.md §3.2).
+(:mod:`wildtoolbench.common.files`, docs/architecture.md §3.2).
 """
 
 from __future__ import annotations

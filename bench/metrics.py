@@ -17,7 +17,7 @@ and a progress bucket ``{"rate", "complete_step", "total_step"}``; the ratio
 comes first and is 0.0 when the denominator is 0. Every bucket is present even
 when empty.
 
-Metrics that are not the paper's (the ``extra`` section of :mod:`bench.catalog`) are
+Metrics that are not the paper's (the ``extra`` section of :mod:`wildtoolbench.bench.catalog`) are
 counted beside these buckets (:meth:`MetricsAccumulator.extra`) and never enter the
 published dict; :func:`with_extra` puts them under ``"extra"`` of the dict a caller
 passes on (the terminal table, ``summary_metrics.json``) and :func:`published` takes
@@ -31,11 +31,11 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from bench.catalog import EXTRA_SECTION, METRIC_SECTIONS, Metric, extra_metrics, for_metric_dict
-from bench.pairing import canonical_arguments
-from bench.schema import MULTI_TOOL_TYPES, TASK_TYPES, TURN_SUBTYPES, Session, bucket_labels, fields_for
-from bench.scoring import CORRECT, step_keys
-from bench.terms import FIRST_TURN, MULTI_TOOL, OPTIMAL_TYPES, PROGRESS_TYPES, SUBSEQUENT_TURN  # noqa: E402,F401
+from wildtoolbench.bench.catalog import EXTRA_SECTION, METRIC_SECTIONS, Metric, extra_metrics, for_metric_dict
+from wildtoolbench.bench.pairing import canonical_arguments
+from wildtoolbench.bench.schema import MULTI_TOOL_TYPES, TASK_TYPES, TURN_SUBTYPES, Session, bucket_labels, fields_for
+from wildtoolbench.bench.scoring import CORRECT, step_keys
+from wildtoolbench.bench.terms import FIRST_TURN, MULTI_TOOL, OPTIMAL_TYPES, PROGRESS_TYPES, SUBSEQUENT_TURN  # noqa: E402,F401
 
 LAYERS = 4
 
@@ -91,13 +91,13 @@ def compute_metrics(
     Args:
         model_name: stored as ``metric["model_name"]``.
         scored: ``(session, scored_tasks)`` pairs; ``session`` is a :class:`Session`
-            or its dict, ``scored_tasks`` the output of ``bench.scoring.score_session``
+            or its dict, ``scored_tasks`` the output of ``wildtoolbench.bench.scoring.score_session``
             (one dict per task, in task order, each with ``label``, ``is_optimal``
             and the post-scoring ``inference_log``). Read once, one pair at a time
             (a generator keeps memory flat; :class:`MetricsAccumulator` is the same count
             fed pair by pair).
         language: the side that ran (docs/dataset.md §2.2); it only chooses the labels the
-            tasks are counted under (:func:`bench.schema.bucket_labels`; the buckets are the
+            tasks are counted under (:func:`wildtoolbench.bench.schema.bucket_labels`; the buckets are the
             English ones either way).
         extra: also count the catalog's extra metrics (docs/metrics.md §8) and add them under
             ``"extra"`` (:func:`with_extra`; nothing is added when none is registered).
@@ -138,7 +138,7 @@ class MetricsAccumulator:
         scoring: ``"reference"`` or ``"fixed"`` (docs/fixed-mode.md §9), as in :func:`compute_metrics`.
         language: the side that ran, as in :func:`compute_metrics`.
         extra: the extra metrics to count (docs/metrics.md §8; :meth:`extra` gives them); ``None``: those
-            registered in the catalog now (:func:`bench.catalog.extra_metrics`).
+            registered in the catalog now (:func:`wildtoolbench.bench.catalog.extra_metrics`).
     """
 
     def __init__(
@@ -262,14 +262,14 @@ def matched_gold_nodes(task: Mapping[str, Any], answer_list: Sequence[Mapping[st
 
     Args:
         task: a scored (or unscored) task entry with its ``inference_log``.
-        answer_list: the task's gold nodes (``english_answer_list[i]``; dicts or ``bench.schema.Node``).
+        answer_list: the task's gold nodes (``english_answer_list[i]``; dicts or ``wildtoolbench.bench.schema.Node``).
 
     Returns:
         The count, between 0 and ``len(answer_list)``.
     """
     remaining: dict[tuple[str, str], int] = {}
     for node in answer_list:
-        if hasattr(node, "model_dump"):  # a bench.schema.Node
+        if hasattr(node, "model_dump"):  # a wildtoolbench.bench.schema.Node
             node = node.model_dump()
         key = (node["action"]["name"], canonical_arguments(node["action"]["arguments"]))
         remaining[key] = remaining.get(key, 0) + 1
@@ -319,7 +319,7 @@ def metric_bucket(metric: Mapping[str, Any], entry: Metric) -> Mapping[str, Any]
 
 def check_sections(metric: Mapping[str, Any]) -> None:
     """Raise ``KeyError`` (naming the section) when ``metric`` lacks a bucket section of the metric dict
-    (docs/metrics.md §5; ``bench.catalog.METRIC_SECTIONS``)."""
+    (docs/metrics.md §5; ``wildtoolbench.bench.catalog.METRIC_SECTIONS``)."""
     for section in METRIC_SECTIONS:
         if section not in metric:
             raise KeyError(section)
@@ -352,7 +352,7 @@ def readable_metrics(metric: Mapping[str, Any], *, language: str = "en") -> dict
         unlike the reference-format ``metric.json``, an empty group never reads as 0.
         A fixed-mode ``metric`` (``"scoring": "fixed"``) adds ``"scoring": "fixed"`` after ``language``;
         extra metrics (docs/metrics.md §8) come last, as ``"extra": {key: metric}``. The places and
-        names are the catalog's (``bench.catalog.Metric.summary``).
+        names are the catalog's (``wildtoolbench.bench.catalog.Metric.summary``).
 
     Raises:
         KeyError: ``metric`` lacks a section of the metric dict.

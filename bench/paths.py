@@ -203,7 +203,7 @@ class PathTracker:
 
     Raises:
         KeyError, IndexError: a node lacks ``action.name`` / ``dependency_list``
-            or a dependency index is out of range (validate with ``bench.schema``).
+            or a dependency index is out of range (validate with ``wildtoolbench.bench.schema``).
         ValueError: the dependencies contain a cycle (no path exists).
     """
 

@@ -27,8 +27,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
-from bench.paths import Path, PathTracker, Step, node_names
-from bench.terms import ASK_USER, PREPARE_TO_ANSWER
+from wildtoolbench.bench.paths import Path, PathTracker, Step, node_names
+from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER
 
 _UNREACHABLE = 1 << 30
 
@@ -129,7 +129,7 @@ def _fixed_shape(names: tuple[str, ...], dependencies: tuple[tuple[int, ...], ..
 class FixedPathTracker:
     """The state of one task in a fixed-mode run: which nodes are issued, what may come next (docs/fixed-mode.md §3-§5).
 
-    Built like :class:`bench.paths.PathTracker` and used the same way by the
+    Built like :class:`wildtoolbench.bench.paths.PathTracker` and used the same way by the
     step loop (``tracker_after`` replays the prunes of the task so far); every
     matched step, a question included, is applied with :meth:`prune`.
 
@@ -206,7 +206,7 @@ class FixedPathTracker:
         """Every valid next step, for an error step's record (docs/fixed-mode.md §3-§5).
 
         Args:
-            step: the step index (accepted for symmetry with :class:`bench.paths.PathTracker`;
+            step: the step index (accepted for symmetry with :class:`wildtoolbench.bench.paths.PathTracker`;
                 the state alone decides).
 
         Returns:
@@ -233,7 +233,7 @@ class FixedPathTracker:
     def prune(self, step: int, nodes: Sequence[int]) -> None:
         """Apply a matched step: issue ``nodes`` (an answer node ends the task; docs/fixed-mode.md §3).
 
-        ``step`` is accepted for symmetry with :class:`bench.paths.PathTracker`.
+        ``step`` is accepted for symmetry with :class:`wildtoolbench.bench.paths.PathTracker`.
 
         Raises:
             ValueError: ``nodes`` is not a valid step from the current state.

@@ -44,8 +44,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from bench.io import iter_jsonl, iter_jsonl_spans, loads_json, read_span
-from bench.terms import (  # noqa: F401  (re-exported: the schema's vocabulary)
+from wildtoolbench.bench.io import iter_jsonl, iter_jsonl_spans, loads_json, read_span
+from wildtoolbench.bench.terms import (  # noqa: F401  (re-exported: the schema's vocabulary)
     ASK_USER,
     LANGUAGES,
     MULTI_TOOL_TYPES,
@@ -217,7 +217,7 @@ _SIDES = {
 
 
 def check_language(language: str) -> str:
-    """``language`` itself when it is one of :data:`bench.terms.LANGUAGES` (docs/dataset.md §2.2).
+    """``language`` itself when it is one of :data:`wildtoolbench.bench.terms.LANGUAGES` (docs/dataset.md §2.2).
 
     Raises:
         ValueError: any other value; the message lists the accepted ones.
@@ -561,7 +561,7 @@ def gold_argument_issues(session: Session | Mapping[str, Any], language: str = "
     scoring, docs/arguments.md), as ``(field, message)`` pairs (docs/dataset.md §7.2): a candidate that
     gives exactly the gold arguments is scored with a parameter error at that step. Gold nodes of a tool
     missing from the list are left to :func:`gold_tool_issues`."""
-    from bench.args import check_arguments, float_to_number
+    from wildtoolbench.bench.args import check_arguments, float_to_number
 
     side = fields_for(language)
     tools = _get(session, side.tools)
@@ -791,7 +791,7 @@ class JsonlScan(Generic[T]):
     its lines or the parsed values in memory.
 
     Iterating yields ``(offset, length, value)`` for each line ``parse_line`` accepted (where the
-    line's bytes are, see :func:`bench.io.iter_jsonl_spans`), in file order, while :attr:`issues`
+    line's bytes are, see :func:`wildtoolbench.bench.io.iter_jsonl_spans`), in file order, while :attr:`issues`
     grows: ``"(encoding)"`` for a line that is not UTF-8, ``"(json)"`` for one that is not JSON,
     ``"(json)"`` also for JSON that Python cannot hold (nested over :data:`MAX_DEPTH` levels, an
     integer of more than 4300 digits), a string field holding a lone surrogate (field named, see
@@ -832,7 +832,7 @@ class JsonlScan(Generic[T]):
         try:
             for number, offset, length, text in iter_jsonl_spans(file):
                 seen = True
-                if not isinstance(text, str):  # an UndecodableLine (not named: bench.io may have been reloaded)
+                if not isinstance(text, str):  # an UndecodableLine (not named: wildtoolbench.bench.io may have been reloaded)
                     issues.append(DatasetIssue(file, number, "(encoding)", text.message))
                     continue
                 raw, problem = decode_json_line(text, self.max_depth)

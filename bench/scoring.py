@@ -52,8 +52,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from bench.schema import PSEUDO_TOOLS, Session, check_language, fields_for
-from bench.terms import CORRECT, ERROR, check_scoring_mode
+from wildtoolbench.bench.schema import PSEUDO_TOOLS, Session, check_language, fields_for
+from wildtoolbench.bench.terms import CORRECT, ERROR, check_scoring_mode
 
 ArgumentChecker = Callable[[list, str, str, str], str]
 """``check(tools, name, predicted_arguments_json, gold_arguments_json) -> "correct" | error message`` (docs/arguments.md)."""
@@ -77,7 +77,7 @@ class ResultRecordError(ScoringError):
 
 
 def _default_checker() -> ArgumentChecker:
-    from bench.args import check_arguments  # imported lazily: bench.args is its own module
+    from wildtoolbench.bench.args import check_arguments  # imported lazily: wildtoolbench.bench.args is its own module
 
     return check_arguments
 
@@ -94,7 +94,7 @@ def scoring_tools(
     Raises:
         ValueError: ``language`` is not ``"en"`` or ``"zh"``.
     """
-    from bench.args import float_to_number
+    from wildtoolbench.bench.args import float_to_number
 
     return float_to_number(_session_field(session, fields_for(language).tools), scoring=scoring)
 
@@ -268,7 +268,7 @@ def score_task(
             unless ``consume``.
         tools: the session's tools as the checker must see them (already float→number,
             see :func:`scoring_tools`).
-        checker: the argument checker; defaults to ``bench.args.check_arguments``
+        checker: the argument checker; defaults to ``wildtoolbench.bench.args.check_arguments``
             (in fixed mode with ``scoring="fixed"``).
         where: prefix for error messages (e.g. ``"result[2]"``).
         scoring: ``"reference"`` (default: the rules described here) or
@@ -276,7 +276,7 @@ def score_task(
             docs/fixed-mode.md §6-§8).
         consume: the caller gives ``task_result`` up: its ``inference_log`` is labelled in place and
             becomes the returned task's, instead of a deep copy (for a record read from a file and
-            dropped once scored, as :func:`wtb.score_run.score_run` does; same result, less work).
+            dropped once scored, as :func:`wildtoolbench.score.run.score_run` does; same result, less work).
 
     Returns:
         A new dict: ``label`` first, then the task's keys with
@@ -329,7 +329,7 @@ def score_task(
                 )
                 for call, action in zip(predicted, gold)
             ]
-        except LookupError as exc:  # e.g. bench.args.UnknownToolError: gold names a tool the session lacks
+        except LookupError as exc:  # e.g. wildtoolbench.bench.args.UnknownToolError: gold names a tool the session lacks
             raise ScoringError(field, f"cannot check arguments: {exc}") from None
         if all(result == CORRECT for result in results):
             output["current_action_arguments_label"] = CORRECT
@@ -447,7 +447,7 @@ def score_session(
             ``result`` is the list of per-task dicts, or an ``"Error during inference: ..."`` string.
         session: the gold session, a :class:`Session` or its dict (the tools of the side that ran
             feed the argument checker).
-        checker: argument checker (default ``bench.args.check_arguments``).
+        checker: argument checker (default ``wildtoolbench.bench.args.check_arguments``).
         tools: the tool list for the checker; default :func:`scoring_tools` of ``session``.
         scoring: ``"reference"`` (default) or ``"fixed"`` (docs/fixed-mode.md §6-§8). Fixed
             scoring accepts records of either mode (rescoring a reference run applies
@@ -499,11 +499,11 @@ def score_session(
 # --------------------------------------------------------------------------- fixed mode
 
 FIXED_SCORING: frozenset[int] = frozenset({5, 6, 7})
-"""The scoring fixes :func:`score_task_with_fixes` applies in fixed mode (fix 8 is in ``bench.metrics``)."""
+"""The scoring fixes :func:`score_task_with_fixes` applies in fixed mode (fix 8 is in ``wildtoolbench.bench.metrics``)."""
 
 
 def _fixed_checker() -> ArgumentChecker:
-    from bench.args import check_arguments
+    from wildtoolbench.bench.args import check_arguments
 
     def check(tools: list, name: str, predicted: str, gold: str) -> str:
         return check_arguments(tools, name, predicted, gold, scoring="fixed")
@@ -524,9 +524,9 @@ def score_task_with_fixes(
 
     ``fixes=FIXED_SCORING`` is fixed mode (``score_task(..., scoring="fixed")``);
     an empty set gives the reference labels (tested against every reference
-    fixture); other subsets tell which fix turns a label (``bench.compare``).
+    fixture); other subsets tell which fix turns a label (``wildtoolbench.bench.compare``).
 
-    - fix 5: calls are paired with gold calls by :func:`bench.pairing.pair_calls`
+    - fix 5: calls are paired with gold calls by :func:`wildtoolbench.bench.pairing.pair_calls`
       (fewest argument errors, then highest similarity) instead of by sorted raw
       text; the model's ``tool_calls`` stay in its order and the gold ``action``
       list is rewritten in paired order (pair ``j`` = call ``j``, action ``j``).
@@ -554,7 +554,7 @@ def score_task_with_fixes(
             checked step's predicted call names differ from its gold action names.
         ScoringError: a called tool is not in ``tools``.
     """
-    from bench.pairing import pair_calls
+    from wildtoolbench.bench.pairing import pair_calls
 
     pairing_fix, walk_fix = 5 in fixes, 6 in fixes
     check = checker or (_fixed_checker() if 7 in fixes else _default_checker())
@@ -613,7 +613,7 @@ def score_task_with_fixes(
                     )
                     for call, action in zip(predicted, gold)
                 ]
-        except LookupError as exc:  # e.g. bench.args.UnknownToolError: gold names a tool the session lacks
+        except LookupError as exc:  # e.g. wildtoolbench.bench.args.UnknownToolError: gold names a tool the session lacks
             raise ScoringError(field, f"cannot check arguments: {exc}") from None
         if all(result == CORRECT for result in results):
             output["current_action_arguments_label"] = CORRECT

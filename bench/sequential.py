@@ -2,7 +2,7 @@
 detectable difference and a verdict (docs/trials.md §6), and the stopping rule that adds trials until
 the comparison is decided (docs/trials.md §7).
 
-Input shape, as in :mod:`bench.trials`: each candidate's verdicts map a task key ``(session id, task
+Input shape, as in :mod:`wildtoolbench.bench.trials`: each candidate's verdicts map a task key ``(session id, task
 index)`` to its verdicts over trials (``True`` = correct); tasks of one session share a trial count.
 Both candidates must hold the same task keys. ``a`` and ``b`` are the two sides of every difference:
 a positive difference means A is more accurate.
@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench.trials import TaskKey, student_t_quantile
+from wildtoolbench.bench.trials import TaskKey, student_t_quantile
 
 ALPHA = 0.05
 """Two-sided error rate of the fixed-sample intervals and of the stopping rule (docs/trials.md §6, §7)."""

@@ -19,13 +19,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from statistics import NormalDist
 from typing import Any
 
-from bench.terms import CORRECT
+from wildtoolbench.bench.terms import CORRECT
 
 TaskKey = tuple[str, int]
 """``(session id, task index)``: a task of the dataset (task index from 0, in session order)."""
 
 LEVEL = 0.95
-"""Coverage of the intervals of this module and of the report's (``wtb.report.stats``; docs/trials.md §2)."""
+"""Coverage of the intervals of this module and of the report's (``wildtoolbench.report.stats``; docs/trials.md §2)."""
 
 
 # --------------------------------------------------------------------------- estimators of one item
@@ -442,17 +442,17 @@ def session_buckets(sessions: Iterable[Any], language: str = "en") -> dict[str, 
     first task under ``First Turn``, a later one under ``Subsequent Turn`` and its own subtype.
 
     Args:
-        sessions: ``bench.schema.Session`` objects or their dicts.
-        language: the side that ran (``bench.schema.bucket_labels``).
+        sessions: ``wildtoolbench.bench.schema.Session`` objects or their dicts.
+        language: the side that ran (``wildtoolbench.bench.schema.bucket_labels``).
 
     Returns:
         ``{"task_type": {task key: [bucket, ...]}, "turn_subtype": {task key: [bucket, ...]}}``.
 
     Raises:
-        ValueError: (``zh``) labels that cannot be bucketed (``bench.schema.bucket_labels``).
+        ValueError: (``zh``) labels that cannot be bucketed (``wildtoolbench.bench.schema.bucket_labels``).
     """
-    from bench.schema import MULTI_TOOL_TYPES, bucket_labels
-    from bench.terms import FIRST_TURN, MULTI_TOOL, SUBSEQUENT_TURN
+    from wildtoolbench.bench.schema import MULTI_TOOL_TYPES, bucket_labels
+    from wildtoolbench.bench.terms import FIRST_TURN, MULTI_TOOL, SUBSEQUENT_TURN
 
     task_type: dict[TaskKey, list[str]] = {}
     turn_subtype: dict[TaskKey, list[str]] = {}

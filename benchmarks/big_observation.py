@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _dataset(folder: Path, megabytes: float) -> tuple[Path, Path]:
-    from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
+    from wildtoolbench.bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
 
     session = json.loads(SESSIONS_PATH.read_text(encoding="utf-8").splitlines()[0])
     node = session["english_answer_list"][0][0]
@@ -53,7 +53,7 @@ def peak_rss_mb(megabytes: float) -> dict[str, float]:
         env.pop("LANGSMITH_TRACING", None)
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         run = subprocess.run(
-            [sys.executable, "-m", "wtb.cli", "eval", "--dataset", str(sessions), "--model",
+            [sys.executable, "-m", "wildtoolbench.cli", "eval", "--dataset", str(sessions), "--model",
              f"replay:{candidates}#oracle", "--out", str(folder / "run"), "--no-progress", "--no-trace"],
             env=env, capture_output=True, text=True,
         )  # fmt: skip

@@ -7,9 +7,9 @@ The reference fixtures' sessions (``../shared/fixtures/reference/sessions.jsonl`
 ``--repeat`` times under fresh ids (copies made like
 :func:`tests.support.openai_stub.session_copy`, so no cache of an earlier copy
 helps a later one), one session at a time (concurrency 1) through the real
-batch runner (:func:`wtb.runner.arun_eval`: evaluation graph, replay model,
+batch runner (:func:`wildtoolbench.runner.arun_eval`: evaluation graph, replay model,
 redaction, result file with its fsync), with tracing off
-(``wtb.tracing.tracing_scope(no_trace=True)``).
+(``wildtoolbench.tracing.tracing_scope(no_trace=True)``).
 
 The run happens in a fresh child process. Reported: ``cpu_ms_per_request``,
 the user + system CPU time of that process around the run only (imports, the
@@ -47,7 +47,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
+from wildtoolbench.bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures" / "reference"
@@ -124,12 +124,12 @@ def run_worker(dataset: Path, script: Path, out: Path, profile: Path | None = No
     Returns:
         ``{"sessions", "requests", "infrastructure_errors", "wall_s", "cpu_s", "peak_rss_mb"}``.
     """
-    import graphs.evaluation  # noqa: F401 - imports happen before the measurement
-    from graphs.evaluation_context import EvaluationContext
-    from models.providers.replay import load_responses
-    from wtb.runner import arun_eval, load_dataset
-    from wtb.runner.loop import run as run_loop
-    from wtb.tracing import tracing_scope
+    import wildtoolbench.graphs.evaluation  # noqa: F401 - imports happen before the measurement
+    from wildtoolbench.models.providers.replay import load_responses
+    from wildtoolbench.nodes.evaluation.context import EvaluationContext
+    from wildtoolbench.runner import arun_eval, load_dataset
+    from wildtoolbench.runner.loop import run as run_loop
+    from wildtoolbench.tracing import tracing_scope
 
     sessions = load_dataset(dataset)
     load_responses(script, CANDIDATE)  # parse the replay file once, outside the measurement (it is cached)

@@ -15,9 +15,9 @@ The wide task is either
 A ``replay:`` candidate file is written on the fly with two candidates:
 ``oracle`` (the first optimal gold path: all the wide calls in one step) and
 ``suboptimal`` (one call per step). The session runs through the real
-evaluation graph (``graphs.evaluation.graph`` with an ``EvaluationContext``)
-and the record is scored by the real scorer (``wtb.score_run.score_run``,
-which calls ``bench.scoring.score_session`` and ``bench.metrics``). The labels
+evaluation graph (``wildtoolbench.graphs.evaluation.graph`` with an ``EvaluationContext``)
+and the record is scored by the real scorer (``wildtoolbench.score.run.score_run``,
+which calls ``wildtoolbench.bench.scoring.score_session`` and ``wildtoolbench.bench.metrics``). The labels
 are checked (every task correct; ``is_optimal`` true for the oracle, false for
 the suboptimal run on the wide task) so the figures are of a correct run.
 
@@ -44,8 +44,8 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from bench.paths import PathTracker, _shape_for
-from bench.terms import PREPARE_TO_ANSWER
+from wildtoolbench.bench.paths import PathTracker, _shape_for
+from wildtoolbench.bench.terms import PREPARE_TO_ANSWER
 
 TARGET_SECONDS = 1.0
 TARGET_MIB = 200.0
@@ -207,10 +207,10 @@ def run_case(case: str, candidate: str, folder: Path) -> dict[str, Any]:
     Raises:
         AssertionError: the run is not what an oracle / one-call-per-step run must give.
     """
-    from bench.schema import load_sessions
-    from graphs.evaluation import graph
-    from graphs.evaluation_context import EvaluationContext
-    from wtb.score_run import SCORE_FILE, score_run
+    from wildtoolbench.bench.schema import load_sessions
+    from wildtoolbench.graphs.evaluation import graph
+    from wildtoolbench.nodes.evaluation.context import EvaluationContext
+    from wildtoolbench.score.run import SCORE_FILE, score_run
 
     dataset, script = folder / "sessions.jsonl", folder / "candidates.jsonl"
     session = load_sessions(dataset)[0].to_dict()
@@ -240,8 +240,8 @@ def _maxrss_mib() -> float:
 
 def measure(case: str, candidate: str) -> dict[str, Any]:
     """Measure one (case, candidate) in this process; see the module doc for what is measured."""
-    import graphs.evaluation  # noqa: F401 - imports are not part of the measurement
-    import wtb.score_run  # noqa: F401
+    import wildtoolbench.graphs.evaluation  # noqa: F401 - imports are not part of the measurement
+    import wildtoolbench.score.run  # noqa: F401
 
     baseline = _maxrss_mib()
     with tempfile.TemporaryDirectory(prefix="wtb-bench-") as tmp:

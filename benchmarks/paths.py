@@ -18,9 +18,9 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
-from bench.paths import PathTracker, _shape_for
-from bench.terms import PREPARE_TO_ANSWER
 from tests.support.paths_reference import MaterialisedPathTracker, enumerate_paths
+from wildtoolbench.bench.paths import PathTracker, _shape_for
+from wildtoolbench.bench.terms import PREPARE_TO_ANSWER
 
 
 def parallel_task(names: list[str]) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ harness's figures and the targets, and writes everything as JSON (``--json``):
 - **in process** (:mod:`benchmarks.inprocess`): harness CPU per model request with the ``replay:``
   oracle, no HTTP, concurrency 1 (the reference fixtures' 24 sessions x ``--repeat``, or the demo);
 - **HTTP** (``--latency`` x ``--concurrency`` x ``--workers``): ``wtb eval``'s batch runner
-  (:func:`wtb.runner.arun_eval`, the evaluation graph, the ``openai:`` provider with its HTTP client,
+  (:func:`wildtoolbench.runner.arun_eval`, the evaluation graph, the ``openai:`` provider with its HTTP client,
   retries and accounting) against a local OpenAI-compatible server (:mod:`tests.support.openai_stub`)
   that answers every request after a fixed latency. The server runs in its own process, so the
   harness's CPU time is measured apart from the server's; each configuration runs in a fresh harness
@@ -60,8 +60,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
 from tests.support.openai_stub import session_copy
+from wildtoolbench.bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
 
 REQUESTS_PER_DEMO_SESSION = 9.5  # the oracle's mean over the 6 demo sessions (57 requests)
 
@@ -140,10 +140,10 @@ def measured_run(
     ``base_url`` with tracing off; returns sessions, requests, infrastructure errors, wall and CPU seconds
     around the run only (this process and its worker processes, ``workers > 1``: their start-up included),
     and peak RSS (MB, this process). The dataset stays on disk, as ``wtb eval`` keeps it."""
-    from graphs.evaluation_context import EvaluationContext
-    from wtb.runner import open_dataset
-    from wtb.runner.loop import run as run_loop
-    from wtb.tracing import tracing_scope
+    from wildtoolbench.nodes.evaluation.context import EvaluationContext
+    from wildtoolbench.runner import open_dataset
+    from wildtoolbench.runner.loop import run as run_loop
+    from wildtoolbench.tracing import tracing_scope
 
     sessions = open_dataset(dataset)
     context = EvaluationContext(model="openai:perf", base_url=base_url, timeout=600.0)
@@ -172,9 +172,9 @@ def measured_run(
 def run_worker(dataset: Path, base_url: str, concurrency: int, out: Path, workers: int = 1) -> dict[str, Any]:
     """One measured run in this process: ``arun_eval`` over the whole dataset (called by ``--worker``), in
     ``workers`` worker processes when above 1 (``wtb eval --workers``)."""
-    import graphs.evaluation  # noqa: F401 - imports happen before the measurement
-    import models.providers.openai  # noqa: F401
-    from wtb.runner import arun_eval
+    import wildtoolbench.graphs.evaluation  # noqa: F401 - imports happen before the measurement
+    import wildtoolbench.models.providers.openai  # noqa: F401
+    from wildtoolbench.runner import arun_eval
 
     return measured_run(arun_eval, dataset, base_url, concurrency, out, workers)
 
@@ -305,9 +305,9 @@ def run_child(argv: Sequence[str]) -> dict[str, Any]:
 
 
 def _wtb() -> list[str]:
-    """How to start the command line: the ``wtb`` console script beside this interpreter, else ``python -m wtb``."""
+    """How to start the command line: the ``wtb`` console script beside this interpreter, else ``python -m wildtoolbench``."""
     script = Path(sys.executable).with_name("wtb")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "wtb"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "wildtoolbench"]
 
 
 def measure_cli_run(sessions: int, concurrency: int, workdir: Path) -> dict[str, Any]:

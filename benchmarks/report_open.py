@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
+from wildtoolbench.bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT.parent / "shared" / "fixtures" / "reference"
@@ -76,11 +76,11 @@ def copies(
 
 
 def wtb(*args: object) -> float:
-    """Run ``python -m wtb.cli ARGS`` (this checkout first on the path); returns the wall time in seconds."""
+    """Run ``python -m wildtoolbench.cli ARGS`` (this checkout first on the path); returns the wall time in seconds."""
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     started = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "wtb.cli", *map(str, args)],
+        [sys.executable, "-m", "wildtoolbench.cli", *map(str, args)],
         cwd=REPO_ROOT,
         env=env,
         check=True,

@@ -5,8 +5,8 @@ demo ``oracle`` replies, about 9.5 model requests each; :func:`benchmarks.perf.s
 answered by the loopback OpenAI-compatible stub (:mod:`tests.support.openai_stub`, its own process)
 after a fixed latency (default 200 ms), evaluated twice:
 
-- ``local``: :func:`wtb.runner.arun_eval` in a fresh client process (the graph runs in the client);
-- ``server``: :func:`wtb.remote.arun_eval_remote` in a fresh client process against a fresh
+- ``local``: :func:`wildtoolbench.runner.arun_eval` in a fresh client process (the graph runs in the client);
+- ``server``: :func:`wildtoolbench.remote.arun_eval_remote` in a fresh client process against a fresh
   ``langgraph dev`` (in-memory runtime, one process, ``--n-jobs-per-worker C``) started from this
   checkout on loopback; the graph runs in the server, which calls the stub.
 
@@ -46,16 +46,16 @@ def run_client(
     mode: str, dataset: Path, base_url: str, server: str | None, concurrency: int, out: Path
 ) -> dict[str, Any]:
     """One measured run in this process (``--client``): ``arun_eval`` (local) or ``arun_eval_remote`` (server)."""
-    import models.providers.openai  # noqa: F401 - imports happen before the measurement (the client names the model)
+    import wildtoolbench.models.providers.openai  # noqa: F401 - imports happen before the measurement (the client names the model)
 
     if mode == "local":
-        import graphs.evaluation  # noqa: F401
-        from wtb.runner import arun_eval as run
+        import wildtoolbench.graphs.evaluation  # noqa: F401
+        from wildtoolbench.runner import arun_eval as run
     else:
         import httpx  # noqa: F401
         import langgraph_sdk.client  # noqa: F401
 
-        from wtb.remote import arun_eval_remote
+        from wildtoolbench.remote import arun_eval_remote
 
         async def run(*args: Any, **kwargs: Any) -> Any:
             return await arun_eval_remote(*args, server=server, no_trace=True, **kwargs)

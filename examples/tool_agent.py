@@ -47,8 +47,8 @@ from langgraph.graph.message import add_messages
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
-from bench.demo_data import CANDIDATES_PATH
-from models import ModelSettings, resolve_model
+from wildtoolbench.bench.demo_data import CANDIDATES_PATH
+from wildtoolbench.models import ModelSettings, resolve_model
 
 CANDIDATE_MODEL = os.environ.get("WTB_AGENT_MODEL") or f"replay:{CANDIDATES_PATH}#demo-model"
 """The agent's model spec (the evaluation records it as ``candidate.model``)."""

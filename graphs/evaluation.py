@@ -24,13 +24,13 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from graphs.evaluation_context import EvaluationContext
-from graphs.evaluation_state import EvaluationInput, EvaluationOutput, EvaluationState
-from models.policy import carry_errors
-from nodes.evaluation.candidate import call_candidate
-from nodes.evaluation.finish import finish_session
-from nodes.evaluation.match import match_response
-from nodes.evaluation.prompt import load_session, start_task
+from wildtoolbench.models.policy import carry_errors
+from wildtoolbench.nodes.evaluation.candidate import call_candidate
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
+from wildtoolbench.nodes.evaluation.finish import finish_session
+from wildtoolbench.nodes.evaluation.match import match_response
+from wildtoolbench.nodes.evaluation.prompt import load_session, start_task
+from wildtoolbench.nodes.evaluation.state import EvaluationInput, EvaluationOutput, EvaluationState
 
 RECURSION_LIMIT = 10_000
 """Super-steps allowed per session (4 tasks x a few steps x 2 nodes needs far more than LangGraph's default 25)."""

@@ -7,7 +7,7 @@
     agent --user's turn--> user (answers the question, or opens the next layer's task)
     agent --done--> END;  user -> planner (every user message)
 
-Wiring only, and all of it from the role registry (``nodes.generation.registry``, docs/generation.md
+Wiring only, and all of it from the role registry (``wildtoolbench.nodes.generation.registry``, docs/generation.md
 §8): every node is a registered role, every edge its ``then``, ``branches`` or ``routes``. The Checker
 judges twice per step, so it is registered in two positions: ``checker`` (the planner's decision) and
 ``tool_checker`` (the simulated results); each has its own retry edge. Role logic lives in
@@ -28,10 +28,9 @@ from typing import Any
 from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from graphs.generation_context import Context
-from graphs.generation_state import State
-from models.policy import carry_errors
-from nodes.generation.registry import (
+from wildtoolbench.models.policy import carry_errors
+from wildtoolbench.nodes.generation.context import Context
+from wildtoolbench.nodes.generation.registry import (
     END,
     Role,
     added_roles,
@@ -42,11 +41,12 @@ from nodes.generation.registry import (
     validate_role,
     wired_roles,
 )
+from wildtoolbench.nodes.generation.state import State
 
 RECURSION_LIMIT = 1000
 
 ExtraRole = Role
-"""Former name of :class:`nodes.generation.registry.Role` (``ExtraRole(name, node, after)``)."""
+"""Former name of :class:`wildtoolbench.nodes.generation.registry.Role` (``ExtraRole(name, node, after)``)."""
 
 
 def build(extra_roles: Sequence[Role] | None = None) -> StateGraph:
@@ -54,7 +54,7 @@ def build(extra_roles: Sequence[Role] | None = None) -> StateGraph:
 
     Args:
         extra_roles: roles to insert on the plain edges (``Role(..., after=...)``); default: the roles
-            registered with ``nodes.generation.registry.register_role``. After each one the session
+            registered with ``wildtoolbench.nodes.generation.registry.register_role``. After each one the session
             goes on to the next node while its ``status`` is ``running``, else to END, unless the role
             routes it elsewhere (``Command(goto=...)`` to one of its ``routes``).
 

@@ -2,16 +2,16 @@
 
 A provider is one module exposing ``create(name: str, settings: ModelSettings) -> BaseChatModel``
 (optionally ``check``, ``model_name``, ``MAX_CONCURRENCY``) plus one line in
-:data:`BUILTIN_PROVIDERS`; the built-in ones are in :mod:`models.providers`. Other packages add
+:data:`BUILTIN_PROVIDERS`; the built-in ones are in :mod:`wildtoolbench.models.providers`. Other packages add
 providers without touching this project: in code with :func:`register_provider`, or through the
-``wildtoolbench.providers`` entry-point group (:mod:`models.registry`).
+``wildtoolbench.providers`` entry-point group (:mod:`wildtoolbench.models.registry`).
 
 A run resolves its spec once, with :func:`resolve_candidate`, into a :class:`Candidate`
-(:mod:`models.candidate`): the name it records, the concurrency it serves, its check, and the
+(:mod:`wildtoolbench.models.candidate`): the name it records, the concurrency it serves, its check, and the
 call that sends a model request.
 """
 
-from models.candidate import (
+from wildtoolbench.models.candidate import (
     Candidate,
     check_model,
     max_concurrency,
@@ -19,7 +19,7 @@ from models.candidate import (
     resolve_candidate,
     resolve_model,
 )
-from models.registry import (
+from wildtoolbench.models.registry import (
     BUILTIN_PROVIDERS,
     DEFAULT_MODEL,
     MODEL_ALIASES,
@@ -34,8 +34,8 @@ from models.registry import (
     register_provider,
     split_spec,
 )
-from models.reply import CandidateReply
-from models.settings import ModelSettings
+from wildtoolbench.models.reply import CandidateReply
+from wildtoolbench.models.settings import ModelSettings
 
 __all__ = [
     "BUILTIN_PROVIDERS",

@@ -38,7 +38,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphInterrupt
 
-from models.candidates import (
+from wildtoolbench.models.candidates import (
     CANDIDATE_RUN_NAME,
     GRAPH_INTERRUPTED,
     CandidateContractError,
@@ -48,10 +48,10 @@ from models.candidates import (
     recorded_response,
     response_message,
 )
-from models.messages import RAW_RESPONSE_KEY, token_counts
-from models.providers.graph import AgentFactory
-from models.raw_capture import RawReplies, capturing_replies, raw_response
-from models.reply import CandidateReply
+from wildtoolbench.models.messages import RAW_RESPONSE_KEY, token_counts
+from wildtoolbench.models.providers.graph import AgentFactory
+from wildtoolbench.models.raw_capture import RawReplies, capturing_replies, raw_response
+from wildtoolbench.models.reply import CandidateReply
 
 AGENT_RUN_KEY = "wtb_agent_run"
 """Run metadata key naming the evaluation run's agent slot (set by ``call_candidate``)."""
@@ -143,7 +143,7 @@ class StepEvent:
     model: str | None = None
     models: list[str] = field(default_factory=list)
     raw: dict[str, Any] | None = None
-    """The assistant message as the server sent it, when it was seen (:mod:`models.raw_capture`)."""
+    """The assistant message as the server sent it, when it was seen (:mod:`wildtoolbench.models.raw_capture`)."""
 
 
 _STOP = object()
@@ -411,7 +411,7 @@ class AgentCall:
     """How an agent candidate answers a request: the step's reply from its live run (see the module doc).
 
     Args:
-        factory: the ``graph:`` target's factory (:class:`models.providers.graph.AgentFactory`).
+        factory: the ``graph:`` target's factory (:class:`wildtoolbench.models.providers.graph.AgentFactory`).
         timeout: seconds one step may take as a whole (the deadline on the agent's run; ``None``: none).
     """
 

@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from models.reply import CandidateReply
+from wildtoolbench.models.reply import CandidateReply
 
 TRIAL_KEY = "wtb_trial"
 """Run-metadata key of the trial index (1, 2, ...) of the request (docs/trials.md §1)."""
@@ -85,9 +85,9 @@ def canonical_message(message: Any) -> dict[str, Any]:
 
     Args:
         message: an OpenAI dict message, or a LangChain message (the OpenAI dict it was built from is used
-            when it keeps one, ``models.messages.OPENAI_MESSAGE_KEY``).
+            when it keeps one, ``wildtoolbench.models.messages.OPENAI_MESSAGE_KEY``).
     """
-    from models.messages import OPENAI_MESSAGE_KEY, RAW_RESPONSE_KEY
+    from wildtoolbench.models.messages import OPENAI_MESSAGE_KEY, RAW_RESPONSE_KEY
 
     if isinstance(message, Mapping):
         return {k: message[k] for k in sorted(message) if k != "id"}
@@ -127,7 +127,7 @@ def request_key(
         metadata: the request's run metadata: ``wtb_session_id`` and ``wtb_request_index`` are part of the key.
         trial: the trial index (1, 2, ...): requests of different trials never share a key.
     """
-    from models.providers.replay import REQUEST_INDEX_KEY, SESSION_KEY
+    from wildtoolbench.models.providers.replay import REQUEST_INDEX_KEY, SESSION_KEY
 
     settings = candidate.settings
     meta = metadata or {}

@@ -2,7 +2,7 @@
 
 :func:`resolve_candidate` turns a spec (``openai:gpt-4o``, ``replay:PATH#CANDIDATE``,
 ``graph:PATH.py:ATTR``, ``local`` ...) into a :class:`Candidate`: the provider is looked up once
-(code, entry points, built-ins: :mod:`models.registry`) and the candidate then answers every
+(code, entry points, built-ins: :mod:`wildtoolbench.models.registry`) and the candidate then answers every
 question a run asks about its model (the name recorded in results, the concurrency it serves, the
 configuration check, the ``candidate`` object of records) and makes its model requests
 (:meth:`Candidate.respond`, docs/evaluation.md §3 and §7.1). Nothing is built at resolution: the
@@ -11,7 +11,7 @@ and settings (clients are never shared across loops; the contexts LangGraph Serv
 run, share it), so resolving a spec is cheap and never starts a server or loads a file.
 
 This module imports no LangChain at start-up (docs/cli.md §1); the calling machinery is in
-:mod:`models.candidates`.
+:mod:`wildtoolbench.models.candidates`.
 """
 
 from __future__ import annotations
@@ -24,24 +24,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from models.policy import server_settings
-from models.registry import MODEL_ALIASES, ConfigurationError, Provider, get_provider, split_spec
-from models.reply import CandidateReply
-from models.settings import ModelSettings
+from wildtoolbench.models.policy import server_settings
+from wildtoolbench.models.registry import MODEL_ALIASES, ConfigurationError, Provider, get_provider, split_spec
+from wildtoolbench.models.reply import CandidateReply
+from wildtoolbench.models.settings import ModelSettings
 
 if TYPE_CHECKING:  # imported by the first request, not at start-up (asyncio too: docs/cli.md §1)
     import asyncio
 
     from langchain_core.language_models import BaseChatModel
 
-    from models.agent import AgentCall
-    from models.candidates import CandidateCall
-    from models.transport import RetryPolicy
+    from wildtoolbench.models.agent import AgentCall
+    from wildtoolbench.models.candidates import CandidateCall
+    from wildtoolbench.models.transport import RetryPolicy
 
 CHAT_MODEL = "chat_model"
 """Kind of a LangChain chat model candidate (called with the session's tools bound)."""
 GRAPH = "graph"
-"""Kind of a LangGraph graph candidate (called with ``{"messages", "tools"}``, :mod:`models.candidates`)."""
+"""Kind of a LangGraph graph candidate (called with ``{"messages", "tools"}``, :mod:`wildtoolbench.models.candidates`)."""
 RUNNABLE = "runnable"
 """Kind of any other LangChain Runnable candidate (called like a graph)."""
 
@@ -51,7 +51,7 @@ the others (``timeout``, retries, rate limit, step limit) are the harness's and 
 
 RAW_CAPTURED_PROVIDERS = ("langchain", "graph")
 """Providers whose chat models do not keep the raw assistant message: it is read from the HTTP response
-(:mod:`models.raw_capture`, docs/evaluation.md §8.5)."""
+(:mod:`wildtoolbench.models.raw_capture`, docs/evaluation.md §8.5)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -112,7 +112,7 @@ class Candidate:
 
     @property
     def endpoint(self) -> str:
-        """The key its requests share a rate limit under: the base URL, else the spec (``models.transport``)."""
+        """The key its requests share a rate limit under: the base URL, else the spec (``wildtoolbench.models.transport``)."""
         return self.settings.base_url or self.spec
 
     def check(self) -> None:
@@ -162,14 +162,14 @@ class Candidate:
         as a refused connection is (the same fault rule for every provider, docs/guides/faults.md).
 
         Raises:
-            models.transport.ModelRequestError: not retried, naming the error.
+            wildtoolbench.models.transport.ModelRequestError: not retried, naming the error.
         """
-        from models.transport import ModelRequestError, describe_error
+        from wildtoolbench.models.transport import ModelRequestError, describe_error
 
         try:
             return self.build()
         except Exception as exc:  # noqa: BLE001 - any failure to build the candidate
-            from models.redaction import redact_text
+            from wildtoolbench.models.redaction import redact_text
 
             text = describe_error(exc).removeprefix("error: ")
             raise ModelRequestError(
@@ -177,12 +177,12 @@ class Candidate:
             ) from exc
 
     def _made(self, built: Any) -> CandidateCall | AgentCall:
-        """The call of what :meth:`build` made: an agent factory's, else :func:`models.candidates.call_for`'s."""
-        from models.candidates import call_for
-        from models.providers.graph import AgentFactory
+        """The call of what :meth:`build` made: an agent factory's, else :func:`wildtoolbench.models.candidates.call_for`'s."""
+        from wildtoolbench.models.candidates import call_for
+        from wildtoolbench.models.providers.graph import AgentFactory
 
         if isinstance(built, AgentFactory):
-            from models.agent import AgentCall
+            from wildtoolbench.models.agent import AgentCall
 
             return AgentCall(built, timeout=self.settings.timeout)
         return call_for(
@@ -195,7 +195,7 @@ class Candidate:
         """The chat model, graph or Runnable that answers in the running event loop (built on first use there).
 
         Raises:
-            models.transport.ModelRequestError: :meth:`build` failed (an infrastructure error, :meth:`_built`).
+            wildtoolbench.models.transport.ModelRequestError: :meth:`build` failed (an infrastructure error, :meth:`_built`).
         """
         return self._call().runnable
 
@@ -225,7 +225,7 @@ class Candidate:
             self.runnable()
         try:
             if self.provider == "graph":
-                from models.providers import graph
+                from wildtoolbench.models.providers import graph
 
                 loaded = graph.load(self.target)
                 model = loaded.declared_model
@@ -234,7 +234,7 @@ class Candidate:
                 return {"kind": loaded.kind, "spec": self.spec, "graph": self.target, "model": model}
             built = next(iter(self._seen), None)
             if built is not None:
-                from models.providers.graph import kind_of
+                from wildtoolbench.models.providers.graph import kind_of
 
                 kind = kind_of(built)
                 if kind != CHAT_MODEL:
@@ -257,8 +257,8 @@ class Candidate:
 
         A chat model gets ``tools`` bound and is called directly when nothing observes the call,
         else through ``ainvoke`` with ``metadata`` and the run name ``candidate``; a graph or Runnable
-        runs as a subgraph with ``config`` plus ``metadata`` (:mod:`models.candidates`). The request
-        goes through :func:`models.transport.request_with_retries` (transient failures retried, the
+        runs as a subgraph with ``config`` plus ``metadata`` (:mod:`wildtoolbench.models.candidates`). The request
+        goes through :func:`wildtoolbench.models.transport.request_with_retries` (transient failures retried, the
         rate limit of :attr:`endpoint`, each try of a chat model bounded by ``retry.deadline``,
         docs/settings.md §7.1; a ``graph:`` candidate's or an agent's whole call is bounded instead by the
         run's ``--timeout`` as a deadline on the graph's run, docs/evaluation.md §8, and its own models keep
@@ -273,8 +273,8 @@ class Candidate:
             retry: attempts, backoff, rate limit and deadline (default ``RetryPolicy()``).
             where: what the request is for (task, step), copied into errors.
 
-        Inside :func:`models.cache.cache_scope` (``wtb eval --cache``) the reply is looked up first under
-        :func:`models.cache.request_key` (trial index included) and stored after a request (docs/trials.md §8);
+        Inside :func:`wildtoolbench.models.cache.cache_scope` (``wtb eval --cache``) the reply is looked up first under
+        :func:`wildtoolbench.models.cache.request_key` (trial index included) and stored after a request (docs/trials.md §8);
         an agent factory's run keeps state across the steps of a task, so its requests are never cached.
 
         Returns:
@@ -287,9 +287,9 @@ class Candidate:
         """
         import dataclasses
 
-        from models.cache import TRIAL_KEY, current_cache, current_trial, request_key
-        from models.candidates import ChatModelCall
-        from models.transport import ModelRequestError, RetryPolicy, request_with_retries
+        from wildtoolbench.models.cache import TRIAL_KEY, current_cache, current_trial, request_key
+        from wildtoolbench.models.candidates import ChatModelCall
+        from wildtoolbench.models.transport import ModelRequestError, RetryPolicy, request_with_retries
 
         try:
             call = self._call()
@@ -322,7 +322,7 @@ class Candidate:
         )
         answer = call.read(reply, where)
         if cache is not None and key is not None:
-            from models.providers.replay import REQUEST_INDEX_KEY, SESSION_KEY
+            from wildtoolbench.models.providers.replay import REQUEST_INDEX_KEY, SESSION_KEY
 
             about = {"spec": self.spec, "session": meta.get(SESSION_KEY), "request_index": meta.get(REQUEST_INDEX_KEY)}
             try:
@@ -335,7 +335,7 @@ class Candidate:
 def _keeps_no_state(call: Any) -> bool:
     """Whether a reply of ``call`` may be served from the cache: every call but an agent factory's (its run
     lives across the steps of a task, docs/trials.md §8)."""
-    from models.agent import AgentCall
+    from wildtoolbench.models.agent import AgentCall
 
     return not isinstance(call, AgentCall)
 
@@ -364,7 +364,7 @@ def resolve_candidate(spec: str, settings: ModelSettings | None = None, *, name:
 
     Args:
         spec: ``"<provider>:<name>"`` (``openai:gpt-4o-mini``) or a bare alias of
-            :data:`models.registry.MODEL_ALIASES` (``local``).
+            :data:`wildtoolbench.models.registry.MODEL_ALIASES` (``local``).
         settings: connection and sampling settings (default :class:`ModelSettings`).
         name: the ``model_name`` to record instead of the provider's (empty or ``None``: the provider's).
 
@@ -376,8 +376,8 @@ def resolve_candidate(spec: str, settings: ModelSettings | None = None, *, name:
     Raises:
         ConfigurationError: a spec that is not ``provider:name`` or names an unknown provider (the
             message quotes the spec, or names the provider and the known ones).
-        models.policy.PolicyError: on a server, a base URL the deployment does not accept
-            (:func:`models.policy.server_settings`, docs/settings.md §8).
+        wildtoolbench.models.policy.PolicyError: on a server, a base URL the deployment does not accept
+            (:func:`wildtoolbench.models.policy.server_settings`, docs/settings.md §8).
     """
     prefix, target = split_spec(spec)
     provider = get_provider(prefix)
@@ -441,7 +441,7 @@ def resolve_model(spec: str, settings: ModelSettings | None = None) -> BaseChatM
 
     Args:
         spec: ``"<provider>:<name>"``, e.g. ``openai:gpt-4o-mini``, or a bare alias from
-            :data:`models.registry.MODEL_ALIASES` (``local``).
+            :data:`wildtoolbench.models.registry.MODEL_ALIASES` (``local``).
         settings: connection and sampling settings (defaults: :class:`ModelSettings`).
 
     Returns:
@@ -456,7 +456,7 @@ def resolve_model(spec: str, settings: ModelSettings | None = None) -> BaseChatM
 def describe_candidate(spec: str) -> dict[str, Any]:
     """The ``candidate`` object of result records and traces for ``spec``; never raises.
 
-    :meth:`models.candidate.Candidate.describe` of the resolved spec (docs/evaluation.md §5.5): ``{"kind",
+    :meth:`wildtoolbench.models.candidate.Candidate.describe` of the resolved spec (docs/evaluation.md §5.5): ``{"kind",
     "spec", "graph"?, "model"}``; a spec that cannot be resolved gives ``kind`` ``None``.
     """
     try:

@@ -2,7 +2,7 @@
 
 The candidate of an evaluation is a LangChain chat model (``openai:``, ``replay:``, ``langchain:``,
 ``local`` ...), a LangGraph graph or any other LangChain ``Runnable`` (``graph:`` specs,
-:mod:`models.providers.graph`). A chat model gets the session's tools bound and the messages so far. A graph
+:mod:`wildtoolbench.models.providers.graph`). A chat model gets the session's tools bound and the messages so far. A graph
 or Runnable is called, once per model request, with
 
     {"messages": [LangChain messages so far], "tools": [the task's tools as OpenAI function schemas]}
@@ -13,14 +13,14 @@ and/or ``tool_calls``): that message is the candidate's response for the step. A
 raises :class:`CandidateOutputError`, recorded like a request the provider refused (HTTP 400): the
 session's result is ``"Error during inference: model request failed (not retried): invalid output:
 ..."`` and it is scored as wrong tasks (docs/evaluation.md §6). An exception raised inside the graph
-is handled like a failed model request (``models.transport``): retried when transient (HTTP 429,
+is handled like a failed model request (``wildtoolbench.models.transport``): retried when transient (HTTP 429,
 timeouts ...), else an infrastructure error that the next run retries.
 
 The evaluation context is not passed down: the graph runs with its own ``context_schema`` defaults
 (or no context). Token counts of a graph's step are the sum over every chat model call it made for
 that step (``usage_metadata``), or the response's own usage when no call reported any.
 
-A :class:`models.candidate.Candidate` makes its requests through one of two calls, chosen once per
+A :class:`wildtoolbench.models.candidate.Candidate` makes its requests through one of two calls, chosen once per
 built model: :class:`ChatModelCall` (tools bound, the direct call of docs/evaluation.md §7.1) or
 :class:`RunnableCall` (the contract above). :func:`describe_candidate` gives the ``candidate`` object
 that result records and the ``call_candidate`` trace runs carry: ``{"kind", "spec", "graph"?, "model"}``.
@@ -54,10 +54,10 @@ from langchain_core.runnables import RunnableBinding
 from langchain_core.runnables.config import get_async_callback_manager_for_config
 from langgraph.errors import GraphInterrupt
 
-from models.messages import RAW_RESPONSE_KEY, parse_tool_calls, response_from_ai, token_counts
-from models.raw_capture import RawReplies, capturing_replies, raw_response
-from models.reply import CandidateReply
-from models.transport import ModelRequestError
+from wildtoolbench.models.messages import RAW_RESPONSE_KEY, parse_tool_calls, response_from_ai, token_counts
+from wildtoolbench.models.raw_capture import RawReplies, capturing_replies, raw_response
+from wildtoolbench.models.reply import CandidateReply
+from wildtoolbench.models.transport import ModelRequestError
 
 CANDIDATE_RUN_NAME = "candidate"
 """Run name of the candidate's call (a chat model's run, or the root run of a graph candidate)."""
@@ -321,7 +321,7 @@ def _raw_matches(message: AIMessage, raw: Mapping[str, Any]) -> bool:
 def recorded_response(message: AIMessage) -> dict[str, Any]:
     """The raw response ``{"content", "tool_calls", "reasoning_content"}`` of a graph candidate's ``AIMessage``.
 
-    As for a chat model (:func:`models.messages.response_from_ai`): the provider's raw message when the
+    As for a chat model (:func:`wildtoolbench.models.messages.response_from_ai`): the provider's raw message when the
     response is still the one the provider returned (raw ``arguments`` strings, provider ids), else
     rebuilt from the message (``arguments`` = ``json.dumps(args, ensure_ascii=False)``).
     """
@@ -333,7 +333,7 @@ def recorded_response(message: AIMessage) -> dict[str, Any]:
 
 
 def with_raw_reply(message: AIMessage, seen: RawReplies) -> AIMessage:
-    """``message`` with the raw assistant message the server sent for it (:mod:`models.raw_capture`, by response
+    """``message`` with the raw assistant message the server sent for it (:mod:`wildtoolbench.models.raw_capture`, by response
     id) under ``additional_kwargs[RAW_RESPONSE_KEY]``, when it carries none yet and one was seen; else itself.
 
     So a reply of a LangChain chat model the harness did not build (``langchain:openai:...``, the model
@@ -432,7 +432,7 @@ class GraphReply:
     sent: Sequence[BaseMessage] = ()
     tools: Sequence[Mapping[str, Any]] = ()
     raw: RawReplies = field(default_factory=RawReplies)
-    """The raw assistant messages of the OpenAI-compatible requests its models made (:mod:`models.raw_capture`)."""
+    """The raw assistant messages of the OpenAI-compatible requests its models made (:mod:`wildtoolbench.models.raw_capture`)."""
 
 
 def default_context(runnable: Any) -> Any:
@@ -502,7 +502,7 @@ class ChatModelCall:
     """How a chat-model candidate answers a request (docs/evaluation.md §2.4, §7.1): the session's tools bound,
     called directly when nothing observes the call (:func:`direct_call_kwargs`), else through ``ainvoke``.
 
-    One per candidate and event loop (:meth:`models.candidate.Candidate.respond`). The binding of a
+    One per candidate and event loop (:meth:`wildtoolbench.models.candidate.Candidate.respond`). The binding of a
     session's tools is reused while the very same tools list comes back (the state hands every
     request of a session the same list); the last :data:`BOUND_MAX` bindings are kept.
     """
@@ -560,7 +560,7 @@ class ChatModelCall:
         return await binding.ainvoke(messages, config={"metadata": dict(metadata), "run_name": CANDIDATE_RUN_NAME})
 
     def read(self, reply: AIMessage, where: Mapping[str, Any] | None = None) -> CandidateReply:
-        """The recorded response and token counts of ``reply`` (:func:`models.messages.response_from_ai`)."""
+        """The recorded response and token counts of ``reply`` (:func:`wildtoolbench.models.messages.response_from_ai`)."""
         input_tokens, output_tokens = token_counts(reply)
         return CandidateReply(response_from_ai(reply), input_tokens, output_tokens)
 

@@ -151,7 +151,7 @@ def openai_messages(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
 
     Same dicts as :func:`to_openai` gives, but the stored original of a message
     built by :func:`to_langchain` is returned itself, not copied: the caller
-    must copy before changing one (``bench.harness.step_log`` copies each).
+    must copy before changing one (``wildtoolbench.bench.harness.step_log`` copies each).
     """
     out = []
     for message in messages:

@@ -32,7 +32,7 @@ server process, so its runs are not checked. Refusals are :class:`PolicyError` (
 Errors carried to the caller: LangGraph Server shows the message of only a few exception classes and
 replaces the others' by "An internal error occurred". :func:`carry_errors` wraps a graph's nodes so
 that, in server mode, any exception leaves the node as one whose class has the original's name and
-whose message is the original's, redacted (:mod:`models.redaction`): the caller sees
+whose message is the original's, redacted (:mod:`wildtoolbench.models.redaction`): the caller sees
 ``OpenAIError: The api_key client option must be set ...``, never a key an endpoint echoed.
 """
 
@@ -50,9 +50,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from models.redaction import redact_text
-from models.registry import DEFAULT_MODEL, MODEL_ALIASES, ConfigurationError
-from models.settings import ModelSettings, env_value
+from wildtoolbench.models.redaction import redact_text
+from wildtoolbench.models.registry import DEFAULT_MODEL, MODEL_ALIASES, ConfigurationError
+from wildtoolbench.models.settings import ModelSettings, env_value
 
 SERVER_MODE_ENV = "WTB_SERVER_MODE"
 """Variable that turns server mode on in a process that is not a LangGraph Server (``1``, ``true``)."""

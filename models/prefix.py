@@ -4,7 +4,7 @@ A caller that sends a run of requests sharing a growing prompt prefix (the steps
 session, the requests of one generation role) names that run with :func:`continuing`; a provider
 that keeps the model state of recent prompts in places it can choose between reads
 :func:`current_prefix_key` and sends requests of the same key to the same place. The local
-llama.cpp server does: each key is pinned to one of its slots (:mod:`models.llama.slots`), so a
+llama.cpp server does: each key is pinned to one of its slots (:mod:`wildtoolbench.models.llama.slots`), so a
 request only pays for the tokens its slot has not seen (docs/guides/performance.md, "The local
 model"). Other providers ignore it; nothing about a request's content depends on it.
 """

@@ -4,7 +4,7 @@ Everything that leaves a process goes through it (docs/settings.md §8): every o
 (``result.jsonl`` and ``errors.jsonl`` through :func:`redact_record`, ``summary.json``, ``run.json`` and
 ``manifest.json`` through :func:`redact`), the terminal and the logs of a command
 (:func:`redacting_stream`), LangSmith traces (the client's anonymizer) and the errors a graph run on a
-LangGraph Server sends back to its caller (:mod:`models.policy`). It removes the values of secret
+LangGraph Server sends back to its caller (:mod:`wildtoolbench.models.policy`). It removes the values of secret
 environment variables (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ...), header values
 (``Authorization``, ``api-key``, ``x-api-key``, cookies), bearer tokens and well-known key shapes
 (``sk-...``, ``lsv2_...``), user information in URLs (``https://user:pass@host``) and query
@@ -14,7 +14,7 @@ JSON that was itself quoted into a string (an error body echoed into an exceptio
 :func:`redact` walks any JSON-like value, :func:`redact_text` handles one string and
 :func:`redact_record` a result record (only its string leaves that can hold a secret). It lives in
 the models layer, below the graphs, so that a graph run on a server redacts what it sends back;
-``wtb.tracing`` re-exports it.
+``wildtoolbench.tracing`` re-exports it.
 """
 
 from __future__ import annotations

@@ -12,9 +12,9 @@ order:
    ``MAX_CONCURRENCY``, ``unapplied_settings``), so ``wtb``, ``langgraph dev`` and the Python API find them with no change
    to this project;
 3. the built-ins of :data:`BUILTIN_PROVIDERS` (one module each, imported on first use; most in
-   :mod:`models.providers`).
+   :mod:`wildtoolbench.models.providers`).
 
-A spec is resolved into a provider once per run, by :func:`models.candidate.resolve_candidate`.
+A spec is resolved into a provider once per run, by :func:`wildtoolbench.models.candidate.resolve_candidate`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from models.settings import ModelSettings
+from wildtoolbench.models.settings import ModelSettings
 
 if TYPE_CHECKING:  # langchain_core is imported by the providers themselves, not at start-up
     from langchain_core.language_models import BaseChatModel
@@ -35,14 +35,14 @@ PROVIDER_ENTRY_POINT_GROUP = "wildtoolbench.providers"
 
 # prefix -> module; adding a built-in provider is one module plus one line here.
 BUILTIN_PROVIDERS: dict[str, str] = {
-    "openai": "models.providers.openai",
-    "replay": "models.providers.replay",
-    "scripted": "models.providers.scripted",
-    "gguf": "models.llama.gguf",
-    "local": "models.llama.local",
-    "graph": "models.providers.graph",
-    "langchain": "models.providers.langchain",
-    "baseline": "models.providers.baseline",
+    "openai": "wildtoolbench.models.providers.openai",
+    "replay": "wildtoolbench.models.providers.replay",
+    "scripted": "wildtoolbench.models.providers.scripted",
+    "gguf": "wildtoolbench.models.llama.gguf",
+    "local": "wildtoolbench.models.llama.local",
+    "graph": "wildtoolbench.models.providers.graph",
+    "langchain": "wildtoolbench.models.providers.langchain",
+    "baseline": "wildtoolbench.models.providers.baseline",
 }
 
 # Bare names accepted as specs, each standing for a full "provider:name" spec.

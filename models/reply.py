@@ -17,7 +17,7 @@ class CandidateReply:
         model: for a graph, Runnable or agent candidate, the model whose reply is the response
             (``None`` when none reported a name, and always for a chat model).
         models: for those candidates, every model seen called for this request, in order of first call.
-        cached: the reply came from the request cache (``models.cache``, docs/trials.md §8): no request was
+        cached: the reply came from the request cache (``wildtoolbench.models.cache``, docs/trials.md §8): no request was
             made for it, so its tokens are not counted as paid.
     """
 

@@ -2,8 +2,8 @@
 settings that every provider receives (:class:`ModelSettings`).
 
 The rule: an explicit value wins, then a ``WTB_*`` environment variable, then the default. "Not given"
-is ``None``, never "equal to the default". Both graph contexts (``graphs/evaluation_context.py``,
-``graphs/generation_context.py``) declare their fields with :func:`setting` and call
+is ``None``, never "equal to the default". Both graph contexts (``nodes/evaluation/context.py``,
+``nodes/generation/context.py``) declare their fields with :func:`setting` and call
 :func:`resolve_settings` in ``__post_init__``; the CLI passes ``None`` for every option the user did not
 give, and so do ``langgraph dev`` and the Python API when a field is left out. :func:`resolved_settings`
 gives the values a run used, for ``run.json``. The rule sits in the models layer, below the contexts

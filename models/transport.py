@@ -285,10 +285,10 @@ def wait_seconds(policy: RetryPolicy, attempt: int, exc: BaseException | None, *
 
 def redacted_url(url: str) -> str:
     """``url`` with any user name and password replaced by the one redaction's marker, ``[REDACTED]``
-    (:data:`models.redaction.REDACTED`, docs/settings.md §8), for messages."""
+    (:data:`wildtoolbench.models.redaction.REDACTED`, docs/settings.md §8), for messages."""
     import urllib.parse
 
-    from models.redaction import REDACTED
+    from wildtoolbench.models.redaction import REDACTED
 
     try:
         parts = urllib.parse.urlsplit(url)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bench.schema import fields_for
-from bench.terms import FIRST_TURN
+from wildtoolbench.bench.schema import fields_for
+from wildtoolbench.bench.terms import FIRST_TURN
 
 
 def task_metadata(task_idx: int, task_type: str | None, turn_subtype: str | None) -> dict[str, Any]:

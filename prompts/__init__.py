@@ -13,7 +13,7 @@ from string import Template
 from typing import Any
 
 PROMPT_LANGUAGES = ("en", "zh")
-"""The languages every prompt is written in (the dataset's sides, ``bench.terms.LANGUAGES``; prompts import
+"""The languages every prompt is written in (the dataset's sides, ``wildtoolbench.bench.terms.LANGUAGES``; prompts import
 nothing of ours, docs/architecture.md §2.1)."""
 
 

@@ -22,12 +22,24 @@ A gold DAG that the reference cannot replay (quirk 11) raises
 ``"Error during inference: <message>"`` (:func:`error_record`).
 """
 
-from bench.args import float_to_number
-from bench.harness.errors import ERROR_PREFIX, InferenceError
-from bench.harness.matching import match_step, tracker_after
-from bench.harness.outcome import ERROR_ACTION_NAME, ERROR_EMPTY_RESPONSE, MAX_RECORDED_CANDIDATES, Label, StepOutcome
-from bench.harness.prompt import HISTORY_ID_PREFIX, build_prompt, gold_history, history_tool_call_id, system_message
-from bench.harness.record import (
+from wildtoolbench.bench.args import float_to_number
+from wildtoolbench.bench.harness.errors import ERROR_PREFIX, InferenceError
+from wildtoolbench.bench.harness.matching import match_step, tracker_after
+from wildtoolbench.bench.harness.outcome import (
+    ERROR_ACTION_NAME,
+    ERROR_EMPTY_RESPONSE,
+    MAX_RECORDED_CANDIDATES,
+    Label,
+    StepOutcome,
+)
+from wildtoolbench.bench.harness.prompt import (
+    HISTORY_ID_PREFIX,
+    build_prompt,
+    gold_history,
+    history_tool_call_id,
+    system_message,
+)
+from wildtoolbench.bench.harness.record import (
     close_task_result,
     effective_step_limit,
     error_record,
@@ -39,7 +51,7 @@ from bench.harness.record import (
     step_log,
     with_language,
 )
-from bench.text_calls import text_tool_calls
+from wildtoolbench.bench.text_calls import text_tool_calls
 
 __all__ = [
     "ERROR_ACTION_NAME",

@@ -7,16 +7,16 @@ from collections.abc import Mapping, Sequence
 from itertools import islice
 from typing import Any
 
-from bench.harness.errors import InferenceError
-from bench.harness.outcome import (
+from wildtoolbench.bench.harness.errors import InferenceError
+from wildtoolbench.bench.harness.outcome import (
     ERROR_ACTION_NAME,
     ERROR_EMPTY_RESPONSE,
     MAX_RECORDED_CANDIDATES,
     StepOutcome,
     answer_entry,
 )
-from bench.paths import PathTracker
-from bench.terms import ASK_USER, PREPARE_TO_ANSWER
+from wildtoolbench.bench.paths import PathTracker
+from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER
 
 
 def tracker_after(
@@ -27,11 +27,11 @@ def tracker_after(
 ) -> Any:
     """A fresh tracker of ``answer_list`` with the ``(step, nodes)`` prunes so far applied in order (docs/evaluation.md §3, docs/paths.md).
 
-    ``scoring="fixed"`` gives a :class:`bench.paths_fixed.FixedPathTracker` (docs/fixed-mode.md §3)
-    instead of a :class:`bench.paths.PathTracker`.
+    ``scoring="fixed"`` gives a :class:`wildtoolbench.bench.paths_fixed.FixedPathTracker` (docs/fixed-mode.md §3)
+    instead of a :class:`wildtoolbench.bench.paths.PathTracker`.
     """
     if scoring == "fixed":
-        from bench.paths_fixed import FixedPathTracker
+        from wildtoolbench.bench.paths_fixed import FixedPathTracker
 
         tracker: Any = FixedPathTracker(answer_list)
     else:
@@ -105,7 +105,7 @@ def match_step(
             form; ``tool_calls`` items carry ``id`` and ``function.name`` /
             ``function.arguments`` (a JSON string, never parsed here).
         scoring: ``"reference"`` (default, the rules above) or ``"fixed"``:
-            :func:`bench.harness.matching_fixed.match_step_fixed` with a
+            :func:`wildtoolbench.bench.harness.matching_fixed.match_step_fixed` with a
             ``FixedPathTracker`` (docs/fixed-mode.md §2-§5).
         tools: the tools as sent; fixed mode checks arguments to pair same-name calls with nodes.
 
@@ -119,7 +119,7 @@ def match_step(
             a matched call step while a shorter gold path is still alive.
     """
     if scoring == "fixed":
-        from bench.harness.matching_fixed import match_step_fixed
+        from wildtoolbench.bench.harness.matching_fixed import match_step_fixed
 
         return match_step_fixed(tracker, answer_list, step, response, tools)
     content = response.get("content")

@@ -1,6 +1,6 @@
 """Fixed mode: one step of the step loop (docs/fixed-mode.md §2-§5).
 
-The same :class:`~bench.harness.outcome.StepOutcome` as reference mode, with
+The same :class:`~wildtoolbench.bench.harness.outcome.StepOutcome` as reference mode, with
 these differences (reference rules: docs/evaluation.md §3):
 
 - a text reply is a question only where a question node is ready, and it
@@ -8,12 +8,12 @@ these differences (reference rules: docs/evaluation.md §3):
   for is issued;
 - a tool-call reply matches when its names are a sub-multiset of the ready
   call nodes' names; calls of one name are given the nodes whose gold
-  arguments they fit best (fix 4) by the assignment of :mod:`bench.pairing`;
+  arguments they fit best (fix 4) by the assignment of :mod:`wildtoolbench.bench.pairing`;
 - each tool message answers the call it follows: one message per call, in the
   model's order, with that call's id and the observation of the node the call
   was given (fix 1); ``inference_answer`` lists the gold actions in the same
   order, so pair ``j`` is (the model's ``j``-th call, gold action ``j``);
-- nothing here raises :class:`~bench.harness.errors.InferenceError`.
+- nothing here raises :class:`~wildtoolbench.bench.harness.errors.InferenceError`.
 """
 
 from __future__ import annotations
@@ -23,16 +23,16 @@ from collections.abc import Mapping, Sequence
 from itertools import islice
 from typing import Any
 
-from bench.args import UnknownToolError, check_arguments
-from bench.harness.outcome import (
+from wildtoolbench.bench.args import UnknownToolError, check_arguments
+from wildtoolbench.bench.harness.outcome import (
     ERROR_ACTION_NAME,
     ERROR_EMPTY_RESPONSE,
     MAX_RECORDED_CANDIDATES,
     StepOutcome,
     answer_entry,
 )
-from bench.pairing import pair_calls
-from bench.paths_fixed import FixedPathTracker
+from wildtoolbench.bench.pairing import pair_calls
+from wildtoolbench.bench.paths_fixed import FixedPathTracker
 
 
 def observation_text(observation: Any) -> str:
@@ -81,7 +81,7 @@ def match_step_fixed(
     """Judge the candidate's response at step ``step`` in fixed mode (docs/fixed-mode.md §2-§5).
 
     Args:
-        tracker: the task's :class:`~bench.paths_fixed.FixedPathTracker` with the
+        tracker: the task's :class:`~wildtoolbench.bench.paths_fixed.FixedPathTracker` with the
             steps so far applied (not modified; apply ``outcome.prune``).
         answer_list: the task's gold nodes.
         step: 0-based step index within the task (recorded only).
@@ -90,12 +90,12 @@ def match_step_fixed(
             the argument check that pairs same-name calls with nodes.
 
     Returns:
-        A :class:`~bench.harness.outcome.StepOutcome`; ``prune`` holds the
+        A :class:`~wildtoolbench.bench.harness.outcome.StepOutcome`; ``prune`` holds the
         consumed nodes for every correct step (a question too). Error strings
         are those of reference mode (``tool_calls and content are None or
         empty``, ``parse tool_calls failed, error: ...``, ``action name not in
         candidate_answer_function_list``); an error step records the first
-        :data:`~bench.harness.outcome.MAX_RECORDED_CANDIDATES` valid next steps.
+        :data:`~wildtoolbench.bench.harness.outcome.MAX_RECORDED_CANDIDATES` valid next steps.
 
     Raises:
         Nothing for any response: fixed mode has no ``InferenceError``. A gold

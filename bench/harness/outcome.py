@@ -1,6 +1,6 @@
 """What one step of the step loop leads to, shared by both scoring modes (docs/evaluation.md §3, §5.4).
 
-:mod:`bench.harness.matching` (reference mode) and :mod:`bench.harness.matching_fixed` (fixed mode)
+:mod:`wildtoolbench.bench.harness.matching` (reference mode) and :mod:`wildtoolbench.bench.harness.matching_fixed` (fixed mode)
 both answer with a :class:`StepOutcome` and record the gold side of a step with :func:`answer_entry`;
 they live here so that neither matching module imports the other's internals (docs/architecture.md §2.3).
 """
@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from bench.terms import ASK_USER, PREPARE_TO_ANSWER
+from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER
 
 ERROR_EMPTY_RESPONSE = "tool_calls and content are None or empty"
 ERROR_ACTION_NAME = "action name not in candidate_answer_function_list"

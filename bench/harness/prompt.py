@@ -8,10 +8,10 @@ import string
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench.harness.errors import InferenceError
-from bench.paths import PathTracker
-from bench.schema import fields_for
-from bench.terms import ASK_USER, PREPARE_TO_ANSWER
+from wildtoolbench.bench.harness.errors import InferenceError
+from wildtoolbench.bench.paths import PathTracker
+from wildtoolbench.bench.schema import fields_for
+from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER
 
 HISTORY_ID_PREFIX = "toolu_bdrk_"
 """Prefix of the generated tool-call ids in the gold history (24 random alphanumerics follow)."""
@@ -66,7 +66,7 @@ def gold_history(
             any other node (quirk 11), e.g. an ask node plus a call or two ask nodes.
     """
     if scoring == "fixed" and tracker is None:
-        from bench.paths_fixed import FixedPathTracker
+        from wildtoolbench.bench.paths_fixed import FixedPathTracker
 
         tracker = FixedPathTracker(answer_list)  # type: ignore[assignment]
     tracker = tracker or PathTracker(answer_list)
@@ -128,7 +128,7 @@ def build_prompt(
             ``(session id, task_idx)`` so a re-run gives the same ids.
         scoring: ``"reference"`` (default) or ``"fixed"`` (:func:`gold_history`;
             docs/fixed-mode.md §4, §5); fixed mode never raises ``InferenceError``.
-        language: the side to read (:func:`bench.schema.fields_for`, docs/dataset.md §2.2).
+        language: the side to read (:func:`wildtoolbench.bench.schema.fields_for`, docs/dataset.md §2.2).
 
     Returns:
         ``[system, *history of tasks 0..task_idx-1, user(task)]`` as OpenAI dict messages.

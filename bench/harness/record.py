@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench.harness.errors import ERROR_PREFIX
-from bench.harness.outcome import StepOutcome
-from bench.text_calls import text_tool_calls
+from wildtoolbench.bench.harness.errors import ERROR_PREFIX
+from wildtoolbench.bench.harness.outcome import StepOutcome
+from wildtoolbench.bench.text_calls import text_tool_calls
 
 
 def step_log(

@@ -1,7 +1,7 @@
 """Entry point of the llama.cpp server child process (run by file path, not imported by the project).
 
 Usage: ``python _child.py PARENT_PID --model PATH --alias NAME --port PORT [options...]``
-(the options of :func:`parse_args`; :class:`models.llama.server.LocalServer` builds the line).
+(the options of :func:`parse_args`; :class:`wildtoolbench.models.llama.server.LocalServer` builds the line).
 
 1. A watchdog thread exits this process as soon as its parent is gone, so a server never
    outlives the run that started it (even when that run was killed with SIGKILL).
@@ -11,7 +11,7 @@ Usage: ``python _child.py PARENT_PID --model PATH --alias NAME --port PORT [opti
 
 Server settings that keep replies as before: the chat template stored in the GGUF renders the
 prompt (Jinja), and the *pure content* reply parser returns the model's text as written, so tool
-calls written as text are lifted client-side (:func:`models.llama.chat.lift_text_tool_calls`)
+calls written as text are lifted client-side (:func:`wildtoolbench.models.llama.chat.lift_text_tool_calls`)
 with the model's own argument text, not re-serialised by a server-side parser.
 """
 

@@ -3,8 +3,8 @@
 Chat format: the server renders prompts with the chat template stored in the GGUF file. For the
 bundled model that is Qwen2.5's own tool format (calls written as ``{"name": ..., "arguments":
 {...}}`` JSON text), which the model was trained on; the server returns that text as written (its
-pure content parser, :mod:`models.llama._child`) and this adapter lifts those calls into real tool
-calls with the project's one text tool-call parser (:mod:`bench.text_calls`), keeping the model's
+pure content parser, :mod:`wildtoolbench.models.llama._child`) and this adapter lifts those calls into real tool
+calls with the project's one text tool-call parser (:mod:`wildtoolbench.bench.text_calls`), keeping the model's
 own argument text in the record.
 """
 
@@ -20,13 +20,13 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatResult
 from pydantic import PrivateAttr
 
-from bench.text_calls import parse_text_tool_calls
-from models.messages import RAW_RESPONSE_KEY
-from models.prefix import current_prefix_key
-from models.providers.openai import RawChatOpenAI
+from wildtoolbench.bench.text_calls import parse_text_tool_calls
+from wildtoolbench.models.messages import RAW_RESPONSE_KEY
+from wildtoolbench.models.prefix import current_prefix_key
+from wildtoolbench.models.providers.openai import RawChatOpenAI
 
 if TYPE_CHECKING:
-    from models.llama.server import LocalServer
+    from wildtoolbench.models.llama.server import LocalServer
 
 #: ``additional_kwargs`` key keeping the server's original text of a reply whose tool calls were lifted.
 RAW_TEXT_KEY = "wtb_raw_text"
@@ -56,7 +56,7 @@ def adapt_payload(payload: dict[str, Any], id_slot: int | None = None) -> dict[s
        name every llama.cpp server version reads.
     5. With ``id_slot``, the request is pinned to that server slot (``extra_body`` ``id_slot``,
        ``cache_prompt: true``): the slot's KV cache of the conversation's previous prompt is
-       reused (:mod:`models.llama.slots`).
+       reused (:mod:`wildtoolbench.models.llama.slots`).
 
     Args:
         payload: the dict built by ``ChatOpenAI._get_request_payload``. Not modified.
@@ -172,7 +172,7 @@ def lift_text_tool_calls(result: ChatResult, tool_names: Sequence[str]) -> ChatR
 class LocalChatOpenAI(RawChatOpenAI):
     """``ChatOpenAI`` for the local llama.cpp server; everything else is the stock langchain-openai path.
 
-    It builds on :class:`~models.providers.openai.RawChatOpenAI`, so requests carry the exact
+    It builds on :class:`~wildtoolbench.models.providers.openai.RawChatOpenAI`, so requests carry the exact
     OpenAI dicts of the evaluation history and every reply keeps the provider's raw message for
     the result record (docs/evaluation.md §5). Differences from ``RawChatOpenAI``:
 
@@ -185,8 +185,8 @@ class LocalChatOpenAI(RawChatOpenAI):
     - ``supports_json_schema_grammar``: callers may bind a JSON schema as ``response_format``
       (:meth:`with_structured_output`'s default ``json_schema`` method does), which the server
       turns into a grammar;
-    - each request goes to its conversation's server slot (:func:`models.prefix.continuing`,
-      :class:`~models.llama.slots.SlotTable`), at most one per slot in flight (the rest wait
+    - each request goes to its conversation's server slot (:func:`wildtoolbench.models.prefix.continuing`,
+      :class:`~wildtoolbench.models.llama.slots.SlotTable`), at most one per slot in flight (the rest wait
       here), and the server's ``cache_n`` / ``prompt_n`` come back in the reply's
       ``response_metadata[SLOT_TIMINGS_KEY]`` (they are also added to ``server.prompt_tokens``).
 
@@ -195,7 +195,7 @@ class LocalChatOpenAI(RawChatOpenAI):
 
     disable_streaming: bool | str = True
     #: The server can constrain sampling to a JSON schema (``response_format={"type": "json_object",
-    #: "schema": ...}``, a llama.cpp grammar); the generation roles use it (``nodes.generation._common.ask_model``).
+    #: "schema": ...}``, a llama.cpp grammar); the generation roles use it (``wildtoolbench.nodes.generation._common.ask_model``).
     supports_json_schema_grammar: ClassVar[bool] = True
     _server: LocalServer | None = PrivateAttr(default=None)
 

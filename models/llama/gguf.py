@@ -2,10 +2,10 @@
 
 ``gguf:/path/to/model.gguf`` starts llama.cpp's OpenAI-compatible C++ server (the prebuilt
 ``xllamacpp`` wheel of the ``local`` extra) for that file on a free loopback port, once per process
-per model file and server options (:mod:`models.llama.server`), and returns a
-:class:`~models.llama.chat.LocalChatOpenAI` pointed at it: every session and role shares one
+per model file and server options (:mod:`wildtoolbench.models.llama.server`), and returns a
+:class:`~wildtoolbench.models.llama.chat.LocalChatOpenAI` pointed at it: every session and role shares one
 server and talks the same chat-completions protocol as any remote endpoint. ``local`` (alias
-``local:default``, :mod:`models.llama.local`) is the bundled model served the same way.
+``local:default``, :mod:`wildtoolbench.models.llama.local`) is the bundled model served the same way.
 
 Chat format: the server renders prompts with the chat template stored in the GGUF file (Jinja).
 For the bundled model that is Qwen2.5's own tool format (tools listed in the system turn, calls
@@ -15,7 +15,7 @@ JSON calls into real tool calls. ``chat_template`` (``WTB_LOCAL_CHAT_TEMPLATE``)
 
 Per request, ``WTB_LOCAL_MAX_TOKENS`` (default 512) caps the generated tokens and the timeout is
 at least ``WTB_LOCAL_MIN_TIMEOUT`` (default 600 s). Each request goes to the server slot of its
-conversation (:mod:`models.llama.slots`: an evaluation session, a generation role), at most one per
+conversation (:mod:`wildtoolbench.models.llama.slots`: an evaluation session, a generation role), at most one per
 slot at a time (the rest wait client-side).
 """
 
@@ -27,9 +27,9 @@ from typing import Any
 
 import httpx
 
-from models.llama.bundled import LocalModelUnavailable
-from models.llama.chat import LocalChatOpenAI
-from models.llama.server import (
+from wildtoolbench.models.llama.bundled import LocalModelUnavailable
+from wildtoolbench.models.llama.chat import LocalChatOpenAI
+from wildtoolbench.models.llama.server import (
     DEFAULT_PARALLEL,
     SERVER_KEYS,
     LocalServer,
@@ -39,7 +39,7 @@ from models.llama.server import (
     require_llama_server,
     server_options,
 )
-from models.settings import ModelSettings
+from wildtoolbench.models.settings import ModelSettings
 
 #: Default cap on generated tokens per request (a small model can otherwise ramble to ``n_ctx``).
 DEFAULT_MAX_TOKENS = 512
@@ -52,7 +52,7 @@ def __getattr__(name: str) -> Any:
 
     ``WTB_LOCAL_PARALLEL`` when set to a valid count, else :data:`DEFAULT_PARALLEL` (a run's default
     ``--concurrency``: the fastest measured on 2 cores, docs/guides/performance.md); each session
-    in flight gets a slot of its own (:func:`models.llama.server.default_slots`).
+    in flight gets a slot of its own (:func:`wildtoolbench.models.llama.server.default_slots`).
     """
     if name == "MAX_CONCURRENCY":
         try:
@@ -94,7 +94,7 @@ def check(name: str, settings: ModelSettings) -> None:
     Raises:
         ConfigurationError: no such file, or the ``local`` extra is missing (with the install line).
     """
-    from models.registry import ConfigurationError
+    from wildtoolbench.models.registry import ConfigurationError
 
     if not Path(name).expanduser().is_file():
         raise ConfigurationError(f"GGUF file not found: {name} (model spec 'gguf:{name}')")

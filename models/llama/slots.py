@@ -3,9 +3,9 @@
 llama.cpp's server has ``n_parallel`` slots; each keeps the KV cache of the last prompt it computed,
 so a request sent to the slot that computed its conversation's previous request only evaluates the
 new tokens (the server's ``cache_n`` / ``prompt_n`` timings). A request names its conversation
-with :func:`models.prefix.continuing` (an evaluation session, a generation role); the
+with :func:`wildtoolbench.models.prefix.continuing` (an evaluation session, a generation role); the
 :class:`SlotTable` gives every key a slot of its own while there are enough, and the request is
-sent with ``id_slot`` so the server computes it there (:func:`models.llama.chat.adapt_payload`).
+sent with ``id_slot`` so the server computes it there (:func:`wildtoolbench.models.llama.chat.adapt_payload`).
 
 Assignment (:meth:`SlotTable.claim`): a key keeps its slot while nothing else takes it; a new key
 takes, in order of preference, a slot no key holds, else the idle slot used least recently

@@ -24,7 +24,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from models.settings import ModelSettings
+from wildtoolbench.models.settings import ModelSettings
 
 PREFIX = "baseline"
 CHAT = "chat"
@@ -37,7 +37,7 @@ CALL_ID_PREFIX = "call_baseline_"
 
 
 def _check_target(name: str) -> None:
-    from models.registry import ConfigurationError
+    from wildtoolbench.models.registry import ConfigurationError
 
     if name not in TARGETS:
         raise ConfigurationError(
@@ -137,7 +137,7 @@ class BaselineChatModel(BaseChatModel):
 
 
 # LangChain inspects the signature of ``_generate`` / ``_agenerate`` on every request; a precomputed
-# ``__signature__`` makes that immediate (as in models.providers.replay).
+# ``__signature__`` makes that immediate (as in wildtoolbench.models.providers.replay).
 for _method in (BaselineChatModel._generate, BaselineChatModel._agenerate):
     _method.__signature__ = inspect.signature(_method)  # type: ignore[attr-defined]
 

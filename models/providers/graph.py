@@ -11,13 +11,13 @@ The target is found the way ``langgraph.json`` finds a graph:
 here), any LangChain ``Runnable``, or a factory returning one of these: a callable taking no argument
 or one ``RunnableConfig``, or an *agent factory*: a callable with a parameter named ``tools``, called
 for each task with the task's tools as LangChain tools whose execution the harness owns
-(:mod:`models.agent`, docs/evaluation.md §8). Asynchronous factories and context-manager factories
+(:mod:`wildtoolbench.models.agent`, docs/evaluation.md §8). Asynchronous factories and context-manager factories
 are not supported.
 A chat model is accepted too and then runs like a chat-model candidate (tools bound).
 
 The loaded candidate is cached per spec for the life of the process: the module runs once, the
 factory is called once. The evaluation graph calls it once per model request with
-``{"messages": [...], "tools": [...]}`` (see :mod:`models.candidates` for the contract).
+``{"messages": [...], "tools": [...]}`` (see :mod:`wildtoolbench.models.candidates` for the contract).
 
 A module may say which model its agent uses with a module-level string ``CANDIDATE_MODEL`` (for
 example the spec it resolved); the result records and traces show it (``candidate.model``).
@@ -38,8 +38,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from models.registry import ConfigurationError
-from models.settings import ModelSettings
+from wildtoolbench.models.registry import ConfigurationError
+from wildtoolbench.models.settings import ModelSettings
 
 DECLARED_MODEL_ATTR = "CANDIDATE_MODEL"
 """Module-level string a candidate module may set to name the model its agent uses."""
@@ -47,7 +47,7 @@ DECLARED_MODEL_ATTR = "CANDIDATE_MODEL"
 KINDS = ("chat_model", "graph", "runnable", "agent")
 
 FACTORY_TOOLS_PARAMETER = "tools"
-"""Name of the parameter that makes a factory an agent factory (called with the task's tools, models.agent)."""
+"""Name of the parameter that makes a factory an agent factory (called with the task's tools, wildtoolbench.models.agent)."""
 
 
 @dataclass(frozen=True)
@@ -389,14 +389,14 @@ def check(name: str, settings: ModelSettings) -> None:
     declared = loaded.declared_model
     if declared is None or declared.startswith("graph:"):
         return
-    from models.registry import get_provider, known_providers
+    from wildtoolbench.models.registry import get_provider, known_providers
 
     prefix, _, target = declared.partition(":")
     if not target or prefix not in known_providers():
         return
     try:
         provider = get_provider(prefix)
-        if provider.check is not None:  # what models.check_model does, without a cycle through models.candidate
+        if provider.check is not None:  # what models.check_model does, without a cycle through wildtoolbench.models.candidate
             provider.check(target, ModelSettings())
     except ConfigurationError as exc:
         raise ConfigurationError(f"graph:{name}: its {DECLARED_MODEL_ATTR} {declared!r} cannot work: {exc}") from None

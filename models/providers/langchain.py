@@ -13,7 +13,7 @@ Settings pass through as constructor arguments of the integration's chat model: 
 
 Recorded responses: these providers hand back tool-call arguments as parsed objects, not the text the
 model wrote, so the result record's ``arguments`` is ``json.dumps(args, ensure_ascii=False)`` of that
-object (``models.messages.response_from_ai``): keys in the provider's order, ``", "`` / ``": "``
+object (``wildtoolbench.models.messages.response_from_ai``): keys in the provider's order, ``", "`` / ``": "``
 separators, non-ASCII kept. Arguments that were not valid JSON reach the record only as far as the
 integration keeps them (usually as an invalid tool call with its raw text).
 """
@@ -26,8 +26,8 @@ import importlib.util
 from dataclasses import dataclass
 from typing import Any
 
-from models.registry import ConfigurationError
-from models.settings import ModelSettings
+from wildtoolbench.models.registry import ConfigurationError
+from wildtoolbench.models.settings import ModelSettings
 
 
 @dataclass(frozen=True)
@@ -236,7 +236,7 @@ def check(name: str, settings: ModelSettings) -> None:
             model cannot be built (the integration's message, redacted).
     """
     if settings.base_url:
-        from models.transport import base_url_problem
+        from wildtoolbench.models.transport import base_url_problem
 
         problem = base_url_problem(settings.base_url)
         if problem is not None:
@@ -248,7 +248,7 @@ def check(name: str, settings: ModelSettings) -> None:
     try:
         create(name, settings)
     except Exception as exc:  # noqa: BLE001 - whatever the integration refuses when the model is built
-        from models.redaction import redact_text
+        from wildtoolbench.models.redaction import redact_text
 
         raise ConfigurationError(
             redact_text(f"langchain:{name}: the chat model cannot be built: {type(exc).__name__}: {exc}")

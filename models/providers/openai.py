@@ -9,14 +9,14 @@ Works against OpenAI, DeepSeek, vLLM, SGLang and Ollama by pointing ``base_url``
 ``reasoning_content`` (DeepSeek, vLLM reasoning parsers). :class:`RawChatOpenAI`
 keeps the raw assistant message of every reply in
 ``additional_kwargs["wtb_raw_response"]`` (read by
-``models.messages.response_from_ai``) and ``reasoning_content`` in
+``wildtoolbench.models.messages.response_from_ai``) and ``reasoning_content`` in
 ``additional_kwargs["reasoning_content"]``, and it sends messages built by
-``models.messages.to_langchain`` exactly as the reference would (raw argument
+``wildtoolbench.models.messages.to_langchain`` exactly as the reference would (raw argument
 strings, generated ids, ``reasoning_content`` of earlier replies).
 
 Its Chat Completions requests take a thin path (:meth:`RawChatOpenAI._agenerate`): the body
 serialised once, the headers the SDK built once per model, one shared HTTP client per endpoint
-and event loop (``models.transport.shared_http_client``: an aiohttp session, :class:`SharedClient`)
+and event loop (``wildtoolbench.models.transport.shared_http_client``: an aiohttp session, :class:`SharedClient`)
 whose pool is sized to the run.
 """
 
@@ -41,9 +41,9 @@ from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
 from pydantic import PrivateAttr
 
-from models.messages import RAW_RESPONSE_KEY, parse_tool_calls, to_openai
-from models.settings import ModelSettings
-from models.transport import shared_http_client
+from wildtoolbench.models.messages import RAW_RESPONSE_KEY, parse_tool_calls, to_openai
+from wildtoolbench.models.settings import ModelSettings
+from wildtoolbench.models.transport import shared_http_client
 
 try:
     # The HTTP client of the openai SDK since 3.0 (httpx's successor); a model given its own client of it sends through that one.
@@ -98,7 +98,7 @@ class SharedClient:
     is compiled; httpx's pool and anyio streams are Python), which is most of the harness's time per
     request against a fast server (``python -m benchmarks.perf``). What goes on the wire is the SDK's
     request: the same URL, body and headers, except ``Accept-Encoding``, which names what aiohttp
-    decodes. ``is_closed`` / :meth:`aclose` are what ``models.transport.shared_http_client`` expects.
+    decodes. ``is_closed`` / :meth:`aclose` are what ``wildtoolbench.models.transport.shared_http_client`` expects.
     """
 
     def __init__(self, connections: int):
@@ -166,7 +166,7 @@ class RawChatOpenAI(ChatOpenAI):
     """``ChatOpenAI`` that keeps the provider's raw assistant message (see module doc)."""
 
     #: Set by :func:`create`: the thin path sends through the event loop's shared client of the endpoint
-    #: (``models.transport.shared_http_client``) instead of the model's own ``http_async_client``.
+    #: (``wildtoolbench.models.transport.shared_http_client``) instead of the model's own ``http_async_client``.
     _shared_pool: bool = PrivateAttr(default=False)
     #: The request template (``_Template``), ``False`` when the thin path is not possible for this client.
     _template: Any = PrivateAttr(default=None)
@@ -198,11 +198,11 @@ class RawChatOpenAI(ChatOpenAI):
         sent with the headers, URL and timeout the SDK built for this model's first
         request (:meth:`_template_for`) through one ``httpx2.AsyncClient`` (the SDK's
         own HTTP library; ``httpx`` where it is missing) per endpoint and event loop
-        (``models.transport.shared_http_client``, pool sized to the run's
+        (``wildtoolbench.models.transport.shared_http_client``, pool sized to the run's
         concurrency); a model built with its own ``http_async_client`` (``gguf:``)
         sends through that one. Errors are the SDK's: ``APITimeoutError``,
         ``APIConnectionError`` and the status errors of
-        ``_make_status_error_from_response`` (what ``models.transport`` classifies);
+        ``_make_status_error_from_response`` (what ``wildtoolbench.models.transport`` classifies);
         no retries (``max_retries=0``). ``extra_body`` is merged into the body as the
         SDK's ``create`` does (vLLM's ``chat_template_kwargs``, llama.cpp's
         ``response_format`` schema). Structured output, the Responses API, streaming,
@@ -308,7 +308,7 @@ class RawChatOpenAI(ChatOpenAI):
         double-encoded string) or that arrive as an object instead of a string;
         such a reply is model output to score, not a transport failure. So the
         raw tool calls are taken out before LangChain parses the message and
-        put back with :func:`models.messages.parse_tool_calls` (lenient: anything
+        put back with :func:`wildtoolbench.models.messages.parse_tool_calls` (lenient: anything
         undecodable becomes an ``invalid_tool_call``); the raw message is kept
         under ``additional_kwargs["wtb_raw_response"]``.
         """
@@ -352,7 +352,7 @@ def _is_loopback(base_url: str | None) -> bool:
 
 def check(name: str, settings: ModelSettings) -> None:
     """Before any session: the base URL is a plain ``http(s)://host`` URL without credentials
-    (``models.transport.base_url_problem``, docs/settings.md §7.4) and a remote endpoint needs an API
+    (``wildtoolbench.models.transport.base_url_problem``, docs/settings.md §7.4) and a remote endpoint needs an API
     key (``settings.api_key`` or ``OPENAI_API_KEY``).
 
     A base URL on loopback (a local vLLM, Ollama or llama.cpp server) needs none. A key the
@@ -361,8 +361,8 @@ def check(name: str, settings: ModelSettings) -> None:
     Raises:
         ConfigurationError: a bad base URL; no key for a non-loopback endpoint.
     """
-    from models.registry import ConfigurationError
-    from models.transport import base_url_problem
+    from wildtoolbench.models.registry import ConfigurationError
+    from wildtoolbench.models.transport import base_url_problem
 
     base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or None
     problem = base_url_problem(base_url) if base_url else None

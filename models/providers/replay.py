@@ -10,7 +10,7 @@ The responses of one session form one queue that spans the whole session
 (task 0 first, then tasks 1-3): request number ``k`` of the session gets
 ``responses[k]``. The evaluation graph tells the model which session and which
 request it is serving through the run metadata (``wtb_session_id``,
-``wtb_request_index``; see ``nodes.evaluation.candidate``), so one model object serves any
+``wtb_request_index``; see ``wildtoolbench.nodes.evaluation.candidate``), so one model object serves any
 number of concurrent sessions, and re-running a session starts its queue again.
 Without that metadata the model keeps its own per-session counter.
 
@@ -41,8 +41,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
-from models.messages import RAW_RESPONSE_KEY, to_langchain
-from models.settings import ModelSettings
+from wildtoolbench.models.messages import RAW_RESPONSE_KEY, to_langchain
+from wildtoolbench.models.settings import ModelSettings
 
 SESSION_KEY = "wtb_session_id"
 REQUEST_INDEX_KEY = "wtb_request_index"
@@ -218,9 +218,11 @@ def parse_name(name: str) -> tuple[str, str]:
     """Split ``"PATH#CANDIDATE"`` into ``(PATH, CANDIDATE)``.
 
     Raises:
-        models.registry.ConfigurationError: no ``#`` or an empty part (a ``ValueError``).
+        wildtoolbench.models.registry.ConfigurationError: no ``#`` or an empty part (a ``ValueError``).
     """
-    from models.registry import ConfigurationError  # a ValueError: a bad spec is a configuration mistake (exit 2)
+    from wildtoolbench.models.registry import (
+        ConfigurationError,  # a ValueError: a bad spec is a configuration mistake (exit 2)
+    )
 
     path, sep, candidate = name.rpartition("#")
     if not sep or not path or not candidate:
@@ -253,7 +255,7 @@ def check(name: str, settings: ModelSettings) -> None:
         ConfigurationError: malformed spec, missing or malformed file, or unknown candidate (the
             message lists the file's candidates and the closest match).
     """
-    from models.registry import ConfigurationError
+    from wildtoolbench.models.registry import ConfigurationError
 
     try:
         path, candidate = parse_name(name)

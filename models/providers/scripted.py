@@ -27,7 +27,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from models.settings import ModelSettings
+from wildtoolbench.models.settings import ModelSettings
 
 _lock = threading.Lock()
 _cursors: dict[tuple[str, str, str], int] = {}
@@ -167,7 +167,7 @@ def check(name: str, settings: ModelSettings) -> None:
     Raises:
         ConfigurationError: no such file.
     """
-    from models.registry import ConfigurationError
+    from wildtoolbench.models.registry import ConfigurationError
 
     path = name.partition("#")[0]
     if not Path(path).is_file():

@@ -1,9 +1,9 @@
 """The candidate model as a node: one request per step (docs/evaluation.md §3, §5).
 
-The run's candidate (:attr:`graphs.evaluation_context.EvaluationContext.candidate`, a
+The run's candidate (:attr:`wildtoolbench.nodes.evaluation.context.EvaluationContext.candidate`, a
 :class:`models.Candidate` resolved once per context) makes the request: a chat model with the
 session's tools bound, or a LangGraph graph / Runnable run as a subgraph of this node (``graph:``
-specs, contract in :mod:`models.candidates`). The node measures the latency and stores the raw
+specs, contract in :mod:`wildtoolbench.models.candidates`). The node measures the latency and stores the raw
 response and token usage in the task result.
 """
 
@@ -15,17 +15,17 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from graphs.evaluation_context import EvaluationContext
-from graphs.evaluation_state import EvaluationState
-from models.agent import AGENT_RUN_KEY, new_slot_key
-from models.cache import TRIAL_KEY, current_trial
-from models.prefix import continuing
-from models.providers.replay import REQUEST_INDEX_KEY, SESSION_KEY
-from models.transport import RetryPolicy, current_usage
-from nodes.tracing import annotate_current_run, annotate_evaluation_node
+from wildtoolbench.models.agent import AGENT_RUN_KEY, new_slot_key
+from wildtoolbench.models.cache import TRIAL_KEY, current_trial
+from wildtoolbench.models.prefix import continuing
+from wildtoolbench.models.providers.replay import REQUEST_INDEX_KEY, SESSION_KEY
+from wildtoolbench.models.transport import RetryPolicy, current_usage
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
+from wildtoolbench.nodes.evaluation.state import EvaluationState
+from wildtoolbench.nodes.tracing import annotate_current_run, annotate_evaluation_node
 
 AGENT = "agent"
-"""The ``candidate.kind`` of an agent factory (``models.agent``): its run lives across the steps of a task."""
+"""The ``candidate.kind`` of an agent factory (``wildtoolbench.models.agent``): its run lives across the steps of a task."""
 
 
 def candidate_model(context: EvaluationContext) -> Any:
@@ -80,7 +80,7 @@ async def call_candidate(
     added to the enclosing ``usage_scope`` (per-session accounting), except for a reply the request cache
     served (counted as a cache hit instead, docs/trials.md §8). Inside a trial of ``wtb eval --trials`` the
     metadata carries the trial index (``wtb_trial``, docs/trials.md §1). The request continues the
-    conversation ``session:<session id>`` (:func:`models.prefix.continuing`; a local llama.cpp server
+    conversation ``session:<session id>`` (:func:`wildtoolbench.models.prefix.continuing`; a local llama.cpp server
     computes a session's requests in one slot, docs/evaluation.md §7.1).
 
     Raises:

@@ -7,19 +7,19 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from bench import harness as inference
-from bench.schema import fields_for
-from graphs.evaluation_context import EvaluationContext
-from graphs.evaluation_state import EvaluationState
-from models.agent import release
-from nodes.tracing import annotate_current_run
+from wildtoolbench.bench import harness as inference
+from wildtoolbench.bench.schema import fields_for
+from wildtoolbench.models.agent import release
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
+from wildtoolbench.nodes.evaluation.state import EvaluationState
+from wildtoolbench.nodes.tracing import annotate_current_run
 
 
 def end_task(state: EvaluationState, task_result: dict[str, Any]) -> Command[Literal["build_prompt", "finish_session"]]:
     """Store a finished task's result; go on with the next task or end the session (docs/evaluation.md §5, §7).
 
     Called by ``match_response`` when a task ends: ``task_result`` (closed,
-    :func:`bench.harness.close_task_result`) is appended to ``results`` and
+    :func:`wildtoolbench.bench.harness.close_task_result`) is appended to ``results`` and
     ``task_idx`` moves on; the next super-step is ``build_prompt`` while the
     session has tasks left, else ``finish_session``. The running node's trace
     run gets the task's ``task_label``.

@@ -7,13 +7,13 @@ from typing import Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from bench import harness as inference
-from bench.schema import fields_for
-from graphs.evaluation_context import EvaluationContext
-from graphs.evaluation_state import EvaluationState
-from models.messages import openai_messages, to_langchain
-from nodes.evaluation.finish import end_task
-from nodes.tracing import annotate_evaluation_node
+from wildtoolbench.bench import harness as inference
+from wildtoolbench.bench.schema import fields_for
+from wildtoolbench.models.messages import openai_messages, to_langchain
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
+from wildtoolbench.nodes.evaluation.finish import end_task
+from wildtoolbench.nodes.evaluation.state import EvaluationState
+from wildtoolbench.nodes.tracing import annotate_evaluation_node
 
 
 async def match_response(
@@ -27,12 +27,12 @@ async def match_response(
     (docs/evaluation.md §3.3, §3.5), moves to step ``s + 1`` and goes back to
     ``call_candidate``. When the task ends (correct or not) its result is
     stored and the session goes on with the next task's ``build_prompt``, or
-    ends with ``finish_session`` after the last task (:func:`nodes.evaluation.finish.end_task`);
+    ends with ``finish_session`` after the last task (:func:`wildtoolbench.nodes.evaluation.finish.end_task`);
     ``finish_session`` also comes next when the reference harness itself would
     crash (quirk 11). A task that would continue after ``context.max_steps``
     requests (never fewer than the task's gold node count + 1,
-    :func:`bench.harness.effective_step_limit`) ends as an error with the
-    task-level ``error_reason`` of :func:`bench.harness.step_limit_reason`. In
+    :func:`wildtoolbench.bench.harness.effective_step_limit`) ends as an error with the
+    task-level ``error_reason`` of :func:`wildtoolbench.bench.harness.step_limit_reason`. In
     fixed mode (``state["scoring"]``) the step is judged by the rules of
     docs/fixed-mode.md §2-§5.
     """

@@ -9,13 +9,13 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from bench import harness as inference
-from bench.io import json_lines
-from bench.schema import fields_for
-from graphs.evaluation_context import EvaluationContext
-from graphs.evaluation_state import EvaluationState
-from models.messages import to_langchain
-from nodes.tracing import annotate_evaluation_node
+from wildtoolbench.bench import harness as inference
+from wildtoolbench.bench.io import json_lines
+from wildtoolbench.bench.schema import fields_for
+from wildtoolbench.models.messages import to_langchain
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
+from wildtoolbench.nodes.evaluation.state import EvaluationState
+from wildtoolbench.nodes.tracing import annotate_evaluation_node
 
 
 def find_session(path: str, session_id: str) -> dict[str, Any]:

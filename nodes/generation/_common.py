@@ -18,17 +18,17 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from bench.generation_quality import results_text
-from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
-from graphs.generation_context import Context
-from graphs.generation_state import State
-from models import ModelSettings, resolve_model
-from models.messages import token_counts
-from models.prefix import continuing
-from models.transport import RetryPolicy, current_usage, request_with_retries
-from nodes.generation.role_table import role_model_spec
-from nodes.tracing import annotate_current_run, generation_node_metadata
-from prompts import fragments
+from wildtoolbench.bench.generation_quality import results_text
+from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
+from wildtoolbench.models import ModelSettings, resolve_model
+from wildtoolbench.models.messages import token_counts
+from wildtoolbench.models.prefix import continuing
+from wildtoolbench.models.transport import RetryPolicy, current_usage, request_with_retries
+from wildtoolbench.nodes.generation.context import Context
+from wildtoolbench.nodes.generation.role_table import role_model_spec
+from wildtoolbench.nodes.generation.state import State
+from wildtoolbench.nodes.tracing import annotate_current_run, generation_node_metadata
+from wildtoolbench.prompts import fragments
 
 #: Token cap of a JSON role reply (planner, checker, tool) on a model with grammar support.
 JSON_MAX_TOKENS = 400
@@ -40,7 +40,7 @@ ROLE_REQUEST_LISTENER: ContextVar[Callable[[str, str, int], None] | None] = Cont
 )
 
 
-#: While set (by ``nodes.generation.registry.capturing`` around an added role's node), every call record
+#: While set (by ``wildtoolbench.nodes.generation.registry.capturing`` around an added role's node), every call record
 #: :func:`ask_model` makes is appended to it, so the role's requests are captured even when the node
 #: does not return them.
 CAPTURED_CALLS: ContextVar[list[dict[str, Any]] | None] = ContextVar("wtb_captured_role_calls", default=None)
@@ -48,7 +48,7 @@ CAPTURED_CALLS: ContextVar[list[dict[str, Any]] | None] = ContextVar("wtb_captur
 
 def role_spec(context: Context, role: str, user_model_index: int = 0) -> str:
     """``role``'s model spec for one session with the role's registered default applied; ``""`` = no model
-    (``nodes.generation.role_table.role_model_spec``, docs/generation.md §8)."""
+    (``wildtoolbench.nodes.generation.role_table.role_model_spec``, docs/generation.md §8)."""
     return role_model_spec(context, role, user_model_index)
 
 
@@ -123,7 +123,7 @@ async def ask_model(
         state: the session (its id and user-model pick).
         runtime: graph runtime holding :class:`Context`.
         system, human: the two prompt messages.
-        json_schema: the JSON schema of the expected output (``nodes.generation.role_schemas``). A model whose
+        json_schema: the JSON schema of the expected output (``wildtoolbench.nodes.generation.role_schemas``). A model whose
             class sets ``supports_json_schema_grammar`` (the local llama.cpp server) gets it as
             ``response_format`` and samples only JSON of that shape, at most :data:`JSON_MAX_TOKENS`
             tokens; other models get the prompt only.
@@ -140,10 +140,10 @@ async def ask_model(
         included; the reply's token counts, 0 when the provider reports none; whether the schema
         constrained the sampling).
 
-    The request goes through :func:`models.transport.request_with_retries` (the same
+    The request goes through :func:`wildtoolbench.models.transport.request_with_retries` (the same
     retries, backoff and rate limit as the evaluation's candidate requests; the context's
     ``max_attempts``, ``backoff``, ``max_retry_wait``, ``rps``, and ``request_timeout`` as the deadline of each try),
-    as the conversation ``role:<role>`` (:func:`models.prefix.continuing`: a local llama.cpp server computes
+    as the conversation ``role:<role>`` (:func:`wildtoolbench.models.prefix.continuing`: a local llama.cpp server computes
     each role's requests in a slot of its own, so the role's prompt prefix is not evaluated again).
 
     Raises:
@@ -360,7 +360,7 @@ def assistant_replies(state: State) -> list[str]:
 
 def replies_with_results(state: State) -> list[tuple[str, str]]:
     """Each final reply so far with the text of its task's tool results
-    (:func:`bench.generation_quality.results_text`), for the rule that a reply does not repeat an
+    (:func:`wildtoolbench.bench.generation_quality.results_text`), for the rule that a reply does not repeat an
     earlier one (docs/generation.md §10)."""
     out = []
     for task in state.tasks:

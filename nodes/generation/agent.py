@@ -9,15 +9,13 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from bench.audit_context import as_text
-from bench.generation import RULE_CHECK
-from bench.generation_checks import extract_json, plain_text, tools_by_name
-from bench.generation_quality import assistant_problems, echo_problem, results_text
-from bench.generation_yield import reason_code
-from bench.terms import PSEUDO_TOOLS
-from graphs.generation_context import Context
-from graphs.generation_state import State
-from nodes.generation._common import (
+from wildtoolbench.bench.audit_context import as_text
+from wildtoolbench.bench.generation import RULE_CHECK
+from wildtoolbench.bench.generation_checks import extract_json, plain_text, tools_by_name
+from wildtoolbench.bench.generation_quality import assistant_problems, echo_problem, results_text
+from wildtoolbench.bench.generation_yield import reason_code
+from wildtoolbench.bench.terms import PSEUDO_TOOLS
+from wildtoolbench.nodes.generation._common import (
     actions_lines,
     ask_model,
     conversation_lines,
@@ -32,8 +30,10 @@ from nodes.generation._common import (
     text_entry,
     without_line_of,
 )
-from nodes.generation.role_schemas import sentences_pattern
-from prompts import fragments, render
+from wildtoolbench.nodes.generation.context import Context
+from wildtoolbench.nodes.generation.role_schemas import sentences_pattern
+from wildtoolbench.nodes.generation.state import State
+from wildtoolbench.prompts import fragments, render
 
 AGENT_MAX_TOKENS = 200
 """Token cap of the assistant's question or reply on the local model (a few sentences; a small model
@@ -158,7 +158,7 @@ def agent_text_problems(text: str, task: dict[str, Any], kind: str = "reply", st
     reply that pastes the environment line's date and time or switches to Chinese in an English
     session; a reply that copies eight words in a row of the user's request or answers of this task,
     or of one of its earlier replies with a fact this task's results do not hold
-    (:func:`bench.generation_quality.assistant_problems`; a question may repeat the request's words);
+    (:func:`wildtoolbench.bench.generation_quality.assistant_problems`; a question may repeat the request's words);
     five words in a row of one of its own retry fixes (``retry_hints``)."""
     if not text:
         return ["empty assistant message"]
@@ -192,7 +192,7 @@ _AGENT_HINTS = {
     "wrong language": "language",
 }
 """The fix (a key of the ``retry_hints`` fragment) for each reason group of a rejected question or reply
-(:func:`bench.generation_yield.reason_code`); other groups (an empty text) are simply retried."""
+(:func:`wildtoolbench.bench.generation_yield.reason_code`); other groups (an empty text) are simply retried."""
 
 
 def agent_retry_hint(state: State, problems: Sequence[str]) -> str:
@@ -217,7 +217,7 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
     An empty output, or one that breaks a rule (:func:`agent_text_problems`), is retried up to
     ``max_retries`` times (a rule problem with a short fix, each retry at a higher temperature:
-    :func:`nodes.generation._common.retry_temperature`); a reply on tool results whose tries were all
+    :func:`wildtoolbench.nodes.generation._common.retry_temperature`); a reply on tool results whose tries were all
     rejected is then written from the results' facts (:func:`fallback_reply`, marked ``"fallback"`` in
     the transcript); otherwise the session fails. After a final reply of the last layer the session
     is done.

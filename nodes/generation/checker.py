@@ -1,7 +1,7 @@
 """Checker role (docs/generation.md): accepts or rejects each planner decision and each set of simulated tool
 results, with a reason.
 
-Rules first, and they are decisive (``bench.generation_checks``: parse errors, unknown tools,
+Rules first, and they are decisive (``wildtoolbench.bench.generation_checks``: parse errors, unknown tools,
 argument schema, what the task's layer type allows, argument values nobody said, a call made already,
 a decision rejected before). Only output that passes them goes to the checker model (skipped when the
 context gives the checker no model, "none"), and only what rules cannot judge: whether the calls fit the
@@ -18,8 +18,8 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from bench.audit_context import env_date
-from bench.generation_checks import (
+from wildtoolbench.bench.audit_context import env_date
+from wildtoolbench.bench.generation_checks import (
     canonical_actions,
     context_errors,
     decision_errors,
@@ -29,10 +29,8 @@ from bench.generation_checks import (
     tools_by_name,
     unknown_values,
 )
-from bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
-from graphs.generation_context import Context
-from graphs.generation_state import CheckerVerdict, State
-from nodes.generation._common import (
+from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
+from wildtoolbench.nodes.generation._common import (
     actions_lines,
     ask_model,
     conversation_texts,
@@ -45,8 +43,10 @@ from nodes.generation._common import (
     section,
     tools_block,
 )
-from nodes.generation.role_schemas import CHECKER_SCHEMA
-from prompts import fragments, render
+from wildtoolbench.nodes.generation.context import Context
+from wildtoolbench.nodes.generation.role_schemas import CHECKER_SCHEMA
+from wildtoolbench.nodes.generation.state import CheckerVerdict, State
+from wildtoolbench.prompts import fragments, render
 
 
 def pending_calls(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -207,7 +207,7 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 def decision_rule_errors(state: State, decision: dict[str, Any]) -> list[str]:
     """Every rule problem of a planner ``decision`` for the session's current task (docs/generation.md §2):
-    ``bench.generation_checks.decision_errors`` (tools, schema, the layer type), then
+    ``wildtoolbench.bench.generation_checks.decision_errors`` (tools, schema, the layer type), then
     ``repetition_errors`` (a call made already, a decision rejected at this step before) and
     ``context_errors`` (argument values nobody said). Empty list = the rules accept it."""
     task = state.tasks[-1]

@@ -1,5 +1,5 @@
 """Planner role (docs/generation.md): decides the assistant's next step for the current task as a structured
-:class:`~graphs.generation_state.PlannerDecision` (thought, plan, actions with dependencies).
+:class:`~wildtoolbench.nodes.generation.state.PlannerDecision` (thought, plan, actions with dependencies).
 
 The decision is not applied here: it waits in ``pending`` for the checker. Malformed output (no JSON,
 arguments not an object, no action) is kept as a parse error, which the checker rejects.
@@ -11,11 +11,9 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from bench.audit_context import env_date
-from bench.generation_values import given_by_name, known_values
-from graphs.generation_context import Context
-from graphs.generation_state import PlannerDecision, State
-from nodes.generation._common import (
+from wildtoolbench.bench.audit_context import env_date
+from wildtoolbench.bench.generation_values import given_by_name, known_values
+from wildtoolbench.nodes.generation._common import (
     actions_lines,
     ask_model,
     conversation_lines,
@@ -25,8 +23,10 @@ from nodes.generation._common import (
     section,
     tools_block,
 )
-from nodes.generation.role_schemas import KnownValues, planner_schema
-from prompts import fragments, render
+from wildtoolbench.nodes.generation.context import Context
+from wildtoolbench.nodes.generation.role_schemas import KnownValues, planner_schema
+from wildtoolbench.nodes.generation.state import PlannerDecision, State
+from wildtoolbench.prompts import fragments, render
 
 
 def planner_request(state: State) -> tuple[str, str]:

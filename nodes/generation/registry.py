@@ -2,12 +2,12 @@
 
 A role is a node function plus its place in the graph, whether it judges other roles' output,
 whether it calls a model of its own (and which one by default) and where it may send the session
-(:class:`Role`, kept in ``nodes.generation.role_table``). The five built-in roles and the checker's second position (``tool_checker``) are
-registered below with :func:`register_role`, exactly as an added role is; ``graphs.generation``
+(:class:`Role`, kept in ``wildtoolbench.nodes.generation.role_table``). The five built-in roles and the checker's second position (``tool_checker``) are
+registered below with :func:`register_role`, exactly as an added role is; ``wildtoolbench.graphs.generation``
 wires the graph from this registry. Adding a role is one module plus one line::
 
     # critic.py
-    from nodes.generation.registry import Role, ask_role_model, register_role, send_back
+    from wildtoolbench.nodes.generation.registry import Role, ask_role_model, register_role, send_back
 
     async def critic(state, runtime):
         text, _record = await ask_role_model("critic", state, runtime, "Answer VETO: <why> or OK.", str(state.pending))
@@ -40,14 +40,13 @@ from typing import Any
 from langgraph.graph import END
 from langgraph.types import Command
 
-from graphs.generation_context import Context
-from graphs.generation_state import State
-from models.settings import env_value
-from nodes.generation._common import CAPTURED_CALLS, ROLE_REQUEST_LISTENER, ask_model, entry_id
-from nodes.generation.agent import agent, route_after_agent
-from nodes.generation.checker import checker, route_after_plan_check, route_after_result_check
-from nodes.generation.planner import planner
-from nodes.generation.role_table import (
+from wildtoolbench.models.settings import env_value
+from wildtoolbench.nodes.generation._common import CAPTURED_CALLS, ROLE_REQUEST_LISTENER, ask_model, entry_id
+from wildtoolbench.nodes.generation.agent import agent, route_after_agent
+from wildtoolbench.nodes.generation.checker import checker, route_after_plan_check, route_after_result_check
+from wildtoolbench.nodes.generation.context import Context
+from wildtoolbench.nodes.generation.planner import planner
+from wildtoolbench.nodes.generation.role_table import (
     Role,
     added_roles,
     default_model,
@@ -65,8 +64,9 @@ from nodes.generation.role_table import (
     validate_role,
     wired_roles,
 )
-from nodes.generation.tool import tool
-from nodes.generation.user import user
+from wildtoolbench.nodes.generation.state import State
+from wildtoolbench.nodes.generation.tool import tool
+from wildtoolbench.nodes.generation.user import user
 
 __all__ = [
     "END",
@@ -106,7 +106,7 @@ read wherever the generation graph is imported (``langgraph dev``, ``wtb generat
 
 ask_role_model = ask_model
 """Send one request to a role's model and capture it: ``await ask_role_model(role, state, runtime,
-system, human, json_schema=None) -> (reply_text, call_record)`` (see ``nodes.generation._common.ask_model``)."""
+system, human, json_schema=None) -> (reply_text, call_record)`` (see ``wildtoolbench.nodes.generation._common.ask_model``)."""
 
 
 def send_back(state: State, runtime: Any, *, role: str, reason: str, to: str = "planner") -> Command:

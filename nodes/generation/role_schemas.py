@@ -4,8 +4,8 @@ A model that can constrain its sampling to a JSON schema (the local llama.cpp se
 ``LocalChatOpenAI.supports_json_schema_grammar``) gets these schemas with the planner, checker and
 tool requests, so a small model always produces readable JSON of the right shape. The content is
 still the model's own: which tool, which argument values, which verdict. Every output is parsed and
-rule-checked exactly as for any other model (``graphs.generation_state``,
-``bench.generation_checks``); the schemas only mirror that structure:
+rule-checked exactly as for any other model (``wildtoolbench.nodes.generation.state``,
+``wildtoolbench.bench.generation_checks``); the schemas only mirror that structure:
 
 - planner: ``{"thought", "plan", "actions": [...]}``, each action a call of a listed tool (its
   arguments shaped by the tool's parameter schema), ``ask_user_for_required_parameters`` or
@@ -24,9 +24,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench.generation_checks import MAX_CALLS_PER_STEP
-from bench.generation_quality import date_misplaced, schema_offers
-from bench.terms import ASK_USER, PREPARE_TO_ANSWER
+from wildtoolbench.bench.generation_checks import MAX_CALLS_PER_STEP
+from wildtoolbench.bench.generation_quality import date_misplaced, schema_offers
+from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER
 
 MT_STEP_CALLS = min(3, MAX_CALLS_PER_STEP)
 """Most calls the planner grammar lets one multi-tool step hold (a task needs two or three; a small model
@@ -172,9 +172,9 @@ class KnownValues:
     """The values a call may take at this point of the session, for the planner's grammar (docs/generation.md §2).
 
     Args:
-        values: every scalar value said so far (:func:`bench.generation_values.known_values`).
+        values: every scalar value said so far (:func:`wildtoolbench.bench.generation_values.known_values`).
         by_name: the values the user gave, by parameter name
-            (:func:`bench.generation_values.given_by_name`).
+            (:func:`wildtoolbench.bench.generation_values.given_by_name`).
         unknown: parameter names whose value the current task must get from the user (the value a
             clarification task's request leaves out): only the values the user gave for them in
             this task (``current``) count.
@@ -232,7 +232,7 @@ def _narrow(
 ) -> dict[str, Any] | None:
     """``arguments`` with each scalar parameter limited to its known values (and the values its schema
     offers), a date only for a parameter about dates (``originals``: the tool's own parameter schemas;
-    :func:`bench.generation_quality.date_misplaced`); an optional parameter with none left out.
+    :func:`wildtoolbench.bench.generation_quality.date_misplaced`); an optional parameter with none left out.
     ``None``: a required one has none."""
     properties = arguments.get("properties")
     if not isinstance(properties, dict):
@@ -320,7 +320,7 @@ def _offers(parameters: Any) -> dict[str, list[Any]]:
 
 
 def allowed_action_kinds(layer_type: str, nodes: Sequence[Mapping[str, Any]] = ()) -> tuple[str, ...]:
-    """What the rule checker can accept as the next step of a task (``bench.generation_checks``).
+    """What the rule checker can accept as the next step of a task (``wildtoolbench.bench.generation_checks``).
 
     Kinds: ``"call"``, ``"ask"``, ``"answer"``. ``CC``: answer. ``ST``: a call, then the answer.
     ``MT``: calls, the answer once two calls are done. ``CQ``: questions and calls, the answer

@@ -1,8 +1,8 @@
 """The role table of the generation graph: :class:`Role` and the registered roles (docs/generation.md §8).
 
-The storage behind ``nodes.generation.registry`` (import from there: it re-exports all of this and
+The storage behind ``wildtoolbench.nodes.generation.registry`` (import from there: it re-exports all of this and
 registers the built-in roles). It imports no role module, so the role modules' shared plumbing
-(``nodes.generation._common``) can look up a role's default model here without an import cycle.
+(``wildtoolbench.nodes.generation._common``) can look up a role's default model here without an import cycle.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from graphs.generation_context import NO_MODEL, Context
-from models.registry import DEFAULT_MODEL
+from wildtoolbench.models.registry import DEFAULT_MODEL
+from wildtoolbench.nodes.generation.context import NO_MODEL, Context
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ def validate_role(role: Role, taken: Sequence[str] = ()) -> None:
 
 
 def register_role(role: Role) -> Role:
-    """Add ``role`` to the registry, so that the graph built by ``graphs.generation`` from now on has it;
+    """Add ``role`` to the registry, so that the graph built by ``wildtoolbench.graphs.generation`` from now on has it;
     re-registering a name replaces that role. Returns ``role``.
 
     Raises:

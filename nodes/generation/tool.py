@@ -8,14 +8,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from bench.generation_checks import extract_json
-from bench.generation_yield import reason_code
-from graphs.generation_context import Context
-from graphs.generation_state import State, ToolResults
-from nodes.generation._common import ask_model, dumps, entry_id, labels, section, session_results
-from nodes.generation.checker import pending_calls
-from nodes.generation.role_schemas import tool_results_schema
-from prompts import render
+from wildtoolbench.bench.generation_checks import extract_json
+from wildtoolbench.bench.generation_yield import reason_code
+from wildtoolbench.nodes.generation._common import ask_model, dumps, entry_id, labels, section, session_results
+from wildtoolbench.nodes.generation.checker import pending_calls
+from wildtoolbench.nodes.generation.context import Context
+from wildtoolbench.nodes.generation.role_schemas import tool_results_schema
+from wildtoolbench.nodes.generation.state import State, ToolResults
+from wildtoolbench.prompts import render
 
 
 def signature(spec: Any) -> str:
@@ -33,7 +33,7 @@ def signature(spec: Any) -> str:
 
 
 def retry_codes(state: State) -> set[str]:
-    """Reason groups (:func:`bench.generation_yield.reason_code`) of the rejection this tool request
+    """Reason groups (:func:`wildtoolbench.bench.generation_yield.reason_code`) of the rejection this tool request
     retries: the reasons of the last checker verdict when it rejected results and ``state.feedback``
     still holds it; the empty set on a first try (docs/generation.md §2, §7.1).
 

@@ -22,11 +22,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from bench.audit_context import CallContext, as_text, env_date, has_cjk, leaves
-from bench.generation import RULE_CHECK, random_env_info, should_answer_vaguely
-from bench.generation_checks import extract_json, plain_text, tools_by_name
-from bench.generation_quality import described, echo_problem, placeholder_problem, voice_problems
-from bench.generation_values import (
+from wildtoolbench.bench.audit_context import CallContext, as_text, env_date, has_cjk, leaves
+from wildtoolbench.bench.generation import RULE_CHECK, random_env_info, should_answer_vaguely
+from wildtoolbench.bench.generation_checks import extract_json, plain_text, tools_by_name
+from wildtoolbench.bench.generation_quality import described, echo_problem, placeholder_problem, voice_problems
+from wildtoolbench.bench.generation_values import (
     fallback_value,
     given_by_name,
     name_words,
@@ -34,11 +34,9 @@ from bench.generation_values import (
     planned_value,
     request_phrase,
 )
-from bench.generation_yield import reason_code
-from bench.terms import ASK_USER
-from graphs.generation_context import Context
-from graphs.generation_state import State
-from nodes.generation._common import (
+from wildtoolbench.bench.generation_yield import reason_code
+from wildtoolbench.bench.terms import ASK_USER
+from wildtoolbench.nodes.generation._common import (
     ask_model,
     assistant_replies,
     conversation_lines,
@@ -55,8 +53,10 @@ from nodes.generation._common import (
     text_entry,
     without_line_of,
 )
-from nodes.generation.role_schemas import grammar_safe_schema, message_pattern, stated
-from prompts import fragments, render
+from wildtoolbench.nodes.generation.context import Context
+from wildtoolbench.nodes.generation.role_schemas import grammar_safe_schema, message_pattern, stated
+from wildtoolbench.nodes.generation.state import State
+from wildtoolbench.prompts import fragments, render
 
 USER_MAX_TOKENS = 200
 """Token cap of a user message (its JSON details included) on the local model."""
@@ -112,7 +112,7 @@ def session_today(state: State) -> _dt.date:
 
 
 def session_given(state: State) -> dict[str, list[Any]]:
-    """The values the user gave so far in the session, by parameter name (:func:`bench.generation_values.given_by_name`)."""
+    """The values the user gave so far in the session, by parameter name (:func:`wildtoolbench.bench.generation_values.given_by_name`)."""
     return given_by_name(details for task in state.tasks for details in task.get("given") or [])
 
 
@@ -129,7 +129,7 @@ def planned_details(
     but ``missing``, else the first) mapped to a value. In a later task, a parameter the user gave a
     value for before keeps that value and is *implicit*: the message refers back to it instead of
     stating it (the task's implicit-intent strategy, §4.1). Otherwise
-    :func:`bench.generation_values.planned_value`, ``None`` where the model chooses. Drawn from the
+    :func:`wildtoolbench.bench.generation_values.planned_value`, ``None`` where the model chooses. Drawn from the
     session's seed and ``layer``.
 
     Returns:
@@ -154,7 +154,7 @@ def planned_details(
 
 def asked_details(state: State, task: dict[str, Any], today: _dt.date | None = None) -> dict[str, Any]:
     """The values a clear answer to the task's last question gives (docs/generation.md §4.4): each parameter
-    the question asks for mapped to :func:`bench.generation_values.planned_value` (``None``: the model
+    the question asks for mapped to :func:`wildtoolbench.bench.generation_values.planned_value` (``None``: the model
     chooses), drawn from the session's seed, the task and the question's place."""
     asks = [n for n in task["nodes"] if n["name"] == ASK_USER]
     arguments = asks[-1].get("arguments") or {} if asks else {}
@@ -328,7 +328,7 @@ def draft_request(
     implicit: set[tuple[int, str]] | frozenset[tuple[int, str]] = frozenset(),
 ) -> str:
     """A plain draft of the user's request (docs/generation.md §4.3): what each focus tool does, as a request
-    (:func:`bench.generation_values.request_phrase`), then each planned value but the implicit ones
+    (:func:`wildtoolbench.bench.generation_values.request_phrase`), then each planned value but the implicit ones
     ("The city is Paris."). The user model rewrites it in its own words; the draft itself is sent only when
     every try of the model was rejected (:func:`draft_message`)."""
     draft = fragments(state.language)["draft"]
@@ -421,7 +421,7 @@ def mend_object(
     where: str,
 ) -> tuple[dict[str, Any], list[str]]:
     """``value`` (an object the values request chose) with every text leaf that is empty, a placeholder
-    or a copy of a description replaced by :func:`bench.generation_values.fallback_value` for its key
+    or a copy of a description replaced by :func:`wildtoolbench.bench.generation_values.fallback_value` for its key
     (``{"fieldName": "value"}``: "value" is a placeholder; docs/generation.md §4.4).
 
     Returns:
@@ -463,7 +463,7 @@ async def choose_values(
     Only for a user model with grammar support (a model without one chooses them in its message's
     details, as before). One request (grammar-constrained to :func:`values_schema`) names one value per such parameter; a
     value that is empty, a placeholder or a copy of a description is replaced by
-    :func:`bench.generation_values.fallback_value` (recorded as a rule rejection of that choice).
+    :func:`wildtoolbench.bench.generation_values.fallback_value` (recorded as a rule rejection of that choice).
 
     Returns:
         ``(plans, transcript entries, call records)``; ``plans`` filled where a value was found.
@@ -570,7 +570,7 @@ _USER_HINTS = {
     "wrong language": "language",
 }
 """The fix (a key of the ``retry_hints`` fragment) for each reason group of a rejected user message
-(:func:`bench.generation_yield.reason_code`); every other group is told to keep the user's voice."""
+(:func:`wildtoolbench.bench.generation_yield.reason_code`); every other group is told to keep the user's voice."""
 
 
 def retry_hint(state: State, problems: Sequence[str]) -> str:
@@ -596,11 +596,11 @@ def message_problems(
     env_info: str = "",
 ) -> list[str]:
     """Rule problems of one user message (docs/generation.md §10): empty; the assistant's voice or a
-    meta-question (:func:`bench.generation_quality.voice_problems`); a detail value that is a placeholder
-    or copies a description of the focus ``functions`` (:func:`bench.generation_quality.placeholder_problem`);
+    meta-question (:func:`wildtoolbench.bench.generation_quality.voice_problems`); a detail value that is a placeholder
+    or copies a description of the focus ``functions`` (:func:`wildtoolbench.bench.generation_quality.placeholder_problem`);
     a detail value the message (with the ``earlier`` conversation) does not state; the ``missing``
     parameter given after all; six words in a row copied from the ``assistant``'s replies
-    (:func:`bench.generation_quality.echo_problem`); the date and time of ``env_info`` (else the
+    (:func:`wildtoolbench.bench.generation_quality.echo_problem`); the date and time of ``env_info`` (else the
     state's environment line)."""
     if not text:
         return ["empty user message (or one too long and cut off): write one or two short sentences"]

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from models import agent as agent_module
 from tests.support.agent_runs import AGENTS, comparable, jsonl, run_over_server
+from wildtoolbench.models import agent as agent_module
 
 SHAPES = ["langchain_agent", "prebuilt_agent", "tool_node_loop"]
 CANDIDATES = ["oracle", "noisy", "wrong_name", "over_ask"]
@@ -93,7 +93,7 @@ def test_react_agent_template_example_matches_openai(reference_dir, tmp_path, op
 
 
 def _two_sessions(reference_dir):
-    from wtb.runner import load_dataset
+    from wildtoolbench.runner import load_dataset
 
     return load_dataset(reference_dir / "sessions.jsonl")[:2]
 
@@ -124,9 +124,9 @@ def test_a_changed_agent_model_never_resumes_old_results(reference_dir, tmp_path
     """The agent's model comes from an environment variable: re-running with another one is refused."""
     import asyncio
 
-    from graphs.evaluation_context import EvaluationContext
     from tests.support.agent_runs import agent_env
-    from wtb.runner import arun_eval
+    from wildtoolbench.nodes.evaluation.context import EvaluationContext
+    from wildtoolbench.runner import arun_eval
 
     spec = f"graph:{AGENTS}:langchain_agent"
     sessions = _two_sessions(reference_dir)

@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 
 from tests.support.agent_runs import AGENTS, jsonl, run_over_server
 from tests.support.langsmith_stub import LangSmithStub
-from wtb.cli import app
-from wtb.runner import load_dataset
+from wildtoolbench.cli import app
+from wildtoolbench.runner import load_dataset
 
 REPO = Path(__file__).resolve().parents[2]
 FAKE_LANGSMITH_KEY = "lsv2_fake_FAULTS123"
@@ -48,8 +48,8 @@ def test_langchain_openai_without_a_key_in_the_python_api_is_an_infrastructure_e
     """Without the command's check (the Python API, a server), the model that cannot be built scores nothing."""
     import asyncio
 
-    from graphs.evaluation_context import EvaluationContext
-    from wtb.runner import arun_eval
+    from wildtoolbench.nodes.evaluation.context import EvaluationContext
+    from wildtoolbench.runner import arun_eval
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     summary = asyncio.run(
@@ -104,7 +104,7 @@ def _experiment(reference_dir, tmp_path, stub, model, env, out):
     args = ["eval", "--dataset", str(dataset), "--model", model, "--out", str(out), "--no-progress"]
     args += ["--langsmith-dataset", "wtb-faults", "--no-preflight", "--max-attempts", "2", "--backoff", "0"]
     return subprocess.run(
-        [sys.executable, "-m", "wtb.cli", *args], cwd=REPO, env=clean, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "wildtoolbench.cli", *args], cwd=REPO, env=clean, capture_output=True, text=True, timeout=300
     )
 
 

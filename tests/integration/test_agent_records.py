@@ -73,7 +73,7 @@ def openai_record(reference_dir, tmp_path_factory):
 
 
 def _sessions(reference_dir):
-    from wtb.runner import load_dataset
+    from wildtoolbench.runner import load_dataset
 
     return load_dataset(reference_dir / "sessions.jsonl")
 

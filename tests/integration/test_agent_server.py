@@ -21,12 +21,12 @@ import os
 import pytest
 from typer.testing import CliRunner
 
-from models import agent as agent_module
 from tests.support.agent_runs import comparable, jsonl, run_over_server, script
 from tests.support.langgraph_dev import ROOT, LangGraphDev
 from tests.support.openai_stub import ScriptedServer
-from wtb.cli import app
-from wtb.runner import load_dataset
+from wildtoolbench.cli import app
+from wildtoolbench.models import agent as agent_module
+from wildtoolbench.runner import load_dataset
 
 pytestmark = pytest.mark.slow
 

@@ -16,12 +16,12 @@ import os
 import pytest
 from typer.testing import CliRunner
 
-from graphs.evaluation_context import EvaluationContext
-from models.providers import langchain as langchain_provider
 from tests.support.agent_runs import AGENTS, agent_env, jsonl, run_over_server, script
 from tests.support.openai_stub import ScriptedServer
-from wtb.cli import app
-from wtb.runner import arun_eval, load_dataset
+from wildtoolbench.cli import app
+from wildtoolbench.models.providers import langchain as langchain_provider
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
+from wildtoolbench.runner import arun_eval, load_dataset
 
 
 def _sessions(reference_dir, count):

@@ -8,7 +8,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from wtb.cli import app
+from wildtoolbench.cli import app
 
 
 def _invoke(*args: str):
@@ -94,7 +94,7 @@ def test_the_cached_official_dataset_is_the_default_reference(reference_dir, tmp
     import shutil
 
     from tests.support.report_support import official_pins
-    from wtb.datasets.official import cache_path, pin_table
+    from wildtoolbench.data.official import cache_path, pin_table
 
     monkeypatch.setenv("WTB_DATA_PINS", str(official_pins(reference_dir / "sessions.jsonl", tmp_path)))
     target = cache_path(pin_table()["wildtoolbench"])

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from wtb.cli import app
+from wildtoolbench.cli import app
 
 PSEUDO_TOOLS = {"ask_user_for_required_parameters", "prepare_to_answer"}
 DEMO = Path(__file__).resolve().parents[2] / "bench" / "data" / "demo_sessions.jsonl"

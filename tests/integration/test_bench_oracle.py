@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.schema import Session
 from benchmarks.oracle import run_case, scripted_responses, synthetic_session, write_inputs
+from wildtoolbench.bench.schema import Session
 
 
 @pytest.mark.parametrize("case, width", [("distinct_12", 12), ("same_name_10", 10)])

@@ -24,7 +24,7 @@ def test_checker_accepts_a_replay_eval_and_rejects_a_broken_one(tmp_path):
     out = tmp_path / "eval"
     run = _run(
         "-m",
-        "wtb.cli",
+        "wildtoolbench.cli",
         "eval",
         "--model",
         f"replay:{DEMO}#oracle",
@@ -56,7 +56,7 @@ def test_checker_all_correct_rejects_a_run_with_wrong_tasks(tmp_path):
     out = tmp_path / "eval"
     run = _run(
         "-m",
-        "wtb.cli",
+        "wildtoolbench.cli",
         "eval",
         "--model",
         f"replay:{DEMO}#demo-model",

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bench.schema import load_sessions, sessions_by_id
-from graphs.evaluation import RECURSION_LIMIT, build_evaluation_graph
 from tests.support.session_factory import make_session
-from wtb.cli import app
-from wtb.runner import ResultFile, session_sort_key
-from wtb.score_run import natural_id_key, score_records
+from wildtoolbench.bench.schema import load_sessions, sessions_by_id
+from wildtoolbench.cli import app
+from wildtoolbench.graphs.evaluation import RECURSION_LIMIT, build_evaluation_graph
+from wildtoolbench.runner import ResultFile, session_sort_key
+from wildtoolbench.score.run import natural_id_key, score_records
 
 
 def _line(row) -> str:
@@ -209,13 +209,13 @@ def test_outputs_are_ordinary_files(tmp_path):
     try:
         import importlib
 
-        import wtb.files
+        import wildtoolbench.common.files
 
-        importlib.reload(wtb.files)  # the module reads the umask once, at import
+        importlib.reload(wildtoolbench.common.files)  # the module reads the umask once, at import
         assert _invoke("score", "--dataset", dataset, "--results", results, "--out", tmp_path / "out").exit_code == 0
     finally:
         os.umask(old)
-        importlib.reload(wtb.files)
+        importlib.reload(wildtoolbench.common.files)
     for name in ("score.jsonl", "metric.json"):
         assert stat.S_IMODE((tmp_path / "out" / name).stat().st_mode) == 0o644, name
 
@@ -317,8 +317,8 @@ def test_eval_sends_temperature_and_uses_base_url_or_env(reference_dir, tmp_path
 
 def test_context_settings_reach_the_openai_client(monkeypatch):
     """`--temperature`, `--timeout`, `--base-url` and the retry count end up on the ChatOpenAI client."""
-    from graphs.evaluation_context import EvaluationContext, model_settings
-    from models import resolve_model
+    from wildtoolbench.models import resolve_model
+    from wildtoolbench.nodes.evaluation.context import EvaluationContext, model_settings
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     context = EvaluationContext(

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from wtb.cli import app
+from wildtoolbench.cli import app
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "bench" / "data" / "demo_sessions.jsonl"
@@ -199,7 +199,7 @@ def test_fixed_rescoring_says_when_only_the_progress_rate_changes(demo_run, tmp_
 
 
 def test_rescoring_line_with_flips_and_an_unchanged_rate():
-    from wtb.commands.score import rescoring_line
+    from wildtoolbench.score.command import rescoring_line
 
     flips = {
         "flips": [{"fixes": [5]}],

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bench.schema import DatasetError
-from wtb.cli import app
-from wtb.score_run import natural_id_key, score_run
-from wtb.table import metric_rows, render_metric_table
+from wildtoolbench.bench.schema import DatasetError
+from wildtoolbench.cli import app
+from wildtoolbench.common.table import metric_rows, render_metric_table
+from wildtoolbench.score.run import natural_id_key, score_run
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,7 +45,7 @@ def test_wtb_score_subprocess_writes_both_files(reference_dir, tmp_path):
         [
             sys.executable,
             "-m",
-            "wtb.cli",
+            "wildtoolbench.cli",
             "score",
             "--dataset",
             str(reference_dir / "sessions.jsonl"),
@@ -137,7 +137,7 @@ def test_wtb_score_missing_files_no_traceback(tmp_path):
         [
             sys.executable,
             "-m",
-            "wtb.cli",
+            "wildtoolbench.cli",
             "score",
             "--dataset",
             str(tmp_path / "none.jsonl"),

@@ -39,14 +39,14 @@ HEAVY = (
     "graphs",
     "nodes",
     "prompts",
-    "wtb.runner",
-    "wtb.score_run",
-    "wtb.table",
-    "wtb.tracing",
-    "wtb.report",
-    "wtb.datasets",
-    "wtb.remote",
-    "wtb.experiments",
+    "wildtoolbench.runner",
+    "wildtoolbench.score.run",
+    "wildtoolbench.common.table",
+    "wildtoolbench.tracing",
+    "wildtoolbench.report",
+    "wildtoolbench.data",
+    "wildtoolbench.remote",
+    "wildtoolbench.tracing.experiments",
 )
 """Modules (and their sub-modules) a `--help` must not import: the frameworks, the scoring core, rich."""
 
@@ -69,7 +69,7 @@ COMMANDS = [
 _PROBE = """
 import json, sys
 sys.argv = ["wtb", *json.loads(sys.argv[1]), "--help"]
-from wtb.cli import main
+from wildtoolbench.cli import main
 code = None
 try:
     main()
@@ -117,7 +117,7 @@ def _flat(text: str) -> str:
 
 
 def test_help_still_lists_every_command_and_the_exit_statuses():
-    from wtb.score_run import METRIC_FILE, SCORE_FILE, SUMMARY_METRICS_FILE
+    from wildtoolbench.score.run import METRIC_FILE, SCORE_FILE, SUMMARY_METRICS_FILE
 
     text, _ = _help([])
     listed = text.split("Commands:")[1].splitlines()
@@ -140,7 +140,7 @@ def test_help_still_lists_every_command_and_the_exit_statuses():
     assert "--scoring <reference|fixed>" in eval_help and "--lang <en|zh>" in eval_help
     model = "(the bundled local model, the default; $WTB_MODEL overrides the default)"
     assert model in _flat(eval_help)
-    # the score help names the output files as literals (importing wtb.score_run costs)
+    # the score help names the output files as literals (importing wildtoolbench.score.run costs)
     files = f"{SCORE_FILE}, {METRIC_FILE} and {SUMMARY_METRICS_FILE}"
     assert files in _flat(_help(["score"])[0])
     # generate's help reads models.DEFAULT_MODEL from the light registry module
@@ -150,9 +150,9 @@ def test_help_still_lists_every_command_and_the_exit_statuses():
 def test_a_command_imports_what_it_runs():
     """The bodies import the heavy modules themselves: `wtb validate` loads the schema (pydantic)."""
     code = (
-        "import sys\nsys.argv = ['wtb', 'validate', 'bench/data/demo_sessions.jsonl']\nfrom wtb.cli import main\n"
+        "import sys\nsys.argv = ['wtb', 'validate', 'bench/data/demo_sessions.jsonl']\nfrom wildtoolbench.cli import main\n"
         "try:\n    main()\nexcept SystemExit as exit:\n    assert exit.code in (0, None), exit.code\n"
-        "print('bench.schema' in sys.modules, 'pydantic' in sys.modules, 'langgraph' in sys.modules)"
+        "print('wildtoolbench.bench.schema' in sys.modules, 'pydantic' in sys.modules, 'langgraph' in sys.modules)"
     )
     done = _python(code)
     assert done.stdout.splitlines()[-1] == "True True False"

@@ -21,10 +21,10 @@ from urllib.parse import unquote
 
 import pytest
 
-from bench.generation import load_tool_lists, plan_sessions, select_type_paths
 from tests.support.gen_scripts import session_script
-from wtb.datasets import names, official
-from wtb.datasets.official import COMMIT, OFFICIAL_PINS, git_blob_id
+from wildtoolbench.bench.generation import load_tool_lists, plan_sessions, select_type_paths
+from wildtoolbench.data import names, official
+from wildtoolbench.data.official import COMMIT, OFFICIAL_PINS, git_blob_id
 
 REPO = Path(__file__).resolve().parents[2]
 PINS = {pin.name: pin for pin in OFFICIAL_PINS}
@@ -128,7 +128,7 @@ def env(tmp_path, server, fake_dataset, monkeypatch):
 
 def _wtb(env: dict[str, str], *args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "wtb.cli", *args],
+        [sys.executable, "-m", "wildtoolbench.cli", *args],
         cwd=cwd,
         env=env,
         capture_output=True,

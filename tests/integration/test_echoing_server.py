@@ -56,7 +56,7 @@ def test_wtb_eval_writes_no_secret_an_endpoint_echoed(tmp_path, spelling):
             "userinfo": f"http://user:{PASSWORD}@127.0.0.1:{echo.port}/v1",
             "query": f"{echo.base_url}?api_key={QUERY_SECRET}",
         }[spelling]
-        command = [sys.executable, "-m", "wtb.cli", "eval", "--model", "openai:gpt-x", "--base-url", base_url]
+        command = [sys.executable, "-m", "wildtoolbench.cli", "eval", "--model", "openai:gpt-x", "--base-url", base_url]
         command += ["--ids", "0,1", "--concurrency", "1", "--backoff", "0.01", "--out", str(out), "--no-progress"]
         command += ["--no-preflight"]  # the chat requests are what echo the key (the probe sends none)
         done = subprocess.run(command, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=300)
@@ -81,7 +81,7 @@ def test_wtb_generate_writes_no_secret_an_endpoint_echoed(tmp_path):
     out = tmp_path / "gen"
     with EchoServer([500, 500, 401]) as echo:
         base_url = f"{echo.base_url}?token={QUERY_SECRET}"
-        command = [sys.executable, "-m", "wtb.cli", "generate", "--tools", str(tools), "--out", str(out)]
+        command = [sys.executable, "-m", "wildtoolbench.cli", "generate", "--tools", str(tools), "--out", str(out)]
         command += ["--model", "openai:gpt-x", "--model", "checker=none", "--base-url", base_url]
         command += ["--layers", "2", "--paths", "ST,CC", "--backoff", "0.01", "--no-progress"]
         done = subprocess.run(command, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=300)

@@ -10,7 +10,7 @@ import json
 
 from typer.testing import CliRunner
 
-from wtb.cli import app
+from wildtoolbench.cli import app
 
 
 def _jsonl(path):

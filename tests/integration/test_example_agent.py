@@ -16,9 +16,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from graphs.evaluation import graph as evaluation_graph
-from graphs.evaluation_context import EvaluationContext
-from models.providers import graph as graph_provider
+from wildtoolbench.graphs.evaluation import graph as evaluation_graph
+from wildtoolbench.models.providers import graph as graph_provider
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SPEC_NAME = "examples/tool_agent.py:graph"
@@ -56,7 +56,7 @@ def _cli(args: list[str], tmp_path: Path, **env_extra: str) -> subprocess.Comple
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "LANGCHAIN_", "WTB_", "OPENAI_"))}
     env.update(PYTHONPATH=str(REPO_ROOT), HOME=str(tmp_path), **env_extra)
     return subprocess.run(
-        [sys.executable, "-m", "wtb.cli", *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "wildtoolbench.cli", *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300
     )
 
 
@@ -171,8 +171,8 @@ class RecordingModel(BaseChatModel):
 
 
 def test_agent_prompts_reflection_and_revision(agent_module, reference_dir):
-    from models import register_provider
-    from models.registry import _registry
+    from wildtoolbench.models import register_provider
+    from wildtoolbench.models.registry import _registry
 
     model = RecordingModel()
     model.prompts.clear()

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.langsmith_stub import LangSmithStub
-from wtb.experiments import (
+from wildtoolbench.tracing.experiments import (
     example_id,
     make_experiment_client,
     metric_feedback,

@@ -13,16 +13,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
-from bench.generation import load_tool_lists, plan_sessions
-from graphs.generation import compile_graph
-from graphs.generation_context import Context
-from models.providers import scripted
-from nodes.generation.registry import added_roles, model_roles, unregister_role
 from tests.support.gen_scripts import session_script
 from tests.support.session_factory import make_session
-from wtb.cli import app
-from wtb.runner.generation import generate_session
+from wildtoolbench.bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
+from wildtoolbench.bench.generation import load_tool_lists, plan_sessions
+from wildtoolbench.cli import app
+from wildtoolbench.graphs.generation import compile_graph
+from wildtoolbench.models.providers import scripted
+from wildtoolbench.nodes.generation.context import Context
+from wildtoolbench.nodes.generation.registry import added_roles, model_roles, unregister_role
+from wildtoolbench.runner.generation import generate_session
 
 REPO = Path(__file__).resolve().parents[2]
 CRITIC_MODULE = REPO / "tests" / "support" / "critic_role.py"
@@ -178,7 +178,7 @@ def test_a_provider_exposed_only_through_an_entry_point_is_usable_as_model_name(
     cmd = [
         sys.executable,
         "-m",
-        "wtb.cli",
+        "wildtoolbench.cli",
         "eval",
         "--model",
         "echo:x",
@@ -242,7 +242,7 @@ def test_the_wheel_holds_no_test_server_stub_or_benchmark(tmp_path):
     assert top == {"bench", "graphs", "models", "nodes", "prompts", "wtb"}
     forbidden = ("openai_stub", "langsmith_stub", "paths_reference", "perf.py", "MaterialisedPathTracker")
     assert not [n for n in names if any(f in n for f in forbidden)]
-    assert "bench/paths.py" in names and "wtb/cli/eval.py" in names and "prompts/en/planner.md" in names
+    assert "bench/paths.py" in names and "wildtoolbench/cli/eval.py" in names and "prompts/en/planner.md" in names
     paths_module = zipfile.ZipFile(wheel).read("bench/paths.py").decode("utf-8")
     assert "def enumerate_paths" not in paths_module and "class MaterialisedPathTracker" not in paths_module
 

@@ -18,9 +18,10 @@ import httpx
 import openai
 import pytest
 
-from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
-from graphs.evaluation_context import EvaluationContext
-from models.transport import (
+from tests.support.openai_stub import ScriptedServer
+from tests.unit.graphs.test_evaluation_reference import normalise
+from wildtoolbench.bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
+from wildtoolbench.models.transport import (
     ModelRequestError,
     RetryPolicy,
     rate_limiter,
@@ -30,10 +31,9 @@ from models.transport import (
     usage_scope,
     wait_seconds,
 )
-from tests.support.openai_stub import ScriptedServer
-from tests.unit.graphs.test_evaluation_reference import normalise
-from wtb.runner import load_dataset, run_eval
-from wtb.score_run import score_run
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
+from wildtoolbench.runner import load_dataset, run_eval
+from wildtoolbench.score.run import score_run
 
 REPO = Path(__file__).resolve().parents[2]
 CANDIDATE = "demo-model"
@@ -212,7 +212,7 @@ def _eval_command(out, base_url, *extra):
     return [
         sys.executable,
         "-m",
-        "wtb.cli",
+        "wildtoolbench.cli",
         "eval",
         "--dataset",
         str(SESSIONS_PATH),
@@ -387,7 +387,7 @@ class _FlakyRoles:
     def __call__(self, name, settings):
         from langchain_core.language_models import BaseChatModel
 
-        from models import resolve_model
+        from wildtoolbench.models import resolve_model
 
         inner = resolve_model(f"scripted:{name}", settings)
         wrapper = self
@@ -408,12 +408,12 @@ class _FlakyRoles:
 
 
 def _generation_run(shared_dir, tmp_path, failures, error, **context):
-    from bench.generation import load_tool_lists, plan_sessions
-    from graphs.generation_context import Context
-    from models import register_provider
-    from models.providers import scripted
     from tests.support.gen_scripts import session_script
-    from wtb.runner.generation import run_batch
+    from wildtoolbench.bench.generation import load_tool_lists, plan_sessions
+    from wildtoolbench.models import register_provider
+    from wildtoolbench.models.providers import scripted
+    from wildtoolbench.nodes.generation.context import Context
+    from wildtoolbench.runner.generation import run_batch
 
     scripted.reset()
     plan = plan_sessions(load_tool_lists(shared_dir / "data" / "tools_en.jsonl"), [("ST",)], seed=21)[0]

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
-from bench.generation import load_tool_lists, plan_sessions, select_type_paths
 from tests.support.gen_scripts import session_script
+from wildtoolbench.bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
+from wildtoolbench.bench.generation import load_tool_lists, plan_sessions, select_type_paths
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 def _wtb(*args: str, umask: int) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WTB_", "LANGSMITH_", "LANGCHAIN_", "OPENAI_"))}
     return subprocess.run(
-        [sys.executable, "-m", "wtb.cli", *args],
+        [sys.executable, "-m", "wildtoolbench.cli", *args],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -7,11 +7,11 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from bench.generation import load_tool_lists, oracle_candidate, plan_sessions, select_type_paths
-from bench.schema import validate_file
-from models.providers import scripted
 from tests.support.gen_scripts import session_script
-from wtb.cli import app
+from wildtoolbench.bench.generation import load_tool_lists, oracle_candidate, plan_sessions, select_type_paths
+from wildtoolbench.bench.schema import validate_file
+from wildtoolbench.cli import app
+from wildtoolbench.models.providers import scripted
 
 MULTI = {"Parallel Multi-Tool", "Sequential Multi-Tool", "Mixed Multi-Tool"}
 SINGLE = {"ST": "Single-Tool", "CQ": "Clarify", "CC": "Chat"}
@@ -242,8 +242,8 @@ def test_generate_refuses_to_resume_another_run(shared_dir, tmp_path):
 
 
 def test_infrastructure_failures_are_generated_again(tmp_path):
-    from bench.generation import SessionPlan
-    from wtb.runner.generation import GenerationOutcome, load_finished_outcome, write_outcome
+    from wildtoolbench.bench.generation import SessionPlan
+    from wildtoolbench.runner.generation import GenerationOutcome, load_finished_outcome, write_outcome
 
     plan = SessionPlan("session_0000", 0, ("ST",), 0, [], "2024-01-01 00:00:00 Monday", ("",), ("",), 7)
     write_outcome(tmp_path, GenerationOutcome(plan, "failed", "ConnectError: refused", infrastructure=True))

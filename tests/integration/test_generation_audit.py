@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bench.generation import load_tool_lists, oracle_candidate, plan_sessions, select_type_paths
-from bench.schema import validate_file
-from models.providers import scripted
 from tests.support.gen_scripts import session_script
-from wtb.cli import app
-from wtb.generation_audit import audit_generation, closing_line, drop_reasons
+from wildtoolbench.bench.generation import load_tool_lists, oracle_candidate, plan_sessions, select_type_paths
+from wildtoolbench.bench.schema import validate_file
+from wildtoolbench.cli import app
+from wildtoolbench.generate.audit import audit_generation, closing_line, drop_reasons
+from wildtoolbench.models.providers import scripted
 
 SESSIONS = 6
 
@@ -171,7 +171,7 @@ def test_a_planted_defect_is_dropped_and_duplicates_keep_the_first(shared_dir, t
 
 
 def test_drop_reasons_follow_the_policy():
-    from bench.audit import Finding
+    from wildtoolbench.bench.audit import Finding
 
     findings = [
         Finding("a", 0, "schema_violation", "error", "bad type", correction=None),

@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from graphs.evaluation import graph as evaluation_graph
-from graphs.evaluation_context import EvaluationContext
-from models import ConfigurationError, check_model, model_name_for
-from models.candidate import describe_candidate
-from models.candidates import CandidateOutputError, recorded_response, response_message
-from models.messages import RAW_RESPONSE_KEY
-from models.providers import graph as graph_provider
 from tests.support.candidate_graphs import INNER_MODEL_ENV
-from wtb.runner import run_session
-from wtb.score_run import score_run
+from wildtoolbench.graphs.evaluation import graph as evaluation_graph
+from wildtoolbench.models import ConfigurationError, check_model, model_name_for
+from wildtoolbench.models.candidate import describe_candidate
+from wildtoolbench.models.candidates import CandidateOutputError, recorded_response, response_message
+from wildtoolbench.models.messages import RAW_RESPONSE_KEY
+from wildtoolbench.models.providers import graph as graph_provider
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
+from wildtoolbench.runner import run_session
+from wildtoolbench.score.run import score_run
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MODULE = "tests.support.candidate_graphs"
@@ -242,8 +242,8 @@ def test_graph_gets_messages_tools_and_node_config(reference_dir, monkeypatch):
     from langchain_core.messages import AIMessage, BaseMessage
     from langchain_core.runnables import RunnableLambda
 
-    from models import register_provider
-    from models.registry import _registry
+    from wildtoolbench.models import register_provider
+    from wildtoolbench.models.registry import _registry
 
     seen: list[dict] = []
 
@@ -302,8 +302,8 @@ def test_token_counts_sum_the_graphs_model_calls(reference_dir, monkeypatch):
     from langchain_core.messages import AIMessage
     from langchain_core.runnables import RunnableLambda
 
-    from models import register_provider
-    from models.registry import _registry
+    from wildtoolbench.models import register_provider
+    from wildtoolbench.models.registry import _registry
 
     class Counted(GenericFakeChatModel):
         model_name: str = "fake-counted-1"
@@ -362,7 +362,7 @@ def test_traces_show_the_graphs_nodes_under_the_step(reference_dir, tmp_path):
             [
                 sys.executable,
                 "-m",
-                "wtb.cli",
+                "wildtoolbench.cli",
                 "eval",
                 "--dataset",
                 str(dataset),
@@ -457,7 +457,7 @@ def test_wtb_eval_exits_2_before_any_session_for_a_graph_that_cannot_load(refere
         [
             sys.executable,
             "-m",
-            "wtb.cli",
+            "wildtoolbench.cli",
             "eval",
             "--dataset",
             str(reference_dir / "sessions.jsonl"),

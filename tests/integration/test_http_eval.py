@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from graphs.evaluation_context import EvaluationContext
 from tests.support.openai_stub import ScriptedServer
 from tests.unit.graphs.test_evaluation_reference import normalise
-from wtb.runner import arun_eval, load_dataset, run_eval
-from wtb.score_run import score_run
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
+from wildtoolbench.runner import arun_eval, load_dataset, run_eval
+from wildtoolbench.score.run import score_run
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -74,7 +74,7 @@ def test_openai_over_http_matches_replay(reference_dir, tmp_path, candidate):
         command = [
             sys.executable,
             "-m",
-            "wtb.cli",
+            "wildtoolbench.cli",
             "eval",
             "--dataset",
             str(dataset),

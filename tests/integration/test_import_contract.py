@@ -2,8 +2,10 @@
 plants one violation in a copy of the packages and ``lint-imports`` must fail naming it; the tree as
 committed must pass.
 
-The copy holds the six packages and ``pyproject.toml`` only; ``lint-imports`` runs in it, so grimp finds
-the copy (the working directory comes first on ``sys.path``), never the installed project.
+The copy is laid out as installed (``tests/support/layout.py``: ``wildtoolbench/`` with ``graphs/``,
+``nodes/``, ``models/``, ``prompts/`` and ``bench/`` inside it) beside ``pyproject.toml``; ``lint-imports``
+runs in it, so grimp finds the copy (the working directory comes first on ``sys.path``), never the
+installed project. A probe names the module it plants in by its installed path.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.layout import installed_tree
+
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("wtb", "graphs", "nodes", "models", "prompts", "bench")
 
 
 def _lint_imports() -> str:
@@ -28,11 +31,7 @@ def _lint_imports() -> str:
 
 
 def _copy(tmp_path: Path) -> Path:
-    root = tmp_path / "tree"
-    for package in PACKAGES:
-        shutil.copytree(REPO / package, root / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    shutil.copy2(REPO / "pyproject.toml", root / "pyproject.toml")
-    return root
+    return installed_tree(tmp_path / "tree", REPO)
 
 
 def _plant(root: Path, module: str, line: str) -> None:
@@ -59,65 +58,75 @@ def _run(root: Path) -> subprocess.CompletedProcess[str]:
 def test_the_committed_tree_keeps_every_contract(tmp_path):
     result = _run(_copy(tmp_path))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Contracts: 5 kept, 0 broken." in result.stdout
+    assert "Contracts: 6 kept, 0 broken." in result.stdout
 
 
 # (module to plant in, line to plant, texts the report must contain)
 PROBES = {
     "models import prompts": (
-        "models/settings.py",
-        "import prompts",
-        ["models is not allowed to import prompts", "models.settings -> prompts"],
+        "wildtoolbench/models/settings.py",
+        "import wildtoolbench.prompts",
+        ["wildtoolbench.models is not allowed to import wildtoolbench.prompts", "wildtoolbench.models.settings -> wildtoolbench.prompts"],
     ),
     "prompts import models": (
-        "prompts/__init__.py",
-        "import models",
-        ["prompts is not allowed to import models"],
+        "wildtoolbench/prompts/__init__.py",
+        "import wildtoolbench.models",
+        ["wildtoolbench.prompts is not allowed to import wildtoolbench.models"],
     ),
     "prompts import the core": (
-        "prompts/__init__.py",
-        "import bench.terms",
-        ["Prompts are a leaf", "prompts is not allowed to import bench", "prompts -> bench.terms"],
+        "wildtoolbench/prompts/__init__.py",
+        "import wildtoolbench.bench.terms",
+        ["Prompts are a leaf", "wildtoolbench.prompts is not allowed to import wildtoolbench.bench", "wildtoolbench.prompts -> wildtoolbench.bench.terms"],
     ),
     "nodes import graph wiring": (
-        "nodes/evaluation/match.py",
-        "import graphs.evaluation",
-        ["nodes is not allowed to import graphs.evaluation", "nodes.evaluation.match -> graphs.evaluation"],
+        "wildtoolbench/nodes/evaluation/match.py",
+        "import wildtoolbench.graphs.evaluation",
+        ["wildtoolbench.nodes is not allowed to import wildtoolbench.graphs", "wildtoolbench.nodes.evaluation.match -> wildtoolbench.graphs.evaluation"],
     ),
     "graph state imports nodes": (
-        "graphs/generation_state.py",
-        "import nodes.generation.registry",
-        ["graphs.generation_state is not allowed to import nodes"],
+        "wildtoolbench/nodes/generation/state.py",
+        "import wildtoolbench.nodes.generation.registry",
+        ["Graph schemas sit below the steps", "wildtoolbench.nodes.generation.state is not allowed to import wildtoolbench.nodes.generation.registry"],
+    ),
+    "the application from the models": (
+        "wildtoolbench/models/settings.py",
+        "import wildtoolbench.runner.store",
+        ["wildtoolbench.models is not allowed to import wildtoolbench.runner"],
+    ),
+    "a lower feature imports a higher one": (
+        "wildtoolbench/score/run.py",
+        "import wildtoolbench.report.runs",
+        ["wildtoolbench.score is not allowed to import wildtoolbench.report"],
     ),
     "core imports a framework": (
-        "bench/scoring.py",
+        "wildtoolbench/bench/scoring.py",
         "import langgraph",
-        ["The core imports no framework", "bench.scoring -> langgraph"],
+        ["The core imports no framework", "wildtoolbench.bench.scoring -> langgraph"],
     ),
     "one graph's nodes import the other's": (
-        "nodes/generation/tool.py",
-        "import nodes.evaluation.match",
-        ["nodes.generation is not allowed to import nodes.evaluation"],
+        "wildtoolbench/nodes/generation/tool.py",
+        "import wildtoolbench.nodes.evaluation.match",
+        ["wildtoolbench.nodes.generation is not allowed to import wildtoolbench.nodes.evaluation"],
     ),
     "cycle between two core modules": (
-        "bench/terms.py",
-        "import bench.schema",
-        ["No cycles are allowed in bench.", ".schema", ".terms"],
+        "wildtoolbench/bench/terms.py",
+        "import wildtoolbench.bench.schema",
+        ["No cycles are allowed in wildtoolbench.bench.", ".schema", ".terms"],
     ),
     "cycle between the two matching modules": (
-        "bench/harness/outcome.py",
-        "import bench.harness.matching",
-        ["No cycles are allowed in bench.harness.", ".outcome", ".matching"],
+        "wildtoolbench/bench/harness/outcome.py",
+        "import wildtoolbench.bench.harness.matching",
+        ["No cycles are allowed in wildtoolbench.bench.harness.", ".outcome", ".matching"],
     ),
     "cycle between two application modules": (
-        "wtb/runner/selection.py",
-        "import wtb.runner.store",
-        ["No cycles are allowed in wtb.runner.", ".store", ".selection"],
+        "wildtoolbench/runner/selection.py",
+        "import wildtoolbench.runner.store",
+        ["No cycles are allowed in wildtoolbench.runner.", ".store", ".selection"],
     ),
     "cycle between two application packages": (
-        "wtb/tracing/redaction.py",
-        "import wtb.runner.store",
-        ["No cycles are allowed in wtb.", ".runner", ".tracing"],
+        "wildtoolbench/common/files.py",
+        "import wildtoolbench.data.official",
+        ["No cycles are allowed in wildtoolbench.", ".data", ".common"],
     ),
 }
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import shutil
 
-from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
 from benchmarks import inprocess
+from wildtoolbench.bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
 
 
 def test_measure_in_process_on_the_demo_sessions(tmp_path, monkeypatch):

@@ -24,8 +24,8 @@ from filelock import FileLock
 from typer.testing import CliRunner
 
 from tests.unit.graphs.test_evaluation_reference import normalise
-from wtb.cli import app
-from wtb.runner import LOCK_FILE
+from wildtoolbench.cli import app
+from wildtoolbench.runner import LOCK_FILE
 
 REPO = Path(__file__).resolve().parents[2]
 SESSIONS = 12
@@ -47,7 +47,7 @@ def _command(dataset, model, out):
     return [
         sys.executable,
         "-m",
-        "wtb.cli",
+        "wildtoolbench.cli",
         "eval",
         "--dataset",
         str(dataset),
@@ -148,7 +148,7 @@ def test_interrupt_prints_a_resume_hint_and_the_rerun_completes(tmp_path, signum
     command = [
         sys.executable,
         "-m",
-        "wtb.cli",
+        "wildtoolbench.cli",
         "eval",
         "--model",
         "replay:bench/data/demo_candidates.jsonl#oracle",

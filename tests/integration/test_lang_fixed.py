@@ -16,7 +16,7 @@ def _wtb(*args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WTB_", "LANGSMITH_", "LANGCHAIN_"))}
     env.update(PYTHONPATH=str(REPO), LANGSMITH_TRACING="false")
     return subprocess.run(
-        [sys.executable, "-m", "wtb.cli", *args],
+        [sys.executable, "-m", "wildtoolbench.cli", *args],
         cwd=REPO,
         env=env,
         capture_output=True,

@@ -21,11 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.args import float_to_number
-from bench.demo_data import SESSIONS_PATH
-from bench.generation import oracle_responses
-from bench.metrics import compute_metrics
-from bench.schema import (
+from tests.integration.test_data_pull import DATASET_PATH, _blob, _Files, _Handler
+from wildtoolbench.bench.args import float_to_number
+from wildtoolbench.bench.demo_data import SESSIONS_PATH
+from wildtoolbench.bench.generation import oracle_responses
+from wildtoolbench.bench.metrics import compute_metrics
+from wildtoolbench.bench.schema import (
     DatasetError,
     Session,
     bucket_labels,
@@ -34,11 +35,10 @@ from bench.schema import (
     load_sessions,
     validate_file,
 )
-from bench.scoring import ResultRecordError, score_session, scoring_tools
-from bench.terms import PSEUDO_TOOLS
-from graphs.evaluation import graph
-from graphs.evaluation_context import EvaluationContext
-from tests.integration.test_data_pull import DATASET_PATH, _blob, _Files, _Handler
+from wildtoolbench.bench.scoring import ResultRecordError, score_session, scoring_tools
+from wildtoolbench.bench.terms import PSEUDO_TOOLS
+from wildtoolbench.graphs.evaluation import graph
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
 
 REPO = Path(__file__).resolve().parents[2]
 SUFFIX = "（中文）"
@@ -252,7 +252,7 @@ def pulled(tmp_path, sessions, monkeypatch):
 
 def _wtb(env: dict, *args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "wtb.cli", *args],
+        [sys.executable, "-m", "wildtoolbench.cli", *args],
         cwd=cwd,
         env=env,
         capture_output=True,

@@ -20,22 +20,28 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 
-import models as providers
-from bench.text_calls import parse_text_tool_calls
-from models import ModelSettings, resolve_model
-from models.llama import bundled, gguf
-from models.llama import server as llama_server
-from models.llama._child import parse_args, server_params
-from models.llama.bundled import (
+from wildtoolbench import models as providers
+from wildtoolbench.bench.text_calls import parse_text_tool_calls
+from wildtoolbench.models import ModelSettings, resolve_model
+from wildtoolbench.models.llama import bundled, gguf
+from wildtoolbench.models.llama import server as llama_server
+from wildtoolbench.models.llama._child import parse_args, server_params
+from wildtoolbench.models.llama.bundled import (
     BUNDLED_MODELS,
     BundledModel,
     LocalModelUnavailable,
     ModelAssemblyError,
     assemble,
 )
-from models.llama.chat import RAW_TEXT_KEY, LocalChatOpenAI, adapt_payload, json_schema_grammar, lift_text_tool_calls
-from models.llama.server import LocalServer, LocalServerError, ServerOptions
-from models.messages import RAW_RESPONSE_KEY, response_from_ai, to_langchain
+from wildtoolbench.models.llama.chat import (
+    RAW_TEXT_KEY,
+    LocalChatOpenAI,
+    adapt_payload,
+    json_schema_grammar,
+    lift_text_tool_calls,
+)
+from wildtoolbench.models.llama.server import LocalServer, LocalServerError, ServerOptions
+from wildtoolbench.models.messages import RAW_RESPONSE_KEY, response_from_ai, to_langchain
 
 
 @tool
@@ -604,8 +610,8 @@ def test_each_conversation_goes_to_its_own_slot(tmp_path: Path, monkeypatch: pyt
     """A request of role X is sent with X's ``id_slot`` and ``cache_prompt``; the reply's timings are kept."""
     import asyncio
 
-    from models.llama.chat import SLOT_TIMINGS_KEY
-    from models.prefix import continuing
+    from wildtoolbench.models.llama.chat import SLOT_TIMINGS_KEY
+    from wildtoolbench.models.prefix import continuing
 
     class SlotServer(_ScriptServer):
         script = _SLOT_SERVER
@@ -897,7 +903,7 @@ def test_other_local_servers_are_found_in_proc(tmp_path: Path) -> None:
         (tmp_path / str(pid) / "cmdline").write_bytes(b"\0".join(a.encode() for a in argv) + b"\0")
 
     process(101, "/venv/bin/python", "/x/models/llama/_child.py", "100", "--model", "m.gguf")
-    process(202, "/venv/bin/python", "-m", "wtb.cli", "eval")
+    process(202, "/venv/bin/python", "-m", "wildtoolbench.cli", "eval")
     process(303, "/usr/bin/python3", "/other/clone/models/llama/_child.py", "300")
     process(505, "/usr/bin/python3", "/elsewhere/_child.py", "500")  # not ours
     (tmp_path / "self").mkdir()

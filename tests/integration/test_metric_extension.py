@@ -1,7 +1,7 @@
 """Adding a metric is one catalog entry plus its computation (docs/metrics.md §8, issue 22 item 4).
 
 A toy metric, the share of tasks whose log holds at least one tool call, is registered with
-``bench.catalog.register_metric``; ``wtb eval`` on the bundled demo (replay candidate) then shows it
+``wildtoolbench.bench.catalog.register_metric``; ``wtb eval`` on the bundled demo (replay candidate) then shows it
 in the terminal table and ``summary_metrics.json["extra"]``, ``wtb report`` in the page, ``report.md``
 and ``leaderboard.csv``, and ``metric.json`` is byte for byte the one of the same run without it.
 """
@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bench.catalog import register_metric, unregister_metric
-from wtb.cli import app
-from wtb.report import build_report
+from wildtoolbench.bench.catalog import register_metric, unregister_metric
+from wildtoolbench.cli import app
+from wildtoolbench.report import build_report
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = f"replay:{REPO / 'bench' / 'data' / 'demo_candidates.jsonl'}#demo-model"

@@ -1,5 +1,5 @@
-"""The thin HTTP path of ``openai:`` (``models.providers.openai.RawChatOpenAI``) and the shared clients of
-``models.transport``: the same bytes, headers and errors as the openai SDK's own ``post``, one
+"""The thin HTTP path of ``openai:`` (``wildtoolbench.models.providers.openai.RawChatOpenAI``) and the shared clients of
+``wildtoolbench.models.transport``: the same bytes, headers and errors as the openai SDK's own ``post``, one
 client per endpoint and event loop, a pool sized to the run, closed at the end.
 
 The endpoint is an ``httpx.MockTransport`` (no sockets); ``tests/integration/test_http_eval.py`` and
@@ -16,10 +16,10 @@ import openai
 import pytest
 from langchain_core.messages import AIMessage
 
-from models import ModelSettings, resolve_model
-from models.messages import RAW_RESPONSE_KEY, to_langchain
-from models.providers.openai import RawChatOpenAI
-from models.transport import (
+from wildtoolbench.models import ModelSettings, resolve_model
+from wildtoolbench.models.messages import RAW_RESPONSE_KEY, to_langchain
+from wildtoolbench.models.providers.openai import RawChatOpenAI
+from wildtoolbench.models.transport import (
     DEFAULT_CONNECTIONS,
     ModelRequestError,
     RetryPolicy,
@@ -203,7 +203,7 @@ def test_status_errors_are_the_sdks(status, cls, transient):
     assert type(raised.value) is type(expected)
     assert str(raised.value) == str(expected) == f"Error code: {status} - refused {status}"
     assert raised.value.status_code == status and raised.value.body == expected.body
-    assert raised.value.response.headers["retry-after"] == "3"  # read by models.transport.retry_after
+    assert raised.value.response.headers["retry-after"] == "3"  # read by wildtoolbench.models.transport.retry_after
     assert transient_kind(raised.value) == transient
 
 
@@ -371,7 +371,7 @@ def _create(base_url: str):
 
 def test_models_built_by_create_share_the_loops_client(monkeypatch):
     """``openai:`` models send through one shared aiohttp client per endpoint and loop, with the SDK's request on the wire."""
-    from models.providers import openai as provider
+    from wildtoolbench.models.providers import openai as provider
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     built = []

@@ -12,12 +12,12 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from models import ConfigurationError
-from models.providers import langchain as langchain_provider
-from models.providers import openai as openai_provider
-from models.settings import ModelSettings
-from models.transport import base_url_problem, redacted_url
-from wtb.cli import app
+from wildtoolbench.cli import app
+from wildtoolbench.models import ConfigurationError
+from wildtoolbench.models.providers import langchain as langchain_provider
+from wildtoolbench.models.providers import openai as openai_provider
+from wildtoolbench.models.settings import ModelSettings
+from wildtoolbench.models.transport import base_url_problem, redacted_url
 
 SECRET = "hunter2-secret"
 

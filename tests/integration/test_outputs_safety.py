@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
+from wildtoolbench.bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -26,11 +26,11 @@ EVIL_MODEL = "<script>alert(3)</script>demo-model"
 
 
 def wtb(*args: object, env: dict[str, str] | None = None, check: bool = True) -> subprocess.CompletedProcess:
-    """``python -m wtb.cli ARGS`` with this worktree first on the path and tracing off."""
+    """``python -m wildtoolbench.cli ARGS`` with this worktree first on the path and tracing off."""
     full_env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
     full_env.pop("LANGSMITH_TRACING", None)
     result = subprocess.run(
-        [sys.executable, "-m", "wtb.cli", *map(str, args)],
+        [sys.executable, "-m", "wildtoolbench.cli", *map(str, args)],
         cwd=REPO,
         env=full_env,
         capture_output=True,
@@ -195,9 +195,9 @@ graph = builder.compile()
 def test_a_stopped_worker_is_detected_and_its_sessions_run_elsewhere(tmp_path, monkeypatch):
     import asyncio
 
-    from graphs.evaluation_context import EvaluationContext
-    from wtb.runner import arun_eval, open_dataset, processes
-    from wtb.tracing import tracing_scope
+    from wildtoolbench.nodes.evaluation.context import EvaluationContext
+    from wildtoolbench.runner import arun_eval, open_dataset, processes
+    from wildtoolbench.tracing import tracing_scope
 
     candidate = tmp_path / "stopping.py"
     candidate.write_text(STOPPING_GRAPH, encoding="utf-8")
@@ -258,7 +258,7 @@ def fsync(fd):  # the disk is full when this file is flushed
     return real_fsync(fd)
 os.fsync = fsync
 sys.argv = [sys.argv[0], *sys.argv[1:-1]]
-runpy.run_module("wtb.cli", run_name="__main__")
+runpy.run_module("wildtoolbench.cli", run_name="__main__")
 """
 
 

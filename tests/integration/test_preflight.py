@@ -11,9 +11,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from typer.testing import CliRunner
 
-from bench.demo_data import CANDIDATES_PATH
-from models.transport import probe_endpoint
-from wtb.cli import app
+from wildtoolbench.bench.demo_data import CANDIDATES_PATH
+from wildtoolbench.cli import app
+from wildtoolbench.models.transport import probe_endpoint
 
 
 def _free_port() -> int:
@@ -137,7 +137,7 @@ def test_a_model_declared_inside_a_graph_is_checked_before_any_session(tmp_path,
 
 @pytest.mark.parametrize("declared", [f"replay:{CANDIDATES_PATH}#oracle", "openai/gpt-4o-mini", "my-own-model"])
 def test_a_declared_model_that_works_or_is_no_spec_of_ours_passes_the_check(tmp_path, declared):
-    from models import check_model
+    from wildtoolbench.models import check_model
 
     module = tmp_path / "declared_agent.py"
     module.write_text(_AGENT + repr(declared) + "\n", encoding="utf-8")

@@ -11,14 +11,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.demo_data import CANDIDATES_PATH
+from wildtoolbench.bench.demo_data import CANDIDATES_PATH
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_a_line_per_session_when_stderr_is_not_a_terminal(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("WTB_")}
-    command = [sys.executable, "-m", "wtb", "eval", "--model", f"replay:{CANDIDATES_PATH}#demo-model"]
+    command = [sys.executable, "-m", "wildtoolbench", "eval", "--model", f"replay:{CANDIDATES_PATH}#demo-model"]
     command += ["--out", str(tmp_path), "--no-trace"]
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -41,7 +41,7 @@ def test_a_line_per_session_when_stderr_is_not_a_terminal(tmp_path):
 
 def test_no_progress_prints_no_session_lines(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("WTB_")}
-    command = [sys.executable, "-m", "wtb", "eval", "--model", f"replay:{CANDIDATES_PATH}#demo-model"]
+    command = [sys.executable, "-m", "wildtoolbench", "eval", "--model", f"replay:{CANDIDATES_PATH}#demo-model"]
     command += ["--out", str(tmp_path), "--no-trace", "--no-progress", "--limit", "2"]
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

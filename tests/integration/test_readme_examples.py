@@ -191,7 +191,7 @@ def test_readme_command(command, fresh_clone):
     argv = shlex.split(command, comments=True)
     assert argv[0] == "wtb", command
     result = subprocess.run(
-        [sys.executable, "-m", "wtb.cli", *argv[1:]],
+        [sys.executable, "-m", "wildtoolbench.cli", *argv[1:]],
         cwd=root,
         env=env,
         capture_output=True,

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.generation import load_tool_lists, plan_sessions, select_type_paths
-from models.providers import scripted
-from nodes.generation.registry import unregister_role
 from tests.support.gen_scripts import session_script
 from tests.support.session_factory import make_session
 from tests.support.user_docs import user_docs_text
+from wildtoolbench.bench.generation import load_tool_lists, plan_sessions, select_type_paths
+from wildtoolbench.models.providers import scripted
+from wildtoolbench.nodes.generation.registry import unregister_role
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -66,7 +66,7 @@ def test_readme_adding_a_role(tmp_path):
     argv = [f"critic=scripted:{critic}" if a == "critic=openai:gpt-4o" else a for a in argv]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(
-        [sys.executable, "-m", "wtb.cli", *argv[1:], "--seed", "0", "--vague-rate", "0", "--no-trace"],
+        [sys.executable, "-m", "wildtoolbench.cli", *argv[1:], "--seed", "0", "--vague-rate", "0", "--no-trace"],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -103,7 +103,7 @@ def test_readme_adding_a_provider(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
     out = tmp_path / "run"
     done = subprocess.run(
-        [sys.executable, "-m", "wtb.cli", *command[1:], "--out", str(out), "--no-progress", "--no-trace"],
+        [sys.executable, "-m", "wildtoolbench.cli", *command[1:], "--out", str(out), "--no-progress", "--no-trace"],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -119,7 +119,7 @@ def test_readme_adding_a_provider(tmp_path):
         [
             sys.executable,
             "-m",
-            "wtb.cli",
+            "wildtoolbench.cli",
             "eval",
             "--model",
             f"{name}: ",

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from graphs.evaluation_context import EvaluationContext
-from models import ConfigurationError
-from wtb.remote import api_key_from_env, check_specs_for_server, display_url, record_usage, spec_file
-from wtb.remote import evaluation as remote_evaluation
-from wtb.remote.client import RunReply, ServerFailure, check_url
-from wtb.runner import ERRORS_FILE, RESULT_FILE, RUN_FILE, SUMMARY_FILE
+from wildtoolbench.models import ConfigurationError
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
+from wildtoolbench.remote import api_key_from_env, check_specs_for_server, display_url, record_usage, spec_file
+from wildtoolbench.remote import evaluation as remote_evaluation
+from wildtoolbench.remote.client import RunReply, ServerFailure, check_url
+from wildtoolbench.runner import ERRORS_FILE, RESULT_FILE, RUN_FILE, SUMMARY_FILE
 
 DEMO = Path(__file__).resolve().parents[2] / "bench" / "data"
 
@@ -227,9 +227,9 @@ async def test_server_replies_become_records_or_infrastructure_errors(tmp_path, 
 
 
 async def test_generation_replies_become_outcomes(monkeypatch):
-    from bench.generation import plan_sessions, select_type_paths
-    from graphs.generation_context import Context
-    from wtb.remote import generation as remote_generation
+    from wildtoolbench.bench.generation import plan_sessions, select_type_paths
+    from wildtoolbench.nodes.generation.context import Context
+    from wildtoolbench.remote import generation as remote_generation
 
     tools = [json.loads(line)["english_tools"] for line in (DEMO / "demo_sessions.jsonl").read_text().splitlines()[:1]]
     (plan,) = plan_sessions(tools, select_type_paths(2, ["ST,CC"]), seed=0)
@@ -312,9 +312,9 @@ async def test_generation_replies_become_outcomes(monkeypatch):
 @pytest.mark.parametrize("kind", ["http 400", "invalid output"])
 async def test_a_refused_request_gives_the_record_a_local_run_gives(kind):
     """The scored record built from a server's error equals the one run_session builds from the exception itself."""
-    from models.candidates import CandidateOutputError
-    from models.transport import ModelRequestError
-    from wtb.runner import run_session
+    from wildtoolbench.models.candidates import CandidateOutputError
+    from wildtoolbench.models.transport import ModelRequestError
+    from wildtoolbench.runner import run_session
 
     if kind == "http 400":
         exc = ModelRequestError(

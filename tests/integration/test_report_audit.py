@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.support.browser import chromium
-from wtb.cli import app
-from wtb.report import build_report
+from wildtoolbench.cli import app
+from wildtoolbench.report import build_report
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "bench" / "data" / "demo_sessions.jsonl"

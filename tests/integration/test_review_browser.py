@@ -27,7 +27,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.support.browser import chromium
-from wtb.cli import app
+from wildtoolbench.cli import app
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "bench" / "data" / "demo_sessions.jsonl"
@@ -44,7 +44,7 @@ def review_server(dataset: Path, db: Path):
     """``wtb review DATASET --db DB --port 0`` in a subprocess; yields its URL (no trailing slash); stopped
     with SIGTERM at the end (killed if it does not stop)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "wtb.cli", "review", str(dataset), "--db", str(db), "--port", "0"],
+        [sys.executable, "-m", "wildtoolbench.cli", "review", str(dataset), "--db", str(db), "--port", "0"],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -166,7 +166,7 @@ def _edit(reviewer: Reviewer, text: str) -> None:
 def _wtb(*args: str) -> subprocess.CompletedProcess:
     """``wtb ARGS`` in a fresh interpreter (Playwright's event loop runs in this one); it must exit 0."""
     done = subprocess.run(
-        [sys.executable, "-m", "wtb.cli", *args],
+        [sys.executable, "-m", "wildtoolbench.cli", *args],
         cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO)},
         capture_output=True,
@@ -386,7 +386,7 @@ def test_a_non_loopback_bind_is_refused_unless_asked(tmp_path):
         assert "is not a loopback address" in result.output and "--allow-remote" in result.output
     assert not (tmp_path / "demo.review.sqlite3").exists()  # refused before anything is written
 
-    from wtb.review.serve import check_bind
+    from wildtoolbench.review.serve import check_bind
 
     assert check_bind("0.0.0.0", allow_remote=True) is None
     assert all(check_bind(host, allow_remote=False) is None for host in ("127.0.0.1", "127.0.0.2", "localhost", "::1"))

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.generation import load_tool_lists, plan_sessions
 from tests.support.gen_scripts import session_script
 from tests.support.session_factory import make_session
+from wildtoolbench.bench.generation import load_tool_lists, plan_sessions
 
 REPO = Path(__file__).resolve().parents[2]
 VETO_MODULE = REPO / "tests" / "support" / "veto_role.py"
@@ -56,7 +56,7 @@ def _env() -> dict[str, str]:
 
 
 def _generate(tools: Path, out: Path, *models: str, roles: Path | None = None) -> subprocess.CompletedProcess:
-    args = [sys.executable, "-m", "wtb.cli", "generate", "--tools", str(tools), "--out", str(out)]
+    args = [sys.executable, "-m", "wildtoolbench.cli", "generate", "--tools", str(tools), "--out", str(out)]
     args += ["--layers", "2", "--paths", "ST,CC", "--seed", "5", "--year", "2025", "--vague-rate", "0"]
     args += ["--no-trace", "--no-progress", *(["--roles", str(roles)] if roles else [])]
     for model in models:
@@ -113,8 +113,8 @@ def test_langgraph_dev_draws_and_runs_the_role_named_in_wtb_roles(tmp_path):
         pytest.skip(message)
     from langgraph_sdk import get_client
 
-    from bench.generation import assemble_session, session_problems
     from tests.support.langgraph_dev import LangGraphDev
+    from wildtoolbench.bench.generation import assemble_session, session_problems
 
     _tools, plan, roles, critic, _plain = _setup(tmp_path)
     critic_spec = f"scripted:{critic}"

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bench.demo_data import SESSIONS_PATH
-from bench.scoring import MODEL_NAME_MISSING
-from wtb.cli import app
+from wildtoolbench.bench.demo_data import SESSIONS_PATH
+from wildtoolbench.bench.scoring import MODEL_NAME_MISSING
+from wildtoolbench.cli import app
 
 REPO = Path(__file__).resolve().parents[2]
 ORACLE = f"replay:{REPO / 'bench' / 'data' / 'demo_candidates.jsonl'}#oracle"

@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from models.providers import scripted
 from tests.support.langgraph_dev import LangGraphDev
-from wtb.cli import app
+from wildtoolbench.cli import app
+from wildtoolbench.models.providers import scripted
 
 pytestmark = pytest.mark.slow
 
@@ -165,7 +165,7 @@ def test_server_run_equals_a_local_run(dev_server, reference_dir, tmp_path, tmp_
 
 
 def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "wtb.cli", *args]
+    return [sys.executable, "-m", "wildtoolbench.cli", *args]
 
 
 def _wait_for_records(process: subprocess.Popen, out: Path, count: int, bound: float = 120.0) -> None:
@@ -291,8 +291,8 @@ def test_configuration_errors_stop_before_the_first_session(dev_server, referenc
 
 
 def test_generate_on_the_server_equals_a_local_run(dev_server, shared_dir, tmp_path):
-    from bench.generation import load_tool_lists, plan_sessions, select_type_paths
     from tests.support.gen_scripts import session_script
+    from wildtoolbench.bench.generation import load_tool_lists, plan_sessions, select_type_paths
 
     tools = tmp_path / "tools.jsonl"
     tools.write_text((shared_dir / "data" / "tools_en.jsonl").read_text(encoding="utf-8").splitlines()[0] + "\n")

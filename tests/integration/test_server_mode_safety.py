@@ -183,7 +183,7 @@ def test_a_missing_key_on_the_server_reaches_the_wtb_client(tmp_path, monkeypatc
     missing key (the server's message), not "An internal error occurred"."""
     from typer.testing import CliRunner
 
-    from wtb.cli import app
+    from wildtoolbench.cli import app
 
     if importlib.util.find_spec("langgraph_api") is None:
         pytest.skip("langgraph-cli[inmem] is not installed")
@@ -208,11 +208,11 @@ def test_wtb_generate_server_checks_the_context_before_any_session(deployment, t
 
     from typer.testing import CliRunner
 
-    from graphs.generation_context import Context
-    from nodes.generation.registry import model_roles
-    from wtb.cli import app
-    from wtb.remote.check import acheck_server
-    from wtb.remote.generation import generation_context_payload
+    from wildtoolbench.cli import app
+    from wildtoolbench.nodes.generation.context import Context
+    from wildtoolbench.nodes.generation.registry import model_roles
+    from wildtoolbench.remote.check import acheck_server
+    from wildtoolbench.remote.generation import generation_context_payload
 
     dev, _, _, _, capture, _ = deployment
     monkeypatch.setenv("OPENAI_API_KEY", "sk-client-only-1234567")

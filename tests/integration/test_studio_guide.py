@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from graphs.evaluation import graph as evaluation_graph
-from graphs.generation import graph as generation_graph
+from wildtoolbench.graphs.evaluation import graph as evaluation_graph
+from wildtoolbench.graphs.generation import graph as generation_graph
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "studio.md"
 VALUES = {"reference", "fixed", "en", "zh", "none"}
@@ -33,7 +33,7 @@ def test_the_guide_names_every_served_context_field_and_no_other(graph_id, graph
 
 
 def test_the_guides_generation_input_is_a_session_plan():
-    from bench.generation import SessionPlan
+    from wildtoolbench.bench.generation import SessionPlan
 
     text = GUIDE.read_text(encoding="utf-8")
     example = json.loads(re.search(r"```json\n(.*?)```", text, re.S).group(1))

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from nodes.tracing import step_metadata, task_metadata
 from tests.support.langsmith_stub import LangSmithStub
-from wtb.tracing import (
+from wildtoolbench.nodes.tracing import step_metadata, task_metadata
+from wildtoolbench.tracing import (
     REDACTED,
     redact,
     redact_record,
@@ -327,7 +327,7 @@ def _run_cli(args: list[str], stub_url: str, tmp_path: Path) -> subprocess.Compl
         HOME=str(tmp_path),  # no LangSmith CLI profile from the real home
     )
     return subprocess.run(
-        [sys.executable, "-m", "wtb.cli", *args],
+        [sys.executable, "-m", "wildtoolbench.cli", *args],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,
@@ -470,8 +470,8 @@ GEN_ROLE_NODES = {"user", "planner", "checker", "tool", "tool_checker", "agent"}
 
 
 def test_wtb_generate_traces_role_nodes(reference_dir, tmp_path):
-    from bench.generation import load_tool_lists, plan_sessions
     from tests.support.gen_scripts import session_script
+    from wildtoolbench.bench.generation import load_tool_lists, plan_sessions
 
     tools = tmp_path / "tools.jsonl"
     first_session = json.loads((reference_dir / "sessions.jsonl").read_text(encoding="utf-8").splitlines()[0])

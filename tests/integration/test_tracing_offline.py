@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.demo_data import CANDIDATES_PATH
-from wtb.tracing import client as tracing_client
-from wtb.tracing import endpoint_unreachable, langsmith_endpoint, tracing_scope
+from wildtoolbench.bench.demo_data import CANDIDATES_PATH
+from wildtoolbench.tracing import client as tracing_client
+from wildtoolbench.tracing import endpoint_unreachable, langsmith_endpoint, tracing_scope
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -79,7 +79,7 @@ def _eval(out: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], floa
         [
             sys.executable,
             "-m",
-            "wtb.cli",
+            "wildtoolbench.cli",
             "eval",
             "--model",
             f"replay:{CANDIDATES_PATH}#demo-model",

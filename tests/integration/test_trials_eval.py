@@ -24,8 +24,8 @@ from typer.testing import CliRunner
 from tests.support import stochastic
 from tests.support.counting_stub import CountingServer
 from tests.unit.graphs.test_evaluation_reference import normalise
-from wtb.cli import app
-from wtb.runner import load_dataset
+from wildtoolbench.cli import app
+from wildtoolbench.runner import load_dataset
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "bench" / "data" / "demo_sessions.jsonl"
@@ -117,7 +117,7 @@ def test_trials_resume_one_session_trial_at_a_time(tmp_path):
         [
             sys.executable,
             "-m",
-            "wtb.cli",
+            "wildtoolbench.cli",
             "eval",
             "--model",
             model,
@@ -232,7 +232,7 @@ def test_a_killed_run_resumed_with_the_cache_pays_each_request_once(reference_di
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WTB_", "LANGSMITH_", "OPENAI_"))}
     env.update(OPENAI_API_KEY="test-key", NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
     with CountingServer(sessions, script, latency=0.03) as server:
-        command = [sys.executable, "-m", "wtb.cli", "eval", "--no-progress", "--no-trace", "--concurrency", "2"]
+        command = [sys.executable, "-m", "wildtoolbench.cli", "eval", "--no-progress", "--no-trace", "--concurrency", "2"]
         command += _stub_args(reference_dir, server, out, "--cache", str(cache))
         rng = random.Random(26)
         for _ in range(2):
@@ -329,8 +329,8 @@ def test_the_report_shows_trials_and_baselines_as_floor_rows(tmp_path):
     report = tmp_path / "report"
     done = CliRunner().invoke(app, ["report", str(trials), str(floor), "--out", str(report)], catch_exceptions=False)
     assert done.exit_code == 0, done.output
-    from wtb.report.runs import load_runs
-    from wtb.report.tables import FLOOR_GROUP, leaderboard_rows
+    from wildtoolbench.report.runs import load_runs
+    from wildtoolbench.report.tables import FLOOR_GROUP, leaderboard_rows
 
     runs, _ = load_runs([trials, floor])
     rows = {row.model: row for row in leaderboard_rows(runs) if row.source == "run"}

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
-from graphs.evaluation_context import EvaluationContext
-from wtb.runner import open_dataset, run_eval
-from wtb.tracing import tracing_scope
+from wildtoolbench.bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
+from wildtoolbench.runner import open_dataset, run_eval
+from wildtoolbench.tracing import tracing_scope
 
 REPO = Path(__file__).resolve().parents[2]
 ORACLE = f"replay:{CANDIDATES_PATH}#oracle"
@@ -87,7 +87,7 @@ def test_a_dying_worker_costs_only_its_sessions(tmp_path):
 def _wtb(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "LANGCHAIN_", "WTB_"))}
     return subprocess.run(
-        [sys.executable, "-m", "wtb", *args],
+        [sys.executable, "-m", "wildtoolbench", *args],
         cwd=REPO,
         env=env,
         capture_output=True,

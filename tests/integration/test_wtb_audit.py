@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from wtb.cli import app
+from wildtoolbench.cli import app
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "bench" / "data" / "demo_sessions.jsonl"

@@ -19,7 +19,7 @@ def _wtb(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WTB_", "LANGSMITH_", "OPENAI_"))}
     env.update(PYTHONPATH=str(REPO), LANGSMITH_TRACING="false", COLUMNS="200")
     return subprocess.run(
-        [sys.executable, "-m", "wtb.cli", *args],
+        [sys.executable, "-m", "wildtoolbench.cli", *args],
         cwd=cwd,
         env=env,
         capture_output=True,

@@ -15,11 +15,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from graphs.evaluation_context import EvaluationContext
 from tests.support.openai_stub import ScriptedServer
 from tests.unit.graphs.test_evaluation_reference import normalise
-from wtb.runner import arun_eval, load_dataset
-from wtb.score_run import score_run
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
+from wildtoolbench.runner import arun_eval, load_dataset
+from wildtoolbench.score.run import score_run
 
 AGENTS = "tests/support/agent_shapes.py"
 

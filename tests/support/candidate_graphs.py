@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.graph import END, START, MessagesState, StateGraph
 
-from models import resolve_model
+from wildtoolbench.models import resolve_model
 
 INNER_MODEL_ENV = "WTB_TEST_INNER_MODEL"
 

@@ -1,5 +1,5 @@
 """A :class:`tests.support.openai_stub.ScriptedServer` whose replies report the prompt tokens of the request
-actually received, counted with ``models.tokens``' approximation (docs/trials.md §9): what a dry run's estimate
+actually received, counted with ``wildtoolbench.models.tokens``' approximation (docs/trials.md §9): what a dry run's estimate
 is measured against.
 
 It is also idempotent: a request whose messages and tools it has answered before gets the same reply again
@@ -13,12 +13,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from models.tokens import approximate_tokens, token_counter
 from tests.support.openai_stub import ScriptedServer
+from wildtoolbench.models.tokens import approximate_tokens, token_counter
 
 
 class CountingServer(ScriptedServer):
-    """Replies whose ``usage.prompt_tokens`` are ``models.tokens`` counts of the request body (messages and
+    """Replies whose ``usage.prompt_tokens`` are ``wildtoolbench.models.tokens`` counts of the request body (messages and
     tools) and whose ``completion_tokens`` count the reply; :attr:`prompt_tokens` sums what it received."""
 
     prompt_tokens = 0

@@ -4,7 +4,7 @@ The critic reads each planner decision, asks its own model for an opinion and ch
 requests must appear in the captured outputs (``requests/critic.jsonl``) like the built-in roles'.
 """
 
-from nodes.generation.registry import Role, ask_role_model, register_role
+from wildtoolbench.nodes.generation.registry import Role, ask_role_model, register_role
 
 
 async def critic(state, runtime):

@@ -8,11 +8,11 @@ import random
 from pathlib import Path
 from typing import Any
 
-from bench.generation import SPARE_RESPONSE
-from bench.terms import TASK_TYPE_ZH
-from graphs.evaluation_context import EvaluationContext
-from wtb.runner import run_eval
-from wtb.score_run import score_files, score_run
+from wildtoolbench.bench.generation import SPARE_RESPONSE
+from wildtoolbench.bench.terms import TASK_TYPE_ZH
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
+from wildtoolbench.runner import run_eval
+from wildtoolbench.score.run import score_files, score_run
 
 ASK = "ask_user_for_required_parameters"
 ANSWER = "prepare_to_answer"
@@ -121,7 +121,7 @@ def jsonl(path: Path) -> list[dict]:
 def run(
     tmp_path: Path, sessions: list[dict], responses: dict[str, list[dict]] | list[dict], scoring: str, **context
 ) -> dict:
-    """Replay scripted responses through ``wtb.runner.run_eval`` and ``wtb.score_run.score_run`` in one mode.
+    """Replay scripted responses through ``wildtoolbench.runner.run_eval`` and ``wildtoolbench.score.run.score_run`` in one mode.
 
     Args:
         responses: per session id (or, for one session, a list): the responses of the whole

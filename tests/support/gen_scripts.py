@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.generation_checks import schema_errors
+from wildtoolbench.bench.generation_checks import schema_errors
 
 ACCEPT = {"verdict": "accept", "reason": "looks right"}
 
@@ -90,7 +90,7 @@ def _call(function: dict[str, Any], deps: list[int] | None = None, *, again: boo
 def stated(arguments: dict[str, Any], skip: tuple[str, ...] = ()) -> str:
     """The scalar values of ``arguments`` as a user would state them (``"3, Oslo"``), so the rule that
     gold values come from the conversation (docs/generation.md §2) accepts the scripted calls."""
-    from bench.audit_context import leaves
+    from wildtoolbench.bench.audit_context import leaves
 
     values = [
         v for path, v in leaves({k: a for k, a in arguments.items() if k not in skip}) if v not in (None, True, False)

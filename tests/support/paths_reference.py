@@ -1,7 +1,7 @@
 """The reference path enumeration, materialised (docs/paths.md §2): every path of a gold DAG, listed.
 
 Exponential in the width of a layer, so it is not part of the installed package: the lazy
-``bench.paths.PathTracker`` computes the same candidates, ``min_length`` and gold path step by step.
+``wildtoolbench.bench.paths.PathTracker`` computes the same candidates, ``min_length`` and gold path step by step.
 This module is the executable definition the differential tests (tests/unit/bench/test_paths_lazy.py,
 tests/unit/bench/test_paths_reference.py) and the benchmarks compare the tracker with.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from bench.paths import Path, Step, _moves_from_ready, node_names
+from wildtoolbench.bench.paths import Path, Step, _moves_from_ready, node_names
 
 
 def _graph(answer_list: Sequence[Mapping[str, Any]]) -> tuple[list[list[int]], list[int]]:
@@ -40,7 +40,7 @@ def enumerate_paths(answer_list: Sequence[Mapping[str, Any]]) -> list[Path]:
 
     Raises:
         KeyError, IndexError: if a node lacks ``action.name`` / ``dependency_list``
-            or a dependency index is out of range (validate with ``bench.schema``).
+            or a dependency index is out of range (validate with ``wildtoolbench.bench.schema``).
     """
     names = node_names(answer_list)
     n = len(names)

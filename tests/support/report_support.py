@@ -18,11 +18,11 @@ CANDIDATES = ("oracle", "noisy")
 
 
 def run_cli(*args: object, cwd: Path = REPO_ROOT, check: bool = True) -> subprocess.CompletedProcess:
-    """Run ``python -m wtb.cli ARGS`` with this worktree first on the path; returns the finished process."""
+    """Run ``python -m wildtoolbench.cli ARGS`` with this worktree first on the path; returns the finished process."""
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     env.pop("LANGSMITH_TRACING", None)
     result = subprocess.run(
-        [sys.executable, "-m", "wtb.cli", *map(str, args)],
+        [sys.executable, "-m", "wildtoolbench.cli", *map(str, args)],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -69,7 +69,7 @@ def fixture_report(base: Path, reference_dir: Path) -> Path:
 def official_pins(dataset: Path, folder: Path) -> Path:
     """A ``WTB_DATA_PINS`` file that pins ``dataset`` as the official dataset (``wildtoolbench``), so that a
     report treats runs of all its sessions as rankable among the paper's models; returns its path."""
-    from wtb.datasets.official import OFFICIAL_PINS, git_blob_id
+    from wildtoolbench.data.official import OFFICIAL_PINS, git_blob_id
 
     pin = next(p for p in OFFICIAL_PINS if p.name == "wildtoolbench")
     path = Path(folder) / "pins.json"

@@ -27,10 +27,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from models import Provider, register_provider
-from models.cache import TRIAL_KEY
-from models.messages import RAW_RESPONSE_KEY, to_langchain
-from models.providers.replay import SESSION_KEY, load_responses
+from wildtoolbench.models import Provider, register_provider
+from wildtoolbench.models.cache import TRIAL_KEY
+from wildtoolbench.models.messages import RAW_RESPONSE_KEY, to_langchain
+from wildtoolbench.models.providers.replay import SESSION_KEY, load_responses
 
 PREFIX = "stochastic"
 WRONG = {

@@ -5,7 +5,7 @@ back to the planner with the reason (``send_back``: a ``Command(goto="planner")`
 sees on the feedback line of its next request); any other reply lets the decision go on to the checker.
 """
 
-from nodes.generation.registry import Role, ask_role_model, register_role, send_back
+from wildtoolbench.nodes.generation.registry import Role, ask_role_model, register_role, send_back
 
 
 async def critic(state, runtime):

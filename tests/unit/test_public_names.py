@@ -13,22 +13,30 @@ from collections import defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("wtb", "graphs", "nodes", "models", "prompts", "bench")
+PACKAGES = {
+    "wildtoolbench": "wildtoolbench",
+    "graphs": "wildtoolbench.graphs",
+    "nodes": "wildtoolbench.nodes",
+    "models": "wildtoolbench.models",
+    "prompts": "wildtoolbench.prompts",
+    "bench": "wildtoolbench.bench",
+}
+"""Each folder of the repository and the module prefix it is installed under (pyproject.toml package-dir)."""
 
 ALLOWED: dict[str, tuple[str, ...]] = {
     # The model-provider interface (docs/providers.md): each provider module answers the same calls.
-    "check": ("models.",),
-    "create": ("models.",),
-    "model_name": ("models.",),
-    "parse_name": ("models.",),
-    "unapplied_settings": ("models.",),
+    "check": ("wildtoolbench.models.",),
+    "create": ("wildtoolbench.models.",),
+    "model_name": ("wildtoolbench.models.",),
+    "parse_name": ("wildtoolbench.models.",),
+    "unapplied_settings": ("wildtoolbench.models.",),
     # `python -m` / console-script entry points, each of its own program.
-    "main": ("wtb.", "models.", "bench."),
+    "main": ("wildtoolbench.cli", "wildtoolbench.runner.", "wildtoolbench.models.", "wildtoolbench.bench."),
     # Each graph module exposes the same two names: `graph` (langgraph.json's entry) and its recursion limit.
-    "graph": ("graphs.evaluation", "graphs.generation"),
-    "RECURSION_LIMIT": ("graphs.evaluation", "graphs.generation"),
+    "graph": ("wildtoolbench.graphs.evaluation", "wildtoolbench.graphs.generation"),
+    "RECURSION_LIMIT": ("wildtoolbench.graphs.evaluation", "wildtoolbench.graphs.generation"),
     # Each server-run module names the graph it runs on a LangGraph Server (`graph_id` defaults to it).
-    "GRAPH_ID": ("wtb.remote.evaluation", "wtb.remote.generation"),
+    "GRAPH_ID": ("wildtoolbench.remote.evaluation", "wildtoolbench.remote.generation"),
 }
 """Names that several modules define by design, with the modules (or module prefixes) allowed to."""
 
@@ -54,12 +62,14 @@ def public_names(source: str) -> list[str]:
     return [name for name in names if not name.startswith("_")]
 
 
-def definitions(root: Path, packages: tuple[str, ...]) -> dict[str, list[str]]:
+def definitions(root: Path, packages: dict[str, str] | tuple[str, ...]) -> dict[str, list[str]]:
     """Public name -> the dotted modules that define it, for every module of ``packages`` under ``root``."""
     found: dict[str, list[str]] = defaultdict(list)
-    for package in packages:
+    prefixes = packages if isinstance(packages, dict) else {p: p for p in packages}
+    for package, prefix in prefixes.items():
         for path in sorted((root / package).rglob("*.py")):
-            module = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+            parts = path.relative_to(root / package).with_suffix("").parts
+            module = ".".join((prefix, *parts)).removesuffix(".__init__")
             for name in dict.fromkeys(public_names(path.read_text(encoding="utf-8"))):
                 found[name].append(module)
     return found

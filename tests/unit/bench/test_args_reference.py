@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.args import check_arguments
+from wildtoolbench.bench.args import check_arguments
 
 _CASES = (
     Path(os.environ.get("WTB_SHARED_DIR", Path(__file__).resolve().parents[4] / "shared"))

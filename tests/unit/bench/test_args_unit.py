@@ -1,4 +1,4 @@
-"""Unit tests for bench.args with hand-written schemas (docs/arguments.md, quirks 21-27)."""
+"""Unit tests for wildtoolbench.bench.args with hand-written schemas (docs/arguments.md, quirks 21-27)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-import bench.args as args_module
-from bench.args import (
+import wildtoolbench.bench.args as args_module
+from wildtoolbench.bench.args import (
     UnknownToolError,
     check_arguments,
     float_to_number,
@@ -408,7 +408,7 @@ def test_comparison_crash_is_reported(monkeypatch):
 def test_jieba_is_quiet_and_caches_outside_the_repo(tmp_path):
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     code = (
-        "from bench.args import match_error;"
+        "from wildtoolbench.bench.args import match_error;"
         "print(match_error('我想预订后天上午去广州的飞机票', '我想预订明天下午去上海的火车票'))"
     )
     done = subprocess.run(

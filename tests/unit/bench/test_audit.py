@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.audit import (
+from wildtoolbench.bench.audit import (
     DUPLICATE_SESSION,
     FAILED_BY_ALL,
     INVALID_SESSION,
@@ -23,11 +23,11 @@ from bench.audit import (
     audit_sessions,
     validation_findings,
 )
-from bench.audit_context import CallContext, normalise, numbers_in
-from bench.audit_duplicates import duplicate_pairs
-from bench.audit_oracle import gold_labels, gold_record
-from bench.audit_schema import schema_problems
-from bench.schema import DatasetIssue
+from wildtoolbench.bench.audit_context import CallContext, normalise, numbers_in
+from wildtoolbench.bench.audit_duplicates import duplicate_pairs
+from wildtoolbench.bench.audit_oracle import gold_labels, gold_record
+from wildtoolbench.bench.audit_schema import schema_problems
+from wildtoolbench.bench.schema import DatasetIssue
 
 DEMO = Path(__file__).resolve().parents[3] / "bench" / "data" / "demo_sessions.jsonl"
 
@@ -411,7 +411,7 @@ def test_a_session_that_breaks_the_schema_is_still_audited(sessions):
 
 
 def test_a_loader_problem_that_a_specific_check_names_is_reported_once():
-    from bench.audit import UNKNOWN_TOOL, Finding, drop_covered
+    from wildtoolbench.bench.audit import UNKNOWN_TOOL, Finding, drop_covered
 
     loader = [
         Finding("s1", 0, INVALID_SESSION, "error", "line 1: ...", field="english_answer_list[0][0].action.name"),

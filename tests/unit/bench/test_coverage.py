@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.coverage import (
+from tests.support.session_factory import make_session
+from wildtoolbench.bench.coverage import (
     argument_diversity,
     comparison_rows,
     contamination,
@@ -25,7 +26,6 @@ from bench.coverage import (
     tool_category,
     user_turns,
 )
-from tests.support.session_factory import make_session
 
 
 def _node(name, deps=(), arguments=None, **extra):

@@ -7,12 +7,12 @@ import json
 import re
 from typing import Any
 
-from bench import demo_data
-from bench.demo_data import ANSWER, ASK, CANDIDATES_PATH, SESSIONS_PATH
-from bench.metrics import compute_metrics
-from bench.paths import PathTracker
-from bench.schema import load_sessions
-from bench.scoring import score_session
+from wildtoolbench.bench import demo_data
+from wildtoolbench.bench.demo_data import ANSWER, ASK, CANDIDATES_PATH, SESSIONS_PATH
+from wildtoolbench.bench.metrics import compute_metrics
+from wildtoolbench.bench.paths import PathTracker
+from wildtoolbench.bench.schema import load_sessions
+from wildtoolbench.bench.scoring import score_session
 
 FIELDS = [
     "id",
@@ -325,7 +325,7 @@ def test_demo_model_makes_the_scripted_mistakes_and_consumes_all_but_the_spare()
 
 
 def test_reference_argument_checker_accepts_the_oracle_and_flags_each_scripted_argument_mistake():
-    from bench.args import check_arguments, float_to_number
+    from wildtoolbench.bench.args import check_arguments, float_to_number
 
     verdicts = {}
     for record in CANDIDATES:
@@ -371,8 +371,8 @@ def test_strict_schema_check_flags_the_demo_model_calls_that_break_the_schema():
 def test_dataset_loader_and_wtb_validate_accept_the_demo():
     from typer.testing import CliRunner
 
-    from bench.schema import load_sessions
-    from wtb.cli import app
+    from wildtoolbench.bench.schema import load_sessions
+    from wildtoolbench.cli import app
 
     sessions = load_sessions(SESSIONS_PATH)
     assert [s.id for s in sessions] == [f"wild_tool_bench_{i}" for i in range(6)]
@@ -385,7 +385,7 @@ def _run_scripted(session: dict[str, Any], responses: list[dict[str, Any]], mode
     """Drive the pure inference functions (branch eval) with a scripted response queue; docs/evaluation.md §5 record."""
     import random
 
-    from bench.harness import (
+    from wildtoolbench.bench.harness import (
         build_prompt,
         close_task_result,
         float_to_number,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bench.diff import (
+from wildtoolbench.bench.diff import (
     ANSWER,
     ASK,
     CALLS,

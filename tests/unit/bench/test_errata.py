@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.audit import Finding
-from bench.audit_oracle import gold_record
-from bench.errata import (
+from wildtoolbench.bench.audit import Finding
+from wildtoolbench.bench.audit_oracle import gold_record
+from wildtoolbench.bench.errata import (
     Erratum,
     apply_errata,
     check_errata,
@@ -21,9 +21,9 @@ from bench.errata import (
     parse_path,
     patch_record_gold,
 )
-from bench.metrics import MetricsAccumulator
-from bench.schema import DatasetError
-from bench.scoring import score_session
+from wildtoolbench.bench.metrics import MetricsAccumulator
+from wildtoolbench.bench.schema import DatasetError
+from wildtoolbench.bench.scoring import score_session
 
 DEMO = Path(__file__).resolve().parents[3] / "bench" / "data" / "demo_sessions.jsonl"
 

@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from bench.demo_data import bundled_demo_sessions
-from bench.estimate import estimate_run, reply_text, task_requests
-from bench.harness import build_prompt, gold_history
-from bench.io import json_lines
+from wildtoolbench.bench.demo_data import bundled_demo_sessions
+from wildtoolbench.bench.estimate import estimate_run, reply_text, task_requests
+from wildtoolbench.bench.harness import build_prompt, gold_history
+from wildtoolbench.bench.io import json_lines
 
 
 def _sessions():

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from bench.generation import (
+from wildtoolbench.bench.generation import (
     GenerationInputError,
     chinese_env_info,
     dependency_lists,
@@ -23,7 +23,7 @@ from bench.generation import (
     should_answer_vaguely,
     streamline,
 )
-from bench.generation_checks import (
+from wildtoolbench.bench.generation_checks import (
     decision_errors,
     extract_json,
     plain_text,
@@ -31,7 +31,7 @@ from bench.generation_checks import (
     schema_errors,
     tools_by_name,
 )
-from graphs.generation_state import CheckerVerdict, PlannerDecision, ToolResults
+from wildtoolbench.nodes.generation.state import CheckerVerdict, PlannerDecision, ToolResults
 
 TOOLS = [
     {
@@ -157,7 +157,7 @@ def test_dependency_lists_hold_what_each_call_needs():
 def test_a_call_that_uses_a_result_depends_on_it():
     """A call whose argument value only an earlier result holds could not be made before it: it
     depends on that call though the planner named nothing (docs/generation.md §6.1)."""
-    from bench.generation import known_texts
+    from wildtoolbench.bench.generation import known_texts
 
     search = {**_node("searchProducts", 0), "arguments": {"query": "cola"}, "observation": {"upc": "0049000028911"}}
     detail = {**_node("getProduct", 1), "arguments": {"upc": "0049000028911"}}

@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from bench.generation_quality import (
+from wildtoolbench.bench.generation_quality import (
     date_misplaced,
     described_options,
     echo_problem,
@@ -319,7 +319,7 @@ def test_a_result_that_pastes_its_tool_definition_is_no_data():
     """The tool role returned the tool's own definition as the result of getWordExamples (issue 25
     measurement): the quality check and the result rules find it; data that merely names the word
     does not count."""
-    from bench.generation_checks import results_errors, tools_by_name
+    from wildtoolbench.bench.generation_checks import results_errors, tools_by_name
 
     session = _session("What does the word 'apple' mean?", "apple")
     pasted = {"description": "Get the definitions and example usages of a word in a specified language.",
@@ -339,8 +339,8 @@ def test_a_result_that_pastes_its_tool_definition_is_no_data():
 
 
 def test_a_reply_may_not_hold_its_request_label_or_stop_at_a_colon():
-    from bench.generation_quality import PROMPT_LABELS, assistant_problems
-    from prompts import fragments
+    from wildtoolbench.bench.generation_quality import PROMPT_LABELS, assistant_problems
+    from wildtoolbench.prompts import fragments
 
     for language in ("en", "zh"):  # the labels are the agent request's own (prompts/*/fragments.json)
         assert fragments(language)["labels"]["result_points"].lower() in PROMPT_LABELS[language]
@@ -361,7 +361,7 @@ def test_a_reply_may_not_hold_its_request_label_or_stop_at_a_colon():
 
 def test_a_short_earlier_reply_given_again_is_a_repeat():
     """A chat task's reply was the last task's facts line again ("teamId: 99924", issue 25 measurement)."""
-    from bench.generation_quality import assistant_problems
+    from wildtoolbench.bench.generation_quality import assistant_problems
 
     earlier = [("teamId: 99924", '{"teamId": 99924}')]
     assert assistant_problems("teamId: 99924", replies=earlier) == ['repeats "teamid 99924" of an earlier reply']
@@ -372,7 +372,7 @@ def test_a_short_earlier_reply_given_again_is_a_repeat():
 def test_what_the_demo_tool_lists_drew_from_the_small_model():
     """Sessions generated on bench/data/demo_tools.jsonl passed the check while reading badly: the user
     offering help, a run of stray braces, a request value and tool results copied from the schema."""
-    from bench.generation_quality import copies_definition, described, placeholder_problem
+    from wildtoolbench.bench.generation_quality import copies_definition, described, placeholder_problem
 
     offer = "Thanks. Is there anything else I can assist you with today? I'm here to help you with this data."
     assert [why.split('" ', 1)[1] for why in voice_problems(offer, "en", opening=True)] == [
@@ -403,9 +403,9 @@ def test_a_lone_full_width_mark_is_no_chinese():
 
 
 def test_a_reply_that_says_one_sentence_twice_is_written_again():
-    from bench.generation_quality import assistant_problems, repeated_sentence
-    from bench.generation_yield import reason_code
-    from nodes.generation.agent import _AGENT_HINTS
+    from wildtoolbench.bench.generation_quality import assistant_problems, repeated_sentence
+    from wildtoolbench.bench.generation_yield import reason_code
+    from wildtoolbench.nodes.generation.agent import _AGENT_HINTS
 
     results = '{"datasetId": 18406}'
     twice = "The dataset ID is 18406. The dataset ID is 18406."
@@ -435,9 +435,9 @@ def test_a_request_must_name_something_only_when_its_calls_take_values():
 def test_template_slots_identifier_replies_and_a_pasted_clock_are_caught():
     """Measured on the seeded run (issue 25): "{teamId}" in a question and its answer, a reply
     "ahmed_khan_age_25_30_25_34", a request ending "getMethod: 2024-01-19 12:02:00 Friday"."""
-    from bench.generation_quality import assistant_problems
-    from bench.generation_yield import reason_code
-    from nodes.generation.agent import _AGENT_HINTS
+    from wildtoolbench.bench.generation_quality import assistant_problems
+    from wildtoolbench.bench.generation_yield import reason_code
+    from wildtoolbench.nodes.generation.agent import _AGENT_HINTS
 
     question = "What is the roster of the team with the ID: {teamId}?"
     (problem,) = assistant_problems(question)
@@ -462,9 +462,9 @@ def test_template_slots_identifier_replies_and_a_pasted_clock_are_caught():
 
 def test_one_text_value_for_two_parameters_is_refused():
     """Measured (issue 25): searchProducts(query="apple", upc="apple"), getWordDefinition(word=..., partOfSpeech=...)."""
-    from bench.generation_checks import decision_errors
-    from bench.generation_quality import shared_value_errors
-    from bench.generation_yield import reason_code
+    from wildtoolbench.bench.generation_checks import decision_errors
+    from wildtoolbench.bench.generation_quality import shared_value_errors
+    from wildtoolbench.bench.generation_yield import reason_code
 
     assert shared_value_errors({"query": "apple", "upc": "Apple"}) == [
         "gives 'apple' to query and upc: each parameter takes its own value (leave out an optional one nobody gave)"
@@ -496,7 +496,7 @@ def test_a_user_naming_the_address_the_assistant_gave_is_no_echo():
 
 
 def test_the_optional_parameter_of_a_shared_value_is_left_out_of_the_next_try():
-    from bench.generation_checks import shared_value_bans
+    from wildtoolbench.bench.generation_checks import shared_value_bans
 
     search = {"name": "searchProducts", "parameters": {"type": "object", "required": ["query"], "properties": {
         "query": {"type": "string"}, "upc": {"type": "string"}, "location": {"type": "string"}}}}  # fmt: skip
@@ -525,7 +525,7 @@ def test_measured_user_turns_that_repeat_instructions_or_offer_help(text):
 def test_a_date_for_a_time_of_day_is_misplaced_at_any_depth():
     """Measured (walkthrough, issue 25): schedule = {"start_time": "2024-01-30", ...} where start_time is
     "Start time, HH:MM (24-hour)"."""
-    from bench.generation_quality import leaf_schema
+    from wildtoolbench.bench.generation_quality import leaf_schema
 
     start = {"type": "string", "description": "Start time, HH:MM (24-hour)."}
     assert date_misplaced("start_time", start, "2024-01-30")
@@ -541,7 +541,7 @@ def test_a_date_for_a_time_of_day_is_misplaced_at_any_depth():
 
 def test_a_planned_date_range_ends_after_it_starts():
     """Measured (walkthrough, issue 25): "The start date is 2024-01-30. The end date is 2024-01-20."."""
-    from bench.generation_values import ordered_ranges
+    from wildtoolbench.bench.generation_values import ordered_ranges
 
     assert ordered_ranges({"meter_id": "98672", "start_date": "2024-01-30", "end_date": "2024-01-20"}) == {
         "meter_id": "98672", "start_date": "2024-01-20", "end_date": "2024-01-30"}  # fmt: skip

@@ -3,7 +3,7 @@ the conversation, no repeated call, no re-proposed rejected decision."""
 
 from __future__ import annotations
 
-from bench.generation_checks import canonical_actions, context_errors, repetition_errors
+from wildtoolbench.bench.generation_checks import canonical_actions, context_errors, repetition_errors
 
 TOOLS = {
     "getWordDefinitions": {
@@ -91,7 +91,7 @@ def test_a_date_goes_only_to_a_parameter_about_dates():
 
 
 def test_a_result_copied_from_another_call_is_rejected():
-    from bench.generation_checks import results_errors
+    from wildtoolbench.bench.generation_checks import results_errors
 
     earlier = [
         {"name": "getSynonymsAntonyms", "arguments": {"word": "apple"},

@@ -1,4 +1,4 @@
-"""The generator's own choice of request values (``bench.generation_values``, docs/generation.md §4.4)."""
+"""The generator's own choice of request values (``wildtoolbench.bench.generation_values``, docs/generation.md §4.4)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from bench.generation_quality import placeholder_problem
-from bench.generation_values import (
+from wildtoolbench.bench.generation_quality import placeholder_problem
+from wildtoolbench.bench.generation_values import (
     fallback_value,
     given_by_name,
     known_values,

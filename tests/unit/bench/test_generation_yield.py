@@ -3,7 +3,7 @@ hand-made raw transcript."""
 
 from __future__ import annotations
 
-from bench.generation_yield import merge_yields, reason_code, session_yield, yield_lines
+from wildtoolbench.bench.generation_yield import merge_yields, reason_code, session_yield, yield_lines
 
 TRANSCRIPT = [
     {"id": "e0000", "role": "user", "task": 0, "content": "Thank you for providing the tools."},

@@ -1,4 +1,4 @@
-"""Pure harness logic of the evaluation loop (bench.harness; docs/evaluation.md §2, §3, §5), on hand-written DAGs."""
+"""Pure harness logic of the evaluation loop (wildtoolbench.bench.harness; docs/evaluation.md §2, §3, §5), on hand-written DAGs."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from bench import harness as inference
-from bench.paths import PathTracker
+from wildtoolbench.bench import harness as inference
+from wildtoolbench.bench.paths import PathTracker
 
 ID = re.compile(r"^toolu_bdrk_[A-Za-z0-9]{24}$")
 

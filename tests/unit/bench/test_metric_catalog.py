@@ -8,8 +8,8 @@ from importlib.resources import files
 
 import pytest
 
-from bench import catalog
-from bench.catalog import (
+from wildtoolbench.bench import catalog
+from wildtoolbench.bench.catalog import (
     CATALOG,
     EXTRA_SECTION,
     METRIC_SECTIONS,
@@ -23,7 +23,7 @@ from bench.catalog import (
     table_metrics,
     unregister_metric,
 )
-from bench.metrics import MetricsAccumulator, compute_metrics, published, readable_metrics, with_extra
+from wildtoolbench.bench.metrics import MetricsAccumulator, compute_metrics, published, readable_metrics, with_extra
 
 
 def _jsonl(path):
@@ -32,7 +32,7 @@ def _jsonl(path):
 
 
 def _paper():
-    return json.loads(files("wtb.report").joinpath("paper_leaderboard.json").read_text(encoding="utf-8"))
+    return json.loads(files("wildtoolbench.report").joinpath("paper_leaderboard.json").read_text(encoding="utf-8"))
 
 
 @pytest.fixture

@@ -11,14 +11,14 @@ import copy
 import json
 from pathlib import Path
 
-from bench.args import check_arguments
-from bench.generation import oracle_candidate
-from bench.harness import effective_step_limit
-from bench.scoring import gold_arguments_text, score_task
-from graphs.evaluation_context import EvaluationContext
 from tests.support.session_factory import make_session
-from wtb.runner import run_eval
-from wtb.score_run import score_run
+from wildtoolbench.bench.args import check_arguments
+from wildtoolbench.bench.generation import oracle_candidate
+from wildtoolbench.bench.harness import effective_step_limit
+from wildtoolbench.bench.scoring import gold_arguments_text, score_task
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
+from wildtoolbench.runner import run_eval
+from wildtoolbench.score.run import score_run
 
 
 def _jsonl(path: Path) -> list[dict]:

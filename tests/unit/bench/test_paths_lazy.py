@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from bench.paths import PathTracker, _moves_from_ready, _same_name_runs
-from bench.terms import ASK_USER, PREPARE_TO_ANSWER
 from benchmarks.paths import oracle_walk, parallel_task
 from tests.support.paths_reference import MaterialisedPathTracker, enumerate_paths
+from wildtoolbench.bench.paths import PathTracker, _moves_from_ready, _same_name_runs
+from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER
 
 
 def _rows(reference_dir) -> list[dict[str, Any]]:

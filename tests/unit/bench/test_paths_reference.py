@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from bench.paths import PathTracker
 from tests.support.paths_reference import enumerate_paths, min_length, split_optimal
+from wildtoolbench.bench.paths import PathTracker
 
 
 def _rows(reference_dir):

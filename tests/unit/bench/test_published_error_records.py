@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.scoring import MODEL_NAME_MISSING, ResultRecordError, record_identity, with_model_name
+from wildtoolbench.bench.scoring import MODEL_NAME_MISSING, ResultRecordError, record_identity, with_model_name
 
 PUBLISHED_ERROR = {"id": "wild_tool_bench_1", "result": "Error during inference: 'parameters'"}
 

@@ -7,14 +7,14 @@ from collections import Counter
 
 import pytest
 
-from bench.errors import (
+from wildtoolbench.bench.errors import (
     CATEGORIES,
     TaskError,
     argument_error_category,
     classify_task,
     error_counts,
 )
-from bench.scoring import score_task
+from wildtoolbench.bench.scoring import score_task
 
 ASK = "ask_user_for_required_parameters"
 ANSWER = "prepare_to_answer"
@@ -205,7 +205,7 @@ def test_call_error_step_limit():
 
 
 def test_call_error_inference_failure_of_the_whole_session():
-    from bench.scoring import inference_error_tasks
+    from wildtoolbench.bench.scoring import inference_error_tasks
 
     tasks = inference_error_tasks("Error during inference: list index out of range")
     found = [classify_task(t) for t in tasks]
@@ -265,7 +265,7 @@ def test_classify_rejects_unscored_input():
 
 
 def test_with_the_real_scorer():
-    """A record labelled by bench.scoring.score_task (not hand-labelled) classifies by its check message."""
+    """A record labelled by wildtoolbench.bench.scoring.score_task (not hand-labelled) classifies by its check message."""
     tools = [
         {
             "type": "function",

@@ -12,7 +12,8 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from bench.schema import (
+from tests.support.session_factory import make_session
+from wildtoolbench.bench.schema import (
     DatasetError,
     DatasetIssue,
     Session,
@@ -20,8 +21,7 @@ from bench.schema import (
     sessions_by_id,
     validate_file,
 )
-from tests.support.session_factory import make_session
-from wtb.cli import app
+from wildtoolbench.cli import app
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -224,7 +224,7 @@ def test_wtb_validate_subprocess_all_problems_no_traceback(tmp_path):
     missing = tmp_path / "missing.jsonl"
     for target, expected in [(path, [1, 2, 3, 4]), (missing, [])]:
         proc = subprocess.run(
-            [sys.executable, "-m", "wtb.cli", "validate", str(target)],
+            [sys.executable, "-m", "wildtoolbench.cli", "validate", str(target)],
             capture_output=True,
             text=True,
             cwd=REPO_ROOT,
@@ -254,7 +254,7 @@ def test_every_original_tool_list_is_accepted(shared_dir):
 
 
 def test_json_lines_names_file_and_line(tmp_path):
-    from bench.io import json_lines
+    from wildtoolbench.bench.io import json_lines
 
     path = tmp_path / "rows.jsonl"
     path.write_bytes(b'{"a": 1}\n\n[2]\n{broken\n')

@@ -11,10 +11,10 @@ import json
 
 import pytest
 
-from bench.metrics import compute_metrics
-from bench.schema import Session
-from bench.scoring import ResultRecordError, score_session, score_task
 from tests.support.session_factory import make_session
+from wildtoolbench.bench.metrics import compute_metrics
+from wildtoolbench.bench.schema import Session
+from wildtoolbench.bench.scoring import ResultRecordError, score_session, score_task
 
 
 class StubChecker:

@@ -13,18 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.args import check_arguments, float_to_number
-from bench.compare import compare_run, compare_session
-from bench.generation import oracle_candidate
-from bench.harness import ERROR_ACTION_NAME, ERROR_EMPTY_RESPONSE, build_prompt
-from bench.metrics import compute_metrics
-from bench.pairing import _best_assignment, _hungarian, pair_calls
-from bench.paths import PathTracker
-from bench.paths_fixed import FixedPathTracker
-from bench.schema import DatasetError, load_sessions, sessions_by_id
-from bench.scoring import ResultRecordError, score_session, score_task
-from bench.terms import SCORING_MODES
-from graphs.evaluation_context import EvaluationContext
 from tests.support.fixed_sessions import (
     answer,
     ask,
@@ -37,8 +25,20 @@ from tests.support.fixed_sessions import (
     run,
     text,
 )
-from wtb.runner import run_eval
-from wtb.score_run import score_run
+from wildtoolbench.bench.args import check_arguments, float_to_number
+from wildtoolbench.bench.compare import compare_run, compare_session
+from wildtoolbench.bench.generation import oracle_candidate
+from wildtoolbench.bench.harness import ERROR_ACTION_NAME, ERROR_EMPTY_RESPONSE, build_prompt
+from wildtoolbench.bench.metrics import compute_metrics
+from wildtoolbench.bench.pairing import _best_assignment, _hungarian, pair_calls
+from wildtoolbench.bench.paths import PathTracker
+from wildtoolbench.bench.paths_fixed import FixedPathTracker
+from wildtoolbench.bench.schema import DatasetError, load_sessions, sessions_by_id
+from wildtoolbench.bench.scoring import ResultRecordError, score_session, score_task
+from wildtoolbench.bench.terms import SCORING_MODES
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
+from wildtoolbench.runner import run_eval
+from wildtoolbench.score.run import score_run
 
 REPO = Path(__file__).resolve().parents[3]
 CHATS = [text("Bye."), text("Bye."), text("Bye.")]
@@ -688,7 +688,7 @@ def test_wtb_score_cli_rescoring_a_reference_run(tmp_path):
         [
             sys.executable,
             "-m",
-            "wtb.cli",
+            "wildtoolbench.cli",
             "score",
             "--dataset",
             str(ref["dataset"]),
@@ -716,7 +716,7 @@ def test_wtb_score_cli_rescoring_a_reference_run(tmp_path):
         [
             sys.executable,
             "-m",
-            "wtb.cli",
+            "wildtoolbench.cli",
             "score",
             "--dataset",
             str(ref["dataset"]),

@@ -1,6 +1,6 @@
 """Differential tests against the reference fixtures: scoring (240 records) and metrics (30 dicts).
 
-Uses the real argument checker (bench.args) and float→number tools, exactly as
+Uses the real argument checker (wildtoolbench.bench.args) and float→number tools, exactly as
 `wtb score` does. Sessions are found by id, never by line position.
 """
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.metrics import compute_metrics
-from bench.schema import load_sessions, sessions_by_id
-from bench.scoring import score_session
+from wildtoolbench.bench.metrics import compute_metrics
+from wildtoolbench.bench.schema import load_sessions, sessions_by_id
+from wildtoolbench.bench.scoring import score_session
 
 pytestmark = pytest.mark.shared
 

@@ -1,4 +1,4 @@
-"""bench.sequential: the paired difference with MDD and verdict, and the stopping rule (docs/trials.md §6, §7)."""
+"""wildtoolbench.bench.sequential: the paired difference with MDD and verdict, and the stopping rule (docs/trials.md §6, §7)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from bench.sequential import (
+from wildtoolbench.bench.sequential import (
     A_BETTER,
     ALPHA,
     B_BETTER,

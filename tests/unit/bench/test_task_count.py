@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bench.demo_data import SESSIONS_PATH
-from bench.generation import oracle_candidate
-from bench.schema import DatasetError, infer_task_count, task_counts
-from wtb.cli import app
+from wildtoolbench.bench.demo_data import SESSIONS_PATH
+from wildtoolbench.bench.generation import oracle_candidate
+from wildtoolbench.bench.schema import DatasetError, infer_task_count, task_counts
+from wildtoolbench.cli import app
 
 PER_TASK = ("english_tasks", "english_answer_list", "english_task_types", "tasks", "answer_list", "task_types")
 

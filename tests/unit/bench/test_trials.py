@@ -1,4 +1,4 @@
-"""bench.trials: pass^k, pass@k, flip rate and their intervals over repeated trials (docs/trials.md §1-§5)."""
+"""wildtoolbench.bench.trials: pass^k, pass@k, flip rate and their intervals over repeated trials (docs/trials.md §1-§5)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.trials import (
+from wildtoolbench.bench.trials import (
     pairwise_disagreement,
     pass_at_k,
     pass_hat_k,
@@ -163,7 +163,7 @@ def test_verdicts_from_score_lines():
 
 
 def test_buckets_follow_the_metric_dict():
-    from bench.schema import load_sessions
+    from wildtoolbench.bench.schema import load_sessions
 
     sessions = load_sessions(REPO / "bench" / "data" / "demo_sessions.jsonl", tasks=4)
     buckets = session_buckets(sessions)

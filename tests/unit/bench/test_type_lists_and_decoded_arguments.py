@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from bench.args import check_arguments, float_to_number
-from bench.scoring import score_task
 from tests.unit.bench.test_scoring import FINAL, call_step, task, text_step
+from wildtoolbench.bench.args import check_arguments, float_to_number
+from wildtoolbench.bench.scoring import score_task
 
 TOOLS = [
     {

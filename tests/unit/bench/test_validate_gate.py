@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
-from bench.schema import task_counts, validate_file
+from wildtoolbench.bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
+from wildtoolbench.bench.schema import task_counts, validate_file
 
 REPO = Path(__file__).resolve().parents[3]
 BASE = json.loads(SESSIONS_PATH.read_text(encoding="utf-8").splitlines()[0])
@@ -192,7 +192,7 @@ def _wtb(*args: object) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("LANGSMITH_TRACING", None)
     return subprocess.run(
-        [sys.executable, "-m", "wtb.cli", *map(str, args)],
+        [sys.executable, "-m", "wildtoolbench.cli", *map(str, args)],
         cwd=REPO,
         env=env,
         capture_output=True,

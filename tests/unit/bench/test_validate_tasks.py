@@ -7,9 +7,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from bench.demo_data import SESSIONS_PATH
-from bench.schema import Session, session_model, validate_file
-from wtb.cli import app
+from wildtoolbench.bench.demo_data import SESSIONS_PATH
+from wildtoolbench.bench.schema import Session, session_model, validate_file
+from wildtoolbench.cli import app
 
 PER_TASK = ("english_tasks", "english_answer_list", "english_task_types", "tasks", "answer_list", "task_types")
 

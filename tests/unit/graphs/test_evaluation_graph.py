@@ -8,10 +8,10 @@ import json
 import pytest
 from langchain_core.messages import AIMessage
 
-from graphs.evaluation import build_evaluation_graph, graph
-from graphs.evaluation_context import EvaluationContext
-from models import ModelSettings, resolve_model
-from models.messages import RAW_RESPONSE_KEY, response_from_ai, to_langchain, to_openai
+from wildtoolbench.graphs.evaluation import build_evaluation_graph, graph
+from wildtoolbench.models import ModelSettings, resolve_model
+from wildtoolbench.models.messages import RAW_RESPONSE_KEY, response_from_ai, to_langchain, to_openai
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
 
 
 def test_graph_nodes_and_edges():
@@ -44,7 +44,7 @@ def test_messages_reducer_appends_and_resets_like_add_messages():
     from langchain_core.messages import HumanMessage, RemoveMessage, SystemMessage
     from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-    from graphs.evaluation_state import append_messages
+    from wildtoolbench.nodes.evaluation.state import append_messages
 
     first = [SystemMessage("s"), HumanMessage("u")]
     assert append_messages([], first) == first and append_messages(None, first) is not first

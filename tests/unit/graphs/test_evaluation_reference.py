@@ -19,10 +19,10 @@ import re
 
 import pytest
 
-from bench.harness import float_to_number
-from graphs.evaluation import graph
-from graphs.evaluation_context import EvaluationContext
-from nodes.evaluation.candidate import candidate_model
+from wildtoolbench.bench.harness import float_to_number
+from wildtoolbench.graphs.evaluation import graph
+from wildtoolbench.nodes.evaluation.candidate import candidate_model
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
 
 HISTORY_ID = re.compile(r"toolu_bdrk_[A-Za-z0-9]{24}")
 

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from bench.args import check_arguments, float_to_number
-from bench.generation import load_tool_lists, oracle_responses, plan_sessions
-from bench.paths import PathTracker
-from bench.schema import Session
-from graphs.generation import build, graph
-from graphs.generation_context import Context
-from models.providers import scripted
 from tests.support.gen_scripts import ACCEPT, session_script
-from wtb.runner.generation import generate_session, run_batch
+from wildtoolbench.bench.args import check_arguments, float_to_number
+from wildtoolbench.bench.generation import load_tool_lists, oracle_responses, plan_sessions
+from wildtoolbench.bench.paths import PathTracker
+from wildtoolbench.bench.schema import Session
+from wildtoolbench.graphs.generation import build, graph
+from wildtoolbench.models.providers import scripted
+from wildtoolbench.nodes.generation.context import Context
+from wildtoolbench.runner.generation import generate_session, run_batch
 
 REJECT = {"verdict": "reject", "reason": "the city was never mentioned"}
 
@@ -414,7 +414,7 @@ def test_oracle_replay_responses_follow_the_gold_path(tool_lists_en, tmp_path):
 
 def test_extra_roles_are_inserted_on_plain_edges(tool_lists_en, tmp_path):
     """docs/guides/generating.md "Adding a role": a reviewer after the user can end the session; an observer after the planner sees every decision."""
-    from graphs.generation import ExtraRole, compile_graph
+    from wildtoolbench.graphs.generation import ExtraRole, compile_graph
 
     plan = plan_for(tool_lists_en, ("ST", "CC"))
     seen: list[tuple[int, int]] = []
@@ -483,7 +483,7 @@ def test_user_requests_end_with_a_cue_to_write_the_message(tool_lists_en, tmp_pa
 
 def test_role_request_listener_sees_every_request(tool_lists_en, tmp_path):
     """``wtb generate``'s progress display: one call per role-model request, with session, role and task."""
-    from nodes.generation.registry import ROLE_REQUEST_LISTENER
+    from wildtoolbench.nodes.generation.registry import ROLE_REQUEST_LISTENER
 
     plan = plan_for(tool_lists_en, ("ST", "CC"))
     heard: list[tuple[str, str, int]] = []
@@ -581,8 +581,8 @@ def test_a_reply_rejected_every_time_is_written_from_the_results(tool_lists_en, 
     """The agent gives the user's request back three times (each rejected by rule); the reply is then
     written from the facts of the task's results, marked as a fallback, and the session is kept
     (docs/generation.md §4.3)."""
-    from bench.generation_yield import session_yield, yield_lines
-    from nodes.generation.agent import result_points
+    from wildtoolbench.bench.generation_yield import session_yield, yield_lines
+    from wildtoolbench.nodes.generation.agent import result_points
 
     plan = _single_tool_plan(tool_lists_en)
     script = _single_tool_script(plan)
@@ -637,7 +637,7 @@ def test_a_pasted_environment_line_is_not_shown_again_and_old_replies_are_not_sh
 def test_a_request_rejected_every_time_is_sent_as_its_draft(tool_lists_en, tmp_path):
     """The user model offers help three times instead of asking; the generator's own draft of the request
     (which states every planned value) is sent instead, marked as a fallback (docs/generation.md §4.3)."""
-    from bench.generation_yield import session_yield, yield_lines
+    from wildtoolbench.bench.generation_yield import session_yield, yield_lines
 
     plan = _single_tool_plan(tool_lists_en)
     script = _single_tool_script(plan)

@@ -16,13 +16,13 @@ import json
 
 import pytest
 
-from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
-from bench.harness import ERROR_ACTION_NAME
-from bench.paths import PathTracker
-from graphs.evaluation_context import EvaluationContext
 from tests.support.openai_stub import ScriptedServer, session_copy
-from wtb.runner import arun_eval, load_dataset, run_eval
-from wtb.score_run import score_run
+from wildtoolbench.bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
+from wildtoolbench.bench.harness import ERROR_ACTION_NAME
+from wildtoolbench.bench.paths import PathTracker
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
+from wildtoolbench.runner import arun_eval, load_dataset, run_eval
+from wildtoolbench.score.run import score_run
 
 
 def _jsonl(path):

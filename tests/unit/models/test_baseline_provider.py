@@ -8,10 +8,10 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
 
-from models import ConfigurationError, check_model, max_concurrency, model_name_for, resolve_model
-from models.candidate import resolve_candidate
-from models.messages import response_from_ai
-from models.providers.baseline import CHAT_REPLY
+from wildtoolbench.models import ConfigurationError, check_model, max_concurrency, model_name_for, resolve_model
+from wildtoolbench.models.candidate import resolve_candidate
+from wildtoolbench.models.messages import response_from_ai
+from wildtoolbench.models.providers.baseline import CHAT_REPLY
 
 TOOLS = [
     {"type": "function", "function": {"name": "searchFlights", "parameters": {"type": "object", "properties": {}}}},

@@ -1,4 +1,4 @@
-"""One candidate object (``models.candidate``): a spec resolved once per run, its values, its errors,
+"""One candidate object (``wildtoolbench.models.candidate``): a spec resolved once per run, its values, its errors,
 and the ``call_candidate`` node over its one call interface (docs/evaluation.md §3, §5.5, §7.1)."""
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableLambda
 
-import models.candidate as candidate_module
-from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
-from graphs.evaluation import graph as evaluation_graph
-from graphs.evaluation_context import EvaluationContext
-from models import Candidate, ConfigurationError, ModelSettings, Provider, resolve_candidate
-from models.candidates import CandidateOutputError
-from models.registry import _registry
-from wtb.runner import run_session
+import wildtoolbench.models.candidate as candidate_module
+from wildtoolbench.bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
+from wildtoolbench.graphs.evaluation import graph as evaluation_graph
+from wildtoolbench.models import Candidate, ConfigurationError, ModelSettings, Provider, resolve_candidate
+from wildtoolbench.models.candidates import CandidateOutputError
+from wildtoolbench.models.registry import _registry
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
+from wildtoolbench.runner import run_session
 
 REPLAY = f"replay:{CANDIDATES_PATH}#oracle"
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]

@@ -21,11 +21,11 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.rate_limiters import InMemoryRateLimiter
 from pydantic import Field
 
-from bench.demo_data import SESSIONS_PATH
-from graphs.evaluation import build_evaluation_graph
-from graphs.evaluation_context import EvaluationContext
-from models import candidates
-from models.candidates import ainvoke_direct, direct_call_kwargs
+from wildtoolbench.bench.demo_data import SESSIONS_PATH
+from wildtoolbench.graphs.evaluation import build_evaluation_graph
+from wildtoolbench.models import candidates
+from wildtoolbench.models.candidates import ainvoke_direct, direct_call_kwargs
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
 
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
 
@@ -148,7 +148,7 @@ def test_anything_that_observes_or_changes_the_call_takes_langchains_path():
 @pytest.mark.parametrize("observed", [False, True])
 def test_the_graph_calls_directly_only_when_unobserved(monkeypatch, observed):
     """A session through the evaluation graph: the same record either way; an attached handler sees the model run."""
-    from models.registry import _registry
+    from wildtoolbench.models.registry import _registry
 
     model = _fresh()
     monkeypatch.setitem(_registry, "openai", lambda name, settings: model)

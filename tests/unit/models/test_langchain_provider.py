@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from graphs.evaluation import graph as evaluation_graph
-from graphs.evaluation_context import EvaluationContext
-from models import ConfigurationError, ModelSettings, check_model, model_name_for, resolve_model
-from models.providers import langchain as langchain_chat
+from wildtoolbench.graphs.evaluation import graph as evaluation_graph
+from wildtoolbench.models import ConfigurationError, ModelSettings, check_model, model_name_for, resolve_model
+from wildtoolbench.models.providers import langchain as langchain_chat
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 FAKE_MODULE = "langchain_upstage"
@@ -177,7 +177,7 @@ def _cli(args: list[str], tmp_path: Path, extra_path: str = "") -> subprocess.Co
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "LANGCHAIN_", "WTB_", "OPENAI_"))}
     env.update(PYTHONPATH=os.pathsep.join(p for p in (str(REPO_ROOT), extra_path) if p), HOME=str(tmp_path))
     return subprocess.run(
-        [sys.executable, "-m", "wtb.cli", *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "wildtoolbench.cli", *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300
     )
 
 
@@ -231,8 +231,8 @@ def test_wtb_eval_exits_2_before_any_session_when_the_package_is_missing(referen
 
 
 def test_other_sdks_errors_are_classified_like_openais():
-    """Errors of provider SDKs behind `langchain:` specs are retried on the same terms (models.transport)."""
-    from models.transport import ModelRequestError, describe_error, transient_kind
+    """Errors of provider SDKs behind `langchain:` specs are retried on the same terms (wildtoolbench.models.transport)."""
+    from wildtoolbench.models.transport import ModelRequestError, describe_error, transient_kind
 
     class APIStatusError(Exception):
         def __init__(self, status_code: int):

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-import models
-from models.llama import bundled, local
-from models.llama.bundled import BUNDLED_MODELS, BundledModel, LocalModelUnavailable, ModelAssemblyError
-from models.llama.chat import adapt_payload
-from models.llama.slots import SlotTable
-from models.prefix import continuing, current_prefix_key
+from wildtoolbench import models
+from wildtoolbench.models.llama import bundled, local
+from wildtoolbench.models.llama.bundled import BUNDLED_MODELS, BundledModel, LocalModelUnavailable, ModelAssemblyError
+from wildtoolbench.models.llama.chat import adapt_payload
+from wildtoolbench.models.llama.slots import SlotTable
+from wildtoolbench.models.prefix import continuing, current_prefix_key
 
 
 def _claim_and_release(table: SlotTable, key: str | None) -> int:
@@ -162,7 +162,7 @@ def test_local_1_5b_parts_that_fail_the_checksum_stop_before_loading(tmp_path: P
 def test_a_missing_runtime_names_the_models_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 
-    from models.llama import server
+    from wildtoolbench.models.llama import server
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "xllamacpp" else real(name, *a))
@@ -174,9 +174,9 @@ def test_a_missing_runtime_names_the_models_extra(monkeypatch: pytest.MonkeyPatc
 
 def test_a_local_model_raises_the_request_deadline_to_its_own_timeout() -> None:
     """docs/settings.md §7.1: a try of a local model is not cut at --timeout below WTB_LOCAL_MIN_TIMEOUT."""
-    from models.llama import gguf
-    from models.llama.server import LocalServer, ServerOptions
-    from models.transport import RetryPolicy
+    from wildtoolbench.models.llama import gguf
+    from wildtoolbench.models.llama.server import LocalServer, ServerOptions
+    from wildtoolbench.models.transport import RetryPolicy
 
     policy = RetryPolicy(deadline=120.0)
     assert policy.with_deadline_at_least(600.0).deadline == 600.0

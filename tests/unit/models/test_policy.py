@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from graphs.evaluation_context import EvaluationContext
-from graphs.generation_context import Context
-from models import ModelSettings, resolve_candidate
-from models.policy import NO_KEY, PolicyError, ServerPolicy, carry_errors, server_mode, trusted
+from wildtoolbench.models import ModelSettings, resolve_candidate
+from wildtoolbench.models.policy import NO_KEY, PolicyError, ServerPolicy, carry_errors, server_mode, trusted
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
+from wildtoolbench.nodes.generation.context import Context
 
 
 def _policy(tmp_path, **env) -> ServerPolicy:

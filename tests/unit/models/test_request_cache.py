@@ -9,9 +9,9 @@ import json
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from models import CandidateReply, ModelSettings, resolve_candidate
-from models.cache import RequestCache, cache_scope, canonical_message, request_key, trial_scope
-from models.tokens import APPROXIMATION, approximate_tokens, token_counter
+from wildtoolbench.models import CandidateReply, ModelSettings, resolve_candidate
+from wildtoolbench.models.cache import RequestCache, cache_scope, canonical_message, request_key, trial_scope
+from wildtoolbench.models.tokens import APPROXIMATION, approximate_tokens, token_counter
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
 META = {"wtb_session_id": "s1", "wtb_request_index": 0}

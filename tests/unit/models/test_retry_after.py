@@ -10,7 +10,7 @@ import httpx
 import openai
 import pytest
 
-from models.transport import (
+from wildtoolbench.models.transport import (
     MAX_TOKENS_PER_REPLY,
     ModelRequestError,
     RequestUsage,

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from models import resolve_model
-from models.providers import scripted
+from wildtoolbench.models import resolve_model
+from wildtoolbench.models.providers import scripted
 
 
 @pytest.fixture(autouse=True)

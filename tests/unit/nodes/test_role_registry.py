@@ -12,12 +12,13 @@ import pytest
 from langgraph.graph import END
 from langgraph.types import Command
 
-from bench.generation import load_tool_lists, plan_sessions, streamline
-from graphs.generation import compile_graph
-from graphs.generation_context import Context
-from graphs.generation_state import State
-from models.providers import scripted
-from nodes.generation.registry import (
+from tests.support.gen_scripts import session_script
+from tests.support.session_factory import make_session
+from wildtoolbench.bench.generation import load_tool_lists, plan_sessions, streamline
+from wildtoolbench.graphs.generation import compile_graph
+from wildtoolbench.models.providers import scripted
+from wildtoolbench.nodes.generation.context import Context
+from wildtoolbench.nodes.generation.registry import (
     Role,
     default_model_roles,
     find_role,
@@ -31,9 +32,8 @@ from nodes.generation.registry import (
     send_back,
     unregister_role,
 )
-from tests.support.gen_scripts import session_script
-from tests.support.session_factory import make_session
-from wtb.runner.generation import generate_session
+from wildtoolbench.nodes.generation.state import State
+from wildtoolbench.runner.generation import generate_session
 
 BUILT_IN = ("user", "planner", "checker", "tool", "agent")
 FEEDBACK = "Your previous output was rejected. Reason: "

@@ -1,4 +1,4 @@
-"""JSON schemas of the generation roles (``nodes.generation.role_schemas``) and how ``ask_model`` uses them."""
+"""JSON schemas of the generation roles (``wildtoolbench.nodes.generation.role_schemas``) and how ``ask_model`` uses them."""
 
 from __future__ import annotations
 
@@ -13,23 +13,23 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from bench.generation import plan_sessions
-from graphs.generation_context import Context
-from graphs.generation_state import State
-from models import _registry
-from models.prefix import current_prefix_key
-from nodes.generation._common import JSON_MAX_TOKENS
-from nodes.generation.agent import AGENT_MAX_TOKENS, agent_schema
-from nodes.generation.role_schemas import (
+from wildtoolbench.bench.generation import plan_sessions
+from wildtoolbench.models import _registry
+from wildtoolbench.models.prefix import current_prefix_key
+from wildtoolbench.nodes.generation._common import JSON_MAX_TOKENS
+from wildtoolbench.nodes.generation.agent import AGENT_MAX_TOKENS, agent_schema
+from wildtoolbench.nodes.generation.context import Context
+from wildtoolbench.nodes.generation.role_schemas import (
     CHECKER_SCHEMA,
     allowed_action_kinds,
     grammar_safe_schema,
     planner_schema,
     tool_results_schema,
 )
-from nodes.generation.user import USER_MAX_TOKENS, answer_schema, planned_details, user_schema
-from prompts import fragments
-from wtb.runner.generation import generate_session
+from wildtoolbench.nodes.generation.state import State
+from wildtoolbench.nodes.generation.user import USER_MAX_TOKENS, answer_schema, planned_details, user_schema
+from wildtoolbench.prompts import fragments
+from wildtoolbench.runner.generation import generate_session
 
 WEATHER = {
     "type": "function",
@@ -133,8 +133,8 @@ def test_planner_schema_follows_what_the_rules_allow():
 
 
 def test_allowed_action_kinds_agree_with_the_rule_checker():
-    """Every kind the grammar allows can pass bench.generation_checks; every kind it leaves out cannot."""
-    from bench.generation_checks import decision_errors, tools_by_name
+    """Every kind the grammar allows can pass wildtoolbench.bench.generation_checks; every kind it leaves out cannot."""
+    from wildtoolbench.bench.generation_checks import decision_errors, tools_by_name
 
     tools = tools_by_name([WEATHER])
     examples = {
@@ -320,8 +320,8 @@ def test_models_without_grammar_support_get_the_prompt_only(monkeypatch):
 
 
 def test_generate_defaults_every_role_to_local_one_session_at_a_time(monkeypatch):
-    from wtb.commands.concurrency import default_concurrency
-    from wtb.commands.generate import role_specs
+    from wildtoolbench.common.concurrency import default_concurrency
+    from wildtoolbench.generate.command import role_specs
 
     for role in ("USER", "PLANNER", "TOOL", "AGENT", "CHECKER"):
         monkeypatch.delenv(f"WTB_{role}_MODEL", raising=False)
@@ -351,7 +351,7 @@ def test_a_retry_grammar_leaves_out_the_made_up_values():
 def test_a_float_parameter_is_offered_its_default_as_a_number():
     """Measured (issue 25): ``typingSpeed`` ("type": "float", "The default value is 60.0.") was offered
     the text "60.0", so every try of the planner was rejected as "expected float, got str"."""
-    from nodes.generation.role_schemas import _offers
+    from wildtoolbench.nodes.generation.role_schemas import _offers
 
     parameters = {
         "type": "object",

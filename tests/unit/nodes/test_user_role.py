@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 
-from graphs.generation_state import State
-from nodes.generation.agent import agent_schema, read_agent_text
-from nodes.generation.role_schemas import KnownValues, message_pattern, planner_schema, sentences_pattern
-from nodes.generation.user import (
+from wildtoolbench.nodes.generation.agent import agent_schema, read_agent_text
+from wildtoolbench.nodes.generation.role_schemas import KnownValues, message_pattern, planner_schema, sentences_pattern
+from wildtoolbench.nodes.generation.state import State
+from wildtoolbench.nodes.generation.user import (
     answer_draft,
     answer_schema,
     chat_draft,
@@ -19,7 +19,7 @@ from nodes.generation.user import (
     planned_details,
     user_schema,
 )
-from prompts import fragments
+from wildtoolbench.prompts import fragments
 
 WEATHER = {
     "name": "getWeather",
@@ -236,7 +236,7 @@ def test_a_question_asks_for_the_required_values_nobody_gave():
 
 
 def test_the_bundled_model_checks_by_the_rules_alone_unless_asked_to_judge(monkeypatch):
-    from graphs.generation_context import Context
+    from wildtoolbench.nodes.generation.context import Context
 
     monkeypatch.delenv("WTB_CHECKER_MODEL", raising=False)
     assert Context().checker_model_judges("local") is False  # the default: its verdicts were noise
@@ -248,7 +248,7 @@ def test_the_bundled_model_checks_by_the_rules_alone_unless_asked_to_judge(monke
 
 
 def test_a_retry_gets_the_fix_not_the_quoted_phrase():
-    from nodes.generation.user import retry_hint
+    from wildtoolbench.nodes.generation.user import retry_hint
 
     hint = retry_hint(
         _state(),
@@ -267,9 +267,9 @@ def test_a_retry_gets_the_fix_not_the_quoted_phrase():
 
 def test_each_problem_of_a_user_message_is_retried_with_its_own_fix():
     """The fix a retry gets is picked by the same reason group as the yield table counts
-    (bench.generation_yield.reason_code); a phrase the reason quotes never picks it."""
-    from bench.generation_yield import reason_code
-    from nodes.generation.user import message_problems, retry_hint
+    (wildtoolbench.bench.generation_yield.reason_code); a phrase the reason quotes never picks it."""
+    from wildtoolbench.bench.generation_yield import reason_code
+    from wildtoolbench.nodes.generation.user import message_problems, retry_hint
 
     hints = fragments("en")["retry_hints"]
     cases = [
@@ -300,7 +300,7 @@ def test_each_problem_of_a_user_message_is_retried_with_its_own_fix():
 
 
 def test_each_problem_of_a_reply_is_retried_with_its_own_fix():
-    from nodes.generation.agent import agent_retry_hint
+    from wildtoolbench.nodes.generation.agent import agent_retry_hint
 
     hints = fragments("en")["retry_hints"]
     assert agent_retry_hint(_state(), ["states nothing of the tool results it answers with"]) == hints["reply_echo"]
@@ -326,7 +326,7 @@ def test_once_the_focus_tool_was_called_a_clarification_task_can_only_answer():
 def test_the_answer_holds_only_its_answer_type():
     """A planner answer of the layer-4 measurement carried ``depends_on`` inside its arguments, which the
     dataset refuses: the grammar allows only ``answer_type`` and the rules reject anything else."""
-    from bench.generation_checks import decision_errors
+    from wildtoolbench.bench.generation_checks import decision_errors
 
     schema = planner_schema([], "CC")
     answer = _call(schema, "prepare_to_answer")["properties"]["arguments"]
@@ -341,7 +341,7 @@ def test_the_answer_holds_only_its_answer_type():
 
 
 def test_a_user_turn_that_pastes_the_assistant_reply_is_written_again():
-    from nodes.generation.user import message_problems, retry_hint
+    from wildtoolbench.nodes.generation.user import message_problems, retry_hint
 
     reply = "The synonyms of 'happy' are joyful, happy, pleased, contented, and amused."
     turn = "Thenymes of the English word 'happy' are joyful, happy, pleased, contented, and AMUS."
@@ -354,7 +354,7 @@ def test_a_user_turn_that_pastes_the_assistant_reply_is_written_again():
 
 
 def test_an_assistant_reply_that_restates_the_request_is_a_rule_problem():
-    from nodes.generation.agent import agent_text_problems
+    from wildtoolbench.nodes.generation.agent import agent_text_problems
 
     task = {"user_message": "Can you retrieve detailed information about a specific malware sample, Crysis 3?",
             "nodes": [{"name": "ask_user_for_required_parameters", "user_input": "The sample is named Crysis 3."}]}  # fmt: skip
@@ -388,7 +388,7 @@ def test_the_planner_grammar_gives_a_date_only_to_a_parameter_about_dates():
 
 
 def test_the_tool_role_sees_earlier_results_of_the_tools_it_simulates_only():
-    from nodes.generation.tool import tool_request
+    from wildtoolbench.nodes.generation.tool import tool_request
 
     nodes = [
         {"name": "getWeather", "arguments": {"city": "Paris"}, "step": 0, "observation": {"temp": 21}},
@@ -401,14 +401,14 @@ def test_the_tool_role_sees_earlier_results_of_the_tools_it_simulates_only():
 
 
 def test_an_answer_may_repeat_the_question_and_a_question_the_request():
-    from nodes.generation.agent import agent_text_problems
-    from nodes.generation.user import message_problems
+    from wildtoolbench.nodes.generation.agent import agent_text_problems
+    from wildtoolbench.nodes.generation.user import message_problems
 
     question = "What is the base64 encoding of the malware sample file you want to submit?"
     ask = {"name": "ask_user_for_required_parameters", "arguments": {}, "step": 0, "observation": question}
     state = _state(tasks=[{"layer_type": "CQ", "user_message": "Submit my malware sample.", "nodes": [ask]}])
     answer = "The base64 encoding of the malware sample file is QmFzZTY0IQ==."
-    from nodes.generation._common import assistant_replies
+    from wildtoolbench.nodes.generation._common import assistant_replies
 
     assert assistant_replies(state) == []  # questions are not held against the answer
     assert message_problems(state, answer, None, kind="answer", assistant=assistant_replies(state)) == []
@@ -417,7 +417,7 @@ def test_an_answer_may_repeat_the_question_and_a_question_the_request():
 
 
 def test_the_reply_is_told_the_facts_of_the_results_last():
-    from nodes.generation.agent import agent_request, result_points
+    from wildtoolbench.nodes.generation.agent import agent_request, result_points
 
     nodes = [
         {"name": "getSynonymsAntonyms", "arguments": {"word": "apple"}, "step": 0,
@@ -433,7 +433,7 @@ def test_the_reply_is_told_the_facts_of_the_results_last():
 
 
 def test_the_retry_of_a_copied_result_does_not_see_the_result_it_pasted():
-    from nodes.generation.tool import tool_request
+    from wildtoolbench.nodes.generation.tool import tool_request
 
     nodes = [{"name": "getWeather", "arguments": {"city": "Paris"}, "step": 0, "observation": {"temp": 21}}]
     tasks = [{"layer_type": "MT", "user_message": "Paris and Oslo weather.", "nodes": nodes}]
@@ -451,7 +451,7 @@ def test_the_retry_of_a_copied_result_does_not_see_the_result_it_pasted():
 
 
 def test_the_assistant_does_not_repeat_its_reply_paste_the_date_or_switch_language():
-    from nodes.generation.agent import agent_retry_hint, agent_text_problems
+    from wildtoolbench.nodes.generation.agent import agent_retry_hint, agent_text_problems
 
     reply = {"name": "prepare_to_answer", "arguments": {"answer_type": "tool"}, "step": 1,
              "observation": "The word is dog. Its synonyms are cat, bird, and fish."}  # fmt: skip
@@ -486,7 +486,7 @@ def test_the_assistant_does_not_repeat_its_reply_paste_the_date_or_switch_langua
 
 
 def test_a_question_lists_each_missing_parameter_once():
-    from bench.generation_checks import decision_errors
+    from wildtoolbench.bench.generation_checks import decision_errors
 
     tools = {"getWordDefinition": DICTIONARY | {"name": "getWordDefinition"}}
     ask = {"name": "ask_user_for_required_parameters", "depends_on": [],
@@ -509,8 +509,8 @@ def test_a_question_lists_each_missing_parameter_once():
 
 
 def test_each_retry_samples_at_a_higher_temperature():
-    from graphs.generation_context import Context
-    from nodes.generation._common import retry_temperature
+    from wildtoolbench.nodes.generation._common import retry_temperature
+    from wildtoolbench.nodes.generation.context import Context
 
     assert [retry_temperature(Context(temperature=0.7), a) for a in range(4)] == [0.7, 1.0, 1.2, 1.2]
     assert [retry_temperature(Context(temperature=0.0), a) for a in range(3)] == [0.0, 0.3, 0.6]
@@ -520,7 +520,7 @@ def test_each_retry_samples_at_a_higher_temperature():
 def test_the_retry_of_a_pasted_definition_sees_signature_lines():
     """Measured (issue 25): shown the spec without descriptions, the tool model still returned objects
     shaped like it ({"name": ..., "parameters": {...}}) three times; the retry sees one line per tool."""
-    from nodes.generation.tool import signature, tool_request
+    from wildtoolbench.nodes.generation.tool import signature, tool_request
 
     spec = {"name": "f", "description": "Get a thing.", "parameters": {"type": "object", "properties": {
         "q": {"type": "string", "description": "Search text."}, "n": {"type": "integer"}, "x": {}}}}  # fmt: skip
@@ -540,8 +540,8 @@ def test_a_placeholder_inside_a_chosen_object_gets_a_stand_in():
     the message retries could not change it and the session failed. Now the leaf gets a stand-in."""
     import random
 
-    from bench.generation_values import fallback_value
-    from nodes.generation.user import mend_object
+    from wildtoolbench.bench.generation_values import fallback_value
+    from wildtoolbench.nodes.generation.user import mend_object
 
     chosen = {"fieldName": "value", "value": "dataValue", "meta": {"note": ""}, "count": 4}
     mended, reasons = mend_object(chosen, {"type": "object"}, [], rng=random.Random(1), language="en", where="data")
@@ -564,7 +564,7 @@ def test_a_placeholder_inside_a_chosen_object_gets_a_stand_in():
 
 async def test_the_checker_bans_the_optional_copy_of_a_shared_value():
     """A decision giving one value to query and upc is rejected and upc leaves the next try's grammar."""
-    from nodes.generation.checker import checker
+    from wildtoolbench.nodes.generation.checker import checker
 
     search = {"name": "searchProducts", "description": "Search products.", "parameters": {"type": "object",
               "required": ["query"], "properties": {"query": {"type": "string"}, "upc": {"type": "string"}}}}  # fmt: skip
@@ -584,8 +584,8 @@ async def test_the_checker_bans_the_optional_copy_of_a_shared_value():
 def test_a_message_that_copies_its_retry_instructions_is_refused():
     """Measured (issue 25): "Please repeat the assistant's words." and "Do not repeat the assistant's words:
     say in a few words of your own what youwant." came back as user turns after a retry."""
-    from nodes.generation.user import message_problems
-    from prompts import fragments
+    from wildtoolbench.nodes.generation.user import message_problems
+    from wildtoolbench.prompts import fragments
 
     state = _state()
     copied = "I wonder how people stay motivated. Do not repeat the assistant's words: say it."
@@ -597,9 +597,9 @@ def test_a_message_that_copies_its_retry_instructions_is_refused():
 
 
 def test_a_reply_that_copies_its_retry_fix_is_written_again():
-    from bench.generation_yield import reason_code
-    from nodes.generation.agent import _AGENT_HINTS, agent_text_problems
-    from prompts import fragments
+    from wildtoolbench.bench.generation_yield import reason_code
+    from wildtoolbench.nodes.generation.agent import _AGENT_HINTS, agent_text_problems
+    from wildtoolbench.prompts import fragments
 
     synonyms = {"name": "getWordSynonyms", "arguments": {"word": "dog"}, "step": 0,
                 "observation": {"synonyms": ["hound", "pup"]}}  # fmt: skip
@@ -615,8 +615,8 @@ def test_a_reply_that_copies_its_retry_fix_is_written_again():
 def test_a_chat_reply_that_repeats_the_user_is_told_to_answer_the_person():
     """Measured (issue 25): "thankss that was really helpful" came back three times under the fix
     "state the facts of the results ...", which a chat task has none of."""
-    from nodes.generation.agent import agent_retry_hint
-    from prompts import fragments
+    from wildtoolbench.nodes.generation.agent import agent_retry_hint
+    from wildtoolbench.prompts import fragments
 
     hints = fragments("en")["retry_hints"]
     problem = 'repeats "thankss that was really helpful" of the user\'s request instead of answering it'

@@ -1,5 +1,5 @@
-"""The command line parses, the application acts (docs/cli.md §6): every function of ``wtb/cli/`` has at
-most one function-local import, of the application layer (``wtb.commands``), and the CLI modules import
+"""The command line parses, the application acts (docs/cli.md §6): every function of ``wildtoolbench/cli/`` has at
+most one function-local import, of the application layer (``wildtoolbench.cli``), and the CLI modules import
 at their top only what ``--help`` may load (docs/cli.md §1)."""
 
 from __future__ import annotations
@@ -9,14 +9,20 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
-CLI = REPO / "wtb" / "cli"
+CLI = REPO / "wildtoolbench" / "cli"
+
+APPLICATION = tuple(
+    f"wildtoolbench.{feature}."
+    for feature in ("evaluate", "generate", "score", "compare", "report", "audit", "review", "data", "remote")
+)
+"""The application layer a command body calls into: the feature packages (docs/architecture.md §1)."""
 
 NOT_CONVERTED: set[str] = set()
 """CLI modules that still run their command's logic themselves (none now); a test below fails once one complies."""
 
-TOP_LEVEL = {"typer", "wtb.cli", "wtb.commands.exits", "wtb.commands.inputs", "models.registry"}
+TOP_LEVEL = {"typer", "wildtoolbench.cli", "wildtoolbench.common.exits", "wildtoolbench.common.inputs", "wildtoolbench.models.registry"}
 """Modules (and their sub-modules) a CLI module may import at its top besides the standard library
-(``models.registry``: ``DEFAULT_MODEL`` for ``wtb generate --help``; light, checked by
+(``wildtoolbench.models.registry``: ``DEFAULT_MODEL`` for ``wtb generate --help``; light, checked by
 ``tests/integration/test_cli_startup.py``)."""
 
 
@@ -50,7 +56,7 @@ def _violations(path: Path) -> list[str]:
             problems.append(f"{path.name}:{function}: {len(imports)} function-local imports")
         for statement in imports:
             for name in _names(statement):
-                if not name.startswith("wtb.commands."):
+                if not name.startswith(APPLICATION) or name.startswith("wildtoolbench.cli"):
                     problems.append(f"{path.name}:{function}: imports {name} (not the application layer)")
     return problems
 
@@ -78,7 +84,7 @@ def test_cli_functions_make_one_lazy_import_of_the_application_layer():
 
 
 def test_the_command_bodies_import_the_application_layer():
-    """Each command calls into ``wtb.commands``: the rule above is not met by importing nothing."""
+    """Each command calls into a feature package: the rule above is not met by importing nothing."""
     commands = {
         "eval.py": "eval_command",
         "score.py": "score",
@@ -89,7 +95,7 @@ def test_the_command_bodies_import_the_application_layer():
     for module, function in commands.items():
         imports = _local_imports(CLI / module)[function]
         assert [_names(s) for s in imports] and all(
-            n.startswith("wtb.commands.") for s in imports for n in _names(s)
+            n.startswith(APPLICATION) for s in imports for n in _names(s)
         ), module
 
 
@@ -106,15 +112,15 @@ def test_the_list_of_modules_not_converted_is_not_stale():
 def test_the_rule_catches_a_second_import(tmp_path):
     sample = tmp_path / "sample.py"
     sample.write_text(
-        "def command():\n    from wtb.commands.score import score_results\n    import json\n    score_results()\n",
+        "def command():\n    from wildtoolbench.score.command import score_results\n    import json\n    score_results()\n",
         encoding="utf-8",
     )
     assert _violations(sample) == [
         "sample.py:command: 2 function-local imports",
         "sample.py:command: imports json (not the application layer)",
     ]
-    sample.write_text("import rich\nfrom wtb.commands.evaluate import evaluate\n", encoding="utf-8")
+    sample.write_text("import rich\nfrom wildtoolbench.evaluate.command import evaluate\n", encoding="utf-8")
     assert _top_level_violations(sample) == [
         "sample.py: imports rich at the top",
-        "sample.py: imports wtb.commands.evaluate at the top",
+        "sample.py: imports wildtoolbench.evaluate.command at the top",
     ]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bench.trials import FEW_PAIRED_SESSIONS
-from wtb.compare_runs import comparison_text
+from wildtoolbench.bench.trials import FEW_PAIRED_SESSIONS
+from wildtoolbench.compare.runs import comparison_text
 
 
 def _comparison(sessions: int) -> dict:

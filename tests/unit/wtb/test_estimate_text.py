@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from wtb.cli import app
+from wildtoolbench.cli import app
 
 REPO = Path(__file__).resolve().parents[3]
 CANDIDATES = REPO / "bench" / "data" / "demo_candidates.jsonl"

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import wtb.runner
-from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH, bundled_demo_sessions
-from graphs.evaluation_context import EvaluationContext
-from wtb.cli import app
-from wtb.commands.evaluate import default_concurrency, default_out_dir
+import wildtoolbench.runner
+from wildtoolbench.bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH, bundled_demo_sessions
+from wildtoolbench.cli import app
+from wildtoolbench.evaluate.command import default_concurrency, default_out_dir
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
 
 
 def test_bundled_demo_is_the_package_data_file():
@@ -89,8 +89,8 @@ def test_eval_passes_the_default_or_given_concurrency(tmp_path, monkeypatch, arg
         seen.update(kwargs, out=out, model=context.model)
         raise RuntimeError("stopped by the test")
 
-    monkeypatch.setattr(wtb.runner, "run_eval", fake_run_eval)
-    monkeypatch.setattr("wtb.commands.evaluate.check_configuration", lambda context: None)  # no GGUF file here
+    monkeypatch.setattr(wildtoolbench.runner, "run_eval", fake_run_eval)
+    monkeypatch.setattr("wildtoolbench.evaluate.command.check_configuration", lambda context: None)  # no GGUF file here
     result = CliRunner().invoke(
         app, ["eval", "--model", "gguf:/nowhere/model.gguf", "--out", str(tmp_path / "o"), "--limit", "1", *argv]
     )

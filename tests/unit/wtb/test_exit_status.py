@@ -1,4 +1,4 @@
-"""The one exit-status rule of every ``wtb`` sub-command (``wtb.commands.exits``, docs/cli.md §2)."""
+"""The one exit-status rule of every ``wtb`` sub-command (``wildtoolbench.common.exits``, docs/cli.md §2)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from bench.generation import GenerationInputError
-from bench.schema import DatasetError, DatasetIssue
-from models import ConfigurationError
-from wtb.commands.exits import (
+from wildtoolbench.bench.generation import GenerationInputError
+from wildtoolbench.bench.schema import DatasetError, DatasetIssue
+from wildtoolbench.common.exits import (
     BAD_CONFIGURATION,
     BAD_INPUT,
     INFRASTRUCTURE_ERRORS,
@@ -24,9 +23,10 @@ from wtb.commands.exits import (
     exit_status,
     resumable_run,
 )
-from wtb.datasets.names import NotPulledError
-from wtb.datasets.official import DataError, VerificationError
-from wtb.report.runs import ReportError
+from wildtoolbench.data.names import NotPulledError
+from wildtoolbench.data.official import DataError, VerificationError
+from wildtoolbench.models import ConfigurationError
+from wildtoolbench.report.runs import ReportError
 
 
 def test_the_statuses_are_those_of_docs_cli():
@@ -160,15 +160,15 @@ def test_wtb_generate_tells_infrastructure_failures_from_results(
 ):
     from types import SimpleNamespace
 
-    from wtb.commands import generate as command
-    from wtb.runner.generation import GenerationSummary
+    from wildtoolbench.generate import command
+    from wildtoolbench.runner.generation import GenerationSummary
 
     summary = GenerationSummary(
         "out", succeeded, failed, "s.jsonl", "f.jsonl", "r.jsonl", infrastructure_failures=infrastructure
     )
     monkeypatch.setattr(command, "prepare_generation", lambda options: SimpleNamespace(kept=lambda: "kept"))
     monkeypatch.setattr(command, "run_generation", lambda run: summary)
-    import wtb.generation_audit as generation_audit
+    import wildtoolbench.generate.audit as generation_audit
 
     audited = SimpleNamespace(kept=succeeded)
     monkeypatch.setattr(generation_audit, "audit_generation", lambda out, policy, reference: audited)

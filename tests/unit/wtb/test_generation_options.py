@@ -11,9 +11,9 @@ import typer
 from typer.testing import CliRunner
 
 from tests.support.session_factory import make_session
-from wtb.cli import app
-from wtb.cli.generate import role_values
-from wtb.commands.generate import role_base_urls, role_models
+from wildtoolbench.cli import app
+from wildtoolbench.cli.generate import role_values
+from wildtoolbench.generate.command import role_base_urls, role_models
 
 BUILT_IN = ("user", "planner", "checker", "tool", "agent")
 

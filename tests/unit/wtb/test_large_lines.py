@@ -13,10 +13,10 @@ import sys
 
 import pytest
 
-from bench.io import SHARE_LINES_FROM, SHARED_STRING_FROM, iter_jsonl, iter_jsonl_spans, loads_json
-from bench.schema import _too_deep
-from wtb.files import STREAM_LINES_FROM, dumps_line, line_chunks, strings_over
-from wtb.runner.store import ResultFile
+from wildtoolbench.bench.io import SHARE_LINES_FROM, SHARED_STRING_FROM, iter_jsonl, iter_jsonl_spans, loads_json
+from wildtoolbench.bench.schema import _too_deep
+from wildtoolbench.common.files import STREAM_LINES_FROM, dumps_line, line_chunks, strings_over
+from wildtoolbench.runner.store import ResultFile
 
 BIG = "x" * SHARE_LINES_FROM + "é"  # above the shared-string size; non-ASCII like a real observation
 

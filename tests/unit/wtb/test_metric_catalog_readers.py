@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from bench.catalog import register_metric, unregister_metric
-from bench.metrics import compute_metrics
-from wtb.experiments import metric_feedback
-from wtb.report.tables import metric_percent, run_values, table_keys
-from wtb.table import metric_rows
+from wildtoolbench.bench.catalog import register_metric, unregister_metric
+from wildtoolbench.bench.metrics import compute_metrics
+from wildtoolbench.common.table import metric_rows
+from wildtoolbench.report.tables import metric_percent, run_values, table_keys
+from wildtoolbench.tracing.experiments import metric_feedback
 
 
 def _scored():

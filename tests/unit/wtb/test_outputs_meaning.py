@@ -10,11 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
-from bench.metrics import compute_metrics, readable_metrics
-from wtb.commands.evaluate import run_summary_line
-from wtb.runner import RunSummary
-from wtb.table import render_metric_table
+from wildtoolbench.bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
+from wildtoolbench.bench.metrics import compute_metrics, readable_metrics
+from wildtoolbench.common.table import render_metric_table
+from wildtoolbench.evaluate.command import run_summary_line
+from wildtoolbench.runner import RunSummary
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -26,7 +26,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 def _wtb(*args: str, umask: int = 0o022, cwd: Path = REPO, **extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "wtb.cli", *args],
+        [sys.executable, "-m", "wildtoolbench.cli", *args],
         cwd=cwd,
         env=_env(**extra),
         capture_output=True,

@@ -1,4 +1,4 @@
-"""The one progress API of the batch runners (``wtb.runner.progress``)."""
+"""The one progress API of the batch runners (``wildtoolbench.runner.progress``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import dataclasses
 import io
 import re
 
-from wtb.runner.progress import EVALUATION, GENERATION, ProgressBar
+from wildtoolbench.runner.progress import EVALUATION, GENERATION, ProgressBar
 
 
 def _captured(layout, **console):

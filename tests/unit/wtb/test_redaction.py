@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from models.redaction import REDACTED, redact, redact_record, redact_text, secret_values
-from wtb.runner.accounting import RunSummary, summary_json
-from wtb.tracing.redaction import RedactingStream, redacted_terminal
+from wildtoolbench.models.redaction import REDACTED, redact, redact_record, redact_text, secret_values
+from wildtoolbench.runner.accounting import RunSummary, summary_json
+from wildtoolbench.tracing.redaction import RedactingStream, redacted_terminal
 
 KEY = "sk-test-SERVERKEY777"
 PLAIN = "Zq7wPlainSecretValue42"  # no known shape: found only as the value of a secret variable

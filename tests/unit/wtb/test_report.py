@@ -1,4 +1,4 @@
-"""``wtb report`` (wtb/report/): files, tables beside the paper's rows, error counts, bootstrap intervals, inputs it refuses.
+"""``wtb report`` (wildtoolbench/report/): files, tables beside the paper's rows, error counts, bootstrap intervals, inputs it refuses.
 
 The acceptance runs (``oracle`` and ``noisy`` replayed on the public fixtures) need ../shared; the
 demo-run tests and the unit tests do not.
@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from bench.errors import CATEGORIES
 from tests.support.report_support import (
     REPO_ROOT,
     fixture_report,
@@ -25,14 +24,15 @@ from tests.support.report_support import (
     read_json,
     run_cli,
 )
-from wtb.cli import app
-from wtb.report import build_report
-from wtb.report.build import session_outcomes
-from wtb.report.dataset_stats import dataset_statistics, layer_widths, node_depths
-from wtb.report.html import pack_session, session_blocks, unpack_session
-from wtb.report.runs import session_transitions
-from wtb.report.stats import SessionOutcomes, bootstrap_accuracy, clustered_wilson, paired_bootstrap, wilson
-from wtb.report.tables import LEADERBOARD_KEYS, ORCHESTRATION_KEYS, format_percent, paper_data
+from wildtoolbench.bench.errors import CATEGORIES
+from wildtoolbench.cli import app
+from wildtoolbench.report import build_report
+from wildtoolbench.report.build import session_outcomes
+from wildtoolbench.report.dataset_stats import dataset_statistics, layer_widths, node_depths
+from wildtoolbench.report.html import pack_session, session_blocks, unpack_session
+from wildtoolbench.report.runs import session_transitions
+from wildtoolbench.report.stats import SessionOutcomes, bootstrap_accuracy, clustered_wilson, paired_bootstrap, wilson
+from wildtoolbench.report.tables import LEADERBOARD_KEYS, ORCHESTRATION_KEYS, format_percent, paper_data
 
 PAPER_MODELS = 57
 
@@ -330,7 +330,7 @@ def test_score_folder_needs_dataset_and_uses_scored_log(runs, reference_dir, tmp
 
 def test_session_whose_inference_failed(runs, reference_dir, tmp_path):
     """A session recorded as "Error during inference" counts as 4 call errors and shows its message."""
-    from wtb.score_run import score_run
+    from wildtoolbench.score.run import score_run
 
     run_dir = tmp_path / "run"
     run_dir.mkdir()
@@ -645,9 +645,9 @@ def test_a_verdict_on_few_shared_sessions_carries_a_warning():
     """Two shared sessions, both better for A: the intervals exclude 0, but the verdict says how few they are."""
     from types import SimpleNamespace
 
-    from bench.trials import FEW_PAIRED_SESSIONS
-    from wtb.report.content import Comparison
-    from wtb.report.stats import Interval, PairedDifference
+    from wildtoolbench.bench.trials import FEW_PAIRED_SESSIONS
+    from wildtoolbench.report.content import Comparison
+    from wildtoolbench.report.stats import Interval, PairedDifference
 
     def compared(sessions: int) -> str:
         difference = PairedDifference(Interval(0.5, 0.25, 0.75), Interval(1.0, 1.0, 1.0), sessions)

@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from bench.errata import apply_errata, parse_erratum
-from wtb.commands.review import open_store
-from wtb.review.agreement import agreement, cohen_kappa, task_status
-from wtb.review.app import ReviewConfig, create_app
-from wtb.review.checks import EditRefused, apply_edit, check_edit, decode_value, edit_target, own_findings
-from wtb.review.dag import dag_svg, drawn_depths
-from wtb.review.export import export_texts, plan_export
-from wtb.review.pages import h
-from wtb.review.serve import check_bind, is_loopback
-from wtb.review.store import Stale, Verdict
+from wildtoolbench.bench.errata import apply_errata, parse_erratum
+from wildtoolbench.review.agreement import agreement, cohen_kappa, task_status
+from wildtoolbench.review.app import ReviewConfig, create_app
+from wildtoolbench.review.checks import EditRefused, apply_edit, check_edit, decode_value, edit_target, own_findings
+from wildtoolbench.review.command import open_store
+from wildtoolbench.review.dag import dag_svg, drawn_depths
+from wildtoolbench.review.export import export_texts, plan_export
+from wildtoolbench.review.pages import h
+from wildtoolbench.review.serve import check_bind, is_loopback
+from wildtoolbench.review.store import Stale, Verdict
 
 REPO = Path(__file__).resolve().parents[3]
 DEMO = REPO / "bench" / "data" / "demo_sessions.jsonl"
@@ -129,7 +129,7 @@ def _store(tmp_path):
 
 
 def test_versions_refuse_a_stale_change_and_a_changed_dataset(tmp_path):
-    from wtb.commands.exits import BadInput
+    from wildtoolbench.common.exits import BadInput
 
     dataset, store, meta = _store(tmp_path)
     assert meta["tasks"] == "4" and len(store.sessions()) == 6

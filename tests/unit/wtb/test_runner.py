@@ -1,4 +1,4 @@
-"""Batch runner: result file, resume, errors, concurrency, lock (wtb.runner)."""
+"""Batch runner: result file, resume, errors, concurrency, lock (wildtoolbench.runner)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from bench.demo_data import SESSIONS_PATH
-from bench.schema import DatasetError, load_sessions
-from graphs.evaluation_context import EvaluationContext
-from models import register_provider
 from tests.unit.graphs.test_evaluation_reference import normalise
-from wtb.runner import (
+from wildtoolbench.bench.demo_data import SESSIONS_PATH
+from wildtoolbench.bench.schema import DatasetError, load_sessions
+from wildtoolbench.models import register_provider
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
+from wildtoolbench.runner import (
     LOCK_FILE,
     DatasetSessions,
     ResultFile,
@@ -375,8 +375,8 @@ def test_a_checkpointed_graph_is_saved_once_per_session(oracle):
 
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from graphs.evaluation import graph
-    from wtb.runner import run_session
+    from wildtoolbench.graphs.evaluation import graph
+    from wildtoolbench.runner import run_session
 
     sessions, context = oracle
     saver = InMemorySaver()
@@ -411,7 +411,7 @@ class _KeyRecordingModel(BaseChatModel):
         raise NotImplementedError
 
     async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs: Any) -> ChatResult:
-        from models.prefix import current_prefix_key
+        from wildtoolbench.models.prefix import current_prefix_key
 
         session = run_manager.metadata["wtb_session_id"] if run_manager else None
         self.seen.append((session, current_prefix_key()))

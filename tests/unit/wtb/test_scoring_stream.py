@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from bench.metrics import MetricsAccumulator, compute_metrics
-from bench.schema import DatasetError, index_sessions, load_sessions, parse_jsonl_file, task_counts
-from bench.scoring import score_session
 from tests.support.session_factory import make_session
-from wtb.score_run import (
+from wildtoolbench.bench.metrics import MetricsAccumulator, compute_metrics
+from wildtoolbench.bench.schema import DatasetError, index_sessions, load_sessions, parse_jsonl_file, task_counts
+from wildtoolbench.bench.scoring import score_session
+from wildtoolbench.score.run import (
     METRIC_FILE,
     SCORE_FILE,
     SUMMARY_METRICS_FILE,

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bench.demo_data import CANDIDATES_PATH
-from graphs.evaluation_context import EvaluationContext
-from graphs.generation_context import Context
-from models.settings import env_value, resolve_settings
-from wtb.cli import app
+from wildtoolbench.bench.demo_data import CANDIDATES_PATH
+from wildtoolbench.cli import app
+from wildtoolbench.models.settings import env_value, resolve_settings
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
+from wildtoolbench.nodes.generation.context import Context
 
 REPO = Path(__file__).resolve().parents[3]
 ORACLE = f"replay:{CANDIDATES_PATH}#oracle"
@@ -139,7 +139,7 @@ def _wtb(tmp_path: Path, *args: str, env: dict | None = None) -> subprocess.Comp
         if name not in (env or {}):
             full_env.pop(name, None)
     return subprocess.run(
-        [sys.executable, "-m", "wtb.cli", *args],
+        [sys.executable, "-m", "wildtoolbench.cli", *args],
         cwd=tmp_path,
         env=full_env,
         capture_output=True,
@@ -198,7 +198,7 @@ def test_after_fixing_the_mistake_every_session_is_evaluated(tmp_path):
 
 
 def test_a_remote_endpoint_with_a_key_or_a_local_server_without_one_passes_the_check():
-    from models import ModelSettings, check_model
+    from wildtoolbench.models import ModelSettings, check_model
 
     check_model("openai:gpt-4o-mini", ModelSettings(base_url="http://127.0.0.1:8000/v1"))
     check_model("openai:gpt-4o-mini", ModelSettings(api_key="sk-test-key"))

@@ -1,0 +1,3 @@
+from wildtoolbench.cli import main
+
+main()

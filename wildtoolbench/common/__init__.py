@@ -1,0 +1,1 @@
+"""What every command of the application shares: atomic output files (docs/architecture.md §3.2), the names of a run folder's files, terminal tables, the exit-status rule (docs/cli.md §2) and input checks."""

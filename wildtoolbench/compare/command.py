@@ -1,0 +1,42 @@
+"""``wtb compare``: the paired comparison of two run folders, printed and optionally written as JSON
+(docs/trials.md §6); the exit status follows docs/cli.md §2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.console import Console
+
+from wildtoolbench.common.exits import BadConfiguration, BadInput
+from wildtoolbench.common.files import atomic_write_text
+from wildtoolbench.compare.runs import RunFolderError, RunsNotComparable, compare_runs, comparison_text
+
+_out = Console(highlight=False, soft_wrap=True)
+
+
+def compare(run_a: Path, run_b: Path, json_out: Path | None = None, scoring: str | None = None) -> None:
+    """Compare the runs in ``run_a`` and ``run_b`` task by task and print the comparison; with ``json_out``,
+    also write it there as JSON (atomically).
+
+    Args:
+        run_a, run_b: run folders (``wtb eval --out`` or ``wtb score --out``) of the same sessions.
+        scoring: ``"reference"`` or ``"fixed"``; ``None``: the mode each folder's ``run.json`` names.
+
+    Raises:
+        BadInput: a score file is missing or malformed (every problem as ``file:line: field: message``)
+            or ``json_out`` cannot be written (exit 1).
+        BadConfiguration: the runs cannot be paired (other sessions, scoring mode or side; exit 2).
+    """
+    try:
+        comparison = compare_runs(run_a, run_b, scoring=scoring)
+    except RunFolderError as exc:
+        raise BadInput(*exc.issues) from None
+    except RunsNotComparable as exc:
+        raise BadConfiguration(*(f"error: not comparable: {reason}" for reason in exc.reasons)) from None
+    if json_out is not None:
+        try:
+            atomic_write_text(json_out, json.dumps(comparison, indent=2) + "\n")
+        except OSError as exc:
+            raise BadInput(f"{json_out}: cannot write: {exc}") from None
+    _out.print(comparison_text(comparison), markup=False)

@@ -1,0 +1,290 @@
+"""``wtb eval --server URL``: each session is a run of the ``evaluation`` graph deployed on a LangGraph Server.
+
+:class:`RemoteEvaluation` is the batch layer's :class:`~wildtoolbench.runner.invoke.SessionInvoker` for a server:
+the local process keeps everything else of :func:`wildtoolbench.runner.arun_eval` (concurrency, the single
+writer of ``result.jsonl``, resume, the lock, ``run.json``, ``errors.jsonl``, ``summary.json``).
+
+What a server run gives back, and what the client makes of it:
+
+- the run's output ``{"record": ...}``: the session's record, as a local run writes it; its ``usage``
+  is counted from the record (see :func:`record_usage`) and its wall time is measured by the client;
+- a run that failed with ``ModelRequestError`` whose message shows that the provider refused the
+  request's content (HTTP 400/413/422, not retried), or with a graph candidate's
+  ``CandidateOutputError``: an ``"Error during inference: ..."`` record, as locally
+  (``ModelRequestError.rejected``, docs/evaluation.md §5; :func:`refused_record`);
+- any other failure (the server unreachable, an HTTP error, a connection cut and not recovered, a run
+  that ended in error, was cancelled or timed out, an output without a record): an infrastructure
+  error, in ``errors.jsonl`` and run again on resume, never scored. Unlike a local run, a graph
+  exception of another class is not scored either: the server reports only the exception's class
+  (and the message for some classes), and cannot be told apart from the server's own failures.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from wildtoolbench.bench.harness import error_record, with_language
+from wildtoolbench.nodes.evaluation.context import EvaluationContext
+from wildtoolbench.remote.client import RunReply, ServerFailure, connect, display_url, wait_for_run
+from wildtoolbench.runner.accounting import Prices, RunSummary
+from wildtoolbench.runner.batch import arun_eval
+from wildtoolbench.runner.identity import scoring_mode
+from wildtoolbench.runner.invoke import SessionOutcome, recorded_model_name
+from wildtoolbench.tracing import context_settings, redact_record, session_run_config, tracing_requested
+
+GRAPH_ID = "evaluation"
+
+_REJECTED = re.compile(r"^model request failed \(not retried\): http (400|413|422)\b")
+_ATTEMPTS = re.compile(r"^model request failed after (\d+) attempts?\b")
+
+
+def context_payload(context: Any) -> dict[str, Any]:
+    """The graph context sent with each run: every field of ``context`` as resolved on the client, but ``dataset``.
+
+    The client's explicit values, ``WTB_*`` variables and defaults have been applied already
+    (docs/settings.md), so the server's own ``WTB_*`` variables change nothing. Base URLs are used
+    by the server as they are: they must be reachable from it, and accepted by its deployment
+    (``WTB_SERVER_BASE_URLS``; model specs and files likewise, docs/settings.md §8). The dataset is
+    left out: each run carries its session, and the server is asked to open no dataset file.
+    """
+    return {f.name: getattr(context, f.name) for f in dataclasses.fields(context) if f.name != "dataset"}
+
+
+def record_usage(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The accounting of a record made on a server, counted from the record itself.
+
+    The server's retry loop is not visible to the client: ``requests`` is the number of model replies
+    in the record (one ``latency`` entry each), ``attempts`` equals it, ``failed_requests`` is 0,
+    ``retried_requests`` is empty, and tokens are the sums of the steps' provider-reported counts.
+    For a session without retries this equals what a local run counts.
+
+    Returns:
+        ``{"requests", "attempts", "failed_requests", "input_tokens", "output_tokens", "retried_requests"}``.
+    """
+    requests = input_tokens = output_tokens = 0
+    result = record.get("result")
+    for task in result if isinstance(result, list) else []:
+        if not isinstance(task, Mapping):
+            continue
+        requests += len(task.get("latency") or [])
+        input_tokens += sum(int(n or 0) for n in task.get("input_token_count") or [])
+        output_tokens += sum(int(n or 0) for n in task.get("output_token_count") or [])
+    return {
+        "requests": requests,
+        "attempts": requests,
+        "failed_requests": 0,
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "retried_requests": [],
+    }
+
+
+def is_refused(error_class: str, message: str) -> bool:
+    """Whether a server run's error is a refused request, scored like locally (``ModelRequestError.rejected``):
+    a ``ModelRequestError`` not retried with HTTP 400/413/422, or a graph candidate's ``CandidateOutputError``."""
+    if error_class == "CandidateOutputError":
+        return True
+    return error_class == "ModelRequestError" and bool(_REJECTED.match(message))
+
+
+def refused_record(session_id: str, context: EvaluationContext, error_class: str, message: str) -> dict[str, Any]:
+    """The scored record of a session whose model request was refused on the server: the record
+    :func:`wildtoolbench.runner.run_session` makes for ``ModelRequestError.rejected`` (``"Error during inference: <message>"``,
+    ``error_detail``, the scoring mode, the ``candidate`` object; docs/evaluation.md §5)."""
+    record = error_record(session_id, recorded_model_name(context), message, scoring=scoring_mode(context))
+    record = with_language(record, getattr(context, "language", None) or "en")
+    record["error_detail"] = f"{error_class}: {message}"
+    record["candidate"] = context.candidate.describe()
+    return record
+
+
+def langsmith_project(no_trace: bool = False) -> str | None:
+    """The LangSmith project to ask the server to trace into: ``$LANGSMITH_PROJECT`` (or ``$LANGCHAIN_PROJECT``)
+    when the client asks for tracing and ``--no-trace`` is not given, else ``None`` (the server's own project)."""
+    if no_trace or not tracing_requested():
+        return None
+    return os.environ.get("LANGSMITH_PROJECT") or os.environ.get("LANGCHAIN_PROJECT") or None
+
+
+class RemoteEvaluation:
+    """A :class:`~wildtoolbench.runner.invoke.SessionInvoker`: one run of the deployed ``evaluation`` graph per session.
+
+    Each run goes to a new thread whose metadata, like the run's, is the session's trace metadata
+    (``dataset``, ``session_id``, ``model``, ``language``, ``project_version``, ``settings``) plus
+    ``wtb_batch_id`` (the same for every session of one command); the run is named
+    ``wtb eval <session id>`` and tagged ``wildtoolbench``, ``wtb-eval``, as a local run's trace.
+
+    Args:
+        client: a client from :func:`wildtoolbench.remote.client.connect`.
+        url: the server's URL (for messages and ``errors.jsonl``; credentials redacted there).
+        graph_id: the deployed graph.
+        batch_id: ``wtb_batch_id`` metadata; default a new UUID.
+        project: LangSmith project for the server's traces (:func:`langsmith_project`).
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        url: str,
+        *,
+        graph_id: str = GRAPH_ID,
+        batch_id: str | None = None,
+        project: str | None = None,
+    ):
+        self.client = client
+        self.url = display_url(url)
+        self.graph_id = graph_id
+        self.batch_id = batch_id or uuid.uuid4().hex
+        self.project = project
+
+    async def __call__(
+        self, session: Mapping[str, Any], context: EvaluationContext, *, prices: Prices | None = None
+    ) -> SessionOutcome:
+        """Run ``session`` on the server; returns its :class:`~wildtoolbench.runner.invoke.SessionOutcome` (module doc).
+
+        Never raises for a failing model, server or connection; ``asyncio.CancelledError`` propagates
+        (the server then cancels the run).
+        """
+        started = time.perf_counter()
+        session_id = session["id"]
+        model_name = recorded_model_name(context)
+        config = session_run_config(
+            kind="eval",
+            session_id=session_id,
+            dataset=context.dataset or None,
+            model=context.model,
+            language=context.language or "en",
+            settings=context_settings(context, exclude=("model", "dataset", "language")),
+        )
+        record: dict[str, Any] | None = None
+        error: dict[str, Any] | None = None
+        thread_id = str(uuid.uuid4())
+        try:
+            reply = await wait_for_run(
+                self.client,
+                self.graph_id,
+                thread_id=thread_id,
+                input={"session": dict(session)},
+                context=context_payload(context),
+                metadata={**config["metadata"], "wtb_batch_id": self.batch_id},
+                config={"run_name": config["run_name"], "tags": config["tags"]},
+                langsmith_project=self.project,
+            )
+        except ServerFailure as exc:
+            error = self._error(session_id, model_name, f"LangGraph server: {exc}", 0, exc.thread_id, exc.run_id)
+        else:
+            record, error = self._outcome(session_id, context, model_name, reply)
+        usage = record_usage(record) if record is not None else record_usage({})
+        usage["wall_time"] = round(time.perf_counter() - started, 6)
+        if prices is not None:
+            usage["cost_usd"] = prices.cost(usage["input_tokens"], usage["output_tokens"])
+        if record is not None:
+            return SessionOutcome(session_id, redact_record({**record, "usage": usage}), None, usage)
+        return SessionOutcome(session_id, None, redact_record({**(error or {}), "usage": usage}), usage)
+
+    def _outcome(
+        self, session_id: str, context: EvaluationContext, model_name: str, reply: RunReply
+    ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        if reply.error is not None:
+            name, message = reply.error.get("error", ""), reply.error.get("message", "")
+            if is_refused(name, message):  # the provider (or a graph candidate's output) refused: scored
+                return refused_record(session_id, context, name, message), None
+            if name == "ModelRequestError":
+                attempts = _ATTEMPTS.match(message)
+                return None, self._error(
+                    session_id,
+                    model_name,
+                    message,
+                    int(attempts.group(1)) if attempts else 1,
+                    reply.thread_id,
+                    reply.run_id,
+                )
+            text = f"LangGraph server: the run failed with {name}: {message}"
+            return None, self._error(session_id, model_name, text, 0, reply.thread_id, reply.run_id)
+        record = (reply.output or {}).get("record")
+        if not isinstance(record, Mapping) or record.get("id") != session_id:
+            text = (
+                f"LangGraph server: the run's output has no record of {session_id} (keys: {sorted(reply.output or {})})"
+            )
+            return None, self._error(session_id, model_name, text, 0, reply.thread_id, reply.run_id)
+        record = dict(record)
+        if "candidate" not in record:  # as wildtoolbench.runner.run_session does for a record without it
+            record["candidate"] = context.candidate.describe()
+        return record, None
+
+    def _error(
+        self, session_id: str, model_name: str, text: str, attempts: int, thread_id: str | None, run_id: str | None
+    ) -> dict[str, Any]:
+        where = {"server": self.url, "thread_id": thread_id or None, "run_id": run_id}
+        return {
+            "id": session_id,
+            "model_name": model_name,
+            "error": text,
+            "attempts": attempts,
+            "errors": [text],
+            "where": where,
+        }
+
+
+async def arun_eval_remote(
+    sessions: Sequence[Mapping[str, Any]],
+    context: EvaluationContext,
+    out_dir: str | os.PathLike[str],
+    *,
+    server: str,
+    concurrency: int = 4,
+    no_trace: bool = False,
+    settings: Mapping[str, Any] | None = None,
+    **kwargs: Any,
+) -> RunSummary:
+    """:func:`wildtoolbench.runner.arun_eval` with every session run on the LangGraph Server at ``server``.
+
+    Args:
+        sessions / context / out_dir / concurrency: as in :func:`~wildtoolbench.runner.arun_eval`
+            (``concurrency``: runs in flight on the server).
+        server: the server's base URL; its API key comes from ``$LANGGRAPH_API_KEY`` or
+            ``$LANGSMITH_API_KEY`` (:func:`wildtoolbench.remote.client.api_key_from_env`), never written anywhere.
+        no_trace: do not ask the server to trace into the client's ``$LANGSMITH_PROJECT``.
+        settings: recorded in ``run.json`` / ``summary.json`` with ``"server"`` (the URL, redacted).
+        kwargs: the other keyword arguments of :func:`~wildtoolbench.runner.arun_eval` (``overwrite``,
+            ``progress``, ``prices``, ``on_record``).
+
+    Returns:
+        The :class:`~wildtoolbench.runner.RunSummary`.
+
+    Raises:
+        As :func:`~wildtoolbench.runner.arun_eval`; models.ConfigurationError for a malformed URL. Server
+        failures are per-session infrastructure errors, not exceptions.
+    """
+    recorded = {**dict(settings or {}), "server": display_url(server)}
+    async with connect(server, concurrency=concurrency) as client:
+        invoke = RemoteEvaluation(client, server, project=langsmith_project(no_trace))
+        return await arun_eval(
+            sessions, context, out_dir, concurrency=concurrency, settings=recorded, invoke=invoke, **kwargs
+        )
+
+
+def run_eval_remote(*args: Any, **kwargs: Any) -> RunSummary:
+    """Synchronous wrapper of :func:`arun_eval_remote` (runs its own event loop, :func:`wildtoolbench.runner.loop.run`)."""
+    from wildtoolbench.runner.loop import run
+
+    return run(arun_eval_remote(*args, **kwargs))
+
+
+__all__ = [
+    "GRAPH_ID",
+    "RemoteEvaluation",
+    "arun_eval_remote",
+    "context_payload",
+    "is_refused",
+    "refused_record",
+    "langsmith_project",
+    "record_usage",
+    "run_eval_remote",
+]

@@ -1,0 +1,511 @@
+"""Batch layer of session generation (docs/generation.md; ``wtb generate``): runs the generation graph once per planned session,
+with bounded concurrency, and writes every output atomically.
+
+One session's failure (rejected three times, a model error, an exhausted script) is recorded in
+``failures.jsonl`` with its reason; it never stops the other sessions.
+
+Output layout under ``out_dir``::
+
+    sessions/<key>/raw_transcript.json   every role message, checker verdicts and rejected attempts
+    sessions/<key>/transcript.json       streamlined: checker messages and rejected attempts removed
+    sessions/<key>/requests/<role>.jsonl captured request/response pairs of each role
+    sessions/<key>/session.json          the session in the dataset schema (successful sessions)
+    sessions/<key>/replay.json           oracle replay candidate along the gold paths
+    sessions/<key>/outcome.json          status, reason, usage, plan and (if done) the session: the
+                                         resume point (a finished session is not generated again)
+    transcripts/<key>.jsonl              the live transcript, appended as the session runs: every role
+                                         entry and a summary of every model call (role, seconds,
+                                         tokens), each with ``t`` = seconds since the session started;
+                                         an interrupted or slow session shows how far it got
+    sessions.jsonl                       all successful sessions, ids wild_tool_bench_<line>
+    replay.jsonl                         their oracle replay candidates (candidates.jsonl format)
+    failures.jsonl                       {"key", "plan", "reason", "dir"} per failed session
+    manifest.json                        settings, counts, the per-role yield table
+                                         (``wildtoolbench.bench.generation_yield``), the quality check of every
+                                         session (``wildtoolbench.bench.generation_quality``), id <-> key of every session
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langgraph.pregel import Pregel
+
+from wildtoolbench.bench.generation import (
+    SessionPlan,
+    assemble_session,
+    oracle_candidate,
+    session_problems,
+    streamline,
+)
+from wildtoolbench.bench.generation_quality import quality_summary, session_quality
+from wildtoolbench.bench.generation_yield import merge_yields, session_yield
+from wildtoolbench.common.files import write_json_atomic, write_jsonl_atomic
+from wildtoolbench.nodes.generation.context import Context
+from wildtoolbench.nodes.generation.registry import judging_roles, model_defaults, model_roles, role_model_spec
+from wildtoolbench.tracing import (
+    context_settings,
+    project_version,
+    redact,
+    redact_record,
+    redact_text,
+    session_run_config,
+)
+
+
+@dataclass
+class GenerationOutcome:
+    """Result of one session run: final state values, status and (on success) the dataset session."""
+
+    plan: SessionPlan
+    status: str
+    reason: str = ""
+    state: dict[str, Any] = field(default_factory=dict)
+    session: dict[str, Any] | None = None
+    infrastructure: bool = False
+    """The session failed because a model request failed for good (not because of the models' output)."""
+    usage: dict[str, Any] = field(default_factory=dict)
+    """Model requests, tries, tokens and retried requests of the session (``RequestUsage.as_dict()``)."""
+    reused: bool = False
+    """Kept from an earlier run of the same command (read from ``outcome.json``, not generated now)."""
+    seconds: float = 0.0
+    """Wall-clock seconds the session took to generate."""
+    yields: dict[str, Any] = field(default_factory=dict)
+    """The session's yield table (``wildtoolbench.bench.generation_yield.session_yield``; docs/generation.md §7.1)."""
+
+
+async def generate_session(
+    plan: SessionPlan, context: Context, graph: Pregel | None = None, *, live: Path | None = None
+) -> GenerationOutcome:
+    """Run the generation graph for one planned session; never raises for a session-level failure (docs/generation.md).
+
+    Args:
+        plan: the session plan (its ``as_state()`` is the graph input).
+        context: role models and limits.
+        graph: a compiled generation graph (default ``wildtoolbench.graphs.generation.graph``).
+        live: the session's live transcript file (``transcripts/<key>.jsonl``; docs/generation.md §7):
+            emptied at the start, then every new transcript entry and a summary of every model call
+            are appended as the graph produces them (:class:`LiveTranscript`); ``None`` = none.
+
+    Returns:
+        A :class:`GenerationOutcome`; ``status`` is ``done`` (``session`` holds the dataset-schema
+        session with a provisional id) or ``failed`` (``reason`` says why). ``state`` holds the last
+        state values seen, so transcripts survive a failure.
+    """
+    from wildtoolbench.models.transport import usage_scope
+
+    writer = LiveTranscript(live) if live is not None else None
+    started = time.monotonic()
+    with usage_scope() as usage:
+        outcome = await _generate_session(plan, context, graph, writer)
+    outcome.usage = usage.as_dict()
+    outcome.seconds = round(time.monotonic() - started, 3)
+    outcome.yields = session_yield(
+        list(outcome.state.get("transcript") or []), list(outcome.state.get("calls") or []), judging_roles()
+    )
+    if writer is not None:
+        writer.close(outcome.status, outcome.reason)
+    return outcome
+
+
+class LiveTranscript:
+    """The live transcript of one session (docs/generation.md §7): JSON Lines appended as the session runs.
+
+    Lines: ``{...entry, "line": "entry", "t"}`` per transcript entry (role output, verdict),
+    ``{"line": "call", "t", "role", "task", "seconds", "input_tokens", "output_tokens"}`` per model
+    request, and a last ``{"line": "end", "t", "status", "reason"}``; ``t`` is seconds since the
+    session started. Each batch of lines is one ``write`` on a file opened for appending, so a
+    reader (or a crash) sees whole lines only; the text is redacted like every output.
+
+    Args:
+        path: the file; created with its folder, emptied when it exists (the session starts over).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text("", encoding="utf-8")
+        self.started = time.monotonic()
+        self.entries = 0
+        self.calls = 0
+
+    def _append(self, records: Sequence[dict[str, Any]]) -> None:
+        if not records:
+            return
+        data = "".join(json.dumps(redact_record(r), ensure_ascii=False) + "\n" for r in records).encode("utf-8")
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+
+    def update(self, values: dict[str, Any]) -> None:
+        """Append what is new in ``values`` (a state snapshot of the graph) since the last update."""
+        t = round(time.monotonic() - self.started, 3)
+        transcript = list(values.get("transcript") or [])
+        calls = list(values.get("calls") or [])
+        records = [{**e, "line": "entry", "t": t} for e in transcript[self.entries :]]
+        records += [
+            {
+                "line": "call",
+                "t": t,
+                "role": c.get("role"),
+                "task": c.get("task"),
+                "seconds": c.get("seconds"),
+                "input_tokens": c.get("input_tokens"),
+                "output_tokens": c.get("output_tokens"),
+            }
+            for c in calls[self.calls :]
+        ]
+        self.entries, self.calls = max(self.entries, len(transcript)), max(self.calls, len(calls))
+        self._append(records)
+
+    def close(self, status: str, reason: str) -> None:
+        """Append the closing line: the session's ``status`` and failure ``reason``."""
+        t = round(time.monotonic() - self.started, 3)
+        self._append([{"line": "end", "t": t, "status": status, "reason": reason}])
+
+
+def run_config(plan: SessionPlan, context: Context) -> dict[str, Any]:
+    """The run config of one session's generation run: run name, tags and metadata (traces, server threads).
+
+    Returns:
+        ``{"run_name", "metadata", "tags"}`` (``wildtoolbench.tracing.session_run_config``): every role's model,
+        the language, the type path, the tool-list line and the context's settings (redacted).
+    """
+    return session_run_config(
+        kind="generate",
+        session_id=plan.key,
+        dataset=None,
+        model={role: role_model_spec(context, role, plan.user_model_index) for role in model_roles()},
+        language=plan.language,
+        settings={**context_settings(context), "type_path": list(plan.type_path), "tool_line": plan.tool_line},
+        tags=["-".join(plan.type_path)],
+    )
+
+
+async def _generate_session(
+    plan: SessionPlan, context: Context, graph: Pregel | None, writer: LiveTranscript | None = None
+) -> GenerationOutcome:
+    from wildtoolbench.models.transport import ModelRequestError
+
+    if graph is None:
+        from wildtoolbench.graphs.generation import graph as default_graph
+
+        graph = default_graph
+    last: dict[str, Any] = plan.as_state()
+    try:
+        config = run_config(plan, context)
+        async for values in graph.astream(plan.as_state(), context=context, stream_mode="values", config=config):
+            last = values
+            if writer is not None:
+                writer.update(values)
+    except ModelRequestError as exc:  # a model request failed for good: this session only
+        cause = exc.__cause__ if not exc.transient and exc.__cause__ is not None else exc
+        reason = str(exc) if cause is exc else f"{type(cause).__name__}: {cause}"
+        # infrastructure (generated again on resume) unless the provider refused the request's content
+        return GenerationOutcome(plan, "failed", redact_text(reason), last, infrastructure=not exc.rejected)
+    except Exception as exc:  # any other error ends this session only
+        return GenerationOutcome(plan, "failed", redact_text(f"{type(exc).__name__}: {exc}"), last)
+    return outcome_from_state(plan, last)
+
+
+def outcome_from_state(plan: SessionPlan, last: dict[str, Any]) -> GenerationOutcome:
+    """The outcome of a generation run that ended normally, from its final state values (docs/generation.md).
+
+    Args:
+        plan: the session plan.
+        last: the run's final state values (a local run's last ``values`` chunk, or a server run's output).
+
+    Returns:
+        ``done`` with the dataset-schema session (provisional id) when the graph finished and the tasks
+        pass the checks; else ``failed`` with the graph's failure reason or the problems found.
+    """
+    status = last.get("status", "running")
+    if status != "done":
+        reason = last.get("failure_reason") or f"session stopped with status {status!r}"
+        return GenerationOutcome(plan, "failed", reason, last)
+    problems = session_problems(last.get("tasks", []))
+    if problems:
+        return GenerationOutcome(plan, "failed", "; ".join(problems), last)
+    session = assemble_session(
+        f"wild_tool_bench_{plan.index}", env_info=last["env_info"], tools=last["tools"], tasks=last["tasks"]
+    )
+    return GenerationOutcome(plan, "done", "", last, session)
+
+
+def write_session_files(out_dir: Path, outcome: GenerationOutcome) -> Path:
+    """Write one session's transcripts and captured requests under ``out_dir/sessions/<key>``; returns the folder (docs/generation.md)."""
+    folder = out_dir / "sessions" / outcome.plan.key
+    transcript = list(outcome.state.get("transcript", []))
+    write_json_atomic(folder / "raw_transcript.json", transcript)
+    write_json_atomic(folder / "transcript.json", streamline(transcript, judging_roles()))
+    calls = list(outcome.state.get("calls", []))
+    registered = model_roles()
+    roles = [*registered, *sorted({str(c.get("role")) for c in calls} - set(registered))]  # then unregistered ones
+    for role in roles:
+        write_jsonl_atomic(folder / "requests" / f"{role}.jsonl", [c for c in calls if c.get("role") == role])
+    return folder
+
+
+OUTCOME_FILE = "outcome.json"
+
+
+def _tools_digest(plan: SessionPlan) -> str:
+    """sha256 of the plan's tool list (canonical JSON): the plan summary names only the tool-file line."""
+    return hashlib.sha256(json.dumps(plan.tools, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def write_outcome(out_dir: Path, outcome: GenerationOutcome) -> Path:
+    """Write ``sessions/<key>/outcome.json``, the record a resumed run reuses (docs/generation.md outputs).
+
+    Args:
+        out_dir: the run's output folder.
+        outcome: a finished session's outcome.
+
+    Returns:
+        The path written (atomically: a crash leaves the old file or the new one, never half of one).
+    """
+    path = out_dir / "sessions" / outcome.plan.key / OUTCOME_FILE
+    write_json_atomic(
+        path,
+        {
+            "plan": outcome.plan.summary(),
+            "tools_sha256": _tools_digest(outcome.plan),
+            "status": outcome.status,
+            "reason": redact_text(outcome.reason) if outcome.reason else outcome.reason,
+            "infrastructure": outcome.infrastructure,
+            "usage": redact(outcome.usage),  # errors an endpoint echoed (docs/settings.md §8)
+            "seconds": outcome.seconds,
+            "yield": outcome.yields,
+            "session": redact_record(outcome.session),
+        },
+    )
+    return path
+
+
+def load_finished_outcome(out_dir: Path, plan: SessionPlan) -> GenerationOutcome | None:
+    """The outcome a previous run recorded for ``plan``, if it should be kept on resume.
+
+    Args:
+        out_dir: the run's output folder.
+        plan: the session plan of this run.
+
+    Returns:
+        The recorded :class:`GenerationOutcome` (without graph state) when ``outcome.json`` exists and
+        says ``done`` or a failure caused by the models' output; ``None`` when there is no record, it
+        is unreadable (an interrupted write of an older version), or the failure was an
+        infrastructure error (a model request that failed for good: generated again).
+
+    Raises:
+        ValueError: the folder holds a different plan under the same key (another seed, layer count,
+            language or tool file): the message says to use ``--overwrite`` or another ``--out``.
+    """
+    path = out_dir / "sessions" / plan.key / OUTCOME_FILE
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if data.get("plan") != plan.summary() or data.get("tools_sha256") != _tools_digest(plan):
+        raise ValueError(
+            f"{path}: plan: this folder holds a different run (another seed, --layers, --paths, language or "
+            f"tool file); use --overwrite to replace it or choose another --out"
+        )
+    if data.get("status") != "done" and data.get("infrastructure"):
+        return None
+    return GenerationOutcome(
+        plan,
+        str(data.get("status")),
+        str(data.get("reason") or ""),
+        {},
+        data.get("session"),
+        bool(data.get("infrastructure")),
+        dict(data.get("usage") or {}),
+        reused=True,
+        seconds=float(data.get("seconds") or 0.0),
+        yields=dict(data.get("yield") or {}),
+    )
+
+
+@dataclass
+class GenerationSummary:
+    """Counts and file paths of a generation run."""
+
+    out_dir: str
+    succeeded: int
+    failed: int
+    sessions_file: str
+    failures_file: str
+    replay_file: str
+    requests: int = 0
+    attempts: int = 0
+    reused: int = 0
+    """Sessions kept from an earlier, interrupted run of the same command (resume)."""
+    retried_requests: list[dict[str, Any]] = field(default_factory=list)
+    """``{"key", "role", "task", "attempts", "errors", "waited", "ok"}`` per request that needed retries."""
+    infrastructure_failures: int = 0
+    """Of the ``failed`` sessions, those whose model request failed for good (generated again by the
+    same command; ``wtb generate`` exits 3 then, docs/cli.md §2)."""
+    yields: dict[str, Any] = field(default_factory=dict)
+    """The run's yield table per role (``wildtoolbench.bench.generation_yield``; docs/generation.md §7.1)."""
+    quality: dict[str, Any] = field(default_factory=dict)
+    """The quality check's totals over the successful sessions (``wildtoolbench.bench.generation_quality.quality_summary``)."""
+    tokens: int = 0
+    """Input plus output tokens of every model request of the run."""
+    seconds: float = 0.0
+    """Wall-clock seconds of the sessions generated (each session's own time, summed)."""
+
+
+async def run_batch(
+    plans: Sequence[SessionPlan],
+    context: Context,
+    out_dir: str | Path,
+    *,
+    concurrency: int = 4,
+    settings: dict[str, Any] | None = None,
+    graph: Pregel | None = None,
+    on_done: Callable[[GenerationOutcome], None] | None = None,
+    overwrite: bool = False,
+    invoke: Callable[[SessionPlan, Context], Awaitable[GenerationOutcome]] | None = None,
+) -> GenerationSummary:
+    """Generate every planned session and write the outputs (layout in the module docstring; docs/generation.md).
+
+    Args:
+        plans: sessions to generate (see ``wildtoolbench.bench.generation.plan_sessions``).
+        context: role models and limits, shared by every session.
+        out_dir: output folder (created).
+        concurrency: sessions running at once (>= 1).
+        settings: run settings recorded in ``manifest.json``.
+        graph: compiled generation graph (default ``wildtoolbench.graphs.generation.graph``).
+        on_done: called with each outcome as soon as its session ends (progress display), and at
+            once for each session kept from an earlier run (``outcome.reused``).
+        overwrite: generate every session again instead of resuming: by default a session whose
+            ``outcome.json`` says done, or failed because of the models' output, is kept as recorded
+            (infrastructure failures are generated again).
+        invoke: how one session is generated, ``await invoke(plan, context) -> GenerationOutcome``
+            (never raising for a session-level failure); default :func:`generate_session` on ``graph`` in
+            this process. ``wtb generate --server`` passes :class:`wildtoolbench.remote.RemoteGeneration`.
+
+    Raises:
+        ValueError: ``out_dir`` holds another run's sessions under the same keys (see
+            :func:`load_finished_outcome`).
+
+    Returns:
+        A :class:`GenerationSummary`. Successful sessions get ids ``wild_tool_bench_<N>`` by their line in
+        ``sessions.jsonl`` (plan order); ``session.json`` / ``replay.json`` in their folders match.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    gate = asyncio.Semaphore(max(1, concurrency))
+    kept = {} if overwrite else {p.key: o for p in plans if (o := load_finished_outcome(out, p)) is not None}
+
+    async def one(plan: SessionPlan) -> GenerationOutcome:
+        if plan.key in kept:
+            if on_done is not None:
+                on_done(kept[plan.key])
+            return kept[plan.key]
+        async with gate:
+            outcome = await (
+                invoke(plan, context)
+                if invoke is not None
+                else generate_session(plan, context, graph, live=out / "transcripts" / f"{plan.key}.jsonl")
+            )
+        if not outcome.yields and outcome.state.get("transcript"):  # a server's run: counted here
+            outcome.yields = session_yield(
+                list(outcome.state.get("transcript") or []), list(outcome.state.get("calls") or []), judging_roles()
+            )
+        write_session_files(out, outcome)
+        write_outcome(out, outcome)
+        if on_done is not None:
+            on_done(outcome)
+        return outcome
+
+    outcomes = await asyncio.gather(*(one(plan) for plan in plans))
+    sessions, replays, failures, index, qualities = [], [], [], [], []
+    for outcome in outcomes:
+        folder = out / "sessions" / outcome.plan.key
+        entry = {"key": outcome.plan.key, "dir": str(folder.relative_to(out)), **outcome.plan.summary()}
+        if outcome.session is None:
+            failures.append(
+                {
+                    "key": outcome.plan.key,
+                    "plan": outcome.plan.summary(),
+                    "reason": outcome.reason,
+                    "dir": entry["dir"],
+                    "infrastructure": outcome.infrastructure,
+                }
+            )
+            index.append({**entry, "id": None, "status": "failed", "seconds": outcome.seconds})
+            continue
+        session = {**outcome.session, "id": f"wild_tool_bench_{len(sessions)}"}
+        replay = oracle_candidate(session)
+        write_json_atomic(folder / "session.json", session)
+        write_json_atomic(folder / "replay.json", replay)
+        sessions.append(session)
+        replays.append(replay)
+        quality = session_quality(session, outcome.plan.language)
+        qualities.append(quality)
+        index.append({**entry, "id": session["id"], "status": "done", "seconds": outcome.seconds, "quality": quality})
+    write_jsonl_atomic(out / "sessions.jsonl", sessions)
+    write_jsonl_atomic(out / "replay.jsonl", replays)
+    write_jsonl_atomic(out / "failures.jsonl", failures)
+    # every role's resolved model and base URL, plus the project version; no credentials in base URLs
+    context_record = redact(
+        {
+            **context.resolved(model_defaults()),
+            "checker_model_judges": context.checker_model_judges(role_model_spec(context, "checker")),
+            "project_version": project_version(),
+        }
+    )
+    retried = [{"key": o.plan.key, **r} for o in outcomes for r in o.usage.get("retried_requests", [])]
+    usage = {
+        key: sum(int(o.usage.get(key, 0)) for o in outcomes)
+        for key in ("requests", "attempts", "failed_requests", "input_tokens", "output_tokens")
+    }
+    yields = merge_yields(o.yields for o in outcomes)
+    quality = quality_summary(qualities)
+    seconds = round(sum(o.seconds for o in outcomes), 3)
+    write_json_atomic(
+        out / "manifest.json",
+        redact(  # settings, errors an endpoint echoed, paths: no credentials (docs/settings.md §8)
+            {
+                "settings": settings or {},
+                "context": context_record,
+                "succeeded": len(sessions),
+                "failed": len(failures),
+                "usage": usage,
+                "seconds": seconds,
+                "yield": yields,
+                "quality": quality,
+                "retried_requests": retried,
+                "sessions": index,
+            }
+        ),
+    )
+    return GenerationSummary(
+        str(out),
+        len(sessions),
+        len(failures),
+        str(out / "sessions.jsonl"),
+        str(out / "failures.jsonl"),
+        str(out / "replay.jsonl"),
+        usage["requests"],
+        usage["attempts"],
+        len(kept),
+        retried,
+        sum(1 for failure in failures if failure["infrastructure"]),
+        yields,
+        quality,
+        usage["input_tokens"] + usage["output_tokens"],
+        seconds,
+    )

@@ -1,3 +1,0 @@
-from wtb.cli import main
-
-main()
