@@ -24,7 +24,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from wildtoolbench.models.policy import carry_errors
+from wildtoolbench.models.server_policy import carry_errors
 from wildtoolbench.nodes.evaluation.candidate import call_candidate
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
 from wildtoolbench.nodes.evaluation.finish import finish_session

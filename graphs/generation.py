@@ -28,7 +28,7 @@ from typing import Any
 from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from wildtoolbench.models.policy import carry_errors
+from wildtoolbench.models.server_policy import carry_errors
 from wildtoolbench.nodes.generation.context import Context
 from wildtoolbench.nodes.generation.registry import (
     END,

@@ -11,7 +11,7 @@ and settings (clients are never shared across loops; the contexts LangGraph Serv
 run, share it), so resolving a spec is cheap and never starts a server or loads a file.
 
 This module imports no LangChain at start-up (docs/cli.md §1); the calling machinery is in
-:mod:`wildtoolbench.models.candidates`.
+:mod:`wildtoolbench.models.graph_contract`.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from wildtoolbench.models.policy import server_settings
 from wildtoolbench.models.registry import MODEL_ALIASES, ConfigurationError, Provider, get_provider, split_spec
 from wildtoolbench.models.reply import CandidateReply
+from wildtoolbench.models.server_policy import server_settings
 from wildtoolbench.models.settings import ModelSettings
 
 if TYPE_CHECKING:  # imported by the first request, not at start-up (asyncio too: docs/cli.md §1)
@@ -34,14 +34,14 @@ if TYPE_CHECKING:  # imported by the first request, not at start-up (asyncio too
 
     from langchain_core.language_models import BaseChatModel
 
-    from wildtoolbench.models.agent import AgentCall
-    from wildtoolbench.models.candidates import CandidateCall
+    from wildtoolbench.models.agent_loop import AgentCall
+    from wildtoolbench.models.graph_contract import CandidateCall
     from wildtoolbench.models.transport import RetryPolicy
 
 CHAT_MODEL = "chat_model"
 """Kind of a LangChain chat model candidate (called with the session's tools bound)."""
 GRAPH = "graph"
-"""Kind of a LangGraph graph candidate (called with ``{"messages", "tools"}``, :mod:`wildtoolbench.models.candidates`)."""
+"""Kind of a LangGraph graph candidate (called with ``{"messages", "tools"}``, :mod:`wildtoolbench.models.graph_contract`)."""
 RUNNABLE = "runnable"
 """Kind of any other LangChain Runnable candidate (called like a graph)."""
 
@@ -177,12 +177,12 @@ class Candidate:
             ) from exc
 
     def _made(self, built: Any) -> CandidateCall | AgentCall:
-        """The call of what :meth:`build` made: an agent factory's, else :func:`wildtoolbench.models.candidates.call_for`'s."""
-        from wildtoolbench.models.candidates import call_for
+        """The call of what :meth:`build` made: an agent factory's, else :func:`wildtoolbench.models.graph_contract.call_for`'s."""
+        from wildtoolbench.models.graph_contract import call_for
         from wildtoolbench.models.providers.graph import AgentFactory
 
         if isinstance(built, AgentFactory):
-            from wildtoolbench.models.agent import AgentCall
+            from wildtoolbench.models.agent_loop import AgentCall
 
             return AgentCall(built, timeout=self.settings.timeout)
         return call_for(
@@ -257,7 +257,7 @@ class Candidate:
 
         A chat model gets ``tools`` bound and is called directly when nothing observes the call,
         else through ``ainvoke`` with ``metadata`` and the run name ``candidate``; a graph or Runnable
-        runs as a subgraph with ``config`` plus ``metadata`` (:mod:`wildtoolbench.models.candidates`). The request
+        runs as a subgraph with ``config`` plus ``metadata`` (:mod:`wildtoolbench.models.graph_contract`). The request
         goes through :func:`wildtoolbench.models.transport.request_with_retries` (transient failures retried, the
         rate limit of :attr:`endpoint`, each try of a chat model bounded by ``retry.deadline``,
         docs/settings.md §7.1; a ``graph:`` candidate's or an agent's whole call is bounded instead by the
@@ -288,7 +288,7 @@ class Candidate:
         import dataclasses
 
         from wildtoolbench.models.cache import TRIAL_KEY, current_cache, current_trial, request_key
-        from wildtoolbench.models.candidates import ChatModelCall
+        from wildtoolbench.models.graph_contract import ChatModelCall
         from wildtoolbench.models.transport import ModelRequestError, RetryPolicy, request_with_retries
 
         try:
@@ -335,7 +335,7 @@ class Candidate:
 def _keeps_no_state(call: Any) -> bool:
     """Whether a reply of ``call`` may be served from the cache: every call but an agent factory's (its run
     lives across the steps of a task, docs/trials.md §8)."""
-    from wildtoolbench.models.agent import AgentCall
+    from wildtoolbench.models.agent_loop import AgentCall
 
     return not isinstance(call, AgentCall)
 
@@ -376,8 +376,8 @@ def resolve_candidate(spec: str, settings: ModelSettings | None = None, *, name:
     Raises:
         ConfigurationError: a spec that is not ``provider:name`` or names an unknown provider (the
             message quotes the spec, or names the provider and the known ones).
-        wildtoolbench.models.policy.PolicyError: on a server, a base URL the deployment does not accept
-            (:func:`wildtoolbench.models.policy.server_settings`, docs/settings.md §8).
+        wildtoolbench.models.server_policy.PolicyError: on a server, a base URL the deployment does not accept
+            (:func:`wildtoolbench.models.server_policy.server_settings`, docs/settings.md §8).
     """
     prefix, target = split_spec(spec)
     provider = get_provider(prefix)

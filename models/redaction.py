@@ -4,7 +4,7 @@ Everything that leaves a process goes through it (docs/settings.md §8): every o
 (``result.jsonl`` and ``errors.jsonl`` through :func:`redact_record`, ``summary.json``, ``run.json`` and
 ``manifest.json`` through :func:`redact`), the terminal and the logs of a command
 (:func:`redacting_stream`), LangSmith traces (the client's anonymizer) and the errors a graph run on a
-LangGraph Server sends back to its caller (:mod:`wildtoolbench.models.policy`). It removes the values of secret
+LangGraph Server sends back to its caller (:mod:`wildtoolbench.models.server_policy`). It removes the values of secret
 environment variables (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ...), header values
 (``Authorization``, ``api-key``, ``x-api-key``, cookies), bearer tokens and well-known key shapes
 (``sk-...``, ``lsv2_...``), user information in URLs (``https://user:pass@host``) and query

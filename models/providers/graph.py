@@ -11,13 +11,13 @@ The target is found the way ``langgraph.json`` finds a graph:
 here), any LangChain ``Runnable``, or a factory returning one of these: a callable taking no argument
 or one ``RunnableConfig``, or an *agent factory*: a callable with a parameter named ``tools``, called
 for each task with the task's tools as LangChain tools whose execution the harness owns
-(:mod:`wildtoolbench.models.agent`, docs/evaluation.md §8). Asynchronous factories and context-manager factories
+(:mod:`wildtoolbench.models.agent_loop`, docs/evaluation.md §8). Asynchronous factories and context-manager factories
 are not supported.
 A chat model is accepted too and then runs like a chat-model candidate (tools bound).
 
 The loaded candidate is cached per spec for the life of the process: the module runs once, the
 factory is called once. The evaluation graph calls it once per model request with
-``{"messages": [...], "tools": [...]}`` (see :mod:`wildtoolbench.models.candidates` for the contract).
+``{"messages": [...], "tools": [...]}`` (see :mod:`wildtoolbench.models.graph_contract` for the contract).
 
 A module may say which model its agent uses with a module-level string ``CANDIDATE_MODEL`` (for
 example the spec it resolved); the result records and traces show it (``candidate.model``).
@@ -47,7 +47,7 @@ DECLARED_MODEL_ATTR = "CANDIDATE_MODEL"
 KINDS = ("chat_model", "graph", "runnable", "agent")
 
 FACTORY_TOOLS_PARAMETER = "tools"
-"""Name of the parameter that makes a factory an agent factory (called with the task's tools, wildtoolbench.models.agent)."""
+"""Name of the parameter that makes a factory an agent factory (called with the task's tools, wildtoolbench.models.agent_loop)."""
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 The run's candidate (:attr:`wildtoolbench.nodes.evaluation.context.EvaluationContext.candidate`, a
 :class:`models.Candidate` resolved once per context) makes the request: a chat model with the
 session's tools bound, or a LangGraph graph / Runnable run as a subgraph of this node (``graph:``
-specs, contract in :mod:`wildtoolbench.models.candidates`). The node measures the latency and stores the raw
+specs, contract in :mod:`wildtoolbench.models.graph_contract`). The node measures the latency and stores the raw
 response and token usage in the task result.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from wildtoolbench.models.agent import AGENT_RUN_KEY, new_slot_key
+from wildtoolbench.models.agent_loop import AGENT_RUN_KEY, new_slot_key
 from wildtoolbench.models.cache import TRIAL_KEY, current_trial
 from wildtoolbench.models.prefix import continuing
 from wildtoolbench.models.providers.replay import REQUEST_INDEX_KEY, SESSION_KEY
@@ -25,7 +25,7 @@ from wildtoolbench.nodes.evaluation.state import EvaluationState
 from wildtoolbench.nodes.tracing import annotate_current_run, annotate_evaluation_node
 
 AGENT = "agent"
-"""The ``candidate.kind`` of an agent factory (``wildtoolbench.models.agent``): its run lives across the steps of a task."""
+"""The ``candidate.kind`` of an agent factory (``wildtoolbench.models.agent_loop``): its run lives across the steps of a task."""
 
 
 def candidate_model(context: EvaluationContext) -> Any:

@@ -18,7 +18,7 @@ from typing import Any
 from wildtoolbench.bench.schema import check_language
 from wildtoolbench.bench.terms import check_scoring_mode
 from wildtoolbench.models import DEFAULT_MODEL, Candidate, ModelSettings, resolve_candidate
-from wildtoolbench.models.policy import check_evaluation_context
+from wildtoolbench.models.server_policy import check_evaluation_context
 from wildtoolbench.models.settings import resolve_settings, setting
 
 

@@ -9,7 +9,7 @@ from langgraph.types import Command
 
 from wildtoolbench.bench import harness as inference
 from wildtoolbench.bench.schema import fields_for
-from wildtoolbench.models.agent import release
+from wildtoolbench.models.agent_loop import release
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
 from wildtoolbench.nodes.evaluation.state import EvaluationState
 from wildtoolbench.nodes.tracing import annotate_current_run

@@ -77,7 +77,7 @@ class EvaluationState(TypedDict, total=False):
     requests: int
     """Model requests made so far in the session (the replay queue position)."""
     agent_run: str
-    """Key of the live run of an agent candidate (``wildtoolbench.models.agent``), kept across the steps of a task."""
+    """Key of the live run of an agent candidate (``wildtoolbench.models.agent_loop``), kept across the steps of a task."""
 
     messages: Annotated[list[AnyMessage], append_messages]
     response: dict[str, Any] | None

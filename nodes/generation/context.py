@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wildtoolbench.models import DEFAULT_MODEL
-from wildtoolbench.models.policy import NO_MODEL, check_generation_context
+from wildtoolbench.models.server_policy import NO_MODEL, check_generation_context
 from wildtoolbench.models.settings import env_value, resolve_settings, setting
 
 

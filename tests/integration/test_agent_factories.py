@@ -11,7 +11,7 @@ import json
 import pytest
 
 from tests.support.agent_runs import AGENTS, comparable, jsonl, run_over_server
-from wildtoolbench.models import agent as agent_module
+from wildtoolbench.models import agent_loop as agent_module
 
 SHAPES = ["langchain_agent", "prebuilt_agent", "tool_node_loop"]
 CANDIDATES = ["oracle", "noisy", "wrong_name", "over_ask"]

@@ -25,7 +25,7 @@ from tests.support.agent_runs import comparable, jsonl, run_over_server, script
 from tests.support.langgraph_dev import ROOT, LangGraphDev
 from tests.support.openai_stub import ScriptedServer
 from wildtoolbench.cli import app
-from wildtoolbench.models import agent as agent_module
+from wildtoolbench.models import agent_loop as agent_module
 from wildtoolbench.runner import load_dataset
 
 pytestmark = pytest.mark.slow

@@ -16,7 +16,7 @@ from tests.support.candidate_graphs import INNER_MODEL_ENV
 from wildtoolbench.graphs.evaluation import graph as evaluation_graph
 from wildtoolbench.models import ConfigurationError, check_model, model_name_for
 from wildtoolbench.models.candidate import describe_candidate
-from wildtoolbench.models.candidates import CandidateOutputError, recorded_response, response_message
+from wildtoolbench.models.graph_contract import CandidateOutputError, recorded_response, response_message
 from wildtoolbench.models.messages import RAW_RESPONSE_KEY
 from wildtoolbench.models.providers import graph as graph_provider
 from wildtoolbench.nodes.evaluation.context import EvaluationContext

@@ -312,7 +312,7 @@ async def test_generation_replies_become_outcomes(monkeypatch):
 @pytest.mark.parametrize("kind", ["http 400", "invalid output"])
 async def test_a_refused_request_gives_the_record_a_local_run_gives(kind):
     """The scored record built from a server's error equals the one run_session builds from the exception itself."""
-    from wildtoolbench.models.candidates import CandidateOutputError
+    from wildtoolbench.models.graph_contract import CandidateOutputError
     from wildtoolbench.models.transport import ModelRequestError
     from wildtoolbench.runner import run_session
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import shutil
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -50,7 +50,7 @@ _READABLE = ("ValueError", "JSONDecodeError", "UnicodeDecodeError")
 """Error classes of a probe run that show the server opened the file (it holds no probe session)."""
 
 REFUSED = "PolicyError"
-"""Error class of a run whose context the server's deployment refuses (``wildtoolbench.models.policy.PolicyError``)."""
+"""Error class of a run whose context the server's deployment refuses (``wildtoolbench.models.server_policy.PolicyError``)."""
 
 
 def spec_file(spec: str) -> str | None:

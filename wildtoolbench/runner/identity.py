@@ -89,7 +89,7 @@ def candidate_identity(context: EvaluationContext) -> dict[str, Any] | None:
         digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()
         loaded = graph.load(candidate.target)
         built = loaded.runnable.probe() if isinstance(loaded.runnable, graph.AgentFactory) else loaded.runnable
-        from wildtoolbench.models.candidates import default_context
+        from wildtoolbench.models.graph_contract import default_context
 
         context_default = default_context(built)
     except (OSError, ValueError, ImportError):

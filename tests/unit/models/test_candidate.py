@@ -18,7 +18,7 @@ import wildtoolbench.models.candidate as candidate_module
 from wildtoolbench.bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
 from wildtoolbench.graphs.evaluation import graph as evaluation_graph
 from wildtoolbench.models import Candidate, ConfigurationError, ModelSettings, Provider, resolve_candidate
-from wildtoolbench.models.candidates import CandidateOutputError
+from wildtoolbench.models.graph_contract import CandidateOutputError
 from wildtoolbench.models.registry import _registry
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
 from wildtoolbench.runner import run_session

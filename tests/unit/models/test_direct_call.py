@@ -23,8 +23,8 @@ from pydantic import Field
 
 from wildtoolbench.bench.demo_data import SESSIONS_PATH
 from wildtoolbench.graphs.evaluation import build_evaluation_graph
-from wildtoolbench.models import candidates
-from wildtoolbench.models.candidates import ainvoke_direct, direct_call_kwargs
+from wildtoolbench.models import graph_contract as candidates
+from wildtoolbench.models.graph_contract import ainvoke_direct, direct_call_kwargs
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
 
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]

@@ -1,4 +1,4 @@
-"""Server mode's policy (models/policy.py, docs/settings.md §8) as pure functions: what a deployment accepts."""
+"""Server mode's policy (models/server_policy.py, docs/settings.md §8) as pure functions: what a deployment accepts."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from wildtoolbench.models import ModelSettings, resolve_candidate
-from wildtoolbench.models.policy import NO_KEY, PolicyError, ServerPolicy, carry_errors, server_mode, trusted
+from wildtoolbench.models.server_policy import NO_KEY, PolicyError, ServerPolicy, carry_errors, server_mode, trusted
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
 from wildtoolbench.nodes.generation.context import Context
 

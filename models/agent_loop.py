@@ -38,7 +38,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphInterrupt
 
-from wildtoolbench.models.candidates import (
+from wildtoolbench.models.graph_contract import (
     CANDIDATE_RUN_NAME,
     GRAPH_INTERRUPTED,
     CandidateContractError,
