@@ -312,6 +312,8 @@ def test_the_pin_table_override_replaces_and_adds(tmp_path, monkeypatch):
 
 
 def test_a_name_without_the_file_and_without_pull_is_an_error(env, server):
+    # Run from the clone's root, where `wildtoolbench/` is also the package folder: the name still means the data.
+    assert (REPO / "wildtoolbench").is_dir()
     for args in (
         ["validate", "wildtoolbench"],
         ["eval", "--dataset", "wildtoolbench", "--model", "replay:x#y"],

@@ -20,7 +20,8 @@ def eval_command(
         None,
         "--dataset",
         help="Dataset JSON Lines file (one session per line), or wildtoolbench (the official data, see `wtb data pull`). Default: the bundled demo (6 sessions).",
-        dir_okay=False,
+        # No dir_okay=False: the name `wildtoolbench` is also this project's package folder in a clone;
+        # the name is resolved first, then require_file refuses a directory with click's own message.
     ),
     model: str | None = typer.Option(
         None,
