@@ -239,11 +239,12 @@ def test_the_wheel_holds_no_test_server_stub_or_benchmark(tmp_path):
     (wheel,) = tmp_path.glob("*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     top = {name.split("/")[0] for name in names if not name.split("/")[0].endswith((".dist-info", ".data"))}
-    assert top == {"bench", "graphs", "models", "nodes", "prompts", "wtb"}
+    assert top == {"wildtoolbench"}  # one import name (docs/architecture.md §4): nothing else in site-packages
     forbidden = ("openai_stub", "langsmith_stub", "paths_reference", "perf.py", "MaterialisedPathTracker")
     assert not [n for n in names if any(f in n for f in forbidden)]
-    assert "bench/paths.py" in names and "wildtoolbench/cli/eval.py" in names and "prompts/en/planner.md" in names
-    paths_module = zipfile.ZipFile(wheel).read("bench/paths.py").decode("utf-8")
+    assert "wildtoolbench/bench/paths.py" in names and "wildtoolbench/cli/eval.py" in names
+    assert "wildtoolbench/prompts/en/planner.md" in names and "wildtoolbench/graphs/evaluation.py" in names
+    paths_module = zipfile.ZipFile(wheel).read("wildtoolbench/bench/paths.py").decode("utf-8")
     assert "def enumerate_paths" not in paths_module and "class MaterialisedPathTracker" not in paths_module
 
 
