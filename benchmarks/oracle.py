@@ -208,9 +208,10 @@ def run_case(case: str, candidate: str, folder: Path) -> dict[str, Any]:
         AssertionError: the run is not what an oracle / one-call-per-step run must give.
     """
     from wildtoolbench.bench.schema import load_sessions
+    from wildtoolbench.common.run_folder import SCORE_FILE
     from wildtoolbench.graphs.evaluation import graph
     from wildtoolbench.nodes.evaluation.context import EvaluationContext
-    from wildtoolbench.score.run import SCORE_FILE, score_run
+    from wildtoolbench.score.run import score_run
 
     dataset, script = folder / "sessions.jsonl", folder / "candidates.jsonl"
     session = load_sessions(dataset)[0].to_dict()

@@ -40,7 +40,7 @@ HEAVY = (
     "nodes",
     "prompts",
     "wildtoolbench.runner",
-    "wildtoolbench.score.run",
+    "wildtoolbench.score",
     "wildtoolbench.common.table",
     "wildtoolbench.tracing",
     "wildtoolbench.report",
@@ -117,7 +117,7 @@ def _flat(text: str) -> str:
 
 
 def test_help_still_lists_every_command_and_the_exit_statuses():
-    from wildtoolbench.score.run import METRIC_FILE, SCORE_FILE, SUMMARY_METRICS_FILE
+    from wildtoolbench.common.run_folder import METRIC_FILE, SCORE_FILE, SUMMARY_METRICS_FILE
 
     text, _ = _help([])
     listed = text.split("Commands:")[1].splitlines()

@@ -12,7 +12,8 @@ from wildtoolbench.bench.generation import SPARE_RESPONSE
 from wildtoolbench.bench.terms import TASK_TYPE_ZH
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
 from wildtoolbench.runner import run_eval
-from wildtoolbench.score.run import score_files, score_run
+from wildtoolbench.score.outputs import score_files
+from wildtoolbench.score.run import score_run
 
 ASK = "ask_user_for_required_parameters"
 ANSWER = "prepare_to_answer"

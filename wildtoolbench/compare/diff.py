@@ -25,7 +25,8 @@ from wildtoolbench.compare.runs import (
     check_comparable,
     read_run,
 )
-from wildtoolbench.score.run import natural_id_key, score_files
+from wildtoolbench.score.outputs import score_files
+from wildtoolbench.score.results import natural_id_key
 
 
 class DatasetNotFound(Exception):

@@ -19,7 +19,8 @@ from typing import Any
 from wildtoolbench.bench.sequential import ALPHA, POWER, paired_difference
 from wildtoolbench.bench.trials import FEW_PAIRED_SESSIONS, TaskKey, verdicts_from_score_lines
 from wildtoolbench.common.run_folder import RUN_FILE
-from wildtoolbench.score.run import natural_id_key, score_files, summary_metrics_file, trial_files
+from wildtoolbench.score.outputs import score_files, summary_metrics_file, trial_files
+from wildtoolbench.score.results import natural_id_key
 
 
 class RunFolderError(Exception):

@@ -16,7 +16,8 @@ from wildtoolbench.common.exits import InfrastructureErrors, resumable_run
 from wildtoolbench.common.table import metric_table, trials_table
 from wildtoolbench.evaluate.accounting_text import print_accounting, run_summary_line
 from wildtoolbench.evaluate.plan import EvalPlan
-from wildtoolbench.score.run import score_files, score_run, summary_metrics_file, trial_files
+from wildtoolbench.score.outputs import score_files, summary_metrics_file, trial_files
+from wildtoolbench.score.run import score_run
 from wildtoolbench.tracing import tracing_scope
 
 _err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)

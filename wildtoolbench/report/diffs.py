@@ -17,7 +17,7 @@ from wildtoolbench.report.runs import ReportError, Run
 
 
 def _natural_key(session_id: str) -> tuple:
-    from wildtoolbench.score.run import natural_id_key
+    from wildtoolbench.score.results import natural_id_key
 
     return natural_id_key(session_id)
 

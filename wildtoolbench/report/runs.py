@@ -35,7 +35,7 @@ from wildtoolbench.common.run_folder import (
     SUMMARY_METRICS_FILE,
 )
 from wildtoolbench.data.official import OFFICIAL_DATASET
-from wildtoolbench.score.run import trial_files
+from wildtoolbench.score.outputs import trial_files
 
 PSEUDO = (ASK_USER, PREPARE_TO_ANSWER)
 MAX_CANDIDATES_SHOWN = 12

@@ -35,7 +35,7 @@ from wildtoolbench.runner.selection import session_sort_key
 def run_file_names() -> tuple[str, ...]:
     """Every file ``wtb eval`` writes directly in its ``--out`` folder: the result store, the lock,
     ``run.json``, ``summary.json`` and the score outputs of both modes (docs/cli.md §3)."""
-    from wildtoolbench.score.run import score_outputs
+    from wildtoolbench.score.outputs import score_outputs
 
     return (
         RESULT_FILE,

@@ -19,16 +19,10 @@ from wildtoolbench.common.exits import BadInput, UsageError
 from wildtoolbench.common.inputs import require_file
 from wildtoolbench.common.table import metric_table
 from wildtoolbench.data.command import dataset_path, task_count
-from wildtoolbench.score.run import (
-    compare_run_files,
-    file_model_name,
-    load_result_records,
-    scan_result_records,
-    score_files,
-    score_records,
-    score_run,
-    summary_metrics_file,
-)
+from wildtoolbench.score.outputs import score_files, summary_metrics_file
+from wildtoolbench.score.results import file_model_name, load_result_records, scan_result_records
+from wildtoolbench.score.run import compare_run_files, score_run
+from wildtoolbench.score.stream import score_records
 
 _out = Console(highlight=False, soft_wrap=True, emoji=False)
 _err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
