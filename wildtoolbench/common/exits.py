@@ -19,7 +19,7 @@ none                                        0       (the command's own output)
 ``models.ConfigurationError``,              2       ``error: <message>``
 ``wildtoolbench.data.names.NotPulledError``
 ``wildtoolbench.data.official.DataError``,        1       ``error: <message>``
-``wildtoolbench.report.runs.ReportError``,
+``wildtoolbench.report.run_data.ReportError``,
 ``OSError``, ``ValueError``,
 ``RuntimeError``
 ``UsageError`` (typer's ``BadParameter``)   2       click's usage error naming the option

@@ -74,7 +74,7 @@ def finish_run(plan: EvalPlan, summary: runner.RunSummary) -> None:
 
     Raises:
         InfrastructureErrors: some sessions hit infrastructure errors (exit 3, after everything else).
-        wildtoolbench.bench.schema.DatasetError, wildtoolbench.report.runs.ReportError, OSError: the scoring or the report failed (exit 1).
+        wildtoolbench.bench.schema.DatasetError, wildtoolbench.report.run_data.ReportError, OSError: the scoring or the report failed (exit 1).
     """
     context = plan.context
     _err.print(run_summary_line(summary, context.language), markup=False)

@@ -9,6 +9,6 @@ and writes ``index.html`` (works offline from ``file://``), ``report.md``,
 
 from wildtoolbench.report.build import FILES, build_report
 from wildtoolbench.report.content import Report
-from wildtoolbench.report.runs import ReportError
+from wildtoolbench.report.run_data import ReportError
 
 __all__ = ["FILES", "Report", "ReportError", "build_report"]

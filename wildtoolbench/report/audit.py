@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from wildtoolbench.bench.audit import RunTasks, audit_sessions
-from wildtoolbench.report.runs import Dataset, ReportError, Run
+from wildtoolbench.report.run_data import Dataset, ReportError, Run
 
 
 def _dataset_runs(runs: Sequence[Run], dataset: Dataset) -> list[Run]:

@@ -35,7 +35,8 @@ from wildtoolbench.report.content import (
 from wildtoolbench.report.diffs import json_diffs, page_diffs, report_diffs
 from wildtoolbench.report.html import page_chunks
 from wildtoolbench.report.markdown import report_markdown
-from wildtoolbench.report.runs import Run, load_runs, session_transitions
+from wildtoolbench.report.run_data import Run, session_transitions
+from wildtoolbench.report.runs import load_runs
 from wildtoolbench.report.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -81,7 +82,7 @@ def scoring_comparisons(runs: Sequence[Run]) -> list[dict[str, Any]]:
     """
     from wildtoolbench.bench.schema import DatasetError
     from wildtoolbench.common.run_folder import RESULT_FILE
-    from wildtoolbench.report.runs import ReportError
+    from wildtoolbench.report.run_data import ReportError
     from wildtoolbench.score.run import compare_run_files
 
     entries = []

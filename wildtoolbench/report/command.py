@@ -33,7 +33,7 @@ def report(
 
     Raises:
         UsageError: a run folder is given twice (exit 2).
-        wildtoolbench.report.runs.ReportError, BadInput: as :func:`write_report` (exit 1).
+        wildtoolbench.report.run_data.ReportError, BadInput: as :func:`write_report` (exit 1).
     """
     if len({path.resolve() for path in run_dirs}) != len(run_dirs):
         raise UsageError("a run folder is given twice", "run_dirs")
@@ -55,7 +55,7 @@ def write_report(
     the comparisons of the runs and, with the audit, the findings per dataset.
 
     Raises:
-        wildtoolbench.report.runs.ReportError: a run folder or dataset cannot be reported on (exit 1, ``error: ...``).
+        wildtoolbench.report.run_data.ReportError: a run folder or dataset cannot be reported on (exit 1, ``error: ...``).
         BadInput: the report folder cannot be written (exit 1).
     """
     try:

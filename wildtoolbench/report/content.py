@@ -14,7 +14,7 @@ from typing import Any
 
 from wildtoolbench.bench.schema import TASK_TYPES
 from wildtoolbench.bench.trials import FEW_PAIRED_SESSIONS
-from wildtoolbench.report.runs import Run
+from wildtoolbench.report.run_data import Run
 from wildtoolbench.report.stats import Interval, PairedDifference, clustered_wilson
 from wildtoolbench.report.tables import run_values
 

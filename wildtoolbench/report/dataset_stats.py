@@ -12,7 +12,7 @@ from typing import Any
 
 from wildtoolbench.bench.coverage import comparison_rows, coverage_statistics
 from wildtoolbench.bench.schema import ASK_USER, TASK_TYPES, TURN_SUBTYPES
-from wildtoolbench.report.runs import PSEUDO, session_transitions
+from wildtoolbench.report.run_data import PSEUDO, session_transitions
 
 
 def node_depths(answer_list: Sequence[Mapping[str, Any]]) -> list[int]:

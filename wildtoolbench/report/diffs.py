@@ -2,7 +2,7 @@
 first step where their trajectories diverge (docs/diff.md, shown by the page's Diff view).
 
 Built on :func:`wildtoolbench.bench.diff.diff_task` over the scored tasks and gold DAGs the report has already read
-(:class:`wildtoolbench.report.runs.Run`), so no file is read twice.
+(:class:`wildtoolbench.report.run_data.Run`), so no file is read twice.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 from wildtoolbench.bench.diff import DiffInputError, diff_task, flip_counts
 from wildtoolbench.bench.schema import fields_for
 from wildtoolbench.report.content import comparable
-from wildtoolbench.report.runs import ReportError, Run
+from wildtoolbench.report.run_data import ReportError, Run
 
 
 def _natural_key(session_id: str) -> tuple:

@@ -13,7 +13,7 @@ from wildtoolbench.report.escape import markdown_code, markdown_text
 from wildtoolbench.report.tables import TRIAL_COLUMNS, Row, format_percent, paper_data, table_columns, trial_figures
 
 if TYPE_CHECKING:
-    from wildtoolbench.report.runs import Dataset
+    from wildtoolbench.report.run_data import Dataset
 
 FAILED_TASKS_LISTED = 100
 """Failed tasks listed per run in report.md (all of them are in tasks.csv and the page)."""

@@ -24,7 +24,7 @@ from wildtoolbench.bench.catalog import Metric, paper_columns, table_metrics
 from wildtoolbench.bench.errors import CATEGORIES
 from wildtoolbench.bench.schema import TASK_TYPES
 from wildtoolbench.report.escape import csv_row
-from wildtoolbench.report.runs import Run
+from wildtoolbench.report.run_data import Run
 
 LEADERBOARD_KEYS = paper_columns("main")
 """The paper's leaderboard columns (the catalog's ``main`` table, docs/metrics.md §6)."""
@@ -67,7 +67,7 @@ class Row:
         rank: the row's rank among the paper's models (:func:`paper_rank`; ties share a rank), ``None`` for a
             run that is not ranked.
         extra: further columns (the error table's counts).
-        unranked: why a run's row has no rank (:meth:`wildtoolbench.report.runs.Run.rank_exclusions`), ``[]`` otherwise.
+        unranked: why a run's row has no rank (:meth:`wildtoolbench.report.run_data.Run.rank_exclusions`), ``[]`` otherwise.
     """
 
     model: str

@@ -26,7 +26,7 @@ from wildtoolbench.common.exits import (
 from wildtoolbench.data.names import NotPulledError
 from wildtoolbench.data.official import DataError, VerificationError
 from wildtoolbench.models import ConfigurationError
-from wildtoolbench.report.runs import ReportError
+from wildtoolbench.report.run_data import ReportError
 
 
 def test_the_statuses_are_those_of_docs_cli():

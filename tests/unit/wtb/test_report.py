@@ -30,7 +30,7 @@ from wildtoolbench.report import build_report
 from wildtoolbench.report.build import session_outcomes
 from wildtoolbench.report.dataset_stats import dataset_statistics, layer_widths, node_depths
 from wildtoolbench.report.html import pack_session, session_blocks, unpack_session
-from wildtoolbench.report.runs import session_transitions
+from wildtoolbench.report.run_data import session_transitions
 from wildtoolbench.report.stats import SessionOutcomes, bootstrap_accuracy, clustered_wilson, paired_bootstrap, wilson
 from wildtoolbench.report.tables import LEADERBOARD_KEYS, ORCHESTRATION_KEYS, format_percent, paper_data
 
