@@ -1,6 +1,7 @@
 """Build a report from run folders: ``index.html``, ``report.md``, CSV tables, ``report.json`` and plot files.
 
-Entry point: :func:`build_report` (used by ``wtb report`` and ``wtb eval --report``).
+Entry point: :func:`build_report` (used by ``wtb report`` and ``wtb eval --report``). The page's data is
+assembled by :mod:`wildtoolbench.report.page_data`, ``report.json`` by :mod:`wildtoolbench.report.report_json`.
 """
 
 from __future__ import annotations
@@ -8,56 +9,58 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from html import escape
 from pathlib import Path
 from typing import Any
 
-from wildtoolbench.bench.catalog import REPORT_TABLES, Metric
+from wildtoolbench.bench.catalog import REPORT_TABLES
 from wildtoolbench.bench.errors import CATEGORIES, CATEGORY_LABELS, PARAMETER_CATEGORIES
 from wildtoolbench.bench.schema import TASK_TYPES, TURN_SUBTYPES
 from wildtoolbench.bench.terms import FIXES
 from wildtoolbench.common.files import atomic_write_text
 from wildtoolbench.report import dataset_stats, plots
 from wildtoolbench.report.content import (
-    RULES,
-    RULES_INTRO,
     Comparison,
     Report,
     RunFigures,
     comparability_note,
     comparable,
     grouped_accuracy,
-    run_facts,
-    shown_settings,
-    side_fields,
-    top_errors,
 )
-from wildtoolbench.report.diffs import json_diffs, page_diffs, report_diffs
+from wildtoolbench.report.diffs import page_diffs, report_diffs
 from wildtoolbench.report.html import page_chunks
 from wildtoolbench.report.markdown import report_markdown
-from wildtoolbench.report.run_data import Run, session_transitions
+from wildtoolbench.report.page_data import (
+    page_comparisons,
+    page_datasets,
+    page_run,
+    page_scoring,
+    rules_html,
+    session_block,
+    session_rows,
+    table_data,
+    task_rows,
+    trials_html,
+)
+from wildtoolbench.report.report_json import report_json
+from wildtoolbench.report.run_data import Dataset, Run, session_transitions
 from wildtoolbench.report.runs import load_runs
 from wildtoolbench.report.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
-    Interval,
     SessionOutcomes,
     accuracy_intervals,
     paired_bootstrap,
 )
 from wildtoolbench.report.tables import (
     ERROR_EXTRA_KEYS,
-    TRIAL_COLUMNS,
     Row,
     error_rows,
     leaderboard_rows,
     orchestration_rows,
     paper_data,
     rows_csv,
-    run_values,
     table_columns,
     tasks_csv,
-    trial_figures,
 )
 
 FILES = ("index.html", "report.md", "leaderboard.csv", "orchestration.csv", "errors.csv", "tasks.csv", "report.json")
@@ -129,10 +132,6 @@ def session_outcomes(run: Run) -> SessionOutcomes:
     return SessionOutcomes.from_lists(ids, [correct[i] for i in ids], [total[i] for i in ids])
 
 
-def _interval_list(interval: Interval) -> list[float]:
-    return [interval.value, interval.low, interval.high]
-
-
 def _transition_counts(run: Run) -> dict[int, tuple[int, int]]:
     counts: dict[int, list[int]] = {}
     for fact in run.tasks:
@@ -141,56 +140,6 @@ def _transition_counts(run: Run) -> dict[int, tuple[int, int]]:
         entry[0] += int(fact.correct)
         entry[1] += 1
     return {k: (v[0], v[1]) for k, v in sorted(counts.items())}
-
-
-def _grouped_json(groups: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    return {k: {"correct": v["correct"], "n": v["n"], **_interval_json(v["interval"])} for k, v in groups.items()}
-
-
-def _table_data(rows: Sequence[Row], columns: Sequence[Metric], ranked: bool) -> dict[str, Any]:
-    """One table of the page: its columns' keys, titles and headers (the catalog's, docs/metrics.md §8) and rows."""
-    return {
-        "keys": [c.key for c in columns],
-        "labels": {c.key: c.description for c in columns},
-        "short": {c.key: c.short for c in columns},
-        "ranked": ranked,
-        "rows": [
-            {
-                "model": r.model,
-                "source": r.source,
-                "group": r.group,
-                "run": r.run,
-                "rank": r.rank,
-                "values": dict(r.values),
-                "extra": r.extra,
-                "unranked": r.unranked,
-            }
-            for r in rows
-        ],
-    }
-
-
-def _tokens(run: Run) -> tuple[int | None, str]:
-    totals = (run.summary or {}).get("selected_sessions") or (run.summary or {}).get("this_run")
-    tin = sum(t.input_tokens for t in run.tasks)
-    tout = sum(t.output_tokens for t in run.tasks)
-    requests = totals.get("requests") if isinstance(totals, dict) else None
-    return requests, f"{tin:,} / {tout:,}"
-
-
-def _rules_html() -> str:
-    items = "".join(
-        f"<li><b>{escape(CATEGORY_LABELS[k])}</b> (<code>{k}</code>): {escape(text)}</li>" for k, text in RULES
-    )
-    return f"<p>{escape(RULES_INTRO)}</p><ul>{items}</ul>"
-
-
-def _session_block(session: dict[str, Any], trajectories: dict[str, str]) -> str:
-    """A session's block: both language sides (``en``, ``zh``: env, tools, tasks, answers, types, subtypes) and
-    the runs' compact trajectories."""
-    gold = {"id": session["id"], "en": side_fields(session, "en"), "zh": side_fields(session, "zh")}
-    runs = ",".join(f"{json.dumps(key)}:{text}" for key, text in trajectories.items())
-    return '{"s":' + json.dumps(gold, ensure_ascii=False, separators=(",", ":")) + ',"r":{' + runs + "}}"
 
 
 def build_report(
@@ -231,18 +180,88 @@ def build_report(
     paper = paper_data()
     columns = {table: table_columns(table, runs) for table in REPORT_TABLES}
 
-    main_rows = leaderboard_rows(runs)
-    orch_rows = orchestration_rows(runs)
-    err_rows = error_rows(runs)
+    main_rows, orch_rows, err_rows = leaderboard_rows(runs), orchestration_rows(runs), error_rows(runs)
     if resamples < 1:
         raise ValueError("resamples must be >= 1")
     rank = {r.run: r.rank for r in main_rows if r.run}
     outcomes = {run.key: session_outcomes(run) for run in runs}
-    figures = {}
-    for run in runs:
-        intervals = accuracy_intervals(outcomes[run.key])
-        figures[run.key] = RunFigures(intervals["task"], intervals["session"], rank.get(run.key))
+    figures = {run.key: _run_figures(outcomes[run.key], rank.get(run.key)) for run in runs}
     scoring = scoring_comparisons(runs)
+    comparisons, refused = _paired_comparisons(runs, outcomes, resamples, seed)
+    groups = {run.key: {g: grouped_accuracy(run, g) for g in ("type", "position")} for run in runs}
+    diffs = report_diffs(runs)
+    figures_svg = _plots(runs, groups, figures, err_rows, paper)
+
+    stats = {d.key: dataset_stats.dataset_statistics(d.sessions) for d in datasets}
+    coverage = {d.key: dataset_stats.dataset_coverage(d.sessions) for d in datasets}
+    audit_data = None
+    if audit or errata is not None:
+        from wildtoolbench.report.audit import audit_section
+
+        audit_data = audit_section(runs, datasets, errata)
+    title = title or "WildToolBench report: " + ", ".join(run.label for run in runs)
+    data = {
+        "title": title,
+        "paperSource": paper["source"],
+        "paperModels": len(paper["main"]),
+        "seed": seed,
+        "resamples": resamples,
+        "runs": [page_run(number, run, groups[run.key], figures[run.key]) for number, run in enumerate(runs)],
+        "comparisons": page_comparisons(comparisons),
+        "refused": refused,
+        "diffs": [{k: v for k, v in d.items() if k != "flipped"} for d in diffs],
+        "fixes": {str(k): v for k, v in FIXES.items()},
+        "tables": {
+            "main": table_data(main_rows, columns["main"], True),
+            "orchestration": table_data(orch_rows, columns["orchestration"], True),
+            "errors": table_data(err_rows, columns["errors"], False),
+        },
+        "plots": figures_svg,
+        "trialsHtml": trials_html(runs),
+        "datasets": page_datasets(datasets, stats, coverage),
+        "sessions": session_rows(datasets),
+        "audit": audit_data,
+        "types": list(TASK_TYPES),
+        "typeShort": [plots.TYPE_SHORT[t] for t in TASK_TYPES],
+        "subtypes": list(TURN_SUBTYPES),
+        "categories": [
+            [c, CATEGORY_LABELS[c], "parameter" if c in PARAMETER_CATEGORIES else "action"] for c in CATEGORIES
+        ],
+        "tasks": task_rows(runs),
+        "rulesHtml": rules_html(),
+        "comparability": comparability_note(runs),
+        "scoring": page_scoring(scoring),
+    }
+
+    out.mkdir(parents=True, exist_ok=True)
+    written = [_write_page(out / "index.html", title, data, runs, datasets, diffs)]
+    report = Report(out, written, runs, figures, comparisons, scoring, refused, groups, diffs, audit_data)
+    texts = {
+        "leaderboard.csv": rows_csv(main_rows, [c.key for c in columns["main"]]),
+        "orchestration.csv": rows_csv(orch_rows, [c.key for c in columns["orchestration"]]),
+        "errors.csv": rows_csv(err_rows, [c.key for c in columns["errors"]], ERROR_EXTRA_KEYS),
+        "tasks.csv": tasks_csv(runs),
+        "report.md": report_markdown(report, main_rows, orch_rows, err_rows, stats, datasets, coverage),
+        "report.json": json.dumps(report_json(report, err_rows, seed, resamples), indent=1, ensure_ascii=False) + "\n",
+        **{f"plots/{name}.svg": svg + "\n" for name, svg in figures_svg.items()},
+    }
+    for name, text in texts.items():
+        atomic_write_text(out / name, text)
+        written.append(out / name)
+    return report
+
+
+def _run_figures(outcomes: SessionOutcomes, rank: int | None) -> RunFigures:
+    """A run's task and session accuracy with their intervals (docs/metrics.md §10), and its rank."""
+    intervals = accuracy_intervals(outcomes)
+    return RunFigures(intervals["task"], intervals["session"], rank)
+
+
+def _paired_comparisons(
+    runs: Sequence[Run], outcomes: dict[str, SessionOutcomes], resamples: int, seed: int
+) -> tuple[list[Comparison], list[dict[str, Any]]]:
+    """Every pair of comparable runs with its paired bootstrap difference, and the pairs on the same sessions
+    that are not compared, with why (``[{"a", "b", "why"}]``)."""
     comparisons = []
     refused = []
     for i, a in enumerate(runs):
@@ -255,9 +274,18 @@ def build_report(
             difference = paired_bootstrap(outcomes[a.key], outcomes[b.key], resamples=resamples, seed=seed)
             if difference is not None:
                 comparisons.append(Comparison(a, b, difference))
-    groups = {run.key: {g: grouped_accuracy(run, g) for g in ("type", "position")} for run in runs}
-    diffs = report_diffs(runs)
+    return comparisons, refused
 
+
+def _plots(
+    runs: Sequence[Run],
+    groups: dict[str, dict[str, Any]],
+    figures: dict[str, RunFigures],
+    err_rows: Sequence[Row],
+    paper: dict[str, Any],
+) -> dict[str, str]:
+    """The report's plots as SVG text, by name: accuracy by task order, by type, by instruction transitions,
+    the error distribution, task against session accuracy, and pass^k when a run has trials."""
     trial_runs = [(index, run) for index, run in enumerate(runs) if run.trials is not None]
     figures_svg = {
         "order": plots.accuracy_by_order(
@@ -295,157 +323,19 @@ def build_report(
         figures_svg["passk"] = plots.pass_hat_k_curve(
             [(index, run.label, run.trials["task"].get("pass_hat_k", {})) for index, run in trial_runs]
         )
+    return figures_svg
 
-    stats = {d.key: dataset_stats.dataset_statistics(d.sessions) for d in datasets}
-    coverage = {d.key: dataset_stats.dataset_coverage(d.sessions) for d in datasets}
-    audit_data = None
-    if audit or errata is not None:
-        from wildtoolbench.report.audit import audit_section
 
-        audit_data = audit_section(runs, datasets, errata)
-    type_index = {t: i for i, t in enumerate(TASK_TYPES)}
-    subtype_index = {t: i for i, t in enumerate(TURN_SUBTYPES)}
-    sessions_rows = []
-    for number, d in enumerate(datasets):
-        for s in d.sessions:
-            sessions_rows.append(
-                [
-                    s["id"],
-                    number,
-                    [type_index[t] for t in s["english_task_types"]],
-                    len(s["english_tools"]),
-                    session_transitions(s["english_task_types"]),
-                    [subtype_index[t] for t in s["english_turn_subtypes"]],
-                    search_text(s),
-                ]
-            )
-    category_index = {c: i for i, c in enumerate(CATEGORIES)}
-    task_rows = []
-    for run_number, run in enumerate(runs):
-        for fact in run.tasks:
-            k = run.dataset.offset + run.dataset.index[fact.session_id]
-            task_rows.append(
-                [
-                    run_number,
-                    k,
-                    fact.task_idx,
-                    int(fact.correct),
-                    category_index.get(fact.category, -1) if fact.category else -1,
-                    fact.steps,
-                    int(fact.optimal),
-                    -1 if fact.failing_step is None else fact.failing_step,
-                    fact.reason or "",
-                ]
-            )
-
-    page_runs = []
-    for number, run in enumerate(runs):
-        requests, tokens = _tokens(run)
-        page_runs.append(
-            {
-                "key": run.key,
-                "label": run.label,
-                "model": run.model,
-                "spec": run.spec,
-                "lang": run.language,
-                "scoring": run.scoring,
-                "date": run.date,
-                "version": run.version,
-                "settings": shown_settings(run),
-                "datasetName": run.dataset.path.name,
-                "datasetSha": run.dataset.sha256,
-                "official": run.dataset.official,
-                "datasetSessions": len(run.dataset.sessions),
-                "unranked": run.rank_exclusions(),
-                "op": run_value(run, "op", "orchestration"),
-                "ap": run_value(run, "ap", "orchestration"),
-                "topErrors": top_errors(run),
-                "byType": {
-                    k: [v["correct"], v["n"], v["interval"].low, v["interval"].high]
-                    for k, v in groups[run.key]["type"].items()
-                },
-                "byPosition": {
-                    k: [v["correct"], v["n"], v["interval"].low, v["interval"].high]
-                    for k, v in groups[run.key]["position"].items()
-                },
-                "color": plots.run_color(number),
-                "marker": plots.run_marker_name(number),
-                "dir": str(run.path),
-                "datasetPath": str(run.dataset.path),
-                "sessions": len(run.session_ids),
-                "tasks": len(run.tasks),
-                "failed": run.failed(),
-                "task": _interval_list(figures[run.key].task),
-                "session": _interval_list(figures[run.key].session),
-                "rank": figures[run.key].rank,
-                "requests": requests,
-                "tokens": tokens,
-                "rawResults": run.raw_results,
-            }
-        )
-    title = title or "WildToolBench report: " + ", ".join(run.label for run in runs)
-    data = {
-        "title": title,
-        "paperSource": paper["source"],
-        "paperModels": len(paper["main"]),
-        "seed": seed,
-        "resamples": resamples,
-        "runs": page_runs,
-        "comparisons": [
-            {
-                "a": c.a.key,
-                "b": c.b.key,
-                "sessions": c.difference.sessions,
-                "task": _interval_list(c.difference.task),
-                "session": _interval_list(c.difference.session),
-                "verdict": c.verdict(),
-            }
-            for c in comparisons
-        ],
-        "refused": refused,
-        "diffs": [{k: v for k, v in d.items() if k != "flipped"} for d in diffs],
-        "fixes": {str(k): v for k, v in FIXES.items()},
-        "tables": {
-            "main": _table_data(main_rows, columns["main"], True),
-            "orchestration": _table_data(orch_rows, columns["orchestration"], True),
-            "errors": _table_data(err_rows, columns["errors"], False),
-        },
-        "plots": figures_svg,
-        "trialsHtml": trials_html(runs),
-        "datasets": [
-            {
-                "key": d.key,
-                "path": str(d.path),
-                "offset": d.offset,
-                "sha256": d.sha256,
-                "stats": stats[d.key],
-                "coverage": coverage[d.key],
-                "plot": plots.dataset_panels(stats[d.key]),
-            }
-            for d in datasets
-        ],
-        "sessions": sessions_rows,
-        "audit": audit_data,
-        "types": list(TASK_TYPES),
-        "typeShort": [plots.TYPE_SHORT[t] for t in TASK_TYPES],
-        "subtypes": list(TURN_SUBTYPES),
-        "categories": [
-            [c, CATEGORY_LABELS[c], "parameter" if c in PARAMETER_CATEGORIES else "action"] for c in CATEGORIES
-        ],
-        "tasks": task_rows,
-        "rulesHtml": _rules_html(),
-        "comparability": comparability_note(runs),
-        "scoring": [
-            {
-                **{k: v for k, v in entry.items() if k != "flips"},
-                "flips": [
-                    [f["id"], f["task_idx"], f["reference_label"], f["fixed_label"], f["fixes"], f["reason"]]
-                    for f in entry["flips"]
-                ],
-            }
-            for entry in scoring
-        ],
-    }
+def _write_page(
+    index: Path,
+    title: str,
+    data: dict[str, Any],
+    runs: Sequence[Run],
+    datasets: Sequence[Dataset],
+    diffs: list[dict[str, Any]],
+) -> Path:
+    """Write ``index.html`` chunk by chunk (one session block in memory at a time) and put it in place.
+    Returns ``index``. Raises OSError when it cannot be written."""
 
     def blocks():
         for d in datasets:
@@ -455,138 +345,11 @@ def build_report(
                     for run in runs
                     if run.dataset is d and s["id"] in run.trajectories
                 }
-                yield d.offset + position, _session_block(s, trajectories)
+                yield d.offset + position, session_block(s, trajectories)
 
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    index = out / "index.html"
-    tmp = out / ".index.html.tmp"
+    tmp = index.with_name(".index.html.tmp")
     with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
         for chunk in page_chunks(title, data, blocks(), [d["flipped"] for d in page_diffs(diffs, runs)]):
             handle.write(chunk)
     os.replace(tmp, index)
-    written.append(index)
-
-    report = Report(out, written, runs, figures, comparisons, scoring, refused, groups, diffs, audit_data)
-    texts = {
-        "leaderboard.csv": rows_csv(main_rows, [c.key for c in columns["main"]]),
-        "orchestration.csv": rows_csv(orch_rows, [c.key for c in columns["orchestration"]]),
-        "errors.csv": rows_csv(err_rows, [c.key for c in columns["errors"]], ERROR_EXTRA_KEYS),
-        "tasks.csv": tasks_csv(runs),
-        "report.md": report_markdown(report, main_rows, orch_rows, err_rows, stats, datasets, coverage),
-        "report.json": json.dumps(report_json(report, err_rows, seed, resamples), indent=1, ensure_ascii=False) + "\n",
-    }
-    for name, svg in figures_svg.items():
-        texts[f"plots/{name}.svg"] = svg + "\n"
-    for name, text in texts.items():
-        atomic_write_text(out / name, text)
-        written.append(out / name)
-    return report
-
-
-def run_value(run: Run, key: str, table: str = "main") -> float | None:
-    """A run's value (percent) for ``key`` in ``table`` (``main`` or ``orchestration``), ``None`` when it does not apply."""
-    return run_values(run.metric, table, run.extra_metrics)[key]
-
-
-def search_text(session: dict[str, Any]) -> str:
-    """What the page's search looks through for a session, lower-cased: its id, the task texts and tool names
-    of both sides."""
-    names = [
-        str((t.get("function") or {}).get("name") or "") for side in ("english_tools", "tools") for t in session[side]
-    ]
-    return "\n".join([session["id"], *session["english_tasks"], *session["tasks"], *names]).lower()
-
-
-def type_values(run: Run) -> dict[str, float | None]:
-    """A run's task accuracy (percent) per task type, ``None`` for a type without tasks."""
-    out = {}
-    for name in TASK_TYPES:
-        bucket = (run.metric.get("task_type_info") or {}).get(name) or {}
-        out[name] = bucket["accuracy"] * 100.0 if bucket.get("total_count") else None
-    return out
-
-
-def report_json(report: Report, err_rows: Sequence[Row], seed: int, resamples: int) -> dict[str, Any]:
-    """The machine-readable figures of a report (``report.json``): per run its metric totals, intervals,
-    rank, error counts and, when it has any, its extra metrics (``summary_metrics.json["extra"]``,
-    docs/metrics.md §8); the runs table's facts (:func:`wildtoolbench.report.content.run_facts`); per task type and
-    position the counts and intervals; the paired comparisons and the pairs not compared; the interval
-    methods and bootstrap settings (docs/metrics.md §10); per comparable pair the tasks that flipped with
-    their first divergent step (``diffs``, :func:`wildtoolbench.report.diffs.report_diffs`, docs/diff.md §4); the audit
-    section (``audit``, ``null`` without ``--audit``; :func:`wildtoolbench.report.audit.audit_section`, docs/audit.md)."""
-    errors = {r.run: r for r in err_rows if r.run}
-    labels = {run.key: run.label for run in report.runs}
-
-    def facts(run: Run) -> dict[str, Any]:
-        found = run_facts(run, report.figures[run.key])
-        found["task_accuracy"] = _interval_json(found["task_accuracy"])
-        found["session_accuracy"] = _interval_json(found["session_accuracy"])
-        found["top_errors"] = [{"category": k, "tasks": n} for k, n in found["top_errors"]]
-        found["errors"] = {k: errors[run.key].extra[f"{k}_count"] for k in CATEGORIES}
-        found["task_type"] = _grouped_json(report.groups[run.key]["type"])
-        found["task_position"] = _grouped_json(report.groups[run.key]["position"])
-        if run.extra_metrics:
-            found["extra_metrics"] = run.extra_metrics
-        return found
-
-    return {
-        "intervals": {
-            "level": 0.95,
-            "proportions": "wilson",
-            "task_accuracy": "wilson on the effective number of tasks (sessions as clusters)",
-            "session_accuracy": "wilson on sessions",
-        },
-        "bootstrap": {
-            "seed": seed,
-            "resamples": resamples,
-            "level": 0.95,
-            "unit": "session",
-            "used_for": "paired differences",
-        },
-        "rank": "1 + the paper's models strictly better by session then task accuracy; null when not ranked",
-        "runs": [facts(run) for run in report.runs],
-        "comparisons": [
-            {
-                "a": c.a.label,
-                "b": c.b.label,
-                "sessions": c.difference.sessions,
-                "task_accuracy_difference": _interval_json(c.difference.task),
-                "session_accuracy_difference": _interval_json(c.difference.session),
-                "within_noise": {
-                    "task": c.difference.task.contains_zero(),
-                    "session": c.difference.session.contains_zero(),
-                },
-                "verdict": c.verdict(),
-            }
-            for c in report.comparisons
-        ],
-        "not_compared": [{"a": labels[r["a"]], "b": labels[r["b"]], "why": r["why"]} for r in report.refused],
-        "scoring": report.scoring,
-        "diffs": json_diffs(report.diffs, report.runs),
-        "audit": report.audit,
-    }
-
-
-def _interval_json(interval: Interval) -> dict[str, float]:
-    return {"value": interval.value, "low": interval.low, "high": interval.high}
-
-
-def trials_html(runs: Sequence[Run]) -> str:
-    """The repeated-trials tables as HTML for the page's plots view (escaped; ``""`` when no run has trials)."""
-    summary, header, flips = trial_figures(runs)
-    if not summary:
-        return ""
-
-    def table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-        cells = "".join(f"<th>{escape(h)}</th>" for h in head)
-        body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
-        return f"<table><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>"
-
-    return (
-        '<h3>Repeated trials</h3><p class="note">pass^k: all k trials of a task correct (unbiased estimate, '
-        "docs/trials.md §3); flip rate: tasks whose verdict differs between trials.</p>"
-        + table(TRIAL_COLUMNS, summary)
-        + "<h3>Flip rate by task type</h3>"
-        + table(["task type", *header], flips)
-    )
+    return index
