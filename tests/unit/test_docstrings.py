@@ -25,7 +25,11 @@ RULE_MODULES = [
     "bench/scoring.py",
     "bench/text_calls.py",
     "wildtoolbench/common/table.py",
+    "wildtoolbench/score/outputs.py",
+    "wildtoolbench/score/results.py",
     "wildtoolbench/score/run.py",
+    "wildtoolbench/score/sorted_file.py",
+    "wildtoolbench/score/stream.py",
     "graphs/evaluation.py",
     "models/messages.py",
     "nodes/evaluation/candidate.py",
@@ -54,7 +58,7 @@ def _public_functions(path: Path):
 
 def test_every_public_function_has_a_docstring():
     files = [
-        p for folder in ("bench", "graphs", "nodes", "models", "wtb") for p in sorted((REPO / folder).rglob("*.py"))
+        p for folder in ("bench", "graphs", "nodes", "models", "wildtoolbench") for p in sorted((REPO / folder).rglob("*.py"))
     ]
     assert len(files) > 30
     missing = [f"{p.relative_to(REPO)}:{name}" for p in files for name, doc in _public_functions(p) if not doc]
@@ -77,7 +81,7 @@ def _sections(markdown: str) -> set[str]:
 
 def test_every_citation_names_an_existing_docs_file_and_section():
     files = [
-        p for folder in ("bench", "graphs", "nodes", "models", "wtb") for p in sorted((REPO / folder).rglob("*.py"))
+        p for folder in ("bench", "graphs", "nodes", "models", "wildtoolbench") for p in sorted((REPO / folder).rglob("*.py"))
     ]
     files.append(REPO / "README.md")
     files.extend(sorted((REPO / "docs" / "guides").glob("*.md")))

@@ -41,6 +41,7 @@ from wildtoolbench.report.page_data import (
     task_rows,
     trials_html,
 )
+from wildtoolbench.report.plot_style import TYPE_SHORT
 from wildtoolbench.report.report_json import report_json
 from wildtoolbench.report.run_data import Dataset, Run, session_transitions
 from wildtoolbench.report.runs import load_runs
@@ -222,7 +223,7 @@ def build_report(
         "sessions": session_rows(datasets),
         "audit": audit_data,
         "types": list(TASK_TYPES),
-        "typeShort": [plots.TYPE_SHORT[t] for t in TASK_TYPES],
+        "typeShort": [TYPE_SHORT[t] for t in TASK_TYPES],
         "subtypes": list(TURN_SUBTYPES),
         "categories": [
             [c, CATEGORY_LABELS[c], "parameter" if c in PARAMETER_CATEGORIES else "action"] for c in CATEGORIES

@@ -21,6 +21,7 @@ from wildtoolbench.report.content import (
     side_fields,
     top_errors,
 )
+from wildtoolbench.report.plot_style import run_color, run_marker_name
 from wildtoolbench.report.run_data import Dataset, Run, session_transitions
 from wildtoolbench.report.stats import (
     Interval,
@@ -34,6 +35,7 @@ from wildtoolbench.report.tables import (
 
 
 def interval_list(interval: Interval) -> list[float]:
+    """An interval as the page stores it: ``[value, low, high]``."""
     return [interval.value, interval.low, interval.high]
 
 
@@ -69,6 +71,7 @@ def _tokens(run: Run) -> tuple[int | None, str]:
 
 
 def rules_html() -> str:
+    """The error categories' rules (docs/errors.md) as the page's HTML list, escaped."""
     items = "".join(
         f"<li><b>{escape(CATEGORY_LABELS[k])}</b> (<code>{k}</code>): {escape(text)}</li>" for k, text in RULES
     )
@@ -152,8 +155,8 @@ def page_run(number: int, run: Run, groups: dict[str, Any], figures: RunFigures)
         "byPosition": {
             k: [v["correct"], v["n"], v["interval"].low, v["interval"].high] for k, v in groups["position"].items()
         },
-        "color": plots.run_color(number),
-        "marker": plots.run_marker_name(number),
+        "color": run_color(number),
+        "marker": run_marker_name(number),
         "dir": str(run.path),
         "datasetPath": str(run.dataset.path),
         "sessions": len(run.session_ids),

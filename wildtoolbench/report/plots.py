@@ -7,170 +7,30 @@ salted with a fixed string, so the same data gives the same SVG.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping, Sequence
 from statistics import mean
 from typing import Any
 
 from wildtoolbench.bench.errors import CATEGORIES, CATEGORY_LABELS
 from wildtoolbench.bench.schema import TASK_TYPES
-
-COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22")
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "h", "<")
-"""One marker shape per run (with :data:`COLORS`), so runs differ by more than colour."""
-MARKER_NAMES = {
-    "o": "circle",
-    "s": "square",
-    "^": "triangle",
-    "D": "diamond",
-    "v": "triangle down",
-    "P": "plus",
-    "X": "cross",
-    "*": "star",
-    "h": "hexagon",
-    "<": "triangle left",
-}
-TYPE_SHORT = {
-    "Single-Tool": "ST",
-    "Parallel Multi-Tool": "MT-P",
-    "Sequential Multi-Tool": "MT-S",
-    "Mixed Multi-Tool": "MT-M",
-    "Clarify": "CQ",
-    "Chat": "CC",
-}
-"""Short task-type labels (the generation framework's layer names, with the multi-tool kinds)."""
-CATEGORY_COLORS = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000", "#999999")
-"""A qualitative palette (Okabe-Ito, then grey) for the nine error categories, which differ in kind."""
-CATEGORY_HATCHES = ("", "", "", "", "", "", "//", "..", "xx")
-"""Parameter categories (the last three) are hatched as well, apart from the six action categories."""
-
-
-def run_color(index: int) -> str:
-    """The colour of the ``index``-th run in every figure and in the page."""
-    return COLORS[index % len(COLORS)]
-
-
-def run_marker(index: int) -> str:
-    """The matplotlib marker of the ``index``-th run (distinct for the first ten runs)."""
-    return MARKERS[index % len(MARKERS)]
-
-
-def run_marker_name(index: int) -> str:
-    """The name of :func:`run_marker` (the page's legend shows it)."""
-    return MARKER_NAMES[run_marker(index)]
-
-
-def _marker_size(index: int, count: int) -> float:
-    """Marker size (points) of the ``index``-th of ``count`` runs: earlier runs larger, so coinciding points
-    show as nested shapes."""
-    return max(5.0, 11.0 - 6.0 * index / max(count - 1, 1)) if count > 1 else 8.0
-
-
-class _Tips:
-    """Tooltips for SVG elements: an artist gets a gid, and after saving a ``<title>`` goes into its group."""
-
-    def __init__(self) -> None:
-        self.texts: dict[str, str] = {}
-
-    def tag(self, artist: Any, run: int | str, text: str) -> None:
-        gid = f"wtb-{run}-{len(self.texts)}"
-        artist.set_gid(gid)
-        self.texts[gid] = text
-
-    def apply(self, svg: str) -> str:
-        from html import escape
-
-        for gid, text in self.texts.items():
-            svg = svg.replace(f'<g id="{gid}">', f'<g id="{gid}" class="tip"><title>{escape(text)}</title>', 1)
-        return svg
-
-
-def _spread(values: Sequence[float], gap: float, top: float | None = None) -> list[float]:
-    """Label positions near ``values`` with at least ``gap`` between neighbours (order kept), shifted down so
-    that none is above ``top``."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    placed = [0.0] * len(values)
-    last = None
-    for i in order:
-        y = values[i] if last is None else max(values[i], last + gap)
-        placed[i] = y
-        last = y
-    if top is not None and placed and max(placed) > top:
-        shift = max(placed) - top
-        placed = [y - shift for y in placed]
-    return placed
-
-
-def _fmt(value: float) -> str:
-    return f"{value:.2f}%"
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
-
-    pyplot.rcParams.update(
-        {
-            "svg.fonttype": "none",
-            "svg.hashsalt": "wtb-report",
-            "font.size": 9,
-            "axes.spines.top": False,
-            "axes.spines.right": False,
-            "font.family": "sans-serif",
-        }
-    )
-    return pyplot
-
-
-def _svg(figure: Any, tips: _Tips | None = None) -> str:
-    pyplot = _pyplot()
-    buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
-    pyplot.close(figure)
-    text = buffer.getvalue()
-    start = text.find("<svg")
-    text = text[start:].strip()
-    return tips.apply(text) if tips is not None else text
-
-
-def _percent_axis(axis: Any, top: float = 100.0) -> None:
-    axis.set_ylim(0, top)
-    axis.yaxis.set_major_formatter(lambda value, _: f"{value:.0f}%")
-    axis.grid(axis="y", color="#e5e5e5", linewidth=0.6)
-    axis.set_axisbelow(True)
-
-
-def _legend_below(axis: Any, entries: int, drop: float = 0.16) -> None:
-    axis.legend(
-        frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -drop), ncol=min(max(entries, 1), 4)
-    )
-
-
-def _legend_right(axis: Any) -> None:
-    axis.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-
-
-def _direct_labels(axis: Any, x: float, ys: Sequence[float], labels: Sequence[str], top: float) -> None:
-    """Run labels at the right of the plot, spread apart, each with a thin leader to its last point."""
-    placed = _spread(list(ys), top * 0.06, top * 0.97)
-    for index, (y, shown, label) in enumerate(zip(ys, placed, labels)):
-        axis.annotate(
-            label,
-            xy=(x, y),
-            xytext=(x + 0.35, shown),
-            textcoords="data",
-            fontsize=8,
-            color=run_color(index),
-            va="center",
-            annotation_clip=False,
-            arrowprops={"arrowstyle": "-", "color": run_color(index), "linewidth": 0.5, "shrinkA": 0, "shrinkB": 3},
-        )
-
-
-def _dodge(index: int, count: int, width: float = 0.16) -> float:
-    return 0.0 if count < 2 else (index - (count - 1) / 2) * width / (count - 1)
+from wildtoolbench.report.plot_style import (
+    CATEGORY_COLORS,
+    CATEGORY_HATCHES,
+    TYPE_SHORT,
+    Tips,
+    direct_labels,
+    dodge,
+    fmt,
+    legend_below,
+    legend_right,
+    marker_size,
+    percent_axis,
+    pyplot_module,
+    run_color,
+    run_marker,
+    spread,
+    svg_text,
+)
 
 
 def accuracy_by_order(
@@ -184,8 +44,8 @@ def accuracy_by_order(
         series: ``(run label, {"t1": {"correct", "n", "interval"}, ...})`` (positions without a task left out).
         paper: the paper's ``[t1, t2, t3, t4]`` per model.
     """
-    pyplot = _pyplot()
-    tips = _Tips()
+    pyplot = pyplot_module()
+    tips = Tips()
     figure, axis = pyplot.subplots(figsize=(7.0, 3.4))
     positions = [1, 2, 3, 4]
     for values in paper:
@@ -193,13 +53,13 @@ def accuracy_by_order(
     axis.plot([], [], color="#c8c8c8", linewidth=0.8, label="paper models")
     ends: list[tuple[float, str]] = []
     for index, (label, groups) in enumerate(series):
-        shift = _dodge(index, len(series))
+        shift = dodge(index, len(series))
         points = [(p + shift, groups[f"t{p}"]) for p in positions if f"t{p}" in groups]
         line = axis.plot(
             [x for x, _ in points],
             [g["interval"].value * 100 for _, g in points],
             marker=run_marker(index),
-            markersize=_marker_size(index, len(series)),
+            markersize=marker_size(index, len(series)),
             markeredgecolor="black",
             markeredgewidth=0.5,
             color=run_color(index),
@@ -221,19 +81,19 @@ def accuracy_by_order(
             tips.tag(
                 dot,
                 f"r{index}",
-                f"{label}, task {int(round(x))}: {_fmt(g['interval'].value * 100)} of n = {g['n']} tasks "
-                f"[{_fmt(g['interval'].low * 100)}, {_fmt(g['interval'].high * 100)}]",
+                f"{label}, task {int(round(x))}: {fmt(g['interval'].value * 100)} of n = {g['n']} tasks "
+                f"[{fmt(g['interval'].low * 100)}, {fmt(g['interval'].high * 100)}]",
             )
         if points:
             ends.append((points[-1][1]["interval"].value * 100, label))
     if ends:
-        _direct_labels(axis, 4.15, [y for y, _ in ends], [label for _, label in ends], 105)
+        direct_labels(axis, 4.15, [y for y, _ in ends], [label for _, label in ends], 105)
     axis.set_xticks(positions, [f"task {p}" for p in positions])
     axis.set_xlim(0.7, 4.3)
-    _percent_axis(axis, 105)
+    percent_axis(axis, 105)
     axis.set_ylabel("task accuracy")
-    _legend_below(axis, len(series) + 1)
-    return _svg(figure, tips)
+    legend_below(axis, len(series) + 1)
+    return svg_text(figure, tips)
 
 
 def accuracy_by_type(series: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]]) -> str:
@@ -243,8 +103,8 @@ def accuracy_by_type(series: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]
     Args:
         series: ``(run label, {task type: {"correct", "n", "interval"}})``.
     """
-    pyplot = _pyplot()
-    tips = _Tips()
+    pyplot = pyplot_module()
+    tips = Tips()
     figure, axis = pyplot.subplots(figsize=(8.0, 3.4))
     width = 0.8 / max(len(series), 1)
     hatches = ("", "//", "..", "xx", "\\\\", "++", "oo", "--", "||", "**")
@@ -279,14 +139,14 @@ def accuracy_by_type(series: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]
             tips.tag(
                 bar,
                 f"r{index}",
-                f"{label}, {name}: {_fmt(value)} of n = {g['n']} tasks "
-                f"[{_fmt(g['interval'].low * 100)}, {_fmt(g['interval'].high * 100)}]",
+                f"{label}, {name}: {fmt(value)} of n = {g['n']} tasks "
+                f"[{fmt(g['interval'].low * 100)}, {fmt(g['interval'].high * 100)}]",
             )
     axis.set_xticks(range(len(TASK_TYPES)), [t.replace(" Multi-Tool", "\nMulti-Tool") for t in TASK_TYPES])
-    _percent_axis(axis, 105)
+    percent_axis(axis, 105)
     axis.set_ylabel("task accuracy (n in the bar)")
-    _legend_right(axis)
-    return _svg(figure, tips)
+    legend_right(axis)
+    return svg_text(figure, tips)
 
 
 def accuracy_by_transitions(
@@ -299,20 +159,20 @@ def accuracy_by_transitions(
         series: ``(run label, {transitions: (correct tasks, tasks)})``.
         sessions: ``{transitions: sessions}`` of the first run's dataset, printed under the axis.
     """
-    pyplot = _pyplot()
-    tips = _Tips()
+    pyplot = pyplot_module()
+    tips = Tips()
     figure, axis = pyplot.subplots(figsize=(7.0, 3.4))
     keys = sorted({k for _, counts in series for k in counts})
     ends: list[tuple[float, str]] = []
     for index, (label, counts) in enumerate(series):
-        shift = _dodge(index, len(series))
+        shift = dodge(index, len(series))
         xs = [k for k in keys if counts.get(k, (0, 0))[1]]
         ys = [counts[k][0] / counts[k][1] * 100 for k in xs]
         line = axis.plot(
             [x + shift for x in xs],
             ys,
             marker=run_marker(index),
-            markersize=_marker_size(index, len(series)),
+            markersize=marker_size(index, len(series)),
             markeredgecolor="black",
             markeredgewidth=0.5,
             color=run_color(index),
@@ -323,19 +183,19 @@ def accuracy_by_transitions(
         tips.tag(line, f"r{index}", label)
         for x, y in zip(xs, ys):
             dot = axis.plot([x + shift], [y], marker="o", linestyle="none", alpha=0.0, markersize=10, zorder=10)[0]
-            tips.tag(dot, f"r{index}", f"{label}, {x} transitions: {_fmt(y)} of n = {counts[x][1]} tasks")
+            tips.tag(dot, f"r{index}", f"{label}, {x} transitions: {fmt(y)} of n = {counts[x][1]} tasks")
         if xs:
             ends.append((ys[-1], label))
     if ends and keys:
-        _direct_labels(axis, max(keys) + 0.15, [y for y, _ in ends], [label for _, label in ends], 105)
+        direct_labels(axis, max(keys) + 0.15, [y for y, _ in ends], [label for _, label in ends], 105)
     axis.set_xticks(keys, [f"{k}\n({sessions.get(k, 0)} sessions)" for k in keys])
     if keys:
         axis.set_xlim(min(keys) - 0.3, max(keys) + 0.3)
     axis.set_xlabel("instruction transitions in the session (changes between tool task, clarify and chat)")
-    _percent_axis(axis, 105)
+    percent_axis(axis, 105)
     axis.set_ylabel("task accuracy")
-    _legend_below(axis, len(series), 0.32)
-    return _svg(figure, tips)
+    legend_below(axis, len(series), 0.32)
+    return svg_text(figure, tips)
 
 
 def error_distribution(
@@ -348,8 +208,8 @@ def error_distribution(
         series: ``(run label, {category: share % or None}, failed tasks)``.
         paper: the paper's error rows (shares per category).
     """
-    pyplot = _pyplot()
-    tips = _Tips()
+    pyplot = pyplot_module()
+    tips = Tips()
     rows = [(f"{label} (n = {failed})", values, f"r{index}") for index, (label, values, failed) in enumerate(series)]
     if paper:
         rows.append(
@@ -372,13 +232,13 @@ def error_distribution(
         )
         for bar, width, (label, _, owner) in zip(bars, widths, rows[::-1]):
             if width:
-                tips.tag(bar, owner, f"{label}: {CATEGORY_LABELS[category]} {_fmt(width)}")
+                tips.tag(bar, owner, f"{label}: {CATEGORY_LABELS[category]} {fmt(width)}")
         left = [a + b for a, b in zip(left, widths)]
     axis.set_xlim(0, 100)
     axis.xaxis.set_major_formatter(lambda value, _: f"{value:.0f}%")
     axis.set_xlabel("share of failed tasks")
     axis.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return _svg(figure, tips)
+    return svg_text(figure, tips)
 
 
 def task_vs_session(points: Sequence[tuple[str, float, float, int]], paper: Sequence[tuple[str, float, float]]) -> str:
@@ -389,15 +249,15 @@ def task_vs_session(points: Sequence[tuple[str, float, float, int]], paper: Sequ
         points: ``(run label, task %, session %, sessions)``.
         paper: ``(model, task %, session %)``.
     """
-    pyplot = _pyplot()
-    tips = _Tips()
+    pyplot = pyplot_module()
+    tips = Tips()
     figure, axis = pyplot.subplots(figsize=(7.0, 3.8))
     for model, task, session in paper:
         dot = axis.scatter([task], [session], s=14, color="#b0b0b0", zorder=2)
-        tips.tag(dot, "paper", f"{model} (paper): task {_fmt(task)}, session {_fmt(session)}")
+        tips.tag(dot, "paper", f"{model} (paper): task {fmt(task)}, session {fmt(session)}")
     axis.scatter([], [], s=14, color="#b0b0b0", label="paper models")
     for index, (label, task, session, sessions) in enumerate(points):
-        size = _marker_size(index, len(points)) ** 2
+        size = marker_size(index, len(points)) ** 2
         dot = axis.scatter(
             [task],
             [session],
@@ -409,7 +269,7 @@ def task_vs_session(points: Sequence[tuple[str, float, float, int]], paper: Sequ
             edgecolor="black",
             linewidth=0.5,
         )
-        tips.tag(dot, f"r{index}", f"{label}: task {_fmt(task)}, session {_fmt(session)}, n = {sessions} sessions")
+        tips.tag(dot, f"r{index}", f"{label}: task {fmt(task)}, session {fmt(session)}, n = {sessions} sessions")
     top = max([p[2] for p in points] + [p[2] for p in paper] + [10.0]) * 1.15
     width = max([p[1] for p in points] + [p[1] for p in paper] + [10.0])
     # Labels beside their points; runs whose points are close (in x) get their labels spread apart vertically.
@@ -420,7 +280,7 @@ def task_vs_session(points: Sequence[tuple[str, float, float, int]], paper: Sequ
         else:
             clusters.append([index])
     for cluster in clusters:
-        placed = _spread([points[i][2] for i in cluster], top * 0.075, top * 0.9)
+        placed = spread([points[i][2] for i in cluster], top * 0.075, top * 0.9)
         for index, y in zip(cluster, placed):
             label, task, session, _ = points[index]
             axis.annotate(
@@ -439,13 +299,13 @@ def task_vs_session(points: Sequence[tuple[str, float, float, int]], paper: Sequ
     axis.xaxis.set_major_formatter(lambda value, _: f"{value:.0f}%")
     axis.yaxis.set_major_formatter(lambda value, _: f"{value:.0f}%")
     axis.grid(color="#eeeeee", linewidth=0.6)
-    _legend_below(axis, len(points) + 1, 0.2)
-    return _svg(figure, tips)
+    legend_below(axis, len(points) + 1, 0.2)
+    return svg_text(figure, tips)
 
 
 def dataset_panels(stats: Mapping[str, Any]) -> str:
     """Four small bar charts of a dataset: task types, real calls per task, DAG layer widths, tools per session."""
-    pyplot = _pyplot()
+    pyplot = pyplot_module()
     figure, axes = pyplot.subplots(1, 4, figsize=(10.0, 2.4))
     panels = [
         ("task types", {TYPE_SHORT.get(k, k): v for k, v in stats["task_types"].items()}),
@@ -460,7 +320,7 @@ def dataset_panels(stats: Mapping[str, Any]) -> str:
         axis.grid(axis="y", color="#eeeeee", linewidth=0.6)
         axis.set_axisbelow(True)
     figure.tight_layout()
-    return _svg(figure)
+    return svg_text(figure)
 
 
 def pass_hat_k_curve(series: Sequence[tuple[int, str, Mapping[str, Mapping[str, Any]]]]) -> str:
@@ -471,8 +331,8 @@ def pass_hat_k_curve(series: Sequence[tuple[int, str, Mapping[str, Mapping[str, 
         series: ``(run index, run label, {"1": {"value", "low", "high"}, ..., "K": {...}})`` (the
             ``task.pass_hat_k`` of ``trials_summary.json``); the run index picks colour and marker.
     """
-    pyplot = _pyplot()
-    tips = _Tips()
+    pyplot = pyplot_module()
+    tips = Tips()
     figure, axis = pyplot.subplots(figsize=(7.0, 3.4))
     most = 1
     for index, label, curve in series:
@@ -498,16 +358,16 @@ def pass_hat_k_curve(series: Sequence[tuple[int, str, Mapping[str, Mapping[str, 
         for k, value in zip(ks, values):
             estimate = curve[str(k)]
             bounds = (
-                f" [{_fmt(estimate['low'] * 100)}, {_fmt(estimate['high'] * 100)}]"
+                f" [{fmt(estimate['low'] * 100)}, {fmt(estimate['high'] * 100)}]"
                 if estimate.get("low") is not None
                 else ""
             )
             dot = axis.plot([k], [value], marker="o", linestyle="none", alpha=0.0, markersize=10, zorder=10)[0]
-            tips.tag(dot, f"r{index}", f"{label}, pass^{k}: {_fmt(value)}{bounds}")
+            tips.tag(dot, f"r{index}", f"{label}, pass^{k}: {fmt(value)}{bounds}")
     axis.set_xlim(0.7, most + 0.3)
     axis.set_xticks(range(1, most + 1))
     axis.set_xlabel("k (all k trials correct)")
-    _percent_axis(axis, 105)
+    percent_axis(axis, 105)
     axis.set_ylabel("task pass^k")
-    _legend_below(axis, len(series))
-    return _svg(figure, tips)
+    legend_below(axis, len(series))
+    return svg_text(figure, tips)

@@ -82,6 +82,7 @@ def report_json(report: Report, err_rows: Sequence[Row], seed: int, resamples: i
 
 
 def interval_json(interval: Interval) -> dict[str, float]:
+    """An interval in ``report.json``: ``{"value", "low", "high"}``."""
     return {"value": interval.value, "low": interval.low, "high": interval.high}
 
 

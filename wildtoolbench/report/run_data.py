@@ -174,6 +174,7 @@ class Run:
 
 
 def read_json(path: Path) -> Any:
+    """The JSON value of the file ``path``. Raises ReportError: missing, unreadable or not JSON (named)."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -183,6 +184,8 @@ def read_json(path: Path) -> Any:
 
 
 def json_lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of each non-blank line of a JSON Lines file, one line in memory at a time.
+    Raises ReportError: missing, unreadable, or a line that is not JSON (file and line named)."""
     try:
         with open(path, encoding="utf-8") as handle:
             number = 0

@@ -164,6 +164,7 @@ def compact_trajectory(raw: Any, scored: Sequence[Mapping[str, Any]], facts: Seq
 
 
 def task_facts(session_id: str, index: int, scored: Mapping[str, Any]) -> TaskFacts:
+    """The facts the report counts for task ``index`` of a session, from its score line's entry ``scored``."""
     found = classify_task(scored)
     log = scored.get("inference_log") if isinstance(scored.get("inference_log"), Mapping) else {}
     latency = [x for x in scored.get("latency") or [] if isinstance(x, (int, float))]

@@ -103,7 +103,8 @@ class SortedScoreFile:
         self._handle = self._tmp = None
 
     def discard(self) -> None:
-        """Remove the temporary file(s) and the folders :meth:`add` created (innermost first, while empty)."""
+        """Remove the temporary file(s) and the folders :meth:`add` created (innermost first, while empty;
+        docs/evaluation.md §5)."""
         if self._handle is not None:
             self._handle.close()
         if self._tmp is not None:
