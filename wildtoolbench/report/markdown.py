@@ -5,65 +5,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from wildtoolbench.bench.catalog import Metric
 from wildtoolbench.bench.errors import CATEGORY_LABELS
 from wildtoolbench.bench.schema import TASK_TYPES
 from wildtoolbench.report.content import RULES, RULES_INTRO, Report, comparability_note, run_facts
 from wildtoolbench.report.escape import markdown_code, markdown_text
-from wildtoolbench.report.tables import TRIAL_COLUMNS, Row, format_percent, paper_data, table_columns, trial_figures
+from wildtoolbench.report.markdown_sections import audit_markdown, coverage_markdown, scoring_markdown, trials_markdown
+from wildtoolbench.report.markdown_tables import SIDES, legend, percent, rank_text, ranked, table
+from wildtoolbench.report.tables import Row, format_percent, paper_data, table_columns
 
 if TYPE_CHECKING:
     from wildtoolbench.report.run_data import Dataset
 
 FAILED_TASKS_LISTED = 100
 """Failed tasks listed per run in report.md (all of them are in tasks.csv and the page)."""
-
-
-def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], right: int = 0) -> list[str]:
-    lines = ["| " + " | ".join(_cell(h) for h in header) + " |"]
-    lines.append("|" + "|".join("---" if i < len(header) - right else "---:" for i in range(len(header))) + "|")
-    lines.extend("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows)
-    return lines
-
-
-def _percent(ratio: float) -> str:
-    return f"{ratio * 100:.2f}%"
-
-
-def _legend(columns: Sequence[Metric]) -> list[str]:
-    return ["Columns: " + "; ".join(f"{c.short} = {c.description}" for c in columns) + ".", ""]
-
-
-SIDES = {"en": "English", "zh": "Chinese"}
-
-
-def rank_text(rank: int | None, unranked: Sequence[str], models: int) -> str:
-    """A run's rank as the report writes it: ``"43 of 58"`` (among the paper's ``models`` and the run), or
-    ``"unranked (why)"`` (docs/metrics.md §10)."""
-    if rank is None:
-        return f"unranked ({', '.join(unranked)})" if unranked else "unranked"
-    return f"{rank} of {models + 1}"
-
-
-def _ranked(rows: Sequence[Row], keys: Sequence[str]) -> list[list[Any]]:
-    out = []
-    for row in rows:
-        name = f"**{markdown_text(row.model)}** (ours)" if row.source == "run" else markdown_text(row.model)
-        if row.unranked:
-            name += " (unranked: " + markdown_text(", ".join(row.unranked)) + ")"
-        out.append(
-            [
-                row.rank if row.rank is not None else "–",
-                name,
-                markdown_text(row.group),
-                *(format_percent(row.values.get(k)) for k in keys),
-            ]
-        )
-    return out
 
 
 def report_markdown(
@@ -90,6 +44,23 @@ def report_markdown(
     lines = ["# WildToolBench report", ""]
     lines.append("Open `index.html` for the interactive version (sortable tables, dataset browser, trajectories).")
     lines.append("")
+    lines += _runs_section(report, paper)
+    lines += _groups_section(report)
+    lines += _comparisons_section(report)
+    lines += _leaderboard_sections(main_rows, orch_rows, main, orchestration, paper)
+    lines += _errors_section(err_rows, errors)
+    lines += _failed_section(report)
+    lines += _datasets_section(datasets, stats, coverage)
+    lines += _plots_section()
+    lines += trials_markdown(report)
+    lines += scoring_markdown(report)
+    lines += audit_markdown(report)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _runs_section(report: Report, paper: Mapping[str, Any]) -> list[str]:
+    """The runs table: identity, dataset, settings, accuracy with intervals, OP, AP, top errors, rank."""
+    lines: list[str] = []
     lines += ["## Runs", ""]
     rows = []
     for run in report.runs:
@@ -108,8 +79,8 @@ def report_markdown(
                 facts["date"],
                 markdown_text(facts["harness_version"] or "?"),
                 markdown_text(settings),
-                f"{_percent(task.value)} [{_percent(task.low)}, {_percent(task.high)}]",
-                f"{_percent(session.value)} [{_percent(session.low)}, {_percent(session.high)}]",
+                f"{percent(task.value)} [{percent(task.low)}, {percent(task.high)}]",
+                f"{percent(session.value)} [{percent(session.low)}, {percent(session.high)}]",
                 format_percent(facts["op"]),
                 format_percent(facts["ap"]),
                 ", ".join(f"{CATEGORY_LABELS[k]} {n}" for k, n in facts["top_errors"]) or "none",
@@ -119,7 +90,7 @@ def report_markdown(
     note = comparability_note(report.runs)
     if note:
         lines += [f"**{markdown_text(note)}**", ""]
-    lines += _table(
+    lines += table(
         [
             "run",
             "model spec",
@@ -145,6 +116,12 @@ def report_markdown(
         "clusters). Another draw of sessions like these could plausibly give any accuracy inside the interval.",
         "",
     ]
+    return lines
+
+
+def _groups_section(report: Report) -> list[str]:
+    """Accuracy by task type and by position, with intervals."""
+    lines: list[str] = []
     lines += ["## Accuracy by task type and position", ""]
     header = ["run", *TASK_TYPES, *(f"task {i}" for i in range(1, 5))]
     rows = []
@@ -157,16 +134,22 @@ def report_markdown(
                 cells.append(
                     ""
                     if found is None
-                    else f"{_percent(found['interval'].value)} of {found['n']} [{_percent(found['interval'].low)}, "
-                    f"{_percent(found['interval'].high)}]"
+                    else f"{percent(found['interval'].value)} of {found['n']} [{percent(found['interval'].low)}, "
+                    f"{percent(found['interval'].high)}]"
                 )
         rows.append([markdown_text(run.label), *cells])
-    lines += _table(header, rows)
+    lines += table(header, rows)
     lines += [
         "",
         "Each cell: task accuracy of n tasks [95% interval, as above]; empty where the run has no task of that kind.",
         "",
     ]
+    return lines
+
+
+def _comparisons_section(report: Report) -> list[str]:
+    """The paired differences and the pairs not compared."""
+    lines: list[str] = []
     if report.comparisons:
         lines += ["## Paired differences", ""]
         rows = []
@@ -182,7 +165,7 @@ def report_markdown(
                     c.verdict(),
                 ]
             )
-        lines += _table(
+        lines += table(
             ["A", "B", "shared sessions", "task acc. A − B, pp [95% CI]", "session acc. A − B, pp [95% CI]", "verdict"],
             rows,
         )
@@ -197,7 +180,18 @@ def report_markdown(
         lines += ["Not compared (same sessions, but the difference would mix what it measures):", ""]
         lines += [f"- {labels[r['a']]} and {labels[r['b']]}: {markdown_text(r['why'])}" for r in report.refused]
         lines.append("")
+    return lines
 
+
+def _leaderboard_sections(
+    main_rows: Sequence[Row],
+    orch_rows: Sequence[Row],
+    main: Sequence[Any],
+    orchestration: Sequence[Any],
+    paper: Mapping[str, Any],
+) -> list[str]:
+    """The leaderboard and the tool orchestration table, among the paper's models."""
+    lines: list[str] = []
     lines += [
         "## Leaderboard",
         "",
@@ -207,20 +201,25 @@ def report_markdown(
         f"has no task of that kind. Paper figures: {paper['source']}",
         "",
     ]
-    lines += _legend(main)
-    lines += _table(
+    lines += legend(main)
+    lines += table(
         ["rank", "model", "group", *(c.short for c in main)],
-        _ranked(main_rows, [c.key for c in main]),
+        ranked(main_rows, [c.key for c in main]),
         len(main),
     )
     lines += ["", "## Tool orchestration", "", "Ranked by multi-tool accuracy, then optimal path rate.", ""]
-    lines += _legend(orchestration)
-    lines += _table(
+    lines += legend(orchestration)
+    lines += table(
         ["rank", "model", "group", *(c.short for c in orchestration)],
-        _ranked(orch_rows, [c.key for c in orchestration]),
+        ranked(orch_rows, [c.key for c in orchestration]),
         len(orchestration),
     )
+    return lines
 
+
+def _errors_section(err_rows: Sequence[Row], errors: Sequence[Any]) -> list[str]:
+    """The error analysis table and how a category is assigned."""
+    lines: list[str] = []
     lines += [
         "",
         "## Error analysis",
@@ -236,10 +235,15 @@ def report_markdown(
             cells.append(f"{value} ({row.extra[column.key + '_count']})" if row.source == "run" else value)
         name = f"**{markdown_text(row.model)}** (ours)" if row.source == "run" else markdown_text(row.model)
         rows.append([name, markdown_text(row.group), *cells, row.extra.get("failed_tasks", "")])
-    lines += _table(["model", "group", *(c.label for c in errors), "failed tasks"], rows, len(errors) + 1)
+    lines += table(["model", "group", *(c.label for c in errors), "failed tasks"], rows, len(errors) + 1)
     lines += ["", "How a category is assigned: " + RULES_INTRO, ""]
     lines += [f"- **{CATEGORY_LABELS[key]}** (`{key}`): {text}." for key, text in RULES]
+    return lines
 
+
+def _failed_section(report: Report) -> list[str]:
+    """Each run's failed tasks with the first failing step and its reason."""
+    lines: list[str] = []
     lines += [
         "",
         "## Failed tasks",
@@ -261,11 +265,20 @@ def report_markdown(
             step = "" if fact.failing_step is None else fact.failing_step
             category = CATEGORY_LABELS[fact.category or "call_error"]
             rows.append([markdown_text(fact.session_id), link, category, step, markdown_text(fact.reason or "")])
-        lines += _table(["session", "task", "category", "step", "reason"], rows)
+        lines += table(["session", "task", "category", "step", "reason"], rows)
         if len(failed) > FAILED_TASKS_LISTED:
             lines.append(f"\n... and {len(failed) - FAILED_TASKS_LISTED} more in `tasks.csv`.")
         lines.append("")
+    return lines
 
+
+def _datasets_section(
+    datasets: Sequence[Dataset],
+    stats: Mapping[str, Mapping[str, Any]],
+    coverage: Mapping[str, Mapping[str, Any]] | None,
+) -> list[str]:
+    """Each dataset's statistics and, when given, its coverage."""
+    lines: list[str] = []
     lines += ["## Dataset statistics", ""]
     for dataset in datasets:
         s = stats[dataset.key]
@@ -282,10 +295,15 @@ def report_markdown(
             ("tools per session", "tools_per_session"),
             ("instruction transitions", "transitions"),
         ):
-            lines += _table([title, "count"], [[markdown_text(k), v] for k, v in s[key].items()], 1) + [""]
+            lines += table([title, "count"], [[markdown_text(k), v] for k, v in s[key].items()], 1) + [""]
         if coverage is not None:
             lines += coverage_markdown(coverage[dataset.key])
+    return lines
 
+
+def _plots_section() -> list[str]:
+    """The plots, as links to their SVG files."""
+    lines: list[str] = []
     lines += ["## Plots", ""]
     for name, caption in (
         ("order", "Accuracy by task position"),
@@ -295,176 +313,4 @@ def report_markdown(
         ("scatter", "Task against session accuracy"),
     ):
         lines += [f"![{caption}](plots/{name}.svg)", ""]
-    lines += trials_markdown(report)
-    lines += scoring_markdown(report)
-    lines += audit_markdown(report)
-    return "\n".join(lines).rstrip() + "\n"
-
-
-def coverage_markdown(coverage: Mapping[str, Any]) -> list[str]:
-    """A dataset's coverage against the official set's published figures and its diversity figures
-    (docs/coverage.md §2-§8), as Markdown lines."""
-    rows = [
-        [
-            markdown_text(r["figure"]),
-            markdown_text(r["key"] or ""),
-            r["this"],
-            "-" if r["official"] is None else r["official"],
-        ]
-        for r in coverage["comparison"]
-    ]
-    stats = coverage["statistics"]
-    messages = stats["messages"]
-    similarity = messages["self_similarity"]
-    arguments = stats["arguments"]
-
-    def number(value: Any) -> str:
-        return "-" if value is None else f"{value:.3f}"
-
-    lines = ["Coverage beside the official set's published figures (`docs/coverage.md` of wtb):", ""]
-    lines += _table(["figure", "bucket", "this set", "official"], rows, 2) + [""]
-    lines += [
-        "Multi-Tool gold DAG shapes: "
-        + ", ".join(f"{k} {v}" for k, v in stats["topology"]["multi_tool"].items() if v)
-        + f"; tools called {stats['tools']['called']} of {stats['tools']['offered']} offered; "
-        f"distinct-1/2/3 of the user messages {number(messages['distinct_1'])} / {number(messages['distinct_2'])} / "
-        f"{number(messages['distinct_3'])}; self-similarity (bigram Jaccard, mean of pairs / mean nearest) "
-        f"{number(similarity['mean_pairwise'])} / {number(similarity['mean_nearest'])}; gold argument values "
-        f"{arguments['distinct']} distinct of {arguments['values']}.",
-        "",
-    ]
     return lines
-
-
-AUDIT_FINDINGS_LISTED = 200
-"""Findings listed in ``report.md``'s audit section (the page lists them all)."""
-
-
-def audit_markdown(report: Report) -> list[str]:
-    """The "Audit" section (``wtb report --audit``, docs/audit.md): findings per kind and severity and per
-    session for each dataset, and each run's scores without and with errata when an errata file was given;
-    no lines without the section."""
-    audit = report.audit
-    if audit is None:
-        return []
-    lines = ["## Audit", ""]
-    for entry in audit["datasets"]:
-        runs = f", failed_by_all over {', '.join(entry['runs'])}" if entry["runs"] else ""
-        lines += [
-            f"{markdown_code(entry['path'])} ({entry['language']} side{runs}): {entry['sessions_audited']} sessions "
-            f"audited, {entry['findings']} finding(s) (`docs/audit.md` of wtb).",
-            "",
-        ]
-        if entry["counts"]:
-            counts = [[k, v.get("error", 0), v.get("warning", 0)] for k, v in entry["counts"].items()]
-            lines += _table(["kind", "errors", "warnings"], counts, 2) + [""]
-        rows = [
-            [markdown_text(session_id), "-" if task is None else task, kind, severity, markdown_text(message)]
-            for session_id, _, found in entry["sessions"]
-            for task, kind, severity, message in found
-        ]
-        if rows:
-            lines += _table(["session", "task", "kind", "severity", "message"], rows[:AUDIT_FINDINGS_LISTED]) + [""]
-            if len(rows) > AUDIT_FINDINGS_LISTED:
-                lines += [f"... and {len(rows) - AUDIT_FINDINGS_LISTED} more in `index.html` and `report.json`.", ""]
-    errata = audit["errata"]
-    if errata is not None:
-        lines += [f"### Scores without and with errata ({markdown_code(errata['path'])})", ""]
-        labels = {run.key: run.label for run in report.runs}
-        for entry in errata["runs"]:
-            lines += [
-                f"{markdown_text(labels[entry['key']])}: {entry['excluded']} task(s) excluded, "
-                f"{entry['argument_changes']} gold argument change(s) ({entry['rewritten']} logged gold call(s) "
-                f"rewritten), {entry['pending']} pending, {entry['other_changes']} other correction(s) not "
-                "reflected by rescoring.",
-                "",
-            ]
-            lines += _table(
-                ["group", "metric", "without", "with errata"],
-                [[section, name, f"{a} ({ca})", f"{b} ({cb})"] for section, name, a, ca, b, cb in entry["rows"]],
-                2,
-            ) + [""]
-        for entry in errata["skipped"]:
-            lines += [f"{markdown_text(labels[entry['key']])}: not rescored ({entry['why']}).", ""]
-    return lines
-
-
-def scoring_markdown(report: Report, limit: int = 100) -> list[str]:
-    """The "Reference and fixed scoring" section: task accuracy in both modes and the label flips with
-    the fix responsible (docs/fixed-mode.md); no lines when nothing was compared."""
-    if not report.scoring:
-        return []
-    labels = {run.key: markdown_text(run.label) for run in report.runs}
-    lines = [
-        "## Reference and fixed scoring",
-        "",
-        "Fixed mode corrects eight quirks of the published evaluation (docs/fixed-mode.md); its numbers are "
-        "not comparable with the paper's. A rescoring applies fixes 5-8 to the same trajectories; a fixed "
-        "run also applies the inference fixes 1-4.",
-        "",
-    ]
-    rows = []
-    for entry in report.scoring:
-        fixed = "rescored" if entry["fixed"] is None else labels[entry["fixed"]]
-        tasks = max(entry["tasks"], 1)
-        by_fix = ", ".join(f"fix {fix}: {count}" for fix, count in entry["by_fix"].items()) or "none"
-        rows.append(
-            [
-                labels[entry["reference"]],
-                fixed,
-                entry["tasks"],
-                f"{_percent(entry['reference_correct'] / tasks)}",
-                f"{_percent(entry['fixed_correct'] / tasks)}",
-                len(entry["flips"]),
-                by_fix,
-            ]
-        )
-    lines += _table(
-        ["reference run", "fixed", "tasks", "task acc. reference", "task acc. fixed", "flips", "flips by fix"], rows
-    )
-    lines.append("")
-    for entry in report.scoring:
-        if not entry["flips"]:
-            continue
-        fixed = "rescored" if entry["fixed"] is None else labels[entry["fixed"]]
-        lines += [f"### Flips: {labels[entry['reference']]} -> {fixed}", ""]
-        flip_rows = [
-            [
-                markdown_text(f["id"]),
-                f["task_idx"] + 1,
-                markdown_text(f["reference_label"]),
-                markdown_text(f["fixed_label"]),
-                ", ".join(str(x) for x in f["fixes"]),
-                markdown_text(f["reason"]),
-            ]
-            for f in entry["flips"][:limit]
-        ]
-        lines += _table(["session", "task", "reference", "fixed", "fixes", "why"], flip_rows)
-        if len(entry["flips"]) > limit:
-            lines.append(f"... and {len(entry['flips']) - limit} more (report.json)")
-        lines.append("")
-    return lines
-
-
-def trials_markdown(report: Report) -> list[str]:
-    """The "Repeated trials" section (docs/trials.md §3-§5): per run with trials its K, task and session
-    pass^1 and pass^K with intervals, the flip rate and stable share, the pass^k curve and the flip rate per
-    task type; no lines when no run has trials."""
-    summary, header, flips = trial_figures(report.runs)
-    if not summary:
-        return []
-    lines = ["## Repeated trials", ""]
-    lines += _table(list(TRIAL_COLUMNS), [[markdown_text(c) for c in row] for row in summary], 1)
-    lines += [
-        "",
-        "pass^k is the unbiased estimate that all k trials of a task are correct (tau-bench's estimator, "
-        "docs/trials.md §3), with a 95% jackknife interval over sessions (§2); the flip rate is the share of tasks "
-        "whose verdict differs between trials (§4). Trial 1 is the run's metric.json.",
-        "",
-        "![pass^k over trials](plots/passk.svg)",
-        "",
-        "### Flip rate by task type",
-        "",
-    ]
-    lines += _table(["task type", *(markdown_text(h) for h in header)], flips, 1)
-    return lines + [""]
