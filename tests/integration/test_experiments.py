@@ -13,14 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.langsmith_stub import LangSmithStub
-from wildtoolbench.tracing.experiments import (
-    example_id,
-    make_experiment_client,
-    metric_feedback,
-    run_experiment,
-    session_example,
-    upload_dataset,
-)
+from wildtoolbench.tracing.evaluators import metric_feedback
+from wildtoolbench.tracing.examples import example_id, session_example, upload_dataset
+from wildtoolbench.tracing.experiments import make_experiment_client, run_experiment
 
 FAKE_LANGSMITH_KEY = "lsv2_fake_SECRET123"
 

@@ -12,10 +12,12 @@ from wildtoolbench.report.tables import Row, format_percent
 
 
 def cell(text: Any) -> str:
+    """A table cell's text: ``|`` escaped, newlines as spaces."""
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]], right: int = 0) -> list[str]:
+    """A Markdown table's lines; the last ``right`` columns are right-aligned."""
     lines = ["| " + " | ".join(cell(h) for h in header) + " |"]
     lines.append("|" + "|".join("---" if i < len(header) - right else "---:" for i in range(len(header))) + "|")
     lines.extend("| " + " | ".join(cell(c) for c in row) + " |" for row in rows)
@@ -23,10 +25,12 @@ def table(header: Sequence[str], rows: Sequence[Sequence[Any]], right: int = 0) 
 
 
 def percent(ratio: float) -> str:
+    """A ratio as a percentage with two decimals."""
     return f"{ratio * 100:.2f}%"
 
 
 def legend(columns: Sequence[Metric]) -> list[str]:
+    """The line naming each column's short header and description, and a blank line."""
     return ["Columns: " + "; ".join(f"{c.short} = {c.description}" for c in columns) + ".", ""]
 
 
@@ -42,6 +46,7 @@ def rank_text(rank: int | None, unranked: Sequence[str], models: int) -> str:
 
 
 def ranked(rows: Sequence[Row], keys: Sequence[str]) -> list[list[Any]]:
+    """Leaderboard rows as table rows: rank, model (ours in bold, why unranked), group, the ``keys`` values."""
     out = []
     for row in rows:
         name = f"**{markdown_text(row.model)}** (ours)" if row.source == "run" else markdown_text(row.model)
