@@ -220,48 +220,69 @@ def _int(body: dict[str, Any], key: str) -> int:
     return value
 
 
-def create_app(config: ReviewConfig) -> Any:
-    """The review app (an ASGI application: Starlette wrapped in :class:`Guard`) over ``config``'s store
-    (docs/review.md §2, §9)."""
-    store = config.store
+def _guarded(handler: Any) -> Any:
+    """``handler`` with the store's refusals as JSON errors: stale version 409, refused edit or value 422,
+    unknown session 404 (docs/review.md §9)."""
 
-    def ordered_rows() -> list:
-        return sorted(store.sessions(light=True), key=pages.priority)
+    async def run(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except Stale as exc:
+            return _error(409, str(exc))
+        except EditRefused as exc:
+            return _error(422, f"not saved: {exc}", exc.problems)
+        except StoreError as exc:
+            return _error(404, str(exc))
+        except ValueError as exc:
+            return _error(422, f"not saved: {exc}")
 
-    async def queue(request: Request) -> Response:
-        rows = store.sessions(light=True)
+    return run
+
+
+class _Handlers:
+    """The review app's request handlers over one store (docs/review.md §2, §9)."""
+
+    def __init__(self, config: ReviewConfig) -> None:
+        self.config = config
+        self.store = config.store
+
+    def ordered_rows(self) -> list:
+        return sorted(self.store.sessions(light=True), key=pages.priority)
+
+    async def queue(self, request: Request) -> Response:
+        rows = self.store.sessions(light=True)
         html = pages.queue_page(
-            rows, store.verdicts(), token=config.token, reviewer=_reviewer(request), meta=store.meta()
+            rows, self.store.verdicts(), token=self.config.token, reviewer=_reviewer(request), meta=self.store.meta()
         )
         return HTMLResponse(html)
 
-    async def session(request: Request) -> Response:
+    async def session(self, request: Request) -> Response:
         pos = int(request.path_params["pos"])
         try:
-            row = store.session(pos)
+            row = self.store.session(pos)
         except StoreError as exc:
             return PlainTextResponse(f"{exc}\n", status_code=404)
-        order = [r.pos for r in ordered_rows()]
+        order = [r.pos for r in self.ordered_rows()]
         index = order.index(pos)
         neighbours = (order[index - 1] if index > 0 else None, order[index + 1] if index + 1 < len(order) else None)
         html = pages.session_page(
             row,
-            store.verdicts(pos),
-            token=config.token,
+            self.store.verdicts(pos),
+            token=self.config.token,
             reviewer=_reviewer(request),
-            language=config.language,
+            language=self.config.language,
             neighbours=neighbours,
             position=(index, len(order)),
         )
         return HTMLResponse(html)
 
-    async def session_json(request: Request) -> Response:
+    async def session_json(self, request: Request) -> Response:
         pos = int(request.path_params["pos"])
         try:
-            row = store.session(pos)
+            row = self.store.session(pos)
         except StoreError as exc:
             return _error(404, str(exc))
-        verdicts = [v.__dict__ for v in store.verdicts(pos)]
+        verdicts = [v.__dict__ for v in self.store.verdicts(pos)]
         return JSONResponse(
             {
                 "pos": row.pos,
@@ -274,24 +295,24 @@ def create_app(config: ReviewConfig) -> Any:
             }
         )
 
-    async def agreement_view(request: Request) -> Response:
-        verdicts = store.verdicts()
-        rows = {row.pos: row for row in store.sessions(light=True)}
+    async def agreement_view(self, request: Request) -> Response:
+        verdicts = self.store.verdicts()
+        rows = {row.pos: row for row in self.store.sessions(light=True)}
         html = pages.agreement_page(
-            agreement(verdicts), verdicts, rows, token=config.token, reviewer=_reviewer(request)
+            agreement(verdicts), verdicts, rows, token=self.config.token, reviewer=_reviewer(request)
         )
         return HTMLResponse(html)
 
-    async def export_view(request: Request) -> Response:
-        summary = plan_export(store.sessions(light=True), store.verdicts())
-        html = pages.export_page(summary, token=config.token, reviewer=_reviewer(request), files=EXPORT_FILES)
+    async def export_view(self, request: Request) -> Response:
+        summary = plan_export(self.store.sessions(light=True), self.store.verdicts())
+        html = pages.export_page(summary, token=self.config.token, reviewer=_reviewer(request), files=EXPORT_FILES)
         return HTMLResponse(html)
 
-    async def export_file(request: Request) -> Response:
+    async def export_file(self, request: Request) -> Response:
         name = request.path_params["name"]
         if name not in EXPORT_FILES:
             return PlainTextResponse("no such export file\n", status_code=404)
-        texts = export_texts(store.sessions(), store.verdicts(), store.events(), store.meta())
+        texts = export_texts(self.store.sessions(), self.store.verdicts(), self.store.events(), self.store.meta())
         kind = "application/json" if name.endswith(".json") else "application/x-ndjson"
         return Response(
             texts[name],
@@ -299,34 +320,19 @@ def create_app(config: ReviewConfig) -> Any:
             headers={"content-disposition": f'attachment; filename="{name}"'},
         )
 
-    async def asset(request: Request) -> Response:
+    async def asset(self, request: Request) -> Response:
         name = request.path_params["name"]
         if name not in _ASSETS:
             return PlainTextResponse("not found\n", status_code=404)
         text = files("wildtoolbench.review").joinpath("assets", name).read_text(encoding="utf-8")
         return Response(text, media_type=_ASSETS[name])
 
-    async def icon(request: Request) -> Response:
+    async def icon(self, request: Request) -> Response:
         return Response(_ICON, media_type="image/svg+xml")
 
-    def guarded(handler: Any) -> Any:
-        async def run(request: Request) -> Response:
-            try:
-                return await handler(request)
-            except Stale as exc:
-                return _error(409, str(exc))
-            except EditRefused as exc:
-                return _error(422, f"not saved: {exc}", exc.problems)
-            except StoreError as exc:
-                return _error(404, str(exc))
-            except ValueError as exc:
-                return _error(422, f"not saved: {exc}")
-
-        return run
-
-    async def verdict(request: Request) -> Response:
+    async def verdict(self, request: Request) -> Response:
         body = await _json(request)
-        saved = store.set_verdict(
+        saved = self.store.set_verdict(
             _int(body, "pos"),
             _int(body, "task"),
             body.get("reviewer"),  # type: ignore[arg-type]
@@ -336,34 +342,36 @@ def create_app(config: ReviewConfig) -> Any:
         )
         return JSONResponse({"saved": saved.__dict__})
 
-    async def accept_rest(request: Request) -> Response:
+    async def accept_rest(self, request: Request) -> Response:
         body = await _json(request)
         pos, version = _int(body, "pos"), _int(body, "version")
         reviewer = check_reviewer(body.get("reviewer"))
-        row = store.session(pos)
-        judged = {v.task for v in store.verdicts(pos) if v.reviewer == reviewer}
+        row = self.store.session(pos)
+        judged = {v.task for v in self.store.verdicts(pos) if v.reviewer == reviewer}
         tasks = row.current.get("english_tasks")
         count = len(tasks) if isinstance(tasks, list) else 0
         saved = []
         for task in range(count):
             if task not in judged:
-                saved.append(store.set_verdict(pos, task, reviewer, "accept", "", version).task)
+                saved.append(self.store.set_verdict(pos, task, reviewer, "accept", "", version).task)
         return JSONResponse({"accepted": saved})
 
-    async def edit(request: Request) -> Response:
+    async def edit(self, request: Request) -> Response:
         body = await _json(request)
         pos, version = _int(body, "pos"), _int(body, "version")
-        target = edit_target(str(body.get("path") or ""), config.language)
+        target = edit_target(str(body.get("path") or ""), self.config.language)
         value = decode_value(body.get("text"), str(body.get("mode") or "json"))  # type: ignore[arg-type]
 
         def make(current: dict[str, Any]) -> tuple[dict[str, Any], Any, Any, bool, list[dict[str, Any]]]:
             found, old = read_field(current, target.path)
             edited = apply_edit(current, target.path, value)
-            problems = check_edit(current, edited, tasks=config.tasks, language=config.language)
+            problems = check_edit(current, edited, tasks=self.config.tasks, language=self.config.language)
             if problems:
                 raise EditRefused(problems)
-            findings = own_findings(edited, tasks=config.tasks, language=config.language)
-            added = refused_findings(own_findings(current, tasks=config.tasks, language=config.language), findings)
+            findings = own_findings(edited, tasks=self.config.tasks, language=self.config.language)
+            added = refused_findings(
+                own_findings(current, tasks=self.config.tasks, language=self.config.language), findings
+            )
             if added:
                 raise EditRefused(added)
             valid = not any(f.kind == "invalid_session" for f in findings)
@@ -371,10 +379,11 @@ def create_app(config: ReviewConfig) -> Any:
 
         def duplicates(currents: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
             return {
-                pos: [finding_json(f) for f in found] for pos, found in duplicate_map(currents, config.language).items()
+                pos: [finding_json(f) for f in found]
+                for pos, found in duplicate_map(currents, self.config.language).items()
             }
 
-        new_version = store.save_edit(
+        new_version = self.store.save_edit(
             pos,
             version,
             body.get("reviewer"),  # type: ignore[arg-type]
@@ -384,21 +393,26 @@ def create_app(config: ReviewConfig) -> Any:
             edit=make,
             duplicates=duplicates,
         )
-        row = store.session(pos)
+        row = self.store.session(pos)
         return JSONResponse({"version": new_version, "findings": row.findings, "valid": row.valid})
 
+
+def create_app(config: ReviewConfig) -> Any:
+    """The review app (an ASGI application: Starlette wrapped in :class:`Guard`) over ``config``'s store
+    (docs/review.md §2, §9)."""
+    handlers = _Handlers(config)
     routes = [
-        Route("/", queue),
-        Route("/session/{pos:int}", session),
-        Route("/api/session/{pos:int}", session_json),
-        Route("/agreement", agreement_view),
-        Route("/export", export_view),
-        Route("/export/{name}", export_file),
-        Route("/assets/{name}", asset),
-        Route("/favicon.ico", icon),
-        Route("/api/verdict", guarded(verdict), methods=["POST"]),
-        Route("/api/accept-rest", guarded(accept_rest), methods=["POST"]),
-        Route("/api/edit", guarded(edit), methods=["POST"]),
+        Route("/", handlers.queue),
+        Route("/session/{pos:int}", handlers.session),
+        Route("/api/session/{pos:int}", handlers.session_json),
+        Route("/agreement", handlers.agreement_view),
+        Route("/export", handlers.export_view),
+        Route("/export/{name}", handlers.export_file),
+        Route("/assets/{name}", handlers.asset),
+        Route("/favicon.ico", handlers.icon),
+        Route("/api/verdict", _guarded(handlers.verdict), methods=["POST"]),
+        Route("/api/accept-rest", _guarded(handlers.accept_rest), methods=["POST"]),
+        Route("/api/edit", _guarded(handlers.edit), methods=["POST"]),
     ]
     return Guard(Starlette(routes=routes), config)
 
