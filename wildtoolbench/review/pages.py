@@ -213,6 +213,56 @@ def _verdict_items(judged: Mapping[str, Verdict], version: int) -> str:
     return f'<ul class="verdicts">{"".join(items)}</ul>'
 
 
+def _node_html(side: Any, t: int, n: int, node: Any, fields: Sequence[str], flagged_nodes: set[int]) -> str:
+    """Gold node ``n`` of task ``t``: its action, dependencies and editable arguments, observation and user reply
+    (flagged where an audit finding names them; docs/review.md §2.2)."""
+    node = node if isinstance(node, Mapping) else {}
+    action = node.get("action") if isinstance(node.get("action"), Mapping) else {}
+    base = f"{side.answer_list}[{t}][{n}]"
+    deps = node.get("dependency_list")
+    parts = [
+        _field(
+            f"{base}.action.arguments",
+            action.get("arguments"),
+            label="arguments",
+            flagged=_is_flagged(f"{base}.action.arguments", fields),
+        ),
+        _field(
+            f"{base}.observation",
+            node.get("observation"),
+            label="observation",
+            flagged=_is_flagged(f"{base}.observation", fields),
+            text_mode=True,
+        ),
+    ]
+    if "user_input" in node:
+        parts.append(
+            _field(
+                f"{base}.user_input",
+                node.get("user_input"),
+                label="user reply",
+                flagged=_is_flagged(f"{base}.user_input", fields),
+                text_mode=True,
+            )
+        )
+    return (
+        f'<div class="node{" flagged" if n in flagged_nodes else ""}" id="t{t}n{n}">'
+        f'<div class="node-head"><span class="nidx">#{n}</span> <code class="aname">{h(action.get("name"))}</code>'
+        f' <span class="deps">after {h(", ".join(map(str, deps)) if isinstance(deps, list) and deps else "nothing")}</span></div>'
+        f"{''.join(parts)}</div>"
+    )
+
+
+def _tool_html(tool: Any) -> str:
+    """A tool of the session: its name and description, its parameters folded below."""
+    function = tool.get("function") if isinstance(tool, Mapping) and isinstance(tool.get("function"), Mapping) else {}
+    return (
+        f'<details class="tool"><summary><code>{h(function.get("name"))}</code> '
+        f'<span class="desc">{h(function.get("description"))}</span></summary>'
+        f'<pre class="value">{h(_pretty(function.get("parameters")))}</pre></details>'
+    )
+
+
 def session_page(
     row: SessionRow,
     verdicts: Sequence[Verdict],
@@ -243,43 +293,7 @@ def session_page(
         task_type = types[t] if t < len(types) else "?"
         subtype = f" · {h(subtypes[t - 1])}" if 0 < t <= len(subtypes) else ""
         message = tasks[t] if t < len(tasks) else ""
-        rows_html = []
-        for n, node in enumerate(nodes):
-            node = node if isinstance(node, Mapping) else {}
-            action = node.get("action") if isinstance(node.get("action"), Mapping) else {}
-            base = f"{side.answer_list}[{t}][{n}]"
-            deps = node.get("dependency_list")
-            parts = [
-                _field(
-                    f"{base}.action.arguments",
-                    action.get("arguments"),
-                    label="arguments",
-                    flagged=_is_flagged(f"{base}.action.arguments", fields),
-                ),
-                _field(
-                    f"{base}.observation",
-                    node.get("observation"),
-                    label="observation",
-                    flagged=_is_flagged(f"{base}.observation", fields),
-                    text_mode=True,
-                ),
-            ]
-            if "user_input" in node:
-                parts.append(
-                    _field(
-                        f"{base}.user_input",
-                        node.get("user_input"),
-                        label="user reply",
-                        flagged=_is_flagged(f"{base}.user_input", fields),
-                        text_mode=True,
-                    )
-                )
-            rows_html.append(
-                f'<div class="node{" flagged" if n in flagged_nodes else ""}" id="t{t}n{n}">'
-                f'<div class="node-head"><span class="nidx">#{n}</span> <code class="aname">{h(action.get("name"))}</code>'
-                f' <span class="deps">after {h(", ".join(map(str, deps)) if isinstance(deps, list) and deps else "nothing")}</span></div>'
-                f"{''.join(parts)}</div>"
-            )
+        rows_html = [_node_html(side, t, n, node, fields, flagged_nodes) for n, node in enumerate(nodes)]
         task_findings = [f for f in row.findings if f.get("task") == t]
         judged = by_task.get((row.pos, t), {})
         mine = judged.get(reviewer) if reviewer else None
@@ -308,16 +322,7 @@ def session_page(
             "</form></div></div></aside></section>"
         )
     tools = session.get(side.tools) if isinstance(session.get(side.tools), list) else []
-    tool_items = []
-    for tool in tools:
-        function = (
-            tool.get("function") if isinstance(tool, Mapping) and isinstance(tool.get("function"), Mapping) else {}
-        )
-        tool_items.append(
-            f'<details class="tool"><summary><code>{h(function.get("name"))}</code> '
-            f'<span class="desc">{h(function.get("description"))}</span></summary>'
-            f'<pre class="value">{h(_pretty(function.get("parameters")))}</pre></details>'
-        )
+    tool_items = [_tool_html(tool) for tool in tools]
     previous, following = neighbours
     nav = (f'<a id="prev-session" href="/session/{previous}">← prev (p)</a>' if previous is not None else "") + (
         f'<a id="next-session" href="/session/{following}">next (n) →</a>' if following is not None else ""
