@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -143,32 +143,7 @@ def audit_generation(
     result.contamination = None if document["contamination"] is None else len(contaminated)
     result.counts = _counts(findings)
 
-    kept: list[dict[str, Any]] = []
-    new_id: dict[str, str] = {}
-    dropped_lines = []
-    kept_findings: list[Finding] = []
-    by_session: dict[Any, list[Finding]] = {}
-    for finding in findings:
-        by_session.setdefault(finding.id, []).append(finding)
-    for session in sessions:
-        old = session["id"]
-        key = key_of.get(old)
-        found = by_session.get(old, [])
-        if old in reasons:
-            result.dropped.append({"key": key, "id": old, "reasons": reasons[old]})
-            dropped_lines.append(
-                {"key": key, "reasons": reasons[old], "findings": [f.to_json() for f in found], "session": session}
-            )
-            continue
-        new_id[old] = f"wild_tool_bench_{len(kept)}"
-        kept.append({**session, "id": new_id[old]})
-        for finding in found:
-            finding.id = new_id[old]
-        kept_findings.extend(found)
-        if found:
-            result.flagged.append(
-                {"key": key, "id": new_id[old], "kinds": dict(Counter(f.kind for f in found).most_common())}
-            )
+    kept, new_id, dropped_lines, kept_findings = _sort_sessions(sessions, findings, reasons, key_of, result)
     result.kept = len(kept)
     if result.dropped:
         _rewrite_sessions(out, kept, new_id, key_of)
@@ -202,6 +177,48 @@ def audit_generation(
     manifest["coverage"] = final
     write_json_atomic(manifest_path, manifest)
     return result
+
+
+def _sort_sessions(
+    sessions: Sequence[dict[str, Any]],
+    findings: Sequence[Finding],
+    reasons: Mapping[str, list[str]],
+    key_of: Mapping[Any, Any],
+    result: GenerationAudit,
+) -> tuple[list[dict[str, Any]], dict[str, str], list[dict[str, Any]], list[Finding]]:
+    """Drop the sessions ``reasons`` names and number the others again (``wild_tool_bench_<n>``, their findings
+    following them), noting each dropped and each flagged session in ``result`` (docs/generation.md §9).
+
+    Returns:
+        ``(kept sessions, old id -> new id, dropped lines, the kept sessions' findings)``.
+    """
+    kept: list[dict[str, Any]] = []
+    new_id: dict[str, str] = {}
+    dropped_lines = []
+    kept_findings: list[Finding] = []
+    by_session: dict[Any, list[Finding]] = {}
+    for finding in findings:
+        by_session.setdefault(finding.id, []).append(finding)
+    for session in sessions:
+        old = session["id"]
+        key = key_of.get(old)
+        found = by_session.get(old, [])
+        if old in reasons:
+            result.dropped.append({"key": key, "id": old, "reasons": reasons[old]})
+            dropped_lines.append(
+                {"key": key, "reasons": reasons[old], "findings": [f.to_json() for f in found], "session": session}
+            )
+            continue
+        new_id[old] = f"wild_tool_bench_{len(kept)}"
+        kept.append({**session, "id": new_id[old]})
+        for finding in found:
+            finding.id = new_id[old]
+        kept_findings.extend(found)
+        if found:
+            result.flagged.append(
+                {"key": key, "id": new_id[old], "kinds": dict(Counter(f.kind for f in found).most_common())}
+            )
+    return kept, new_id, dropped_lines, kept_findings
 
 
 def _counts(findings: Sequence[Finding]) -> dict[str, dict[str, int]]:
