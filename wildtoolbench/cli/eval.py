@@ -1,6 +1,8 @@
 """``wtb eval``: evaluate a model on WildToolBench sessions, then score the run (docs/evaluation.md, docs/scoring.md).
 
 The options and their help only: :func:`wildtoolbench.evaluate.command.evaluate` does the work (docs/cli.md §6).
+Long by design: :func:`eval_command` is over 100 lines because it declares every option of ``wtb eval`` with its
+help (typer); its body only builds the options object and calls the application layer.
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ The options and their help only: they are parsed into ``wildtoolbench.generate.c
 Exit status (docs/cli.md §2): 2 for the command line and the run's configuration (a ``--tools`` file that
 does not exist, an unknown type path, role or model spec), 1 for a tool-list file whose content is bad
 (``file:line: message``), a folder that holds a different run, or no session generated; 130 interrupted.
+
+Long by design: :func:`generate_command` is over 100 lines because it declares every option of ``wtb generate``
+with its help (typer); its body only builds the options object and calls the application layer.
 """
 
 from __future__ import annotations
