@@ -34,11 +34,11 @@ from wildtoolbench.report.page_data import (
     page_datasets,
     page_run,
     page_scoring,
+    page_session_rows,
+    page_task_rows,
     rules_html,
     session_block,
-    session_rows,
     table_data,
-    task_rows,
     trials_html,
 )
 from wildtoolbench.report.plot_style import TYPE_SHORT
@@ -220,7 +220,7 @@ def build_report(
         "plots": figures_svg,
         "trialsHtml": trials_html(runs),
         "datasets": page_datasets(datasets, stats, coverage),
-        "sessions": session_rows(datasets),
+        "sessions": page_session_rows(datasets),
         "audit": audit_data,
         "types": list(TASK_TYPES),
         "typeShort": [TYPE_SHORT[t] for t in TASK_TYPES],
@@ -228,7 +228,7 @@ def build_report(
         "categories": [
             [c, CATEGORY_LABELS[c], "parameter" if c in PARAMETER_CATEGORIES else "action"] for c in CATEGORIES
         ],
-        "tasks": task_rows(runs),
+        "tasks": page_task_rows(runs),
         "rulesHtml": rules_html(),
         "comparability": comparability_note(runs),
         "scoring": page_scoring(scoring),

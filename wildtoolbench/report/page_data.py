@@ -171,7 +171,7 @@ def page_run(number: int, run: Run, groups: dict[str, Any], figures: RunFigures)
     }
 
 
-def session_rows(datasets: Sequence[Dataset]) -> list[list[Any]]:
+def page_session_rows(datasets: Sequence[Dataset]) -> list[list[Any]]:
     """One row per session of every dataset, in page order: id, dataset number, task type indexes, tool count,
     instruction transitions, turn subtype indexes, search text."""
     type_index = {t: i for i, t in enumerate(TASK_TYPES)}
@@ -193,7 +193,7 @@ def session_rows(datasets: Sequence[Dataset]) -> list[list[Any]]:
     return rows
 
 
-def task_rows(runs: Sequence[Run]) -> list[list[Any]]:
+def page_task_rows(runs: Sequence[Run]) -> list[list[Any]]:
     """One row per scored task of every run: run number, session position, task index, correct, error category
     index (-1: none), steps, optimal, failing step (-1: none), reason."""
     category_index = {c: i for i, c in enumerate(CATEGORIES)}

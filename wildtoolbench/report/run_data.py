@@ -183,7 +183,7 @@ def read_json(path: Path) -> Any:
         raise ReportError(f"{path}: cannot read: {exc}") from None
 
 
-def json_lines(path: Path) -> Iterator[tuple[int, Any]]:
+def read_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
     """``(line number, value)`` of each non-blank line of a JSON Lines file, one line in memory at a time.
     Raises ReportError: missing, unreadable, or a line that is not JSON (file and line named)."""
     try:

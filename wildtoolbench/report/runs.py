@@ -29,7 +29,7 @@ from wildtoolbench.common.run_folder import (
     SUMMARY_METRICS_FILE,
 )
 from wildtoolbench.report.datasets import file_sha256, load_report_dataset, run_dataset_file
-from wildtoolbench.report.run_data import Dataset, ReportError, Run, TaskFacts, json_lines, read_json
+from wildtoolbench.report.run_data import Dataset, ReportError, Run, TaskFacts, read_json, read_json_lines
 from wildtoolbench.report.trajectory import compact_trajectory, task_facts, without_inputs
 from wildtoolbench.score.outputs import trial_files
 
@@ -174,7 +174,7 @@ def _read_scores(score_path: Path) -> tuple[dict[str, list[dict[str, Any]]], dic
     scored: dict[str, list[dict[str, Any]]] = {}
     lines: dict[str, int] = {}
     order: list[str] = []
-    for number, record in json_lines(score_path):
+    for number, record in read_json_lines(score_path):
         session_id = _record_id(record, score_path, number)
         results = record.get("results")
         if not isinstance(results, list):
@@ -197,7 +197,7 @@ def _read_trajectories(
         ReportError: a line of ``result_path`` that is not JSON or names no session.
     """
     if result_path.is_file():
-        for number, record in json_lines(result_path):
+        for number, record in read_json_lines(result_path):
             session_id = _record_id(record, result_path, number)
             if session_id in scored:
                 trajectory = compact_trajectory(record.get("result"), scored[session_id], facts[session_id])
