@@ -109,7 +109,7 @@ NUMBER_RULES = (
 def check_option_values(options: EvalOptions) -> None:
     """Refuse number options that are not finite or out of range (:data:`NUMBER_RULES`). A ``--base-url`` is
     checked by the providers that use one (``openai:``, ``langchain:``: docs/settings.md §7.4), in
-    :func:`check_configuration`, so that a replay run may carry any.
+    :func:`wildtoolbench.evaluate.plan.check_configuration`, so that a replay run may carry any.
 
     Raises:
         UsageError: naming the option, e.g. ``--timeout: must be a finite number > 0 and <= 1e+06, got nan``
@@ -125,7 +125,7 @@ def check_option_values(options: EvalOptions) -> None:
 def check_setting_values(context: EvaluationContext) -> None:
     """The same rules for the values the context took from ``WTB_*`` variables (an option given was
     checked by :func:`check_option_values`). A ``WTB_BASE_URL`` is checked by the providers that use
-    one (``openai:``, ``langchain:``), in :func:`check_configuration`.
+    one (``openai:``, ``langchain:``), in :func:`wildtoolbench.evaluate.plan.check_configuration`.
 
     Raises:
         models.ConfigurationError: naming the variable, e.g. ``WTB_TIMEOUT=0: must be ... (exit 2)``.

@@ -27,7 +27,7 @@ def run_sessions(plan: EvalPlan, trials: Mapping[str, int] | None = None) -> run
     """Run the plan's sessions into ``plan.out`` (resuming), here or on ``--server``, with tracing as
     configured; Ctrl-C and SIGTERM stop it with a resume hint (exit 130).
 
-    ``trials``: trials per session (the stopping rule's choice, :func:`run_until_decided`); default
+    ``trials``: trials per session (the stopping rule's choice, :func:`wildtoolbench.evaluate.until_decided.run_until_decided`); default
     ``--trials`` for every session. With ``--cache`` the requests go through the request cache.
 
     Returns:
