@@ -58,7 +58,9 @@ def _public_functions(path: Path):
 
 def test_every_public_function_has_a_docstring():
     files = [
-        p for folder in ("bench", "graphs", "nodes", "models", "wildtoolbench") for p in sorted((REPO / folder).rglob("*.py"))
+        p
+        for folder in ("bench", "graphs", "nodes", "models", "wildtoolbench")
+        for p in sorted((REPO / folder).rglob("*.py"))
     ]
     assert len(files) > 30
     missing = [f"{p.relative_to(REPO)}:{name}" for p in files for name, doc in _public_functions(p) if not doc]
@@ -81,7 +83,9 @@ def _sections(markdown: str) -> set[str]:
 
 def test_every_citation_names_an_existing_docs_file_and_section():
     files = [
-        p for folder in ("bench", "graphs", "nodes", "models", "wildtoolbench") for p in sorted((REPO / folder).rglob("*.py"))
+        p
+        for folder in ("bench", "graphs", "nodes", "models", "wildtoolbench")
+        for p in sorted((REPO / folder).rglob("*.py"))
     ]
     files.append(REPO / "README.md")
     files.extend(sorted((REPO / "docs" / "guides").glob("*.md")))
