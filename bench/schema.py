@@ -155,11 +155,17 @@ def session_model(tasks: int = TASKS_PER_SESSION) -> type[Session]:
     ``wtb validate --tasks N``): same fields and checks, with the per-task lists holding ``tasks``
     entries and the turn-subtype lists ``tasks - 1``.
 
+    ``tasks`` = :data:`MIXED_TASKS` (0) gives the model of a variant set (docs/variants.md §2): each
+    session is checked against its own count (its per-task lists of one length N >= 1, its turn
+    subtypes N - 1).
+
     Raises:
-        ValueError: ``tasks`` < 1.
+        ValueError: ``tasks`` < 0.
     """
     if tasks == TASKS_PER_SESSION:
         return Session
+    if tasks == MIXED_TASKS:
+        return _MixedSession
     if tasks < 1:
         raise ValueError(f"a session has at least 1 task, got {tasks}")
 
@@ -178,6 +184,43 @@ def session_model(tasks: int = TASKS_PER_SESSION) -> type[Session]:
         task_types=per_task(ChineseTaskType),
         turn_subtypes=per_task(ChineseTurnSubtype, tasks - 1),
     )
+
+
+MIXED_TASKS = 0
+"""The ``tasks`` value of a variant set, whose sessions may have different task counts (docs/dataset.md §6,
+docs/variants.md §2): every session is checked against its own count."""
+MIXED_TASKS_FIELD = "variant_of"
+"""A file may mix task counts when every session whose count differs from the most common one has this field."""
+_PER_TASK = ("english_tasks", "english_answer_list", "english_task_types", "tasks", "answer_list", "task_types")
+
+
+class _MixedSession(Session):
+    """A session of any task count N >= 1 (a variant set's; docs/variants.md §2): its per-task lists share
+    one length N and its turn-subtype lists hold N - 1 entries."""
+
+    english_tasks: list[StrictStr] = Field(min_length=1)
+    english_answer_list: list[AnswerList] = Field(min_length=1)
+    english_task_types: list[TaskType] = Field(min_length=1)
+    english_turn_subtypes: list[TurnSubtype]
+    tasks: list[StrictStr] = Field(min_length=1)
+    answer_list: list[AnswerList] = Field(min_length=1)
+    task_types: list[ChineseTaskType] = Field(min_length=1)
+    turn_subtypes: list[ChineseTurnSubtype]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _same_lengths(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("english_tasks"), list):
+            count = len(data["english_tasks"])
+            for name in (*_PER_TASK, "english_turn_subtypes", "turn_subtypes"):
+                want = count - 1 if name.endswith("turn_subtypes") else count
+                value = data.get(name)
+                if isinstance(value, list) and len(value) != want and count:
+                    raise PydanticCustomError(
+                        "task_count", "{name}: {got} entries, but english_tasks has {count} tasks (expected {want})",
+                        {"name": name, "got": len(value), "count": count, "want": want},
+                    )
+        return data
 
 
 # --------------------------------------------------------------------------- language sides
@@ -1171,6 +1214,9 @@ def task_counts(path: str | os.PathLike[str]) -> tuple[int, list[DatasetIssue]]:
     holding such a list are not counted, and a file that cannot be read counts nothing: the loader
     reports those.
 
+    A variant set (docs/variants.md §2), where every line whose count differs from the most common one
+    has the field ``variant_of``, gets :data:`MIXED_TASKS` (0) and no issue.
+
     Returns:
         ``(count, issues)``: the most common count (the first line's on a tie;
         :data:`TASKS_PER_SESSION`, 4, when no line has a non-empty list), and one issue (field
@@ -1178,12 +1224,15 @@ def task_counts(path: str | os.PathLike[str]) -> tuple[int, list[DatasetIssue]]:
     """
     file = os.fspath(path)
     counts: dict[int, list[int]] = {}
+    variant_lines: set[int] = set()
     try:
         for number, text in iter_jsonl(file):  # one line at a time: the file is never held whole
             if not isinstance(text, str):  # an UndecodableLine
                 continue
             raw, problem = decode_json_line(text)  # never raises: a line it cannot read is the loader's
             if problem is None and isinstance(raw, dict) and isinstance(raw.get("english_tasks"), list):
+                if raw.get(MIXED_TASKS_FIELD) is not None:
+                    variant_lines.add(number)
                 if raw["english_tasks"]:  # a session of no task is the loader's to report (at least 1 task)
                     counts.setdefault(len(raw["english_tasks"]), []).append(number)
     except OSError:
@@ -1191,6 +1240,8 @@ def task_counts(path: str | os.PathLike[str]) -> tuple[int, list[DatasetIssue]]:
     if not counts:
         return TASKS_PER_SESSION, []
     common = max(counts, key=lambda n: (len(counts[n]), -counts[n][0]))
+    if len(counts) > 1 and all(number in variant_lines for n, lines in counts.items() if n != common for number in lines):
+        return MIXED_TASKS, []  # a variant set (docs/variants.md §2): each session checked against its own count
     issues = [
         DatasetIssue(
             file,

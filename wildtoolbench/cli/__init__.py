@@ -1,5 +1,5 @@
 """The ``wtb`` command line: ``validate``, ``score``, ``eval``, ``generate``, ``report``, ``compare``, ``audit``,
-``diff``, ``gate``, ``review``, ``data``.
+``diff``, ``gate``, ``review``, ``variants``, ``ablate``, ``data``.
 
 Each sub-command lives in its own module below and registers itself on :data:`app`. The modules
 parse: they hold the options and their help, and each command body makes one call into the
@@ -134,6 +134,8 @@ from wildtoolbench.cli import audit as _audit  # noqa: E402,F401
 from wildtoolbench.cli import diff as _diff  # noqa: E402,F401
 from wildtoolbench.cli import gate as _gate  # noqa: E402,F401
 from wildtoolbench.cli import review as _review  # noqa: E402,F401
+from wildtoolbench.cli import variants as _variants  # noqa: E402,F401
+from wildtoolbench.cli import ablate as _ablate  # noqa: E402,F401
 # isort: on
 
 

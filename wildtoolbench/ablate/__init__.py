@@ -1,0 +1,1 @@
+"""``wtb ablate``: which wild behaviour costs a model how much (docs/variants.md §6)."""

@@ -1,0 +1,1 @@
+"""``wtb variants``: controlled single-factor variants of a dataset (docs/variants.md)."""
