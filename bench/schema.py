@@ -217,7 +217,8 @@ class _MixedSession(Session):
                 value = data.get(name)
                 if isinstance(value, list) and len(value) != want and count:
                     raise PydanticCustomError(
-                        "task_count", "{name}: {got} entries, but english_tasks has {count} tasks (expected {want})",
+                        "task_count",
+                        "{name}: {got} entries, but english_tasks has {count} tasks (expected {want})",
                         {"name": name, "got": len(value), "count": count, "want": want},
                     )
         return data
@@ -1240,7 +1241,9 @@ def task_counts(path: str | os.PathLike[str]) -> tuple[int, list[DatasetIssue]]:
     if not counts:
         return TASKS_PER_SESSION, []
     common = max(counts, key=lambda n: (len(counts[n]), -counts[n][0]))
-    if len(counts) > 1 and all(number in variant_lines for n, lines in counts.items() if n != common for number in lines):
+    if len(counts) > 1 and all(
+        number in variant_lines for n, lines in counts.items() if n != common for number in lines
+    ):
         return MIXED_TASKS, []  # a variant set (docs/variants.md §2): each session checked against its own count
     issues = [
         DatasetIssue(

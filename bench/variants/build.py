@@ -83,7 +83,7 @@ def run_factor(
 
     Returns:
         ``{"factor", "variants": [...], "pairs": [...], "skipped": [...], "rejected": [...], "maps": {...}}``;
-        ``skipped``/``rejected`` entries are ``{"session", "task", "level", "reason"}`` (``task`` is the
+        ``skipped``/``rejected`` entries are ``{"session", "task", "level", "rule", "reason"}`` (``task`` is the
         origin task, ``None`` for the whole session); ``maps`` holds the ``names`` map per session.
 
     Raises:
@@ -107,15 +107,23 @@ def run_factor(
 
 
 def _collect(result: dict[str, Any], session: Mapping[str, Any], outcome: Outcome, language: str) -> None:
-    for task, level, reason in outcome.skipped:
-        result["skipped"].append({"session": session["id"], "task": task, "level": level or None, "reason": reason})
+    for task, level, rule, reason in outcome.skipped:
+        result["skipped"].append(
+            {"session": session["id"], "task": task, "level": level or None, "rule": rule, "reason": reason}
+        )
     if "map" in outcome.extra:
         result["maps"][session["id"]] = outcome.extra["map"]
     for variant in outcome.variants:
         problem = check_variant(variant, language)
         if problem is not None:
             result["rejected"].append(
-                {"session": session["id"], "task": variant["origin_task"], "level": variant["level"], "reason": problem}
+                {
+                    "session": session["id"],
+                    "task": variant["origin_task"],
+                    "level": variant["level"],
+                    "rule": problem[0],
+                    "reason": problem[1],
+                }
             )
             continue
         result["variants"].append(variant)
@@ -148,7 +156,9 @@ def variant_set(
         factor_counts = counts.setdefault(result["factor"], {})
         for variant in result["variants"]:
             by_origin.setdefault(variant["variant_of"], []).append(variant)
-            level_counts = factor_counts.setdefault(variant["level"] or "", {"variants": 0, "skipped": 0, "rejected": 0})
+            level_counts = factor_counts.setdefault(
+                variant["level"] or "", {"variants": 0, "skipped": 0, "rejected": 0}
+            )
             level_counts["variants"] += 1
         for kind in ("skipped", "rejected"):
             for entry in result[kind]:

@@ -38,6 +38,23 @@ PER_TASK_FIELDS = ("tasks", "answer_list", "task_types")
 """Per-task fields of one side (the turn subtypes are handled apart: one fewer, no entry for task 0)."""
 
 
+SKIP_RULES: dict[str, str] = {
+    "origin_gold_wrong": "the origin's gold does not score correct on this task",
+    "no_implicit_value": "every gold value is stated in the task's turn",
+    "too_few_removable": "too few earlier Chat or Clarify tasks the target does not depend on",
+    "too_few_exchanges": "too few chat exchanges in the other sessions",
+    "too_few_distractors": "too few tools in the other sessions' tool lists",
+    "no_tool": "no tool to rename",
+    "name_taken": "a neutral name is already a tool name of the session",
+}
+"""Why a factor does not apply to a session or task, by rule id (docs/variants.md §4, table 2)."""
+REJECT_RULES: dict[str, str] = {
+    "invalid": "the variant does not pass the loader's checks (wtb validate)",
+    "gold_not_correct": "its gold does not score correct on the target task when replayed",
+}
+"""Why a variant that was made is not written, by rule id (docs/variants.md §4, table 2)."""
+
+
 class VariantError(ValueError):
     """A factor or level that cannot be used (unknown factor, malformed level); the message names it."""
 
@@ -48,13 +65,13 @@ class Outcome:
 
     Attributes:
         variants: the variant sessions (dicts with the fields of :data:`VARIANT_FIELDS`).
-        skipped: ``(origin_task or None, level, reason)`` for each task (or the whole session, ``None``)
-            the factor did not apply to.
+        skipped: ``(origin_task or None, level, rule id, reason)`` for each task (or the whole session,
+            ``None``) the factor did not apply to; the ids are those of :data:`SKIP_RULES`.
         extra: factor-specific facts for the manifest (``names``: ``{"map": {...}}``).
     """
 
     variants: list[dict[str, Any]] = field(default_factory=list)
-    skipped: list[tuple[int | None, str, str]] = field(default_factory=list)
+    skipped: list[tuple[int | None, str, str, str]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -165,14 +182,14 @@ def gold_correct(session: Mapping[str, Any], language: str, scoring: str = "refe
         return [False] * task_count(session)
 
 
-def check_variant(variant: Mapping[str, Any], language: str) -> str | None:
-    """``None`` when ``variant`` may be written, else why not (docs/variants.md §2): it must pass the
+def check_variant(variant: Mapping[str, Any], language: str) -> tuple[str, str] | None:
+    """``None`` when ``variant`` may be written, else ``(rule id, why not)`` (docs/variants.md §2): it must pass the
     loader's checks for its own task count (``wtb validate``) and its gold, replayed as a candidate,
     must score correct on its target task."""
     problems = session_issues(dict(variant), tasks=task_count(variant), language=language)
     if problems:
         where, message = problems[0]
-        return f"does not validate: {where}: {message}"
+        return "invalid", f"does not validate: {where}: {message}"
     if not gold_correct(variant, language)[variant["target_task"]]:
-        return "its gold does not score correct on the target task when replayed"
+        return "gold_not_correct", REJECT_RULES["gold_not_correct"]
     return None

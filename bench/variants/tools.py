@@ -9,7 +9,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from wildtoolbench.bench.terms import ASK_USER, PSEUDO_TOOLS
-from wildtoolbench.bench.variants.common import Outcome, clone, gold_correct, make_variant, seeded, sides, task_count
+from wildtoolbench.bench.variants.common import (
+    SKIP_RULES,
+    Outcome,
+    clone,
+    gold_correct,
+    make_variant,
+    seeded,
+    sides,
+    task_count,
+)
 
 NEUTRAL_NAME = "tool_{:0{width}d}"
 """The neutral identifiers of ``names`` (``tool_01`` ...; three digits from the 100th tool on)."""
@@ -62,7 +71,7 @@ def _eligible_tasks(session: Mapping[str, Any], language: str, level: str, out: 
     correct = gold_correct(session, language)
     for task, ok in enumerate(correct):
         if not ok:
-            out.skipped.append((task, level, "the origin's gold does not score correct on this task"))
+            out.skipped.append((task, level, "origin_gold_wrong", SKIP_RULES["origin_gold_wrong"]))
     return [task for task, ok in enumerate(correct) if ok]
 
 
@@ -74,8 +83,8 @@ def names_variants(session: Mapping[str, Any], *, language: str = "en") -> Outco
     mapping = name_map(session)
     taken = {tool_name(t) for side in sides() for t in session[side.tools]}
     if not mapping or taken & set(mapping.values()):
-        reason = "no tool to rename" if not mapping else "a neutral name is already a tool name of the session"
-        out.skipped.append((None, "", reason))
+        rule = "no_tool" if not mapping else "name_taken"
+        out.skipped.append((None, "", rule, SKIP_RULES[rule]))
         return out
     out.extra["map"] = mapping
     renamed = rename_session(session, mapping)
@@ -137,7 +146,11 @@ def add_distractors(
 
 
 def distractor_variants(
-    session: Mapping[str, Any], others: Sequence[Mapping[str, Any]], levels: Sequence[str], *, language: str = "en",
+    session: Mapping[str, Any],
+    others: Sequence[Mapping[str, Any]],
+    levels: Sequence[str],
+    *,
+    language: str = "en",
     seed: int = 0,
 ) -> Outcome:
     """``distractors`` (docs/variants.md §3.4): for each level N, N tools of :func:`distractor_pool` added
@@ -148,10 +161,17 @@ def distractor_variants(
     eligible = [task for task, ok in enumerate(gold_correct(session, language)) if ok]
     for level in levels:
         for task in sorted(set(range(task_count(session))) - set(eligible)):
-            out.skipped.append((task, level, "the origin's gold does not score correct on this task"))
+            out.skipped.append((task, level, "origin_gold_wrong", SKIP_RULES["origin_gold_wrong"]))
         count = int(level)
         if len(pool) < count:
-            out.skipped.append((None, level, f"the other sessions offer {len(pool)} tool(s), fewer than {count}"))
+            out.skipped.append(
+                (
+                    None,
+                    level,
+                    "too_few_distractors",
+                    f"the other sessions offer {len(pool)} tool(s), fewer than {count}",
+                )
+            )
             continue
         edited = add_distractors(session, pool[:count], seed, level)
         for task in eligible:

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from wildtoolbench.bench.variants.common import (
+    SKIP_RULES,
     Outcome,
     VariantError,
     clone,
@@ -63,9 +64,9 @@ def explicit_variants(session: Mapping[str, Any], *, language: str = "en") -> Ou
     side = sides(language)[0]
     for task, ok in enumerate(gold_correct(session, language)):
         if not ok:
-            out.skipped.append((task, "", "the origin's gold does not score correct on this task"))
+            out.skipped.append((task, "", "origin_gold_wrong", SKIP_RULES["origin_gold_wrong"]))
         elif not implicit_values(session, side, task):
-            out.skipped.append((task, "", "every gold value is stated in the task's turn"))
+            out.skipped.append((task, "", "no_implicit_value", SKIP_RULES["no_implicit_value"]))
         else:
             edited = make_explicit(session, task)
             assert edited is not None  # the language side has a value, so the clause was added
@@ -154,8 +155,12 @@ def insert_tasks(session: Mapping[str, Any], position: int, inserted: Sequence[M
 
 
 def transition_variants(
-    session: Mapping[str, Any], others: Sequence[Mapping[str, Any]], levels: Sequence[str], *,
-    language: str = "en", seed: int = 0,
+    session: Mapping[str, Any],
+    others: Sequence[Mapping[str, Any]],
+    levels: Sequence[str],
+    *,
+    language: str = "en",
+    seed: int = 0,
 ) -> Outcome:
     """``transitions`` (docs/variants.md §3.2): per target task whose origin gold scores correct and per
     level: ``-k`` removes the k nearest earlier Chat or Clarify tasks the target does not
@@ -172,21 +177,29 @@ def transition_variants(
     for target, ok in enumerate(gold_correct(session, language)):
         for level, k in steps.items():
             if not ok:
-                out.skipped.append((target, level, "the origin's gold does not score correct on this task"))
+                out.skipped.append((target, level, "origin_gold_wrong", SKIP_RULES["origin_gold_wrong"]))
             elif k < 0:
                 removable = [
-                    j for j in range(target - 1, -1, -1)
+                    j
+                    for j in range(target - 1, -1, -1)
                     if session["english_task_types"][j] in REMOVABLE_TYPES and not depends_on(session, target, j)
                 ]
                 if len(removable) < -k:
                     why = f"{len(removable)} earlier Chat or Clarify task(s) the target does not depend on, not {-k}"
-                    out.skipped.append((target, level, why))
+                    out.skipped.append((target, level, "too_few_removable", why))
                     continue
                 edited = remove_tasks(session, removable[:-k])
                 out.variants.append(make_variant(session, edited, "transitions", level, target, target + k))
             else:
                 if len(donors) < k:
-                    out.skipped.append((target, level, f"{len(donors)} chat exchange(s) in other sessions, not {k}"))
+                    out.skipped.append(
+                        (
+                            target,
+                            level,
+                            "too_few_exchanges",
+                            f"{len(donors)} chat exchange(s) in other sessions, not {k}",
+                        )
+                    )
                     continue
                 rng = seeded(seed, "transitions", session["id"], target, level)
                 edited = insert_tasks(session, target, rng.sample(donors, k))

@@ -64,7 +64,9 @@ def chat_before(session: dict[str, Any], task: int, inputs: dict[str, Any]) -> b
     messages = inputs["messages"]
     humans = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
     current = max((i for i in humans if messages[i].content == texts[task]), default=None)
-    previous = max((i for i in humans if messages[i].content == texts[task - 1] and current and i < current), default=None)
+    previous = max(
+        (i for i in humans if messages[i].content == texts[task - 1] and current and i < current), default=None
+    )
     if current is None or previous is None:
         return False
     return not any(isinstance(m, AIMessage) and m.tool_calls for m in messages[previous:current])
@@ -80,7 +82,12 @@ def never(session: dict[str, Any], task: int, inputs: dict[str, Any]) -> bool:
 
 def _message(response: dict[str, Any]) -> AIMessage:
     calls = [
-        {"name": c["function"]["name"], "args": json.loads(c["function"]["arguments"]), "id": c["id"], "type": "tool_call"}
+        {
+            "name": c["function"]["name"],
+            "args": json.loads(c["function"]["arguments"]),
+            "id": c["id"],
+            "type": "tool_call",
+        }
         for c in response.get("tool_calls") or []
     ]
     return AIMessage(content=response.get("content") or "", tool_calls=calls)

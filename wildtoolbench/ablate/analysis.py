@@ -62,9 +62,11 @@ def ablation_document(
     by_cell = _cells(outcomes, lambda o: (o["factor"], o["level"]))
     for (factor, level), cell in sorted(by_cell.items(), key=lambda kv: (kv[0][0], _level_key(*kv[0]))):
         entry = {"factor": factor, "level": level, **effect(cell)}
-        entry["control"] = None if control is None or factor == "paraphrase" else {
-            k: control[k] for k in ("difference", "ci_low", "ci_high", "p_value")
-        }
+        entry["control"] = (
+            None
+            if control is None or factor == "paraphrase"
+            else {k: control[k] for k in ("difference", "ci_low", "ci_high", "p_value")}
+        )
         effects.append(entry)
     by_type, by_subtype = [], []
     for (factor, level), cell in sorted(by_cell.items(), key=lambda kv: (kv[0][0], _level_key(*kv[0]))):
@@ -95,5 +97,7 @@ def transitions_curve(outcomes: Sequence[Mapping[str, Any]]) -> list[dict[str, A
         origins[(o["origin"], o["origin_task"])] = o["origin_share"]
     points = [{"level": 0, **accuracy_point(list(origins.values()), [k[0] for k in origins])}]
     for level, cell in _cells(chosen, lambda o: parse_transition_level(o["level"])).items():
-        points.append({"level": level, **accuracy_point([o["variant_share"] for o in cell], [o["origin"] for o in cell])})
+        points.append(
+            {"level": level, **accuracy_point([o["variant_share"] for o in cell], [o["origin"] for o in cell])}
+        )
     return sorted(points, key=lambda p: p["level"])

@@ -83,13 +83,20 @@ def read_pairs(path: Path) -> list[dict[str, Any]]:
 def _variant_set(options: AblateOptions) -> Path:
     if options.variants is not None:
         if not (options.variants / SESSIONS_FILE).is_file() or not (options.variants / PAIRS_FILE).is_file():
-            raise UsageError(f"{options.variants} holds no {SESSIONS_FILE} and {PAIRS_FILE} (wtb variants --out)", "--variants")
+            raise UsageError(
+                f"{options.variants} holds no {SESSIONS_FILE} and {PAIRS_FILE} (wtb variants --out)", "--variants"
+            )
         return options.variants
     folder = options.out / VARIANTS_DIR
     make_variants(
         VariantOptions(
-            dataset=options.dataset, factors=options.factors or "names,distractors,explicit,transitions", out=folder,
-            levels=tuple(options.levels), language=options.language, seed=options.seed, pull=options.pull,
+            dataset=options.dataset,
+            factors=options.factors or "names,distractors,explicit,transitions",
+            out=folder,
+            levels=tuple(options.levels),
+            language=options.language,
+            seed=options.seed,
+            pull=options.pull,
         )
     )
     return folder
@@ -122,16 +129,27 @@ def run_ablate(options: AblateOptions) -> dict[str, Any]:
     run = options.out / RUN_DIR
     evaluate(
         EvalOptions(
-            dataset=folder / SESSIONS_FILE, model=options.model, out=run, trials=options.trials,
-            language=options.language, concurrency=options.concurrency, server=options.server, cache=options.cache,
-            overwrite=options.overwrite, progress=options.progress,
+            dataset=folder / SESSIONS_FILE,
+            model=options.model,
+            out=run,
+            trials=options.trials,
+            language=options.language,
+            concurrency=options.concurrency,
+            server=options.server,
+            cache=options.cache,
+            overwrite=options.overwrite,
+            progress=options.progress,
         )
     )
     verdicts = read_run(run).verdicts
     origins = _origins(folder / SESSIONS_FILE)
     settings = {
-        "model": options.model, "variants": str(folder), "run": str(run), "trials": options.trials,
-        "language": options.language, "factors": sorted({p["factor"] for p in pairs}),
+        "model": options.model,
+        "variants": str(folder),
+        "run": str(run),
+        "trials": options.trials,
+        "language": options.language,
+        "factors": sorted({p["factor"] for p in pairs}),
     }
     document = ablation_document(pairs, verdicts, origins, settings)
     write_json_atomic(options.out / ABLATE_FILE, document)
@@ -164,7 +182,14 @@ def effects_table(document: Mapping[str, Any]) -> Table:
         control = "not run" if e.get("control") is None else _cell(e["control"]["difference"])
         small = " (small)" if e["small"] else ""
         table.add_row(
-            e["factor"], e["level"] or "-", f"{e['pairs']}{small}", f"{e['origin_accuracy']:.1f}",
-            f"{e['variant_accuracy']:.1f}", _cell(e["difference"]), interval, f"{e['p_value']:.3g}", control,
+            e["factor"],
+            e["level"] or "-",
+            f"{e['pairs']}{small}",
+            f"{e['origin_accuracy']:.1f}",
+            f"{e['variant_accuracy']:.1f}",
+            _cell(e["difference"]),
+            interval,
+            f"{e['p_value']:.3g}",
+            control,
         )
     return table

@@ -20,14 +20,18 @@ def ablate_command(
         None, "--dataset", dir_okay=False, help="Dataset to make variants of (default: the bundled demo)."
     ),
     factors: str | None = typer.Option(
-        None, "--factors", help="Comma-separated factors (default: names,distractors,explicit,transitions; with "
-        "--variants: every factor of the set)."
+        None,
+        "--factors",
+        help="Comma-separated factors (default: names,distractors,explicit,transitions; with "
+        "--variants: every factor of the set).",
     ),
     variants: Path | None = typer.Option(
         None, "--variants", file_okay=False, help="Reuse the variant set of this folder (wtb variants --out)."
     ),
     trials: int = typer.Option(1, "--trials", help="Trials per session (docs/trials.md)."),
-    out: Path = typer.Option(Path("ablate"), "--out", file_okay=False, help="Output folder: variants/, run/, ablate.json."),
+    out: Path = typer.Option(
+        Path("ablate"), "--out", file_okay=False, help="Output folder: variants/, run/, ablate.json."
+    ),
     levels: list[str] | None = typer.Option(None, "--levels", help="FACTOR=L1,L2 (repeatable), as for wtb variants."),
     lang: str = typer.Option("en", "--lang", help="Language side: en or zh."),
     seed: int = typer.Option(0, "--seed", help="Seed of the variant set's random choices."),
@@ -44,8 +48,20 @@ def ablate_command(
 
         run_ablate(
             AblateOptions(
-                model=model, dataset=dataset, factors=factors, variants=variants, trials=trials, out=out,
-                levels=tuple(levels or ()), language=lang, seed=seed, concurrency=concurrency, server=server,
-                cache=cache, overwrite=overwrite, progress=progress, pull=pull,
+                model=model,
+                dataset=dataset,
+                factors=factors,
+                variants=variants,
+                trials=trials,
+                out=out,
+                levels=tuple(levels or ()),
+                language=lang,
+                seed=seed,
+                concurrency=concurrency,
+                server=server,
+                cache=cache,
+                overwrite=overwrite,
+                progress=progress,
+                pull=pull,
             )
         )

@@ -26,13 +26,17 @@ def variants_command(
         help="Comma-separated factors: explicit, transitions, names, distractors (paraphrase needs a model and "
         "is not available yet). docs/variants.md §3.",
     ),
-    out: Path = typer.Option(Path("variants"), "--out", help="Output folder: sessions.jsonl, pairs.jsonl, manifest.json.", file_okay=False),
+    out: Path = typer.Option(
+        Path("variants"), "--out", help="Output folder: sessions.jsonl, pairs.jsonl, manifest.json.", file_okay=False
+    ),
     levels: list[str] | None = typer.Option(
         None, "--levels", help="FACTOR=L1,L2 (repeatable): transitions=-1,+1,+2,+3 (default), distractors=5 (default)."
     ),
     lang: str = typer.Option("en", "--lang", help="The side the checks read: en or zh."),
     seed: int = typer.Option(0, "--seed", help="Seed of every random choice (donor exchanges, distractors)."),
-    model: list[str] | None = typer.Option(None, "--model", help="ROLE=SPEC for a factor that calls a model (none yet)."),
+    model: list[str] | None = typer.Option(
+        None, "--model", help="ROLE=SPEC for a factor that calls a model (none yet)."
+    ),
     pull: bool = typer.Option(False, "--pull", help="Download the official data first when --dataset names it."),
 ) -> None:
     """Write variant sessions that differ from their origin in one factor, with pairs.jsonl and manifest.json."""
@@ -41,7 +45,13 @@ def variants_command(
 
         make_variants(
             VariantOptions(
-                dataset=dataset, factors=factors, out=out, levels=tuple(levels or ()), language=lang, seed=seed,
-                models=tuple(model or ()), pull=pull,
+                dataset=dataset,
+                factors=factors,
+                out=out,
+                levels=tuple(levels or ()),
+                language=lang,
+                seed=seed,
+                models=tuple(model or ()),
+                pull=pull,
             )
         )

@@ -53,9 +53,12 @@ def plan_factors(options: VariantOptions) -> tuple[list[str], dict[str, tuple[st
     """
     try:
         factors = parse_factors(options.factors)
+    except VariantError as exc:
+        raise UsageError(str(exc), "--factors") from None
+    try:
         given = parse_levels(options.levels)
     except VariantError as exc:
-        raise UsageError(str(exc), "--factors" if "factor" in str(exc) and "--levels" not in str(exc) else "--levels")
+        raise UsageError(str(exc), "--levels") from None
     for factor in factors:
         if factor in MODEL_FACTORS:
             raise UsageError(
@@ -116,7 +119,9 @@ def make_variants(options: VariantOptions, *, quiet: bool = False) -> dict[str, 
     write_json_atomic(out / MANIFEST_FILE, manifest)
     if not quiet:
         Console().print(counts_table(manifest))
-        _err.print(f"{manifest['variants']} variant(s) of {manifest['origins']} session(s), {len(pairs)} pair(s) -> {out}")
+        _err.print(
+            f"{manifest['variants']} variant(s) of {manifest['origins']} session(s), {len(pairs)} pair(s) -> {out}"
+        )
     return manifest
 
 
@@ -128,5 +133,7 @@ def counts_table(manifest: Mapping[str, Any]) -> Table:
         table.add_column(name, justify="left" if name in ("factor", "level") else "right")
     for factor, per_level in manifest["counts"].items():
         for level, counts in per_level.items():
-            table.add_row(factor, level or "-", str(counts["variants"]), str(counts["skipped"]), str(counts["rejected"]))
+            table.add_row(
+                factor, level or "-", str(counts["variants"]), str(counts["skipped"]), str(counts["rejected"])
+            )
     return table
