@@ -13,7 +13,7 @@ from wildtoolbench.nodes.variants.registry import registered_factors
 from wildtoolbench.nodes.variants.state import VariantState
 
 
-def build() -> StateGraph:
+def build_graph() -> StateGraph:
     """The uncompiled variant graph: START -> each registered factor in order -> END."""
     builder = StateGraph(VariantState)
     previous = START
@@ -25,4 +25,4 @@ def build() -> StateGraph:
     return builder
 
 
-graph = build().compile(name="variants")
+graph = build_graph().compile(name="variants")

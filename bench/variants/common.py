@@ -80,7 +80,7 @@ def sides(language: str | None = None) -> list[Any]:
     return [fields_for(language)] if language else [fields_for("en"), fields_for("zh")]
 
 
-def task_count(session: Mapping[str, Any]) -> int:
+def tasks_in(session: Mapping[str, Any]) -> int:
     """Number of tasks of a session (the length of ``english_tasks``)."""
     return len(session["english_tasks"])
 
@@ -179,14 +179,14 @@ def gold_correct(session: Mapping[str, Any], language: str, scoring: str = "refe
     try:
         return [label.label == "correct" for label in gold_labels(session, scoring=scoring, language=language)]
     except ScoringError:
-        return [False] * task_count(session)
+        return [False] * tasks_in(session)
 
 
 def check_variant(variant: Mapping[str, Any], language: str) -> tuple[str, str] | None:
     """``None`` when ``variant`` may be written, else ``(rule id, why not)`` (docs/variants.md §2): it must pass the
     loader's checks for its own task count (``wtb validate``) and its gold, replayed as a candidate,
     must score correct on its target task."""
-    problems = session_issues(dict(variant), tasks=task_count(variant), language=language)
+    problems = session_issues(dict(variant), tasks=tasks_in(variant), language=language)
     if problems:
         where, message = problems[0]
         return "invalid", f"does not validate: {where}: {message}"

@@ -17,7 +17,7 @@ from wildtoolbench.bench.variants.common import (
     make_variant,
     seeded,
     sides,
-    task_count,
+    tasks_in,
 )
 
 NEUTRAL_NAME = "tool_{:0{width}d}"
@@ -160,7 +160,7 @@ def distractor_variants(
     pool = distractor_pool(session, others, seed)
     eligible = [task for task, ok in enumerate(gold_correct(session, language)) if ok]
     for level in levels:
-        for task in sorted(set(range(task_count(session))) - set(eligible)):
+        for task in sorted(set(range(tasks_in(session))) - set(eligible)):
             out.skipped.append((task, level, "origin_gold_wrong", SKIP_RULES["origin_gold_wrong"]))
         count = int(level)
         if len(pool) < count:
@@ -188,4 +188,4 @@ def is_bijective_renaming(origin: Mapping[str, Any], variant: Mapping[str, Any])
     }
     forward = {a for a, _ in pairs}
     backward = {b for _, b in pairs}
-    return len(pairs) == len(forward) == len(backward) and task_count(origin) == task_count(variant)
+    return len(pairs) == len(forward) == len(backward) and tasks_in(origin) == tasks_in(variant)

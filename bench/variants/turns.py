@@ -20,7 +20,7 @@ from wildtoolbench.bench.variants.common import (
     make_variant,
     seeded,
     sides,
-    task_count,
+    tasks_in,
     value_text,
 )
 
@@ -31,7 +31,7 @@ CLAUSE = {
 """The mechanical clause of ``explicit`` per side: opening, separator, closing (docs/variants.md §3.1)."""
 REMOVABLE_TYPES = ("Chat", "Clarify")
 """English task types ``transitions -k`` may remove (docs/variants.md §3.2)."""
-CHAT = {"en": "Chat", "zh": "闲聊"}
+CHAT_TYPE = {"en": "Chat", "zh": "闲聊"}
 FILLER_SUBTYPE = {"en": "Partial Information", "zh": "省略成分"}
 """The turn subtype given to a task that moves off index 0, or to an inserted exchange that had none."""
 _LEVEL = re.compile(r"^([+-])([1-9][0-9]*)$")
@@ -88,7 +88,7 @@ def parse_transition_level(level: str) -> int:
 
 def _tasks_of(session: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The session as one record per task: ``{language: (message, answer list, type, subtype or None)}``."""
-    records: list[dict[str, Any]] = [{} for _ in range(task_count(session))]
+    records: list[dict[str, Any]] = [{} for _ in range(tasks_in(session))]
     for side in sides():
         subtypes = [None, *session[side.turn_subtypes]]
         for index, record in enumerate(records):
@@ -136,7 +136,7 @@ def chat_donors(session: Mapping[str, Any], others: Sequence[Mapping[str, Any]])
         if other["id"] == session["id"]:
             continue
         for index, record in enumerate(_tasks_of(other)):
-            if record["en"][2] == CHAT["en"]:
+            if record["en"][2] == CHAT_TYPE["en"]:
                 (first if index == 0 else later).append(record)
     return first + later
 

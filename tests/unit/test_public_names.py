@@ -33,7 +33,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     # `python -m` / console-script entry points, each of its own program.
     "main": ("wildtoolbench.cli", "wildtoolbench.runner.", "wildtoolbench.models.", "wildtoolbench.bench."),
     # Each graph module exposes the same two names: `graph` (langgraph.json's entry) and its recursion limit.
-    "graph": ("wildtoolbench.graphs.evaluation", "wildtoolbench.graphs.generation"),
+    "graph": ("wildtoolbench.graphs.evaluation", "wildtoolbench.graphs.generation", "wildtoolbench.graphs.variants"),
     "RECURSION_LIMIT": ("wildtoolbench.graphs.evaluation", "wildtoolbench.graphs.generation"),
     # Each server-run module names the graph it runs on a LangGraph Server (`graph_id` defaults to it).
     "GRAPH_ID": ("wildtoolbench.remote.evaluation", "wildtoolbench.remote.generation"),
