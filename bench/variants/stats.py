@@ -98,12 +98,14 @@ def _points(value: float | None) -> float | None:
 def effect(outcomes: Sequence[Mapping[str, Any]], level: float = LEVEL) -> dict[str, Any]:
     """The statistics of one cell (docs/variants.md §6), in accuracy points (0-100):
     ``pairs``, ``sessions``, ``origin_accuracy``, ``variant_accuracy``, ``difference`` (variant minus
-    origin), ``ci_low``/``ci_high`` (session-clustered, :func:`clustered_mean`), ``p_value``
+    origin), ``ci_low``/``ci_high`` (session-clustered, :func:`clustered_mean`, clipped to [-100, 100]), ``p_value``
     (:func:`sign_flip_p_value`), ``worse``/``better`` (pairs whose variant share is lower/higher) and
     ``small`` (fewer than :data:`SMALL_PAIRS` pairs or :data:`SMALL_SESSIONS` sessions)."""
     clusters = [o["origin"] for o in outcomes]
     differences = [o["difference"] for o in outcomes]
     diff = clustered_mean(differences, clusters, level)
+    if diff["low"] is not None:  # a difference of shares lies in [-1, 1]
+        diff = {**diff, "low": max(-1.0, diff["low"]), "high": min(1.0, diff["high"])}
     origin = clustered_mean([o["origin_share"] for o in outcomes], clusters, level)
     variant = clustered_mean([o["variant_share"] for o in outcomes], clusters, level)
     return {

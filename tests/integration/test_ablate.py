@@ -14,7 +14,17 @@ from tests.support.sensitive_candidates import DATASET_ENV
 from wildtoolbench.cli import app
 
 CANDIDATES = Path(__file__).resolve().parents[1] / "support" / "sensitive_candidates.py"
-EFFECT_KEYS = {"factor", "level", "pairs", "origin_accuracy", "variant_accuracy", "difference", "ci_low", "ci_high", "p_value"}
+EFFECT_KEYS = {
+    "factor",
+    "level",
+    "pairs",
+    "origin_accuracy",
+    "variant_accuracy",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "p_value",
+}
 
 
 def wtb(*args: object):
@@ -76,7 +86,11 @@ def test_ablate_finds_the_one_factor(variant_dir, tmp_path, monkeypatch, candida
             assert entry["ci_low"] <= 0 <= entry["ci_high"], entry
             assert entry["difference"] == 0.0  # these candidates are deterministic: no flip at all
     assert {(e["factor"], e["level"]) for e in document["effects"]} == {
-        ("names", None), ("distractors", "5"), ("explicit", None), ("transitions", "-1"), ("transitions", "+1")
+        ("names", None),
+        ("distractors", "5"),
+        ("explicit", None),
+        ("transitions", "-1"),
+        ("transitions", "+1"),
     }
     curve = document["transitions_curve"]
     assert [p["level"] for p in curve] == [-1, 0, 1]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -173,23 +174,43 @@ def _cell(value: float | None) -> str:
 
 
 def effects_table(document: Mapping[str, Any]) -> Table:
-    """The terminal table of ``wtb ablate``: one row per factor and level (docs/variants.md §6.5)."""
-    table = Table(title=f"ablation: {document.get('model')} (difference = variant - origin, accuracy points)")
-    for name in ("factor", "level", "pairs", "origin", "variant", "difference", "95% interval", "p", "control"):
-        table.add_column(name, justify="left" if name in ("factor", "level") else "right")
+    """The terminal table of ``wtb ablate``: one row per factor and level (docs/variants.md §6.5); the
+    control's column only when the paraphrase control was run."""
+    controlled = any(e.get("control") is not None for e in document["effects"])
+    caption = None if controlled else "control (paraphrase): not run"
+    table = Table(
+        title=f"ablation of {document.get('model')}: variant - origin, accuracy points",
+        caption=caption,
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+    )
+    names = [
+        "factor",
+        "level",
+        "pairs",
+        "origin",
+        "variant",
+        "diff",
+        "95% CI",
+        "p",
+        *(["control"] if controlled else []),
+    ]
+    for name in names:
+        justify = "left" if name in ("factor", "level") else "right"
+        table.add_column(name, justify=justify, no_wrap=True, min_width=max(len(name), 5))
     for e in document["effects"]:
-        interval = "-" if e["ci_low"] is None else f"[{e['ci_low']:+.1f}, {e['ci_high']:+.1f}]"
-        control = "not run" if e.get("control") is None else _cell(e["control"]["difference"])
-        small = " (small)" if e["small"] else ""
-        table.add_row(
+        interval = "-" if e["ci_low"] is None else f"[{e['ci_low']:+.0f}, {e['ci_high']:+.0f}]"
+        row = [
             e["factor"],
             e["level"] or "-",
-            f"{e['pairs']}{small}",
+            f"{e['pairs']}{'*' if e['small'] else ''}",
             f"{e['origin_accuracy']:.1f}",
             f"{e['variant_accuracy']:.1f}",
             _cell(e["difference"]),
             interval,
-            f"{e['p_value']:.3g}",
-            control,
-        )
+            f"{e['p_value']:.2g}" if e["p_value"] >= 0.001 else "<0.001",
+        ]
+        if controlled:
+            row.append("-" if e.get("control") is None else _cell(e["control"]["difference"]))
+        table.add_row(*row)
     return table

@@ -49,8 +49,15 @@ def test_clustered_mean_by_hand():
 
 def test_effect_of_a_cell_in_points():
     pairs = [
-        {"pair": f"v{i}", "factor": "names", "level": None, "origin": f"s{i // 2}", "origin_task": i % 2,
-         "variant": f"v{i}", "target_task": i % 2}
+        {
+            "pair": f"v{i}",
+            "factor": "names",
+            "level": None,
+            "origin": f"s{i // 2}",
+            "origin_task": i % 2,
+            "variant": f"v{i}",
+            "target_task": i % 2,
+        }
         for i in range(12)
     ]
     verdicts = {}

@@ -124,7 +124,9 @@ def test_distractors_add_n_foreign_tools_and_keep_the_gold(results, sessions):
 def test_distractors_rule_too_few(sessions):
     few = run_factor("distractors", sessions[:2], levels=["500"])
     assert few["variants"] == [] and {s["rule"] for s in few["skipped"]} == {"too_few_distractors"}
-    pool = len({tool_name(t) for t in sessions[1]["english_tools"]} - {tool_name(t) for t in sessions[0]["english_tools"]})
+    pool = len(
+        {tool_name(t) for t in sessions[1]["english_tools"]} - {tool_name(t) for t in sessions[0]["english_tools"]}
+    )
     exact = run_factor("distractors", sessions[:2], levels=[str(pool)])
     assert any(v["variant_of"] == sessions[0]["id"] for v in exact["variants"])  # exactly enough: applies
 
