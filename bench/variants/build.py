@@ -19,7 +19,12 @@ from wildtoolbench.bench.variants.common import (
     check_variant,
 )
 from wildtoolbench.bench.variants.tools import distractor_variants, names_variants
-from wildtoolbench.bench.variants.turns import explicit_variants, parse_transition_level, transition_variants
+from wildtoolbench.bench.variants.turns import (
+    all_chat_exchanges,
+    explicit_variants,
+    parse_transition_level,
+    transition_variants,
+)
 
 
 def parse_factors(text: str) -> list[str]:
@@ -93,15 +98,17 @@ def run_factor(
         raise VariantError(f"factor {factor!r} needs a model and has no mechanical form")
     chosen = tuple(levels or DEFAULT_LEVELS[factor])
     result: dict[str, Any] = {"factor": factor, "variants": [], "pairs": [], "skipped": [], "rejected": [], "maps": {}}
+    words_of: dict[str, set[str]] = {}
+    exchanges = all_chat_exchanges(sessions) if factor == "transitions" else []
     for session in sessions:
         if factor == "names":
             outcome = names_variants(session, language=language)
         elif factor == "distractors":
-            outcome = distractor_variants(session, sessions, chosen, language=language, seed=seed)
+            outcome = distractor_variants(session, sessions, chosen, language=language, seed=seed, words_of=words_of)
         elif factor == "explicit":
             outcome = explicit_variants(session, language=language)
         else:
-            outcome = transition_variants(session, sessions, chosen, language=language, seed=seed)
+            outcome = transition_variants(session, sessions, chosen, language=language, seed=seed, exchanges=exchanges)
         _collect(result, session, outcome, language)
     return result
 

@@ -100,21 +100,26 @@ def _words(tools: Sequence[Any]) -> set[str]:
 
 
 def distractor_pool(
-    session: Mapping[str, Any], others: Sequence[Mapping[str, Any]], seed: int
+    session: Mapping[str, Any],
+    others: Sequence[Mapping[str, Any]],
+    seed: int,
+    words_of: dict[str, set[str]] | None = None,
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """Candidate distractors for ``session`` (docs/variants.md §3.4): ``(English tool, Chinese tool)`` of
     every other session's tool list, sessions of the closest domain first (the most words shared by
     the tool names and descriptions, Jaccard; ties in a seeded random order), never a name the
     session has, a pseudo-tool, or a name twice. The Chinese entry is the other session's Chinese
-    tool of the same name, else the English one."""
+    tool of the same name, else the English one. ``words_of``: a cache of each session's words by id
+    (filled as needed)."""
+    words_of = {} if words_of is None else words_of
     own = {tool_name(t) for side in sides() for t in session[side.tools]}
-    words = _words(session["english_tools"])
+    words = words_of.setdefault(session["id"], _words(session["english_tools"]))
     rng = seeded(seed, "distractors", session["id"])
     ranked = []
     for other in others:
         if other["id"] == session["id"]:
             continue
-        theirs = _words(other["english_tools"])
+        theirs = words_of.get(other["id"]) or words_of.setdefault(other["id"], _words(other["english_tools"]))
         overlap = len(words & theirs) / max(1, len(words | theirs))
         ranked.append((-overlap, rng.random(), other))
     ranked.sort(key=lambda item: item[:2])
@@ -152,12 +157,13 @@ def distractor_variants(
     *,
     language: str = "en",
     seed: int = 0,
+    words_of: dict[str, set[str]] | None = None,
 ) -> Outcome:
     """``distractors`` (docs/variants.md §3.4): for each level N, N tools of :func:`distractor_pool` added
     to the session's tool list (which every task uses), one variant per task whose origin gold scores
     correct. Not applied when the other sessions offer fewer than N tools."""
     out = Outcome()
-    pool = distractor_pool(session, others, seed)
+    pool = distractor_pool(session, others, seed, words_of)
     eligible = [task for task, ok in enumerate(gold_correct(session, language)) if ok]
     for level in levels:
         for task in sorted(set(range(tasks_in(session))) - set(eligible)):

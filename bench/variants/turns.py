@@ -131,13 +131,17 @@ def chat_donors(session: Mapping[str, Any], others: Sequence[Mapping[str, Any]])
     """The chat exchanges ``transitions +k`` may insert (docs/variants.md §3.2): every Chat task (English
     task type) of another session, as a task record of both sides; first tasks (which lean on no
     earlier turn) first, then the others, each group in file order."""
+    return [record for owner, record in all_chat_exchanges(others) if owner != session["id"]]
+
+
+def all_chat_exchanges(sessions: Sequence[Mapping[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """``(session id, task record)`` of every Chat task of ``sessions``, in the order of :func:`chat_donors`
+    (computed once per dataset by :func:`transition_variants` callers)."""
     first, later = [], []
-    for other in others:
-        if other["id"] == session["id"]:
-            continue
-        for index, record in enumerate(_tasks_of(other)):
-            if record["en"][2] == CHAT_TYPE["en"]:
-                (first if index == 0 else later).append(record)
+    for other in sessions:
+        for index, chat_type in enumerate(other["english_task_types"]):
+            if chat_type == CHAT_TYPE["en"]:
+                (first if index == 0 else later).append((other["id"], _tasks_of(other)[index]))
     return first + later
 
 
@@ -161,19 +165,23 @@ def transition_variants(
     *,
     language: str = "en",
     seed: int = 0,
+    exchanges: Sequence[tuple[str, dict[str, Any]]] | None = None,
 ) -> Outcome:
     """``transitions`` (docs/variants.md §3.2): per target task whose origin gold scores correct and per
     level: ``-k`` removes the k nearest earlier Chat or Clarify tasks the target does not
     :func:`depends_on`; ``+k`` inserts k chat exchanges of :func:`chat_donors` (seeded choice, no
     donor twice) right before the target. Not applied when too few tasks can be removed or
-    too few exchanges are available.
+    too few exchanges are available. ``exchanges``: :func:`all_chat_exchanges` of ``others``, when the
+    caller has it already.
 
     Raises:
         VariantError: a malformed level.
     """
     out = Outcome()
     steps = {level: parse_transition_level(level) for level in levels}
-    donors = chat_donors(session, others)
+    if exchanges is None:
+        exchanges = all_chat_exchanges(others)
+    donors = [record for owner, record in exchanges if owner != session["id"]]
     for target, ok in enumerate(gold_correct(session, language)):
         for level, k in steps.items():
             if not ok:
