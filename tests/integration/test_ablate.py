@@ -66,6 +66,7 @@ def test_unknown_factor_and_paraphrase_are_usage_errors(reference_dir: Path, tmp
         ("names_sensitive", "names", None, -1),
         ("chat_sensitive", "transitions", "+1", -1),
         ("implicit_sensitive", "explicit", None, +1),
+        ("long_list_sensitive", "distractors", "5", -1),
     ],
 )
 def test_ablate_finds_the_one_factor(variant_dir, tmp_path, monkeypatch, candidate, factor, level, sign):

@@ -7,6 +7,7 @@ fires on what it is shown, then it answers wrong:
 - ``names_sensitive``: wrong when a tool of the request has a neutral name (``tool_<digits>``);
 - ``chat_sensitive``: wrong when the task right before the current one got no tool call in the
   conversation it is shown (a chat exchange precedes the task);
+- ``long_list_sensitive``: wrong when the request offers more than :data:`LONG_LIST` tools;
 - ``implicit_sensitive``: wrong on a task whose gold takes a value its user never states (neither in the
   task's turns nor in the task's own tool results);
 - ``oracle``: never wrong.
@@ -36,6 +37,7 @@ from wildtoolbench.bench.variants.common import implicit_values
 
 DATASET_ENV = "WTB_TEST_ABLATE_DATASET"
 _NEUTRAL = re.compile(r"^tool_\d+$")
+LONG_LIST = 8
 
 
 @functools.cache
@@ -70,6 +72,10 @@ def chat_before(session: dict[str, Any], task: int, inputs: dict[str, Any]) -> b
     if current is None or previous is None:
         return False
     return not any(isinstance(m, AIMessage) and m.tool_calls for m in messages[previous:current])
+
+
+def long_list(session: dict[str, Any], task: int, inputs: dict[str, Any]) -> bool:
+    return len(inputs.get("tools") or []) > LONG_LIST
 
 
 def implicit(session: dict[str, Any], task: int, inputs: dict[str, Any]) -> bool:
@@ -121,4 +127,5 @@ def sensitive(rule: Callable[[dict[str, Any], int, dict[str, Any]], bool]) -> Ru
 names_sensitive = sensitive(neutral_names)
 chat_sensitive = sensitive(chat_before)
 implicit_sensitive = sensitive(implicit)
+long_list_sensitive = sensitive(long_list)
 oracle = sensitive(never)
