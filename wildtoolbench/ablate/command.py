@@ -18,15 +18,17 @@ from rich.console import Console
 from rich.table import Table
 
 from wildtoolbench.ablate.analysis import ablation_document
+from wildtoolbench.ablate.page import ablation_page
 from wildtoolbench.bench.variants.build import parse_factors
 from wildtoolbench.bench.variants.common import VariantError
 from wildtoolbench.common.exits import UsageError
-from wildtoolbench.common.files import write_json_atomic
+from wildtoolbench.common.files import atomic_write_text, write_json_atomic
 from wildtoolbench.compare.runs import read_run
 from wildtoolbench.evaluate.command import EvalOptions, evaluate
 from wildtoolbench.variants.command import PAIRS_FILE, SESSIONS_FILE, VariantOptions, make_variants
 
 ABLATE_FILE = "ablate.json"
+PAGE_FILE = "ablate.html"
 RUN_DIR = "run"
 VARIANTS_DIR = "variants"
 PAIR_KEYS = ("pair", "factor", "level", "origin", "origin_task", "variant", "target_task")
@@ -105,7 +107,7 @@ def _variant_set(options: AblateOptions) -> Path:
 
 def run_ablate(options: AblateOptions) -> dict[str, Any]:
     """Run ``wtb ablate`` (docs/variants.md §6): the variant set, one evaluation of it, ``ablate.json``
-    in ``options.out`` and the terminal table.
+    and ``ablate.html`` (the Ablation view, §6.7) in ``options.out``, and the terminal table.
 
     Returns:
         The ``ablate.json`` document.
@@ -154,8 +156,9 @@ def run_ablate(options: AblateOptions) -> dict[str, Any]:
     }
     document = ablation_document(pairs, verdicts, origins, settings)
     write_json_atomic(options.out / ABLATE_FILE, document)
+    atomic_write_text(options.out / PAGE_FILE, ablation_page(document, pairs, run))
     Console().print(effects_table(document))
-    _err.print(f"-> {options.out / ABLATE_FILE}")
+    _err.print(f"-> {options.out / ABLATE_FILE}, {options.out / PAGE_FILE}")
     return document
 
 
