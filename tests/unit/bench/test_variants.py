@@ -245,3 +245,16 @@ def test_parse_factors_and_levels():
     for bad in ("names=1", "distractors=0", "transitions=1", "transitions"):
         with pytest.raises(VariantError):
             parse_levels([bad])
+
+
+def test_the_mixed_model_checks_each_session_against_its_own_count(results):
+    variant = next(v for v in results["transitions"]["variants"] if v["level"] == "+2")
+    assert len(variant["english_tasks"]) == 6
+    assert session_issues(variant, tasks=MIXED_TASKS) == []
+    short = copy.deepcopy(variant)
+    short["task_types"] = short["task_types"][:-1]  # 5 labels for 6 tasks
+    problems = session_issues(short, tasks=MIXED_TASKS)
+    assert problems and "task_types: 5 entries, but english_tasks has 6 tasks" in problems[0][1]
+    subtypes = copy.deepcopy(variant)
+    subtypes["english_turn_subtypes"].append("Partial Information")  # 6 subtypes: one too many
+    assert session_issues(subtypes, tasks=MIXED_TASKS)
