@@ -160,7 +160,7 @@ def session_model(tasks: int = TASKS_PER_SESSION) -> type[Session]:
     subtypes N - 1).
 
     Raises:
-        ValueError: ``tasks`` < 0.
+        ValueError: ``tasks`` < 0 ("a session has at least 1 task").
     """
     if tasks == TASKS_PER_SESSION:
         return Session

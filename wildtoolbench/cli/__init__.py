@@ -86,8 +86,8 @@ def tasks_option() -> Any:
         "--tasks",
         min=1,
         help="Tasks per session. Default: the count the dataset's sessions share (4 in the benchmark, N for "
-        "`wtb generate --layers N`); sessions of different counts are an error naming the lines. Given, every "
-        "session is checked against it.",
+        "`wtb generate --layers N`); sessions of different counts are an error naming the lines, except in a "
+        "variant set (wtb variants), where each session has its own. Given, every session is checked against it.",
     )
 
 

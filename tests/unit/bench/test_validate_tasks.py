@@ -35,7 +35,8 @@ def test_session_model_lengths():
     assert session_model() is Session and session_model(4) is Session
     assert session_model(2) is session_model(2)
     with pytest.raises(ValueError, match="at least 1 task"):
-        session_model(0)
+        session_model(-1)
+    assert session_model(0) is not Session  # MIXED_TASKS: a variant set's model (docs/variants.md §2)
 
 
 def test_validate_counts_tasks_of_the_given_length(two_task_file):
