@@ -172,6 +172,7 @@ def variant_set(
                 key = entry["level"] or ""
                 factor_counts.setdefault(key, {"variants": 0, "skipped": 0, "rejected": 0})[kind] += 1
         pairs.extend(result["pairs"])
+    counts = {f: dict(sorted(levels.items(), key=lambda kv: int(kv[0] or 0))) for f, levels in counts.items()}
     sessions: list[dict[str, Any]] = []
     for origin in origins:
         if origin["id"] in by_origin:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -128,7 +129,7 @@ def make_variants(options: VariantOptions, *, quiet: bool = False) -> dict[str, 
 def counts_table(manifest: Mapping[str, Any]) -> Table:
     """The terminal table of ``wtb variants``: per factor and level, variants written, tasks skipped
     (the factor did not apply) and variants rejected (failed a check)."""
-    table = Table(title="variants")
+    table = Table(title="variants", box=box.SIMPLE_HEAD, show_edge=False)
     for name in ("factor", "level", "variants", "skipped", "rejected"):
         table.add_column(name, justify="left" if name in ("factor", "level") else "right")
     for factor, per_level in manifest["counts"].items():
