@@ -73,6 +73,11 @@ def parse_levels(options: Sequence[str]) -> dict[str, tuple[str, ...]]:
     return levels
 
 
+def new_result(factor: str) -> dict[str, Any]:
+    """An empty :func:`run_factor` result for ``factor``."""
+    return {"factor": factor, "variants": [], "pairs": [], "skipped": [], "rejected": [], "maps": {}}
+
+
 def run_factor(
     factor: str,
     sessions: Sequence[Mapping[str, Any]],
@@ -97,7 +102,7 @@ def run_factor(
     if factor not in MECHANICAL_FACTORS:
         raise VariantError(f"factor {factor!r} needs a model and has no mechanical form")
     chosen = tuple(levels or DEFAULT_LEVELS[factor])
-    result: dict[str, Any] = {"factor": factor, "variants": [], "pairs": [], "skipped": [], "rejected": [], "maps": {}}
+    result = new_result(factor)
     words_of: dict[str, set[str]] = {}
     exchanges = all_chat_exchanges(sessions) if factor == "transitions" else []
     for session in sessions:
@@ -109,11 +114,13 @@ def run_factor(
             outcome = explicit_variants(session, language=language)
         else:
             outcome = transition_variants(session, sessions, chosen, language=language, seed=seed, exchanges=exchanges)
-        _collect(result, session, outcome, language)
+        collect_outcome(result, session, outcome, language)
     return result
 
 
-def _collect(result: dict[str, Any], session: Mapping[str, Any], outcome: Outcome, language: str) -> None:
+def collect_outcome(result: dict[str, Any], session: Mapping[str, Any], outcome: Outcome, language: str) -> None:
+    """Add one session's :class:`Outcome` to a :func:`run_factor` ``result``: skipped tasks as they are,
+    each variant checked (:func:`check_variant`) into ``variants`` and ``pairs`` or ``rejected``."""
     for task, level, rule, reason in outcome.skipped:
         result["skipped"].append(
             {"session": session["id"], "task": task, "level": level or None, "rule": rule, "reason": reason}

@@ -46,6 +46,10 @@ SKIP_RULES: dict[str, str] = {
     "too_few_distractors": "too few tools in the other sessions' tool lists",
     "no_tool": "no tool to rename",
     "name_taken": "a neutral name is already a tool name of the session",
+    "paraphrase_empty": "paraphrase: the model's rewording is empty or the message unchanged",
+    "paraphrase_lost": "paraphrase: the rewording drops a value or named entity of the message",
+    "paraphrase_added": "paraphrase: the rewording adds a named entity or number",
+    "model_failed": "paraphrase: the model request failed",
 }
 """Why a factor does not apply to a session or task, by rule id (docs/variants.md §4, table 2)."""
 REJECT_RULES: dict[str, str] = {

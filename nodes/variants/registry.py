@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wildtoolbench.bench.variants.build import run_factor
+from wildtoolbench.nodes.variants.paraphrase import paraphrase
 from wildtoolbench.nodes.variants.state import VariantState
 
 FactorNode = Callable[[VariantState], dict[str, Any]]
@@ -72,3 +73,4 @@ def mechanical_node(name: str) -> FactorNode:
 
 for _name in ("explicit", "transitions", "names", "distractors"):
     register_factor(Factor(_name, mechanical_node(_name)))
+register_factor(Factor("paraphrase", paraphrase, calls_model=True))

@@ -15,6 +15,7 @@ class VariantState(TypedDict, total=False):
         levels: levels per factor (``{"transitions": ["-1", "+1"]}``); a factor not named uses its defaults.
         language: the side the checks read, ``en`` or ``zh``.
         seed: the seed of every random choice.
+        models: model spec per factor that calls a model (``{"paraphrase": "local"}``).
         results: one :func:`wildtoolbench.bench.variants.build.run_factor` result per factor run (appended).
     """
 
@@ -23,4 +24,5 @@ class VariantState(TypedDict, total=False):
     levels: dict[str, list[str]]
     language: str
     seed: int
+    models: dict[str, str]
     results: Annotated[list[dict[str, Any]], operator.add]

@@ -52,11 +52,11 @@ def test_variants_writes_a_set_that_validates(variant_dir: Path):
     assert result.exit_code == 0, result.output
 
 
-def test_unknown_factor_and_paraphrase_are_usage_errors(reference_dir: Path, tmp_path: Path):
+def test_unknown_factor_is_a_usage_error(reference_dir: Path, tmp_path: Path):
     result = wtb("variants", reference_dir / "sessions.jsonl", "--out", tmp_path, "--factors", "colour")
     assert result.exit_code == 2 and "unknown factor 'colour'" in result.output
-    result = wtb("variants", reference_dir / "sessions.jsonl", "--out", tmp_path, "--factors", "paraphrase")
-    assert result.exit_code == 2 and "paraphrase needs a model" in result.output
+    result = wtb("variants", reference_dir / "sessions.jsonl", "--out", tmp_path, "--levels", "names=1")
+    assert result.exit_code == 2 and "names has no levels" in result.output
     assert not (tmp_path / "pairs.jsonl").exists()
 
 

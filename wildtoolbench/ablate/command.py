@@ -55,6 +55,7 @@ class AblateOptions:
     overwrite: bool = False
     progress: bool = True
     pull: bool = False
+    variant_models: Sequence[str] = ()
 
 
 def read_pairs(path: Path) -> list[dict[str, Any]]:
@@ -97,6 +98,7 @@ def _variant_set(options: AblateOptions) -> Path:
             factors=options.factors or "names,distractors,explicit,transitions",
             out=folder,
             levels=tuple(options.levels),
+            models=tuple(options.variant_models),
             language=options.language,
             seed=options.seed,
             pull=options.pull,

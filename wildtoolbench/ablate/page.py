@@ -101,7 +101,11 @@ def _pairs_section(document: Mapping[str, Any], pairs: Sequence[Mapping[str, Any
     for record_id, record in records.items():
         for index, task in enumerate(record.get("result") or [] if isinstance(record.get("result"), list) else []):
             verdict[(record_id, index)] = task.get("action_name_label") == "correct"
-    changed = [p for p in pairs if verdict.get((p["origin"], p["origin_task"])) != verdict.get((p["variant"], p["target_task"]))]
+    changed = [
+        p
+        for p in pairs
+        if verdict.get((p["origin"], p["origin_task"])) != verdict.get((p["variant"], p["target_task"]))
+    ]
     shown = changed[:MAX_SHOWN_PAIRS]
     parts = [f"<h2>Pairs whose verdict changed ({len(changed)} of {len(pairs)}, first trial)</h2>"]
     if len(changed) > len(shown):
@@ -112,7 +116,7 @@ def _pairs_section(document: Mapping[str, Any], pairs: Sequence[Mapping[str, Any
             f'<details id="{anchor}"><summary>{html.escape(p["factor"])} {html.escape(p["level"] or "")}: '
             f"{html.escape(p['origin'])} task {p['origin_task']} -> {anchor} task {p['target_task']}</summary>"
             f'<div class="pair"><div><h3>origin</h3>{_trajectory(records.get(p["origin"]), p["origin_task"])}</div>'
-            f'<div><h3>variant</h3>{_trajectory(records.get(p["variant"]), p["target_task"])}</div></div></details>'
+            f"<div><h3>variant</h3>{_trajectory(records.get(p['variant']), p['target_task'])}</div></div></details>"
         )
     return "\n".join(parts)
 

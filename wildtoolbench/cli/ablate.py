@@ -40,6 +40,9 @@ def ablate_command(
     cache: Path | None = typer.Option(None, "--cache", help="Model response cache file, as for wtb eval."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Start the run again instead of resuming it."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar."),
+    variant_model: list[str] | None = typer.Option(
+        None, "--variant-model", help="FACTOR=SPEC: the model that writes a factor's variants (paraphrase=SPEC)."
+    ),
     pull: bool = typer.Option(False, "--pull", help="Download the official data first when --dataset names it."),
 ) -> None:
     """Evaluate a model on origins and single-factor variants; write ablate.json with paired effects."""
@@ -63,5 +66,6 @@ def ablate_command(
                 overwrite=overwrite,
                 progress=progress,
                 pull=pull,
+                variant_models=tuple(variant_model or ()),
             )
         )

@@ -23,8 +23,8 @@ def variants_command(
     factors: str = typer.Option(
         "names,distractors,explicit,transitions",
         "--factors",
-        help="Comma-separated factors: explicit, transitions, names, distractors (paraphrase needs a model and "
-        "is not available yet). docs/variants.md §3.",
+        help="Comma-separated factors: explicit, transitions, names, distractors, and paraphrase (the control; "
+        "it calls a model, see --model). docs/variants.md §3.",
     ),
     out: Path = typer.Option(
         Path("variants"), "--out", help="Output folder: sessions.jsonl, pairs.jsonl, manifest.json.", file_okay=False
@@ -35,7 +35,10 @@ def variants_command(
     lang: str = typer.Option("en", "--lang", help="The side the checks read: en or zh."),
     seed: int = typer.Option(0, "--seed", help="Seed of every random choice (donor exchanges, distractors)."),
     model: list[str] | None = typer.Option(
-        None, "--model", help="ROLE=SPEC for a factor that calls a model (none yet)."
+        None,
+        "--model",
+        help="FACTOR=SPEC (repeatable): the model of a factor that calls one, paraphrase=SPEC (default: local, "
+        "the bundled local model).",
     ),
     pull: bool = typer.Option(False, "--pull", help="Download the official data first when --dataset names it."),
 ) -> None:

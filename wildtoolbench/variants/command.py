@@ -27,7 +27,7 @@ SESSIONS_FILE = "sessions.jsonl"
 PAIRS_FILE = "pairs.jsonl"
 MANIFEST_FILE = "manifest.json"
 MODEL_FACTORS = ("paraphrase",)
-"""Factors that need a model-written text; not available in this version (docs/variants.md §3.5)."""
+"""Factors that call a model (``--model FACTOR=SPEC``; default: the bundled local model; docs/variants.md §3.5)."""
 
 _err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
@@ -60,17 +60,29 @@ def plan_factors(options: VariantOptions) -> tuple[list[str], dict[str, tuple[st
         given = parse_levels(options.levels)
     except VariantError as exc:
         raise UsageError(str(exc), "--levels") from None
-    for factor in factors:
-        if factor in MODEL_FACTORS:
-            raise UsageError(
-                f"{factor} needs a model-written rewording, which this version does not make yet "
-                "(docs/variants.md §3.5); use the mechanical factors explicit, transitions, names, distractors",
-                "--factors",
-            )
     unused = sorted(set(given) - set(factors))
     if unused:
         raise UsageError(f"--levels names {', '.join(unused)}, which --factors does not", "--levels")
     return factors, {f: given.get(f, DEFAULT_LEVELS[f]) for f in factors}
+
+
+def factor_models(options: Sequence[str]) -> dict[str, str]:
+    """``["paraphrase=openai:gpt-4o-mini"]`` -> ``{"paraphrase": "openai:gpt-4o-mini"}`` (docs/variants.md §3.5).
+
+    Raises:
+        UsageError: not ``FACTOR=SPEC``, or a factor that calls no model (exit 2).
+    """
+    models: dict[str, str] = {}
+    for option in options:
+        factor, sep, spec = option.partition("=")
+        if not sep or not spec.strip():
+            raise UsageError(f"{option!r}: expected FACTOR=SPEC, e.g. paraphrase=local", "--model")
+        if factor.strip() not in MODEL_FACTORS:
+            raise UsageError(
+                f"{factor.strip()!r} calls no model; factors that do: {', '.join(MODEL_FACTORS)}", "--model"
+            )
+        models[factor.strip()] = spec.strip()
+    return models
 
 
 def make_variants(options: VariantOptions, *, quiet: bool = False) -> dict[str, Any]:
@@ -87,9 +99,8 @@ def make_variants(options: VariantOptions, *, quiet: bool = False) -> dict[str, 
     from wildtoolbench.graphs.variants import graph  # LangGraph only when the command runs
 
     check_language(options.language)
-    if options.models:
-        raise UsageError("no factor of this version calls a model (docs/variants.md §3.5)", "--model")
     factors, levels = plan_factors(options)
+    models = factor_models(options.models)
     path = dataset_path(options.dataset, options.pull) or bundled_demo_sessions()
     sessions = [s.to_dict() for s in load_sessions(path, tasks=task_count(path, None), language=options.language)]
     started = time.monotonic()
@@ -100,6 +111,7 @@ def make_variants(options: VariantOptions, *, quiet: bool = False) -> dict[str, 
             "levels": {f: list(v) for f, v in levels.items()},
             "language": options.language,
             "seed": options.seed,
+            "models": models,
             "results": [],
         },
         {"run_name": "variants", "metadata": {"dataset": str(path), "factors": factors}},
@@ -108,6 +120,7 @@ def make_variants(options: VariantOptions, *, quiet: bool = False) -> dict[str, 
         "dataset": str(path),
         "language": options.language,
         "seed": options.seed,
+        "models": {f: models.get(f, "local") for f in factors if f in MODEL_FACTORS},
         "factors": factors,
         "levels": {f: [lv or None for lv in v] for f, v in levels.items()},
         "seconds": round(time.monotonic() - started, 3),
