@@ -12,8 +12,9 @@ from wildtoolbench.bench.schema import fields_for
 from wildtoolbench.bench.variants.common import clone, leaf_values, make_variant, real_nodes, value_text
 
 _QUOTED = re.compile(r"'[^']+'|\"[^\"]+\"|“[^”]+”|‘[^’]+’|《[^》]+》|「[^」]+」")
-_NUMBER = re.compile(r"\d[\d.,:/\-]*")
-_WORD = re.compile(r"(?<![\w'])([A-Z][\w\-']*)")
+_NUMBER = re.compile(r"(?<!\w)\d[\d.,:/\-]*")
+_WORD = re.compile(r"(?<![\w])([A-Z][\w\-]*)")
+_TOKEN = re.compile(r"[\w\-]+(?:[.,:/][\w\-]+)*")
 _SENTENCE_START = re.compile(r"(^|[.!?。！？]\s*)$")
 
 
@@ -46,14 +47,19 @@ def check_paraphrase(session: Mapping[str, Any], language: str, task: int, rewor
     """``None`` when ``reworded`` may replace task ``task``'s message, else ``(rule id, reason)``
     (docs/variants.md §4, table 2): ``paraphrase_empty`` (empty or unchanged), ``paraphrase_lost`` (a
     kept term of :func:`kept_terms` missing, case-insensitively), ``paraphrase_added`` (an entity of
-    :func:`entities` that the message does not hold)."""
+    :func:`entities` that is neither a word, number or entity of the message, case-insensitively)."""
     original = session[fields_for(language).tasks][task]
     if not reworded.strip() or reworded.strip() == original.strip():
         return "paraphrase_empty", "the model's rewording is empty or the message unchanged"
     lost = [term for term in kept_terms(session, language, task) if term.casefold() not in reworded.casefold()]
     if lost:
         return "paraphrase_lost", f"the rewording drops {', '.join(repr(t) for t in lost[:5])}"
-    added = sorted(e for e in entities(reworded) if e.casefold() not in original.casefold())
+    known = {t.casefold() for t in _TOKEN.findall(original)} | {e.casefold() for e in entities(original)}
+    added = sorted(
+        e
+        for e in entities(reworded)
+        if e.casefold() not in known and not (_QUOTED.fullmatch(e) and e[1:-1].casefold() in original.casefold())
+    )
     if added:
         return "paraphrase_added", f"the rewording adds {', '.join(repr(t) for t in added[:5])}"
     return None
