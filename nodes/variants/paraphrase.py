@@ -16,7 +16,7 @@ from wildtoolbench.models import resolve_model
 from wildtoolbench.nodes.variants.state import VariantState
 from wildtoolbench.prompts import render
 
-DEFAULT_MODEL = "local"
+PARAPHRASE_MODEL = "local"
 """The paraphrase model when ``--model paraphrase=SPEC`` is not given: the bundled local model."""
 
 
@@ -29,13 +29,13 @@ def _reply_text(reply: Any) -> str:
 
 def paraphrase(state: VariantState) -> dict[str, Any]:
     """The ``paraphrase`` factor: one variant per task whose origin gold scores correct, with the target
-    message reworded by the model of ``state["models"]["paraphrase"]`` (default :data:`DEFAULT_MODEL`) on
+    message reworded by the model of ``state["models"]["paraphrase"]`` (default :data:`PARAPHRASE_MODEL`) on
     the ``language`` side; a rewording that fails :func:`check_paraphrase` or a failed request skips the
     task with its rule id (docs/variants.md §3.5, §4)."""
     if "paraphrase" not in state.get("factors", []):
         return {}
     language = state.get("language", "en")
-    model = resolve_model((state.get("models") or {}).get("paraphrase") or DEFAULT_MODEL)
+    model = resolve_model((state.get("models") or {}).get("paraphrase") or PARAPHRASE_MODEL)
     result = new_result("paraphrase")
     side = fields_for(language)
     for session in state["sessions"]:
