@@ -29,8 +29,10 @@ def test_langgraph_json_registers_the_variant_graph():
 
 def test_a_run_makes_only_the_factors_asked_for(reference_dir: Path):
     lines = (reference_dir / "sessions.jsonl").read_text(encoding="utf-8").splitlines()[:2]
-    state = build_graph().compile().invoke(
-        {"sessions": [json.loads(line) for line in lines], "factors": ["names"], "language": "en", "seed": 0}
+    state = (
+        build_graph()
+        .compile()
+        .invoke({"sessions": [json.loads(line) for line in lines], "factors": ["names"], "language": "en", "seed": 0})
     )
     assert [r["factor"] for r in state["results"]] == ["names"]
     assert len(state["results"][0]["variants"]) == 8  # 2 sessions x 4 tasks
