@@ -24,6 +24,7 @@ from wildtoolbench.bench.generation_quality import (
     shared_value_errors,
     shared_value_groups,
 )
+from wildtoolbench.bench.rules import Problem
 from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 
 # Most real calls one planner decision (one step) may carry; keeps gold DAGs small enough to enumerate.
@@ -175,8 +176,9 @@ def schema_errors(arguments: Any, parameters: Mapping[str, Any] | None) -> list[
         Human-readable reasons, one per problem, e.g. ``"missing required parameter city"``.
     """
     if not isinstance(arguments, dict):
-        return [f"arguments must be a JSON object, got {type(arguments).__name__}"]
-    return _object_errors(arguments, parameters or {"type": "object", "properties": {}}, "")
+        return [Problem(f"arguments must be a JSON object, got {type(arguments).__name__}", "structure.arguments_object")]
+    problems = _object_errors(arguments, parameters or {"type": "object", "properties": {}}, "")
+    return [Problem(problem, "decision.schema") for problem in problems]
 
 
 def scorer_schema_error(arguments: dict[str, Any], parameters: Mapping[str, Any] | None) -> str | None:
@@ -238,15 +240,15 @@ def decision_errors(
     """
     actions = decision.get("actions") or []
     if not actions:
-        return ["the decision has no action"]
-    errors: list[str] = []
+        return [Problem("the decision has no action", "structure.no_action")]
+    errors: list[Problem] = []
     asks = [a for a in actions if a.get("name") == ASK_USER]
     answers = [a for a in actions if a.get("name") == PREPARE_TO_ANSWER]
     calls = [a for a in actions if a.get("name") not in PSEUDO_TOOLS]
     if (asks or answers) and len(actions) > 1:
-        errors.append(f"{ASK_USER} and {PREPARE_TO_ANSWER} must be the only action of their step")
+        errors.append(Problem(f"{ASK_USER} and {PREPARE_TO_ANSWER} must be the only action of their step", "structure.not_alone"))
     if len(calls) > MAX_CALLS_PER_STEP:
-        errors.append(f"at most {MAX_CALLS_PER_STEP} tool calls per step")
+        errors.append(Problem(f"at most {MAX_CALLS_PER_STEP} tool calls per step", "structure.too_many_calls"))
     done_calls = [n for n in nodes if n.get("name") not in PSEUDO_TOOLS]
     done_asks = [n for n in nodes if n.get("name") == ASK_USER]
     for i, action in enumerate(actions):
@@ -254,64 +256,82 @@ def decision_errors(
         label = f"action {i} ({name})"
         arguments = action.get("arguments")
         if not isinstance(arguments, dict):
-            errors.append(f"{label}: arguments must be a JSON object")
+            errors.append(Problem(f"{label}: arguments must be a JSON object", "structure.arguments_object"))
             continue
         for dep in action.get("depends_on") or []:
             if not isinstance(dep, int) or isinstance(dep, bool) or not 0 <= dep < len(nodes):
                 errors.append(
-                    f"{label}: depends_on {dep!r} is not the index of an earlier action (0..{len(nodes) - 1})"
+                    Problem(
+                        f"{label}: depends_on {dep!r} is not the index of an earlier action (0..{len(nodes) - 1})",
+                        "structure.depends_on",
+                    )
                 )
         if name == ASK_USER:
             tool_name = arguments.get("tool_name")
             missing = arguments.get("missing_required_parameters")
             if tool_name not in tools:
-                errors.append(f"{label}: tool_name {tool_name!r} is not in the tool list")
+                errors.append(Problem(f"{label}: tool_name {tool_name!r} is not in the tool list", "decision.question_tool"))
             elif not isinstance(missing, list) or not missing or not all(isinstance(m, str) for m in missing):
-                errors.append(f"{label}: missing_required_parameters must be a non-empty list of parameter names")
+                errors.append(
+                    Problem(
+                        f"{label}: missing_required_parameters must be a non-empty list of parameter names",
+                        "decision.question_parameters",
+                    )
+                )
             else:
                 known = (tools[tool_name].get("parameters") or {}).get("properties") or {}
                 unknown = [m for m in missing if m not in known]
                 twice = sorted({m for m in missing if missing.count(m) > 1})
                 if unknown:
-                    errors.append(f"{label}: {unknown} are not parameters of {tool_name}")
+                    errors.append(Problem(f"{label}: {unknown} are not parameters of {tool_name}", "decision.question_parameters"))
                 if twice:
-                    errors.append(f"{label}: missing_required_parameters lists {twice} more than once")
+                    errors.append(
+                        Problem(
+                            f"{label}: missing_required_parameters lists {twice} more than once",
+                            "decision.question_repeats",
+                        )
+                    )
         elif name == PREPARE_TO_ANSWER:
             answer_type = arguments.get("answer_type")
             if answer_type not in ("tool", "chat"):
-                errors.append(f"{label}: answer_type must be 'tool' or 'chat'")
+                errors.append(Problem(f"{label}: answer_type must be 'tool' or 'chat'", "decision.answer_type"))
             elif set(arguments) != {"answer_type"}:  # the dataset allows nothing else (docs/dataset.md)
                 extra = ", ".join(sorted(str(k) for k in arguments if k != "answer_type"))
-                errors.append(f"{label}: answer_type must be the only argument of the answer (remove {extra})")
+                errors.append(
+                    Problem(
+                        f"{label}: answer_type must be the only argument of the answer (remove {extra})",
+                        "decision.answer_arguments",
+                    )
+                )
             elif answer_type == "tool" and not done_calls:
-                errors.append(f"{label}: answer_type 'tool' needs at least one tool result first")
+                errors.append(Problem(f"{label}: answer_type 'tool' needs at least one tool result first", "decision.answer_type"))
             elif answer_type == "chat" and done_calls:
-                errors.append(f"{label}: tools were called, so answer_type must be 'tool'")
+                errors.append(Problem(f"{label}: tools were called, so answer_type must be 'tool'", "decision.answer_type"))
         elif name not in tools:
-            errors.append(f"unknown tool {name!r} (not in the tool list)")
+            errors.append(Problem(f"unknown tool {name!r} (not in the tool list)", "structure.unknown_tool"))
         else:
             problems = schema_errors(arguments, tools[name].get("parameters"))
             if not problems:
                 scorer_error = scorer_schema_error(arguments, tools[name].get("parameters"))
-                problems = [scorer_error] if scorer_error else []
+                problems = [Problem(scorer_error, "decision.scorer_schema")] if scorer_error else []
             problems += shared_value_errors(arguments)
-            errors += [f"{label}: {e}" for e in problems]
+            errors += [e.prefixed(f"{label}: ") for e in problems]
     # What the task's layer type allows (docs/generation.md: ST, MT, CQ, CC).
     total_calls = len(done_calls) + len(calls)
     if layer_type == "CC" and (calls or asks):
-        errors.append("this task is casual chat: answer directly with prepare_to_answer (answer_type chat)")
+        errors.append(Problem("this task is casual chat: answer directly with prepare_to_answer (answer_type chat)", "decision.task_type"))
     if layer_type == "CC" and answers and (answers[0].get("arguments") or {}).get("answer_type") != "chat":
-        errors.append("this task is casual chat: answer_type must be 'chat'")
+        errors.append(Problem("this task is casual chat: answer_type must be 'chat'", "decision.task_type"))
     if layer_type in ("ST", "MT") and asks:
-        errors.append("this task gives every required value: call the tools instead of asking")
+        errors.append(Problem("this task gives every required value: call the tools instead of asking", "decision.task_type"))
     if layer_type == "ST" and total_calls > 1:
-        errors.append("this task needs exactly one tool call")
+        errors.append(Problem("this task needs exactly one tool call", "decision.task_type"))
     if answers and layer_type == "ST" and len(done_calls) != 1:
-        errors.append("answer only after the single tool call of this task")
+        errors.append(Problem("answer only after the single tool call of this task", "decision.task_type"))
     if answers and layer_type == "MT" and len(done_calls) < 2:
-        errors.append("this task needs several tool calls before the answer")
+        errors.append(Problem("this task needs several tool calls before the answer", "decision.task_type"))
     if answers and layer_type == "CQ" and (not done_asks or not done_calls):
-        errors.append("this task lacks a required value: ask the user, then call the tool, before answering")
+        errors.append(Problem("this task lacks a required value: ask the user, then call the tool, before answering", "decision.task_type"))
     return errors
 
 
@@ -341,9 +361,9 @@ def results_errors(
         may return the same result), a result that pastes the tool's description.
     """
     if not isinstance(results, list):
-        return ["tool output must be a list with one result per call"]
+        return [Problem("tool output must be a list with one result per call", "structure.result_count")]
     if len(results) != len(calls):
-        return [f"expected {len(calls)} results (one per call), got {len(results)}"]
+        return [Problem(f"expected {len(calls)} results (one per call), got {len(results)}", "structure.result_count")]
     errors = []
     seen: dict[str, Mapping[str, Any]] = {}
     for node in earlier:
@@ -351,21 +371,29 @@ def results_errors(
             seen.setdefault(json.dumps(node["observation"], sort_keys=True, ensure_ascii=False, default=str), node)
     for i, (result, call) in enumerate(zip(results, calls)):
         if result is None or result == "" or result == {} or result == []:
-            errors.append(f"result {i} for {call.get('name')} is empty")
+            errors.append(Problem(f"result {i} for {call.get('name')} is empty", "result.empty", index=i))
             continue
         function = (functions or {}).get(str(call.get("name")))
         if function and copies_definition(result, function):
             errors.append(
-                f"result {i} for {call.get('name')} copies the tool's description: write the data "
-                f"{call.get('name')} returns for these arguments"
+                Problem(
+                    f"result {i} for {call.get('name')} copies the tool's description: write the data "
+                    f"{call.get('name')} returns for these arguments",
+                    "result.copies_definition",
+                    index=i,
+                )
             )
             continue
         text = json.dumps(result, sort_keys=True, ensure_ascii=False, default=str)
         other = seen.get(text) if len(text) >= COPIED_RESULT_CHARS else None
         if other is not None and _call_key(other) != _call_key(call):
             errors.append(
-                f"result {i} for {call.get('name')} copies the result of {other.get('name')}: write what "
-                f"{call.get('name')} returns for these arguments"
+                Problem(
+                    f"result {i} for {call.get('name')} copies the result of {other.get('name')}: write what "
+                    f"{call.get('name')} returns for these arguments",
+                    "result.copies_other",
+                    index=i,
+                )
             )
         seen.setdefault(text, call)
     return errors
@@ -396,7 +424,12 @@ def repetition_errors(
     """
     errors: list[str] = []
     if canonical_actions(decision) in set(rejected):
-        errors.append("this is the same decision that was rejected before; change the tool or the arguments")
+        errors.append(
+            Problem(
+                "this is the same decision that was rejected before; change the tool or the arguments",
+                "decision.repeats_rejected",
+            )
+        )
     done = {
         json.dumps([n.get("name"), n.get("arguments") or {}], sort_keys=True, ensure_ascii=False): i
         for i, n in enumerate(nodes)
@@ -409,13 +442,19 @@ def repetition_errors(
         key = json.dumps([action.get("name"), action.get("arguments") or {}], sort_keys=True, ensure_ascii=False)
         if key in done:
             errors.append(
-                f"action {i} ({action.get('name')}): the same call was made already (action {done[key]}) and its "
-                "result is shown; do not call it again: use that result (call another tool, or answer)"
+                Problem(
+                    f"action {i} ({action.get('name')}): the same call was made already (action {done[key]}) and "
+                    "its result is shown; do not call it again: use that result (call another tool, or answer)",
+                    "decision.repeated_call",
+                )
             )
         elif key in in_decision:
             errors.append(
-                f"action {i} ({action.get('name')}): the same call was made already (action {in_decision[key]} of "
-                "this step); make each call once"
+                Problem(
+                    f"action {i} ({action.get('name')}): the same call was made already (action {in_decision[key]} "
+                    "of this step); make each call once",
+                    "decision.repeated_in_step",
+                )
             )
         in_decision.setdefault(key, i)
     return errors
@@ -428,7 +467,8 @@ def context_errors(
     texts: Sequence[str],
     today: Any = None,
     can_ask: bool = False,
-) -> list[str]:
+    profile: str = "small",
+) -> list[Problem]:
     """Argument values of a decision's calls that nobody said (docs/generation.md §2): every scalar
     value must appear in ``texts`` (what the conversation holds so far: the environment string, the
     user's messages and answers, the assistant's words, earlier calls and results) by the matching
@@ -456,7 +496,12 @@ def context_errors(
             schema = properties.get(key) if isinstance(properties, Mapping) else None
             if date_misplaced(key, schema, value):
                 errors.append(
-                    f"action {i} ({name}): {key} = {value} is a date, but {key} is no date; use the value the user gave"
+                    Problem(
+                        f"action {i} ({name}): {key} = {value} is a date, but {key} is no date; use the value the "
+                        "user gave",
+                        "value.date_misplaced",
+                        value=value,
+                    )
                 )
     for i, name, path, value, required in unknown_values(decision, tools=tools, texts=texts, today=today):
         top = path.split(".", 1)[0].split("[", 1)[0]
@@ -466,7 +511,14 @@ def context_errors(
             fix = f"ask the user for {top} with {ASK_USER}"
         else:
             fix = "use the value the user gave"
-        errors.append(f"action {i} ({name}): {path} = {as_text(value)[:60]} appears nowhere in the conversation; {fix}")
+        errors.append(
+            Problem(
+                f"action {i} ({name}): {path} = {as_text(value)[:60]} appears nowhere in the conversation; {fix}",
+                "value.not_in_context",
+                value=value,
+                path=path,
+            )
+        )
     return errors
 
 

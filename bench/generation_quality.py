@@ -38,72 +38,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from wildtoolbench.bench.audit_context import CallContext, as_text, env_date, leaves
+from wildtoolbench.bench.rules import Problem
+from wildtoolbench.bench.rules import voice as voice_rules
 from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 
-_ASSISTANT_EN = (
-    (r"\bthank(s| you) (so much |very much )?for (providing|sharing|the information|your (patience|question|request))", "thanks the user for information, as the assistant does"),  # noqa: E501
-    (r"\bas an ai\b", "speaks as an AI"),
-    (r"\b(please|could you|can you) (please )?provide (me with )?(your|this information|the (following|necessary|required|missing)|more (details|information)|the details)\b", "asks the user to provide information, as the assistant does"),  # noqa: E501
-    (r"\bhow (can|may|could) i (help|assist)\b", "offers help, as the assistant does"),
-    (r"\bi('d| would| will|'ll)? ?be (happy|glad) to (help|assist)\b", "offers help, as the assistant does"),
-    (r"\b(is there )?(anything|something) else i can (help|do|assist)\b", "offers help, as the assistant does"),
-    (r"\bi('m| am) here to help\b", "offers help, as the assistant does"),
-    (r"([^\w\s.])(\s*\1){4,}", "holds a run of stray symbols instead of words"),
-    (r"\bif you need (any )?(further |more |other )?(help|assistance)\b|\bwe('re| are) here to help\b", "offers help, as the assistant does"),  # noqa: E501
-    (r"^\s*(user|assistant)\s*:", "labels itself as a speaker instead of speaking"),
-    (r"\bi('m| am) unable to provide\b|\bi can('|no)?t provide (that|these|this|them)\b", "declines, as the assistant does"),  # noqa: E501
-    (r"\bi (can|will|'ll) help you\b", "offers help, as the assistant does"),
-    (r"\bhere (is|are) (the|your) (information|results?|details)\b", "presents results, as the assistant does"),
-    (r"\bfeel free to (ask|let me know)\b", "offers help, as the assistant does"),
-    (r"\b(let me know )?if you('d| would)? (like|need|want) (any )?(assistance|help|me to)\b|\bi('ll| will) do my best\b", "offers help, as the assistant does"),  # noqa: E501
-    (r"\byou can (use|utili[sz]e|try|call|query)\b", "explains how to do it, as the assistant does"),
-    (r"`[^`]*`", "quotes code or a tool name, as the assistant does"),
-    (r"\byou('d| would)? like to (explore|know|learn|discuss|see|find|try|ask)\b|\bwhat (else )?can i (do|find|get) for you\b", "asks what the user wants, as the assistant does"),  # noqa: E501
-    (r"\b(i apologi[sz]e|my apologies)\b", "apologises, as the assistant does"),
-    (r"\bwould you like (me )?to\b|\bdo you want me to\b", "offers to act, as the assistant does"),
-    (r"\byou can follow these steps\b|\byou would use the following\b|\bhere'?s how you can\b", "explains how to do it, as the assistant does"),  # noqa: E501
-    (r"\bi (do not|don't) have (access|the (ability|capability))\b", "speaks as an AI"),
-    (r"\bi'?m sorry,? but\b", "apologises, as the assistant does"),
-    (r"\byou (might|may) want to\b|\bi('m| am) not able to do that\b", "advises or declines, as the assistant does"),
-    (r"\b(in order )?to (retrieve|get|find|use|access|query|call|check|obtain|search|look up|see)\b[^.?!]{0,60}, you (need|will need|have to|must|should)\b", "explains how to do it, as the assistant does"),  # noqa: E501
-    (r"\bi('m| am) sorry,? but i can('|no)?t\b|\bi can('|no)?t (help|provide|assist) (you|with)\b|\bsure, here (is|are)\b", "answers as the assistant does"),  # noqa: E501
-    (r"\b(provide|give|tell) (me )?(with )?(the |more )?(exact|specific) \w+( \w+)? (that )?you (want|need|would like)\b", "asks the user to provide information, as the assistant does"),  # noqa: E501
-    (r"\bif you need any (additional|further|more|other) (information|details|help|assistance)\b", "offers help, as the assistant does"),  # noqa: E501
-    (r"\bif you have any (other |further |more )?questions\b|\bneed (any )?further assistance\b", "offers help, as the assistant does"),  # noqa: E501
-    (r"\bis there (a|any) specific \w+( or \w+)? (that )?you (want|would like|need)\b", "asks what the user wants, as the assistant does"),  # noqa: E501
-    (r"\[[A-Z][\w ]{0,30}\]", "holds a placeholder in brackets instead of a real value"),
-    (r"\{\s*[A-Za-z_]\w*\s*\}", "holds a placeholder in braces instead of a real value"),
-    (r"\bcurrent (date|time)( and (time|date))? is\b|\btoday'?s date is\b", "copies the environment line instead of asking for something"),  # noqa: E501
-    (r"\byour message must give\b|\b(so|as) the assistant (has|needs|must) to ask|\byour previous message was rejected\b|\bwas refused because\b|\bwrite it again\b|\bwhat you want:|\bleave \w+ out\b|\brepeat the assistant'?s words\b|\bin (a few )?words of your own\b|\b(every value|the values) of the draft\b|\bthe person'?s own (request|words)\b", "repeats the instructions instead of asking for something"),  # noqa: E501
-)  # fmt: skip
-_META_EN = (
-    (r"\b(the|an|this|your) ai( assistant)?\b", "talks about the AI assistant instead of asking for something"),
-    (r"\b(the |these |your |available )(tools|functions)\b", "talks about the tools instead of asking for something"),
-    (r"\bwhat can you do\b", "asks what the assistant can do instead of asking for something"),
-    (r"\btool list\b", "talks about the tools instead of asking for something"),
-)  # fmt: skip
-_ASSISTANT_ZH = (
-    (r"感谢您?提供", "thanks the user for information, as the assistant does"),
-    (r"作为一?个?\s*ai", "speaks as an AI"),
-    (r"请(您)?提供", "asks the user to provide information, as the assistant does"),
-    (r"(我|我们)(可以|能|将)?(为您|帮您|帮助您)", "offers help, as the assistant does"),
-    (r"有什么(可以|能)(帮|为)", "offers help, as the assistant does"),
-    (r"以下是(您的|查询)", "presents results, as the assistant does"),
-    (r"当前(的)?(日期|时间)(和时间)?(是|为)", "copies the environment line instead of asking for something"),
-    (r"重复助手说过的话|用你自己的(几句)?话|草稿里的", "repeats the instructions instead of asking for something"),
-)
-_META_ZH = (
-    (r"ai\s*助手", "talks about the AI assistant instead of asking for something"),
-    (r"(这些|可用的|你的)(工具|函数)", "talks about the tools instead of asking for something"),
-    (r"你能做什么", "asks what the assistant can do instead of asking for something"),
-)
 _PATTERNS = {
-    "en": [(re.compile(p, re.IGNORECASE), why) for p, why in _ASSISTANT_EN],
-    "zh": [(re.compile(p, re.IGNORECASE), why) for p, why in (*_ASSISTANT_ZH, *_ASSISTANT_EN)],
+    "en": [(re.compile(p, re.IGNORECASE), rule) for rule, p in voice_rules.PATTERNS_EN],
+    "zh": [(re.compile(p, re.IGNORECASE), rule) for rule, p in (*voice_rules.PATTERNS_ZH, *voice_rules.PATTERNS_EN)],
 }
 _META = {
-    "en": [(re.compile(p, re.IGNORECASE), why) for p, why in _META_EN],
-    "zh": [(re.compile(p, re.IGNORECASE), why) for p, why in (*_META_ZH, *_META_EN)],
+    "en": [(re.compile(p, re.IGNORECASE), rule) for rule, p in voice_rules.META_EN],
+    "zh": [(re.compile(p, re.IGNORECASE), rule) for rule, p in (*voice_rules.META_ZH, *voice_rules.META_EN)],
 }
 _CONCRETE = re.compile(r"\d|\"[^\"]+\"|'[^'\s][^']*'|“[^”]+”|「[^」]+」|《[^》]+》|(?<=[\w,;:] )[A-Z][a-z][\w.-]*")
 
@@ -139,10 +84,13 @@ def placeholder_problem(value: Any, descriptions: Sequence[str] = ()) -> str:
         return ""
     text = value.strip().strip(".").lower()
     if text in _PLACEHOLDERS or _PLACEHOLDER_SHAPE.search(text):
-        return "is a placeholder, not a real value: choose a real one"
+        return Problem("is a placeholder, not a real value: choose a real one", "value.placeholder")
     whole = {d.strip().rstrip(".") for d in descriptions}
     if (" " in text and len(text) >= 12 and any(text in d for d in descriptions)) or (len(text) >= 4 and text in whole):
-        return "copies the description, not a real value: choose a real one (a real word, city, name or date)"
+        return Problem(
+            "copies the description, not a real value: choose a real one (a real word, city, name or date)",
+            "value.copies_description",
+        )
     return ""
 
 
@@ -167,13 +115,19 @@ def voice_problems(text: str, language: str = "en", *, opening: bool = False, en
     """
     found = []
     patterns = _PATTERNS.get(language, _PATTERNS["en"]) + (_META.get(language, _META["en"]) if opening else [])
-    for pattern, why in patterns:
+    for pattern, rule in patterns:
         match = pattern.search(text or "")
         if match:
-            found.append(f'"{match.group(0)}" {why}')
+            found.append(Problem(f'"{match.group(0)}" {voice_rules.WHY[rule]}', rule, text=match.group(0)))
     stamp = _ENV_TIME.search(env_info or "")
     if stamp and stamp.group(0)[:16] in (text or ""):
-        found.append(f'"{stamp.group(0)}" copies the environment line instead of asking for something')
+        found.append(
+            Problem(
+                f'"{stamp.group(0)}" copies the environment line instead of asking for something',
+                "voice.env_line",
+                text=stamp.group(0),
+            )
+        )
     found += _language_problems(text, language)
     return found
 
@@ -198,7 +152,9 @@ _ENV_TIME = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})?")
 def _language_problems(text: str, language: str) -> list[str]:
     """Chinese in an English session's text, quoted (empty list = none)."""
     chinese = _CHINESE.search(text or "") if language == "en" else None
-    return [f'"{chinese.group(0)}" switches to Chinese in an English session'] if chinese else []
+    if not chinese:
+        return []
+    return [Problem(f'"{chinese.group(0)}" switches to Chinese in an English session', "text.language", text=chinese.group(0))]
 
 
 _TOKEN = re.compile(
@@ -329,36 +285,38 @@ def assistant_problems(
     if not copied and whole and any(whole == _tokens(said) for said in user_texts):
         copied = " ".join(whole)  # a short request given back word for word ("Have a wonderful day!")
     if copied:
-        found.append(f'repeats "{copied}" of the user\'s request instead of answering it')
+        found.append(Problem(f'repeats "{copied}" of the user\'s request instead of answering it', "reply.echo_request"))
     now = set(_tokens(results))
     for reply, facts in replies:
         again = echo_problem(text, [reply], words=8)
         if not again and whole and whole == _tokens(reply):
             again = " ".join(whole)  # a short reply given again word for word ("teamId: 99924")
         if again and set(again.split()) & (set(_tokens(facts)) - now):
-            found.append(f'repeats "{again}" of an earlier reply')
+            found.append(Problem(f'repeats "{again}" of an earlier reply', "reply.echo_earlier"))
             break
     template = _TEMPLATE.search(text or "")
     if template:
-        found.append(f'"{template.group(0)}" is a placeholder in braces instead of a real value')
+        found.append(
+            Problem(f'"{template.group(0)}" is a placeholder in braces instead of a real value', "reply.template_slot")
+        )
     if use_results and _IDENTIFIER.fullmatch((text or "").strip()):
-        found.append("is an identifier, not a sentence: it says nothing in words")
+        found.append(Problem("is an identifier, not a sentence: it says nothing in words", "reply.identifier_only"))
     twice = repeated_sentence(text)
     if twice:
-        found.append(f'repeats its own sentence "{twice}"')
+        found.append(Problem(f'repeats its own sentence "{twice}"', "reply.repeats_sentence"))
     lowered = (text or "").lower()
     for label in dict.fromkeys((*PROMPT_LABELS.get(language, ()), *PROMPT_LABELS["en"])):
         short = label.split(" ", 1)[-1] if " " in label else label  # "the results say:" too
         if label in lowered or re.search(re.escape(short) + r"\s*[:：]", lowered):
-            found.append(f'"{label}" copies a label of its request instead of answering')
+            found.append(Problem(f'"{label}" copies a label of its request instead of answering', "reply.prompt_label"))
     if (text or "").rstrip().endswith((":", "：")):
-        found.append("ends with a colon, before it says anything")
+        found.append(Problem("ends with a colon, before it says anything", "reply.ends_colon"))
     if use_results and now and not any((len(t) >= 3 or _CJK.match(t)) and t in now for t in _tokens(text)):
-        found.append("states nothing of the tool results it answers with")
+        found.append(Problem("states nothing of the tool results it answers with", "reply.no_result_facts"))
     stamp = _ENV_TIME.search(env_info or "")
     said = (results, *user_texts)
     if stamp and stamp.group(0) in (text or "") and not any(stamp.group(0) in t for t in said):
-        found.append(f'"{stamp.group(0)}" copies the environment line')
+        found.append(Problem(f'"{stamp.group(0)}" copies the environment line', "reply.env_line"))
     return found + _language_problems(text, language)
 
 
@@ -380,8 +338,12 @@ def shared_value_errors(arguments: Any) -> list[str]:
         own value (leave out an optional one nobody gave)"``.
     """
     return [
-        f"gives {arguments[keys[0]]!r} to {' and '.join(keys)}: each parameter takes its own value "
-        "(leave out an optional one nobody gave)"
+        Problem(
+            f"gives {arguments[keys[0]]!r} to {' and '.join(keys)}: each parameter takes its own value "
+            "(leave out an optional one nobody gave)",
+            "value.shared",
+            parameters=keys,
+        )
         for keys in shared_value_groups(arguments)
     ]
 

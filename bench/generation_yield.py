@@ -1,5 +1,5 @@
 """The per-stage yield table of a generation run (docs/generation.md §7.1): attempts, accepted and rejected
-outputs of every role, the rejections grouped by reason, and each role's model calls, tokens and seconds.
+outputs of every role, the rejections counted by rule id (docs/generation.md §11), and each role's model calls, tokens and seconds.
 
 Read from the raw transcripts (every role output and every verdict on it) and the captured model
 calls of the sessions; :func:`session_yield` counts one session, :func:`merge_yields` adds sessions
@@ -14,70 +14,22 @@ Pure module: no I/O.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from wildtoolbench.bench.generation import RULE_CHECK
+from wildtoolbench.bench.rules import UNCLASSIFIED
 
-_CODES: tuple[tuple[str, str], ...] = (
-    (r"not valid JSON|malformed output|checker output unreadable", "unreadable output"),
-    (r"unknown tool", "unknown tool"),
-    (r"the same decision that was rejected before", "repeats a rejected decision"),
-    (r"the same call was made already", "repeats a call"),
-    (r"appears nowhere in the conversation", "value not in the conversation"),
-    (r"missing required parameter|is not defined by the tool|expected \w+, got|is not one of|arguments must be", "argument schema"),  # noqa: E501
-    (r"each parameter takes its own value", "one value for two parameters"),
-    (r"depends_on", "bad depends_on"),
-    (r"tool_name|missing_required_parameters|are not parameters of", "bad question"),
-    (r"answer_type", "wrong answer type"),
-    (r"casual chat|needs exactly one tool call|answer only after|several tool calls|lacks a required value|gives every required value|must be the only action|at most \d+ tool calls", "wrong step for the task type"),  # noqa: E501
-    (r"expected \d+ results|one result per call", "result count"),
-    (r"result \d+ for .* is empty", "empty result"),
-    (r"copies the result of", "copies another call's result"),
-    (r"copies the tool's description", "pastes the tool's definition"),
-    (r"of the user's request|of the assistant's reply", "repeats the other speaker"),
-    (r"of an earlier reply", "repeats an earlier reply"),
-    (r"of its instructions", "repeats its instructions"),
-    (r"states nothing of the tool results|ends with a colon|not a sentence", "reply without the results"),
-    (r"copies a label of its request", "copies its request's label"),
-    (r"copies the environment line", "pastes the environment line"),
-    (r"switches to Chinese", "wrong language"),
-    (r"repeats its own sentence", "repeats itself"),
-    (r"more than once", "bad question"),
-    (r"is a date, but", "date for a non-date parameter"),
-    (r"empty (user|assistant) message", "empty message"),
-    (r"placeholder in brackets|placeholder in braces|is a placeholder|copies the description|details .* is empty", "placeholder value"),
-    (r"as the assistant does|speaks as an AI|instead of asking for something", "not the user's voice"),
-    (r"run of stray symbols", "garbled text"),
-    (r"does not state", "request lacks its values"),
-    (r"leave out .*the assistant must ask", "gives the value to ask for"),
-)  # fmt: skip
-_COMPILED = [(re.compile(pattern, re.IGNORECASE), code) for pattern, code in _CODES]
-_QUOTED = re.compile(r'"[^"]*"')
-"""A quoted phrase of the judged text inside a reason: not matched, so a quote never picks the group."""
-
-
-def reason_code(reason: str, source: str = "rules") -> str:
-    """The reason group of one rejection reason, for the yield table (docs/generation.md §7.1).
-
-    Args:
-        reason: one reason as a rule check or the checker model wrote it.
-        source: ``rules`` or ``model``: every reason of the checker model is ``"checker model"``.
-
-    Returns:
-        A short group name, e.g. ``"unknown tool"``, ``"value not in the conversation"``,
-        ``"checker model"``; ``"other"`` for a reason no group matches. Phrases the reason quotes
-        (``"..."``) are not matched. The roles pick the fix they retry with by this group too
-        (``wildtoolbench.nodes.generation.user.retry_hint``, ``wildtoolbench.nodes.generation.agent.agent_retry_hint``).
-    """
-    if source == "model":
-        return "checker unreadable" if "checker output unreadable" in reason else "checker model"
-    unquoted = _QUOTED.sub('""', reason or "")
-    for pattern, code in _COMPILED:
-        if pattern.search(unquoted):
-            return code
-    return "other"
+def entry_rules(entry: Mapping[str, Any]) -> list[str]:
+    """The rule ids of one verdict entry (docs/generation.md §7.1, §11): its ``rules`` field, one id per
+    reason; a verdict written without one (before the catalog) counts each reason as
+    :data:`wildtoolbench.bench.rules.UNCLASSIFIED`, a model's as ``model.rejected``."""
+    rules = entry.get("rules")
+    if isinstance(rules, list) and rules:
+        return [str(r) for r in rules]
+    fallback = "model.rejected" if entry.get("source") == "model" else UNCLASSIFIED
+    reasons = entry.get("reasons")
+    return [fallback] * (len(reasons) if isinstance(reasons, list) and reasons else 1)
 
 
 _FALLBACK_WORDS = {"agent": "written from the results", "user": "sent as the generator's draft"}
@@ -99,13 +51,6 @@ def _row() -> dict[str, Any]:
     }
 
 
-def _reasons(entry: Mapping[str, Any]) -> list[str]:
-    reasons = entry.get("reasons")
-    if isinstance(reasons, list) and reasons:
-        return [str(r) for r in reasons]
-    return [str(entry.get("reason") or "rejected without a reason")]
-
-
 def session_yield(
     transcript: Sequence[Mapping[str, Any]],
     calls: Sequence[Mapping[str, Any]] = (),
@@ -121,14 +66,14 @@ def session_yield(
         judges: the judging roles (``wildtoolbench.nodes.generation.registry.judging_roles()``).
 
     Returns:
-        ``{role: {"attempts", "accepted", "rejected", "unjudged", "fallbacks", "reasons": {group: n},
+        ``{role: {"attempts", "accepted", "rejected", "unjudged", "fallbacks", "reasons": {rule id: n},
         "calls", "input_tokens", "output_tokens", "seconds"}}``; ``fallbacks`` counts the accepted
         outputs the generator wrote itself when every try was rejected (an entry with ``"fallback"``:
         the agent's reply from the results' facts, docs/generation.md §4.3). A producing role's output is rejected when a
         verdict rejects it, accepted when one accepts it or no verdict was due (user and agent text
         is judged only when a rule rejects it), unjudged when the session ended first (a planner
         decision or tool result with no verdict). The checker's verdicts on tool results are the
-        ``tool_checker`` row. Each rejection counts once per reason group it names.
+        ``tool_checker`` row. Each rejection counts once per rule id it names (:func:`entry_rules`).
     """
     judge_names = {*judges, RULE_CHECK}
     table: dict[str, dict[str, Any]] = {}
@@ -148,7 +93,7 @@ def session_yield(
         else:
             row["rejected"] += 1
             source = str(entry.get("source") or "rules")
-            for code in dict.fromkeys(reason_code(r, source) for r in _reasons(entry)):
+            for code in dict.fromkeys(entry_rules(entry)):
                 key = f"{source}: {code}" if source in ("rules", "model") else code
                 row["reasons"][key] = row["reasons"].get(key, 0) + 1
     judged_roles = {"planner", "tool"}
@@ -167,8 +112,7 @@ def session_yield(
             row["accepted"] += 1
         else:
             row["rejected"] += 1
-            source = str(verdict.get("source") or "rules")
-            for code in dict.fromkeys(reason_code(r, source) for r in _reasons(verdict)):
+            for code in dict.fromkeys(entry_rules(verdict)):
                 row["reasons"][code] = row["reasons"].get(code, 0) + 1
     for call in calls:
         row = table.setdefault(str(call.get("role")), _row())

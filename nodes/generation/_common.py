@@ -52,6 +52,16 @@ def role_spec(context: Context, role: str, user_model_index: int = 0) -> str:
     return role_model_spec(context, role, user_model_index)
 
 
+WRITING_ROLES = ("user", "planner", "tool", "agent")
+"""The roles whose models write the session: their models pick the default rule profile."""
+
+
+def rule_profile(context: Context, state: State | None = None) -> str:
+    """The rule profile of the run (``Context.rule_profile`` over the writing roles' specs; docs/generation.md §11.2)."""
+    index = state.user_model_index if state is not None else 0
+    return context.rule_profile([role_spec(context, role, index) for role in WRITING_ROLES])
+
+
 def dumps(value: Any) -> str:
     """Compact JSON for prompts (UTF-8 kept)."""
     return json.dumps(value, ensure_ascii=False)

@@ -10,27 +10,24 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 
 from wildtoolbench.bench.audit_context import as_text
-from wildtoolbench.bench.generation import RULE_CHECK
 from wildtoolbench.bench.generation_checks import extract_json, plain_text, tools_by_name
 from wildtoolbench.bench.generation_quality import assistant_problems, echo_problem, results_text
-from wildtoolbench.bench.generation_yield import reason_code
+from wildtoolbench.bench.rules import Problem, hints
 from wildtoolbench.bench.terms import PSEUDO_TOOLS
 from wildtoolbench.nodes.generation._common import (
     actions_lines,
-    ask_model,
     conversation_lines,
     current_task,
-    entry_id,
     fail,
     labels,
     replace_current,
     replies_with_results,
-    retry_temperature,
+    rule_profile,
     section,
-    text_entry,
     without_line_of,
 )
 from wildtoolbench.nodes.generation.context import Context
+from wildtoolbench.nodes.generation.retry import TextRequest, profile_check, write_text
 from wildtoolbench.nodes.generation.role_schemas import sentences_pattern
 from wildtoolbench.nodes.generation.state import State
 from wildtoolbench.prompts import fragments, render
@@ -161,12 +158,12 @@ def agent_text_problems(text: str, task: dict[str, Any], kind: str = "reply", st
     (:func:`wildtoolbench.bench.generation_quality.assistant_problems`; a question may repeat the request's words);
     five words in a row of one of its own retry fixes (``retry_hints``)."""
     if not text:
-        return ["empty assistant message"]
+        return [Problem("empty assistant message", "structure.empty_text")]
     said = [task.get("user_message") or ""] + [n["user_input"] for n in task.get("nodes", []) if n.get("user_input")]
     reply = kind == "reply"
-    hints = fragments(state.language if state is not None else "en")["retry_hints"]
-    copied = echo_problem(text, [hints[k] for k in dict.fromkeys([*_AGENT_HINTS.values(), "chat_echo"])], words=5)
-    leaked = [f'copies "{copied}" of its instructions instead of answering'] if copied else []
+    texts = fragments(state.language if state is not None else "en")["retry_hints"]
+    copied = echo_problem(text, [texts[k] for k in dict.fromkeys([*AGENT_HINT_KEYS, "chat_echo"])], words=5)
+    leaked = [Problem(f'copies "{copied}" of its instructions instead of answering', "reply.copies_hint")] if copied else []
     return leaked + assistant_problems(
         text,
         user_texts=said if reply else (),
@@ -180,30 +177,20 @@ def agent_text_problems(text: str, task: dict[str, Any], kind: str = "reply", st
     )
 
 
-_AGENT_HINTS = {
-    "repeats the other speaker": "reply_echo",
-    "reply without the results": "reply_echo",
-    "copies its request's label": "reply_echo",
-    "repeats an earlier reply": "reply_again",
-    "repeats itself": "reply_once",
-    "placeholder value": "reply_values",
-    "repeats its instructions": "reply_echo",
-    "pastes the environment line": "env_line",
-    "wrong language": "language",
-}
-"""The fix (a key of the ``retry_hints`` fragment) for each reason group of a rejected question or reply
-(:func:`wildtoolbench.bench.generation_yield.reason_code`); other groups (an empty text) are simply retried."""
+AGENT_HINT_KEYS = ("reply_echo", "reply_again", "reply_once", "reply_values", "env_line", "language")
+"""The fixes (keys of the ``retry_hints`` fragment) the agent's rules name (``wildtoolbench.bench.rules``, each
+rule's ``hints["agent"]``); a text that copies one of them copies its instructions."""
 
 
 def agent_retry_hint(state: State, problems: Sequence[str]) -> str:
     """The short fix a rejected question or reply is written again with (docs/generation.md §4.3): one per
     kind of problem, in the session's language (``""`` for none or an empty text, which is simply retried);
     a chat reply that repeats the user is told to answer the person (``chat_echo``), not to state results."""
-    hints = fragments(state.language)["retry_hints"]
-    kinds = [kind for problem in problems if (kind := _AGENT_HINTS.get(reason_code(problem)))]
+    texts = fragments(state.language)["retry_hints"]
+    kinds = hints(problems, "agent")
     if _answers_chat(state):  # a chat reply has no results to state: its fix speaks to the person
         kinds = ["chat_echo" if k == "reply_echo" else k for k in kinds]
-    return "; ".join(hints[k] for k in dict.fromkeys(kinds))
+    return "; ".join(texts[k] for k in dict.fromkeys(kinds))
 
 
 def _answers_chat(state: State) -> bool:
@@ -232,48 +219,30 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     kind = "question" if state.awaiting == "question" else "reply"
     system, human = agent_request(state)
     task_index = len(state.tasks) - 1
-    calls, entries, text, problems = [], [], "", []
-    for attempt in range(max(1, context.max_retries)):
-        request = human
-        hint = agent_retry_hint(state, problems)
-        if hint:
-            request = f"{human}\n\n{labels(state)['feedback']}: {hint}"
-        if any(reason_code(p) == "pastes the environment line" for p in problems):
-            system = without_line_of(system, state.env_info)
-        raw, record = await ask_model(
-            "agent",
-            state,
-            runtime,
-            system,
-            request,
-            json_schema=agent_schema(state, kind),
-            max_tokens=AGENT_MAX_TOKENS,
-            temperature=retry_temperature(context, attempt),
-            attempt=attempt,
-        )
-        calls.append(record)
-        text = read_agent_text(raw, kind)
-        entries.append(text_entry(state, entries, "agent", task_index, kind, attempt + 1, text))
-        problems = agent_text_problems(text, state.tasks[-1], kind, state)
-        if not problems:
-            break
-        entries.append(
-            {
-                "id": entry_id(state, len(entries)),
-                "role": RULE_CHECK,
-                "task": task_index,
-                "target": entries[-1]["id"],
-                "verdict": "reject",
-                "reason": "; ".join(problems),
-                "reasons": problems,
-                "source": "rules",
-            }
-        )
-    if problems and kind == "reply":
-        fallback = fallback_reply(state)
-        if fallback and not agent_text_problems(fallback, state.tasks[-1], kind, state):
-            text, problems = fallback, []
-            entries.append(text_entry(state, entries, "agent", task_index, kind, len(calls) + 1, text, fallback=True))
+    check = profile_check(
+        lambda text, _details: agent_text_problems(text, state.tasks[-1], kind, state), rule_profile(context, state), "agent"
+    )
+
+    def fallback() -> tuple[str, Any] | None:
+        return (fallback_reply(state), None) if kind == "reply" else None
+
+    request = TextRequest(
+        role="agent",
+        task=task_index,
+        kind=kind,
+        system=system,
+        human=human,
+        feedback_label=labels(state)["feedback"],
+        read=lambda raw: (read_agent_text(raw, kind), None),
+        check=check,
+        hint=lambda problems: agent_retry_hint(state, problems),
+        env_info=state.env_info,
+        json_schema=agent_schema(state, kind),
+        max_tokens=AGENT_MAX_TOKENS,
+        fallback=fallback,
+    )
+    written = await write_text(request, state, runtime, context)
+    text, problems, entries, calls = written.text, written.problems, written.entries, written.calls
     update: dict[str, Any] = {"transcript": entries, "calls": calls}
     if not text:
         return {**update, **fail(f"agent gave no {kind} {context.max_retries} times (task {task_index})")}

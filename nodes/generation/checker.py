@@ -29,6 +29,7 @@ from wildtoolbench.bench.generation_checks import (
     tools_by_name,
     unknown_values,
 )
+from wildtoolbench.bench.rules import Problem, rule_ids, select
 from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 from wildtoolbench.nodes.generation._common import (
     actions_lines,
@@ -40,6 +41,7 @@ from wildtoolbench.nodes.generation._common import (
     labels,
     replace_current,
     role_spec,
+    rule_profile,
     section,
     tools_block,
 )
@@ -125,13 +127,16 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context if runtime is not None and runtime.context is not None else Context()
     task = current_task(state)
     kind = pending["kind"]
+    profile = rule_profile(context, state)
+    reasons: list[Problem]
     if pending.get("error"):
-        reasons = [pending["error"]]
+        reasons = [Problem(pending["error"], "structure.unreadable")]
     elif kind == "decision":
-        reasons = decision_rule_errors(state, pending["decision"])
+        reasons = select(decision_rule_errors(state, pending["decision"], profile), profile, "planner")
     else:
         earlier = [n for t in state.tasks for n in t.get("nodes", []) if n.get("observation") is not None]
-        reasons = results_errors(pending["results"], pending_calls(task), earlier, tools_by_name(state.tools))
+        found = results_errors(pending["results"], pending_calls(task), earlier, tools_by_name(state.tools))
+        reasons = select(found, profile, "tool")
     source, calls = "rules", []
     judges = context.checker_model_judges(role_spec(context, "checker"))
     if not reasons and not state.model_vetoed and judges and _model_judges(pending):
@@ -143,9 +148,9 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         source = "model"
         verdict, error = CheckerVerdict.parse(text)
         if verdict is None:
-            reasons = [f"checker output unreadable ({error})"]
+            reasons = [Problem(f"checker output unreadable ({error})", "model.unreadable")]
         elif verdict.verdict == "reject":
-            reasons = [verdict.reason or "rejected without a reason"]
+            reasons = [Problem(verdict.reason or "rejected without a reason", "model.rejected")]
     accepted = not reasons
     reason = "; ".join(reasons)
     entry = {
@@ -156,7 +161,8 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "checked": kind,
         "verdict": "accept" if accepted else "reject",
         "reason": reason,
-        "reasons": reasons,
+        "reasons": [str(r) for r in reasons],
+        "rules": rule_ids(reasons),
         "source": source,
     }
     update: dict[str, Any] = {"transcript": [entry], "calls": calls, "checked": kind, "pending": None}
@@ -205,7 +211,7 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return update
 
 
-def decision_rule_errors(state: State, decision: dict[str, Any]) -> list[str]:
+def decision_rule_errors(state: State, decision: dict[str, Any], profile: str = "small") -> list[Problem]:
     """Every rule problem of a planner ``decision`` for the session's current task (docs/generation.md §2):
     ``wildtoolbench.bench.generation_checks.decision_errors`` (tools, schema, the layer type), then
     ``repetition_errors`` (a call made already, a decision rejected at this step before) and
@@ -220,6 +226,7 @@ def decision_rule_errors(state: State, decision: dict[str, Any]) -> list[str]:
         texts=conversation_texts(state),
         today=env_date(state.env_info),
         can_ask=task["layer_type"] == "CQ",
+        profile=profile,
     )
     return errors
 

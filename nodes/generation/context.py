@@ -78,6 +78,12 @@ class Context:
     vague_answer_rate: float | None = setting(
         0.25, "WTB_VAGUE_RATE", "Share of tasks whose first user answer to a question is vague.", float
     )
+    rules: str | None = setting(
+        "",
+        "WTB_GEN_RULES",
+        "Rule profile (docs/generation.md §11.2): small, standard or off; empty = small when every role that writes "
+        "runs the bundled local model, else standard.",
+    )
 
     def __post_init__(self) -> None:
         resolve_settings(self)
@@ -85,6 +91,20 @@ class Context:
         self.base_urls = {role: str(url) for role, url in (self.base_urls or {}).items() if url}
         # on a server, the caller's role models and base URLs must be the deployment's (docs/settings.md §8)
         check_generation_context(self.models, self.base_url, self.base_urls)
+
+    def rule_profile(self, specs: Sequence[str]) -> str:
+        """The rule profile in force (docs/generation.md §11.2): ``rules`` when set, else ``small`` when every
+        one of ``specs`` (the writing roles' model specs; ``""`` = no model) is the bundled local model, else
+        ``standard``.
+
+        Raises:
+            ValueError: ``rules`` is no known profile."""
+        if self.rules:
+            if self.rules not in ("small", "standard", "off"):
+                raise ValueError(f"unknown rule profile {self.rules!r}: use small, standard or off")
+            return self.rules
+        local = all(not spec or spec.split(":", 1)[0] == DEFAULT_MODEL for spec in specs)
+        return "small" if local else "standard"
 
     def role_model(self, role: str, default: str = DEFAULT_MODEL) -> str:
         """The model spec text of ``role``: ``models[role]``, else ``$WTB_<ROLE>_MODEL``, else ``default``

@@ -9,7 +9,6 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from wildtoolbench.bench.generation_checks import extract_json
-from wildtoolbench.bench.generation_yield import reason_code
 from wildtoolbench.nodes.generation._common import ask_model, dumps, entry_id, labels, section, session_results
 from wildtoolbench.nodes.generation.checker import pending_calls
 from wildtoolbench.nodes.generation.context import Context
@@ -33,11 +32,11 @@ def signature(spec: Any) -> str:
 
 
 def retry_codes(state: State) -> set[str]:
-    """Reason groups (:func:`wildtoolbench.bench.generation_yield.reason_code`) of the rejection this tool request
+    """Rule ids (``wildtoolbench.bench.rules``) of the rejection this tool request
     retries: the reasons of the last checker verdict when it rejected results and ``state.feedback``
     still holds it; the empty set on a first try (docs/generation.md §2, §7.1).
 
-    The roles pick their retry fix by these groups, never by words of the joined feedback text.
+    The roles pick their retry fix by these ids, never by words of the joined feedback text.
     """
     if not state.feedback:
         return set()
@@ -46,8 +45,7 @@ def retry_codes(state: State) -> set[str]:
             continue
         if entry.get("checked") != "results" or entry.get("verdict") != "reject":
             return set()
-        source = str(entry.get("source") or "rules")
-        return {reason_code(str(reason), source) for reason in entry.get("reasons") or []}
+        return {str(rule) for rule in entry.get("rules") or []}
     return set()
 
 
@@ -60,13 +58,13 @@ def tool_request(state: State, calls: list[dict[str, Any]]) -> tuple[str, str]:
     specs = [t.get("function", t) for t in state.tools if t.get("function", t).get("name") in used]
     codes = retry_codes(state)
     shown: Any = dumps(specs)
-    if "pastes the tool's definition" in codes:
+    if "result.copies_definition" in codes:
         # A retry after a pasted definition sees each tool as a signature line: no description, and no
         # object with "name" and "parameters" to copy (docs/generation.md §2).
         shown = [signature(spec) for spec in specs]
     system = render("tool.md", state.language, env_info=state.env_info)
     # A retry after a copied result does not see the result it pasted (docs/generation.md §2).
-    earlier = [] if "copies another call's result" in codes else session_results(state, used)
+    earlier = [] if "result.copies_other" in codes else session_results(state, used)
     parts = [
         section(names["tools"], shown, names["none"]),
         section(names["earlier_results"], earlier, names["none"]),

@@ -34,7 +34,7 @@ from wildtoolbench.bench.generation_values import (
     planned_value,
     request_phrase,
 )
-from wildtoolbench.bench.generation_yield import reason_code
+from wildtoolbench.bench.rules import Problem, hints
 from wildtoolbench.bench.terms import ASK_USER
 from wildtoolbench.nodes.generation._common import (
     ask_model,
@@ -46,6 +46,7 @@ from wildtoolbench.nodes.generation._common import (
     entry_id,
     fail,
     labels,
+    rule_profile,
     replace_current,
     retry_temperature,
     role_has_grammar,
@@ -54,6 +55,7 @@ from wildtoolbench.nodes.generation._common import (
     without_line_of,
 )
 from wildtoolbench.nodes.generation.context import Context
+from wildtoolbench.nodes.generation.retry import TextRequest, profile_check, rule_verdict, write_text
 from wildtoolbench.nodes.generation.role_schemas import grammar_safe_schema, message_pattern, stated
 from wildtoolbench.nodes.generation.state import State
 from wildtoolbench.prompts import fragments, render
@@ -443,7 +445,11 @@ def mend_object(
         if isinstance(leaf, str):
             why = "is empty" if not leaf.strip() else placeholder_problem(leaf, descriptions)
         if why:
-            reasons.append(f"{path} is empty" if not leaf.strip() else f"{path} = {as_text(leaf)[:40]} {why}")
+            reasons.append(
+                Problem(f"{path} is empty", "value.empty")
+                if not leaf.strip()
+                else why.prefixed(f"{path} = {as_text(leaf)[:40]} ")
+            )
             stand_in = fallback_value(str(key), sub, rng=rng, language=language)
             out[key] = leaf if stand_in is None else stand_in
         else:
@@ -511,14 +517,14 @@ async def choose_values(
         value = chosen.get(name)
         why = ""
         if value is None or (isinstance(value, str) and not value.strip()):
-            why = f"{name} is empty"
+            why = Problem(f"{name} is empty", "value.empty")
         elif isinstance(value, dict):
             value, mended = mend_object(value, schema, descriptions, rng=rng, language=state.language, where=name)
             problems.extend(mended)  # the object stands, with a stand-in for each placeholder inside it
         else:
             why = next(
                 (
-                    f"{name} = {as_text(v)[:40]} {p}"
+                    p.prefixed(f"{name} = {as_text(v)[:40]} ")
                     for v in ([value] if not isinstance(value, list) else value)
                     for p in [placeholder_problem(v, descriptions)]
                     if p
@@ -530,18 +536,7 @@ async def choose_values(
             value = fallback_value(name, schema, rng=rng, language=state.language)
         filled[name] = value
     if problems:
-        entries.append(
-            {
-                "id": entry_id(state, 1),
-                "role": RULE_CHECK,
-                "task": layer,
-                "target": entry["id"],
-                "verdict": "reject",
-                "reason": "; ".join(problems) + " (a stand-in value is used)",
-                "reasons": problems,
-                "source": "rules",
-            }
-        )
+        entries.append(rule_verdict(state, entries, layer, entry["id"], problems, " (a stand-in value is used)"))
     out = [{n: (filled.get(n) if v is None else v) for n, v in plan.items()} for plan in plans]
     return out, entries, [record]
 
@@ -560,27 +555,13 @@ def read_message(raw: str) -> tuple[str, Any]:
     return plain_text(raw), None
 
 
-_USER_HINTS = {
-    "empty message": "empty",
-    "request lacks its values": "values",
-    "gives the value to ask for": "missing",
-    "placeholder value": "placeholder",
-    "repeats the other speaker": "echo",
-    "pastes the environment line": "env_line",
-    "wrong language": "language",
-}
-"""The fix (a key of the ``retry_hints`` fragment) for each reason group of a rejected user message
-(:func:`wildtoolbench.bench.generation_yield.reason_code`); every other group is told to keep the user's voice."""
-
-
 def retry_hint(state: State, problems: Sequence[str]) -> str:
     """What the retry of a rejected message is told (docs/generation.md §4.3): one short instruction per kind
     of problem (the voice, unstated values, an empty message, a placeholder, the value to leave out), in
     the session's language. The exact reasons stay in the transcript: a small model copies whatever text it
     is shown, so the retry gets the fix, not the quoted phrase."""
-    hints = fragments(state.language)["retry_hints"]
-    kinds = [_USER_HINTS.get(reason_code(problem), "voice") for problem in problems]
-    return "; ".join(hints[k] for k in dict.fromkeys(kinds))
+    texts = fragments(state.language)["retry_hints"]
+    return "; ".join(texts[k] for k in dict.fromkeys(hints(problems, "user", "voice")))
 
 
 def message_problems(
@@ -603,16 +584,22 @@ def message_problems(
     (:func:`wildtoolbench.bench.generation_quality.echo_problem`); the date and time of ``env_info`` (else the
     state's environment line)."""
     if not text:
-        return ["empty user message (or one too long and cut off): write one or two short sentences"]
+        return [
+            Problem("empty user message (or one too long and cut off): write one or two short sentences", "structure.empty_text")
+        ]
     env_line = env_info or state.env_info
-    problems = [f"the message {why}" for why in voice_problems(text, state.language, opening=True, env_info=env_line)]
+    problems = [why.prefixed("the message ") for why in voice_problems(text, state.language, opening=True, env_info=env_line)]
     copied = echo_problem(text, assistant)
     if copied:
-        problems.append(f'the message repeats "{copied}" of the assistant\'s reply')
+        problems.append(Problem(f'the message repeats "{copied}" of the assistant\'s reply', "voice.echo"))
     hint = echo_problem(text, fragments(state.language)["retry_hints"].values(), words=4)
     if hint:  # a retry's fix copied into the message ("Do not repeat the assistant's words: ...")
         problems.append(
-            f'the message copies "{hint}" of its instructions: it repeats the instructions instead of asking for something'
+            Problem(
+                f'the message copies "{hint}" of its instructions: it repeats the instructions instead of asking '
+                "for something",
+                "voice.copies_hint",
+            )
         )
     if details is not None:
         context = CallContext([*earlier, text])
@@ -621,15 +608,19 @@ def message_problems(
         for path, value in leaves(details):
             placeholder = placeholder_problem(value, descriptions)
             if isinstance(value, str) and not value.strip():
-                problems.append(f"details {path} is empty: give a concrete value")
+                problems.append(Problem(f"details {path} is empty: give a concrete value", "value.empty"))
             elif placeholder:
-                problems.append(f"details {path} = {as_text(value)[:60]} {placeholder}")
+                problems.append(placeholder.prefixed(f"details {path} = {as_text(value)[:60]} "))
             elif not context.knows(value):
                 unstated.append(dumps(value.strip() if isinstance(value, str) else value))
         if unstated:
-            problems.append(f"the message does not state {', '.join(unstated)}: write it so that it names them")
+            problems.append(
+                Problem(
+                    f"the message does not state {', '.join(unstated)}: write it so that it names them", "value.unstated"
+                )
+            )
         if missing and isinstance(details, dict) and details.get(missing) not in (None, ""):
-            problems.append(f"leave out {missing}: the assistant must ask for it")
+            problems.append(Problem(f"leave out {missing}: the assistant must ask for it", "value.gives_missing"))
     return problems
 
 
@@ -712,90 +703,52 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         human = f"{goal}\n\n{cue}" if opening else f"{conversation}\n{goal}\n\n{cue}"
 
     earlier = conversation_texts(state) if kind == "next" else []
-    assistant = assistant_replies(state)
-    calls, entries, text, problems = list(value_calls), list(value_entries), "", []
-    check = partial(
-        message_problems,
-        state,
-        kind=kind,
-        missing=missing,
-        earlier=earlier,
-        functions=functions,
-        assistant=assistant,
-        env_info=env_info,
-    )
-    for attempt in range(max(1, context.max_retries)):
-        request = human
-        if problems:
-            request = f"{human}\n\n{names['user_feedback']}: {retry_hint(state, problems)}"
-        if any(reason_code(p) == "pastes the environment line" for p in problems):
-            system = without_line_of(system, env_info)
-        raw, record = await ask_model(
-            "user",
+    check = profile_check(
+        partial(
+            message_problems,
             state,
-            runtime,
-            system,
-            request,
-            json_schema=schema,
-            max_tokens=USER_MAX_TOKENS,
-            temperature=retry_temperature(context, attempt),
-            attempt=attempt,
-        )
-        calls.append(record)
-        text, details = read_message(raw)
-        entries.append(
-            text_entry(
-                state, entries, "user", layer, kind, attempt + 1, text, details=details, vague=vague, strategy=strategy
-            )
-        )
-        problems = check(text, details)
-        if not problems:
-            break
-        entries.append(
-            {
-                "id": entry_id(state, len(entries)),
-                "role": RULE_CHECK,
-                "task": layer,
-                "target": entries[-1]["id"],
-                "verdict": "reject",
-                "reason": "; ".join(problems),
-                "reasons": problems,
-                "source": "rules",
-            }
-        )
-    fallback: tuple[str, Any] | None = None
-    if problems and kind in ("open", "next") and functions:
-        fallback = draft_message(state, functions, planned, implicit, missing)
-    elif problems and kind == "answer" and not vague and any(v is not None for v in asked.values()):
-        fallback = answer_draft(state, asks[-1], asked), asked  # "The team ID is 99924."
-    if fallback is not None:
-        draft, draft_details = fallback
-        if draft and not check(draft, draft_details):
-            text, details, problems = draft, draft_details, []
-            tries = len(calls) - len(value_calls)
-            entries.append(
-                text_entry(
-                    state,
-                    entries,
-                    "user",
-                    layer,
-                    kind,
-                    tries + 1,
-                    text,
-                    details=details,
-                    vague=vague,
-                    strategy=strategy,
-                    fallback=True,
-                )
-            )
-    update.update(transcript=entries, calls=calls)
+            kind=kind,
+            missing=missing,
+            earlier=earlier,
+            functions=functions,
+            assistant=assistant_replies(state),
+            env_info=env_info,
+        ),
+        rule_profile(context, state),
+        "user",
+    )
+
+    def fallback() -> tuple[str, Any] | None:
+        if kind in ("open", "next") and functions:
+            return draft_message(state, functions, planned, implicit, missing)
+        if kind == "answer" and not vague and any(v is not None for v in asked.values()):
+            return answer_draft(state, asks[-1], asked), asked  # "The team ID is 99924."
+        return None
+
+    request = TextRequest(
+        role="user",
+        task=layer,
+        kind=kind,
+        system=system,
+        human=human,
+        feedback_label=names["user_feedback"],
+        read=read_message,
+        check=check,
+        hint=partial(retry_hint, state),
+        env_info=env_info,
+        json_schema=schema,
+        max_tokens=USER_MAX_TOKENS,
+        extra=lambda details: {"details": details, "vague": vague, "strategy": strategy},
+        fallback=fallback,
+        entries=list(value_entries),
+    )
+    written = await write_text(request, state, runtime, context)
+    text, details, problems = written.text, written.details, written.problems
+    update.update(transcript=written.entries, calls=[*value_calls, *written.calls])
     if problems:
         return {
             **update,
-            **fail(
-                f"user message rejected {len(calls) - len(value_calls)} times (task {layer}, {kind}): "
-                + "; ".join(problems)
-            ),
+            **fail(f"user message rejected {written.tries} times (task {layer}, {kind}): " + "; ".join(problems)),
         }
     given = details if isinstance(details, dict) else {}
     if kind == "answer":

@@ -404,15 +404,14 @@ def test_a_lone_full_width_mark_is_no_chinese():
 
 def test_a_reply_that_says_one_sentence_twice_is_written_again():
     from wildtoolbench.bench.generation_quality import assistant_problems, repeated_sentence
-    from wildtoolbench.bench.generation_yield import reason_code
-    from wildtoolbench.nodes.generation.agent import _AGENT_HINTS
+    from wildtoolbench.bench.rules import hints
 
     results = '{"datasetId": 18406}'
     twice = "The dataset ID is 18406. The dataset ID is 18406."
     assert repeated_sentence(twice) == "The dataset ID is 18406"
     (problem,) = assistant_problems(twice, results=results, use_results=True)
     assert problem == 'repeats its own sentence "The dataset ID is 18406"'
-    assert reason_code(problem) == "repeats itself" and _AGENT_HINTS["repeats itself"] == "reply_once"
+    assert problem.rule == "reply.repeats_sentence" and hints([problem], "agent") == ["reply_once"]
     # Case and punctuation aside; a short line ("Yes.") said twice and different sentences are fine.
     assert repeated_sentence("the dataset ID is 18406!\nThe dataset id is 18406?") == "the dataset ID is 18406"
     assert repeated_sentence("Yes. Yes. The dataset ID is 18406.") == ""
@@ -436,13 +435,12 @@ def test_template_slots_identifier_replies_and_a_pasted_clock_are_caught():
     """Measured on the seeded run (issue 25): "{teamId}" in a question and its answer, a reply
     "ahmed_khan_age_25_30_25_34", a request ending "getMethod: 2024-01-19 12:02:00 Friday"."""
     from wildtoolbench.bench.generation_quality import assistant_problems
-    from wildtoolbench.bench.generation_yield import reason_code
-    from wildtoolbench.nodes.generation.agent import _AGENT_HINTS
+    from wildtoolbench.bench.rules import hints
 
     question = "What is the roster of the team with the ID: {teamId}?"
     (problem,) = assistant_problems(question)
     assert problem == '"{teamId}" is a placeholder in braces instead of a real value'
-    assert reason_code(problem) == "placeholder value" and _AGENT_HINTS["placeholder value"] == "reply_values"
+    assert problem.rule == "reply.template_slot" and hints([problem], "agent") == ["reply_values"]
     assert voice_problems("The team ID is {teamId}.") == [
         '"{teamId}" holds a placeholder in braces instead of a real value'
     ]
@@ -450,13 +448,13 @@ def test_template_slots_identifier_replies_and_a_pasted_clock_are_caught():
     results = '{"age": 25, "ageRange": "25-34"}'
     (flat,) = assistant_problems("ahmed_khan_age_25_30_25_34", results=results, use_results=True)
     assert flat == "is an identifier, not a sentence: it says nothing in words"
-    assert reason_code(flat) == "reply without the results"
+    assert flat.rule == "reply.identifier_only" and hints([flat], "agent") == ["reply_echo"]
     assert assistant_problems("His age is about 25, in the range 25-34.", results=results, use_results=True) == []
     env = "2024-01-19 12:02:00 Friday"
     pasted = "The definition of the word 'algorithm'. getMethod: 2024-01-19 12:02:00 Friday."
     (clock,) = voice_problems(pasted, env_info=env)
     assert clock == '"2024-01-19 12:02:00" copies the environment line instead of asking for something'
-    assert reason_code(clock) == "pastes the environment line"
+    assert clock.rule == "voice.env_line" and hints([clock], "user") == ["env_line"]
     assert voice_problems("Book a table for 2024-01-19, please.", env_info=env) == []  # a date is said, not the clock
 
 
@@ -464,12 +462,11 @@ def test_one_text_value_for_two_parameters_is_refused():
     """Measured (issue 25): searchProducts(query="apple", upc="apple"), getWordDefinition(word=..., partOfSpeech=...)."""
     from wildtoolbench.bench.generation_checks import decision_errors
     from wildtoolbench.bench.generation_quality import shared_value_errors
-    from wildtoolbench.bench.generation_yield import reason_code
 
     assert shared_value_errors({"query": "apple", "upc": "Apple"}) == [
         "gives 'apple' to query and upc: each parameter takes its own value (leave out an optional one nobody gave)"
     ]
-    assert reason_code(shared_value_errors({"a": "xyz", "b": "xyz"})[0]) == "one value for two parameters"
+    assert shared_value_errors({"a": "xyz", "b": "xyz"})[0].rule == "value.shared"
     # Dates, numbers and short codes may repeat (a one-day range); distinct values are fine.
     assert shared_value_errors({"start": "2024-05-03", "end": "2024-05-03", "n": "10", "m": "10"}) == []
     assert shared_value_errors({"from": "en", "to": "en"}) == [] and shared_value_errors({"a": "x1", "b": "y"}) == []

@@ -43,7 +43,7 @@ def scripted_context(path: Path, **overrides) -> Context:
     spec = f"scripted:{path}"
     models = dict.fromkeys(("user", "planner", "tool", "agent", "checker"), spec)
     models.update(overrides.pop("models", {}))
-    return Context(models=models, **{"vague_answer_rate": 0.0, **overrides})
+    return Context(models=models, **{"vague_answer_rate": 0.0, "rules": "small", **overrides})
 
 
 def plan_for(tool_lists, path, *, seed=11, language="en"):
@@ -539,9 +539,10 @@ def test_manifest_has_the_yield_table_and_the_quality_check(tool_lists_en, tmp_p
     assert (summary.succeeded, summary.failed) == (2, 0)
     manifest = json.loads((out / "manifest.json").read_text())
     table = manifest["yield"]
-    assert table["user"]["attempts"] == 3 and table["user"]["reasons"] == {"not the user's voice": 1}
-    assert table["planner"]["attempts"] == 5 and table["planner"]["reasons"] == {"unknown tool": 1}
-    assert table["checker"]["reasons"] == {"rules: unknown tool": 1}
+    assert table["user"]["attempts"] == 3
+    assert table["user"]["reasons"] == {"voice.thanks": 1, "voice.meta_tools": 1}
+    assert table["planner"]["attempts"] == 5 and table["planner"]["reasons"] == {"structure.unknown_tool": 1}
+    assert table["checker"]["reasons"] == {"rules: structure.unknown_tool": 1}
     assert table == summary.yields
     assert manifest["quality"] == summary.quality
     # the scripted messages state every value, in the user's voice
@@ -600,7 +601,7 @@ def test_a_reply_rejected_every_time_is_written_from_the_results(tool_lists_en, 
     assert task["nodes"][-1]["observation"] == replies[-1]["content"]
     row = session_yield(raw, outcome.state["calls"])["agent"]
     assert (row["attempts"], row["accepted"], row["rejected"], row["fallbacks"], row["calls"]) == (4, 1, 3, 1, 3)
-    assert row["reasons"] == {"repeats the other speaker": 3}
+    assert row["reasons"] == {"reply.echo_request": 3}
     assert yield_lines({"agent": row})[-1].strip() == "1 accepted written from the results (fallback)"
 
 

@@ -61,10 +61,10 @@ def _state(**fields) -> State:
     return State(**{**base, **fields})
 
 
-def _results_rejected(*reasons: str) -> dict:
-    """The transcript entry of a checker verdict that rejected tool results for ``reasons``."""
+def _results_rejected(*reasons: str, rules: tuple[str, ...] = ()) -> dict:
+    """The transcript entry of a checker verdict that rejected tool results for ``reasons`` (rule ids ``rules``)."""
     return {"role": "checker", "checked": "results", "verdict": "reject", "source": "rules",
-            "reasons": list(reasons), "reason": "; ".join(reasons)}  # fmt: skip
+            "reasons": list(reasons), "rules": list(rules), "reason": "; ".join(reasons)}  # fmt: skip
 
 
 def _matches(pattern: str, text: str) -> bool:
@@ -250,12 +250,14 @@ def test_the_bundled_model_checks_by_the_rules_alone_unless_asked_to_judge(monke
 def test_a_retry_gets_the_fix_not_the_quoted_phrase():
     from wildtoolbench.nodes.generation.user import retry_hint
 
+    from wildtoolbench.bench.rules import Problem
+
     hint = retry_hint(
         _state(),
         [
-            'the message "How can I help" offers help, as the assistant does',
-            'the message does not state "Paris": write it so that it names them',
-            'the message "an AI" talks about the AI assistant instead of asking for something',
+            Problem('the message "How can I help" offers help, as the assistant does', "voice.offers_help"),
+            Problem('the message does not state "Paris": write it so that it names them', "value.unstated"),
+            Problem('the message "an AI" talks about the AI assistant instead of asking', "voice.meta_assistant"),
         ],
     )
     assert hint == (
@@ -266,51 +268,45 @@ def test_a_retry_gets_the_fix_not_the_quoted_phrase():
 
 
 def test_each_problem_of_a_user_message_is_retried_with_its_own_fix():
-    """The fix a retry gets is picked by the same reason group as the yield table counts
-    (wildtoolbench.bench.generation_yield.reason_code); a phrase the reason quotes never picks it."""
-    from wildtoolbench.bench.generation_yield import reason_code
+    """The fix a retry gets is picked by the rule id the problem carries, the same id the yield table
+    counts (wildtoolbench.bench.rules); the reason's words never pick it."""
+    from wildtoolbench.bench.rules import Problem, rule_of
     from wildtoolbench.nodes.generation.user import message_problems, retry_hint
 
     hints = fragments("en")["retry_hints"]
     cases = [
-        ("Check the weather in [City Name].", None, "", "placeholder value", "placeholder"),
-        (
-            "The current date is 2024-05-03, the weather in Paris?",
-            {"city": "Paris"},
-            "",
-            "pastes the environment line",
-            "env_line",
-        ),
-        ("Weather in Paris for 3 days?", {"city": "Paris", "days": 3}, "days", "gives the value to ask for", "missing"),
-        ("What is the weather like?", {"city": "Paris"}, "", "request lacks its values", "values"),
-        ("What is the weather like in Paris?", {"city": "Paris", "unit": " "}, "", "placeholder value", "placeholder"),
-        ("", None, "", "empty message", "empty"),
+        ("Check the weather in [City Name].", None, "", "voice.placeholder_brackets", "placeholder"),
+        ("The current date is 2024-05-03, the weather in Paris?", {"city": "Paris"}, "", "voice.env_line", "env_line"),
+        ("Weather in Paris for 3 days?", {"city": "Paris", "days": 3}, "days", "value.gives_missing", "missing"),
+        ("What is the weather like?", {"city": "Paris"}, "", "value.unstated", "values"),
+        ("What is the weather like in Paris?", {"city": "Paris", "unit": " "}, "", "value.empty", "placeholder"),
+        ("", None, "", "structure.empty_text", "empty"),
     ]
     for text, details, missing, code, hint in cases:
         problems = message_problems(_state(), text, details, kind="open", missing=missing, functions=[WEATHER])
         assert len(problems) == 1, (text, problems)
         if code is not None:
-            assert reason_code(problems[0]) == code, problems
+            assert rule_of(problems[0]) == code, problems
         assert retry_hint(_state(), problems) == hints[hint], (text, problems)
-    assert reason_code('the message "how can I help" offers help, as the assistant does') == "not the user's voice"
-    assert reason_code('the message repeats "an unknown tool is empty" of the assistant\'s reply') == (
-        "repeats the other speaker"
-    )
-    assert retry_hint(_state(), ["something no group knows"]) == hints["voice"]
+    # the words do not matter: a reason naming "placeholder" under the echo rule gets the echo fix
+    assert retry_hint(_state(), [Problem("a placeholder, the environment line", "voice.echo")]) == hints["echo"]
+    assert retry_hint(_state(), [Problem("how can I help", "voice.offers_help")]) == hints["voice"]
+    assert retry_hint(_state(), ["a plain reason without a rule"]) == hints["voice"]
 
 
 def test_each_problem_of_a_reply_is_retried_with_its_own_fix():
-    from wildtoolbench.nodes.generation.agent import agent_retry_hint
+    from wildtoolbench.bench.generation_quality import assistant_problems
+    from wildtoolbench.nodes.generation.agent import agent_retry_hint, agent_text_problems
 
     hints = fragments("en")["retry_hints"]
-    assert agent_retry_hint(_state(), ["states nothing of the tool results it answers with"]) == hints["reply_echo"]
-    assert (
-        agent_retry_hint(_state(), ['repeats "a b c d e f g h" of the user\'s request instead of answering it'])
-        == (hints["reply_echo"])
-    )
-    both = ['"2024-05-03 10:12" copies the environment line', '"天气" switches to Chinese in an English session']
+    flat = assistant_problems("Nothing.", results='{"temp": 21}', use_results=True)
+    assert agent_retry_hint(_state(), flat) == hints["reply_echo"]
+    echo = assistant_problems("a b c d e f g h", user_texts=["so a b c d e f g h"])
+    assert agent_retry_hint(_state(), echo) == hints["reply_echo"]
+    both = assistant_problems("At 2024-05-03 10:12:00 天气.", env_info="2024-05-03 10:12:00 Friday")
+    assert [p.rule for p in both] == ["reply.env_line", "text.language"]
     assert agent_retry_hint(_state(), both) == f"{hints['env_line']}; {hints['language']}"
-    assert agent_retry_hint(_state(), ["empty assistant message"]) == ""
+    assert agent_retry_hint(_state(), agent_text_problems("", {})) == ""
 
 
 def test_once_the_focus_tool_was_called_a_clarification_task_can_only_answer():
@@ -440,9 +436,9 @@ def test_the_retry_of_a_copied_result_does_not_see_the_result_it_pasted():
     call = [{"name": "getWeather", "arguments": {"city": "Oslo"}, "step": 1}]
     assert '{"temp": 21}' in tool_request(_state(tasks=tasks), call)[1]
     reason = "result 0 for getWeather copies the result of getWeather: write what ..."
-    retry = _state(tasks=tasks, feedback=reason, transcript=[_results_rejected(reason)])
-    assert '{"temp": 21}' not in tool_request(retry, call)[1]
-    # The fix is chosen by the reason's group, not by words the feedback quotes.
+    rejected = _results_rejected(reason, rules=("result.copies_other",))
+    assert '{"temp": 21}' not in tool_request(_state(tasks=tasks, feedback=reason, transcript=[rejected]), call)[1]
+    # The fix is chosen by the rule id, not by words the feedback quotes.
     quoted = 'result 0 for getWeather holds "copies the result of" as a value'
     assert (
         '{"temp": 21}'
@@ -530,7 +526,8 @@ def test_the_retry_of_a_pasted_definition_sees_signature_lines():
     _, first = tool_request(_state(), [call])
     assert DICTIONARY["description"] in first and '"name": "defineWord"' in first
     feedback = "result 0 for defineWord copies the tool's description: write the data defineWord returns"
-    _, retry = tool_request(_state(feedback=feedback, transcript=[_results_rejected(feedback)]), [call])
+    rejected = _results_rejected(feedback, rules=("result.copies_definition",))
+    _, retry = tool_request(_state(feedback=feedback, transcript=[rejected]), [call])
     assert "defineWord(word: string)" in retry
     assert DICTIONARY["description"] not in retry and '"name"' not in retry and '"parameters"' not in retry
 
@@ -597,8 +594,7 @@ def test_a_message_that_copies_its_retry_instructions_is_refused():
 
 
 def test_a_reply_that_copies_its_retry_fix_is_written_again():
-    from wildtoolbench.bench.generation_yield import reason_code
-    from wildtoolbench.nodes.generation.agent import _AGENT_HINTS, agent_text_problems
+    from wildtoolbench.nodes.generation.agent import agent_retry_hint, agent_text_problems
     from wildtoolbench.prompts import fragments
 
     synonyms = {"name": "getWordSynonyms", "arguments": {"word": "dog"}, "step": 0,
@@ -608,18 +604,20 @@ def test_a_reply_that_copies_its_retry_fix_is_written_again():
     fix = fragments("en")["retry_hints"]["reply_once"]
     (problem,) = agent_text_problems(f"Hound and pup; {fix}.", task, state=_state(tasks=[task]))
     assert problem == 'copies "say each fact once in" of its instructions instead of answering'  # first 5 words
-    assert _AGENT_HINTS[reason_code(problem)] == "reply_echo"
+    assert problem.rule == "reply.copies_hint"
+    assert agent_retry_hint(_state(tasks=[task]), [problem]) == fragments("en")["retry_hints"]["reply_echo"]
     assert agent_text_problems("Its synonyms are hound and pup.", task, state=_state(tasks=[task])) == []
 
 
 def test_a_chat_reply_that_repeats_the_user_is_told_to_answer_the_person():
     """Measured (issue 25): "thankss that was really helpful" came back three times under the fix
     "state the facts of the results ...", which a chat task has none of."""
+    from wildtoolbench.bench.generation_quality import assistant_problems
     from wildtoolbench.nodes.generation.agent import agent_retry_hint
     from wildtoolbench.prompts import fragments
 
     hints = fragments("en")["retry_hints"]
-    problem = 'repeats "thankss that was really helpful" of the user\'s request instead of answering it'
+    (problem,) = assistant_problems("thankss that was really helpful", user_texts=["thankss that was really helpful"])
     chat = {"layer_type": "CC", "user_message": "thankss that was really helpful",
             "nodes": [{"name": "prepare_to_answer", "arguments": {"answer_type": "chat"}, "step": 0}]}  # fmt: skip
     assert agent_retry_hint(_state(tasks=[chat]), [problem]) == hints["chat_echo"]
