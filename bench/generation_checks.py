@@ -20,11 +20,14 @@ from wildtoolbench.bench.generation_quality import (
     COPIED_RESULT_CHARS,
     copies_definition,
     date_misplaced,
+    described,
     schema_offers,
     shared_value_errors,
     shared_value_groups,
 )
 from wildtoolbench.bench.rules import Problem
+from wildtoolbench.bench.rules.derived import DerivedContext
+from wildtoolbench.bench.rules.values import standard_value_rule
 from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 
 # Most real calls one planner decision (one step) may carry; keeps gold DAGs small enough to enumerate.
@@ -503,7 +506,8 @@ def context_errors(
                         value=value,
                     )
                 )
-    for i, name, path, value, required in unknown_values(decision, tools=tools, texts=texts, today=today):
+    found = unknown_values(decision, tools=tools, texts=texts, today=today, profile=profile)
+    for i, name, path, value, required, rule in found:
         top = path.split(".", 1)[0].split("[", 1)[0]
         if not required:
             fix = f"leave out the optional parameter {top} or use a value the user gave"
@@ -511,36 +515,52 @@ def context_errors(
             fix = f"ask the user for {top} with {ASK_USER}"
         else:
             fix = "use the value the user gave"
-        errors.append(
-            Problem(
-                f"action {i} ({name}): {path} = {as_text(value)[:60]} appears nowhere in the conversation; {fix}",
-                "value.not_in_context",
-                value=value,
-                path=path,
-            )
-        )
+        what = {
+            "value.not_in_context": "appears nowhere in the conversation",
+            "value.placeholder": "is a placeholder, not a value from the conversation",
+            "value.invented": "is an id, code, number or date that nothing in the conversation says or implies",
+        }[rule]
+        errors.append(Problem(f"action {i} ({name}): {path} = {as_text(value)[:60]} {what}; {fix}", rule, value=value, path=path))
     return errors
 
 
 def unknown_values(
-    decision: Mapping[str, Any], *, tools: Mapping[str, Mapping[str, Any]], texts: Sequence[str], today: Any = None
-) -> list[tuple[int, str, str, Any, bool]]:
-    """The argument values of a decision's calls that nobody said (the rule of :func:`context_errors`).
+    decision: Mapping[str, Any],
+    *,
+    tools: Mapping[str, Mapping[str, Any]],
+    texts: Sequence[str],
+    today: Any = None,
+    profile: str = "small",
+) -> list[tuple[int, str, str, Any, bool, str]]:
+    """The argument values of a decision's calls that break the value rule of ``profile`` (the rule of
+    :func:`context_errors`; docs/generation.md §11.2): under ``small`` every value nobody said
+    (``value.not_in_context``), under ``standard`` a placeholder or an id, code, number or date that the
+    conversation neither says nor derives (``wildtoolbench.bench.rules.values``), under ``off`` none.
 
     Returns:
-        ``(action index, tool name, path, value, required)`` per unknown scalar value; ``required``
+        ``(action index, tool name, path, value, required, rule id)`` per such scalar value; ``required``
         says whether its top-level parameter is a required one.
     """
-    out: list[tuple[int, str, str, Any, bool]] = []
+    out: list[tuple[int, str, str, Any, bool, str]] = []
+    if profile not in ("small", "standard"):
+        return out
     for i, action in enumerate(decision.get("actions") or []):
         name = action.get("name") if isinstance(action, Mapping) else None
         if name in PSEUDO_TOOLS or name not in tools or not isinstance(action.get("arguments"), dict):
             continue
         parameters = tools[name].get("parameters") or {}
         required = set(parameters.get("required") or []) if isinstance(parameters, Mapping) else set()
-        context = CallContext(texts, today=today, allowed=schema_offers(parameters))
+        if profile == "standard":
+            context: CallContext = DerivedContext(texts, today=today, allowed=schema_offers(parameters))
+            descriptions = described([tools[name]])
+        else:
+            context = CallContext(texts, today=today, allowed=schema_offers(parameters))
         for path, value in leaves(action["arguments"]):
-            if (isinstance(value, str) and not value.strip()) or not context.knows(value):
-                top = path.split(".", 1)[0].split("[", 1)[0]
-                out.append((i, str(name), path, value, top in required))
+            top = path.split(".", 1)[0].split("[", 1)[0]
+            if profile == "standard":
+                rule = standard_value_rule(value, context.knows(value), descriptions)
+                if rule:
+                    out.append((i, str(name), path, value, top in required, rule))
+            elif (isinstance(value, str) and not value.strip()) or not context.knows(value):
+                out.append((i, str(name), path, value, top in required, "value.not_in_context"))
     return out

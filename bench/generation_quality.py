@@ -95,7 +95,7 @@ def placeholder_problem(value: Any, descriptions: Sequence[str] = ()) -> str:
 
 
 QUALITY_CHECKS = ("voice", "values", "concrete", "calls", "assistant")
-"""The checks of :func:`session_quality`, in report order."""
+"""The checks of the quality check (``wildtoolbench.bench.rules.session.session_quality``), in report order."""
 
 
 def voice_problems(text: str, language: str = "en", *, opening: bool = False, env_info: str = "") -> list[str]:
@@ -440,18 +440,6 @@ def copies_definition(result: Any, function: Mapping[str, Any]) -> bool:
     )
 
 
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-
-
-def _function(tools: Any, name: str) -> Mapping[str, Any]:
-    for tool in tools if isinstance(tools, list) else []:
-        function = tool.get("function", tool) if isinstance(tool, Mapping) else {}
-        if isinstance(function, Mapping) and function.get("name") == name:
-            return function
-    return {}
-
-
 _OFFERED = re.compile(
     r"['\"“‘]([^'\"”’]{1,40})['\"”’]"
     r"|(?:default(?: value)?(?: is|:)?|e\.g\.,?|such as|for example,?|like)\s+([\w.+-]{1,30}(?:(?:,? or|,? and|,|/) ?[\w.+-]{1,30}){0,8})",
@@ -506,134 +494,3 @@ def schema_offers(parameters: Any) -> list[Any]:
         for item in parameters:
             out += schema_offers(item)
     return out
-
-
-def _node_texts(node: Mapping[str, Any]) -> list[str]:
-    action = node.get("action") if isinstance(node.get("action"), Mapping) else {}
-    texts = [as_text(action.get("arguments") or {})]
-    if node.get("observation") is not None:
-        texts.append(as_text(node["observation"]))
-    if isinstance(node.get("user_input"), str):
-        texts.append(node["user_input"])
-    return texts
-
-
-def session_quality(session: Mapping[str, Any], language: str = "en") -> dict[str, Any]:
-    """The quality check of one generated session (module doc; docs/generation.md §10).
-
-    Args:
-        session: a session in the dataset schema (``english_tasks``, ``english_answer_list``,
-            ``english_env_info``, ``english_tools``).
-        language: the language of its text, ``en`` or ``zh``.
-
-    Returns:
-        ``{"ok": bool, "voice": [...], "values": [...], "concrete": [...], "calls": [...],
-        "assistant": [...]}``: each list holds one reason per problem, naming the task (``"task 0
-        user message: ..."``, ``"task 1 getWeather: city = 'Oslo' ..."``); ``ok`` when all are empty.
-    """
-    messages = [m if isinstance(m, str) else "" for m in session.get("english_tasks") or []]
-    answer_lists = session.get("english_answer_list") or []
-    tools = session.get("english_tools")
-    env = session.get("english_env_info") if isinstance(session.get("english_env_info"), str) else ""
-    today = env_date(env)
-    report: dict[str, list[str]] = {name: [] for name in QUALITY_CHECKS}
-    history = [env]
-    earlier_replies: list[tuple[str, str]] = []  # each final reply with its task's results
-    results: dict[str, str] = {}  # an observation's text -> the call that returned it first
-    for task, nodes in enumerate(answer_lists):
-        nodes = [n for n in nodes if isinstance(n, Mapping)] if isinstance(nodes, list) else []
-        message = messages[task] if task < len(messages) else ""
-        history.append(message)
-        for why in voice_problems(message, language, opening=True, env_info=env):
-            report["voice"].append(f"task {task} user message: {why}")
-        copied = echo_problem(message, [reply for reply, _ in earlier_replies])
-        if copied:
-            report["voice"].append(f'task {task} user message: repeats "{copied}" of the assistant\'s reply')
-        task_values: list[Any] = []
-        seen = list(history)
-        user_texts = [message]
-        calls_made: dict[str, int] = {}
-        for index, node in enumerate(nodes):
-            action = node.get("action") if isinstance(node.get("action"), Mapping) else {}
-            name = action.get("name")
-            observation = node.get("observation")
-            if name == ASK_USER and isinstance(node.get("user_input"), str):
-                for why in voice_problems(node["user_input"], language, env_info=env):
-                    report["voice"].append(f"task {task} user answer {index}: {why}")
-            if name in (ASK_USER, PREPARE_TO_ANSWER) and isinstance(observation, str):
-                reply = name == PREPARE_TO_ANSWER
-                facts = results_text(nodes[:index])
-                for why in assistant_problems(
-                    observation,
-                    user_texts=user_texts if reply else (),
-                    replies=earlier_replies if reply else (),
-                    results=facts,
-                    use_results=reply and (action.get("arguments") or {}).get("answer_type") == "tool",
-                    env_info=env,
-                    language=language,
-                ):
-                    report["assistant"].append(f"task {task} {'reply' if reply else 'question'} {index}: {why}")
-                if reply:
-                    earlier_replies.append((observation, facts))
-            if name == ASK_USER and isinstance(node.get("user_input"), str):
-                user_texts.append(node["user_input"])
-            if isinstance(name, str) and name not in PSEUDO_TOOLS:
-                function = _function(tools, name)
-                parameters = function.get("parameters") if isinstance(function.get("parameters"), Mapping) else {}
-                properties = parameters.get("properties") if isinstance(parameters.get("properties"), Mapping) else {}
-                context = CallContext(seen, today=today, allowed=schema_offers(parameters))
-                for path, value in leaves(action.get("arguments") or {}):
-                    task_values.append(value)
-                    if isinstance(value, str) and not value.strip():
-                        report["values"].append(f"task {task} {name}: {path} is an empty string")
-                    elif not context.knows(value):
-                        report["values"].append(
-                            f"task {task} {name}: {path} = {as_text(value)[:60]} appears nowhere in the "
-                            "conversation before the call"
-                        )
-                    elif date_misplaced(*leaf_schema(properties, path), value):
-                        leaf = leaf_schema(properties, path)[0]
-                        report["values"].append(
-                            f"task {task} {name}: {path} = {value} is a date, but {leaf} is no date"
-                        )
-                for why in shared_value_errors(action.get("arguments") or {}):
-                    report["values"].append(f"task {task} {name}: {why}")
-                key = _canonical([name, action.get("arguments") or {}])
-                if key in calls_made:
-                    report["calls"].append(
-                        f"task {task} {name}: node {index} repeats the call of node {calls_made[key]}"
-                    )
-                calls_made.setdefault(key, index)
-                if observation is not None and copies_definition(observation, function):
-                    report["calls"].append(f"task {task} {name}: node {index}'s result copies the tool's description")
-                elif observation is not None:
-                    text = _canonical(observation)
-                    first = results.get(text) if len(text) >= COPIED_RESULT_CHARS else None
-                    if first is not None and first != key:
-                        report["calls"].append(
-                            f"task {task} {name}: node {index}'s result copies the result of an earlier, different call"
-                        )
-                    results.setdefault(text, key)
-            seen.extend(_node_texts(node))
-        calls = [n for n in nodes if (n.get("action") or {}).get("name") not in PSEUDO_TOOLS]
-        if calls and task_values and not is_concrete(message, task_values):
-            # A task whose calls take no values (getRandomJoke()) has nothing to name.
-            asked = any((n.get("action") or {}).get("name") == ASK_USER for n in nodes)
-            if not asked:
-                report["concrete"].append(f"task {task} user message names no concrete value: {message[:80]!r}")
-        history.extend(text for node in nodes for text in _node_texts(node))
-    return {"ok": not any(report.values()), **report}
-
-
-def quality_summary(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Totals of :func:`session_quality` results over a run (docs/generation.md §10).
-
-    Returns:
-        ``{"sessions": n, "passing": n_ok, "voice": n, "values": n, "concrete": n}``: each check's
-        number is the sessions with at least one problem of that kind.
-    """
-    return {
-        "sessions": len(results),
-        "passing": sum(1 for r in results if r.get("ok")),
-        **{name: sum(1 for r in results if r.get(name)) for name in QUALITY_CHECKS},
-    }

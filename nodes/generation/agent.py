@@ -13,6 +13,7 @@ from wildtoolbench.bench.audit_context import as_text
 from wildtoolbench.bench.generation_checks import extract_json, plain_text, tools_by_name
 from wildtoolbench.bench.generation_quality import assistant_problems, echo_problem, results_text
 from wildtoolbench.bench.rules import Problem, hints
+from wildtoolbench.bench.rules.broken import broken_text
 from wildtoolbench.bench.terms import PSEUDO_TOOLS
 from wildtoolbench.nodes.generation._common import (
     actions_lines,
@@ -164,6 +165,7 @@ def agent_text_problems(text: str, task: dict[str, Any], kind: str = "reply", st
     texts = fragments(state.language if state is not None else "en")["retry_hints"]
     copied = echo_problem(text, [texts[k] for k in dict.fromkeys([*AGENT_HINT_KEYS, "chat_echo"])], words=5)
     leaked = [Problem(f'copies "{copied}" of its instructions instead of answering', "reply.copies_hint")] if copied else []
+    names = [n for t in (state.tools if state is not None else []) for n in _parameter_names(t)]
     return leaked + assistant_problems(
         text,
         user_texts=said if reply else (),
@@ -174,7 +176,13 @@ def agent_text_problems(text: str, task: dict[str, Any], kind: str = "reply", st
         and task["nodes"][-1].get("arguments", {}).get("answer_type") == "tool",
         env_info=state.env_info if state is not None else "",
         language=state.language if state is not None else "en",
-    )
+    ) + broken_text(text, names)
+
+
+def _parameter_names(tool: dict[str, Any]) -> list[str]:
+    function = tool.get("function", tool) if isinstance(tool, dict) else {}
+    properties = (function.get("parameters") or {}).get("properties") if isinstance(function, dict) else None
+    return list(properties) if isinstance(properties, dict) else []
 
 
 AGENT_HINT_KEYS = ("reply_echo", "reply_again", "reply_once", "reply_values", "env_line", "language")

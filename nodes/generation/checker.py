@@ -196,8 +196,9 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             tools=tools_by_name(state.tools),
             texts=conversation_texts(state),
             today=env_date(state.env_info),
+            profile=rule_profile(context, state),
         )
-        bans = [[name, path.split(".", 1)[0].split("[", 1)[0]] for _i, name, path, _v, _r in unknown]
+        bans = [[name, path.split(".", 1)[0].split("[", 1)[0]] for _i, name, path, _v, _r, _rule in unknown]
         bans += shared_value_bans(pending["decision"], tools_by_name(state.tools))
         update["banned"] = [*state.banned, *(b for b in bans if b not in state.banned)]
         feedback = f"you proposed {shown}; {reason}"

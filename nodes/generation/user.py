@@ -35,6 +35,7 @@ from wildtoolbench.bench.generation_values import (
     request_phrase,
 )
 from wildtoolbench.bench.rules import Problem, hints
+from wildtoolbench.bench.rules.broken import broken_text
 from wildtoolbench.bench.terms import ASK_USER
 from wildtoolbench.nodes.generation._common import (
     ask_model,
@@ -621,7 +622,8 @@ def message_problems(
             )
         if missing and isinstance(details, dict) and details.get(missing) not in (None, ""):
             problems.append(Problem(f"leave out {missing}: the assistant must ask for it", "value.gives_missing"))
-    return problems
+    names = [n for f in functions for n in ((f.get("parameters") or {}).get("properties") or {})]
+    return problems + [why.prefixed("the message ") for why in broken_text(text, names)]
 
 
 async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:

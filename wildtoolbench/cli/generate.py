@@ -57,6 +57,30 @@ class AuditPolicy(str, Enum):
     off = "off"
 
 
+class RuleProfile(str, Enum):
+    """``--rules`` values: the rule profile of generation and of ``wtb audit --rules`` (docs/generation.md §11.2)."""
+
+    small = "small"
+    standard = "standard"
+    off = "off"
+
+
+class QualityPolicy(str, Enum):
+    """``--quality`` values: what happens to a session that fails the quality check (docs/generation.md §10)."""
+
+    drop = "drop"
+    flag = "flag"
+
+
+def _list_rules(value: bool) -> None:
+    if value:
+        from wildtoolbench.bench.rules import catalog_lines
+
+        for line in catalog_lines():
+            typer.echo(line)
+        raise typer.Exit(0)
+
+
 def _hidden(flag: str, role: str, what: str) -> typer.models.OptionInfo:
     return typer.Option(None, flag, hidden=True, help=f"Same as {what} {role}=VALUE (kept for old command lines).")
 
@@ -175,6 +199,27 @@ def generate_command(
         "sessions with an error finding or that repeat an official session and flags the rest; flag only "
         "lists them; off skips the audit. Findings go to audit.jsonl, coverage and summary to manifest.json.",
     ),
+    rules: RuleProfile | None = typer.Option(
+        None,
+        "--rules",
+        case_sensitive=False,
+        help="Rule profile (docs/generation.md §11.2): small (every rule, for the bundled small model), standard "
+        "(the rules that catch defects of any model) or off (the Checker model alone). Default: small when every "
+        "writing role runs the bundled local model, else standard; recorded in manifest.json.",
+    ),
+    quality: QualityPolicy = typer.Option(
+        QualityPolicy.drop,
+        "--quality",
+        help="A session that fails the quality check (docs/generation.md §10): drop (default) leaves it out of "
+        "sessions.jsonl, with its reasons in quality_dropped.jsonl; flag keeps it, marked in manifest.json.",
+    ),
+    list_rules: bool = typer.Option(
+        False,
+        "--list-rules",
+        is_eager=True,
+        callback=_list_rules,
+        help="Print the rule catalog (id, family, profiles, what it rejects) and exit.",
+    ),
     audit_reference: Path | None = typer.Option(
         None,
         "--audit-reference",
@@ -241,6 +286,8 @@ def generate_command(
         pull=pull,
         audit=audit.value,
         audit_reference=audit_reference,
+        rules=rules.value if rules is not None else None,
+        quality=quality.value,
     )
     with exit_on_error():
         generate(options)

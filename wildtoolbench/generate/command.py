@@ -92,6 +92,8 @@ class GenerateOptions:
     pull: bool = False
     audit: str = "drop"
     audit_reference: Path | None = None
+    rules: str | None = None
+    quality: str = "drop"
 
 
 @dataclass
@@ -192,6 +194,7 @@ def build_context(options: GenerateOptions) -> Context:
         max_attempts=options.max_attempts,
         backoff=options.backoff,
         rps=options.rps,
+        rules=options.rules,
     )
 
 
@@ -362,6 +365,7 @@ def run_generation(run: PreparedGeneration) -> Any:
                 on_done=on_done,
                 graph=run.graph,
                 overwrite=options.overwrite,
+                quality_policy=options.quality,
             )
         )
 
@@ -403,7 +407,8 @@ def summary_lines(summary: Any) -> list[tuple[str, bool]]:
                 f"quality check: {q['passing']} of {q['sessions']} session(s) pass (problems: user voice in "
                 f"{q['voice']}, values not in the conversation in {q['values']}, no concrete request in "
                 f"{q['concrete']}, repeated or copied calls in {q.get('calls', 0)}, assistant repeating the "
-                f"request in {q.get('assistant', 0)}; per session in manifest.json)",
+                f"request in {q.get('assistant', 0)}; per session in manifest.json)"
+                + (f"; {q['dropped']} dropped (--quality flag keeps them)" if q.get("dropped") else ""),
                 False,
             )
         )

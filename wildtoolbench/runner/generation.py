@@ -20,9 +20,10 @@ Output layout under ``out_dir``::
     sessions.jsonl                       all successful sessions, ids wild_tool_bench_<line>
     replay.jsonl                         their oracle replay candidates (candidates.jsonl format)
     failures.jsonl                       {"key", "plan", "reason", "dir"} per failed session
+    quality_dropped.jsonl                {"key", "reasons", "session"} per session the quality check dropped
     manifest.json                        settings, counts, the per-role yield table
                                          (``wildtoolbench.bench.generation_yield``), the quality check of every
-                                         session (``wildtoolbench.bench.generation_quality``), id <-> key of every session
+                                         session (``wildtoolbench.bench.rules.session``), id <-> key of every session
 """
 
 from __future__ import annotations
@@ -46,9 +47,11 @@ from wildtoolbench.bench.generation import (
     session_problems,
     streamline,
 )
-from wildtoolbench.bench.generation_quality import quality_summary, session_quality
+from wildtoolbench.bench.generation_quality import QUALITY_CHECKS
+from wildtoolbench.bench.rules.session import quality_summary, session_quality
 from wildtoolbench.bench.generation_yield import merge_yields, session_yield
 from wildtoolbench.common.files import write_json_atomic, write_jsonl_atomic
+from wildtoolbench.nodes.generation._common import rule_profile
 from wildtoolbench.nodes.generation.context import Context
 from wildtoolbench.nodes.generation.registry import judging_roles, model_defaults, model_roles, role_model_spec
 from wildtoolbench.tracing import (
@@ -257,6 +260,8 @@ def write_session_files(out_dir: Path, outcome: GenerationOutcome) -> Path:
 
 
 OUTCOME_FILE = "outcome.json"
+QUALITY_DROPPED_FILE = "quality_dropped.jsonl"
+"""The sessions the quality check dropped (``--quality drop``), ``{"key", "reasons", "session"}`` per line."""
 
 
 def _tools_digest(plan: SessionPlan) -> str:
@@ -359,7 +364,8 @@ class GenerationSummary:
     yields: dict[str, Any] = field(default_factory=dict)
     """The run's yield table per role (``wildtoolbench.bench.generation_yield``; docs/generation.md §7.1)."""
     quality: dict[str, Any] = field(default_factory=dict)
-    """The quality check's totals over the successful sessions (``wildtoolbench.bench.generation_quality.quality_summary``)."""
+    """The quality check's totals over the successful sessions (``wildtoolbench.bench.rules.session.quality_summary``),
+    with the ``policy`` (``drop``/``flag``) and the number of sessions ``dropped`` for failing it."""
     tokens: int = 0
     """Input plus output tokens of every model request of the run."""
     seconds: float = 0.0
@@ -377,6 +383,7 @@ async def run_batch(
     on_done: Callable[[GenerationOutcome], None] | None = None,
     overwrite: bool = False,
     invoke: Callable[[SessionPlan, Context], Awaitable[GenerationOutcome]] | None = None,
+    quality_policy: str = "flag",
 ) -> GenerationSummary:
     """Generate every planned session and write the outputs (layout in the module docstring; docs/generation.md).
 
@@ -431,7 +438,8 @@ async def run_batch(
         return outcome
 
     outcomes = await asyncio.gather(*(one(plan) for plan in plans))
-    sessions, replays, failures, index, qualities = [], [], [], [], []
+    sessions, replays, failures, index, qualities, dropped = [], [], [], [], [], []
+    profile = rule_profile(context)
     for outcome in outcomes:
         folder = out / "sessions" / outcome.plan.key
         entry = {"key": outcome.plan.key, "dir": str(folder.relative_to(out)), **outcome.plan.summary()}
@@ -447,23 +455,31 @@ async def run_batch(
             )
             index.append({**entry, "id": None, "status": "failed", "seconds": outcome.seconds})
             continue
+        quality = session_quality(outcome.session, outcome.plan.language, profile)
+        qualities.append(quality)
+        if quality_policy == "drop" and not quality["ok"]:  # docs/generation.md §10: not kept, with its reasons
+            reasons = [r for name in QUALITY_CHECKS for r in quality[name]]
+            dropped.append({"key": outcome.plan.key, "reasons": reasons, "session": outcome.session})
+            index.append({**entry, "id": None, "status": "dropped", "reason": "quality: " + "; ".join(reasons[:3]),
+                          "seconds": outcome.seconds, "quality": quality})  # fmt: skip
+            continue
         session = {**outcome.session, "id": f"wild_tool_bench_{len(sessions)}"}
         replay = oracle_candidate(session)
         write_json_atomic(folder / "session.json", session)
         write_json_atomic(folder / "replay.json", replay)
         sessions.append(session)
         replays.append(replay)
-        quality = session_quality(session, outcome.plan.language)
-        qualities.append(quality)
         index.append({**entry, "id": session["id"], "status": "done", "seconds": outcome.seconds, "quality": quality})
     write_jsonl_atomic(out / "sessions.jsonl", sessions)
     write_jsonl_atomic(out / "replay.jsonl", replays)
     write_jsonl_atomic(out / "failures.jsonl", failures)
+    write_jsonl_atomic(out / QUALITY_DROPPED_FILE, dropped)
     # every role's resolved model and base URL, plus the project version; no credentials in base URLs
     context_record = redact(
         {
             **context.resolved(model_defaults()),
             "checker_model_judges": context.checker_model_judges(role_model_spec(context, "checker")),
+            "rule_profile": profile,
             "project_version": project_version(),
         }
     )
@@ -473,7 +489,7 @@ async def run_batch(
         for key in ("requests", "attempts", "failed_requests", "input_tokens", "output_tokens")
     }
     yields = merge_yields(o.yields for o in outcomes)
-    quality = quality_summary(qualities)
+    quality = {**quality_summary(qualities), "policy": quality_policy, "dropped": len(dropped)}
     seconds = round(sum(o.seconds for o in outcomes), 3)
     write_json_atomic(
         out / "manifest.json",

@@ -13,10 +13,9 @@ from wildtoolbench.bench.generation_quality import (
     echo_problem,
     is_concrete,
     placeholder_problem,
-    quality_summary,
-    session_quality,
     voice_problems,
 )
+from wildtoolbench.bench.rules.session import quality_summary, session_quality
 
 WORDS = {
     "type": "function",
@@ -68,7 +67,7 @@ def _session(message: str, word: str, *, reply: str = "It means a round fruit.",
 def test_a_real_user_session_passes():
     session = _session("What does the word 'apple' mean? I keep seeing it in my recipe book.", "apple")
     assert session_quality(session) == {
-        "ok": True, "voice": [], "values": [], "concrete": [], "calls": [], "assistant": []
+        "ok": True, "voice": [], "values": [], "concrete": [], "calls": [], "assistant": [], "rules": []
     }  # fmt: skip
 
 
@@ -98,7 +97,13 @@ def test_the_bad_session_of_issue_25_fails_every_check():
         "task 0 user message names no concrete value: 'What can the AI assistant do with all of these tools?'"
     ]
     summary = quality_summary([result, session_quality(_session("Define 'apple' for me, please.", "apple"))])
-    assert summary == {"sessions": 2, "passing": 1, "voice": 1, "values": 1, "concrete": 1, "calls": 0, "assistant": 0}
+    assert summary == {
+        "sessions": 2, "passing": 1, "voice": 1, "values": 1, "concrete": 1, "calls": 0, "assistant": 0,
+        "rules": {"voice.meta_assistant": 1, "voice.meta_tools": 1, "voice.thanks": 1, "voice.asks_to_provide": 1,
+                  "value.not_in_context": 1, "value.concrete": 1},
+    }  # fmt: skip
+    assert result["rules"] == ["voice.meta_assistant", "voice.meta_tools", "value.not_in_context", "value.concrete",
+                               "voice.thanks", "voice.asks_to_provide", "voice.meta_tools"]  # fmt: skip
 
 
 def test_values_may_come_from_answers_results_and_the_schema():

@@ -547,9 +547,11 @@ def test_manifest_has_the_yield_table_and_the_quality_check(tool_lists_en, tmp_p
     assert manifest["quality"] == summary.quality
     # the scripted messages state every value, in the user's voice
     assert manifest["quality"] == {
-        "sessions": 2, "passing": 2, "voice": 0, "values": 0, "concrete": 0, "calls": 0, "assistant": 0
+        "sessions": 2, "passing": 2, "voice": 0, "values": 0, "concrete": 0, "calls": 0, "assistant": 0,
+        "rules": {}, "policy": "flag", "dropped": 0,
     }  # fmt: skip
-    clean = {"ok": True, "voice": [], "values": [], "concrete": [], "calls": [], "assistant": []}
+    assert manifest["context"]["rule_profile"] == "small"
+    clean = {"ok": True, "voice": [], "values": [], "concrete": [], "calls": [], "assistant": [], "rules": []}
     assert [s["quality"] for s in manifest["sessions"]] == [clean] * 2
     assert all((out / "transcripts" / f"{p.key}.jsonl").is_file() for p in plans)
     # a resumed run reads each session's yield from outcome.json
