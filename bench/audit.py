@@ -20,9 +20,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from wildtoolbench.bench.audit_context import CallContext, as_text, env_date, has_cjk, leaves, normalise
+from wildtoolbench.bench.audit_context import as_text, env_date, has_cjk, leaves, normalise
 from wildtoolbench.bench.audit_duplicates import NEAR_DUPLICATE_THRESHOLD, duplicate_pairs, tool_names
 from wildtoolbench.bench.audit_schema import json_equal, schema_problems, tool_parameters
+from wildtoolbench.bench.rules.derived import DerivedContext
 from wildtoolbench.bench.schema import DatasetIssue, fields_for
 from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 
@@ -246,8 +247,9 @@ def context_findings(session: Mapping[str, Any], language: str = "en") -> list[F
     the model has seen before that call (docs/audit.md §5.1): the environment string, the user
     messages of this and the earlier tasks, everything of the earlier tasks' gold (calls,
     observations, questions, the user's replies, answers), the same of the nodes this call depends on
-    in its own task, and the called tool's spec. A value that :meth:`wildtoolbench.bench.audit_context.CallContext.knows`
-    does not find is a finding.
+    in its own task, and the called tool's spec. A value that
+    :meth:`wildtoolbench.bench.rules.derived.DerivedContext.knows` neither finds nor derives (docs/audit.md §5.2,
+    §5.3) is a finding.
     """
     side = fields_for(language)
     session_id = session.get("id") if isinstance(session.get("id"), str) else None
@@ -267,7 +269,7 @@ def context_findings(session: Mapping[str, Any], language: str = "en") -> list[F
             own = [text for i in _ancestors(answer_list, index) for text in _seen_texts(answer_list[i], with_call=True)]
             function = _function(tools, name)
             spec = [json.dumps(function, ensure_ascii=False)] if function is not None else []
-            context = CallContext([*history, *own, *spec], today=today)
+            context = DerivedContext([*history, *own, *spec], today=today)
             for path, value in leaves(arguments):
                 if context.knows(value):
                     continue

@@ -7,14 +7,14 @@ so that the ``small`` profile generates what it did before the catalog.
 
 from __future__ import annotations
 
-from wildtoolbench.bench.rules.catalog import SMALL_STANDARD, STANDARD, Rule
+from wildtoolbench.bench.rules.catalog import SMALL, SMALL_STANDARD, STANDARD, Rule
 
 _DOC = "docs/generation.md §10"
 _BROKEN = "rules.broken.broken_text"
 _BY_ROLE = {"user": STANDARD, "agent": STANDARD}
 
 RULES = (
-    Rule("text.language", "text", ("user", "agent", "session"), SMALL_STANDARD,
+    Rule("text.language", "text", ("user", "agent", "session"), SMALL,
          "Chinese in an English session's text", "generation_quality.voice_problems", _DOC, languages=("en",),
          hints={"user": "language", "agent": "language"}),
     Rule("text.cut_off", "text", ("user", "agent", "session"), SMALL_STANDARD,

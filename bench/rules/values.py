@@ -2,7 +2,7 @@
 
 Under ``standard`` an argument value is a finding only when nothing in the conversation says or derives
 it (:class:`wildtoolbench.bench.rules.derived.DerivedContext`) and it is either a placeholder
-(``value.placeholder``: ``example``, ``string``, ``<username>``) or an identifier, code, number or date
+(``value.placeholder``: ``example``, ``string``, ``<username>``) or an identifier, number or date
 (``value.invented``). A free-text value that is not said literally (a search phrase built from the
 user's words) is the Checker model's to judge, as in the paper's design.
 
@@ -16,14 +16,19 @@ from collections.abc import Sequence
 from typing import Any
 
 _DATE_OR_TIME = re.compile(r"^\d{4}-\d{2}(-\d{2})?([ T]\d{1,2}:\d{2}(:\d{2})?)?|^\d{1,2}:\d{2}(:\d{2})?$")
-_CODE = re.compile(r"^[A-Z]{2,5}$")
-_IDENTIFIER = re.compile(r"^[A-Za-z0-9]+([_.:#@-][A-Za-z0-9]+)+$|^[a-z]+[A-Z][A-Za-z0-9]*$|^\S*\d\S*$")
+_IDENTIFIER = re.compile(
+    r"^\S*\d\S*$"  # a token holding a digit: ORD-1042, user42, 5f3a9c
+    r"|^[A-Za-z0-9]+(_[A-Za-z0-9]+)+$"  # snake_case
+    r"|^[a-z]+[A-Z][A-Za-z0-9]*$"  # camelCase
+    r"|^[^\s@]+@[^\s@]+\.\w+$|^https?://\S+$"  # e-mail or web address
+)
 
 
 def invented_kind(value: Any) -> str:
-    """What a value is when it is not free text: ``"number"``, ``"date"``, ``"code"`` (``JP``, ``USD``) or
-    ``"identifier"`` (a token with a digit, ``user_42``, ``orderId``, an e-mail or web address); ``""``
-    for free text and for booleans and ``null``."""
+    """What a value is when it is not free text: ``"number"``, ``"date"`` (or a time) or ``"identifier"`` (a
+    token with a digit, a snake_case or camelCase name, an e-mail or web address); ``""`` for free text,
+    booleans and ``null``. A code of letters only (``AAPL``, ``JFK``) is free text here: naming it from a
+    company or a city is world knowledge the Checker model judges."""
     if value is None or isinstance(value, bool):
         return ""
     if isinstance(value, (int, float)):
@@ -33,8 +38,6 @@ def invented_kind(value: Any) -> str:
     text = value.strip()
     if _DATE_OR_TIME.match(text):
         return "date"
-    if _CODE.match(text):
-        return "code"
     if _IDENTIFIER.match(text):
         return "identifier"
     return ""

@@ -29,12 +29,14 @@ def audit(
     stats: bool = False,
     stats_json: Path | None = None,
     reference: Path | None = None,
+    rules: str | None = None,
 ) -> None:
     """Audit ``dataset`` (docs/audit.md): print the findings table (with ``stats``: the coverage and
     diversity tables of docs/coverage.md instead, beside the official set's figures from ``reference``)
     and the count per kind; write the findings (``json_out``, JSON Lines), the coverage document
     (``stats_json``), a draft errata file (``write_errata``) and the verified split (``verified``, with
-    ``errata`` applied) when asked.
+    ``errata`` applied) when asked. With ``rules`` (``small``/``standard``) the generation rule catalog's
+    findings are listed instead (docs/audit.md §12).
 
     Raises:
         UsageError: a ``--runs`` path does not exist, or ``dataset`` / ``errata`` is not a file (exit 2).
@@ -50,6 +52,11 @@ def audit(
         require_file(errata, "--errata")
     if reference is not None:
         reference = require_file(dataset_path(reference, pull), "--reference")
+    if rules is not None:  # the generation rule catalog on the dataset (docs/audit.md §12)
+        from wildtoolbench.audit.rules import audit_rules
+
+        audit_rules(path, rules, language=language, json_out=json_out, tasks=tasks)
+        return
     data, findings = audit_run.audit_file(path, runs=runs, tasks=tasks, language=language)
     applied = None
     if errata is not None:

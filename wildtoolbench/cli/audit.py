@@ -8,6 +8,7 @@ bad command line (docs/cli.md §2). The options only: :mod:`wildtoolbench.audit.
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 
 import typer
@@ -15,6 +16,13 @@ import typer
 from wildtoolbench.cli import Lang, app, lang_option, tasks_option
 from wildtoolbench.cli.data import pull_option
 from wildtoolbench.common.exits import exit_on_error
+
+
+class AuditRules(str, Enum):
+    """``wtb audit --rules`` values (docs/audit.md §12)."""
+
+    small = "small"
+    standard = "standard"
 
 
 @app.command("audit")
@@ -66,6 +74,14 @@ def audit_command(
         "contamination (sessions repeating one of its sessions). Default: the official dataset when pulled, "
         "else the figures published on the project page.",
     ),
+    rules: AuditRules | None = typer.Option(
+        None,
+        "--rules",
+        case_sensitive=False,
+        help="Apply the generation rule catalog instead (docs/audit.md §12): small (every rule, tuned for the bundled "
+        "small model) or standard (the rules that catch defects of any model); lists each finding's rule id, "
+        "session, task, step and value; --json writes them.",
+    ),
     tasks: int | None = tasks_option(),
     pull: bool = pull_option(),
 ) -> None:
@@ -89,4 +105,5 @@ def audit_command(
             stats=stats or stats_json is not None,
             stats_json=stats_json,
             reference=reference,
+            rules=rules.value if rules is not None else None,
         )
