@@ -1,0 +1,347 @@
+"""The rule catalog (bench/rules, docs/generation.md §11): every rule id is triggered by a real check and
+narrowly passed by a near miss (English, and Chinese where the rule reads text); the catalog's table
+agrees with docs/generation.md; profiles select by id."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from wildtoolbench.bench.generation_checks import (
+    canonical_actions,
+    context_errors,
+    decision_errors,
+    repetition_errors,
+    results_errors,
+)
+from wildtoolbench.bench.generation_quality import assistant_problems, placeholder_problem, shared_value_errors
+from wildtoolbench.bench.generation_quality import voice_problems as voice
+from wildtoolbench.bench.rules import CATALOG, PROFILES, Problem, markdown_table, rule_ids, select
+from wildtoolbench.bench.rules.broken import broken_text
+from wildtoolbench.bench.rules.session import session_problems
+
+ROOT = Path(__file__).resolve().parents[3]
+WEATHER = {
+    "name": "getWeather",
+    "description": "Get the current weather of a city for a number of days.",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "description": "Name of the city to look up."},
+            "days": {"type": "integer"},
+            "date": {"type": "string", "description": "Day, YYYY-MM-DD."},
+            "upc": {"type": "string"},
+        },
+        "required": ["city"],
+    },
+}
+TOOLS = {"getWeather": WEATHER}
+ENV = "2024-05-03 10:12:00 Friday"
+
+
+def _call(name="getWeather", **arguments):
+    return {"name": name, "arguments": arguments}
+
+
+def _decide(*actions, layer="MT", nodes=(), texts=(ENV, "Weather in Paris for 3 days?"), profile="small", rejected=()):
+    decision = {"actions": list(actions)}
+    found = decision_errors(decision, tools=TOOLS, layer_type=layer, nodes=list(nodes))
+    found += repetition_errors(decision, nodes=list(nodes), rejected=list(rejected))
+    found += context_errors(decision, tools=TOOLS, texts=list(texts), today=None, profile=profile)
+    return rule_ids(found)
+
+
+CALLED = [{"name": "getWeather", "arguments": {"city": "Paris"}, "step": 0, "observation": {"t": 1}}]
+ASK = "ask_user_for_required_parameters"
+ANSWER = "prepare_to_answer"
+RESULT = {"city": "Paris", "forecast": "sunny and warm all day long", "temperature_celsius": 24, "wind": "calm"}
+
+# (rule id, trigger, near miss): each a function returning the rule ids the checks found.
+DECISION_CASES = [
+    ("structure.no_action", lambda: _decide(), lambda: _decide(_call(city="Paris"))),
+    ("structure.not_alone",
+     lambda: _decide(_call(city="Paris"), _call(ANSWER, answer_type="tool")),
+     lambda: _decide(_call(ANSWER, answer_type="tool"), nodes=CALLED + CALLED[:0])),
+    ("structure.too_many_calls",
+     lambda: _decide(*[_call(city=c) for c in ("Paris", "Oslo", "Rome", "Bern", "Pisa", "Nice", "Lyon")],
+                     texts=("Paris Oslo Rome Bern Pisa Nice Lyon",)),
+     lambda: _decide(*[_call(city=c) for c in ("Paris", "Oslo", "Rome", "Bern", "Pisa", "Nice")],
+                     texts=("Paris Oslo Rome Bern Pisa Nice",))),
+    ("structure.arguments_object",
+     lambda: _decide({"name": "getWeather", "arguments": "Paris"}), lambda: _decide(_call(city="Paris"))),
+    ("structure.depends_on",
+     lambda: _decide({**_call(city="Paris"), "depends_on": [3]}, nodes=CALLED),
+     lambda: _decide({**_call(city="Paris", days=3), "depends_on": [0]}, nodes=CALLED)),
+    ("structure.unknown_tool", lambda: _decide(_call("getWether", city="Paris")), lambda: _decide(_call(city="Paris"))),
+    ("decision.schema", lambda: _decide(_call(city="Paris", days="3")), lambda: _decide(_call(city="Paris", days=3))),
+    ("decision.question_tool",
+     lambda: _decide(_call(ASK, tool_name="getWether", missing_required_parameters=["city"]), layer="CQ"),
+     lambda: _decide(_call(ASK, tool_name="getWeather", missing_required_parameters=["city"]), layer="CQ")),
+    ("decision.question_parameters",
+     lambda: _decide(_call(ASK, tool_name="getWeather", missing_required_parameters=["town"]), layer="CQ"),
+     lambda: _decide(_call(ASK, tool_name="getWeather", missing_required_parameters=["city"]), layer="CQ")),
+    ("decision.question_repeats",
+     lambda: _decide(_call(ASK, tool_name="getWeather", missing_required_parameters=["city", "city"]), layer="CQ"),
+     lambda: _decide(_call(ASK, tool_name="getWeather", missing_required_parameters=["city", "days"]), layer="CQ")),
+    ("decision.answer_type",
+     lambda: _decide(_call(ANSWER, answer_type="chat"), nodes=CALLED),
+     lambda: _decide(_call(ANSWER, answer_type="tool"), nodes=CALLED * 2)),
+    ("decision.answer_arguments",
+     lambda: _decide(_call(ANSWER, answer_type="tool", text="hi"), nodes=CALLED * 2),
+     lambda: _decide(_call(ANSWER, answer_type="tool"), nodes=CALLED * 2)),
+    ("decision.task_type",
+     lambda: _decide(_call(ANSWER, answer_type="tool"), nodes=CALLED),
+     lambda: _decide(_call(ANSWER, answer_type="tool"), nodes=CALLED, layer="ST")),
+    ("decision.repeated_call",
+     lambda: _decide(_call(city="Paris"), nodes=CALLED), lambda: _decide(_call(city="Paris", days=3), nodes=CALLED)),
+    ("decision.repeated_in_step",
+     lambda: _decide(_call(city="Paris"), _call(city="Paris")),
+     lambda: _decide(_call(city="Paris"), _call(city="Paris", days=3))),
+    ("decision.repeats_rejected",
+     lambda: _decide(_call(city="Paris"), rejected=[canonical_actions({"actions": [_call(city="Paris")]})]),
+     lambda: _decide(_call(city="Paris"), rejected=[canonical_actions({"actions": [_call(city="Oslo")]})])),
+    ("value.not_in_context", lambda: _decide(_call(city="Lyon")), lambda: _decide(_call(city="paris"))),
+    ("value.invented",
+     lambda: _decide(_call(city="Paris", upc="ORD-4471"), profile="standard"),
+     lambda: _decide(_call(city="Paris", upc="ORD-4471"), profile="standard", texts=("order ORD-4471 in Paris",))),
+    ("value.placeholder",
+     lambda: _decide(_call(city="<city>"), profile="standard"),
+     lambda: _decide(_call(city="Paris"), profile="standard")),
+    ("value.date_misplaced",
+     lambda: _decide(_call(city="Paris", upc="2024-05-03"), texts=(ENV, "Paris")),
+     lambda: _decide(_call(city="Paris", date="2024-05-03"), texts=(ENV, "Paris"))),
+    ("value.shared", lambda: _decide(_call(city="Paris", upc="Paris")), lambda: _decide(_call(city="Paris", upc="3"))),
+]  # fmt: skip
+
+
+def _results(results, calls=(_call(city="Oslo"),), earlier=()):
+    return rule_ids(results_errors(results, list(calls), list(earlier), TOOLS))
+
+
+RESULT_CASES = [
+    ("structure.result_count", lambda: _results([{"a": 1}, {"b": 2}]), lambda: _results([{"a": 1}])),
+    ("result.empty", lambda: _results([{}]), lambda: _results([{"temp": 0}])),
+    ("result.copies_definition",
+     lambda: _results([{"info": "Get the current weather of a city for a number of days."}]),
+     lambda: _results([{"info": "The current weather of Oslo: rain for two days."}])),
+    ("result.copies_other",
+     lambda: _results([RESULT], earlier=[{**_call(city="Paris"), "observation": RESULT}]),
+     lambda: _results([RESULT], calls=[_call(city="Paris")], earlier=[{**_call(city="Paris"), "observation": RESULT}])),
+]  # fmt: skip
+
+
+def _ids(found):
+    return rule_ids(found)
+
+
+# (rule id, language, trigger text, near-miss text) of the voice rules (a task's opening message)
+VOICE_CASES = [
+    ("voice.thanks", "en", "Thank you for providing the forecast.", "Thank you, what about Paris tomorrow?"),
+    ("voice.thanks", "zh", "感谢您提供天气信息。", "谢谢，那巴黎明天呢？"),
+    ("voice.as_ai", "en", "As an AI, I check the weather.", "As a pilot, I check the weather."),
+    ("voice.as_ai", "zh", "作为一个AI，我查天气。", "作为一个飞行员，我查天气。"),
+    ("voice.asks_to_provide", "en", "Please provide your city.", "Please give Paris a look."),
+    ("voice.asks_to_provide", "zh", "请提供城市名称。", "请查一下巴黎。"),
+    ("voice.offers_help", "en", "How can I help with the weather?", "How can I dress for the weather?"),
+    ("voice.offers_help", "zh", "我可以为您查询天气。", "我想查询天气。"),
+    ("voice.stray_symbols", "en", "Paris weather ##### now", "Paris weather #1 now"),
+    ("voice.speaker_label", "en", "User: weather in Paris?", "Users of Paris want the weather?"),
+    ("voice.declines", "en", "I'm unable to provide the city.", "I'm unable to travel to the city."),
+    ("voice.presents_results", "en", "Here are the results for Paris.", "Here are my plans for Paris."),
+    ("voice.presents_results", "zh", "以下是您的天气结果。", "以下哪个城市更暖和？"),
+    ("voice.explains_how", "en", "You can use the weather tool.", "Can you use a warmer jacket?"),
+    ("voice.code_quote", "en", "Check `getWeather` for Paris.", "Check 'getWeather' for Paris."),
+    ("voice.asks_what_user_wants", "en", "What else can I do for you in Paris?", "What else can I do in Paris?"),
+    ("voice.apologises", "en", "I apologize, the weather in Paris?", "I apologized to Paris."),
+    ("voice.offers_to_act", "en", "Would you like me to check Paris?", "Would you check Paris?"),
+    ("voice.advises", "en", "You might want to check Paris.", "I might want to check Paris."),
+    ("voice.answers_as_assistant", "en", "Sure, here is the weather in Paris.", "Sure, the weather in Paris?"),
+    ("voice.placeholder_brackets", "en", "Weather in [City Name]?", "Weather in Paris [1]?"),
+    ("voice.placeholder_braces", "en", "Weather in {city}?", "Weather in {'Paris'}?"),
+    ("voice.env_line", "en", "The current date is 2024-05-03, weather?", "The current weather in Paris?"),
+    ("voice.env_line", "zh", "当前日期是五月三日，天气呢？", "当前天气怎么样？"),
+    ("voice.instructions", "en", "Write it again: the weather in Paris.", "Write to Paris again about the weather."),
+    ("voice.instructions", "zh", "用你自己的话说巴黎天气。", "用你的伞去巴黎。"),
+    ("voice.meta_assistant", "en", "What can the AI assistant do?", "What can the air do to Paris?"),
+    ("voice.meta_assistant", "zh", "AI助手能做什么？", "助手能做什么？"),
+    ("voice.meta_tools", "en", "Which of these tools do I need?", "Which of these hats do I need?"),
+    ("voice.meta_tools", "zh", "这些工具能查天气吗？", "这些城市能查天气吗？"),
+    ("voice.meta_capabilities", "en", "What can you do?", "What can you tell me about Paris?"),
+    ("voice.meta_capabilities", "zh", "你能做什么？", "你能查巴黎吗？"),
+    ("text.language", "en", "Weather in 巴黎?", "Weather in Paris？"),
+]
+
+
+@pytest.mark.parametrize(("rule", "trigger", "miss"), DECISION_CASES + RESULT_CASES, ids=lambda v: v if isinstance(v, str) else "")
+def test_decision_and_result_rules_trigger_and_pass_a_near_miss(rule, trigger, miss):
+    assert rule in trigger(), trigger()
+    assert rule not in miss(), miss()
+
+
+@pytest.mark.parametrize(("rule", "language", "trigger", "miss"), VOICE_CASES)
+def test_voice_rules_trigger_and_pass_a_near_miss(rule, language, trigger, miss):
+    assert rule in _ids(voice(trigger, language, opening=True, env_info=ENV)), voice(trigger, language, opening=True)
+    assert rule not in _ids(voice(miss, language, opening=True, env_info=ENV)), voice(miss, language, opening=True)
+
+
+def test_the_voice_rules_stamp_the_environment_line_and_chinese_applies_the_english_phrases():
+    assert _ids(voice("Paris at 2024-05-03 10:12 please", env_info=ENV)) == ["voice.env_line"]
+    assert _ids(voice("Paris on 2024-05-03 please", env_info=ENV)) == []
+    assert "voice.offers_help" in _ids(voice("我想 how can I help", "zh"))
+
+
+# (rule id, language, trigger kwargs, near-miss kwargs) of the assistant's texts
+REPLY_CASES = [
+    ("reply.echo_request", "en",
+     {"text": "You want the weather in Paris for the next three days", "user_texts": ["the weather in Paris for the next three days please"]},
+     {"text": "Paris will be sunny for the next three days, at 24 degrees", "user_texts": ["the weather in Paris for the next three days please"]}),
+    ("reply.echo_request", "zh",
+     {"text": "你要查询巴黎未来三天的天气情况和风力大小吗", "user_texts": ["请帮我查询巴黎未来三天的天气情况和风力大小"], "language": "zh"},
+     {"text": "巴黎未来三天晴朗，气温二十四度，风力很小。", "user_texts": ["请帮我查询巴黎未来三天的天气情况和风力大小"], "language": "zh"}),
+    ("reply.echo_earlier", "en",
+     {"text": "Oslo has heavy rain and a strong wind from the north today.", "replies": [("Oslo has heavy rain and a strong wind from the north today.", "oslo heavy rain north")], "results": "paris sunny"},
+     {"text": "Oslo has heavy rain and a strong wind from the north today.", "replies": [("Oslo has heavy rain and a strong wind from the north today.", "oslo heavy rain north")], "results": "oslo heavy rain north"}),
+    ("reply.template_slot", "en", {"text": "The team {teamId} won."}, {"text": 'The result is {"teamId": 9}.'}),
+    ("reply.identifier_only", "en", {"text": "paris_sunny_24", "results": "paris sunny 24", "use_results": True},
+     {"text": "Paris: sunny, 24", "results": "paris sunny 24", "use_results": True}),
+    ("reply.repeats_sentence", "en", {"text": "It is sunny in Paris. It is sunny in Paris."},
+     {"text": "It is sunny in Paris. It is warm in Paris."}),
+    ("reply.repeats_sentence", "zh", {"text": "巴黎今天晴朗。巴黎今天晴朗。"}, {"text": "巴黎今天晴朗。奥斯陆今天下雨。"}),
+    ("reply.prompt_label", "en", {"text": "What the results say: sunny."}, {"text": "The results: sunny."}),
+    ("reply.prompt_label", "zh", {"text": "结果的要点：晴。", "language": "zh"}, {"text": "结果：晴。", "language": "zh"}),
+    ("reply.ends_colon", "en", {"text": "The weather in Paris is as follows:"}, {"text": "The weather in Paris: sunny."}),
+    ("reply.no_result_facts", "en", {"text": "Done, all set.", "results": '{"forecast": "sunny"}', "use_results": True},
+     {"text": "It will be sunny.", "results": '{"forecast": "sunny"}', "use_results": True}),
+    ("reply.env_line", "en", {"text": "As of 2024-05-03 10:12:00 it is sunny.", "env_info": ENV},
+     {"text": "As of 2024-05-03 it is sunny.", "env_info": ENV}),
+    ("text.language", "en", {"text": "It is sunny in 巴黎."}, {"text": "It is sunny in Paris！"}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("rule", "language", "trigger", "miss"), REPLY_CASES)
+def test_reply_rules_trigger_and_pass_a_near_miss(rule, language, trigger, miss):
+    assert rule in _ids(assistant_problems(**trigger)), assistant_problems(**trigger)
+    assert rule not in _ids(assistant_problems(**miss)), assistant_problems(**miss)
+
+
+BROKEN_CASES = [
+    ("text.cut_off", "Then set the forecast with the days set to", "Then set the forecast with the days set to 3"),
+    ("text.cut_off", "我想查一下北京的", "我想查一下北京的天气"),
+    ("text.parameter_fragment", "Use it for a yearly_consum of 300.", "Use it for a yearly_consumption of 300."),
+    ("text.stray_bracket", "before we proceed to} Central", "before we proceed to {Central}"),
+    ("text.stray_bracket", "【巴黎天气", "【巴黎】天气"),
+]
+
+
+@pytest.mark.parametrize(("rule", "trigger", "miss"), BROKEN_CASES)
+def test_broken_text_rules_trigger_and_pass_a_near_miss(rule, trigger, miss):
+    names = ["yearly_consumption", "city"]
+    assert rule in _ids(broken_text(trigger, names))
+    assert rule not in _ids(broken_text(miss, names))
+
+
+def test_value_rules_of_user_details():
+    assert placeholder_problem("example").rule == "value.placeholder" and not placeholder_problem("Paris")
+    described = ["name of the city to look up."]
+    assert placeholder_problem("name of the city to look up", described).rule == "value.copies_description"
+    assert not placeholder_problem("city of love", described)  # 12 characters, but in no description
+    assert _ids(shared_value_errors({"a": "Paris", "b": "paris"})) == ["value.shared"]
+
+
+def _state():
+    from wildtoolbench.nodes.generation.state import State
+
+    tools = [{"type": "function", "function": WEATHER}]
+    return State(tools=tools, layer_types=("CQ", "ST"), env_info=ENV, seed=1, language="en")
+
+
+@pytest.mark.parametrize(
+    ("rule", "trigger", "miss"),
+    [
+        ("structure.empty_text", ("", None, ""), ("Weather in Paris?", None, "")),
+        ("value.empty", ("Weather in Paris?", {"city": " "}, ""), ("Weather in Paris?", {"city": "Paris"}, "")),
+        ("value.unstated", ("Weather, please?", {"city": "Paris"}, ""), ("Weather in Paris?", {"city": "Paris"}, "")),
+        ("value.gives_missing", ("Weather in Paris?", {"city": "Paris"}, "city"), ("Weather?", {}, "city")),
+        ("voice.echo", ("so it is sunny and warm in Paris today", None, ""), ("is it sunny in Paris today?", None, "")),
+        ("voice.copies_hint", ("Write only the person's own request please", None, ""), ("Write to Paris", None, "")),
+    ],
+)
+def test_user_message_rules_trigger_and_pass_a_near_miss(rule, trigger, miss):
+    from wildtoolbench.nodes.generation.user import message_problems
+
+    def found(text, details, missing):
+        return _ids(message_problems(_state(), text, details, kind="open", missing=missing, functions=[WEATHER],
+                                     assistant=["It is sunny and warm in Paris today, 24 degrees."]))  # fmt: skip
+
+    assert rule in found(*trigger) and rule not in found(*miss), (found(*trigger), found(*miss))
+
+
+def test_agent_text_rules_trigger_and_pass_a_near_miss():
+    from wildtoolbench.nodes.generation.agent import agent_text_problems
+    from wildtoolbench.prompts import fragments
+
+    task = {"user_message": "Weather in Paris?", "nodes": []}
+    assert _ids(agent_text_problems("", task, "question", _state())) == ["structure.empty_text"]
+    fix = fragments("en")["retry_hints"]["reply_once"]
+    assert "reply.copies_hint" in _ids(agent_text_problems(f"Sunny; {fix}", task, "question", _state()))
+    assert agent_text_problems("Which city do you mean?", task, "question", _state()) == []
+
+
+def _session(message, arguments, observation, reply="It is sunny in Paris, 24 degrees.", env=ENV, second=None):
+    nodes = [
+        {"action": {"name": "getWeather", "arguments": arguments}, "observation": observation, "dependency_list": []},
+    ]
+    if second is not None:
+        nodes.append(second)
+    nodes.append({"action": {"name": ANSWER, "arguments": {"answer_type": "tool"}}, "observation": reply,
+                  "dependency_list": [0]})  # fmt: skip
+    return {"id": "s", "english_env_info": env, "english_tasks": [message], "english_answer_list": [nodes],
+            "english_tools": [{"type": "function", "function": WEATHER}]}  # fmt: skip
+
+
+def test_session_rules_trigger_and_pass_a_near_miss():
+    """Rules only the audit of a finished session applies (value.concrete), under both profiles."""
+    vague = _session("Can you look that up?", {"city": "Paris"}, {"forecast": "sunny", "t": 24})
+    assert "value.concrete" in _ids(session_problems(vague))
+    named = _session("Weather in Paris?", {"city": "Paris"}, {"forecast": "sunny", "t": 24})
+    assert _ids(session_problems(named)) == []
+
+
+def test_every_rule_has_a_trigger_case():
+    """No rule id without a test above that triggers it (model.* in tests/unit/graphs)."""
+    covered = {c[0] for c in DECISION_CASES + RESULT_CASES + VOICE_CASES + REPLY_CASES + BROKEN_CASES}
+    covered |= {"structure.empty_text", "value.empty", "value.unstated", "value.gives_missing", "voice.echo",
+                "voice.copies_hint", "reply.copies_hint", "value.copies_description", "value.concrete",
+                "structure.unreadable", "decision.scorer_schema", "model.rejected", "model.unreadable"}  # fmt: skip
+    assert set(CATALOG) - covered == set()
+
+
+def test_the_scorer_schema_rule_and_unreadable_output():
+    from wildtoolbench.bench.rules import rule_of
+
+    nested = {"name": "f", "parameters": {"type": "object", "properties": {"o": {"type": "object", "properties": {
+        "n": {"type": "float"}}}}}}  # fmt: skip
+    problems = decision_errors({"actions": [_call("f", o={"n": "x"})]}, tools={"f": nested}, layer_type="MT", nodes=[])
+    assert [rule_of(p) for p in problems] in (["decision.schema"], ["decision.scorer_schema"])
+
+
+def test_profiles_select_by_id_and_small_keeps_everything():
+    problems = [Problem("a", "voice.code_quote"), Problem("b", "decision.schema"), Problem("c", "structure.no_action"),
+                Problem("d", "text.cut_off"), "plain"]  # fmt: skip
+    assert select(problems, "small", "user") == problems[:3] + problems[4:]
+    assert select(problems, "standard", "user") == problems[1:]
+    assert select(problems, "off", "planner") == [problems[2], problems[4]]
+    assert select(problems, "small") == problems  # a finished session: broken text counts under small too
+    assert all(rule.profiles <= set(PROFILES) and rule.doc.startswith("docs/") for rule in CATALOG.values())
+    assert all(re.fullmatch(r"[a-z]+\.[a-z_]+", rule_id) and rule_id.startswith(CATALOG[rule_id].family + ".")
+               for rule_id in CATALOG)  # fmt: skip
+
+
+def test_docs_list_the_catalog():
+    """docs/generation.md §11.1 holds the catalog's table exactly (regenerate it with
+    ``python -c "from wildtoolbench.bench.rules import markdown_table; print(markdown_table())"``)."""
+    text = (ROOT / "docs" / "generation.md").read_text(encoding="utf-8")
+    block = text.split("<!-- rules:begin -->\n", 1)[1].split("\n<!-- rules:end -->", 1)[0]
+    assert block == markdown_table()
