@@ -269,6 +269,13 @@ def word_numbers(text: str) -> set[float]:
     return found
 
 
+def _names(word: str, text: str) -> bool:
+    """``word`` occurs in ``text`` as a whole word (a Chinese word: anywhere)."""
+    if re.search(r"[\u3400-\u9fff]", word):
+        return word in text
+    return re.search(rf"(?<![^\W\d_]){re.escape(word)}(?![^\W\d_])", text) is not None
+
+
 _PARTS = re.compile(r"\s*(?:-|–|/|,|\||~|\bto\b|至|到)\s*")
 
 
@@ -330,7 +337,7 @@ class DerivedContext(CallContext):
             index = _WEEKDAYS.index(text) if text in _WEEKDAYS else _WEEKDAY_SHORT.index(text)
             return index in self.weekdays
         said = _COUNTRY_WORDS.get(text)
-        if said and any(re.search(rf"(?<![^\W\d_]){re.escape(word)}(?![^\W\d_])", self.text) for word in said):
+        if said and any(_names(word, self.text) for word in said):
             return True
         if depth == 0:
             parts = [p for p in _PARTS.split(text) if p]
