@@ -27,7 +27,7 @@ from wildtoolbench.bench.generation_quality import (
 )
 from wildtoolbench.bench.rules import Problem
 from wildtoolbench.bench.rules.derived import DerivedContext
-from wildtoolbench.bench.rules.values import standard_value_rule
+from wildtoolbench.bench.rules_values import standard_value_rule
 from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 
 # Most real calls one planner decision (one step) may carry; keeps gold DAGs small enough to enumerate.
@@ -535,7 +535,7 @@ def unknown_values(
     """The argument values of a decision's calls that break the value rule of ``profile`` (the rule of
     :func:`context_errors`; docs/generation.md §11.2): under ``small`` every value nobody said
     (``value.not_in_context``), under ``standard`` a placeholder or an id, code, number or date that the
-    conversation neither says nor derives (``wildtoolbench.bench.rules.values``), under ``off`` none.
+    conversation neither says nor derives (``wildtoolbench.bench.rules_values``), under ``off`` none.
 
     Returns:
         ``(action index, tool name, path, value, required, rule id)`` per such scalar value; ``required``

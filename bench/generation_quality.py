@@ -95,7 +95,7 @@ def placeholder_problem(value: Any, descriptions: Sequence[str] = ()) -> str:
 
 
 QUALITY_CHECKS = ("voice", "values", "concrete", "calls", "assistant")
-"""The checks of the quality check (``wildtoolbench.bench.rules.session.session_quality``), in report order."""
+"""The checks of the quality check (``wildtoolbench.bench.rules_session.session_quality``), in report order."""
 
 
 def voice_problems(text: str, language: str = "en", *, opening: bool = False, env_info: str = "") -> list[str]:

@@ -52,7 +52,7 @@ def audit_rules(
         OSError: ``json_out`` cannot be written.
     """
     from wildtoolbench.audit.run import read_dataset
-    from wildtoolbench.bench.rules.dataset import count_by_rule, rule_findings
+    from wildtoolbench.bench.rules_dataset import count_by_rule, rule_findings
     from wildtoolbench.common.files import write_jsonl_atomic
 
     data = read_dataset(path, tasks=tasks, language=language)

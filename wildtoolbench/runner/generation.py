@@ -23,7 +23,7 @@ Output layout under ``out_dir``::
     quality_dropped.jsonl                {"key", "reasons", "session"} per session the quality check dropped
     manifest.json                        settings, counts, the per-role yield table
                                          (``wildtoolbench.bench.generation_yield``), the quality check of every
-                                         session (``wildtoolbench.bench.rules.session``), id <-> key of every session
+                                         session (``wildtoolbench.bench.rules_session``), id <-> key of every session
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from wildtoolbench.bench.generation import (
     streamline,
 )
 from wildtoolbench.bench.generation_quality import QUALITY_CHECKS
-from wildtoolbench.bench.rules.session import quality_summary, session_quality
+from wildtoolbench.bench.rules_session import quality_summary, session_quality
 from wildtoolbench.bench.generation_yield import merge_yields, session_yield
 from wildtoolbench.common.files import write_json_atomic, write_jsonl_atomic
 from wildtoolbench.nodes.generation._common import rule_profile
@@ -364,7 +364,7 @@ class GenerationSummary:
     yields: dict[str, Any] = field(default_factory=dict)
     """The run's yield table per role (``wildtoolbench.bench.generation_yield``; docs/generation.md §7.1)."""
     quality: dict[str, Any] = field(default_factory=dict)
-    """The quality check's totals over the successful sessions (``wildtoolbench.bench.rules.session.quality_summary``),
+    """The quality check's totals over the successful sessions (``wildtoolbench.bench.rules_session.quality_summary``),
     with the ``policy`` (``drop``/``flag``) and the number of sessions ``dropped`` for failing it."""
     tokens: int = 0
     """Input plus output tokens of every model request of the run."""

@@ -15,7 +15,7 @@ from wildtoolbench.bench.generation_quality import (
     placeholder_problem,
     voice_problems,
 )
-from wildtoolbench.bench.rules.session import quality_summary, session_quality
+from wildtoolbench.bench.rules_session import quality_summary, session_quality
 
 WORDS = {
     "type": "function",

@@ -20,7 +20,7 @@ from wildtoolbench.bench.generation_quality import assistant_problems, placehold
 from wildtoolbench.bench.generation_quality import voice_problems as voice
 from wildtoolbench.bench.rules import CATALOG, PROFILES, Problem, markdown_table, rule_ids, select
 from wildtoolbench.bench.rules.broken import broken_text
-from wildtoolbench.bench.rules.session import session_problems
+from wildtoolbench.bench.rules_session import session_problems
 
 ROOT = Path(__file__).resolve().parents[3]
 WEATHER = {

@@ -1,4 +1,4 @@
-"""The rules on any dataset (bench/rules/dataset.py, docs/audit.md §12) and the derived-value matcher
+"""The rules on any dataset (bench/rules_dataset.py, docs/audit.md §12) and the derived-value matcher
 (bench/rules/derived.py, docs/audit.md §5.3): a session in the official style passes ``standard``, each
 planted generator defect is flagged with its rule id, and ``wtb audit --rules`` lists them."""
 
@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from wildtoolbench.bench.audit_context import CallContext
-from wildtoolbench.bench.rules.dataset import count_by_rule, rule_findings
+from wildtoolbench.bench.rules_dataset import count_by_rule, rule_findings
 from wildtoolbench.bench.rules.derived import DerivedContext, relative_dates, word_numbers
 
 ENV = "2024-07-10 09:30:00 Wednesday"

@@ -1,6 +1,6 @@
 """The catalog's rules on any dataset: ``wtb audit DATASET --rules small|standard`` (docs/audit.md §12).
 
-Applies :func:`wildtoolbench.bench.rules.session.session_problems` to every session of a dataset (either
+Applies :func:`wildtoolbench.bench.rules_session.session_problems` to every session of a dataset (either
 side, by the dataset's field names) and keeps the problems whose rules are active for a finished session
 under the profile. Each finding names the rule id, the session, the task, the step (the gold node's index;
 ``None`` for the task's message) and the text or value at fault.
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from wildtoolbench.bench.rules import check_profile, select
-from wildtoolbench.bench.rules.session import session_problems
+from wildtoolbench.bench.rules_session import session_problems
 from wildtoolbench.bench.schema import fields_for
 
 AUDIT_PROFILES = ("small", "standard")

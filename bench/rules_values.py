@@ -15,6 +15,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from wildtoolbench.bench.generation_quality import placeholder_problem
+
 _DATE_OR_TIME = re.compile(r"^\d{4}-\d{2}(-\d{2})?([ T]\d{1,2}:\d{2}(:\d{2})?)?|^\d{1,2}:\d{2}(:\d{2})?$")
 _IDENTIFIER = re.compile(
     r"^\S*\d\S*$"  # a token holding a digit: ORD-1042, user42, 5f3a9c
@@ -51,8 +53,6 @@ def standard_value_rule(value: Any, known: bool, descriptions: Sequence[str] = (
         known: whether the conversation says or derives it (``DerivedContext.knows``).
         descriptions: the tool's descriptions, lower-cased (a value copied from one is a placeholder).
     """
-    from wildtoolbench.bench.generation_quality import placeholder_problem
-
     if known:
         return ""
     if isinstance(value, str) and placeholder_problem(value, descriptions):

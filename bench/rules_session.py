@@ -34,7 +34,7 @@ from wildtoolbench.bench.generation_quality import (
 from wildtoolbench.bench.rules import Problem, select
 from wildtoolbench.bench.rules.broken import broken_text
 from wildtoolbench.bench.rules.derived import DerivedContext
-from wildtoolbench.bench.rules.values import standard_value_rule
+from wildtoolbench.bench.rules_values import standard_value_rule
 from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 
 
