@@ -1,6 +1,6 @@
 """The catalog's rules on any dataset: ``wtb audit DATASET --rules small|standard`` (docs/audit.md §12).
 
-Applies :func:`wildtoolbench.bench.rules_session.session_problems` to every session of a dataset (either
+Applies :func:`wildtoolbench.bench.rules_session.session_rule_problems` to every session of a dataset (either
 side, by the dataset's field names) and keeps the problems whose rules are active for a finished session
 under the profile. Each finding names the rule id, the session, the task, the step (the gold node's index;
 ``None`` for the task's message) and the text or value at fault.
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from wildtoolbench.bench.rules import check_profile, select
-from wildtoolbench.bench.rules_session import session_problems
+from wildtoolbench.bench.rules_session import session_rule_problems
 from wildtoolbench.bench.schema import fields_for
 
 AUDIT_PROFILES = ("small", "standard")
@@ -50,7 +50,7 @@ def rule_findings(sessions: Iterable[Mapping[str, Any]], language: str = "en", p
         if not isinstance(session, Mapping):
             continue
         view = session_view(session, language)
-        for problem in select(session_problems(view, language, profile), profile):
+        for problem in select(session_rule_problems(view, language, profile), profile):
             details = problem.details
             value = details.get("value", details.get("text"))
             out.append(

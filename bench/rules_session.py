@@ -1,7 +1,7 @@
 """The catalog's rules on a finished session in the dataset schema: the quality check of a generated
 session and ``wtb audit --rules`` (docs/generation.md §10, §11.3).
 
-:func:`session_problems` walks one session (every user message and answer, every gold call with its
+:func:`session_rule_problems` walks one session (every user message and answer, every gold call with its
 simulated result, every question and reply of the assistant) and returns each rule problem with its
 place (``task``, ``step``: the node's index, ``None`` for a task's message) and the quality check it
 belongs to; :func:`session_quality` is the generator's quality check over them.
@@ -110,7 +110,7 @@ def _value_problems(
     return out + [_at(p, f"task {task} {name}: ", "values", task, index) for p in shared_value_errors(arguments or {})]
 
 
-def session_problems(session: Mapping[str, Any], language: str = "en", profile: str = "small") -> list[Problem]:
+def session_rule_problems(session: Mapping[str, Any], language: str = "en", profile: str = "small") -> list[Problem]:
     """Every rule problem of one session in the dataset schema (module doc), before the profile's
     selection; each carries ``details`` ``check`` (one of ``QUALITY_CHECKS``), ``task`` and ``step``.
 
@@ -208,7 +208,7 @@ def _call_problems(
 
 def session_quality(session: Mapping[str, Any], language: str = "en", profile: str = "small") -> dict[str, Any]:
     """The quality check of one generated session (docs/generation.md §10): the problems of
-    :func:`session_problems` whose rules are active under ``profile``.
+    :func:`session_rule_problems` whose rules are active under ``profile``.
 
     Returns:
         ``{"ok": bool, "voice": [...], "values": [...], "concrete": [...], "calls": [...],
@@ -216,7 +216,7 @@ def session_quality(session: Mapping[str, Any], language: str = "en", profile: s
         task (``"task 0 user message: ..."``); ``rules`` the problems' rule ids in the same order as they
         were found; ``ok`` when there is none.
     """
-    problems = select(session_problems(session, language, profile), profile)
+    problems = select(session_rule_problems(session, language, profile), profile)
     report = {name: [str(p) for p in problems if p.details.get("check") == name] for name in QUALITY_CHECKS}
     return {"ok": not problems, **report, "rules": [p.rule for p in problems]}
 

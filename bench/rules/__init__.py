@@ -1,7 +1,7 @@
 """The rule catalog of generation and of ``wtb audit --rules`` (docs/generation.md §11).
 
 One entry per rule (:class:`Rule`: id, family, roles, languages, profiles, check, retry hint, docs
-section), in one module per family; :data:`CATALOG` maps id -> rule. Checks return :class:`Problem`
+section), in one module per family; :data:`RULE_CATALOG` maps id -> rule. Checks return :class:`Problem`
 objects that carry their rule's id; :func:`select` keeps those active in a profile, :func:`hints` picks
 the retry fixes by id.
 
@@ -16,7 +16,7 @@ from wildtoolbench.bench.rules import decision, model, reply, result, structure,
 from wildtoolbench.bench.rules.catalog import PROFILES, UNCLASSIFIED, Problem, Rule, rule_ids, rule_of
 
 __all__ = [
-    "CATALOG",
+    "RULE_CATALOG",
     "PROFILES",
     "UNCLASSIFIED",
     "Problem",
@@ -30,10 +30,10 @@ __all__ = [
     "select",
 ]
 
-CATALOG: dict[str, Rule] = {
+RULE_CATALOG: dict[str, Rule] = {
     r.id: r
-    for module in (structure, decision, value, result, voice, reply, text, model)
-    for r in module.RULES
+    for r in (*structure.STRUCTURE_RULES, *decision.DECISION_RULES, *value.VALUE_RULES, *result.RESULT_RULES,
+              *voice.VOICE_RULES, *reply.REPLY_RULES, *text.TEXT_RULES, *model.MODEL_RULES)
 }
 """Every rule by id, in family order."""
 
@@ -53,7 +53,7 @@ def select(problems: Iterable[Problem], profile: str, role: str = "session") -> 
     id the catalog does not know is kept (docs/generation.md §11.2)."""
     out = []
     for problem in problems:
-        found = CATALOG.get(rule_of(problem))
+        found = RULE_CATALOG.get(rule_of(problem))
         if found is None or found.active(profile, role):
             out.append(problem)
     return out
@@ -65,7 +65,7 @@ def hints(problems: Iterable[Problem], role: str, default: str | None = None) ->
     when ``None``; docs/generation.md §4.3)."""
     out = []
     for problem in problems:
-        found = CATALOG.get(rule_of(problem))
+        found = RULE_CATALOG.get(rule_of(problem))
         key = found.hints.get(role, default) if found is not None else default
         if key is not None:
             out.append(key)
@@ -82,7 +82,7 @@ def _profiles(r: Rule) -> str:
 
 def catalog_lines(rules: Sequence[Rule] | None = None) -> list[str]:
     """``wtb generate --list-rules``: one line per rule, id, family, profiles and summary."""
-    rules = list(CATALOG.values()) if rules is None else list(rules)
+    rules = list(RULE_CATALOG.values()) if rules is None else list(rules)
     width = max(len(r.id) for r in rules)
     return [f"{r.id:<{width}}  {r.family:<9}  {_profiles(r):<22}  {r.summary}" for r in rules]
 
@@ -90,7 +90,7 @@ def catalog_lines(rules: Sequence[Rule] | None = None) -> list[str]:
 def markdown_table() -> str:
     """The catalog as the Markdown table of docs/generation.md §11.1 (a test checks that they agree)."""
     lines = ["| id | family | roles | languages | profiles | rejects |", "|---|---|---|---|---|---|"]
-    for r in CATALOG.values():
+    for r in RULE_CATALOG.values():
         summary = r.summary.replace("|", "\\|")
         lines.append(
             f"| `{r.id}` | {r.family} | {', '.join(r.roles)} | {', '.join(r.languages)} | {_profiles(r)} | {summary} |"

@@ -8,7 +8,7 @@ _DOC = "docs/generation.md §2"
 _CHECKS = "generation_checks.decision_errors"
 _REPEAT = "generation_checks.repetition_errors"
 
-RULES = (
+DECISION_RULES = (
     Rule("decision.schema", "decision", ("planner", "session"), SMALL_STANDARD,
          "arguments that break the tool's parameter schema (docs/arguments.md)", "generation_checks.schema_errors",
          _DOC),

@@ -6,7 +6,7 @@ from wildtoolbench.bench.rules.catalog import ALL, Rule
 
 _DOC = "docs/generation.md §2"
 
-RULES = (
+MODEL_RULES = (
     Rule("model.rejected", "model", ("checker",), ALL, "the Checker model rejected the output",
          "nodes.generation.checker", _DOC),
     Rule("model.unreadable", "model", ("checker",), ALL, "the Checker model's verdict could not be read",

@@ -7,7 +7,7 @@ from wildtoolbench.bench.rules.catalog import SMALL, SMALL_STANDARD, Rule
 _DOC = "docs/generation.md §10"
 _CHECK = "generation_quality.assistant_problems"
 
-RULES = (
+REPLY_RULES = (
     Rule("reply.echo_request", "reply", ("agent", "session"), SMALL,
          "a reply that copies eight words in a row of the user's request or answers", _CHECK, _DOC,
          hints={"agent": "reply_echo"}),

@@ -7,7 +7,7 @@ from wildtoolbench.bench.rules.catalog import SMALL_STANDARD, Rule
 _DOC = "docs/generation.md §2"
 _CHECKS = "generation_checks.results_errors"
 
-RULES = (
+RESULT_RULES = (
     Rule("result.empty", "result", ("tool",), SMALL_STANDARD,
          "an empty result (null, \"\", {} or [])", _CHECKS, _DOC),
     Rule("result.copies_definition", "result", ("tool", "session"), SMALL_STANDARD,

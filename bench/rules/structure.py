@@ -7,7 +7,7 @@ from wildtoolbench.bench.rules.catalog import ALL, Rule
 _DOC = "docs/generation.md §2"
 _CHECKS = "generation_checks.decision_errors"
 
-RULES = (
+STRUCTURE_RULES = (
     Rule("structure.unreadable", "structure", ("planner", "tool"), ALL,
          "the output is no readable JSON of the expected shape", "nodes.generation.role_schemas (parse)", _DOC),
     Rule("structure.no_action", "structure", ("planner",), ALL, "a decision without an action", _CHECKS, _DOC),

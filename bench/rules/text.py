@@ -13,7 +13,7 @@ _DOC = "docs/generation.md §10"
 _BROKEN = "rules.broken.broken_text"
 _BY_ROLE = {"user": STANDARD, "agent": STANDARD}
 
-RULES = (
+TEXT_RULES = (
     Rule("text.language", "text", ("user", "agent", "session"), SMALL,
          "Chinese in an English session's text", "generation_quality.voice_problems", _DOC, languages=("en",),
          hints={"user": "language", "agent": "language"}),

@@ -7,7 +7,7 @@ from wildtoolbench.bench.rules.catalog import SMALL, SMALL_STANDARD, STANDARD, R
 _DOC = "docs/generation.md §2"
 _QDOC = "docs/generation.md §10"
 
-RULES = (
+VALUE_RULES = (
     Rule("value.not_in_context", "value", ("planner", "session"), SMALL,
          "an argument value said nowhere in the conversation (literal matching, docs/audit.md §5.2)",
          "generation_checks.context_errors", _DOC),

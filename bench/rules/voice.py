@@ -38,7 +38,7 @@ WHY = {
 }
 """Each voice rule's reason, after the quoted match."""
 
-RULES = (
+VOICE_RULES = (
     Rule("voice.thanks", "voice", ("user", "session"), SMALL_STANDARD, "thanks the user for information", _CHECK, _DOC),
     Rule("voice.as_ai", "voice", ("user", "session"), SMALL_STANDARD, "speaks as an AI", _CHECK, _DOC),
     Rule("voice.asks_to_provide", "voice", ("user", "session"), SMALL_STANDARD,

@@ -15,7 +15,7 @@ from rich.console import Console
 _out = Console(highlight=False)
 
 
-def findings_table(findings: list[dict[str, Any]], path: Path, profile: str) -> Any:
+def rule_findings_table(findings: list[dict[str, Any]], path: Path, profile: str) -> Any:
     """A ``rich`` table of rule findings: session, task, step, rule id, value or text, reason."""
     from rich.table import Table
 
@@ -57,7 +57,7 @@ def audit_rules(
 
     data = read_dataset(path, tasks=tasks, language=language)
     findings = rule_findings(data.sessions, language, profile)
-    _out.print(findings_table(findings, path, profile))
+    _out.print(rule_findings_table(findings, path, profile))
     counts = count_by_rule(findings)
     per_rule = ", ".join(f"{rule} {n}" for rule, n in counts.items()) or "none"
     _out.print(f"{len(data.sessions)} session(s), {len(findings)} finding(s) under --rules {profile}: {per_rule}",

@@ -74,10 +74,9 @@ class QualityPolicy(str, Enum):
 
 def _list_rules(value: bool) -> None:
     if value:
-        from wildtoolbench.bench.rules import catalog_lines
+        from wildtoolbench.generate.command import print_rules
 
-        for line in catalog_lines():
-            typer.echo(line)
+        print_rules()
         raise typer.Exit(0)
 
 

@@ -430,6 +430,15 @@ def summary_lines(summary: Any) -> list[tuple[str, bool]]:
     return lines
 
 
+def print_rules() -> None:
+    """``wtb generate --list-rules``: the rule catalog, one line per rule (id, family, profiles, what it
+    rejects; docs/generation.md §11)."""
+    from wildtoolbench.bench.rules import catalog_lines
+
+    for line in catalog_lines():
+        typer.echo(line)
+
+
 def generate(options: GenerateOptions) -> None:
     """``wtb generate``: prepare, run (Ctrl-C or SIGTERM: exit 130 with a resume hint), print the closing
     lines (module doc). Run it inside :func:`wildtoolbench.common.exits.exit_on_error`.

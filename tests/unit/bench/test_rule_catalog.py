@@ -18,9 +18,9 @@ from wildtoolbench.bench.generation_checks import (
 )
 from wildtoolbench.bench.generation_quality import assistant_problems, placeholder_problem, shared_value_errors
 from wildtoolbench.bench.generation_quality import voice_problems as voice
-from wildtoolbench.bench.rules import CATALOG, PROFILES, Problem, markdown_table, rule_ids, select
+from wildtoolbench.bench.rules import RULE_CATALOG, PROFILES, Problem, markdown_table, rule_ids, select
 from wildtoolbench.bench.rules.broken import broken_text
-from wildtoolbench.bench.rules_session import session_problems
+from wildtoolbench.bench.rules_session import session_rule_problems
 
 ROOT = Path(__file__).resolve().parents[3]
 WEATHER = {
@@ -304,9 +304,9 @@ def _session(message, arguments, observation, reply="It is sunny in Paris, 24 de
 def test_session_rules_trigger_and_pass_a_near_miss():
     """Rules only the audit of a finished session applies (value.concrete), under both profiles."""
     vague = _session("Can you look that up?", {"city": "Paris"}, {"forecast": "sunny", "t": 24})
-    assert "value.concrete" in _ids(session_problems(vague))
+    assert "value.concrete" in _ids(session_rule_problems(vague))
     named = _session("Weather in Paris?", {"city": "Paris"}, {"forecast": "sunny", "t": 24})
-    assert _ids(session_problems(named)) == []
+    assert _ids(session_rule_problems(named)) == []
 
 
 def test_every_rule_has_a_trigger_case():
@@ -315,7 +315,7 @@ def test_every_rule_has_a_trigger_case():
     covered |= {"structure.empty_text", "value.empty", "value.unstated", "value.gives_missing", "voice.echo",
                 "voice.copies_hint", "reply.copies_hint", "value.copies_description", "value.concrete",
                 "structure.unreadable", "decision.scorer_schema", "model.rejected", "model.unreadable"}  # fmt: skip
-    assert set(CATALOG) - covered == set()
+    assert set(RULE_CATALOG) - covered == set()
 
 
 def test_the_scorer_schema_rule_and_unreadable_output():
@@ -334,9 +334,9 @@ def test_profiles_select_by_id_and_small_keeps_everything():
     assert select(problems, "standard", "user") == problems[1:]
     assert select(problems, "off", "planner") == [problems[2], problems[4]]
     assert select(problems, "small") == problems  # a finished session: broken text counts under small too
-    assert all(rule.profiles <= set(PROFILES) and rule.doc.startswith("docs/") for rule in CATALOG.values())
-    assert all(re.fullmatch(r"[a-z]+\.[a-z_]+", rule_id) and rule_id.startswith(CATALOG[rule_id].family + ".")
-               for rule_id in CATALOG)  # fmt: skip
+    assert all(rule.profiles <= set(PROFILES) and rule.doc.startswith("docs/") for rule in RULE_CATALOG.values())
+    assert all(re.fullmatch(r"[a-z]+\.[a-z_]+", rule_id) and rule_id.startswith(RULE_CATALOG[rule_id].family + ".")
+               for rule_id in RULE_CATALOG)  # fmt: skip
 
 
 def test_docs_list_the_catalog():
@@ -345,3 +345,15 @@ def test_docs_list_the_catalog():
     text = (ROOT / "docs" / "generation.md").read_text(encoding="utf-8")
     block = text.split("<!-- rules:begin -->\n", 1)[1].split("\n<!-- rules:end -->", 1)[0]
     assert block == markdown_table()
+
+
+def test_wtb_generate_lists_the_rules():
+    from typer.testing import CliRunner
+
+    from wildtoolbench.cli import app
+
+    result = CliRunner().invoke(app, ["generate", "--list-rules"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert [line.split()[0] for line in lines] == list(RULE_CATALOG)
+    assert lines[list(RULE_CATALOG).index("value.invented")].split()[1:3] == ["value", "standard"]
