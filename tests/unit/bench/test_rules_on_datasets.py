@@ -173,3 +173,37 @@ def test_wtb_audit_lists_the_findings_by_rule(tmp_path):
     assert count_by_rule([written, written]) == {"value.invented": 2}
     bad = CliRunner().invoke(app, ["audit", str(data), "--rules", "off"])
     assert bad.exit_code == 2
+
+
+def test_standard_generation_accepts_derived_values_and_rejects_invented_ones():
+    """The planner's value rule under standard (docs/generation.md §11.2) on the issue's example: the derived
+    country and date pass, an invented id and a placeholder do not, a free-text paraphrase is left to the
+    Checker model; small keeps rejecting what is not said literally."""
+    from wildtoolbench.bench.generation_checks import context_errors
+    from wildtoolbench.bench.rules import rule_ids
+
+    tools = {t["function"]["name"]: t["function"] for t in TOOLS}
+    said = [ENV, "Any debates on environmental protection in the Swiss parliament in the past two months?"]
+
+    def found(profile, **arguments):
+        decision = {"actions": [{"name": "searchDebates", "arguments": arguments}]}
+        return rule_ids(context_errors(decision, tools=tools, texts=said, today=TODAY, profile=profile))
+
+    derived = {"country": "Switzerland", "topic": "environmental protection", "start_date": "2024-05-10"}
+    assert found("standard", **derived) == []
+    assert found("small", **derived) == ["value.not_in_context", "value.not_in_context"]
+    assert found("standard", **{**derived, "topic": "green policy"}) == []  # free text: the Checker model's
+    assert found("standard", **{**derived, "end_date": "2024-02-13"}) == ["value.invented"]
+    assert found("standard", **{**derived, "topic": "string"}) == ["value.placeholder"]
+    assert found("off", country="Atlantis", topic="x") == []
+
+
+def test_the_rule_profile_follows_the_models_unless_given(monkeypatch):
+    from wildtoolbench.nodes.generation.context import Context
+
+    monkeypatch.delenv("WTB_GEN_RULES", raising=False)
+    assert Context().rule_profile(["local", "local", "", "local"]) == "small"
+    assert Context().rule_profile(["local", "openai:gpt-4o", "local", "local"]) == "standard"
+    assert Context(rules="off").rule_profile(["openai:gpt-4o"]) == "off"
+    with pytest.raises(ValueError, match="unknown rule profile 'tiny'"):
+        Context(rules="tiny").rule_profile(["local"])

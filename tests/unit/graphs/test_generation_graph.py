@@ -213,6 +213,7 @@ def test_a_model_rejection_is_fed_back_and_does_not_bar_the_same_decision(tool_l
     raw = outcome.state["transcript"]
     verdicts = [(e["verdict"], e["source"], e["reason"]) for e in raw if e["role"] == "checker"]
     assert verdicts[:2] == [("reject", "model", REJECT["reason"]), ("accept", "rules", "")]
+    assert [e["rules"] for e in raw if e["role"] == "checker"][:2] == [["model.rejected"], []]
     assert outcome.status == "done", outcome.reason
     planner_calls = [c for c in outcome.state["calls"] if c["role"] == "planner"]
     shown = json.dumps(
@@ -673,3 +674,29 @@ def test_an_answer_rejected_every_time_is_sent_as_its_draft(tool_lists_en, tmp_p
     ask = next(n for n in outcome.state["tasks"][0]["nodes"] if n["name"] == "ask_user_for_required_parameters")
     assert ask["user_input"] == answers[-1]["content"] and sorry not in ask["user_input"]
     assert ask["user_input"].startswith("The ")
+
+
+def test_a_session_failing_the_quality_check_is_dropped_with_its_reasons(tool_lists_en, tmp_path):
+    """docs/generation.md §10: a reply cut off mid-sentence passes the small profile's generation rules (broken
+    text judges the roles' outputs under standard only) but fails the quality check: dropped by default,
+    kept and marked with --quality flag."""
+    plans = plan_sessions(tool_lists_en, [("ST",), ("ST",)], seed=21)
+    broken = _single_tool_script(plans[0])
+    broken["agent"] = [str(broken["agent"][0]).rstrip(".!?") + " and the days set to"]
+    script = {"sessions": {plans[0].key: broken, plans[1].key: _single_tool_script(plans[1])}}
+    file = tmp_path / "script.json"
+    file.write_text(json.dumps(script), encoding="utf-8")
+    out = tmp_path / "drop"
+    summary = asyncio.run(run_batch(plans, scripted_context(file), out, concurrency=1, quality_policy="drop"))
+    assert (summary.succeeded, summary.failed) == (1, 0)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["quality"]["dropped"] == 1 and manifest["quality"]["rules"] == {"text.cut_off": 1}
+    assert [s["status"] for s in manifest["sessions"]] == ["dropped", "done"]
+    (dropped,) = [json.loads(line) for line in (out / "quality_dropped.jsonl").read_text().splitlines()]
+    assert dropped["key"] == plans[0].key and dropped["reasons"][0].startswith("task 0 reply 1: ends mid-sentence")
+    sessions = [json.loads(line) for line in (out / "sessions.jsonl").read_text().splitlines()]
+    assert [s["id"] for s in sessions] == ["wild_tool_bench_0"]
+    again = tmp_path / "script_again.json"  # a scripted model is read once per file
+    again.write_text(json.dumps(script), encoding="utf-8")
+    flagged = asyncio.run(run_batch(plans, scripted_context(again), tmp_path / "flag", concurrency=1))
+    assert (flagged.succeeded, flagged.quality["passing"], flagged.quality["dropped"]) == (2, 1, 0)
