@@ -558,7 +558,7 @@ def unknown_values(
         for path, value in leaves(action["arguments"]):
             top = path.split(".", 1)[0].split("[", 1)[0]
             if profile == "standard":
-                rule = standard_value_rule(value, context.knows(value), descriptions)
+                rule = standard_value_rule(value, context.knows(value), descriptions, path)
                 if rule:
                     out.append((i, str(name), path, value, top in required, rule))
             elif (isinstance(value, str) and not value.strip()) or not context.knows(value):

@@ -45,16 +45,25 @@ def invented_kind(value: Any) -> str:
     return ""
 
 
-def standard_value_rule(value: Any, known: bool, descriptions: Sequence[str] = ()) -> str:
+_WORLD_NUMBERS = re.compile(r"lat|lon|lng|coord|altitude|elevation", re.IGNORECASE)
+"""Parameters whose numbers come from world knowledge (a city's coordinates), not from the conversation."""
+
+
+def standard_value_rule(value: Any, known: bool, descriptions: Sequence[str] = (), path: str = "") -> str:
     """The rule id a value breaks under ``standard`` (``""`` = none; module doc).
 
     Args:
         value: one scalar argument value.
         known: whether the conversation says or derives it (``DerivedContext.knows``).
         descriptions: the tool's descriptions, lower-cased (a value copied from one is a placeholder).
+        path: the value's place in the arguments (``location.lat``): a coordinate is world knowledge, and
+            the numbers 0 and 1 (a first page, no offset) are no invention.
     """
     if known:
         return ""
     if isinstance(value, str) and placeholder_problem(value, descriptions):
         return "value.placeholder"
-    return "value.invented" if invented_kind(value) else ""
+    kind = invented_kind(value)
+    if kind == "number" and (value in (0, 1) or _WORLD_NUMBERS.search(path.rsplit(".", 1)[-1])):
+        return ""
+    return "value.invented" if kind else ""

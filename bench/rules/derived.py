@@ -14,6 +14,9 @@ with what a reader computes from what was said:
   in other units (``2 hours`` -> 120 minutes / 7200 seconds, ``1.5 km`` -> 1500 m, ``3 kg`` -> 3000 g);
 - **composed values**: a text made of parts joined by ``-``, ``/``, ``,``, ``|``, ``~`` or `` to `` whose
   every part is known (a route ``Madrid-Barcelona``, a range ``120000-150000``);
+- **named months and holidays**: any day of a month named without a day (``in August``, 8月) and the
+  fixed-date holidays (Christmas, New Year, Halloween, 国庆 ...); ``noon`` and ``midnight``;
+- **sums and products** of two numbers of the context (a total of two tickets at 69 is 138);
 - **ordinal references** ("the third one", 第二个) resolve to what the earlier results say, which the
   context already holds word for word, so the literal rule accepts them.
 
@@ -269,6 +272,37 @@ def word_numbers(text: str) -> set[float]:
     return found
 
 
+_MONTH_NAMES = {name: i + 1 for i, names in enumerate((
+    ("january", "jan"), ("february", "feb"), ("march",), ("april", "apr"), ("may",), ("june", "jun"),
+    ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+    ("december", "dec"))) for name in names}  # fmt: skip
+_ZH_MONTH = re.compile(r"(十[一二]|[一二三四五六七八九十]|1[0-2]|[1-9])月(?!\d|[一二三四五六七八九十]+[日号])")
+_HOLIDAYS = {
+    "christmas": (12, 25), "new year": (1, 1), "valentine": (2, 14), "halloween": (10, 31),
+    "independence day": (7, 4), "圣诞": (12, 25), "元旦": (1, 1), "情人节": (2, 14), "国庆": (10, 1),
+}  # fmt: skip
+"""Fixed-date holidays a user names instead of the date."""
+
+
+def _named_months(text: str) -> set[int]:
+    """The months a normalised text names without a day (``in august``, ``8月``)."""
+    out = {month for word, month in _MONTH_NAMES.items() if re.search(rf"\b{word}\b", text)}
+    for match in _ZH_MONTH.findall(text):
+        out.add(int(match) if match.isdigit() else _amount(match) or 0)
+    return {m for m in out if 1 <= m <= 12}
+
+
+def _sums_and_products(numbers: set[float], limit: int = 120) -> set[float]:
+    """Sums and products of two numbers of the context (a total price, two tickets at 69): only when the
+    context holds at most ``limit`` numbers."""
+    values = sorted(n for n in numbers if n)
+    if len(values) > limit:
+        return set()
+    return {round(a + b, 6) for i, a in enumerate(values) for b in values[i:]} | {
+        round(a * b, 6) for i, a in enumerate(values) for b in values[i:]
+    }
+
+
 def _names(word: str, text: str) -> bool:
     """``word`` occurs in ``text`` as a whole word (a Chinese word: anywhere)."""
     if re.search(r"[\u3400-\u9fff]", word):
@@ -289,6 +323,11 @@ class DerivedContext(CallContext):
         self.derived_dates |= self._said_dates()
         self.weekdays = {d.weekday() for d in self.derived_dates}
         self.numbers = self.numbers | word_numbers(self.text)
+        self.numbers |= _sums_and_products(self.numbers)
+        if "noon" in self.text or "中午" in self.text:
+            self.times.add((12, 0, 0))
+        if "midnight" in self.text or "午夜" in self.text:
+            self.times.add((0, 0, 0))
         self.months = {(d.year, d.month) for d in self.derived_dates}
         self.years = {d.year for d in self.derived_dates}
 
@@ -300,6 +339,13 @@ class DerivedContext(CallContext):
             except ValueError:
                 continue
         if self.today is not None:
+            years = (self.today.year - 1, self.today.year, self.today.year + 1)
+            for month in _named_months(self.text):  # "in August": any day of it
+                out.update(_dt.date(year, month, 1) + _dt.timedelta(days=d) for year in years for d in range(31)
+                           if (_dt.date(year, month, 1) + _dt.timedelta(days=d)).month == month)  # fmt: skip
+            for phrase, (month, day) in _HOLIDAYS.items():
+                if phrase in self.text:
+                    out.update(_dt.date(year, month, day) for year in years)
             for month, day in self.month_days:
                 for year in (self.today.year - 1, self.today.year, self.today.year + 1):
                     try:
