@@ -700,3 +700,24 @@ def test_a_session_failing_the_quality_check_is_dropped_with_its_reasons(tool_li
     again.write_text(json.dumps(script), encoding="utf-8")
     flagged = asyncio.run(run_batch(plans, scripted_context(again), tmp_path / "flag", concurrency=1))
     assert (flagged.succeeded, flagged.quality["passing"], flagged.quality["dropped"]) == (2, 1, 0)
+
+
+@pytest.mark.parametrize("profile", ["standard", "off"])
+def test_a_session_generates_under_every_rule_profile(tool_lists_en, tmp_path, profile):
+    """The standard and off profiles run the same graph (docs/generation.md §11.2): a user message in the
+    assistant's voice with a code quote is retried under standard only for the rules standard keeps."""
+    plan = _single_tool_plan(tool_lists_en)
+    script = _single_tool_script(plan)
+    users = list(script["user"])
+    first = users[0]
+    script["user"] = [f"You can use `the tool`: {first}", *users[1:]]
+    outcome = run(plan, script, tmp_path, rules=profile)
+    assert outcome.status == "done", outcome.reason
+    checks = [e for e in outcome.state["transcript"] if e["role"] == "rule_check"]
+    assert checks == []  # voice.explains_how and voice.code_quote are small-only: the first message stands
+    assert outcome.state["tasks"][0]["user_message"] == f"You can use `the tool`: {first}"
+    (tmp_path / "s").mkdir()
+    small = run(plan, {**script, "user": [f"You can use `the tool`: {first}", *users]}, tmp_path / "s",
+                rules="small")  # fmt: skip
+    rejected = [e["rules"] for e in small.state["transcript"] if e["role"] == "rule_check"]
+    assert rejected == [["voice.explains_how", "voice.code_quote"]] and small.status == "done"
