@@ -299,6 +299,9 @@ def test_unknown_tool_and_malformed_outputs_are_rejections(tool_lists_en, tmp_pa
     assert checks[2]["verdict"] == "accept" and checks[2]["source"] == "model"
     assert checks[3]["checked"] == "results" and checks[3]["verdict"] == "reject"
     assert "not valid JSON" in checks[3]["reason"]
+    assert [c["rules"] for c in checks[:5]] == [
+        ["structure.unknown_tool"], ["structure.unreadable"], [], ["structure.unreadable"], []
+    ]
     assert checks[4]["checked"] == "results" and checks[4]["verdict"] == "accept"
     assert outcome.session["english_answer_list"][0][0]["action"] == {
         "name": good["actions"][0]["name"],
@@ -721,3 +724,16 @@ def test_a_session_generates_under_every_rule_profile(tool_lists_en, tmp_path, p
                 rules="small")  # fmt: skip
     rejected = [e["rules"] for e in small.state["transcript"] if e["role"] == "rule_check"]
     assert rejected == [["voice.explains_how", "voice.code_quote"]] and small.status == "done"
+
+
+def test_an_unreadable_checker_verdict_is_counted_as_its_rule(tool_lists_en, tmp_path):
+    plan = _single_tool_plan(tool_lists_en)
+    script = _single_tool_script(plan)
+    decision = script["planner"][0]
+    script["planner"] = [decision, decision, *script["planner"][1:]]
+    script["checker"] = ["no verdict here", *script["checker"][1:]]
+    outcome = run(plan, script, tmp_path)
+    assert outcome.status == "done", outcome.reason
+    checks = [e for e in outcome.state["transcript"] if e["role"] == "checker"]
+    assert (checks[0]["source"], checks[0]["rules"]) == ("model", ["model.unreadable"])
+    assert outcome.yields["checker"]["reasons"] == {"model: model.unreadable": 1}
