@@ -15,7 +15,8 @@ from __future__ import annotations
 import datetime as _dt
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from string import Template
 from typing import Any
@@ -626,6 +627,96 @@ def message_problems(
     return problems + [why.prefixed("the message ") for why in broken_text(text, names)]
 
 
+@dataclass
+class _Turn:
+    """What one user turn is written from (:func:`user`): its kind, task, prompt, grammar, the values
+    request's transcript entries and calls, and the draft used when every try is rejected."""
+
+    kind: str
+    layer: int
+    system: str
+    human: str
+    schema: dict[str, Any] | None
+    fallback: Callable[[], tuple[str, Any] | None]
+    entries: list[dict[str, Any]]
+    calls: list[dict[str, Any]]
+    vague: bool = False
+    strategy: str = ""
+    missing: str = ""
+    functions: list[dict[str, Any]] = field(default_factory=list)
+
+
+async def _answer_turn(
+    state: State, runtime: Runtime[Context], context: Context, today: _dt.date, conversation: str
+) -> _Turn:
+    """The user's answer to the assistant's last question (clear or vague; docs/generation.md §4.2)."""
+    names, openers = labels(state), fragments(state.language)["openers"]
+    value_entries: list[dict[str, Any]] = []
+    value_calls: list[dict[str, Any]] = []
+    task = current_task(state)
+    asks = [n for n in task["nodes"] if n["name"] == ASK_USER]
+    answered = sum(1 for n in asks if n.get("user_input"))
+    vague = should_answer_vaguely(state.seed, len(state.tasks) - 1, answered, context.vague_answer_rate)
+    style = fragments(state.language)["answer_style"]["vague" if vague else "clear"]
+    asked = {} if vague else asked_details(state, task, today)
+    if any(v is None for v in asked.values()):
+        asked_tool = tools_by_name(state.tools).get((asks[-1].get("arguments") or {}).get("tool_name"), {})
+        filled, value_entries, value_calls = await choose_values(
+            state, runtime, [asked_tool], [asked], len(state.tasks) - 1
+        )
+        asked = filled[0]
+    schema = answer_schema(asked, vague=vague, openers=openers["answer"], language=state.language)
+    system = render("user_answer.md", state.language, answer_style=style)
+    human = conversation
+    if asked:
+        values = ", ".join(_value_item(state, n, v) for n, v in asked.items())
+        human += "\n" + Template(fragments(state.language)["goals"]["answer"]).substitute(parameters=values)
+        human += f"\n{names['draft']}: {answer_draft(state, asks[-1], asked)}"
+
+    def fallback() -> tuple[str, Any] | None:
+        if not vague and any(v is not None for v in asked.values()):
+            return answer_draft(state, asks[-1], asked), asked  # "The team ID is 99924."
+        return None
+
+    return _Turn("answer", len(state.tasks) - 1, system, human, schema, fallback, value_entries, value_calls, vague)
+
+
+async def _task_turn(state: State, runtime: Runtime[Context], env_info: str, today: _dt.date, conversation: str) -> _Turn:
+    """The message that opens the next layer's task around its focus tools (docs/generation.md §4.1, §4.3)."""
+    names, openers = labels(state), fragments(state.language)["openers"]
+    opening = not state.tasks
+    layer = len(state.tasks)
+    kind = "open" if opening else "next"
+    strategy = ""
+    if not opening:
+        strategy = state.strategies[layer] if layer < len(state.strategies) and state.strategies[layer] else "partial"
+    functions, missing = focus_tools(state, layer)
+    planned, implicit = planned_details(state, functions, missing, layer, today)
+    planned, value_entries, value_calls = await choose_values(state, runtime, functions, planned, layer)
+    openers_kind = "chat" if not functions else ("request" if opening else "next")
+    schema = user_schema(functions, missing, planned, openers[openers_kind], implicit, state.language)
+    template_values = {"env_info": env_info, "task_kind": task_kind(state, layer)}
+    if not opening:
+        template_values["strategy"] = fragments(state.language)["strategies"][strategy]
+    system = render("user_open.md" if opening else "user_next.md", state.language, **template_values)
+    if functions:
+        goal = f"{names['draft']}: {draft_request(state, functions, planned, implicit)}"
+        if any(v is None for plan in planned for v in plan.values()):  # values the model still chooses
+            goal += "\n" + goal_text(state, functions, missing, layer, planned, implicit)
+    else:
+        goal = f"{names['draft']}: {chat_draft(state, layer)}"
+    # What the user wants comes last, then the closing cue: small models follow the last thing they
+    # read (the example of the system prompt otherwise).
+    cue = names["open_cue" if opening else "next_cue"]
+    human = f"{goal}\n\n{cue}" if opening else f"{conversation}\n{goal}\n\n{cue}"
+
+    def fallback() -> tuple[str, Any] | None:
+        return draft_message(state, functions, planned, implicit, missing) if functions else None
+
+    return _Turn(kind, layer, system, human, schema, fallback, value_entries, value_calls, False, strategy, missing,
+                 functions)  # fmt: skip
+
+
 async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Write the user's next message (docs/generation.md).
 
@@ -649,61 +740,12 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     names = labels(state)
     today = env_date(env_info) or _dt.date(2024, 1, 1)
     conversation = section(names["conversation"], conversation_lines(state), names["none"])
-    schema: dict[str, Any] | None = None
-    missing, functions, planned = "", [], []
-    value_entries: list[dict[str, Any]] = []
-    value_calls: list[dict[str, Any]] = []
-    openers = fragments(state.language)["openers"]
     if state.awaiting == "reply":
-        task = current_task(state)
-        asks = [n for n in task["nodes"] if n["name"] == ASK_USER]
-        answered = sum(1 for n in asks if n.get("user_input"))
-        vague = should_answer_vaguely(state.seed, len(state.tasks) - 1, answered, context.vague_answer_rate)
-        style = fragments(state.language)["answer_style"]["vague" if vague else "clear"]
-        asked = {} if vague else asked_details(state, task, today)
-        if any(v is None for v in asked.values()):
-            asked_tool = tools_by_name(state.tools).get((asks[-1].get("arguments") or {}).get("tool_name"), {})
-            filled, value_entries, value_calls = await choose_values(
-                state, runtime, [asked_tool], [asked], len(state.tasks) - 1
-            )
-            asked = filled[0]
-        schema = answer_schema(asked, vague=vague, openers=openers["answer"], language=state.language)
-        system = render("user_answer.md", state.language, answer_style=style)
-        human = conversation
-        if asked:
-            values = ", ".join(_value_item(state, n, v) for n, v in asked.items())
-            human += "\n" + Template(fragments(state.language)["goals"]["answer"]).substitute(parameters=values)
-            human += f"\n{names['draft']}: {answer_draft(state, asks[-1], asked)}"
-        kind, layer, strategy = "answer", len(state.tasks) - 1, ""
+        turn = await _answer_turn(state, runtime, context, today, conversation)
     else:
-        opening = not state.tasks
-        layer = len(state.tasks)
-        vague, kind = False, "open" if opening else "next"
-        strategy = ""
-        if not opening:
-            strategy = (
-                state.strategies[layer] if layer < len(state.strategies) and state.strategies[layer] else "partial"
-            )
-        functions, missing = focus_tools(state, layer)
-        planned, implicit = planned_details(state, functions, missing, layer, today)
-        planned, value_entries, value_calls = await choose_values(state, runtime, functions, planned, layer)
-        openers_kind = "chat" if not functions else ("request" if opening else "next")
-        schema = user_schema(functions, missing, planned, openers[openers_kind], implicit, state.language)
-        template_values = {"env_info": env_info, "task_kind": task_kind(state, layer)}
-        if not opening:
-            template_values["strategy"] = fragments(state.language)["strategies"][strategy]
-        system = render("user_open.md" if opening else "user_next.md", state.language, **template_values)
-        if functions:
-            goal = f"{names['draft']}: {draft_request(state, functions, planned, implicit)}"
-            if any(v is None for plan in planned for v in plan.values()):  # values the model still chooses
-                goal += "\n" + goal_text(state, functions, missing, layer, planned, implicit)
-        else:
-            goal = f"{names['draft']}: {chat_draft(state, layer)}"
-        # What the user wants comes last, then the closing cue: small models follow the last thing they
-        # read (the example of the system prompt otherwise).
-        cue = names["open_cue" if opening else "next_cue"]
-        human = f"{goal}\n\n{cue}" if opening else f"{conversation}\n{goal}\n\n{cue}"
-
+        turn = await _task_turn(state, runtime, env_info, today, conversation)
+    kind, layer, strategy, vague = turn.kind, turn.layer, turn.strategy, turn.vague
+    missing, functions = turn.missing, turn.functions
     earlier = conversation_texts(state) if kind == "next" else []
     check = profile_check(
         partial(
@@ -720,33 +762,26 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "user",
     )
 
-    def fallback() -> tuple[str, Any] | None:
-        if kind in ("open", "next") and functions:
-            return draft_message(state, functions, planned, implicit, missing)
-        if kind == "answer" and not vague and any(v is not None for v in asked.values()):
-            return answer_draft(state, asks[-1], asked), asked  # "The team ID is 99924."
-        return None
-
     request = TextRequest(
         role="user",
         task=layer,
         kind=kind,
-        system=system,
-        human=human,
+        system=turn.system,
+        human=turn.human,
         feedback_label=names["user_feedback"],
         read=read_message,
         check=check,
         hint=partial(retry_hint, state),
         env_info=env_info,
-        json_schema=schema,
+        json_schema=turn.schema,
         max_tokens=USER_MAX_TOKENS,
         extra=lambda details: {"details": details, "vague": vague, "strategy": strategy},
-        fallback=fallback,
-        entries=list(value_entries),
+        fallback=turn.fallback,
+        entries=list(turn.entries),
     )
     written = await write_text(request, state, runtime, context)
     text, details, problems = written.text, written.details, written.problems
-    update.update(transcript=written.entries, calls=[*value_calls, *written.calls])
+    update.update(transcript=written.entries, calls=[*turn.calls, *written.calls])
     if problems:
         return {
             **update,
