@@ -12,7 +12,8 @@ must be correct (an oracle replay of generated sessions).
 ``generate``: ``DIR/manifest.json`` accounts for all N planned sessions; every success is a line
 of ``DIR/sessions.jsonl`` (validated separately with ``wtb validate --tasks LAYERS``) with its
 folder; every failure is a line of ``DIR/failures.jsonl`` with a non-empty reason and a raw
-transcript showing what the roles produced. Prints one summary line per check.
+transcript showing what the roles produced; every session the quality check dropped is a line of
+``DIR/quality_dropped.jsonl`` with its reasons. Prints one summary line per check.
 """
 
 from __future__ import annotations
@@ -114,13 +115,21 @@ def check_generate(out: Path, sessions: int) -> list[str]:
     problems: list[str] = []
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     done, failures = _jsonl(out / "sessions.jsonl"), _jsonl(out / "failures.jsonl")
+    # sessions the quality check dropped (docs/generation.md §10): generated, not kept, each with its reasons
+    dropped = _jsonl(out / "quality_dropped.jsonl") if (out / "quality_dropped.jsonl").is_file() else []
     if (manifest.get("succeeded"), manifest.get("failed")) != (len(done), len(failures)):
         problems.append(
             f"manifest.json: succeeded/failed {manifest.get('succeeded')}/{manifest.get('failed')} "
             f"but {len(done)} sessions and {len(failures)} failures on file"
         )
-    if len(done) + len(failures) != sessions:
-        problems.append(f"{len(done)} sessions + {len(failures)} failures, expected {sessions} planned sessions")
+    if len(done) + len(failures) + len(dropped) != sessions:
+        problems.append(
+            f"{len(done)} sessions + {len(failures)} failures + {len(dropped)} dropped by the quality check, "
+            f"expected {sessions} planned sessions"
+        )
+    for entry in dropped:
+        if not entry.get("reasons"):
+            problems.append(f"quality_dropped.jsonl: {entry.get('key')}: no reason")
     for failure in failures:
         if not isinstance(failure.get("reason"), str) or not failure["reason"].strip():
             problems.append(f"failures.jsonl: {failure.get('key')}: no reason")
@@ -134,8 +143,8 @@ def check_generate(out: Path, sessions: int) -> list[str]:
     table = manifest.get("yield") or {}
     if not table.get("user", {}).get("attempts"):
         problems.append("manifest.json: no yield table (yield.user.attempts)")
-    if manifest.get("quality", {}).get("sessions") != len(done):
-        problems.append(f"manifest.json: quality.sessions is not {len(done)}")
+    if manifest.get("quality", {}).get("sessions") != len(done) + len(dropped):
+        problems.append(f"manifest.json: quality.sessions is not {len(done) + len(dropped)}")
     for entry in manifest.get("sessions") or []:
         live = out / "transcripts" / f"{entry.get('key')}.jsonl"
         lines = live.read_text(encoding="utf-8").splitlines() if live.is_file() else []
@@ -143,8 +152,10 @@ def check_generate(out: Path, sessions: int) -> list[str]:
             problems.append(f"{live}: no live transcript ending with its status line")
     if not problems:
         print(
-            f"check: {out}: {len(done)} generated session(s), {len(failures)} recorded failure(s)"
+            f"check: {out}: {len(done)} generated session(s), {len(failures)} recorded failure(s), "
+            f"{len(dropped)} dropped by the quality check"
             + "".join(f"\n  failed {f['key']}: {f['reason'][:300]}" for f in failures)
+            + "".join(f"\n  dropped {d['key']}: {'; '.join(d['reasons'])[:300]}" for d in dropped)
         )
     return problems
 
