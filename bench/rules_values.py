@@ -45,6 +45,23 @@ def invented_kind(value: Any) -> str:
     return ""
 
 
+_FAKE = frozenset({"example", "sample", "string", "placeholder", "foo", "bar", "baz", "xxx", "test", "lorem ipsum",
+                   "your name", "my name", "some word", "a word", "john doe", "user@example.com"})  # fmt: skip
+_FAKE_SHAPE = re.compile(r"^<[^<>]+>$|^\{[^{}]+\}$|^\[[^\[\]]+\]$|^(your|my)[ _-]|_here$|^(placeholder|example|sample)[ _]")
+
+
+def _standard_placeholder(value: str, descriptions: Sequence[str]) -> bool:
+    """A value no model means (``standard``): a made-up word (``example``, ``string``, ``foo``), a slot
+    (``<username>``, ``{city}``, ``your_api_key``) or a copy of a description. A plain word that may be a
+    real choice (``none``, ``name``, ``unknown``) is left to the Checker model."""
+    text = value.strip().strip(".").lower()
+    if text in _FAKE or _FAKE_SHAPE.search(text):
+        return True
+    return bool(placeholder_problem(value, descriptions)) and placeholder_problem(value, descriptions).rule == (
+        "value.copies_description"
+    )
+
+
 _WORLD_NUMBERS = re.compile(r"lat|lon|lng|coord|altitude|elevation", re.IGNORECASE)
 """Parameters whose numbers come from world knowledge (a city's coordinates), not from the conversation."""
 
@@ -61,7 +78,7 @@ def standard_value_rule(value: Any, known: bool, descriptions: Sequence[str] = (
     """
     if known:
         return ""
-    if isinstance(value, str) and placeholder_problem(value, descriptions):
+    if isinstance(value, str) and _standard_placeholder(value, descriptions):
         return "value.placeholder"
     kind = invented_kind(value)
     if kind == "number" and (value in (0, 1) or _WORLD_NUMBERS.search(path.rsplit(".", 1)[-1])):

@@ -14,11 +14,11 @@ from collections.abc import Iterable
 from wildtoolbench.bench.rules.catalog import Problem
 
 _END = re.compile(r"[.!?。！？…~)\]}>\"'”’」』】*:;：；)）\U0001F300-\U0001FAFF\u2600-\u27BF]\s*$")
-_DANGLING_EN = frozenset(
-    "to the a an of for with and or in on at by from into about than as is are was were be set your my our their "
-    "its this that which who whose whether if because but so then".split()
-)
-_DANGLING_ZH = tuple("的和与及在把对为从到给是跟")
+_DANGLING_EN = frozenset("the a an your my our their and or but because than whether of to with".split())
+"""Words no English sentence ends with (an article, a possessive, a conjunction, "of", "to", "with"): a
+preposition such as "in" or "about" may end one ("count me in")."""
+_DANGLING_ZH = tuple("和与及把从给跟")
+"""Chinese characters no sentence ends with (的, 在, 是 may: 这是我找到的)."""
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]*)*")
 _PAIRS = {"}": "{", "]": "[", "】": "【"}
 
