@@ -16,7 +16,6 @@ with what a reader computes from what was said:
   every part is known (a route ``Madrid-Barcelona``, a range ``120000-150000``);
 - **named months and holidays**: any day of a month named without a day (``in August``, 8月) and the
   fixed-date holidays (Christmas, New Year, Halloween, 国庆 ...); ``noon`` and ``midnight``;
-- **sums and products** of two numbers of the context (a total of two tickets at 69 is 138);
 - **ordinal references** ("the third one", 第二个) resolve to what the earlier results say, which the
   context already holds word for word, so the literal rule accepts them.
 
@@ -292,17 +291,6 @@ def _named_months(text: str) -> set[int]:
     return {m for m in out if 1 <= m <= 12}
 
 
-def _sums_and_products(numbers: set[float], limit: int = 120) -> set[float]:
-    """Sums and products of two numbers of the context (a total price, two tickets at 69): only when the
-    context holds at most ``limit`` numbers."""
-    values = sorted(n for n in numbers if n)
-    if len(values) > limit:
-        return set()
-    return {round(a + b, 6) for i, a in enumerate(values) for b in values[i:]} | {
-        round(a * b, 6) for i, a in enumerate(values) for b in values[i:]
-    }
-
-
 def _names(word: str, text: str) -> bool:
     """``word`` occurs in ``text`` as a whole word (a Chinese word: anywhere)."""
     if re.search(r"[\u3400-\u9fff]", word):
@@ -323,7 +311,6 @@ class DerivedContext(CallContext):
         self.derived_dates |= self._said_dates()
         self.weekdays = {d.weekday() for d in self.derived_dates}
         self.numbers = self.numbers | word_numbers(self.text)
-        self.numbers |= _sums_and_products(self.numbers)
         if "noon" in self.text or "中午" in self.text:
             self.times.add((12, 0, 0))
         if "midnight" in self.text or "午夜" in self.text:

@@ -209,15 +209,15 @@ def test_the_rule_profile_follows_the_models_unless_given(monkeypatch):
         Context(rules="tiny").rule_profile(["local"])
 
 
-def test_months_holidays_sums_and_coordinates_are_no_invention():
+def test_months_holidays_and_coordinates_are_no_invention():
     from wildtoolbench.bench.rules_values import standard_value_rule
 
     august = DerivedContext(["flights to Rome in August, back by Christmas"], today=TODAY)
     assert august.knows("2024-08-15") and august.knows("2024-12-25") and not august.knows("2024-09-15")
     assert DerivedContext(["8月去北京"], today=TODAY).knows("2024-08-20")
     assert DerivedContext(["lunch at noon"]).knows("12:00") and not DerivedContext(["lunch"]).knows("12:00")
-    assert DerivedContext(['{"price_eur": 69}', "two tickets"]).knows(138)
-    assert not DerivedContext(['{"price_eur": 69}', "two tickets"]).knows(139)
+    # a sum is an inference the rules do not follow: any two numbers of a context would add up to too much
+    assert not DerivedContext(['{"price_eur": 69}', "two tickets"]).knows(138)
     assert standard_value_rule(48.8566, False, path="location.lat") == ""
     assert standard_value_rule(48.8566, False, path="budget") == "value.invented"
     assert standard_value_rule(1, False, path="page") == "" and standard_value_rule(7, False, path="page")
