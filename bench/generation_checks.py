@@ -518,7 +518,7 @@ def context_errors(
         what = {
             "value.not_in_context": "appears nowhere in the conversation",
             "value.placeholder": "is a placeholder, not a value from the conversation",
-            "value.invented": "is an id, code, number or date that nothing in the conversation says or implies",
+            "value.invented": "is an id, number or date that nothing in the conversation says or implies",
         }[rule]
         errors.append(Problem(f"action {i} ({name}): {path} = {as_text(value)[:60]} {what}; {fix}", rule, value=value, path=path))
     return errors
@@ -534,7 +534,7 @@ def unknown_values(
 ) -> list[tuple[int, str, str, Any, bool, str]]:
     """The argument values of a decision's calls that break the value rule of ``profile`` (the rule of
     :func:`context_errors`; docs/generation.md §11.2): under ``small`` every value nobody said
-    (``value.not_in_context``), under ``standard`` a placeholder or an id, code, number or date that the
+    (``value.not_in_context``), under ``standard`` a placeholder or an id, number or date that the
     conversation neither says nor derives (``wildtoolbench.bench.rules_values``), under ``off`` none.
 
     Returns:

@@ -92,7 +92,7 @@ def _value_problems(
         if isinstance(value, str) and not value.strip():
             out.append(Problem(f"{text} is an empty string", "value.empty", **here))
         elif profile == "standard" and (rule := standard_value_rule(value, context.knows(value), descriptions, path)):
-            what = "is a placeholder" if rule == "value.placeholder" else "is an id, code, number or date"
+            what = "is a placeholder" if rule == "value.placeholder" else "is an id, number or date"
             out.append(
                 Problem(f"{text} = {as_text(value)[:60]} {what} that nothing before the call says or implies", rule, **here)
             )

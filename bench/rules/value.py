@@ -12,7 +12,7 @@ VALUE_RULES = (
          "an argument value said nowhere in the conversation (literal matching, docs/audit.md §5.2)",
          "generation_checks.context_errors", _DOC),
     Rule("value.invented", "value", ("planner", "session"), STANDARD,
-         "an id, code, number or date that nothing in the conversation says or derives (docs/audit.md §5.2)",
+         "an id, number or date that nothing in the conversation says or derives (docs/audit.md §5.2)",
          "generation_checks.context_errors", _DOC),
     Rule("value.date_misplaced", "value", ("planner", "session"), SMALL_STANDARD,
          "a date given to a parameter about no date or time", "generation_quality.date_misplaced", _DOC),
