@@ -13,7 +13,9 @@ CLI = REPO / "wildtoolbench" / "cli"
 
 APPLICATION = tuple(
     f"wildtoolbench.{feature}."
-    for feature in ("evaluate", "generate", "score", "compare", "report", "audit", "review", "data", "remote")
+    for feature in (
+        "evaluate", "generate", "score", "compare", "report", "audit", "review", "data", "remote", "variants", "ablate"
+    )
 )
 """The application layer a command body calls into: the feature packages (docs/architecture.md §1)."""
 
