@@ -37,10 +37,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from wildtoolbench.bench.audit_context import CallContext, as_text, env_date, leaves
+from wildtoolbench.bench.audit_context import CallContext, as_text, leaves
 from wildtoolbench.bench.rules import Problem
 from wildtoolbench.bench.rules import voice as voice_rules
-from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
+from wildtoolbench.bench.terms import PSEUDO_TOOLS
 
 _PATTERNS = {
     "en": [(re.compile(p, re.IGNORECASE), rule) for rule, p in voice_rules.PATTERNS_EN],

@@ -20,6 +20,7 @@ from typing import Any
 from wildtoolbench.bench.generation import RULE_CHECK
 from wildtoolbench.bench.rules import UNCLASSIFIED
 
+
 def entry_rules(entry: Mapping[str, Any]) -> list[str]:
     """The rule ids of one verdict entry (docs/generation.md §7.1, §11): its ``rules`` field, one id per
     reason; a verdict written without one (before the catalog) counts each reason as

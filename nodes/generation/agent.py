@@ -25,7 +25,6 @@ from wildtoolbench.nodes.generation._common import (
     replies_with_results,
     rule_profile,
     section,
-    without_line_of,
 )
 from wildtoolbench.nodes.generation.context import Context
 from wildtoolbench.nodes.generation.retry import TextRequest, profile_check, write_text

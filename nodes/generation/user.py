@@ -24,7 +24,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from wildtoolbench.bench.audit_context import CallContext, as_text, env_date, has_cjk, leaves
-from wildtoolbench.bench.generation import RULE_CHECK, random_env_info, should_answer_vaguely
+from wildtoolbench.bench.generation import random_env_info, should_answer_vaguely
 from wildtoolbench.bench.generation_checks import extract_json, plain_text, tools_by_name
 from wildtoolbench.bench.generation_quality import described, echo_problem, placeholder_problem, voice_problems
 from wildtoolbench.bench.generation_values import (
@@ -48,13 +48,10 @@ from wildtoolbench.nodes.generation._common import (
     entry_id,
     fail,
     labels,
-    rule_profile,
     replace_current,
-    retry_temperature,
     role_has_grammar,
+    rule_profile,
     section,
-    text_entry,
-    without_line_of,
 )
 from wildtoolbench.nodes.generation.context import Context
 from wildtoolbench.nodes.generation.retry import TextRequest, profile_check, rule_verdict, write_text

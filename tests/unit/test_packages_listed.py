@@ -4,10 +4,10 @@ packages`` (a folder missing there would be missing from the wheel), and the lis
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from tests.support.layout import package_dirs
 

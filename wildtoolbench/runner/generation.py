@@ -48,8 +48,8 @@ from wildtoolbench.bench.generation import (
     streamline,
 )
 from wildtoolbench.bench.generation_quality import QUALITY_CHECKS
-from wildtoolbench.bench.rules_session import quality_summary, session_quality
 from wildtoolbench.bench.generation_yield import merge_yields, session_yield
+from wildtoolbench.bench.rules_session import quality_summary, session_quality
 from wildtoolbench.common.files import write_json_atomic, write_jsonl_atomic
 from wildtoolbench.nodes.generation._common import rule_profile
 from wildtoolbench.nodes.generation.context import Context

@@ -18,7 +18,7 @@ from wildtoolbench.bench.generation_checks import (
 )
 from wildtoolbench.bench.generation_quality import assistant_problems, placeholder_problem, shared_value_errors
 from wildtoolbench.bench.generation_quality import voice_problems as voice
-from wildtoolbench.bench.rules import RULE_CATALOG, PROFILES, Problem, markdown_table, rule_ids, select
+from wildtoolbench.bench.rules import PROFILES, RULE_CATALOG, Problem, markdown_table, rule_ids, select
 from wildtoolbench.bench.rules.broken import broken_text
 from wildtoolbench.bench.rules_session import session_rule_problems
 

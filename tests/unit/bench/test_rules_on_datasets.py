@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from wildtoolbench.bench.audit_context import CallContext
-from wildtoolbench.bench.rules_dataset import count_by_rule, rule_findings
 from wildtoolbench.bench.rules.derived import DerivedContext, relative_dates, word_numbers
+from wildtoolbench.bench.rules_dataset import count_by_rule, rule_findings
 
 ENV = "2024-07-10 09:30:00 Wednesday"
 TODAY = dt.date(2024, 7, 10)

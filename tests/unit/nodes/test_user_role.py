@@ -248,9 +248,8 @@ def test_the_bundled_model_checks_by_the_rules_alone_unless_asked_to_judge(monke
 
 
 def test_a_retry_gets_the_fix_not_the_quoted_phrase():
-    from wildtoolbench.nodes.generation.user import retry_hint
-
     from wildtoolbench.bench.rules import Problem
+    from wildtoolbench.nodes.generation.user import retry_hint
 
     hint = retry_hint(
         _state(),
