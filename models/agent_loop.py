@@ -22,12 +22,14 @@ Nothing here matches or records: the evaluation graph does that with the reply i
 from __future__ import annotations
 
 import asyncio
+import collections.abc
 import concurrent.futures
 import contextvars
 import copy
+import json
 import threading
+import typing
 import uuid
-from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +40,18 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphInterrupt
 
+from wildtoolbench.models.agent_checks import (
+    AGENT_CODE,
+    CONCURRENT_REQUESTS,
+    INTERRUPTED,
+    TOOL_NOT_OFFERED,
+    UNMATCHED_TOOL_CALL,
+    UNREAD_OBSERVATION,
+    AgentError,
+    PendingCalls,
+    describe_exception,
+    offered_tool_names,
+)
 from wildtoolbench.models.graph_contract import (
     CANDIDATE_RUN_NAME,
     GRAPH_INTERRUPTED,
@@ -80,28 +94,38 @@ class BenchmarkTool(BaseTool):
     """
 
     def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:  # noqa: A002 - LangChain's name
-        """Note the call id of a ``ToolCall`` input, then run as any tool."""
-        if isinstance(input, Mapping) and input.get("type") == "tool_call":
-            _call_id.set(input.get("id"))
-        return super().invoke(input, config, **kwargs)
+        """Note the call id of a ``ToolCall`` input (none for bare arguments), then run as any tool."""
+        token = _call_id.set(_tool_call_id(input))
+        try:
+            return super().invoke(input, config, **kwargs)
+        finally:
+            _call_id.reset(token)
 
     async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:  # noqa: A002
-        """Note the call id of a ``ToolCall`` input, then run as any tool."""
-        if isinstance(input, Mapping) and input.get("type") == "tool_call":
-            _call_id.set(input.get("id"))
-        return await super().ainvoke(input, config, **kwargs)
+        """Note the call id of a ``ToolCall`` input (none for bare arguments), then run as any tool."""
+        token = _call_id.set(_tool_call_id(input))
+        try:
+            return await super().ainvoke(input, config, **kwargs)
+        finally:
+            _call_id.reset(token)
 
-    def _observation(self) -> str:
+    def _observation(self, args: Mapping[str, Any]) -> str:
         run = _current_run.get()
         if run is None:
             raise AgentStopped(f"tool {self.name} was called outside an evaluated agent run")
-        return run.observation(_call_id.get(), self.name)
+        return run.observation(_call_id.get(), self.name, dict(args))
 
     def _run(self, *args: Any, **kwargs: Any) -> str:
-        return self._observation()
+        return self._observation(kwargs)
 
     async def _arun(self, *args: Any, **kwargs: Any) -> str:
-        return self._observation()
+        return self._observation(kwargs)
+
+
+def _tool_call_id(value: Any) -> str | None:
+    if isinstance(value, Mapping) and value.get("type") == "tool_call" and isinstance(value.get("id"), str):
+        return value["id"]
+    return None
 
 
 def benchmark_tools(tools: Sequence[Mapping[str, Any]]) -> list[BaseTool]:
@@ -128,6 +152,39 @@ def benchmark_tools(tools: Sequence[Mapping[str, Any]]) -> list[BaseTool]:
 
 
 # --------------------------------------------------------------------------- one agent run
+
+
+LIST_TYPES = ("list", "List", "typing.List", "Sequence", "typing.Sequence", "collections.abc.Sequence")
+"""Names of the input types (as written in a string annotation) that make a graph take a list of messages."""
+
+
+def takes_message_list(agent: Any) -> bool:
+    """Whether the graph's input is a list of messages rather than a state (docs/evaluation.md §8.1): the
+    functional API's ``@entrypoint def agent(messages: list[BaseMessage])``, its annotation a type or a
+    string (``from __future__ import annotations``); a Runnable without LangGraph channels by its JSON schema."""
+    channels = getattr(agent, "channels", None)
+    name = getattr(agent, "input_channels", None)
+    if isinstance(channels, Mapping) and isinstance(name, str) and name in channels:
+        kind = getattr(channels[name], "ValueType", None)
+        if isinstance(kind, str):
+            return kind.replace(" ", "").split("[")[0] in LIST_TYPES
+        origin = typing.get_origin(kind) or kind
+        return (
+            isinstance(origin, type)
+            and issubclass(origin, (list, tuple, collections.abc.Sequence))
+            and not (issubclass(origin, (str, bytes)))
+        )
+    try:
+        schema = agent.get_input_jsonschema()
+    except Exception:  # noqa: BLE001 - a Runnable whose schema cannot be built takes the state
+        return False
+    return isinstance(schema, Mapping) and schema.get("type") == "array"
+
+
+def agent_input(agent: Any, messages: list[BaseMessage]) -> Any:
+    """What the agent's run is invoked with: the list of messages itself when the graph takes one
+    (:func:`takes_message_list`), else ``{"messages": [...]}`` (docs/evaluation.md §8.1)."""
+    return list(messages) if takes_message_list(agent) else {"messages": messages}
 
 
 @dataclass
@@ -168,31 +225,61 @@ class StepGate(AsyncCallbackHandler):
         self._input = self._output = 0
         self._reported = False
         self._models: list[str] = []
+        self._flying: set[UUID] = set()
+        self._offered: dict[UUID, set[str]] = {}
 
-    def _start(self, run_id: UUID, metadata: Mapping[str, Any] | None) -> None:
-        if self.run.stopped:
+    def _start(self, run_id: UUID, metadata: Mapping[str, Any] | None, params: Mapping[str, Any] | None) -> None:
+        if self.run.stopped or self.run.failure is not None:
             raise AgentStopped("the harness ended the task")
-        name = (metadata or {}).get("ls_model_name")
-        if isinstance(name, str) and name:
-            with self._lock:
+        unread = self.run.unread()
+        if unread:
+            raise self.run.fail(
+                UNREAD_OBSERVATION,
+                f"the agent asked its model again before its tools read the gold observation(s) of "
+                f"{', '.join(unread)} (was a benchmark tool call answered by something else, such as an "
+                f"'is not a valid tool' error of a node that does not hold the task's tools?)",
+            )
+        with self._lock:
+            if self._flying or self.run.pending is not None:
+                raise self.run.fail(
+                    CONCURRENT_REQUESTS,
+                    "the agent made a model request while another of the same step was under way (e.g. "
+                    "asyncio.gather over model calls): each reply must answer one request the harness can "
+                    "tie it to; make the requests one after another",
+                )
+            self._flying.add(run_id)
+            offered = offered_tool_names(params)
+            if offered is not None:
+                self._offered[run_id] = offered
+            name = (metadata or {}).get("ls_model_name")
+            if isinstance(name, str) and name:
                 self._names[run_id] = name
 
     async def on_chat_model_start(
         self, serialized: Any, messages: Any, *, run_id: UUID, metadata: Mapping[str, Any] | None = None, **kwargs: Any
     ) -> None:
-        """Refuse a request after the task ended; note the model's name."""
-        self._start(run_id, metadata)
+        """Refuse a request after the task ended or that breaks a rule (models/agent_checks.py); note the model's name."""
+        self._start(run_id, metadata, kwargs.get("invocation_params"))
 
     async def on_llm_start(
         self, serialized: Any, prompts: Any, *, run_id: UUID, metadata: Mapping[str, Any] | None = None, **kwargs: Any
     ) -> None:
         """As :meth:`on_chat_model_start`, for a completion model."""
-        self._start(run_id, metadata)
+        self._start(run_id, metadata, kwargs.get("invocation_params"))
+
+    async def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        """Forget a request that failed (its error reaches the agent's code)."""
+        with self._lock:
+            self._flying.discard(run_id)
+            self._offered.pop(run_id, None)
+            self._names.pop(run_id, None)
 
     async def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
         """Report the reply as a step and wait for the harness's verdict."""
         message: AIMessage | None = None
         with self._lock:
+            self._flying.discard(run_id)
+            offered = self._offered.pop(run_id, None)
             name = self._names.pop(run_id, None)
             for generations in getattr(response, "generations", None) or []:
                 for generation in generations:
@@ -213,6 +300,14 @@ class StepGate(AsyncCallbackHandler):
                 self._models.append(name)
             if message is None:
                 return
+            missing = [c["name"] for c in message.tool_calls if offered is not None and c["name"] not in offered]
+            if missing:
+                raise self.run.fail(
+                    TOOL_NOT_OFFERED,
+                    f"the reply calls {', '.join(map(repr, missing))}, which the request it answers did not offer "
+                    f"(offered: {', '.join(sorted(offered or ())) or 'no tool'}); the model that makes the "
+                    "benchmark's calls must be bound with the task's tools",
+                )
             input_tokens, output_tokens = (self._input, self._output) if self._reported else token_counts(message)
             event = StepEvent(
                 message=message,
@@ -248,7 +343,12 @@ class AgentRun:
         self.stopped = False
         self.finished = False
         self.sent = len(messages)
-        self._observations: dict[str | None, deque[str]] = {}
+        self.calls: PendingCalls | None = None
+        """The matched step's calls and their gold observations (read by the harness's tools)."""
+        self.failure: AgentError | None = None
+        """The rule the run broke (it ended the session), once it broke one."""
+        self.where: dict[str, Any] = {}
+        """The task and step the run is answering (named by its errors)."""
         self._lock = threading.Lock()
         self.raw = RawReplies()
         self.replies: list[AIMessage] = []
@@ -276,12 +376,12 @@ class AgentRun:
         if context is not None:  # the agent's own context_schema defaults, as for a graph candidate
             kwargs["context"] = context
         try:
-            output = await agent.ainvoke({"messages": messages}, config, **kwargs)
-        except AgentStopped:
-            return
+            output = await agent.ainvoke(agent_input(agent, messages), config, **kwargs)
         except BaseException as exc:
             if isinstance(exc, asyncio.CancelledError) or self.stopped:
                 raise
+            if self.failure is not None:  # its error event is queued already
+                return
             self.finished = True
             self.events.put_nowait(StepEvent(error=exc))
             return
@@ -307,22 +407,48 @@ class AgentRun:
             self.replies.append(event.message)
         self.events.put_nowait(event)
 
-    def observation(self, call_id: str | None, name: str) -> str:
-        """The gold observation the harness gave for the call ``call_id`` (the next one, for repeated ids).
+    def observation(self, call_id: str | None, name: str, args: Mapping[str, Any]) -> str:
+        """The gold observation of the step's call this tool execution answers (:class:`PendingCalls`: by
+        ``call_id`` when the tool got the whole ``ToolCall``, else by name and arguments).
 
         Raises:
-            AgentStopped: the run was stopped, or no observation was given for that call (the agent
-                runs a benchmark tool the model did not call in the matched step).
+            AgentStopped: the run was stopped; or no call of the matched step fits (the run then ends
+                with the rule ``unmatched-tool-call``, models/agent_checks.py).
         """
         with self._lock:
-            queue = self._observations.get(call_id)
-            if self.stopped or not queue:
-                raise AgentStopped(f"no observation for the call {call_id!r} of {name}")
-            return queue.popleft()
+            calls, stopped = self.calls, self.stopped or self.failure is not None
+        if stopped:
+            raise AgentStopped("the harness ended the task")
+        found = calls.take(call_id, name, args) if calls is not None else None
+        if found is None:
+            held = calls.describe() if calls is not None else "none (no matched step is waiting for its results)"
+            raise self.fail(
+                UNMATCHED_TOOL_CALL,
+                f"the agent ran {name} with arguments {json.dumps(args, ensure_ascii=False, default=str)} "
+                f"(call id {call_id!r}), which no unread call of the step's reply holds; the step's calls: {held}",
+            )
+        return found
+
+    def unread(self) -> list[str]:
+        """The step's calls whose gold observation no tool execution has read yet."""
+        calls = self.calls
+        return calls.unread() if calls is not None else []
+
+    def fail(self, rule: str, reason: str) -> AgentStopped:
+        """End the session on a broken rule: queue an :class:`AgentError` for the harness and refuse every
+        further model request and tool execution of the run. Returns the exception to raise in the agent."""
+        error = AgentError(rule, reason, self.where)
+        with self._lock:
+            first = self.failure is None and not self.stopped
+            if first:
+                self.failure = error
+        if first:
+            self.loop.call_soon_threadsafe(self.events.put_nowait, StepEvent(error=error))
+        return AgentStopped(str(error))
 
     # ----- called by the harness (event loop)
 
-    def resumable(self, messages: Sequence[BaseMessage]) -> dict[str | None, deque[str]] | None:
+    def resumable(self, messages: Sequence[BaseMessage]) -> PendingCalls | None:
         """The observations for the waiting reply's calls when ``messages`` go on from it with exactly one
         tool message per call (a matched call step, docs/evaluation.md §3.5); else ``None``."""
         message = self.pending_message
@@ -334,16 +460,13 @@ class AgentRun:
         tail = list(messages[self.sent + 1 :])
         if not all(isinstance(m, ToolMessage) for m in tail):
             return None
-        observations: dict[str | None, deque[str]] = {}
-        for tool_message in tail:
-            text = tool_message.content if isinstance(tool_message.content, str) else str(tool_message.content)
-            observations.setdefault(tool_message.tool_call_id, deque()).append(text)
-        return observations
+        texts = [m.content if isinstance(m.content, str) else str(m.content) for m in tail]
+        return PendingCalls(message.tool_calls, texts)
 
-    def resume(self, messages: Sequence[BaseMessage], observations: dict[str | None, deque[str]]) -> None:
-        """Let the waiting agent go on: its tools will return ``observations`` (by call id)."""
+    def resume(self, messages: Sequence[BaseMessage], observations: PendingCalls) -> None:
+        """Let the waiting agent go on: its tools will return the gold ``observations`` of the step's calls."""
         with self._lock:
-            self._observations = observations
+            self.calls = observations
             pending, self.pending = self.pending, None
         self.sent = len(messages)
         self.pending_message = None
@@ -355,7 +478,7 @@ class AgentRun:
         with self._lock:
             self.stopped = True
             pending, self.pending = self.pending, None
-            self._observations = {}
+            self.calls = None
         if not self.task.done():
             self.task.cancel()
         if pending is not None and not pending.done():
@@ -407,6 +530,25 @@ class AgentReply:
     event: StepEvent
 
 
+def agent_failure(error: BaseException, where: Mapping[str, Any]) -> BaseException:
+    """The exception that ends the session for an error of the agent's run (docs/evaluation.md §8.8).
+
+    A transient failure or an HTTP error of the agent's model is raised as it is (retried when transient,
+    else an infrastructure error, as any model request's); an :class:`AgentError` too; an interrupt
+    becomes the rule ``interrupted``, anything else raised inside the agent's own code ``agent-code``,
+    each with the whole message.
+    """
+    from wildtoolbench.models.transport import _status_of, transient_kind
+
+    if isinstance(error, AgentError):
+        return error
+    if isinstance(error, GraphInterrupt):
+        return AgentError(INTERRUPTED, f"{GRAPH_INTERRUPTED}; the interrupt: {error!r}", where)
+    if transient_kind(error) is not None or _status_of(error) is not None:
+        return error
+    return AgentError(AGENT_CODE, describe_exception(error), where)
+
+
 class AgentCall:
     """How an agent candidate answers a request: the step's reply from its live run (see the module doc).
 
@@ -438,7 +580,7 @@ class AgentCall:
         """One try of the request: resume the waiting run with the step's observations, or start one.
 
         Raises:
-            CandidateContractError: the agent interrupted.
+            AgentError: the agent's run broke a rule or raised inside its own code (:func:`agent_failure`).
             TimeoutError: no reply within :attr:`timeout` (retried; the run is stopped first).
             whatever the agent's run raised (its model's errors: retried when transient).
         """
@@ -450,6 +592,7 @@ class AgentCall:
         run = slot.run
         observations = run.resumable(messages) if run is not None else None
         if run is not None and observations is not None:
+            run.where = where
             run.resume(messages, observations)
             event = await self._next(run, where)
             if event.message is not None:
@@ -460,9 +603,11 @@ class AgentCall:
         if run is not None:
             run.stop()
         run = slot.run = AgentRun(slot.agent, messages, self._config(config, metadata))
+        run.where = where
         event = await self._next(run, where)
         if event.message is None:
-            last = response_message(event.output, where)
+            output = {"messages": event.output} if isinstance(event.output, list) else event.output
+            last = response_message(output, where)
             if any(last is m for m in messages) or any(last is m for m in run.replies):
                 raise CandidateOutputError(
                     "the agent ended its run without a model reply for this step (its last message is not new)", where
@@ -486,9 +631,10 @@ class AgentCall:
             raise
         if event.error is not None:
             run.stop()
-            if isinstance(event.error, GraphInterrupt):
-                raise CandidateContractError(GRAPH_INTERRUPTED, where) from event.error
-            raise event.error
+            failure = agent_failure(event.error, where)
+            if failure is event.error:
+                raise failure
+            raise failure from event.error
         if event.message is None:
             run.stop()
         return event

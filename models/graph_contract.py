@@ -54,6 +54,7 @@ from langchain_core.runnables import RunnableBinding
 from langchain_core.runnables.config import get_async_callback_manager_for_config
 from langgraph.errors import GraphInterrupt
 
+from wildtoolbench.models.agent_checks import INPUT_CONTRACT, INTERRUPTED, RAN_TOOLS_ITSELF, AgentError
 from wildtoolbench.models.messages import RAW_RESPONSE_KEY, parse_tool_calls, response_from_ai, token_counts
 from wildtoolbench.models.raw_capture import RawReplies, capturing_replies, raw_response
 from wildtoolbench.models.reply import CandidateReply
@@ -197,16 +198,15 @@ class CandidateOutputError(ModelRequestError):
         return True
 
 
-class CandidateContractError(ModelRequestError):
+class CandidateContractError(AgentError):
     """A candidate broke the calling contract: its graph interrupted, or ran the benchmark's tool calls itself.
 
-    Not retried and not scored: an infrastructure error (docs/evaluation.md §6, §8.4) whose message
-    says how to fix the candidate; after the fix, a resumed run evaluates the session.
+    An agent error (:class:`wildtoolbench.models.agent_checks.AgentError`, docs/evaluation.md §8.4, §8.8):
+    not retried, the session recorded with the whole message, which says how to fix the candidate.
     """
 
-    def __init__(self, reason: str, where: Mapping[str, Any] | None = None):
-        super().__init__(1, [reason], False, where or {})
-        self.reason = reason
+    def __init__(self, reason: str, where: Mapping[str, Any] | None = None, rule: str = INPUT_CONTRACT):
+        super().__init__(rule, reason, where)
 
 
 GRAPH_INTERRUPTED = (
@@ -489,7 +489,9 @@ async def ainvoke_graph(
         with capturing_replies(seen):
             output = await runnable.ainvoke(graph_input(messages, tools), graph_config(config, metadata), **kwargs)
     except GraphInterrupt as exc:
-        raise CandidateContractError(GRAPH_INTERRUPTED, _where(metadata)) from exc
+        raise CandidateContractError(
+            f"{GRAPH_INTERRUPTED}; the interrupt: {exc!r}", _where(metadata), INTERRUPTED
+        ) from exc
     finally:
         _step_usage.reset(token)
     return GraphReply(output=output, usage=usage, sent=messages, tools=tools, raw=seen)
@@ -609,7 +611,7 @@ class RunnableCall:
         """
         ran = tools_run_inside(reply.output, reply.sent, reply.tools)
         if ran:
-            raise CandidateContractError(RAN_TOOLS.format(names=", ".join(ran)), where)
+            raise CandidateContractError(RAN_TOOLS.format(names=", ".join(ran)), where, RAN_TOOLS_ITSELF)
         message = response_message(reply.output, where)
         seen = reply.usage
         input_tokens, output_tokens = (

@@ -609,6 +609,7 @@ async def request_with_retries(
 
     Raises:
         ModelRequestError: every try failed, or one failed with a non-transient error.
+        an exception whose ``passes_through`` is true (``models.agent_checks.AgentError``): raised as it is.
         asyncio.CancelledError: propagates untouched.
     """
     where = dict(where or {})
@@ -667,6 +668,8 @@ async def request_with_retries(
         if usage is not None:
             usage.failed += 1
             usage.retried.append(entry(False))
+        if getattr(exc, "passes_through", False):  # an agent's own error (models/agent_checks.py): as it is
+            raise
         raise ModelRequestError(attempts, errors, transient_kind(exc) is not None, where, _status_of(exc)) from exc
     if usage is not None:
         usage.requests += 1
