@@ -316,7 +316,7 @@ class StepGate(AsyncCallbackHandler):
                 usage_reported=self._reported,
                 model=name,
                 models=list(self._models),
-                raw=self.run.raw.take(message.response_metadata.get("id")),
+                raw=self.run.raw.take(message.response_metadata.get("id"), message),
             )
             self._input = self._output = 0
             self._reported = False

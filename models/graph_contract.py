@@ -300,22 +300,28 @@ def response_message(output: Any, where: Mapping[str, Any] | None = None) -> AIM
 
 
 def _raw_matches(message: AIMessage, raw: Mapping[str, Any]) -> bool:
-    """The raw response a provider stored still describes ``message`` (a graph may have edited the message)."""
+    """The raw response a provider stored still describes ``message`` (a graph may have edited the message).
 
-    def calls(items: Sequence[Mapping[str, Any]]) -> list[tuple[Any, Any, Any]]:
-        return [(c.get("name"), c.get("args"), c.get("id")) for c in items]
-
+    The same text, the same calls (id and name, in any order: LangChain splits valid and malformed calls),
+    and the same arguments for every call that both parsed; a call malformed in the raw message that
+    LangChain's merged stream chunks closed into valid JSON (its partial-JSON parser) still matches.
+    """
     valid, invalid = parse_tool_calls(raw.get("tool_calls"))
     content = raw.get("content")
     raw_text = (
         content if isinstance(content, str) else "" if content is None else json.dumps(content, ensure_ascii=False)
     )
     text = message.content if isinstance(message.content, str) else None
-    return (
-        calls(valid) == calls(message.tool_calls)
-        and calls(invalid) == calls(message.invalid_tool_calls)
-        and (text is None or text == raw_text)
-    )
+    if text is not None and text != raw_text:
+        return False
+    mine = [*message.tool_calls, *message.invalid_tool_calls]
+    theirs = [*valid, *invalid]
+    if sorted(((c.get("id"), c.get("name")) for c in mine), key=repr) != sorted(
+        ((c.get("id"), c.get("name")) for c in theirs), key=repr
+    ):
+        return False
+    parsed = {(c.get("id"), c.get("name")): c.get("args") for c in valid}
+    return all(parsed.get((c.get("id"), c.get("name")), c.get("args")) == c.get("args") for c in message.tool_calls)
 
 
 def recorded_response(message: AIMessage) -> dict[str, Any]:
@@ -342,7 +348,7 @@ def with_raw_reply(message: AIMessage, seen: RawReplies) -> AIMessage:
     """
     if RAW_RESPONSE_KEY in message.additional_kwargs:
         return message
-    raw = seen.take(message.response_metadata.get("id"))
+    raw = seen.take(message.response_metadata.get("id"), message)
     if raw is None:
         return message
     extra = {**message.additional_kwargs, RAW_RESPONSE_KEY: raw_response(raw)}

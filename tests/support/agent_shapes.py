@@ -219,8 +219,8 @@ def functional_agent(tools: list[Any]) -> Any:
 
 
 def streaming_agent(tools: list[Any]) -> Any:
-    """``create_agent`` around a ``ChatOpenAI(streaming=True)``."""
-    return create_agent(chat_model().model_copy(update={"streaming": True}), tools)
+    """``create_agent`` around a ``ChatOpenAI(streaming=True, stream_usage=True)`` (token counts come in the stream)."""
+    return create_agent(chat_model().model_copy(update={"streaming": True, "stream_usage": True}), tools)
 
 
 def parallel_tools_agent(tools: list[Any]) -> Any:
