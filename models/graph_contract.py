@@ -260,6 +260,22 @@ def tools_run_inside(output: Any, sent: Sequence[BaseMessage], tools: Sequence[M
     return found
 
 
+AI_MESSAGE_TYPES = ("ai", "AIMessage", "AIMessageChunk")
+"""``type`` of a serialised ``AIMessage`` (what ``RemoteGraph`` and the LangGraph SDK return)."""
+
+
+def ai_message_from_dict(data: Mapping[str, Any]) -> AIMessage | Mapping[str, Any]:
+    """The ``AIMessage`` a serialised message dict (``{"type": "ai", "content", "tool_calls",
+    "invalid_tool_calls", "usage_metadata", "response_metadata", "additional_kwargs", "id"}``, as a
+    ``RemoteGraph`` returns it) describes, every field kept (``convert_to_messages`` drops the
+    ``invalid_tool_calls`` and the usage, docs/evaluation.md §8.5); the dict itself when it is not one."""
+    fields = {k: v for k, v in data.items() if k != "type" and k in AIMessage.model_fields}
+    try:
+        return AIMessage(**fields)
+    except (ValueError, TypeError):
+        return data
+
+
 def response_message(output: Any, where: Mapping[str, Any] | None = None) -> AIMessage:
     """The response of a graph candidate: the last message of ``output["messages"]``, which must be an ``AIMessage``.
 
@@ -280,6 +296,8 @@ def response_message(output: Any, where: Mapping[str, Any] | None = None) -> AIM
     if not messages:
         raise CandidateOutputError("the candidate's output 'messages' is empty; an AIMessage must come last", where)
     last = messages[-1]
+    if isinstance(last, Mapping) and last.get("type") in AI_MESSAGE_TYPES:
+        last = ai_message_from_dict(last)
     if not isinstance(last, BaseMessage):
         try:
             (last,) = convert_to_messages([last])

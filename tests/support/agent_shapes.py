@@ -243,3 +243,82 @@ def parallel_tools_agent(tools: list[Any]) -> Any:
     builder.add_conditional_edges("llm_call", tools_condition, {"tools": "tool_node", END: END})
     builder.add_edge("tool_node", "llm_call")
     return builder.compile()
+
+
+# --------------------------------------------------------------------------- agents that break a rule (models/agent_checks.py)
+
+
+def _loop(tools: list[Any], tool_node: Any, *, bound: list[Any] | None = None) -> Any:
+    model = chat_model().bind_tools(tools if bound is None else bound)
+
+    async def llm_call(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("llm_call", llm_call)
+    builder.add_node("tool_node", tool_node)
+    builder.add_edge(START, "llm_call")
+    builder.add_conditional_edges("llm_call", tools_condition, {"tools": "tool_node", END: END})
+    builder.add_edge("tool_node", "llm_call")
+    return builder.compile()
+
+
+def edited_args_agent(tools: list[Any]) -> Any:
+    """Runs each call with an argument of its own added: no call of the step holds those arguments."""
+    by_name = {t.name: t for t in tools}
+
+    def tool_node(state: MessagesState) -> dict[str, Any]:
+        calls = state["messages"][-1].tool_calls
+        return {
+            "messages": [
+                ToolMessage(content=by_name[c["name"]].invoke({**c["args"], "page": 2}), tool_call_id=c["id"])
+                for c in calls
+            ]
+        }
+
+    return _loop(tools, tool_node)
+
+
+def invalid_tool_agent(tools: list[Any]) -> Any:
+    """Answers every call with ``Error: <name> is not a valid tool`` (a node that holds none of the task's tools)."""
+
+    def tool_node(state: MessagesState) -> dict[str, Any]:
+        calls = state["messages"][-1].tool_calls
+        return {
+            "messages": [
+                ToolMessage(content=f"Error: {c['name']} is not a valid tool", tool_call_id=c["id"]) for c in calls
+            ]
+        }
+
+    return _loop(tools, tool_node)
+
+
+def unbound_agent(tools: list[Any]) -> Any:
+    """Its model is bound with its own tool only, not the task's."""
+    return _loop(tools, ToolNode([lookup_notes]), bound=[lookup_notes])
+
+
+def best_of_two_agent(tools: list[Any]) -> Any:
+    """Asks its model twice at once in one step (``asyncio.gather``) and keeps the first reply."""
+    model = chat_model().bind_tools(tools)
+
+    async def llm_call(state: MessagesState) -> dict[str, Any]:
+        first, _ = await asyncio.gather(model.ainvoke(state["messages"]), model.ainvoke(state["messages"]))
+        return {"messages": [first]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("llm_call", llm_call)
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_edge(START, "llm_call")
+    builder.add_conditional_edges("llm_call", tools_condition, {"tools": "tools", END: END})
+    builder.add_edge("tools", "llm_call")
+    return builder.compile()
+
+
+def failing_node_agent(tools: list[Any]) -> Any:
+    """A node of its own that raises after the first model reply (a bug in the agent's code)."""
+
+    def broken(state: MessagesState) -> dict[str, Any]:
+        raise KeyError("the agent's own bug: " + "x" * 300)
+
+    return _loop(tools, broken)
