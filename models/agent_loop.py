@@ -22,13 +22,10 @@ Nothing here matches or records: the evaluation graph does that with the reply i
 from __future__ import annotations
 
 import asyncio
-import collections.abc
 import concurrent.futures
-import contextvars
-import copy
+import dataclasses
 import json
 import threading
-import typing
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +34,6 @@ from uuid import UUID
 
 from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.tools import BaseTool
 from langgraph.errors import GraphInterrupt
 
 from wildtoolbench.models.agent_checks import (
@@ -51,6 +47,13 @@ from wildtoolbench.models.agent_checks import (
     PendingCalls,
     describe_exception,
     offered_tool_names,
+)
+from wildtoolbench.models.agent_tools import (
+    AgentStopped,
+    BenchmarkTool,
+    agent_input,
+    benchmark_tools,
+    current_run,
 )
 from wildtoolbench.models.graph_contract import (
     CANDIDATE_RUN_NAME,
@@ -66,125 +69,13 @@ from wildtoolbench.models.messages import RAW_RESPONSE_KEY, token_counts
 from wildtoolbench.models.providers.graph import AgentFactory
 from wildtoolbench.models.raw_capture import RawReplies, capturing_replies, raw_response
 from wildtoolbench.models.reply import CandidateReply
+from wildtoolbench.models.settings import AGENT_STEPS
 
 AGENT_RUN_KEY = "wtb_agent_run"
 """Run metadata key naming the evaluation run's agent slot (set by ``call_candidate``)."""
 
 DECISION_WAIT = 3600.0
 """Seconds an agent waits at most for the harness to judge a step before its run is stopped."""
-
-
-class AgentStopped(Exception):
-    """Raised inside an agent's run when the harness ended the task (the run must not go on)."""
-
-
-# --------------------------------------------------------------------------- the harness's tools
-
-_call_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("wtb_agent_tool_call_id", default=None)
-_current_run: contextvars.ContextVar[AgentRun | None] = contextvars.ContextVar("wtb_agent_run", default=None)
-
-
-class BenchmarkTool(BaseTool):
-    """One task tool as a LangChain tool whose execution the harness owns (docs/evaluation.md §8.2).
-
-    Its schema is the dataset's (``args_schema`` is the JSON schema dict of the tool's ``parameters``),
-    so ``bind_tools`` sends the tool exactly as the ``openai:`` candidate gets it. Called by the agent's
-    ``ToolNode`` after a matched step, it returns the gold observation the harness gave for that call
-    id. Called at any other time it raises :class:`AgentStopped`.
-    """
-
-    def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:  # noqa: A002 - LangChain's name
-        """Note the call id of a ``ToolCall`` input (none for bare arguments), then run as any tool."""
-        token = _call_id.set(_tool_call_id(input))
-        try:
-            return super().invoke(input, config, **kwargs)
-        finally:
-            _call_id.reset(token)
-
-    async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:  # noqa: A002
-        """Note the call id of a ``ToolCall`` input (none for bare arguments), then run as any tool."""
-        token = _call_id.set(_tool_call_id(input))
-        try:
-            return await super().ainvoke(input, config, **kwargs)
-        finally:
-            _call_id.reset(token)
-
-    def _observation(self, args: Mapping[str, Any]) -> str:
-        run = _current_run.get()
-        if run is None:
-            raise AgentStopped(f"tool {self.name} was called outside an evaluated agent run")
-        return run.observation(_call_id.get(), self.name, dict(args))
-
-    def _run(self, *args: Any, **kwargs: Any) -> str:
-        return self._observation(kwargs)
-
-    async def _arun(self, *args: Any, **kwargs: Any) -> str:
-        return self._observation(kwargs)
-
-
-def _tool_call_id(value: Any) -> str | None:
-    if isinstance(value, Mapping) and value.get("type") == "tool_call" and isinstance(value.get("id"), str):
-        return value["id"]
-    return None
-
-
-def benchmark_tools(tools: Sequence[Mapping[str, Any]]) -> list[BaseTool]:
-    """The session's tools (OpenAI function schemas as sent to a chat model) as :class:`BenchmarkTool` s.
-
-    Args:
-        tools: ``[{"type": "function", "function": {"name", "description", "parameters"}}]``.
-
-    Returns:
-        One tool per schema, in order; name, description and parameters unchanged (deep-copied).
-    """
-    made: list[BaseTool] = []
-    for tool in tools:
-        function = tool.get("function") if isinstance(tool.get("function"), Mapping) else tool
-        parameters = copy.deepcopy(function.get("parameters")) or {"type": "object", "properties": {}}
-        made.append(
-            BenchmarkTool(
-                name=str(function.get("name")),
-                description=str(function.get("description") or ""),
-                args_schema=parameters,
-            )
-        )
-    return made
-
-
-# --------------------------------------------------------------------------- one agent run
-
-
-LIST_TYPES = ("list", "List", "typing.List", "Sequence", "typing.Sequence", "collections.abc.Sequence")
-"""Names of the input types (as written in a string annotation) that make a graph take a list of messages."""
-
-
-def takes_message_list(agent: Any) -> bool:
-    """Whether the graph's input is a list of messages rather than a state (docs/evaluation.md §8.1): the
-    functional API's ``@entrypoint def agent(messages: list[BaseMessage])``, its annotation a type or a
-    string (``from __future__ import annotations``); a Runnable without LangGraph channels by its JSON schema."""
-    channels = getattr(agent, "channels", None)
-    name = getattr(agent, "input_channels", None)
-    if isinstance(channels, Mapping) and isinstance(name, str) and name in channels:
-        kind = getattr(channels[name], "ValueType", None)
-        if isinstance(kind, str):
-            return kind.replace(" ", "").split("[")[0] in LIST_TYPES
-        origin = typing.get_origin(kind) or kind
-        return (
-            isinstance(origin, type)
-            and issubclass(origin, (list, tuple, collections.abc.Sequence))
-            and not (issubclass(origin, (str, bytes)))
-        )
-    try:
-        schema = agent.get_input_jsonschema()
-    except Exception:  # noqa: BLE001 - a Runnable whose schema cannot be built takes the state
-        return False
-    return isinstance(schema, Mapping) and schema.get("type") == "array"
-
-
-def agent_input(agent: Any, messages: list[BaseMessage]) -> Any:
-    """What the agent's run is invoked with: the list of messages itself when the graph takes one
-    (:func:`takes_message_list`), else ``{"messages": [...]}`` (docs/evaluation.md §8.1)."""
-    return list(messages) if takes_message_list(agent) else {"messages": messages}
 
 
 @dataclass
@@ -201,6 +92,39 @@ class StepEvent:
     models: list[str] = field(default_factory=list)
     raw: dict[str, Any] | None = None
     """The assistant message as the server sent it, when it was seen (:mod:`wildtoolbench.models.raw_capture`)."""
+    internal: tuple[int, int, int] = (0, 0, 0)
+    """Internal requests of the agent since the previous step: ``(requests, input tokens, output tokens)``."""
+
+
+ANSWERS, STRICT = AGENT_STEPS
+"""The ``agent_steps`` readings (:data:`wildtoolbench.models.settings.AGENT_STEPS`, §8.9)."""
+AGENT_STEPS_KEY = "wtb_agent_steps"
+"""Run metadata key carrying the ``agent_steps`` setting (set by ``call_candidate``)."""
+
+
+def call_names(message: AIMessage) -> list[str]:
+    """Names of every call of ``message``, valid or malformed, in order (``""`` for a call without one)."""
+    return [str(c.get("name") or "") for c in [*message.tool_calls, *message.invalid_tool_calls]]
+
+
+def answer_of(event: StepEvent) -> StepEvent:
+    """The step event of the reply that reached the user when the run ended on it (§8.9): itself for a text
+    reply; a reply that calls the agent's own tool (``ToolStrategy`` structured output) becomes the text
+    answer those arguments hold (the raw ``arguments`` string as sent, else the arguments as JSON)."""
+    message = event.message
+    if message is None or not call_names(message):
+        return event
+    raw_calls = (event.raw or {}).get("tool_calls") if event.raw else None
+    first = raw_calls[0] if isinstance(raw_calls, list) and raw_calls and isinstance(raw_calls[0], Mapping) else {}
+    text = (first.get("function") or {}).get("arguments") if isinstance(first.get("function"), Mapping) else None
+    if not isinstance(text, str):
+        call = (message.tool_calls or message.invalid_tool_calls)[0]
+        args = call.get("args")
+        text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+    reasoning = (event.raw or {}).get("reasoning_content")
+    answer = AIMessage(content=text, response_metadata=message.response_metadata, usage_metadata=message.usage_metadata)
+    raw = {"content": text, "tool_calls": None, "reasoning_content": reasoning}
+    return dataclasses.replace(event, message=answer, raw=raw)
 
 
 _STOP = object()
@@ -247,6 +171,7 @@ class StepGate(AsyncCallbackHandler):
                     "asyncio.gather over model calls): each reply must answer one request the harness can "
                     "tie it to; make the requests one after another",
                 )
+            self.run.count_deferred_as_internal()
             self._flying.add(run_id)
             offered = offered_tool_names(params)
             if offered is not None:
@@ -300,7 +225,8 @@ class StepGate(AsyncCallbackHandler):
                 self._models.append(name)
             if message is None:
                 return
-            missing = [c["name"] for c in message.tool_calls if offered is not None and c["name"] not in offered]
+            names = call_names(message)
+            missing = [n for n in names if offered is not None and n not in offered and n in self.run.benchmark]
             if missing:
                 raise self.run.fail(
                     TOOL_NOT_OFFERED,
@@ -320,6 +246,9 @@ class StepGate(AsyncCallbackHandler):
             )
             self._input = self._output = 0
             self._reported = False
+            if self.run.steps != STRICT and self.run.internal_kind(names, offered):
+                self.run.defer(event)  # internal work, or the answer if the run ends on it (§8.9)
+                return
         verdict = self.run.report(event)
         # A stopped run is cancelled while it waits here (an asynchronous model call), or, in a synchronous
         # node run in a worker thread, gets _STOP and returns: the cancelled graph schedules no node after it.
@@ -335,8 +264,24 @@ class AgentRun:
         config: the run config (callbacks of the calling node, metadata).
     """
 
-    def __init__(self, agent: Any, messages: Sequence[BaseMessage], config: Mapping[str, Any]):
+    def __init__(
+        self,
+        agent: Any,
+        messages: Sequence[BaseMessage],
+        config: Mapping[str, Any],
+        *,
+        benchmark: Sequence[str] = (),
+        steps: str = ANSWERS,
+    ):
         self.loop = asyncio.get_running_loop()
+        self.benchmark = frozenset(benchmark)
+        """Names of the session's tools."""
+        self.steps = steps
+        """The ``agent_steps`` reading (:data:`ANSWERS` or :data:`STRICT`)."""
+        self.deferred: StepEvent | None = None
+        """A reply that is internal work if the run asks its model again, else the answer (§8.9)."""
+        self.internal = [0, 0, 0]
+        """Internal requests and their tokens since the last step reported."""
         self.events: asyncio.Queue[StepEvent] = asyncio.Queue()
         self.pending: concurrent.futures.Future[Any] | None = None
         self.pending_message: AIMessage | None = None
@@ -363,12 +308,12 @@ class AgentRun:
             handlers = callbacks.copy()
             handlers.add_handler(gate, inherit=True)
         run_config = {**config, "callbacks": handlers}
-        token = _current_run.set(self)
+        token = current_run.set(self)
         try:
             with capturing_replies(self.raw):
                 self.task = asyncio.ensure_future(self._drive(agent, list(messages), run_config))
         finally:
-            _current_run.reset(token)
+            current_run.reset(token)
 
     async def _drive(self, agent: Any, messages: list[BaseMessage], config: dict[str, Any]) -> None:
         kwargs: dict[str, Any] = {}
@@ -386,6 +331,10 @@ class AgentRun:
             self.events.put_nowait(StepEvent(error=exc))
             return
         self.finished = True
+        with self._lock:
+            deferred, self.deferred = self.deferred, None
+        if deferred is not None:  # the run ended on it: the reply that reaches the user
+            self.events.put_nowait(dataclasses.replace(answer_of(deferred), internal=self._take_internal()))
         self.events.put_nowait(StepEvent(output=output))
 
     # ----- called by the agent's side (possibly from a worker thread)
@@ -398,8 +347,39 @@ class AgentRun:
                 verdict.set_result(_STOP)
                 return verdict
             self.pending = verdict
+        event = dataclasses.replace(event, internal=self._take_internal())
         self.loop.call_soon_threadsafe(self._queue, event)
         return verdict
+
+    def internal_kind(self, names: Sequence[str], offered: set[str] | None) -> bool:
+        """Whether a reply may be internal work (§8.9): it calls no benchmark tool, and every tool it calls was
+        offered in its request (a handoff, ``write_todos``, the agent's own or structured-output tool); a
+        text reply too. A call of a tool the request did not offer is a step (judged as a wrong call)."""
+        if any(name in self.benchmark for name in names):
+            return False
+        if not names:
+            return True
+        return offered is not None and all(name in offered for name in names)
+
+    def defer(self, event: StepEvent) -> None:
+        """Hold ``event`` until the run either asks its model again (then it was internal) or ends (the answer)."""
+        self.count_deferred_as_internal()
+        with self._lock:
+            self.deferred = event
+
+    def count_deferred_as_internal(self) -> None:
+        """The held reply, if any, was internal work: count its request and tokens."""
+        with self._lock:
+            deferred, self.deferred = self.deferred, None
+            if deferred is not None:
+                self.internal[0] += 1
+                self.internal[1] += deferred.input_tokens
+                self.internal[2] += deferred.output_tokens
+
+    def _take_internal(self) -> tuple[int, int, int]:
+        with self._lock:
+            counted, self.internal = tuple(self.internal), [0, 0, 0]
+        return counted  # type: ignore[return-value]
 
     def _queue(self, event: StepEvent) -> None:
         self.pending_message = event.message
@@ -602,7 +582,9 @@ class AgentCall:
             # reply comes from a new run on the conversation so far, as a chat model would be asked.
         if run is not None:
             run.stop()
-        run = slot.run = AgentRun(slot.agent, messages, self._config(config, metadata))
+        steps = str(metadata.get(AGENT_STEPS_KEY) or ANSWERS)
+        names = [str((t.get("function") or t).get("name")) for t in tools if isinstance(t, Mapping)]
+        run = slot.run = AgentRun(slot.agent, messages, self._config(config, metadata), benchmark=names, steps=steps)
         run.where = where
         event = await self._next(run, where)
         if event.message is None:
@@ -650,7 +632,14 @@ class AgentCall:
         if event.raw is not None:
             extra = {**message.additional_kwargs, RAW_RESPONSE_KEY: raw_response(event.raw)}
             message = message.model_copy(update={"additional_kwargs": extra})
-        return CandidateReply(recorded_response(message), input_tokens, output_tokens, event.model, tuple(event.models))
+        return CandidateReply(
+            recorded_response(message),
+            input_tokens,
+            output_tokens,
+            event.model,
+            tuple(event.models),
+            internal=event.internal,
+        )
 
 
 __all__ = [
