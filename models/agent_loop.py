@@ -292,6 +292,8 @@ class AgentRun:
         """The matched step's calls and their gold observations (read by the harness's tools)."""
         self.failure: AgentError | None = None
         """The rule the run broke (it ended the session), once it broke one."""
+        self.request_index: Any = None
+        """The session's request index of the step the run answers (a replay model inside reads it)."""
         self.where: dict[str, Any] = {}
         """The task and step the run is answering (named by its errors)."""
         self._lock = threading.Lock()
@@ -571,8 +573,10 @@ class AgentCall:
         slot = self._slot(key, (metadata.get("wtb_session_id"), metadata.get("wtb_task_idx")), tools)
         run = slot.run
         observations = run.resumable(messages) if run is not None else None
+        index = metadata.get("wtb_request_index")
         if run is not None and observations is not None:
             run.where = where
+            run.request_index = index
             run.resume(messages, observations)
             event = await self._next(run, where)
             if event.message is not None:
@@ -586,6 +590,7 @@ class AgentCall:
         names = [str((t.get("function") or t).get("name")) for t in tools if isinstance(t, Mapping)]
         run = slot.run = AgentRun(slot.agent, messages, self._config(config, metadata), benchmark=names, steps=steps)
         run.where = where
+        run.request_index = index
         event = await self._next(run, where)
         if event.message is None:
             output = {"messages": event.output} if isinstance(event.output, list) else event.output

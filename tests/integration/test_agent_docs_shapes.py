@@ -78,3 +78,24 @@ def test_docs_shape_scores_as_openai(reference_dir, tmp_path, openai_runs, shape
     assert not (tmp_path / "errors.jsonl").exists() or not jsonl(tmp_path / "errors.jsonl")
     assert seconds < 10 * openai_seconds + 10
     assert agent_module.live_runs() == 0
+
+
+def test_replay_model_inside_an_agent_answers_as_the_candidate(tmp_path, monkeypatch):
+    """The bundled demo replay given to ``create_agent`` scores what the replay alone scores (issue 37 item 6)."""
+    import asyncio
+
+    from wildtoolbench.nodes.evaluation.context import EvaluationContext
+    from wildtoolbench.runner import arun_eval, load_dataset
+    from wildtoolbench.score.run import score_run
+
+    spec = "replay:bench/data/demo_candidates.jsonl#demo-model"
+    monkeypatch.setenv("WTB_TEST_AGENT_SPEC", spec)
+    dataset = "bench/data/demo_sessions.jsonl"
+    metrics = {}
+    for name, model in (("alone", spec), ("agent", f"graph:{AGENTS}:replay_agent")):
+        out = tmp_path / name
+        asyncio.run(arun_eval(load_dataset(dataset), EvaluationContext(model=model), out, progress=False))
+        metrics[name] = score_run(dataset, out / "result.jsonl", out / "score", scoring="reference")
+        metrics[name].pop("model_name", None)
+    assert metrics["agent"] == metrics["alone"]
+    assert metrics["agent"]["total_info"]["task"]["correct_count"] == 16  # of 24, as the replay alone

@@ -322,3 +322,11 @@ def failing_node_agent(tools: list[Any]) -> Any:
         raise KeyError("the agent's own bug: " + "x" * 300)
 
     return _loop(tools, broken)
+
+
+def replay_agent(tools: list[Any]) -> Any:
+    """``create_agent`` around the model of ``$WTB_TEST_AGENT_SPEC`` built by the public constructor
+    (``resolve_model``): a ``replay:`` model answers each step as it does as the candidate."""
+    from wildtoolbench.models import resolve_model
+
+    return create_agent(resolve_model(os.environ["WTB_TEST_AGENT_SPEC"]), tools)
