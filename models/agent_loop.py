@@ -150,11 +150,18 @@ class StepGate(AsyncCallbackHandler):
         self._reported = False
         self._models: list[str] = []
         self._flying: set[UUID] = set()
+        self._nested: set[UUID] = set()
         self._offered: dict[UUID, set[str]] = {}
 
-    def _start(self, run_id: UUID, metadata: Mapping[str, Any] | None, params: Mapping[str, Any] | None) -> None:
+    def _start(
+        self, run_id: UUID, metadata: Mapping[str, Any] | None, params: Mapping[str, Any] | None, parent: Any
+    ) -> None:
         if self.run.stopped or self.run.failure is not None:
             raise AgentStopped("the harness ended the task")
+        with self._lock:
+            if parent is not None and (parent in self._flying or parent in self._nested):
+                self._nested.add(run_id)  # a model called inside a model (a wrapper): part of the outer request
+                return
         unread = self.run.unread()
         if unread:
             raise self.run.fail(
@@ -184,17 +191,18 @@ class StepGate(AsyncCallbackHandler):
         self, serialized: Any, messages: Any, *, run_id: UUID, metadata: Mapping[str, Any] | None = None, **kwargs: Any
     ) -> None:
         """Refuse a request after the task ended or that breaks a rule (models/agent_checks.py); note the model's name."""
-        self._start(run_id, metadata, kwargs.get("invocation_params"))
+        self._start(run_id, metadata, kwargs.get("invocation_params"), kwargs.get("parent_run_id"))
 
     async def on_llm_start(
         self, serialized: Any, prompts: Any, *, run_id: UUID, metadata: Mapping[str, Any] | None = None, **kwargs: Any
     ) -> None:
         """As :meth:`on_chat_model_start`, for a completion model."""
-        self._start(run_id, metadata, kwargs.get("invocation_params"))
+        self._start(run_id, metadata, kwargs.get("invocation_params"), kwargs.get("parent_run_id"))
 
     async def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         """Forget a request that failed (its error reaches the agent's code)."""
         with self._lock:
+            self._nested.discard(run_id)
             self._flying.discard(run_id)
             self._offered.pop(run_id, None)
             self._names.pop(run_id, None)
@@ -203,6 +211,9 @@ class StepGate(AsyncCallbackHandler):
         """Report the reply as a step and wait for the harness's verdict."""
         message: AIMessage | None = None
         with self._lock:
+            if run_id in self._nested:  # the outer model's reply is the request's
+                self._nested.discard(run_id)
+                return
             self._flying.discard(run_id)
             offered = self._offered.pop(run_id, None)
             name = self._names.pop(run_id, None)
