@@ -80,6 +80,37 @@ def _at(where: Mapping[str, Any]) -> str:
     return f" (at {', '.join(parts)})" if parts else ""
 
 
+GRAPH_INTERRUPTED = (
+    "the candidate graph interrupted (GraphInterrupt: interrupt_before / interrupt_after, or interrupt() inside "
+    "it); a candidate runs to its end without human-in-the-loop pauses: compile it without them (an agent "
+    "built with interrupt_before=['tools'] does not need it here: the harness owns the tools, see the agent "
+    "factory in README 'Evaluating your own agent')"
+)
+"""Reason of the ``interrupted`` agent error."""
+
+
+def agent_failure(error: BaseException, where: Mapping[str, Any]) -> BaseException:
+    """The exception that ends the session for an error raised in an agent's or a graph candidate's run (§8.8).
+
+    A transient failure or an HTTP error of its model, and a failed request of a model this project built
+    (:class:`ModelRequestError`), are returned as they are (retried when transient, else an infrastructure
+    error, as any model request's); so is an :class:`AgentError`. An interrupt becomes the rule
+    ``interrupted``, anything else raised inside the candidate's own code ``agent-code``, each with the
+    whole message.
+    """
+    from langgraph.errors import GraphInterrupt
+
+    from wildtoolbench.models.transport import _status_of, transient_kind
+
+    if isinstance(error, ModelRequestError):
+        return error
+    if isinstance(error, GraphInterrupt):
+        return AgentError(INTERRUPTED, f"{GRAPH_INTERRUPTED}; the interrupt: {error!r}", where)
+    if transient_kind(error) is not None or _status_of(error) is not None:
+        return error
+    return AgentError(AGENT_CODE, describe_exception(error), where)
+
+
 def describe_exception(exc: BaseException) -> str:
     """``"<ExceptionType>: <the whole message>"`` (the message's every line; ``repr`` when it has none)."""
     text = str(exc) or repr(exc)
@@ -175,7 +206,9 @@ __all__ = [
     "TOOL_NOT_OFFERED",
     "UNMATCHED_TOOL_CALL",
     "UNREAD_OBSERVATION",
+    "GRAPH_INTERRUPTED",
     "AgentError",
+    "agent_failure",
     "PendingCalls",
     "describe_exception",
     "offered_tool_names",

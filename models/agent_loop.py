@@ -34,18 +34,15 @@ from uuid import UUID
 
 from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langgraph.errors import GraphInterrupt
 
 from wildtoolbench.models.agent_checks import (
-    AGENT_CODE,
     CONCURRENT_REQUESTS,
-    INTERRUPTED,
     TOOL_NOT_OFFERED,
     UNMATCHED_TOOL_CALL,
     UNREAD_OBSERVATION,
     AgentError,
     PendingCalls,
-    describe_exception,
+    agent_failure,
     offered_tool_names,
 )
 from wildtoolbench.models.agent_tools import (
@@ -57,7 +54,6 @@ from wildtoolbench.models.agent_tools import (
 )
 from wildtoolbench.models.graph_contract import (
     CANDIDATE_RUN_NAME,
-    GRAPH_INTERRUPTED,
     CandidateContractError,
     CandidateOutputError,
     default_context,
@@ -521,25 +517,6 @@ class AgentReply:
     """One step of an agent: the reply and what it cost."""
 
     event: StepEvent
-
-
-def agent_failure(error: BaseException, where: Mapping[str, Any]) -> BaseException:
-    """The exception that ends the session for an error of the agent's run (docs/evaluation.md §8.8).
-
-    A transient failure or an HTTP error of the agent's model is raised as it is (retried when transient,
-    else an infrastructure error, as any model request's); an :class:`AgentError` too; an interrupt
-    becomes the rule ``interrupted``, anything else raised inside the agent's own code ``agent-code``,
-    each with the whole message.
-    """
-    from wildtoolbench.models.transport import _status_of, transient_kind
-
-    if isinstance(error, AgentError):
-        return error
-    if isinstance(error, GraphInterrupt):
-        return AgentError(INTERRUPTED, f"{GRAPH_INTERRUPTED}; the interrupt: {error!r}", where)
-    if transient_kind(error) is not None or _status_of(error) is not None:
-        return error
-    return AgentError(AGENT_CODE, describe_exception(error), where)
 
 
 class AgentCall:

@@ -52,9 +52,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage, convert_to_messages
 from langchain_core.runnables import RunnableBinding
 from langchain_core.runnables.config import get_async_callback_manager_for_config
-from langgraph.errors import GraphInterrupt
 
-from wildtoolbench.models.agent_checks import INPUT_CONTRACT, INTERRUPTED, RAN_TOOLS_ITSELF, AgentError
+from wildtoolbench.models.agent_checks import (
+    INPUT_CONTRACT,
+    RAN_TOOLS_ITSELF,
+    AgentError,
+    agent_failure,
+)
 from wildtoolbench.models.messages import RAW_RESPONSE_KEY, parse_tool_calls, response_from_ai, token_counts
 from wildtoolbench.models.raw_capture import RawReplies, capturing_replies, raw_response
 from wildtoolbench.models.reply import CandidateReply
@@ -208,14 +212,6 @@ class CandidateContractError(AgentError):
     def __init__(self, reason: str, where: Mapping[str, Any] | None = None, rule: str = INPUT_CONTRACT):
         super().__init__(rule, reason, where)
 
-
-GRAPH_INTERRUPTED = (
-    "the candidate graph interrupted (GraphInterrupt: interrupt_before / interrupt_after, or interrupt() inside "
-    "it); a candidate runs to its end without human-in-the-loop pauses: compile it without them (an agent "
-    "built with interrupt_before=['tools'] does not need it here: the harness owns the tools, see the agent "
-    "factory in README 'Evaluating your own agent')"
-)
-"""Reason of the :class:`CandidateContractError` for a graph that interrupted."""
 
 RAN_TOOLS = (
     "the candidate graph ran the benchmark's tool call(s) {names} itself (a ToolMessage for them appeared in its "
@@ -512,10 +508,11 @@ async def ainvoke_graph(
             kwargs["context"] = context
         with capturing_replies(seen):
             output = await runnable.ainvoke(graph_input(messages, tools), graph_config(config, metadata), **kwargs)
-    except GraphInterrupt as exc:
-        raise CandidateContractError(
-            f"{GRAPH_INTERRUPTED}; the interrupt: {exc!r}", _where(metadata), INTERRUPTED
-        ) from exc
+    except Exception as exc:  # the graph's own code, an interrupt: an agent error (docs/evaluation.md §8.8)
+        failure = agent_failure(exc, _where(metadata))
+        if failure is exc:
+            raise
+        raise failure from exc
     finally:
         _step_usage.reset(token)
     return GraphReply(output=output, usage=usage, sent=messages, tools=tools, raw=seen)
