@@ -61,6 +61,18 @@ def observations_reached_the_model(records, server):
         assert not any(str(t).startswith("Error:") for t in texts), session_id
 
 
+@pytest.mark.parametrize("candidate", CANDIDATES)
+def test_streaming_one_request_graph_scores_as_openai(reference_dir, tmp_path, openai_runs, candidate):
+    """A ``graph:`` candidate of the one-request contract whose model streams is recorded as the server sent it."""
+    records, metric, _ = run_over_server(
+        reference_dir, candidate, f"graph:{AGENTS}:streaming_one_request_graph", tmp_path
+    )
+    expected_records, expected, _ = openai_runs(candidate)
+    assert metric == expected_metric(reference_dir, candidate) == expected
+    for session_id, record in records.items():
+        assert comparable(record) == comparable(expected_records[session_id]), session_id
+
+
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("candidate", CANDIDATES)
 def test_docs_shape_scores_as_openai(reference_dir, tmp_path, openai_runs, shape, candidate):

@@ -105,11 +105,14 @@ class _GraphState(MessagesState):
     tools: list[dict[str, Any]]
 
 
-def _one_request_builder(*, planner: Any = None) -> Any:
+def _one_request_builder(*, planner: Any = None, streaming: bool = False) -> Any:
     async def call_model(state: _GraphState) -> dict[str, Any]:
         if planner is not None:  # a first model the graph consults before the one that answers
             await planner.ainvoke("Plan the next step.")
-        reply = await chat_model().bind_tools(state["tools"]).ainvoke(state["messages"])
+        model = chat_model()
+        if streaming:
+            model = model.model_copy(update={"streaming": True, "stream_usage": True})
+        reply = await model.bind_tools(state["tools"]).ainvoke(state["messages"])
         return {"messages": [reply]}
 
     builder = StateGraph(_GraphState)
@@ -121,6 +124,9 @@ def _one_request_builder(*, planner: Any = None) -> Any:
 
 one_request_graph = _one_request_builder()
 """A graph of the one-request contract around the same model (the model built at each call)."""
+
+streaming_one_request_graph = _one_request_builder(streaming=True)
+"""The same graph, its model streaming."""
 
 
 class _Planner(GenericFakeChatModel):
