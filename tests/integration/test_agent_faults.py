@@ -104,12 +104,7 @@ def _experiment(reference_dir, tmp_path, stub, model, env, out):
     args = ["eval", "--dataset", str(dataset), "--model", model, "--out", str(out), "--no-progress"]
     args += ["--langsmith-dataset", "wtb-faults", "--no-preflight", "--max-attempts", "2", "--backoff", "0"]
     return subprocess.run(
-        [sys.executable, "-m", "wildtoolbench.cli", *args],
-        cwd=REPO,
-        env=clean,
-        capture_output=True,
-        text=True,
-        timeout=300,
+        [sys.executable, "-m", "wildtoolbench.cli", *args], cwd=REPO, env=clean, capture_output=True, text=True, timeout=300
     )
 
 

@@ -56,12 +56,7 @@ def _cli(args: list[str], tmp_path: Path, **env_extra: str) -> subprocess.Comple
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "LANGCHAIN_", "WTB_", "OPENAI_"))}
     env.update(PYTHONPATH=str(REPO_ROOT), HOME=str(tmp_path), **env_extra)
     return subprocess.run(
-        [sys.executable, "-m", "wildtoolbench.cli", *args],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+        [sys.executable, "-m", "wildtoolbench.cli", *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300
     )
 
 

@@ -66,10 +66,7 @@ PROBES = {
     "models import prompts": (
         "wildtoolbench/models/settings.py",
         "import wildtoolbench.prompts",
-        [
-            "wildtoolbench.models is not allowed to import wildtoolbench.prompts",
-            "wildtoolbench.models.settings -> wildtoolbench.prompts",
-        ],
+        ["wildtoolbench.models is not allowed to import wildtoolbench.prompts", "wildtoolbench.models.settings -> wildtoolbench.prompts"],
     ),
     "prompts import models": (
         "wildtoolbench/prompts/__init__.py",
@@ -79,27 +76,17 @@ PROBES = {
     "prompts import the core": (
         "wildtoolbench/prompts/__init__.py",
         "import wildtoolbench.bench.terms",
-        [
-            "Prompts are a leaf",
-            "wildtoolbench.prompts is not allowed to import wildtoolbench.bench",
-            "wildtoolbench.prompts -> wildtoolbench.bench.terms",
-        ],
+        ["Prompts are a leaf", "wildtoolbench.prompts is not allowed to import wildtoolbench.bench", "wildtoolbench.prompts -> wildtoolbench.bench.terms"],
     ),
     "nodes import graph wiring": (
         "wildtoolbench/nodes/evaluation/match.py",
         "import wildtoolbench.graphs.evaluation",
-        [
-            "wildtoolbench.nodes is not allowed to import wildtoolbench.graphs",
-            "wildtoolbench.nodes.evaluation.match -> wildtoolbench.graphs.evaluation",
-        ],
+        ["wildtoolbench.nodes is not allowed to import wildtoolbench.graphs", "wildtoolbench.nodes.evaluation.match -> wildtoolbench.graphs.evaluation"],
     ),
     "graph state imports nodes": (
         "wildtoolbench/nodes/generation/state.py",
         "import wildtoolbench.nodes.generation.registry",
-        [
-            "Graph schemas sit below the steps",
-            "wildtoolbench.nodes.generation.state is not allowed to import wildtoolbench.nodes.generation.registry",
-        ],
+        ["Graph schemas sit below the steps", "wildtoolbench.nodes.generation.state is not allowed to import wildtoolbench.nodes.generation.registry"],
     ),
     "the application from the models": (
         "wildtoolbench/models/settings.py",

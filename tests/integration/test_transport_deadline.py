@@ -80,16 +80,7 @@ def test_drip_server_under_timeout_3_is_an_infrastructure_error(tmp_path):
     env = dict(os.environ, OPENAI_API_KEY="test-key", NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
     env.pop("OPENAI_BASE_URL", None)
     with DripServer() as server:
-        command = [
-            sys.executable,
-            "-m",
-            "wildtoolbench",
-            "eval",
-            "--model",
-            "openai:drip",
-            "--base-url",
-            server.base_url,
-        ]
+        command = [sys.executable, "-m", "wildtoolbench", "eval", "--model", "openai:drip", "--base-url", server.base_url]
         command += ["--timeout", "3", "--max-attempts", "2", "--backoff", "0", "--ids", "0", "--out", str(tmp_path)]
         command += ["--no-progress", "--no-trace"]
         # the guard only: without the deadline this run takes 100000 s

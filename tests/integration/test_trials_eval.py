@@ -232,16 +232,7 @@ def test_a_killed_run_resumed_with_the_cache_pays_each_request_once(reference_di
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WTB_", "LANGSMITH_", "OPENAI_"))}
     env.update(OPENAI_API_KEY="test-key", NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
     with CountingServer(sessions, script, latency=0.03) as server:
-        command = [
-            sys.executable,
-            "-m",
-            "wildtoolbench.cli",
-            "eval",
-            "--no-progress",
-            "--no-trace",
-            "--concurrency",
-            "2",
-        ]
+        command = [sys.executable, "-m", "wildtoolbench.cli", "eval", "--no-progress", "--no-trace", "--concurrency", "2"]
         command += _stub_args(reference_dir, server, out, "--cache", str(cache))
         rng = random.Random(26)
         for _ in range(2):

@@ -20,13 +20,7 @@ APPLICATION = tuple(
 NOT_CONVERTED: set[str] = set()
 """CLI modules that still run their command's logic themselves (none now); a test below fails once one complies."""
 
-TOP_LEVEL = {
-    "typer",
-    "wildtoolbench.cli",
-    "wildtoolbench.common.exits",
-    "wildtoolbench.common.inputs",
-    "wildtoolbench.models.registry",
-}
+TOP_LEVEL = {"typer", "wildtoolbench.cli", "wildtoolbench.common.exits", "wildtoolbench.common.inputs", "wildtoolbench.models.registry"}
 """Modules (and their sub-modules) a CLI module may import at its top besides the standard library
 (``wildtoolbench.models.registry``: ``DEFAULT_MODEL`` for ``wtb generate --help``; light, checked by
 ``tests/integration/test_cli_startup.py``)."""
@@ -100,9 +94,9 @@ def test_the_command_bodies_import_the_application_layer():
     }
     for module, function in commands.items():
         imports = _local_imports(CLI / module)[function]
-        assert [_names(s) for s in imports] and all(n.startswith(APPLICATION) for s in imports for n in _names(s)), (
-            module
-        )
+        assert [_names(s) for s in imports] and all(
+            n.startswith(APPLICATION) for s in imports for n in _names(s)
+        ), module
 
 
 def test_cli_modules_import_only_light_modules_at_the_top():

@@ -177,12 +177,7 @@ def _cli(args: list[str], tmp_path: Path, extra_path: str = "") -> subprocess.Co
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "LANGCHAIN_", "WTB_", "OPENAI_"))}
     env.update(PYTHONPATH=os.pathsep.join(p for p in (str(REPO_ROOT), extra_path) if p), HOME=str(tmp_path))
     return subprocess.run(
-        [sys.executable, "-m", "wildtoolbench.cli", *args],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+        [sys.executable, "-m", "wildtoolbench.cli", *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300
     )
 
 
