@@ -396,9 +396,7 @@ def check(name: str, settings: ModelSettings) -> None:
         return
     try:
         provider = get_provider(prefix)
-        if (
-            provider.check is not None
-        ):  # what models.check_model does, without a cycle through wildtoolbench.models.candidate
+        if provider.check is not None:  # what models.check_model does, without a cycle through wildtoolbench.models.candidate
             provider.check(target, ModelSettings())
     except ConfigurationError as exc:
         raise ConfigurationError(f"graph:{name}: its {DECLARED_MODEL_ATTR} {declared!r} cannot work: {exc}") from None
