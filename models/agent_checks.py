@@ -2,7 +2,7 @@
 
 An agent factory's agent runs its own code between the harness's steps; whatever goes wrong there is
 the agent's, not the infrastructure's: re-running cannot change it. Each rule has an id
-(:data:`RULES`); a run that breaks one ends its session at once with an :class:`AgentError` naming
+(:data:`AGENT_RULES`); a run that breaks one ends its session at once with an :class:`AgentError` naming
 the rule and the whole cause. The session is recorded as ``"Error during inference: agent error
 [<rule>]: <message>"`` (scored as wrong tasks, its ``error_detail`` naming the exception, §6), never
 retried, never waited for until ``--timeout``, never filed as an infrastructure error.
@@ -28,11 +28,11 @@ UNMATCHED_TOOL_CALL = "unmatched-tool-call"
 UNREAD_OBSERVATION = "unread-observation"
 TOOL_NOT_OFFERED = "tool-not-offered"
 CONCURRENT_REQUESTS = "concurrent-requests"
-INTERRUPTED = "interrupted"
+AGENT_INTERRUPTED = "interrupted"
 RAN_TOOLS_ITSELF = "ran-tools-itself"
 INPUT_CONTRACT = "input-contract"
 
-RULES: dict[str, str] = {
+AGENT_RULES: dict[str, str] = {
     AGENT_CODE: "an exception raised inside the agent's own code (its nodes, tools or middleware)",
     UNMATCHED_TOOL_CALL: "the agent ran a benchmark tool with a name and arguments that no call of the matched "
     "step holds, or after the harness handed over no observation",
@@ -40,7 +40,7 @@ RULES: dict[str, str] = {
     "harness handed over for the step's calls",
     TOOL_NOT_OFFERED: "a reply calls a benchmark tool that was not offered in the request it answers",
     CONCURRENT_REQUESTS: "a model request was made while another one of the same step was still under way",
-    INTERRUPTED: "the agent's graph interrupted (interrupt(), interrupt_before / interrupt_after, a "
+    AGENT_INTERRUPTED: "the agent's graph interrupted (interrupt(), interrupt_before / interrupt_after, a "
     "human-in-the-loop middleware)",
     RAN_TOOLS_ITSELF: "a one-request graph ran the benchmark's tool calls itself",
     INPUT_CONTRACT: "the agent's graph does not accept the input the harness gives it",
@@ -52,7 +52,7 @@ class AgentError(ModelRequestError):
     """A session ended by its agent (see the module doc): recorded with the whole message, not retried.
 
     Attributes:
-        rule: the id of the broken rule (a key of :data:`RULES`).
+        rule: the id of the broken rule (a key of :data:`AGENT_RULES`).
         reason: the whole message, untruncated.
     """
 
@@ -105,7 +105,7 @@ def agent_failure(error: BaseException, where: Mapping[str, Any]) -> BaseExcepti
     if isinstance(error, ModelRequestError):
         return error
     if isinstance(error, GraphInterrupt):
-        return AgentError(INTERRUPTED, f"{GRAPH_INTERRUPTED}; the interrupt: {error!r}", where)
+        return AgentError(AGENT_INTERRUPTED, f"{GRAPH_INTERRUPTED}; the interrupt: {error!r}", where)
     if transient_kind(error) is not None or _status_of(error) is not None:
         return error
     return AgentError(AGENT_CODE, describe_exception(error), where)
@@ -200,9 +200,9 @@ __all__ = [
     "AGENT_CODE",
     "CONCURRENT_REQUESTS",
     "INPUT_CONTRACT",
-    "INTERRUPTED",
+    "AGENT_INTERRUPTED",
     "RAN_TOOLS_ITSELF",
-    "RULES",
+    "AGENT_RULES",
     "TOOL_NOT_OFFERED",
     "UNMATCHED_TOOL_CALL",
     "UNREAD_OBSERVATION",

@@ -9,7 +9,7 @@ from langgraph.func import entrypoint
 
 from tests.support.openai_stub import stream_body
 from wildtoolbench.models.agent_checks import (
-    RULES,
+    AGENT_RULES,
     AgentError,
     PendingCalls,
     agent_failure,
@@ -50,7 +50,7 @@ def test_agent_error_keeps_the_whole_message_and_is_recorded():
     error = AgentError("agent-code", reason, {"task": 1, "step": 2})
     assert str(error) == f"agent error [agent-code]: {reason} (at task 1, step 2)"
     assert error.rejected and not error.transient and error.passes_through
-    assert set(RULES) >= {"agent-code", "unmatched-tool-call", "unread-observation", "tool-not-offered"}
+    assert set(AGENT_RULES) >= {"agent-code", "unmatched-tool-call", "unread-observation", "tool-not-offered"}
 
 
 def test_agent_failure_classifies_errors():
