@@ -86,3 +86,13 @@ def test_single_agent_has_no_internal_requests(reference_dir, tmp_path):
         runs[steps] = {k: comparable(r) for k, r in records.items()}
         assert internal_of(out) == {}
     assert runs["answers"] == runs["strict"]
+
+
+def test_agent_steps_setting_is_checked():
+    """A reading that does not exist is a configuration error naming the setting (exit 2 in ``wtb eval``)."""
+    from wildtoolbench.models import ConfigurationError
+    from wildtoolbench.nodes.evaluation.context import EvaluationContext
+
+    with pytest.raises(ConfigurationError, match=r"agent_steps \(WTB_AGENT_STEPS\) is 'strictest': choose one of"):
+        EvaluationContext(model="openai:gpt-4o", agent_steps="strictest")
+    assert EvaluationContext(model="openai:gpt-4o").agent_steps == "answers"
