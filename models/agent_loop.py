@@ -23,11 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextvars
-import copy
+import dataclasses
+import json
 import threading
 import uuid
-from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,12 +34,26 @@ from uuid import UUID
 
 from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.tools import BaseTool
-from langgraph.errors import GraphInterrupt
 
+from wildtoolbench.models.agent_checks import (
+    CONCURRENT_REQUESTS,
+    TOOL_NOT_OFFERED,
+    UNMATCHED_TOOL_CALL,
+    UNREAD_OBSERVATION,
+    AgentError,
+    PendingCalls,
+    agent_failure,
+    offered_tool_names,
+)
+from wildtoolbench.models.agent_tools import (
+    AgentStopped,
+    BenchmarkTool,
+    agent_input,
+    benchmark_tools,
+    current_run,
+)
 from wildtoolbench.models.graph_contract import (
     CANDIDATE_RUN_NAME,
-    GRAPH_INTERRUPTED,
     CandidateContractError,
     CandidateOutputError,
     default_context,
@@ -52,82 +65,13 @@ from wildtoolbench.models.messages import RAW_RESPONSE_KEY, token_counts
 from wildtoolbench.models.providers.graph import AgentFactory
 from wildtoolbench.models.raw_capture import RawReplies, capturing_replies, raw_response
 from wildtoolbench.models.reply import CandidateReply
+from wildtoolbench.models.settings import AGENT_STEPS
 
 AGENT_RUN_KEY = "wtb_agent_run"
 """Run metadata key naming the evaluation run's agent slot (set by ``call_candidate``)."""
 
 DECISION_WAIT = 3600.0
 """Seconds an agent waits at most for the harness to judge a step before its run is stopped."""
-
-
-class AgentStopped(Exception):
-    """Raised inside an agent's run when the harness ended the task (the run must not go on)."""
-
-
-# --------------------------------------------------------------------------- the harness's tools
-
-_call_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("wtb_agent_tool_call_id", default=None)
-_current_run: contextvars.ContextVar[AgentRun | None] = contextvars.ContextVar("wtb_agent_run", default=None)
-
-
-class BenchmarkTool(BaseTool):
-    """One task tool as a LangChain tool whose execution the harness owns (docs/evaluation.md §8.2).
-
-    Its schema is the dataset's (``args_schema`` is the JSON schema dict of the tool's ``parameters``),
-    so ``bind_tools`` sends the tool exactly as the ``openai:`` candidate gets it. Called by the agent's
-    ``ToolNode`` after a matched step, it returns the gold observation the harness gave for that call
-    id. Called at any other time it raises :class:`AgentStopped`.
-    """
-
-    def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:  # noqa: A002 - LangChain's name
-        """Note the call id of a ``ToolCall`` input, then run as any tool."""
-        if isinstance(input, Mapping) and input.get("type") == "tool_call":
-            _call_id.set(input.get("id"))
-        return super().invoke(input, config, **kwargs)
-
-    async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:  # noqa: A002
-        """Note the call id of a ``ToolCall`` input, then run as any tool."""
-        if isinstance(input, Mapping) and input.get("type") == "tool_call":
-            _call_id.set(input.get("id"))
-        return await super().ainvoke(input, config, **kwargs)
-
-    def _observation(self) -> str:
-        run = _current_run.get()
-        if run is None:
-            raise AgentStopped(f"tool {self.name} was called outside an evaluated agent run")
-        return run.observation(_call_id.get(), self.name)
-
-    def _run(self, *args: Any, **kwargs: Any) -> str:
-        return self._observation()
-
-    async def _arun(self, *args: Any, **kwargs: Any) -> str:
-        return self._observation()
-
-
-def benchmark_tools(tools: Sequence[Mapping[str, Any]]) -> list[BaseTool]:
-    """The session's tools (OpenAI function schemas as sent to a chat model) as :class:`BenchmarkTool` s.
-
-    Args:
-        tools: ``[{"type": "function", "function": {"name", "description", "parameters"}}]``.
-
-    Returns:
-        One tool per schema, in order; name, description and parameters unchanged (deep-copied).
-    """
-    made: list[BaseTool] = []
-    for tool in tools:
-        function = tool.get("function") if isinstance(tool.get("function"), Mapping) else tool
-        parameters = copy.deepcopy(function.get("parameters")) or {"type": "object", "properties": {}}
-        made.append(
-            BenchmarkTool(
-                name=str(function.get("name")),
-                description=str(function.get("description") or ""),
-                args_schema=parameters,
-            )
-        )
-    return made
-
-
-# --------------------------------------------------------------------------- one agent run
 
 
 @dataclass
@@ -144,6 +88,39 @@ class StepEvent:
     models: list[str] = field(default_factory=list)
     raw: dict[str, Any] | None = None
     """The assistant message as the server sent it, when it was seen (:mod:`wildtoolbench.models.raw_capture`)."""
+    internal: tuple[int, int, int] = (0, 0, 0)
+    """Internal requests of the agent since the previous step: ``(requests, input tokens, output tokens)``."""
+
+
+ANSWERS, STRICT = AGENT_STEPS
+"""The ``agent_steps`` readings (:data:`wildtoolbench.models.settings.AGENT_STEPS`, §8.9)."""
+AGENT_STEPS_KEY = "wtb_agent_steps"
+"""Run metadata key carrying the ``agent_steps`` setting (set by ``call_candidate``)."""
+
+
+def call_names(message: AIMessage) -> list[str]:
+    """Names of every call of ``message``, valid or malformed, in order (``""`` for a call without one)."""
+    return [str(c.get("name") or "") for c in [*message.tool_calls, *message.invalid_tool_calls]]
+
+
+def answer_of(event: StepEvent) -> StepEvent:
+    """The step event of the reply that reached the user when the run ended on it (§8.9): itself for a text
+    reply; a reply that calls the agent's own tool (``ToolStrategy`` structured output) becomes the text
+    answer those arguments hold (the raw ``arguments`` string as sent, else the arguments as JSON)."""
+    message = event.message
+    if message is None or not call_names(message):
+        return event
+    raw_calls = (event.raw or {}).get("tool_calls") if event.raw else None
+    first = raw_calls[0] if isinstance(raw_calls, list) and raw_calls and isinstance(raw_calls[0], Mapping) else {}
+    text = (first.get("function") or {}).get("arguments") if isinstance(first.get("function"), Mapping) else None
+    if not isinstance(text, str):
+        call = (message.tool_calls or message.invalid_tool_calls)[0]
+        args = call.get("args")
+        text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+    reasoning = (event.raw or {}).get("reasoning_content")
+    answer = AIMessage(content=text, response_metadata=message.response_metadata, usage_metadata=message.usage_metadata)
+    raw = {"content": text, "tool_calls": None, "reasoning_content": reasoning}
+    return dataclasses.replace(event, message=answer, raw=raw)
 
 
 _STOP = object()
@@ -168,31 +145,73 @@ class StepGate(AsyncCallbackHandler):
         self._input = self._output = 0
         self._reported = False
         self._models: list[str] = []
+        self._flying: set[UUID] = set()
+        self._nested: set[UUID] = set()
+        self._offered: dict[UUID, set[str]] = {}
 
-    def _start(self, run_id: UUID, metadata: Mapping[str, Any] | None) -> None:
-        if self.run.stopped:
+    def _start(
+        self, run_id: UUID, metadata: Mapping[str, Any] | None, params: Mapping[str, Any] | None, parent: Any
+    ) -> None:
+        if self.run.stopped or self.run.failure is not None:
             raise AgentStopped("the harness ended the task")
-        name = (metadata or {}).get("ls_model_name")
-        if isinstance(name, str) and name:
-            with self._lock:
+        with self._lock:
+            if parent is not None and (parent in self._flying or parent in self._nested):
+                self._nested.add(run_id)  # a model called inside a model (a wrapper): part of the outer request
+                return
+        unread = self.run.unread()
+        if unread:
+            raise self.run.fail(
+                UNREAD_OBSERVATION,
+                f"the agent asked its model again before its tools read the gold observation(s) of "
+                f"{', '.join(unread)} (was a benchmark tool call answered by something else, such as an "
+                f"'is not a valid tool' error of a node that does not hold the task's tools?)",
+            )
+        with self._lock:
+            if self._flying or self.run.pending is not None:
+                raise self.run.fail(
+                    CONCURRENT_REQUESTS,
+                    "the agent made a model request while another of the same step was under way (e.g. "
+                    "asyncio.gather over model calls): each reply must answer one request the harness can "
+                    "tie it to; make the requests one after another",
+                )
+            self.run.count_deferred_as_internal()
+            self._flying.add(run_id)
+            offered = offered_tool_names(params)
+            if offered is not None:
+                self._offered[run_id] = offered
+            name = (metadata or {}).get("ls_model_name")
+            if isinstance(name, str) and name:
                 self._names[run_id] = name
 
     async def on_chat_model_start(
         self, serialized: Any, messages: Any, *, run_id: UUID, metadata: Mapping[str, Any] | None = None, **kwargs: Any
     ) -> None:
-        """Refuse a request after the task ended; note the model's name."""
-        self._start(run_id, metadata)
+        """Refuse a request after the task ended or that breaks a rule (models/agent_checks.py); note the model's name."""
+        self._start(run_id, metadata, kwargs.get("invocation_params"), kwargs.get("parent_run_id"))
 
     async def on_llm_start(
         self, serialized: Any, prompts: Any, *, run_id: UUID, metadata: Mapping[str, Any] | None = None, **kwargs: Any
     ) -> None:
         """As :meth:`on_chat_model_start`, for a completion model."""
-        self._start(run_id, metadata)
+        self._start(run_id, metadata, kwargs.get("invocation_params"), kwargs.get("parent_run_id"))
+
+    async def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        """Forget a request that failed (its error reaches the agent's code)."""
+        with self._lock:
+            self._nested.discard(run_id)
+            self._flying.discard(run_id)
+            self._offered.pop(run_id, None)
+            self._names.pop(run_id, None)
 
     async def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
         """Report the reply as a step and wait for the harness's verdict."""
         message: AIMessage | None = None
         with self._lock:
+            if run_id in self._nested:  # the outer model's reply is the request's
+                self._nested.discard(run_id)
+                return
+            self._flying.discard(run_id)
+            offered = self._offered.pop(run_id, None)
             name = self._names.pop(run_id, None)
             for generations in getattr(response, "generations", None) or []:
                 for generation in generations:
@@ -213,6 +232,15 @@ class StepGate(AsyncCallbackHandler):
                 self._models.append(name)
             if message is None:
                 return
+            names = call_names(message)
+            missing = [n for n in names if offered is not None and n not in offered and n in self.run.benchmark]
+            if missing:
+                raise self.run.fail(
+                    TOOL_NOT_OFFERED,
+                    f"the reply calls {', '.join(map(repr, missing))}, which the request it answers did not offer "
+                    f"(offered: {', '.join(sorted(offered or ())) or 'no tool'}); the model that makes the "
+                    "benchmark's calls must be bound with the task's tools",
+                )
             input_tokens, output_tokens = (self._input, self._output) if self._reported else token_counts(message)
             event = StepEvent(
                 message=message,
@@ -221,10 +249,13 @@ class StepGate(AsyncCallbackHandler):
                 usage_reported=self._reported,
                 model=name,
                 models=list(self._models),
-                raw=self.run.raw.take(message.response_metadata.get("id")),
+                raw=self.run.raw.take(message.response_metadata.get("id"), message),
             )
             self._input = self._output = 0
             self._reported = False
+            if self.run.steps != STRICT and self.run.internal_kind(names, offered):
+                self.run.defer(event)  # internal work, or the answer if the run ends on it (§8.9)
+                return
         verdict = self.run.report(event)
         # A stopped run is cancelled while it waits here (an asynchronous model call), or, in a synchronous
         # node run in a worker thread, gets _STOP and returns: the cancelled graph schedules no node after it.
@@ -240,15 +271,38 @@ class AgentRun:
         config: the run config (callbacks of the calling node, metadata).
     """
 
-    def __init__(self, agent: Any, messages: Sequence[BaseMessage], config: Mapping[str, Any]):
+    def __init__(
+        self,
+        agent: Any,
+        messages: Sequence[BaseMessage],
+        config: Mapping[str, Any],
+        *,
+        benchmark: Sequence[str] = (),
+        steps: str = ANSWERS,
+    ):
         self.loop = asyncio.get_running_loop()
+        self.benchmark = frozenset(benchmark)
+        """Names of the session's tools."""
+        self.steps = steps
+        """The ``agent_steps`` reading (:data:`ANSWERS` or :data:`STRICT`)."""
+        self.deferred: StepEvent | None = None
+        """A reply that is internal work if the run asks its model again, else the answer (§8.9)."""
+        self.internal = [0, 0, 0]
+        """Internal requests and their tokens since the last step reported."""
         self.events: asyncio.Queue[StepEvent] = asyncio.Queue()
         self.pending: concurrent.futures.Future[Any] | None = None
         self.pending_message: AIMessage | None = None
         self.stopped = False
         self.finished = False
         self.sent = len(messages)
-        self._observations: dict[str | None, deque[str]] = {}
+        self.calls: PendingCalls | None = None
+        """The matched step's calls and their gold observations (read by the harness's tools)."""
+        self.failure: AgentError | None = None
+        """The rule the run broke (it ended the session), once it broke one."""
+        self.request_index: Any = None
+        """The session's request index of the step the run answers (a replay model inside reads it)."""
+        self.where: dict[str, Any] = {}
+        """The task and step the run is answering (named by its errors)."""
         self._lock = threading.Lock()
         self.raw = RawReplies()
         self.replies: list[AIMessage] = []
@@ -263,12 +317,12 @@ class AgentRun:
             handlers = callbacks.copy()
             handlers.add_handler(gate, inherit=True)
         run_config = {**config, "callbacks": handlers}
-        token = _current_run.set(self)
+        token = current_run.set(self)
         try:
             with capturing_replies(self.raw):
                 self.task = asyncio.ensure_future(self._drive(agent, list(messages), run_config))
         finally:
-            _current_run.reset(token)
+            current_run.reset(token)
 
     async def _drive(self, agent: Any, messages: list[BaseMessage], config: dict[str, Any]) -> None:
         kwargs: dict[str, Any] = {}
@@ -276,16 +330,20 @@ class AgentRun:
         if context is not None:  # the agent's own context_schema defaults, as for a graph candidate
             kwargs["context"] = context
         try:
-            output = await agent.ainvoke({"messages": messages}, config, **kwargs)
-        except AgentStopped:
-            return
+            output = await agent.ainvoke(agent_input(agent, messages), config, **kwargs)
         except BaseException as exc:
             if isinstance(exc, asyncio.CancelledError) or self.stopped:
                 raise
+            if self.failure is not None:  # its error event is queued already
+                return
             self.finished = True
             self.events.put_nowait(StepEvent(error=exc))
             return
         self.finished = True
+        with self._lock:
+            deferred, self.deferred = self.deferred, None
+        if deferred is not None:  # the run ended on it: the reply that reaches the user
+            self.events.put_nowait(dataclasses.replace(answer_of(deferred), internal=self._take_internal()))
         self.events.put_nowait(StepEvent(output=output))
 
     # ----- called by the agent's side (possibly from a worker thread)
@@ -298,8 +356,39 @@ class AgentRun:
                 verdict.set_result(_STOP)
                 return verdict
             self.pending = verdict
+        event = dataclasses.replace(event, internal=self._take_internal())
         self.loop.call_soon_threadsafe(self._queue, event)
         return verdict
+
+    def internal_kind(self, names: Sequence[str], offered: set[str] | None) -> bool:
+        """Whether a reply may be internal work (§8.9): it calls no benchmark tool, and every tool it calls was
+        offered in its request (a handoff, ``write_todos``, the agent's own or structured-output tool); a
+        text reply too. A call of a tool the request did not offer is a step (judged as a wrong call)."""
+        if any(name in self.benchmark for name in names):
+            return False
+        if not names:
+            return True
+        return offered is not None and all(name in offered for name in names)
+
+    def defer(self, event: StepEvent) -> None:
+        """Hold ``event`` until the run either asks its model again (then it was internal) or ends (the answer)."""
+        self.count_deferred_as_internal()
+        with self._lock:
+            self.deferred = event
+
+    def count_deferred_as_internal(self) -> None:
+        """The held reply, if any, was internal work: count its request and tokens."""
+        with self._lock:
+            deferred, self.deferred = self.deferred, None
+            if deferred is not None:
+                self.internal[0] += 1
+                self.internal[1] += deferred.input_tokens
+                self.internal[2] += deferred.output_tokens
+
+    def _take_internal(self) -> tuple[int, int, int]:
+        with self._lock:
+            counted, self.internal = tuple(self.internal), [0, 0, 0]
+        return counted  # type: ignore[return-value]
 
     def _queue(self, event: StepEvent) -> None:
         self.pending_message = event.message
@@ -307,22 +396,48 @@ class AgentRun:
             self.replies.append(event.message)
         self.events.put_nowait(event)
 
-    def observation(self, call_id: str | None, name: str) -> str:
-        """The gold observation the harness gave for the call ``call_id`` (the next one, for repeated ids).
+    def observation(self, call_id: str | None, name: str, args: Mapping[str, Any]) -> str:
+        """The gold observation of the step's call this tool execution answers (:class:`PendingCalls`: by
+        ``call_id`` when the tool got the whole ``ToolCall``, else by name and arguments).
 
         Raises:
-            AgentStopped: the run was stopped, or no observation was given for that call (the agent
-                runs a benchmark tool the model did not call in the matched step).
+            AgentStopped: the run was stopped; or no call of the matched step fits (the run then ends
+                with the rule ``unmatched-tool-call``, models/agent_checks.py).
         """
         with self._lock:
-            queue = self._observations.get(call_id)
-            if self.stopped or not queue:
-                raise AgentStopped(f"no observation for the call {call_id!r} of {name}")
-            return queue.popleft()
+            calls, stopped = self.calls, self.stopped or self.failure is not None
+        if stopped:
+            raise AgentStopped("the harness ended the task")
+        found = calls.take(call_id, name, args) if calls is not None else None
+        if found is None:
+            held = calls.describe() if calls is not None else "none (no matched step is waiting for its results)"
+            raise self.fail(
+                UNMATCHED_TOOL_CALL,
+                f"the agent ran {name} with arguments {json.dumps(args, ensure_ascii=False, default=str)} "
+                f"(call id {call_id!r}), which no unread call of the step's reply holds; the step's calls: {held}",
+            )
+        return found
+
+    def unread(self) -> list[str]:
+        """The step's calls whose gold observation no tool execution has read yet."""
+        calls = self.calls
+        return calls.unread() if calls is not None else []
+
+    def fail(self, rule: str, reason: str) -> AgentStopped:
+        """End the session on a broken rule: queue an :class:`AgentError` for the harness and refuse every
+        further model request and tool execution of the run. Returns the exception to raise in the agent."""
+        error = AgentError(rule, reason, self.where)
+        with self._lock:
+            first = self.failure is None and not self.stopped
+            if first:
+                self.failure = error
+        if first:
+            self.loop.call_soon_threadsafe(self.events.put_nowait, StepEvent(error=error))
+        return AgentStopped(str(error))
 
     # ----- called by the harness (event loop)
 
-    def resumable(self, messages: Sequence[BaseMessage]) -> dict[str | None, deque[str]] | None:
+    def resumable(self, messages: Sequence[BaseMessage]) -> PendingCalls | None:
         """The observations for the waiting reply's calls when ``messages`` go on from it with exactly one
         tool message per call (a matched call step, docs/evaluation.md §3.5); else ``None``."""
         message = self.pending_message
@@ -334,16 +449,13 @@ class AgentRun:
         tail = list(messages[self.sent + 1 :])
         if not all(isinstance(m, ToolMessage) for m in tail):
             return None
-        observations: dict[str | None, deque[str]] = {}
-        for tool_message in tail:
-            text = tool_message.content if isinstance(tool_message.content, str) else str(tool_message.content)
-            observations.setdefault(tool_message.tool_call_id, deque()).append(text)
-        return observations
+        texts = [m.content if isinstance(m.content, str) else str(m.content) for m in tail]
+        return PendingCalls(message.tool_calls, texts)
 
-    def resume(self, messages: Sequence[BaseMessage], observations: dict[str | None, deque[str]]) -> None:
-        """Let the waiting agent go on: its tools will return ``observations`` (by call id)."""
+    def resume(self, messages: Sequence[BaseMessage], observations: PendingCalls) -> None:
+        """Let the waiting agent go on: its tools will return the gold ``observations`` of the step's calls."""
         with self._lock:
-            self._observations = observations
+            self.calls = observations
             pending, self.pending = self.pending, None
         self.sent = len(messages)
         self.pending_message = None
@@ -355,7 +467,7 @@ class AgentRun:
         with self._lock:
             self.stopped = True
             pending, self.pending = self.pending, None
-            self._observations = {}
+            self.calls = None
         if not self.task.done():
             self.task.cancel()
         if pending is not None and not pending.done():
@@ -438,7 +550,7 @@ class AgentCall:
         """One try of the request: resume the waiting run with the step's observations, or start one.
 
         Raises:
-            CandidateContractError: the agent interrupted.
+            AgentError: the agent's run broke a rule or raised inside its own code (:func:`agent_failure`).
             TimeoutError: no reply within :attr:`timeout` (retried; the run is stopped first).
             whatever the agent's run raised (its model's errors: retried when transient).
         """
@@ -449,7 +561,10 @@ class AgentCall:
         slot = self._slot(key, (metadata.get("wtb_session_id"), metadata.get("wtb_task_idx")), tools)
         run = slot.run
         observations = run.resumable(messages) if run is not None else None
+        index = metadata.get("wtb_request_index")
         if run is not None and observations is not None:
+            run.where = where
+            run.request_index = index
             run.resume(messages, observations)
             event = await self._next(run, where)
             if event.message is not None:
@@ -459,10 +574,15 @@ class AgentCall:
             # reply comes from a new run on the conversation so far, as a chat model would be asked.
         if run is not None:
             run.stop()
-        run = slot.run = AgentRun(slot.agent, messages, self._config(config, metadata))
+        steps = str(metadata.get(AGENT_STEPS_KEY) or ANSWERS)
+        names = [str((t.get("function") or t).get("name")) for t in tools if isinstance(t, Mapping)]
+        run = slot.run = AgentRun(slot.agent, messages, self._config(config, metadata), benchmark=names, steps=steps)
+        run.where = where
+        run.request_index = index
         event = await self._next(run, where)
         if event.message is None:
-            last = response_message(event.output, where)
+            output = {"messages": event.output} if isinstance(event.output, list) else event.output
+            last = response_message(output, where)
             if any(last is m for m in messages) or any(last is m for m in run.replies):
                 raise CandidateOutputError(
                     "the agent ended its run without a model reply for this step (its last message is not new)", where
@@ -486,9 +606,10 @@ class AgentCall:
             raise
         if event.error is not None:
             run.stop()
-            if isinstance(event.error, GraphInterrupt):
-                raise CandidateContractError(GRAPH_INTERRUPTED, where) from event.error
-            raise event.error
+            failure = agent_failure(event.error, where)
+            if failure is event.error:
+                raise failure
+            raise failure from event.error
         if event.message is None:
             run.stop()
         return event
@@ -504,7 +625,14 @@ class AgentCall:
         if event.raw is not None:
             extra = {**message.additional_kwargs, RAW_RESPONSE_KEY: raw_response(event.raw)}
             message = message.model_copy(update={"additional_kwargs": extra})
-        return CandidateReply(recorded_response(message), input_tokens, output_tokens, event.model, tuple(event.models))
+        return CandidateReply(
+            recorded_response(message),
+            input_tokens,
+            output_tokens,
+            event.model,
+            tuple(event.models),
+            internal=event.internal,
+        )
 
 
 __all__ = [

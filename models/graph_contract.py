@@ -52,8 +52,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage, convert_to_messages
 from langchain_core.runnables import RunnableBinding
 from langchain_core.runnables.config import get_async_callback_manager_for_config
-from langgraph.errors import GraphInterrupt
 
+from wildtoolbench.models.agent_checks import (
+    INPUT_CONTRACT,
+    RAN_TOOLS_ITSELF,
+    AgentError,
+    agent_failure,
+)
 from wildtoolbench.models.messages import RAW_RESPONSE_KEY, parse_tool_calls, response_from_ai, token_counts
 from wildtoolbench.models.raw_capture import RawReplies, capturing_replies, raw_response
 from wildtoolbench.models.reply import CandidateReply
@@ -197,25 +202,16 @@ class CandidateOutputError(ModelRequestError):
         return True
 
 
-class CandidateContractError(ModelRequestError):
+class CandidateContractError(AgentError):
     """A candidate broke the calling contract: its graph interrupted, or ran the benchmark's tool calls itself.
 
-    Not retried and not scored: an infrastructure error (docs/evaluation.md §6, §8.4) whose message
-    says how to fix the candidate; after the fix, a resumed run evaluates the session.
+    An agent error (:class:`wildtoolbench.models.agent_checks.AgentError`, docs/evaluation.md §8.4, §8.8):
+    not retried, the session recorded with the whole message, which says how to fix the candidate.
     """
 
-    def __init__(self, reason: str, where: Mapping[str, Any] | None = None):
-        super().__init__(1, [reason], False, where or {})
-        self.reason = reason
+    def __init__(self, reason: str, where: Mapping[str, Any] | None = None, rule: str = INPUT_CONTRACT):
+        super().__init__(rule, reason, where)
 
-
-GRAPH_INTERRUPTED = (
-    "the candidate graph interrupted (GraphInterrupt: interrupt_before / interrupt_after, or interrupt() inside "
-    "it); a candidate runs to its end without human-in-the-loop pauses: compile it without them (an agent "
-    "built with interrupt_before=['tools'] does not need it here: the harness owns the tools, see the agent "
-    "factory in README 'Evaluating your own agent')"
-)
-"""Reason of the :class:`CandidateContractError` for a graph that interrupted."""
 
 RAN_TOOLS = (
     "the candidate graph ran the benchmark's tool call(s) {names} itself (a ToolMessage for them appeared in its "
@@ -260,6 +256,22 @@ def tools_run_inside(output: Any, sent: Sequence[BaseMessage], tools: Sequence[M
     return found
 
 
+AI_MESSAGE_TYPES = ("ai", "AIMessage", "AIMessageChunk")
+"""``type`` of a serialised ``AIMessage`` (what ``RemoteGraph`` and the LangGraph SDK return)."""
+
+
+def ai_message_from_dict(data: Mapping[str, Any]) -> AIMessage | Mapping[str, Any]:
+    """The ``AIMessage`` a serialised message dict (``{"type": "ai", "content", "tool_calls",
+    "invalid_tool_calls", "usage_metadata", "response_metadata", "additional_kwargs", "id"}``, as a
+    ``RemoteGraph`` returns it) describes, every field kept (``convert_to_messages`` drops the
+    ``invalid_tool_calls`` and the usage, docs/evaluation.md §8.5); the dict itself when it is not one."""
+    fields = {k: v for k, v in data.items() if k != "type" and k in AIMessage.model_fields}
+    try:
+        return AIMessage(**fields)
+    except (ValueError, TypeError):
+        return data
+
+
 def response_message(output: Any, where: Mapping[str, Any] | None = None) -> AIMessage:
     """The response of a graph candidate: the last message of ``output["messages"]``, which must be an ``AIMessage``.
 
@@ -280,6 +292,8 @@ def response_message(output: Any, where: Mapping[str, Any] | None = None) -> AIM
     if not messages:
         raise CandidateOutputError("the candidate's output 'messages' is empty; an AIMessage must come last", where)
     last = messages[-1]
+    if isinstance(last, Mapping) and last.get("type") in AI_MESSAGE_TYPES:
+        last = ai_message_from_dict(last)
     if not isinstance(last, BaseMessage):
         try:
             (last,) = convert_to_messages([last])
@@ -300,22 +314,28 @@ def response_message(output: Any, where: Mapping[str, Any] | None = None) -> AIM
 
 
 def _raw_matches(message: AIMessage, raw: Mapping[str, Any]) -> bool:
-    """The raw response a provider stored still describes ``message`` (a graph may have edited the message)."""
+    """The raw response a provider stored still describes ``message`` (a graph may have edited the message).
 
-    def calls(items: Sequence[Mapping[str, Any]]) -> list[tuple[Any, Any, Any]]:
-        return [(c.get("name"), c.get("args"), c.get("id")) for c in items]
-
+    The same text, the same calls (id and name, in any order: LangChain splits valid and malformed calls),
+    and the same arguments for every call that both parsed; a call malformed in the raw message that
+    LangChain's merged stream chunks closed into valid JSON (its partial-JSON parser) still matches.
+    """
     valid, invalid = parse_tool_calls(raw.get("tool_calls"))
     content = raw.get("content")
     raw_text = (
         content if isinstance(content, str) else "" if content is None else json.dumps(content, ensure_ascii=False)
     )
     text = message.content if isinstance(message.content, str) else None
-    return (
-        calls(valid) == calls(message.tool_calls)
-        and calls(invalid) == calls(message.invalid_tool_calls)
-        and (text is None or text == raw_text)
-    )
+    if text is not None and text != raw_text:
+        return False
+    mine = [*message.tool_calls, *message.invalid_tool_calls]
+    theirs = [*valid, *invalid]
+    if sorted(((c.get("id"), c.get("name")) for c in mine), key=repr) != sorted(
+        ((c.get("id"), c.get("name")) for c in theirs), key=repr
+    ):
+        return False
+    parsed = {(c.get("id"), c.get("name")): c.get("args") for c in valid}
+    return all(parsed.get((c.get("id"), c.get("name")), c.get("args")) == c.get("args") for c in message.tool_calls)
 
 
 def recorded_response(message: AIMessage) -> dict[str, Any]:
@@ -342,7 +362,7 @@ def with_raw_reply(message: AIMessage, seen: RawReplies) -> AIMessage:
     """
     if RAW_RESPONSE_KEY in message.additional_kwargs:
         return message
-    raw = seen.take(message.response_metadata.get("id"))
+    raw = seen.take(message.response_metadata.get("id"), message)
     if raw is None:
         return message
     extra = {**message.additional_kwargs, RAW_RESPONSE_KEY: raw_response(raw)}
@@ -488,8 +508,11 @@ async def ainvoke_graph(
             kwargs["context"] = context
         with capturing_replies(seen):
             output = await runnable.ainvoke(graph_input(messages, tools), graph_config(config, metadata), **kwargs)
-    except GraphInterrupt as exc:
-        raise CandidateContractError(GRAPH_INTERRUPTED, _where(metadata)) from exc
+    except Exception as exc:  # the graph's own code, an interrupt: an agent error (docs/evaluation.md §8.8)
+        failure = agent_failure(exc, _where(metadata))
+        if failure is exc:
+            raise
+        raise failure from exc
     finally:
         _step_usage.reset(token)
     return GraphReply(output=output, usage=usage, sent=messages, tools=tools, raw=seen)
@@ -609,7 +632,7 @@ class RunnableCall:
         """
         ran = tools_run_inside(reply.output, reply.sent, reply.tools)
         if ran:
-            raise CandidateContractError(RAN_TOOLS.format(names=", ".join(ran)), where)
+            raise CandidateContractError(RAN_TOOLS.format(names=", ".join(ran)), where, RAN_TOOLS_ITSELF)
         message = response_message(reply.output, where)
         seen = reply.usage
         input_tokens, output_tokens = (

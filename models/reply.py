@@ -19,6 +19,8 @@ class CandidateReply:
         models: for those candidates, every model seen called for this request, in order of first call.
         cached: the reply came from the request cache (``wildtoolbench.models.cache``, docs/trials.md §8): no request was
             made for it, so its tokens are not counted as paid.
+        internal: for an agent candidate, ``(requests, input tokens, output tokens)`` of its internal
+            requests since the previous step (handoffs, planning, reports to a supervisor: docs/evaluation.md §8.9).
     """
 
     response: dict[str, Any]
@@ -27,3 +29,4 @@ class CandidateReply:
     model: str | None = None
     models: tuple[str, ...] = ()
     cached: bool = False
+    internal: tuple[int, int, int] = (0, 0, 0)

@@ -114,3 +114,8 @@ def resolved_settings(obj: Any, exclude: tuple[str, ...] = ()) -> dict[str, Any]
     Secrets are not redacted here: callers that write the result (``run.json``) redact it.
     """
     return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj) if f.name not in exclude}
+
+
+AGENT_STEPS = ("answers", "strict")
+"""Readings of an agent candidate's model requests (``agent_steps``, docs/evaluation.md §8.9): ``answers``
+judges the requests whose reply calls a benchmark tool or reaches the user, ``strict`` every request."""

@@ -402,6 +402,16 @@ class RequestUsage:
     capped_waits: int = 0
     retried: list[dict[str, Any]] = field(default_factory=list)
     cache_hits: int = 0
+    internal: dict[str, list[int]] = field(default_factory=dict)
+    """An agent's internal requests by task index: ``[requests, input tokens, output tokens]`` (docs/evaluation.md §8.9)."""
+
+    def add_internal(self, task: Any, requests: int, input_tokens: int, output_tokens: int) -> None:
+        """Count an agent's internal requests made for a step of task ``task`` (docs/evaluation.md §8.9)."""
+        if requests <= 0:
+            return
+        counted = self.internal.setdefault(str(task), [0, 0, 0])
+        for index, value in enumerate((requests, input_tokens, output_tokens)):
+            counted[index] += int(value or 0)
 
     def add_tokens(self, input_tokens: Any, output_tokens: Any) -> None:
         """Add one reply's token counts (docs/settings.md §7.5).
@@ -434,6 +444,17 @@ class RequestUsage:
             data["capped_retry_waits"] = self.capped_waits
         if self.cache_hits:
             data["cache_hits"] = self.cache_hits
+        if self.internal:
+            totals = [sum(counts[i] for counts in self.internal.values()) for i in range(3)]
+            data["agent_internal"] = {
+                "requests": totals[0],
+                "input_tokens": totals[1],
+                "output_tokens": totals[2],
+                "by_task": {
+                    task: {"requests": c[0], "input_tokens": c[1], "output_tokens": c[2]}
+                    for task, c in self.internal.items()
+                },
+            }
         return data
 
 
@@ -609,6 +630,7 @@ async def request_with_retries(
 
     Raises:
         ModelRequestError: every try failed, or one failed with a non-transient error.
+        an exception whose ``passes_through`` is true (``models.agent_checks.AgentError``): raised as it is.
         asyncio.CancelledError: propagates untouched.
     """
     where = dict(where or {})
@@ -667,6 +689,8 @@ async def request_with_retries(
         if usage is not None:
             usage.failed += 1
             usage.retried.append(entry(False))
+        if getattr(exc, "passes_through", False):  # an agent's own error (models/agent_checks.py): as it is
+            raise
         raise ModelRequestError(attempts, errors, transient_kind(exc) is not None, where, _status_of(exc)) from exc
     if usage is not None:
         usage.requests += 1

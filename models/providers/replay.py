@@ -46,6 +46,19 @@ from wildtoolbench.models.settings import ModelSettings
 
 SESSION_KEY = "wtb_session_id"
 REQUEST_INDEX_KEY = "wtb_request_index"
+
+
+def agent_step_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """``metadata`` with the request index of the step the model answers when it runs inside an agent
+    candidate's run (whose config carries the index of the step that started the run: docs/evaluation.md
+    §8.1), so a replay model inside an agent answers each step as it does as the candidate."""
+    from wildtoolbench.models.agent_tools import current_run
+
+    run = current_run.get()
+    index = getattr(run, "request_index", None)
+    return metadata if index is None else {**metadata, REQUEST_INDEX_KEY: index}
+
+
 DELAY_ENV = "WTB_REPLAY_DELAY"
 
 
@@ -149,6 +162,7 @@ class ReplayChatModel(BaseChatModel):
         return set(self._served.get(session_id, ()))
 
     def _next_response(self, metadata: dict[str, Any]) -> dict[str, Any]:
+        metadata = agent_step_metadata(metadata)
         session_id = metadata.get(SESSION_KEY, "")
         responses = self._script.get(session_id)
         if responses is None:

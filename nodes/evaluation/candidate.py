@@ -15,7 +15,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from wildtoolbench.models.agent_loop import AGENT_RUN_KEY, new_slot_key
+from wildtoolbench.models.agent_loop import AGENT_RUN_KEY, AGENT_STEPS_KEY, new_slot_key
 from wildtoolbench.models.cache import TRIAL_KEY, current_trial
 from wildtoolbench.models.prefix import continuing
 from wildtoolbench.models.providers.replay import REQUEST_INDEX_KEY, SESSION_KEY
@@ -102,7 +102,7 @@ async def call_candidate(
         "wtb_step": state["step"],
         **annotate_evaluation_node(state),  # task/step metadata on this node's and the model's trace runs
         "candidate": info,
-        **({AGENT_RUN_KEY: slot} if slot else {}),
+        **({AGENT_RUN_KEY: slot, AGENT_STEPS_KEY: context.agent_steps} if slot else {}),
     }
     annotate_current_run({"candidate": info})
     where = {"task": state["task_idx"], "step": state["step"]}
@@ -126,6 +126,7 @@ async def call_candidate(
             usage.cache_hits += 1
         else:
             usage.add_tokens(reply.input_tokens, reply.output_tokens)
+            usage.add_internal(state["task_idx"], *reply.internal)  # an agent's internal requests (§8.9)
     task_result = dict(state["task_result"])
     task_result["latency"] = [*task_result["latency"], latency]
     task_result["input_token_count"] = [*task_result["input_token_count"], reply.input_tokens]

@@ -18,8 +18,9 @@ from typing import Any
 from wildtoolbench.bench.schema import check_language
 from wildtoolbench.bench.terms import check_scoring_mode
 from wildtoolbench.models import DEFAULT_MODEL, Candidate, ModelSettings, resolve_candidate
+from wildtoolbench.models.registry import ConfigurationError
 from wildtoolbench.models.server_policy import check_evaluation_context
-from wildtoolbench.models.settings import resolve_settings, setting
+from wildtoolbench.models.settings import AGENT_STEPS, resolve_settings, setting
 
 
 @dataclass(kw_only=True)
@@ -106,6 +107,13 @@ class EvaluationContext:
         "Side of the dataset to evaluate: 'en' reads the english_* fields (env info, tools, tasks, gold answer "
         "lists, task types, turn subtypes), 'zh' the unprefixed Chinese ones (docs/dataset.md).",
     )
+    agent_steps: str | None = setting(
+        "answers",
+        "WTB_AGENT_STEPS",
+        "How an agent candidate's model requests are counted (docs/evaluation.md §8.9): 'answers' judges the "
+        "requests whose reply calls a benchmark tool or reaches the user and counts the others (handoffs, "
+        "planning, reports to a supervisor) as the agent's internal requests; 'strict' judges every request.",
+    )
     dataset: str | None = setting(
         "",
         "WTB_DATASET",
@@ -116,6 +124,7 @@ class EvaluationContext:
         resolve_settings(self)
         check_scoring_mode(self.scoring)
         check_language(self.language)
+        check_agent_steps(self.agent_steps)
         # on a server, the caller's model, base URL and dataset must be the deployment's (docs/settings.md §8)
         check_evaluation_context(self.model, self.base_url, self.dataset)
 
@@ -140,6 +149,18 @@ class EvaluationContext:
     def __getstate__(self) -> dict[str, Any]:
         """The fields only (copies and pickles do not carry the resolved candidate)."""
         return {k: v for k, v in self.__dict__.items() if k != "_candidate"}
+
+
+def check_agent_steps(value: str | None) -> None:
+    """Check the ``agent_steps`` setting (docs/evaluation.md §8.9).
+
+    Raises:
+        ConfigurationError: not one of ``answers``, ``strict`` (the message names the setting and the choices).
+    """
+    if value not in AGENT_STEPS:
+        raise ConfigurationError(
+            f"agent_steps (WTB_AGENT_STEPS) is {value!r}: choose one of {', '.join(AGENT_STEPS)} (docs/evaluation.md §8.9)"
+        )
 
 
 def model_settings(context: EvaluationContext) -> ModelSettings:

@@ -227,11 +227,16 @@ def test_output_without_ai_message_scores_as_wrong_tasks(reference_dir, tmp_path
     assert [task["label"] for task in scored["results"]] == ["error"] * 4
 
 
-def test_a_crashing_graph_is_an_infrastructure_error(reference_dir):
+def test_a_crashing_graph_is_an_agent_error(reference_dir):
+    """An exception in the graph's own code is the candidate's error (docs/evaluation.md §8.8): recorded at once
+    with the whole message, never an infrastructure error to run again."""
     session = _jsonl(reference_dir / "sessions.jsonl")[0]
     outcome = asyncio.run(run_session(evaluation_graph, session, EvaluationContext(model=f"graph:{MODULE}:crashing")))
-    assert outcome.record is None
-    assert "RuntimeError: bug in the candidate graph" in outcome.error["error"]
+    assert outcome.error is None
+    assert outcome.record["result"].startswith(
+        "Error during inference: agent error [agent-code]: RuntimeError: bug in the candidate graph"
+    )
+    assert outcome.record["usage"]["attempts"] == 1
 
 
 # --------------------------------------------------------------------------- the call itself

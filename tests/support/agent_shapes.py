@@ -6,16 +6,18 @@ Each wraps a ``ChatOpenAI`` whose model and base URL come from ``WTB_TEST_AGENT_
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 from typing import Any
 
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
-from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.func import entrypoint, task
+from langgraph.graph import END, START, MessagesState, StateGraph, add_messages
 from langgraph.prebuilt import ToolNode, create_react_agent, tools_condition
 from pydantic import Field
 
@@ -103,11 +105,14 @@ class _GraphState(MessagesState):
     tools: list[dict[str, Any]]
 
 
-def _one_request_builder(*, planner: Any = None) -> Any:
+def _one_request_builder(*, planner: Any = None, streaming: bool = False) -> Any:
     async def call_model(state: _GraphState) -> dict[str, Any]:
         if planner is not None:  # a first model the graph consults before the one that answers
             await planner.ainvoke("Plan the next step.")
-        reply = await chat_model().bind_tools(state["tools"]).ainvoke(state["messages"])
+        model = chat_model()
+        if streaming:
+            model = model.model_copy(update={"streaming": True, "stream_usage": True})
+        reply = await model.bind_tools(state["tools"]).ainvoke(state["messages"])
         return {"messages": [reply]}
 
     builder = StateGraph(_GraphState)
@@ -119,6 +124,9 @@ def _one_request_builder(*, planner: Any = None) -> Any:
 
 one_request_graph = _one_request_builder()
 """A graph of the one-request contract around the same model (the model built at each call)."""
+
+streaming_one_request_graph = _one_request_builder(streaming=True)
+"""The same graph, its model streaming."""
 
 
 class _Planner(GenericFakeChatModel):
@@ -137,3 +145,194 @@ class NoTemperatureChat(GenericFakeChatModel):
 
     model: str = ""
     messages: Any = Field(default_factory=lambda: itertools.repeat(AIMessage(content="ok")))
+
+
+# --------------------------------------------------------------------------- the LangGraph quickstart's shapes
+
+
+def _quickstart_tool_node(tools: list[Any], *, catch: bool) -> Any:
+    """The quickstart's hand-written tool node: ``tool.invoke(tool_call["args"])`` wrapped in a ``ToolMessage``."""
+    by_name = {t.name: t for t in tools}
+
+    def tool_node(state: dict[str, Any]) -> dict[str, Any]:
+        result = []
+        for tool_call in state["messages"][-1].tool_calls:
+            tool = by_name[tool_call["name"]]
+            if catch:
+                try:
+                    observation = tool.invoke(tool_call["args"])
+                except Exception as exc:  # noqa: BLE001 - the pattern under test
+                    observation = f"Error: {exc}"
+            else:
+                observation = tool.invoke(tool_call["args"])
+            result.append(ToolMessage(content=observation, tool_call_id=tool_call["id"]))
+        return {"messages": result}
+
+    return tool_node
+
+
+def _quickstart(tools: list[Any], *, catch: bool) -> Any:
+    model = chat_model().bind_tools(tools)
+
+    def llm_call(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    def should_continue(state: MessagesState) -> str:
+        return "tool_node" if state["messages"][-1].tool_calls else END
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("llm_call", llm_call)
+    builder.add_node("tool_node", _quickstart_tool_node(tools, catch=catch))
+    builder.add_edge(START, "llm_call")
+    builder.add_conditional_edges("llm_call", should_continue, ["tool_node", END])
+    builder.add_edge("tool_node", "llm_call")
+    return builder.compile()
+
+
+def quickstart_agent(tools: list[Any]) -> Any:
+    """The LangGraph quickstart's Graph API agent (its tool node calls ``tool.invoke(args)``)."""
+    return _quickstart(tools, catch=False)
+
+
+def quickstart_agent_try(tools: list[Any]) -> Any:
+    """The same, its tool node turning a tool's exception into an ``Error: ...`` observation."""
+    return _quickstart(tools, catch=True)
+
+
+def functional_agent(tools: list[Any]) -> Any:
+    """The quickstart's functional API agent: ``@entrypoint def agent(messages: list[BaseMessage])``."""
+    model = chat_model().bind_tools(tools)
+    by_name = {t.name: t for t in tools}
+
+    @task
+    def call_llm(messages: list[BaseMessage]) -> Any:
+        return model.invoke(messages)
+
+    @task
+    def call_tool(tool_call: Any) -> Any:
+        return by_name[tool_call["name"]].invoke(tool_call)
+
+    @entrypoint()
+    def agent(messages: list[BaseMessage]) -> list[BaseMessage]:
+        response = call_llm(messages).result()
+        while response.tool_calls:
+            results = [f.result() for f in [call_tool(c) for c in response.tool_calls]]
+            messages = add_messages(messages, [response, *results])
+            response = call_llm(messages).result()
+        return add_messages(messages, response)
+
+    return agent
+
+
+def streaming_agent(tools: list[Any]) -> Any:
+    """``create_agent`` around a ``ChatOpenAI(streaming=True, stream_usage=True)`` (token counts come in the stream)."""
+    return create_agent(chat_model().model_copy(update={"streaming": True, "stream_usage": True}), tools)
+
+
+def parallel_tools_agent(tools: list[Any]) -> Any:
+    """A hand-written loop that runs a reply's calls at once with ``asyncio.gather(tool.ainvoke(args) ...)``."""
+    model = chat_model().bind_tools(tools)
+    by_name = {t.name: t for t in tools}
+
+    async def llm_call(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    async def tool_node(state: MessagesState) -> dict[str, Any]:
+        calls = state["messages"][-1].tool_calls
+        texts = await asyncio.gather(*(by_name[c["name"]].ainvoke(c["args"]) for c in calls))
+        return {"messages": [ToolMessage(content=t, tool_call_id=c["id"]) for t, c in zip(texts, calls, strict=True)]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("llm_call", llm_call)
+    builder.add_node("tool_node", tool_node)
+    builder.add_edge(START, "llm_call")
+    builder.add_conditional_edges("llm_call", tools_condition, {"tools": "tool_node", END: END})
+    builder.add_edge("tool_node", "llm_call")
+    return builder.compile()
+
+
+# --------------------------------------------------------------------------- agents that break a rule (models/agent_checks.py)
+
+
+def _loop(tools: list[Any], tool_node: Any, *, bound: list[Any] | None = None) -> Any:
+    model = chat_model().bind_tools(tools if bound is None else bound)
+
+    async def llm_call(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("llm_call", llm_call)
+    builder.add_node("tool_node", tool_node)
+    builder.add_edge(START, "llm_call")
+    builder.add_conditional_edges("llm_call", tools_condition, {"tools": "tool_node", END: END})
+    builder.add_edge("tool_node", "llm_call")
+    return builder.compile()
+
+
+def edited_args_agent(tools: list[Any]) -> Any:
+    """Runs each call with an argument of its own added: no call of the step holds those arguments."""
+    by_name = {t.name: t for t in tools}
+
+    def tool_node(state: MessagesState) -> dict[str, Any]:
+        calls = state["messages"][-1].tool_calls
+        return {
+            "messages": [
+                ToolMessage(content=by_name[c["name"]].invoke({**c["args"], "page": 2}), tool_call_id=c["id"])
+                for c in calls
+            ]
+        }
+
+    return _loop(tools, tool_node)
+
+
+def invalid_tool_agent(tools: list[Any]) -> Any:
+    """Answers every call with ``Error: <name> is not a valid tool`` (a node that holds none of the task's tools)."""
+
+    def tool_node(state: MessagesState) -> dict[str, Any]:
+        calls = state["messages"][-1].tool_calls
+        return {
+            "messages": [
+                ToolMessage(content=f"Error: {c['name']} is not a valid tool", tool_call_id=c["id"]) for c in calls
+            ]
+        }
+
+    return _loop(tools, tool_node)
+
+
+def unbound_agent(tools: list[Any]) -> Any:
+    """Its model is bound with its own tool only, not the task's."""
+    return _loop(tools, ToolNode([lookup_notes]), bound=[lookup_notes])
+
+
+def best_of_two_agent(tools: list[Any]) -> Any:
+    """Asks its model twice at once in one step (``asyncio.gather``) and keeps the first reply."""
+    model = chat_model().bind_tools(tools)
+
+    async def llm_call(state: MessagesState) -> dict[str, Any]:
+        first, _ = await asyncio.gather(model.ainvoke(state["messages"]), model.ainvoke(state["messages"]))
+        return {"messages": [first]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("llm_call", llm_call)
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_edge(START, "llm_call")
+    builder.add_conditional_edges("llm_call", tools_condition, {"tools": "tools", END: END})
+    builder.add_edge("tools", "llm_call")
+    return builder.compile()
+
+
+def failing_node_agent(tools: list[Any]) -> Any:
+    """A node of its own that raises after the first model reply (a bug in the agent's code)."""
+
+    def broken(state: MessagesState) -> dict[str, Any]:
+        raise KeyError("the agent's own bug: " + "x" * 300)
+
+    return _loop(tools, broken)
+
+
+def replay_agent(tools: list[Any]) -> Any:
+    """``create_agent`` around the model of ``$WTB_TEST_AGENT_SPEC`` built by the public constructor
+    (``resolve_model``): a ``replay:`` model answers each step as it does as the candidate."""
+    from wildtoolbench.models import resolve_model
+
+    return create_agent(resolve_model(os.environ["WTB_TEST_AGENT_SPEC"]), tools)

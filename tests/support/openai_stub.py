@@ -268,10 +268,15 @@ class ScriptedServer:
                             headers = value[2]
                         if status == 200 and server.latency:
                             server._stopping.wait(server.latency)
-                data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+                content_type = "application/json"
+                if status == 200 and body.get("stream"):
+                    content_type = "text/event-stream"
+                    data = stream_body(payload, bool((body.get("stream_options") or {}).get("include_usage")))
+                else:
+                    data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", content_type)
                     self.send_header("Content-Length", str(len(data)))
                     for name, text in headers.items():
                         self.send_header(name, str(text))
@@ -284,6 +289,58 @@ class ScriptedServer:
                 pass
 
         return Handler
+
+
+def _pieces(text: str, count: int = 3) -> list[str]:
+    """``text`` cut into up to ``count`` pieces (at least one, ``""`` for an empty text)."""
+    size = max(1, -(-len(text) // count))
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+def stream_chunks(completion: Mapping[str, Any], include_usage: bool) -> list[dict[str, Any]]:
+    """The ``chat.completion.chunk`` objects a streaming server sends for ``completion``: the role (with
+    ``content: null`` when the reply has none), the content in pieces, each tool call's id, type and name
+    then its ``arguments`` string in pieces (a call that is not of that shape goes in one delta as it is),
+    the finish reason, and the usage when asked for (``stream_options.include_usage``)."""
+    message = completion["choices"][0]["message"]
+    head = {k: completion[k] for k in ("id", "created", "model")}
+
+    def chunk(delta: Mapping[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            **head,
+            "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": dict(delta), "finish_reason": finish}],
+        }
+
+    content = message.get("content")
+    first: dict[str, Any] = {"role": "assistant", "content": None if content is None else ""}
+    if message.get("tool_calls") == []:  # sent as it is: an empty list of calls
+        first["tool_calls"] = []
+    chunks = [chunk(first)]
+    if isinstance(content, str) and content:
+        chunks += [chunk({"content": piece}) for piece in _pieces(content)]
+    if message.get("reasoning_content") is not None:
+        chunks.append(chunk({"reasoning_content": message["reasoning_content"]}))
+    for index, call in enumerate(message.get("tool_calls") or []):
+        function = call.get("function") if isinstance(call, Mapping) else None
+        arguments = function.get("arguments") if isinstance(function, Mapping) else None
+        if not isinstance(arguments, str):
+            chunks.append(chunk({"tool_calls": [{"index": index, **call} if isinstance(call, Mapping) else call]}))
+            continue
+        first = {"index": index, **{k: v for k, v in call.items() if k != "function"}}
+        first["function"] = {**{k: v for k, v in function.items() if k != "arguments"}, "arguments": ""}
+        chunks.append(chunk({"tool_calls": [first]}))
+        chunks += [chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]}) for p in _pieces(arguments)]
+    chunks.append(chunk({}, completion["choices"][0]["finish_reason"]))
+    if include_usage:
+        chunks.append({**head, "object": "chat.completion.chunk", "choices": [], "usage": completion["usage"]})
+    return chunks
+
+
+def stream_body(completion: Mapping[str, Any], include_usage: bool) -> bytes:
+    """The server-sent events of :func:`stream_chunks`, ending with ``data: [DONE]``."""
+    lines = [f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in stream_chunks(completion, include_usage)]
+    return ("".join(lines) + "data: [DONE]\n\n").encode("utf-8")
 
 
 # --------------------------------------------------------------------------- separate-process mode

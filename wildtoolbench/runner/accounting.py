@@ -75,6 +75,8 @@ class RunSummary:
     trials: int = 1
     session_trials: int = 0
     cache_hits: int = 0
+    agent_internal: list[int] = field(default_factory=lambda: [0, 0, 0])
+    """An agent candidate's internal requests and their input and output tokens (docs/evaluation.md §8.9)."""
 
     def add_usage(self, session_id: str, usage: Mapping[str, Any]) -> None:
         """Add one session's accounting (this run)."""
@@ -85,6 +87,9 @@ class RunSummary:
         self.capped_retry_waits += int(usage.get("capped_retry_waits", 0))
         self.invalid_token_counts += int(usage.get("invalid_token_counts", 0))
         self.cache_hits += int(usage.get("cache_hits", 0))
+        internal = usage.get("agent_internal") or {}
+        for index, key in enumerate(("requests", "input_tokens", "output_tokens")):
+            self.agent_internal[index] += int(internal.get(key, 0) or 0)
         self.retried_requests.extend(redact({"id": session_id, **entry}) for entry in usage.get("retried_requests", []))
 
 
@@ -94,8 +99,17 @@ def _usage_totals(usages: Iterable[Mapping[str, Any]], prices: Prices | None) ->
         totals["sessions"] += 1
         for key in ("requests", "attempts", "failed_requests", "input_tokens", "output_tokens"):
             totals[key] += int(usage.get(key, 0) or 0)
+        internal = usage.get("agent_internal") or {}
+        if internal:
+            kept = totals.setdefault("agent_internal", {"requests": 0, "input_tokens": 0, "output_tokens": 0})
+            for key in kept:
+                kept[key] += int(internal.get(key, 0) or 0)
     if prices is not None:
-        totals["cost_usd"] = prices.cost(totals["input_tokens"], totals["output_tokens"])
+        internal = totals.get("agent_internal") or {}
+        totals["cost_usd"] = prices.cost(
+            totals["input_tokens"] + internal.get("input_tokens", 0),
+            totals["output_tokens"] + internal.get("output_tokens", 0),
+        )
     return totals
 
 
@@ -128,6 +142,8 @@ def summary_json(
         "invalid_token_counts": summary.invalid_token_counts,
         "cache_hits": summary.cache_hits,
     }
+    if summary.agent_internal[0]:  # an agent's internal requests, beside the steps' (docs/evaluation.md §8.9)
+        this_run["agent_internal"] = dict(zip(("requests", "input_tokens", "output_tokens"), summary.agent_internal))
     if summary.cost_usd is not None:
         this_run["cost_usd"] = summary.cost_usd
     return redact(

@@ -163,7 +163,11 @@ async def run_session(
     usage = counted.as_dict()
     usage["wall_time"] = round(time.perf_counter() - started, 6)
     if prices is not None:
-        usage["cost_usd"] = prices.cost(usage["input_tokens"], usage["output_tokens"])
+        internal = usage.get("agent_internal") or {}  # an agent's internal requests are paid too (§8.9)
+        usage["cost_usd"] = prices.cost(
+            usage["input_tokens"] + internal.get("input_tokens", 0),
+            usage["output_tokens"] + internal.get("output_tokens", 0),
+        )
     if record is not None:
         record = with_language(record, context.language or "en")
         if "candidate" not in record:  # records made here, not by the graph (docs/evaluation.md §5.5)
