@@ -10,8 +10,10 @@ is never served to another trial: trials are independent calls by definition (do
 One file per key, ``DIR/<2 hex>/<64 hex>.json``, written atomically (a temporary file beside it,
 fsync, rename): a run killed mid-write leaves at most a ``.tmp`` file, never a torn entry, and two
 runs or sessions writing the same key at once each leave a complete entry (the last rename wins).
-An entry that cannot be read is a miss. Nothing secret is hashed or stored: no API key, and the
-base URL only inside the hash.
+Each entry names its key and carries an HMAC under the cache's own secret; it is served only when
+both match and every field is valid (:mod:`wildtoolbench.models.cache_entries`), else it is a
+reported miss. No API key is hashed; replies are stored redacted as the records are; the base URL
+is only inside the hash.
 
 The trial index is a context variable set by the batch runner around each session-trial
 (:func:`trial_scope`), read here and by the evaluation node (run metadata ``wtb_trial``).
@@ -26,7 +28,7 @@ import json
 import os
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +37,9 @@ from wildtoolbench.models.reply import CandidateReply
 TRIAL_KEY = "wtb_trial"
 """Run-metadata key of the trial index (1, 2, ...) of the request (docs/trials.md §1)."""
 
-CACHE_FORMAT = 1
-"""Version of the key payload and the entry layout; a change of either starts a new key space."""
+CACHE_FORMAT = 2
+"""Version of the key payload and the entry layout; a change of either starts a new key space (2: sealed
+entries, ``wildtoolbench.models.cache_entries``)."""
 
 _trial: contextvars.ContextVar[int | None] = contextvars.ContextVar("wtb_trial", default=None)
 _cache: contextvars.ContextVar[RequestCache | None] = contextvars.ContextVar("wtb_request_cache", default=None)
@@ -150,22 +153,57 @@ def request_key(
 
 
 class RequestCache:
-    """Candidate replies on disk, one file per key (docs/trials.md §8; see the module doc).
+    """Candidate replies on disk, one sealed file per key, verified before they are served (docs/trials.md §8).
+
+    Opening the cache checks its folder (:func:`wildtoolbench.models.cache_entries.open_folder`: another user's
+    folder, or one every user can write, is refused unless ``trust``; a symbolic link is resolved and
+    reported in :meth:`counts`) and reads or makes its secret. An entry is served only when it is a regular
+    file that names its key, whose HMAC matches under the secret and whose every field is that of a reply
+    (:func:`wildtoolbench.models.cache_entries.unseal`); any other entry is a **rejected** miss: counted, and
+    reported by ``warn`` with the entry's path and the rule id (the first :data:`WARNED` of them; all are
+    counted), and the reply is asked again and stored over it. Replies are stored redacted exactly as the
+    result records are (:func:`wildtoolbench.models.redaction.redact_record`) and in their own key order.
+
+    Args:
+        root: the cache folder (made, mode 0700, when missing).
+        trust: ``--cache-trust``: accept a folder and a secret of another user, or writable by every user.
+        warn: called with one line per rejected entry (default: written on ``sys.stderr``).
 
     Attributes:
-        root: the cache folder (created on the first write).
-        hits / misses / writes / write_errors: counts of this process, for ``summary.json`` (a write that failed
-            leaves the reply out of the cache and the run goes on).
+        root: the resolved cache folder.
+        given: the folder as given (differs from ``root`` when it went through a symbolic link).
+        hits / misses / writes / write_errors / rejected: counts of this process, for ``summary.json``
+            (``rejected`` entries are counted in ``misses`` too).
+
+    Raises:
+        wildtoolbench.models.cache_entries.CacheFolderError: (a ``ConfigurationError``, exit 2) the folder
+            is not a folder, cannot be made, is not trusted, or its secret cannot be used.
     """
 
-    def __init__(self, root: str | os.PathLike[str]):
-        self.root = Path(root)
-        if self.root.exists() and not self.root.is_dir():
-            raise ValueError(f"--cache {self.root}: exists and is not a folder")
+    WARNED = 20
+    """Rejected entries named one by one on the terminal; the others are only counted."""
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        trust: bool = False,
+        warn: Callable[[str], None] | None = None,
+    ):
+        from wildtoolbench.models.cache_entries import load_secret, open_folder
+
+        folder = open_folder(root, trust=trust)
+        self.root = folder.path
+        self.given = folder.given
+        self.link = folder.link
+        self._secret = load_secret(folder.path, trust=trust)
+        self._warn = warn or _warn_on_stderr
         self.hits = 0
         self.misses = 0
         self.writes = 0
         self.write_errors = 0
+        self.rejected = 0
+        self.rejected_entries: list[dict[str, str]] = []
         self._lock = threading.Lock()
 
     def path(self, key: str) -> Path:
@@ -173,54 +211,83 @@ class RequestCache:
         return self.root / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> CandidateReply | None:
-        """The reply stored under ``key`` (counted as a hit), else ``None`` (a miss); an unreadable entry is a miss."""
+        """The verified reply stored under ``key`` (a hit), else ``None``: no entry (a miss) or an entry that
+        fails a check of :data:`wildtoolbench.models.cache_entries.ENTRY_RULES` (a rejected miss, reported)."""
+        from wildtoolbench.models.cache_entries import EntryRejected, read_entry_file, unseal
+
+        path = self.path(key)
         try:
-            entry = json.loads(self.path(key).read_text(encoding="utf-8"))
-            reply = entry["reply"]
-            found = CandidateReply(
-                response=dict(reply["response"]),
-                input_tokens=int(reply["input_tokens"]),
-                output_tokens=int(reply["output_tokens"]),
-                model=reply.get("model"),
-                models=tuple(reply.get("models") or ()),
-                cached=True,
-            )
-        except (OSError, ValueError, KeyError, TypeError):
+            data = read_entry_file(path)
+            entry = None if data is None else unseal(self._secret, key, data)
+        except EntryRejected as exc:
+            self._reject(path, exc)
+            return None
+        if entry is None:
             with self._lock:
                 self.misses += 1
             return None
+        reply = entry["reply"]
+        found = CandidateReply(
+            response=reply["response"],
+            input_tokens=reply["input_tokens"],
+            output_tokens=reply["output_tokens"],
+            model=reply["model"],
+            models=tuple(reply["models"]),
+            cached=True,
+        )
         with self._lock:
             self.hits += 1
         return found
 
+    def _reject(self, path: Path, exc: Any) -> None:
+        with self._lock:
+            self.misses += 1
+            self.rejected += 1
+            named = len(self.rejected_entries) < self.WARNED
+            if named:
+                self.rejected_entries.append({"entry": str(path), "rule": exc.rule})
+        if named:
+            self._warn(f"wtb: warning: cache entry {path} not served ({exc}); the request is made again")
+
     def put(self, key: str, reply: CandidateReply, *, trial: int, about: Mapping[str, Any] | None = None) -> None:
-        """Store ``reply`` under ``key`` atomically (temporary file, fsync, rename).
+        """Store ``reply`` under ``key``, redacted as the records are and sealed, atomically (temporary file,
+        fsync, rename).
 
         Args:
             key: :func:`request_key`.
             reply: the candidate's reply.
             trial: its trial index (kept in the entry for inspection).
-            about: what the entry is for, kept for inspection (spec, session, request index; nothing secret).
+            about: ``spec``, ``session`` and ``request_index`` of the request, kept for inspection.
 
         Raises:
-            OSError: the folder or the file cannot be written (the message names it).
+            OSError: the folder or the file cannot be written (the message names it), or the reply is not
+                one an entry can hold (not JSON, token counts out of range): it is not stored.
         """
-        path = self.path(key)
+        from wildtoolbench.models.cache_entries import EntryRejected, seal
+        from wildtoolbench.models.redaction import redact_record
+
+        about = dict(about or {})
         entry = {
-            "format": CACHE_FORMAT,
-            "key": key,
             "trial": trial,
-            **dict(about or {}),
-            "reply": {
-                "response": reply.response,
-                "input_tokens": reply.input_tokens,
-                "output_tokens": reply.output_tokens,
-                "model": reply.model,
-                "models": list(reply.models),
-            },
+            "spec": about.get("spec"),
+            "session": about.get("session"),
+            "request_index": about.get("request_index"),
+            "reply": redact_record(
+                {
+                    "response": reply.response,
+                    "input_tokens": reply.input_tokens,
+                    "output_tokens": reply.output_tokens,
+                    "model": reply.model,
+                    "models": list(reply.models),
+                }
+            ),
         }
-        data = json.dumps(entry, ensure_ascii=False, sort_keys=True).encode("utf-8", "surrogatepass")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path = self.path(key)
+        try:
+            data = seal(self._secret, key, entry)
+        except (EntryRejected, ValueError, TypeError) as exc:
+            raise OSError(f"{path}: the reply cannot be cached: {exc}") from exc
+        path.parent.mkdir(mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as handle:
@@ -241,10 +308,28 @@ class RequestCache:
             self.write_errors += 1
 
     def counts(self) -> dict[str, Any]:
-        """``{"dir", "hits", "misses", "writes"}`` of this process (``summary.json``'s ``cache``), plus
-        ``"write_errors"`` when a write failed."""
+        """``{"dir", "hits", "misses", "writes", "rejected"}`` of this process (``summary.json``'s ``cache``);
+        plus ``"write_errors"`` when a write failed, ``"rejected_entries"`` (path and rule id of the first
+        :data:`WARNED`) when an entry was rejected, and ``"link"`` (the folder as given) when it is a symbolic
+        link to ``dir``."""
         with self._lock:
-            found = {"dir": str(self.root), "hits": self.hits, "misses": self.misses, "writes": self.writes}
+            found: dict[str, Any] = {
+                "dir": str(self.root),
+                "hits": self.hits,
+                "misses": self.misses,
+                "writes": self.writes,
+                "rejected": self.rejected,
+            }
             if self.write_errors:
                 found["write_errors"] = self.write_errors
+            if self.rejected_entries:
+                found["rejected_entries"] = [dict(e) for e in self.rejected_entries]
+            if self.link:
+                found["link"] = str(self.given)
             return found
+
+
+def _warn_on_stderr(line: str) -> None:
+    import sys
+
+    print(line, file=sys.stderr, flush=True)

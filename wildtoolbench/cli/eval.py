@@ -158,6 +158,12 @@ def eval_command(
         "request and trial) is read from it instead of asking the model again (off by default; docs/trials.md §8).",
         file_okay=False,
     ),
+    cache_trust: bool = typer.Option(
+        False,
+        "--cache-trust",
+        help="Use a --cache folder that belongs to another user or that every user can write (refused by "
+        "default: its entries could have been written by them; docs/trials.md §8).",
+    ),
     dry_run: bool = typer.Option(
         False,
         "--dry-run",
@@ -223,6 +229,7 @@ def eval_command(
         preflight=preflight,
         trials=trials,
         cache=cache,
+        cache_trust=cache_trust,
         dry_run=dry_run,
         until_decided=until_decided,
         baseline=baseline,

@@ -51,6 +51,7 @@ class EvalOptions:
     preflight: bool = True
     trials: int = 1
     cache: Path | None = None
+    cache_trust: bool = False
     dry_run: bool = False
     until_decided: bool = False
     baseline: Path | None = None

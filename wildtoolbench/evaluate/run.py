@@ -49,11 +49,9 @@ def run_sessions(plan: EvalPlan, trials: Mapping[str, int] | None = None) -> run
         if trials is not None or options.trials > 1:
             more["trials"] = trials if trials is not None else options.trials
         if options.cache is not None:
-            from wildtoolbench.models.cache import RequestCache
+            from wildtoolbench.evaluate.request_cache import open_request_cache
 
-            cache = RequestCache(options.cache)
-            cache.root.mkdir(parents=True, exist_ok=True)  # a cache folder that cannot be made stops the run first
-            more["cache"] = cache
+            more["cache"] = open_request_cache(options.cache, trust=options.cache_trust)
         return run(
             plan.sessions,
             plan.context,

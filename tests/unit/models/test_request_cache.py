@@ -41,7 +41,7 @@ def test_the_key_covers_what_determines_the_reply_and_nothing_run_specific():
 
 
 def test_entries_round_trip_atomically_and_a_bad_entry_is_a_miss(tmp_path):
-    cache = RequestCache(tmp_path / "cache")
+    cache = RequestCache(tmp_path / "cache", warn=lambda line: None)
     reply = CandidateReply({"content": "hi", "tool_calls": None, "reasoning_content": None}, 12, 3)
     key = "ab" + "0" * 62
     assert cache.get(key) is None
@@ -49,11 +49,14 @@ def test_entries_round_trip_atomically_and_a_bad_entry_is_a_miss(tmp_path):
     found = cache.get(key)
     assert found == CandidateReply(reply.response, 12, 3, cached=True)
     entry = json.loads(cache.path(key).read_text())
-    assert entry["trial"] == 2 and entry["key"] == key and cache.path(key).parent.name == "ab"
+    assert entry["entry"]["trial"] == 2 and entry["key"] == key and cache.path(key).parent.name == "ab"
     assert [p.name for p in cache.path(key).parent.iterdir()] == [f"{key}.json"]  # no temporary file left
     cache.path(key).write_text("{torn")
     assert cache.get(key) is None
-    assert cache.counts() == {"dir": str(tmp_path / "cache"), "hits": 1, "misses": 2, "writes": 1}
+    counts = cache.counts()
+    assert {k: counts[k] for k in ("dir", "hits", "misses", "writes", "rejected")} == {
+        "dir": str((tmp_path / "cache").resolve()), "hits": 1, "misses": 2, "writes": 1, "rejected": 1
+    }
     (tmp_path / "file").write_text("")
     with pytest.raises(ValueError, match="not a folder"):
         RequestCache(tmp_path / "file")
