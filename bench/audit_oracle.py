@@ -46,7 +46,7 @@ def _responses(answer_list: Sequence[Mapping[str, Any]], path: Sequence[Sequence
         if ASK_USER in names or PREPARE_TO_ANSWER in names:
             if len(nodes) != 1:
                 raise GoldNotReplayable(
-                    "", f"task {task}: gold step {step} holds {names}: no reply can match it (quirk 11)"
+                    "", f"task {task + 1}: gold step {step + 1} holds {names}: no reply can match it (quirk 11)"
                 )
             observation = answer_list[nodes[0]]["observation"]
             responses.append({"content": observation if isinstance(observation, str) else json.dumps(observation)})
@@ -128,20 +128,27 @@ class GoldLabel:
     reason: str | None
 
 
+def _number(key: str) -> str:
+    """``step_<s>`` of an inference log as the step number people read, ``s + 1`` (docs/terms.md §5.1)."""
+    index = key.rpartition("_")[2]
+    return str(int(index) + 1) if index.isdigit() else index
+
+
 def first_failure(task: Mapping[str, Any]) -> str | None:
-    """The first failing step of a scored task as ``"step <s>: <reason>"`` (docs/audit.md §8), the
-    task-level ``error_reason`` when no step failed, or ``None`` for a correct task."""
+    """The first failing step of a scored task as ``"step <n>: <reason>"`` (docs/audit.md §8; ``n`` counts
+    from 1, docs/terms.md §5.1: log key ``step_0`` is step 1), the task-level ``error_reason`` when no step
+    failed, or ``None`` for a correct task."""
     if task.get("label") == CORRECT:
         return None
     log = task.get("inference_log") or {}
     for key in step_keys(log):
         output = (log[key] or {}).get("inference_output") or {}
         if output.get("current_action_name_label") != CORRECT:
-            return f"{key.replace('_', ' ')}: {output.get('error_reason') or 'action name error'}"
+            return f"step {_number(key)}: {output.get('error_reason') or 'action name error'}"
         if output.get("current_action_arguments_label") == "error":
             results = output.get("current_action_arguments_check_result") or []
             reason = next((r for r in results if r != CORRECT), "argument error")
-            return f"{key.replace('_', ' ')}: {reason}"
+            return f"step {_number(key)}: {reason}"
     return str(task.get("error_reason") or "task not completed")
 
 

@@ -96,8 +96,10 @@ def audit(
 
 
 def findings_table(findings, path):
-    """A ``rich`` table of findings: session, task, kind, severity, message (docs/audit.md §1)."""
+    """A ``rich`` table of findings: session, task (1 to 4), kind, severity, message (docs/audit.md §1)."""
     from rich.table import Table
+
+    from wildtoolbench.common.numbering import task_number
 
     table = Table(title=f"Audit of {path}: {len(findings)} finding(s)", title_justify="left")
     for name in ("Session", "Task", "Kind", "Severity"):
@@ -106,7 +108,7 @@ def findings_table(findings, path):
     for finding in findings:
         table.add_row(
             finding.id or "-",
-            "-" if finding.task is None else str(finding.task),
+            "-" if finding.task is None else str(task_number(finding.task)),  # docs/terms.md §1.2
             finding.kind,
             finding.severity,
             finding.message,

@@ -53,6 +53,12 @@ def report_command(
         help="An errata file (docs/audit.md §9): the Audit section also shows each run's scores without and "
         "with it (implies --audit).",
     ),
+    full_paths: bool = typer.Option(
+        False,
+        "--full-paths",
+        help="Write the absolute paths of the run folders, datasets and model files in the report (by default "
+        "a path is written relative to the current or home folder, else as .../<parent>/<name>; docs/cli.md §4).",
+    ),
 ) -> None:
     """Write a report of one or more runs: leaderboard among the paper's 57 models, orchestration, error
     analysis, 95% intervals (Wilson for each run, a paired bootstrap for differences), plots, dataset browser and trajectory viewer (OUT/index.html works
@@ -61,7 +67,8 @@ def report_command(
     Exit status 2 for a folder or file named here that does not exist, or a folder named twice; 1 for a
     folder or dataset whose content cannot be reported on (docs/cli.md §2).
     """
+    from wildtoolbench.common.shareable import full_paths as keep_full_paths
     from wildtoolbench.report.command import report
 
-    with exit_on_error():
+    with exit_on_error(), keep_full_paths(full_paths):
         report(run_dirs, out, dataset=dataset, seed=seed, resamples=resamples, audit=audit, errata=errata)

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from wildtoolbench.common.numbering import step_number, task_number
 from wildtoolbench.bench.diff import DiffInputError, diff_task, flip_counts
 from wildtoolbench.compare.runs import (
     RUN_FILE,
@@ -227,12 +228,12 @@ def flipped_lines(
         at = (
             "no divergent step found"
             if step is None
-            else f"first divergent step: {names[0]} {step['a']}, {names[1]} {step['b']}"
+            else f"first divergent step: {names[0]} {step_number(step['a'])}, {names[1]} {step_number(step['b'])}"
         )
         width = max(len(name) for name in names)
         lines += [
             "",
-            f"{task['id']} task {task['task']}: {task['a_label']} -> {task['b_label']} ({task['flip'] or 'flipped'}); {at}",
+            f"{task['id']} task {task_number(task['task'])}: {task['a_label']} -> {task['b_label']} ({task['flip'] or 'flipped'}); {at}",
             f"  {names[0] + ':':<{width + 1}} {step_summary(task['a_step'])}",
             f"  {names[1] + ':':<{width + 1}} {step_summary(task['b_step'])}",
         ]

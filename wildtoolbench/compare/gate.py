@@ -18,6 +18,7 @@ from rich.console import Console
 from wildtoolbench.bench.diff import REGRESSED, gate_decision
 from wildtoolbench.common.exits import BAD_INPUT, BadConfiguration, BadInput, Failure
 from wildtoolbench.common.files import atomic_write_text
+from wildtoolbench.common.numbering import step_number, task_number
 from wildtoolbench.compare.diff import counts_line, flipped_lines, step_summary
 from wildtoolbench.compare.diff_command import read_diff
 from wildtoolbench.compare.runs import RunFolderError, RunsNotComparable, compare_runs
@@ -139,9 +140,9 @@ def gate_markdown(report: Mapping[str, Any], rows: int = MARKDOWN_ROWS) -> str:
         ]
         for task in flipped[:rows]:
             step = task["first_divergent_step"]
-            at = "-" if step is None else f"{step['a']}, {step['b']}"
+            at = "-" if step is None else f"{step_number(step['a'])}, {step_number(step['b'])}"
             lines.append(
-                f"| {markdown_cell(task['id'])} | {task['task']} | {markdown_cell(task['flip'] or 'flipped')} | {at} | "
+                f"| {markdown_cell(task['id'])} | {task_number(task['task'])} | {markdown_cell(task['flip'] or 'flipped')} | {at} | "
                 f"{markdown_cell(step_summary(task['a_step']))} | {markdown_cell(step_summary(task['b_step']))} |"
             )
         if len(flipped) > rows:

@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Console
 
 import wildtoolbench.runner as runner
+from wildtoolbench.common.numbering import step_number, task_number
 from wildtoolbench.bench.terms import counted
 
 _err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
@@ -62,7 +63,8 @@ def print_accounting(summary: runner.RunSummary, limit: int = 20, max_retry_wait
         for entry in retried[:limit]:
             status = "ok" if entry.get("ok") else "FAILED"
             _err.print(
-                f"  {entry['id']} task {entry.get('task')} step {entry.get('step')}: {entry['attempts']} tries, "
+                f"  {entry['id']} task {task_number(entry.get('task'))} step {step_number(entry.get('step'))}: "
+                f"{entry['attempts']} tries, "
                 f"{status}; {'; '.join(entry.get('errors', []))}",
                 markup=False,
             )

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from wildtoolbench.common.shareable import shareable_path
 from wildtoolbench.bench.audit import RunTasks, audit_sessions
 from wildtoolbench.report.run_data import Dataset, ReportError, Run
 
@@ -65,7 +66,7 @@ def dataset_audit(runs: Sequence[Run], dataset: Dataset) -> dict[str, Any]:
         )
     return {
         "key": dataset.key,
-        "path": str(dataset.path),
+        "path": shareable_path(dataset.path),
         "language": language,
         "runs": [run.name for run in scored],
         "sessions_audited": len(dataset.sessions),
@@ -99,7 +100,7 @@ def errata_scores(runs: Sequence[Run], errata: os.PathLike[str] | str) -> dict[s
     from wildtoolbench.common.run_folder import RESULT_FILE
     from wildtoolbench.common.table import metric_rows
 
-    out: dict[str, Any] = {"path": os.fspath(errata), "runs": [], "skipped": []}
+    out: dict[str, Any] = {"path": shareable_path(errata), "runs": [], "skipped": []}
     for run in runs:
         results = Path(run.path) / RESULT_FILE
         if not results.is_file():

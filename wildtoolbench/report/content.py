@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wildtoolbench.common.shareable import shareable_path, shareable_text
 from wildtoolbench.bench.schema import TASK_TYPES
 from wildtoolbench.bench.trials import FEW_PAIRED_SESSIONS
 from wildtoolbench.report.run_data import Run
@@ -133,8 +134,9 @@ of their own, and nothing that could hold a secret (URLs, keys) is shown."""
 
 
 def shown_settings(run: Run) -> dict[str, Any]:
-    """The settings of :data:`SHOWN_SETTINGS` the run recorded, in that order."""
-    return {k: run.settings[k] for k in SHOWN_SETTINGS if k in run.settings}
+    """The settings of :data:`SHOWN_SETTINGS` the run recorded, in that order (absolute paths in them written
+    by :func:`wildtoolbench.common.shareable.shareable_text`, docs/cli.md §4)."""
+    return {k: shareable_text(run.settings[k]) for k in SHOWN_SETTINGS if k in run.settings}
 
 
 def side_fields(session: dict[str, Any], language: str) -> dict[str, Any]:
@@ -217,12 +219,12 @@ def run_facts(run: Run, figures: RunFigures) -> dict[str, Any]:
         "key": run.key,
         "label": run.label,
         "model": run.model,
-        "model_spec": run.spec,
+        "model_spec": shareable_text(run.spec),  # no absolute path of this machine (docs/cli.md §4)
         "side": run.language,
         "scoring": run.scoring,
         "dataset": {
             "name": run.dataset.path.name,
-            "path": str(run.dataset.path),
+            "path": shareable_path(run.dataset.path),
             "sha256": run.dataset.sha256,
             "official": run.dataset.official,
             "sessions": len(run.dataset.sessions),
@@ -230,7 +232,7 @@ def run_facts(run: Run, figures: RunFigures) -> dict[str, Any]:
         "date": run.date,
         "harness_version": run.version,
         "settings": shown_settings(run),
-        "dir": str(run.path),
+        "dir": shareable_path(run.path),
         "sessions": len(run.session_ids),
         "tasks": len(run.tasks),
         "failed_tasks": run.failed(),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from wildtoolbench.common.shareable import shareable_path
 from wildtoolbench.bench.errors import CATEGORY_LABELS
 from wildtoolbench.bench.schema import TASK_TYPES
 from wildtoolbench.report.content import RULES, RULES_INTRO, Report, comparability_note, run_facts
@@ -262,7 +263,7 @@ def _failed_section(report: Report) -> list[str]:
         for fact in failed[:FAILED_TASKS_LISTED]:
             k = run.dataset.offset + run.dataset.index[fact.session_id]
             link = f"[task {fact.task_idx + 1}](index.html#traj/{run.key}/{k}/{fact.task_idx})"
-            step = "" if fact.failing_step is None else fact.failing_step
+            step = "" if fact.failing_step is None else fact.failing_step + 1  # docs/terms.md §5.1
             category = CATEGORY_LABELS[fact.category or "call_error"]
             rows.append([markdown_text(fact.session_id), link, category, step, markdown_text(fact.reason or "")])
         lines += table(["session", "task", "category", "step", "reason"], rows)
@@ -283,7 +284,7 @@ def _datasets_section(
     for dataset in datasets:
         s = stats[dataset.key]
         lines += [
-            f"{markdown_code(dataset.path)}: {s['sessions']} sessions, {s['tasks']} tasks, {s['calls']} gold tool calls, "
+            f"{markdown_code(shareable_path(dataset.path))}: {s['sessions']} sessions, {s['tasks']} tasks, {s['calls']} gold tool calls, "
             f"{s['ask_nodes']} clarification questions.",
             "",
         ]

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
+from wildtoolbench.common.shareable import shareable_path, shareable_text
 from wildtoolbench.bench.catalog import Metric
 from wildtoolbench.bench.errors import CATEGORIES, CATEGORY_LABELS
 from wildtoolbench.bench.schema import TASK_TYPES, TURN_SUBTYPES
@@ -137,7 +138,7 @@ def page_run(number: int, run: Run, groups: dict[str, Any], figures: RunFigures)
         "key": run.key,
         "label": run.label,
         "model": run.model,
-        "spec": run.spec,
+        "spec": shareable_text(run.spec),  # no absolute path of this machine (docs/cli.md §4)
         "lang": run.language,
         "scoring": run.scoring,
         "date": run.date,
@@ -157,8 +158,8 @@ def page_run(number: int, run: Run, groups: dict[str, Any], figures: RunFigures)
         },
         "color": run_color(number),
         "marker": run_marker_name(number),
-        "dir": str(run.path),
-        "datasetPath": str(run.dataset.path),
+        "dir": shareable_path(run.path),
+        "datasetPath": shareable_path(run.dataset.path),
         "sessions": len(run.session_ids),
         "tasks": len(run.tasks),
         "failed": run.failed(),
@@ -238,7 +239,7 @@ def page_datasets(datasets: Sequence[Dataset], stats: dict[str, Any], coverage: 
     return [
         {
             "key": d.key,
-            "path": str(d.path),
+            "path": shareable_path(d.path),
             "offset": d.offset,
             "sha256": d.sha256,
             "stats": stats[d.key],

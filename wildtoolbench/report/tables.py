@@ -272,7 +272,8 @@ TASK_COLUMNS = (
 def task_rows(runs: Sequence[Run]) -> list[list[Any]]:
     """One row per scored task of every run, in :data:`TASK_COLUMNS` order.
 
-    ``task`` and ``failing_step`` are 0-based; ``turn_subtype`` is ``First Turn`` for
+    ``task`` (1 to 4) and ``failing_step`` (from 1) are the numbers people read (docs/terms.md §1.2, §5.1);
+    ``turn_subtype`` is ``First Turn`` for
     task 0; ``trajectory`` is the page link (``index.html#traj/<run>/<session>/<task>``).
     """
     rows = []
@@ -287,14 +288,14 @@ def task_rows(runs: Sequence[Run]) -> list[list[Any]]:
                     run.key,
                     run.label,
                     fact.session_id,
-                    fact.task_idx,
+                    fact.task_idx + 1,  # the numbers people read (docs/terms.md §1.2)
                     session["english_task_types"][fact.task_idx],
                     subtype,
                     "correct" if fact.correct else "error",
                     str(fact.optimal).lower(),
                     fact.steps,
                     fact.category or "",
-                    "" if fact.failing_step is None else fact.failing_step,
+                    "" if fact.failing_step is None else fact.failing_step + 1,
                     fact.reason or "",
                     f"{fact.latency:.3f}",
                     fact.input_tokens,

@@ -120,7 +120,7 @@ def dag_svg(answer_list: Sequence[Any], task: int, flagged: Collection[int] = ()
     height = boxes_height + (lanes * 10 + PAD if lanes else 0)
     parts = [
         f'<svg class="dag" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="gold DAG of task {task}">',
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="gold DAG of task {task + 1}">',
         f'<defs><marker id="{marker}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
         'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="dag-head"/></marker></defs>',
         *paths,

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from wildtoolbench.common.shareable import shareable_path
 from wildtoolbench.bench.errata import parse_path
 from wildtoolbench.bench.generation import oracle_candidate
 from wildtoolbench.review.agreement import agreement, task_status
@@ -157,7 +158,7 @@ def export_texts(
         return "".join(json.dumps(value, ensure_ascii=False) + "\n" for value in values)
 
     summary = {
-        "dataset": meta.get("dataset"),
+        "dataset": shareable_path(meta.get("dataset")) or None,  # no absolute path (docs/cli.md §4)
         "digest": meta.get("digest"),
         "language": meta.get("language"),
         **{k: v for k, v in plan.items() if k != "keep"},

@@ -143,7 +143,7 @@ def queue_page(
         for task in range(_task_count(row)):
             judged = by_task.get((row.pos, task), {})
             status = task_status({name: v.verdict for name, v in judged.items()})
-            statuses.append(f'<span class="st st-{status}" title="task {task}: {status}">{task}</span>')
+            statuses.append(f'<span class="st st-{status}" title="task {task + 1}: {status}">{task + 1}</span>')
             mine += 1 if reviewer and reviewer in judged else 0
         reviewers = sorted({name for (pos, _), judged in by_task.items() if pos == row.pos for name in judged})
         invalid = "" if row.valid else ' <span class="badge bad">invalid</span>'
@@ -299,7 +299,7 @@ def session_page(
         mine = judged.get(reviewer) if reviewer else None
         sections.append(
             f'<section class="task" id="t{t}" data-task="{t}">'
-            f'<div class="task-main"><h2>Task {t} <span class="sub">{h(task_type)}{subtype}</span></h2>'
+            f'<div class="task-main"><h2>Task {t + 1} <span class="sub">{h(task_type)}{subtype}</span></h2>'
             + _field(
                 f"{side.tasks}[{t}]",
                 message,
@@ -377,7 +377,7 @@ def agreement_page(
     pair_rows = []
     for pair in pairs:
         links = ", ".join(
-            f'<a href="/session/{pos}#t{task}">{h(rows[pos].sid if pos in rows else pos)} task {task}</a>'
+            f'<a href="/session/{pos}#t{task}">{h(rows[pos].sid if pos in rows else pos)} task {task + 1}</a>'
             for pos, task in pair.disagreements
         )
         pair_rows.append(

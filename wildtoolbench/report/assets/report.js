@@ -433,7 +433,7 @@
       html += '<tr class="clickable" data-href="' + href + '"><td class="wrap">' + chip(run) + esc(run.label) + '</td><td><a href="' + href + '">' + esc(s[0]) + '</a></td>' +
         '<td class="num">' + (t[2] + 1) + '</td><td class="wrap">' + esc(D.types[s[2][t[2]]]) + '</td><td class="wrap">' + esc(t[2] === 0 ? 'First Turn' : D.subtypes[s[5][t[2] - 1]]) + '</td>' +
         '<td>' + badge(t[3]) + '</td><td>' + (t[4] >= 0 ? esc(D.categories[t[4]][1]) : '') + '</td>' +
-        '<td class="wrap">' + (t[7] >= 0 ? 'step ' + t[7] + ': ' : '') + esc(t[8] || '') + '</td><td class="num">' + t[5] + '</td></tr>';
+        '<td class="wrap">' + (t[7] >= 0 ? 'step ' + (t[7] + 1) + ': ' : '') + esc(t[8] || '') + '</td><td class="num">' + t[5] + '</td></tr>';
     });
     view.innerHTML = html + '</tbody></table></div>';
     var box = document.getElementById('task-search');
@@ -592,7 +592,7 @@
       '<div>side</div><div>' + (lang === 'zh' ? 'Chinese (--lang zh): the task, tools and gold below are the unprefixed fields' : 'English (english_* fields)') + '</div>';
     if (task.err) {
       html += '<div>error category</div><div><span class="badge b-bad" id="traj-category">' + esc(CAT[task.err[0]].label) + '</span> ' +
-        (task.err[2] === null ? '' : 'at step ' + task.err[2] + ': ') + '<span class="why">' + esc(task.err[1]) + '</span></div>';
+        (task.err[2] === null ? '' : 'at step ' + (task.err[2] + 1) + ': ') + '<span class="why">' + esc(task.err[1]) + '</span></div>';
     }
     if (task.why) { html += '<div>task note</div><div class="why">' + esc(task.why) + '</div>'; }
     html += '</div>';
@@ -605,7 +605,7 @@
       var full = requests[n] || [];
       var fresh = n === 0 ? full.slice(-1) : full.slice(requests[n - 1] ? requests[n - 1].length : 0);
       var failing = task.err && task.err[2] === step.i;
-      html += '<div class="step' + (failing ? ' failing' : '') + (step.dropped ? ' dropped' : '') + '" id="step-' + step.i + '"><div class="head"><b>step ' + step.i + '</b> ' +
+      html += '<div class="step' + (failing ? ' failing' : '') + (step.dropped ? ' dropped' : '') + '" id="step-' + step.i + '"><div class="head"><b>step ' + (step.i + 1) + '</b> ' +
         badge(step.name === 'correct', 'name correct', 'name error') +
         (step.args ? ' ' + badge(step.args === 'correct', 'arguments correct', 'arguments error') : '') +
         (step.dropped ? ' <span class="badge b-warn">removed by the scorer after an argument error</span>' : '') +
