@@ -56,7 +56,7 @@ def test_diff_lists_exactly_the_tasks_whose_labels_differ(runs, tmp_path):
     assert (
         printed[3] == "47 tasks flipped: 47 regressed (correct in A, wrong in B), 0 improved (wrong in A, correct in B)"
     )
-    assert "wild_tool_bench_0 task 1: correct -> error (regressed); first divergent step: A 0, B 1" in printed
+    assert "wild_tool_bench_0 task 2: correct -> error (regressed); first divergent step: A 1, B 2" in printed
 
 
 def test_diff_the_other_way_and_filtered_by_kind(runs, tmp_path):
@@ -93,13 +93,13 @@ def test_gate_fails_noisy_against_oracle_and_passes_oracle_against_itself(runs, 
     assert out[3].startswith("task accuracy: candidate 50.00%, baseline 98.96%, difference -48.96 points")
     assert "47 tasks flipped: 47 regressed (correct in baseline, wrong in candidate), 0 improved" in failed.stdout
     assert (
-        "wild_tool_bench_0 task 1: correct -> error (regressed); first divergent step: baseline 0, candidate 1" in out
+        "wild_tool_bench_0 task 2: correct -> error (regressed); first divergent step: baseline 1, candidate 2" in out
     )
     assert out[-1] == "gate: FAIL"  # the reasons are printed once, on stderr
     assert failed.stderr.count("the candidate is worse beyond noise") == 1
     markdown = summary.read_text(encoding="utf-8")
     assert markdown.startswith("### WildToolBench gate: failed\n")
-    assert "| wild_tool_bench_0 | 1 | regressed | 0, 1 |" in markdown
+    assert "| wild_tool_bench_0 | 2 | regressed | 1, 2 |" in markdown
     tokens = MarkdownIt("commonmark").enable("table").parse(markdown)
     tokens += [child for token in tokens for child in token.children or []]
     assert not [t for t in tokens if t.type in ("html_block", "html_inline")]
@@ -133,7 +133,7 @@ def test_max_drop_fails_a_drop_within_noise(runs, tmp_path):
     assert [(t["id"], t["task"], t["first_divergent_step"]) for t in report["diff"]["flipped"]] == [
         ("wild_tool_bench_0", 0, None)
     ]
-    assert "wild_tool_bench_0 task 0: correct -> error (regressed); no divergent step found" in done.stdout
+    assert "wild_tool_bench_0 task 1: correct -> error (regressed); no divergent step found" in done.stdout
     assert run_cli(*base, "--max-drop", "-1", cwd=tmp_path, check=False).returncode == 2  # click's range check
 
 

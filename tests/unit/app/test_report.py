@@ -165,17 +165,17 @@ def test_tasks_csv_lists_every_task_with_category_and_reason(report):
     oracle_failure = next(r for r in failed if r["model"] == "oracle")
     assert (oracle_failure["session_id"], oracle_failure["task"], oracle_failure["error_category"]) == (
         "wild_tool_bench_3",
-        "2",
+        "3",  # task_idx 2: the numbers people read count from 1 (docs/terms.md §1.2)
         "param_halluc",
     )
-    assert oracle_failure["reason"] == "error_schema: nested args not defined" and oracle_failure["failing_step"] == "0"
+    assert oracle_failure["reason"] == "error_schema: nested args not defined" and oracle_failure["failing_step"] == "1"
     assert oracle_failure["trajectory"] == "index.html#traj/r0/3/2"
     empty = next(
-        r for r in failed if r["model"] == "noisy" and r["session_id"] == "wild_tool_bench_1" and r["task"] == "2"
+        r for r in failed if r["model"] == "noisy" and r["session_id"] == "wild_tool_bench_1" and r["task"] == "3"
     )
     assert (empty["error_category"], empty["failing_step"], empty["reason"]) == (
         "call_error",
-        "1",
+        "2",
         "tool_calls and content are None or empty",
     )
 

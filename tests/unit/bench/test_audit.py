@@ -378,8 +378,8 @@ def test_a_task_every_run_failed_is_found_with_each_runs_first_failing_step(refe
     findings = [f for f in audit_sessions(reference, runs=[a, b]) if f.kind == FAILED_BY_ALL]
     assert [(f.id, f.task) for f in findings] == [("wild_tool_bench_2", 1)]
     assert findings[0].message == (
-        "failed by all 2 run(s): model-a: step 1: action name not in candidate_answer_function_list; "
-        "model-b: step 0: tool_calls and content are None or empty"
+        "failed by all 2 run(s): model-a: step 2: action name not in candidate_answer_function_list; "
+        "model-b: step 1: tool_calls and content are None or empty"  # steps counted from 1 (docs/terms.md §5.1)
     )
     only_a = [f for f in audit_sessions(reference, runs=[a]) if f.kind == FAILED_BY_ALL]
     assert [(f.id, f.task) for f in only_a] == [("wild_tool_bench_2", 1), ("wild_tool_bench_2", 2)]
