@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import re
 import secrets
 from dataclasses import dataclass, field
 from importlib.resources import files
@@ -95,11 +96,30 @@ def _error(status: int, message: str, problems: list[tuple[str, str]] | None = N
     return JSONResponse(body, status_code=status)
 
 
+_HOST = re.compile(r"(?P<name>\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]{0,252}))(?::(?P<port>[0-9]{1,5}))?")
+"""A ``Host`` header: a name or bracketed IPv6 address and an optional port, nothing else (no ``@``, path,
+space or second colon; docs/review.md §9)."""
+
+
 def _host_name(host_header: str) -> str:
-    host = host_header.strip().lower()
-    if host.startswith("["):
-        return host.split("]", 1)[0] + "]"
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    """The name of a well-formed ``Host`` header (lower case, without port), else ``""`` (refused)."""
+    found = _HOST.fullmatch(host_header.strip().lower())
+    return found.group("name") if found else ""
+
+
+def _same_origin(origin: str, scheme: str, host_header: str) -> bool:
+    """Whether ``origin`` is exactly this server's: the request's scheme and its well-formed ``Host``
+    (default ports made explicit on both sides; docs/review.md §9)."""
+    default = {"http": "80", "https": "443"}
+    parsed = re.fullmatch(r"(?P<scheme>[a-z][a-z0-9+.-]*)://(?P<host>[^/?#\s]+)", origin.strip().lower())
+    mine = _HOST.fullmatch(host_header.strip().lower())
+    if parsed is None or mine is None:
+        return False
+    theirs = _HOST.fullmatch(parsed["host"])
+    if theirs is None or parsed["scheme"] != scheme.lower():
+        return False
+    port = default.get(scheme.lower(), "")
+    return (theirs["name"], theirs["port"] or port) == (mine["name"], mine["port"] or port)
 
 
 class Guard:
@@ -154,6 +174,8 @@ class Guard:
     def _refusal(self, scope: dict, headers: dict[str, str]) -> Response | None:
         config = self.config
         host = _host_name(headers.get("host", ""))
+        if not host:
+            return PlainTextResponse("refused: a malformed Host header\n", status_code=400)
         if config.hosts is not None and host not in config.hosts:
             return PlainTextResponse(
                 "refused: this review server answers only to a loopback Host (127.0.0.1, localhost, ::1)\n",
@@ -170,7 +192,7 @@ class Guard:
             return _error(415, "refused: a change is sent as application/json")
         origin = headers.get("origin")
         if origin is not None and origin != "null":
-            if origin.split("://", 1)[-1].lower() != headers.get("host", "").lower():
+            if not _same_origin(origin, scope.get("scheme", "http"), headers.get("host", "")):
                 return _error(403, f"refused: a change from another origin ({origin})")
         elif origin == "null":
             return _error(403, "refused: a change from an opaque origin")
@@ -217,6 +239,8 @@ def _int(body: dict[str, Any], key: str) -> int:
     value = body.get(key)
     if not isinstance(value, int) or isinstance(value, bool):
         raise EditRefused([(key, "expected an integer")])
+    if not 0 <= value < 2**31:  # a position, a task or a version: never negative, never beyond SQLite's range
+        raise EditRefused([(key, "expected a whole number from 0 to 2147483647")])
     return value
 
 

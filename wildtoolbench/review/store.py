@@ -302,8 +302,10 @@ class ReviewStore:
         """The session at position ``pos``.
 
         Raises:
-            StoreError: no such session.
+            StoreError: no such session (also a position SQLite cannot hold, huge or negative).
         """
+        if not isinstance(pos, int) or not 0 <= pos < 2**63:
+            raise StoreError(f"no session at position {pos}")
         with self.connect() as db:
             record = db.execute("SELECT * FROM sessions WHERE pos = ?", (pos,)).fetchone()
         if record is None:
