@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -816,6 +817,31 @@ def lone_surrogates(text: str, value: Any, limit: int = 5) -> list[tuple[str, st
     return found
 
 
+_NON_FINITE = re.compile(r"NaN|Infinity|[0-9][eE]\+?[0-9]{3,}")
+"""What a line must hold for a number of it to be NaN or infinite (``NaN``, ``Infinity``, ``1e999``)."""
+
+
+def non_finite_numbers(text: str, value: Any, limit: int = 5) -> list[tuple[str, str]]:
+    """Fields of a decoded line that hold ``NaN``, ``Infinity``, ``-Infinity`` or a number too large for a
+    float (``1e999``, read as infinity), as ``(field, message)`` pairs, at most ``limit``
+    (docs/dataset.md §7.1). Python's JSON reader accepts them, but they are not JSON: a tool schema with
+    ``"maximum": Infinity`` cannot be sent to a model, a gold value cannot be compared or written back.
+    ``text`` is the line as read (a line without such a number is not walked)."""
+    if not _NON_FINITE.search(text):
+        return []
+    found: list[tuple[str, str]] = []
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack and len(found) < limit:
+        path, item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((f"{path}.{key}" if path else str(key), child) for key, child in reversed(list(item.items())))
+        elif isinstance(item, list):
+            stack.extend((f"{path}[{i}]", child) for i, child in reversed(list(enumerate(item))))
+        elif isinstance(item, float) and not math.isfinite(item):
+            found.append((path or "(line)", f"{item!r} is not a JSON number (NaN and infinities are not JSON)"))
+    return found
+
+
 def _has_surrogate(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -884,6 +910,7 @@ class JsonlScan(Generic[T]):
                     issues.append(DatasetIssue(file, number, "(json)", problem))
                     continue
                 unicode_issues = [DatasetIssue(file, number, f, m) for f, m in lone_surrogates(text, raw)]
+                unicode_issues += [DatasetIssue(file, number, f, m) for f, m in non_finite_numbers(text, raw)]
                 del text  # parsed: the line's text is not held while the caller has the value
                 if unicode_issues:
                     issues.extend(unicode_issues)
