@@ -313,6 +313,7 @@ class RawChatOpenAI(ChatOpenAI):
         under ``additional_kwargs["wtb_raw_response"]``.
         """
         data = response if isinstance(response, dict) else response.model_dump(warnings=False)
+        check_choices(data)
         raws: list[dict[str, Any]] = []
         stripped = dict(data)
         if isinstance(data.get("choices"), list):
@@ -338,6 +339,29 @@ class RawChatOpenAI(ChatOpenAI):
             if raw["tool_calls"] and isinstance(message, AIMessage):
                 message.tool_calls, message.invalid_tool_calls = parse_tool_calls(raw["tool_calls"])
         return result
+
+
+class ReplyWithoutChoice(ValueError):
+    """A 200 reply whose ``choices`` is missing, not a list or empty: there is no message to score. Not retried
+    (the endpoint answered); the session is an infrastructure error whose message says what the reply held."""
+
+
+def check_choices(data: Any) -> None:
+    """Raise :class:`ReplyWithoutChoice` unless ``data`` (a chat completion body) has a non-empty ``choices``
+    list of objects (docs/settings.md §7.5)."""
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if isinstance(choices, list) and choices and all(isinstance(c, dict) for c in choices):
+        return
+    if not isinstance(data, dict) or "choices" not in data:
+        found = "no 'choices' field"
+    elif isinstance(choices, list) and not choices:
+        found = "an empty 'choices' list"
+    else:
+        found = f"'choices' of {type(choices).__name__} {str(choices)[:60]!r}"
+    keys = ", ".join(sorted(map(str, data))[:8]) if isinstance(data, dict) else type(data).__name__
+    raise ReplyWithoutChoice(
+        f"the endpoint's reply holds {found}: no message to score (reply fields: {keys or 'none'})"
+    )
 
 
 def _is_loopback(base_url: str | None) -> bool:
