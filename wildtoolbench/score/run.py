@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from wildtoolbench.common.folder_lock import scoring_lock
 from wildtoolbench.bench.io import loads_json
 from wildtoolbench.bench.metrics import published, readable_metrics
 from wildtoolbench.bench.schema import (
@@ -95,6 +96,20 @@ def score_run(
             the results.
         OSError: an output cannot be written; the same files are removed.
     """
+    with scoring_lock(out_dir):  # no other command removes or replaces this scoring's files (docs/cli.md §3.2)
+        return _score_run(dataset_path, results_path, out_dir, checker, tasks, scoring, language, model_name)
+
+
+def _score_run(
+    dataset_path: str | os.PathLike[str],
+    results_path: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    checker: ArgumentChecker | None,
+    tasks: int,
+    scoring: str,
+    language: str | None,
+    model_name: str | None,
+) -> dict[str, Any]:
     score_file, metric_file = score_files(scoring)
     out = Path(out_dir)
     try:
