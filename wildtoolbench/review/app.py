@@ -36,13 +36,13 @@ from wildtoolbench.review.checks import (
     apply_edit,
     check_edit,
     decode_value,
-    duplicate_map,
     edit_target,
     finding_json,
     own_findings,
     read_field,
     refused_findings,
 )
+from wildtoolbench.review.duplicates import refresh_after_edit
 from wildtoolbench.review.export import EXPORT_FILES, export_texts, plan_export
 from wildtoolbench.review.store import MISSING, ReviewStore, Stale, StoreError, check_reviewer
 
@@ -401,11 +401,8 @@ class _Handlers:
             valid = not any(f.kind == "invalid_session" for f in findings)
             return edited, old if found else MISSING, value, valid, [finding_json(f) for f in findings]
 
-        def duplicates(currents: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
-            return {
-                pos: [finding_json(f) for f in found]
-                for pos, found in duplicate_map(currents, self.config.language).items()
-            }
+        def duplicates(db: Any, edited: dict[str, Any]) -> dict[int, list[dict[str, Any]]]:
+            return refresh_after_edit(db, pos, edited, self.config.language)  # only the duplicates it can change
 
         new_version = self.store.save_edit(
             pos,

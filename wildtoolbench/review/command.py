@@ -54,9 +54,11 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def open_store(dataset: Path, db: Path, *, language: str, tasks: int | None):
+def open_store(dataset: Path, db: Path, *, language: str, tasks: int | None, background: bool = False):
     """The review database of ``dataset`` at ``db``, created (the dataset read leniently and audited,
-    docs/audit.md §1) when it does not exist yet (docs/review.md §3).
+    docs/audit.md §1) when it does not exist yet (docs/review.md §3). ``background``: the audit of a new
+    database (or the rest of an unfinished one) is left to the caller
+    (:func:`wildtoolbench.review.audit_job.start_background_audit`); else it is done before returning.
 
     Returns:
         ``(store, meta)``: the :class:`wildtoolbench.review.store.ReviewStore` and its meta table.
@@ -66,8 +68,6 @@ def open_store(dataset: Path, db: Path, *, language: str, tasks: int | None):
             differs) or another side; it is not a review database.
         wildtoolbench.bench.schema.DatasetError: no line of the dataset can be reviewed.
     """
-    from wildtoolbench.audit import run as audit_run
-    from wildtoolbench.review.checks import finding_json
     from wildtoolbench.review.store import ReviewStore, StoreError
 
     store = ReviewStore(db)
@@ -88,28 +88,27 @@ def open_store(dataset: Path, db: Path, *, language: str, tasks: int | None):
                 f"error: {db} reviews the {meta.get('language')} side; give --lang {meta.get('language')} "
                 "or another --db for this side"
             )
-        return store, meta
-    data, findings = audit_run.audit_file(dataset, tasks=tasks, language=language)
-    by_line: dict[int, list] = {}
-    for finding in findings:
-        by_line.setdefault(finding.line or 0, []).append(finding_json(finding))
-    from wildtoolbench.bench.schema import task_counts
+        if meta.get("audit", "done") != "done" and not background:  # an audit a stopped server left unfinished
+            from wildtoolbench.review.audit_job import audit_store
 
-    count = tasks if tasks is not None else task_counts(dataset)[0]
+            audit_store(db, language, int(meta["tasks"]))
+            meta = store.meta()
+        elif meta.get("audit", "done") == "done" and not store.has_duplicate_index():  # a database of before
+            from wildtoolbench.review.audit_job import audit_duplicates
+
+            audit_duplicates(store, language)
+        return store, meta
+    from wildtoolbench.review.audit_job import audit_store, import_dataset
+
     try:
-        store.create(
-            dataset=os.fspath(dataset),
-            digest=digest,
-            language=language,
-            tasks=count,
-            sessions=data.sessions,
-            lines=data.lines,
-            valid=data.valid,
-            findings=[by_line.get(line, []) for line in data.lines],
-        )
+        import_dataset(store, os.fspath(dataset), digest=digest, language=language, tasks=tasks)
     except OSError as exc:
         raise BadInput(f"error: cannot create the review database {db}: {exc}") from None
-    return store, store.meta()
+    meta = store.meta()
+    if not background:
+        audit_store(db, language, int(meta["tasks"]))
+        meta = store.meta()
+    return store, meta
 
 
 def review(
@@ -136,7 +135,7 @@ def review(
     if refusal is not None and export is None:
         raise UsageError(refusal, "--host")
     dataset, database = review_paths(target, db, pull)
-    store, meta = open_store(dataset, database, language=language, tasks=tasks)
+    store, meta = open_store(dataset, database, language=language, tasks=tasks, background=export is None)
     if export is not None:
         write_review_export(store, meta, export)
         return
@@ -150,7 +149,11 @@ def review(
         sock = bind_socket(host, port)
     except OSError as exc:
         raise BadInput(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    sessions = len(store.sessions())
+    sessions = store.count()
+    if meta.get("audit", "done") != "done":
+        from wildtoolbench.review.audit_job import start_background_audit
+
+        start_background_audit(database, language, int(meta["tasks"]))
 
     def ready(url: str) -> None:
         sys.stdout.write(

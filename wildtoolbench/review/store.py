@@ -257,6 +257,56 @@ class ReviewStore:
                     (pos, sid, line, text, text, _dump(own), _dump(dupes), int(ok)),
                 )
 
+    def create_streaming(
+        self, *, dataset: str, digest: str, language: str, rows: Iterator[tuple[Mapping[str, Any], int]]
+    ) -> int:
+        """Fill a new database with ``(session, line)`` rows as they come, findings empty and every session
+        valid until audited (``wildtoolbench.review.audit_job``, docs/review.md §3). Returns the sessions stored.
+
+        Raises:
+            StoreError: the database already holds sessions.
+        """
+        from wildtoolbench.review.duplicates import create_tables
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        count = 0
+        with self.connect(write=True) as db:
+            for statement in _TABLES.strip().split(";\n"):
+                if statement.strip():
+                    db.execute(statement)
+            create_tables(db)
+            if db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]:
+                raise StoreError(f"{self.path} already holds sessions")
+            meta = {"schema": SCHEMA_VERSION, "dataset": dataset, "digest": digest, "language": language,
+                    "tasks": "4", "created": now(), "audit": "pending", "audited": "0"}  # fmt: skip
+            db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(meta.items()))
+            for session, line in rows:
+                sid = session.get("id") if isinstance(session.get("id"), str) else None
+                text = _dump(session)
+                db.execute(
+                    "INSERT INTO sessions (pos, sid, line, original, current, findings, duplicates, valid) "
+                    "VALUES (?, ?, ?, ?, ?, '[]', '[]', 1)",
+                    (count, sid, line, text, text),
+                )
+                count += 1
+        return count
+
+    def has_duplicate_index(self) -> bool:
+        """Whether the database holds the duplicate index (``wildtoolbench.review.duplicates``; databases made
+        before it do not)."""
+        with self.connect() as db:
+            return db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='dup_keys'").fetchone() is not None
+
+    def count(self) -> int:
+        """How many sessions the database holds."""
+        with self.connect() as db:
+            return int(db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
+
+    def set_meta(self, values: Mapping[str, str]) -> None:
+        """Set keys of the meta table."""
+        with self.connect(write=True) as db:
+            db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(values.items()))
+
     def exists(self) -> bool:
         """The file exists and holds the review tables."""
         if not self.path.is_file():
@@ -404,16 +454,17 @@ class ReviewStore:
         task: int,
         note: str,
         edit: Callable[[dict[str, Any]], tuple[dict[str, Any], Any, Any, bool, list[dict[str, Any]]]],
-        duplicates: Callable[[list[dict[str, Any]]], dict[int, list[dict[str, Any]]]],
+        duplicates: Callable[[sqlite3.Connection, dict[str, Any]], dict[int, list[dict[str, Any]]]],
     ) -> int:
         """Save one edit of session ``pos`` in one transaction (docs/review.md §5, §6): check the version,
-        make the edit, store the edited session with its new findings, refresh every session's duplicate
-        findings, and log it. Returns the new version.
+        make the edit, store the edited session with its new findings, refresh the duplicate findings of
+        the sessions the edit can change, and log it. Returns the new version.
 
         Args:
             edit: ``current session -> (edited session, old value, new value, valid, own findings)``;
                 it raises to refuse the edit (nothing is then saved).
-            duplicates: ``current sessions (in order) -> {pos: duplicate findings}``.
+            duplicates: ``(connection, edited session) -> {pos: duplicate findings}`` of the sessions the edit
+                changes (:func:`wildtoolbench.review.duplicates.refresh_after_edit`).
 
         Raises:
             Stale: the session is no longer at ``version``.
@@ -449,12 +500,8 @@ class ReviewStore:
                     version + 1,
                 ),
             )
-            currents = [json.loads(r["current"]) for r in db.execute("SELECT current FROM sessions ORDER BY pos")]
-            fresh = duplicates(currents)
-            for row in db.execute("SELECT pos, duplicates FROM sessions").fetchall():
-                wanted = _dump(fresh.get(row["pos"], []))
-                if wanted != row["duplicates"]:
-                    db.execute("UPDATE sessions SET duplicates = ? WHERE pos = ?", (wanted, row["pos"]))
+            for other, found_duplicates in duplicates(db, edited).items():
+                db.execute("UPDATE sessions SET duplicates = ? WHERE pos = ?", (_dump(found_duplicates), other))
         return version + 1
 
 

@@ -138,11 +138,11 @@ def test_versions_refuse_a_stale_change_and_a_changed_dataset(tmp_path):
     def edit(current):
         return apply_edit(current, KM, 24), 24.1, 24, True, []
 
-    assert store.save_edit(4, 1, "alice", path=KM, task=2, note="", edit=edit, duplicates=lambda s: {}) == 2
+    assert store.save_edit(4, 1, "alice", path=KM, task=2, note="", edit=edit, duplicates=lambda db, s: {}) == 2
     with pytest.raises(Stale, match="you saw version 1, it is now version 2 by alice"):
         store.set_verdict(4, 1, "bob", "accept", "", 1)
     with pytest.raises(Stale):
-        store.save_edit(4, 1, "bob", path=KM, task=2, note="", edit=edit, duplicates=lambda s: {})
+        store.save_edit(4, 1, "bob", path=KM, task=2, note="", edit=edit, duplicates=lambda db, s: {})
     with pytest.raises(ValueError, match="needs a reason"):
         store.set_verdict(4, 1, "bob", "reject", " ", 2)
     with pytest.raises(ValueError, match="reviewer's name"):
@@ -159,7 +159,7 @@ def test_the_export_and_its_errata_reproduce_the_review(tmp_path):
     def edit(current):
         return apply_edit(current, KM, 24), 24.1, 24, True, []
 
-    store.save_edit(4, 1, "alice", path=KM, task=2, note="", edit=edit, duplicates=lambda s: {})
+    store.save_edit(4, 1, "alice", path=KM, task=2, note="", edit=edit, duplicates=lambda db, s: {})
     for pos in range(6):
         for task in range(4):
             store.set_verdict(
