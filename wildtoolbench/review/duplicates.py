@@ -117,7 +117,8 @@ def refresh_after_edit(db: sqlite3.Connection, pos: int, edited: Mapping[str, An
     """Re-index the edited session ``pos`` and return the duplicate findings of every session the edit can
     change: ``pos`` itself and the sessions that were, or now are, its duplicates (docs/review.md §5.3).
     Before the first full audit has built the index, nothing (that audit computes them all)."""
-    if db.execute("SELECT value FROM meta WHERE key = 'audit'").fetchone() not in (None, ("done",)):
+    state = db.execute("SELECT value FROM meta WHERE key = 'audit'").fetchone()
+    if state is not None and state[0] != "done":
         return {}
     before = set(partners(db, pos))
     index_sessions(db, [(pos, *signature(edited, language))])

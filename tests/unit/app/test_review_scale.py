@@ -1,0 +1,78 @@
+"""The review database at scale (wildtoolbench/review/audit_job.py, duplicates.py; docs/review.md §3, §5.3): a
+database audited in the background ends with the findings of the synchronous audit, and an edit's
+incremental duplicate refresh gives every session the findings a full recomputation gives."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+from wildtoolbench.review.audit_job import audit_store
+from wildtoolbench.review.checks import duplicate_map, finding_json
+from wildtoolbench.review.command import open_store
+
+REPO = Path(__file__).resolve().parents[3]
+DEMO = REPO / "bench" / "data" / "demo_sessions.jsonl"
+
+
+def _dataset(tmp_path: Path) -> Path:
+    demo = [json.loads(line) for line in DEMO.read_text(encoding="utf-8").splitlines() if line.strip()]
+    sessions = []
+    for number in range(18):
+        session = copy.deepcopy(demo[number % len(demo)])
+        session["id"] = f"gen_{number}"
+        if number % 6 != 0:  # sessions 6 and 12 stay exact duplicates of 0; the others differ
+            session["english_tasks"] = [f"{m} Variant {number} with extra words {number * 7}" for m in session["english_tasks"]]
+        sessions.append(session)
+    path = tmp_path / "sessions.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in sessions), encoding="utf-8")
+    return path
+
+
+def _full(store) -> dict[int, list]:
+    currents = [row.current for row in store.sessions()]
+    return {pos: [finding_json(f) for f in found] for pos, found in duplicate_map(currents, "en").items()}
+
+
+def _stored(store) -> dict[int, list]:
+    return {row.pos: [f for f in row.findings if f["kind"] == "duplicate_session"] for row in store.sessions() if
+            any(f["kind"] == "duplicate_session" for f in row.findings)}  # fmt: skip
+
+
+def test_a_background_audit_ends_with_the_synchronous_findings(tmp_path):
+    dataset = _dataset(tmp_path)
+    now, _ = open_store(dataset, tmp_path / "now.sqlite3", language="en", tasks=None)
+    later, meta = open_store(dataset, tmp_path / "later.sqlite3", language="en", tasks=None, background=True)
+    assert meta["audit"] == "pending" and all(row.findings == [] for row in later.sessions())
+    audit_store(tmp_path / "later.sqlite3", "en", int(meta["tasks"]), chunk=5)
+    assert later.meta()["audit"] == "done" and later.meta()["audited"] == "18"
+    assert [(r.findings, r.valid) for r in later.sessions()] == [(r.findings, r.valid) for r in now.sessions()]
+    assert _stored(now) == _full(now) and {0, 6, 12} <= set(_full(now))
+
+
+def test_an_edit_refreshes_exactly_the_duplicates_it_changes(tmp_path):
+    from wildtoolbench.review.duplicates import refresh_after_edit
+
+    store, meta = open_store(_dataset(tmp_path), tmp_path / "r.sqlite3", language="en", tasks=None)
+
+    def edit(pos: int, tasks: list[str]) -> None:
+        row = store.session(pos)
+
+        def make(current):
+            edited = {**current, "english_tasks": tasks}
+            own = [f for f in row.findings if f["kind"] != "duplicate_session"]
+            return edited, current["english_tasks"], tasks, True, own
+
+        store.save_edit(pos, row.version, "alice", path="english_tasks[0]", task=0, note="", edit=make,
+                        duplicates=lambda db, edited: refresh_after_edit(db, pos, edited, "en"))  # fmt: skip
+        assert _stored(store) == _full(store)
+
+    edit(6, [f"{m} now different {i}" for i, m in enumerate(store.session(6).current["english_tasks"])])
+    assert not any("same user messages" in f["message"] for f in _full(store).get(6, []))  # 6 left the group
+    edit(13, list(store.session(1).current["english_tasks"]))  # 13 becomes an exact copy of 1 (same tools)
+    assert any("same user messages and tools as gen_1" in f["message"] for f in _full(store)[13])
+    near = list(store.session(2).current["english_tasks"])
+    near[-1] += " plus"
+    edit(14, near)  # 14 is now a near duplicate of 2
+    assert any("near duplicate of gen_2" in f["message"] for f in _full(store)[14])
