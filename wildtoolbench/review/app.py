@@ -270,9 +270,6 @@ class _Handlers:
         self.config = config
         self.store = config.store
 
-    def ordered_rows(self) -> list:
-        return sorted(self.store.sessions(light=True), key=pages.priority)
-
     async def queue(self, request: Request) -> Response:
         rows = self.store.sessions(light=True)
         html = pages.queue_page(
@@ -286,7 +283,7 @@ class _Handlers:
             row = self.store.session(pos)
         except StoreError as exc:
             return PlainTextResponse(f"{exc}\n", status_code=404)
-        order = [r.pos for r in self.ordered_rows()]
+        order = self.store.order()  # positions only: no session is read for the neighbours
         index = order.index(pos)
         neighbours = (order[index - 1] if index > 0 else None, order[index + 1] if index + 1 < len(order) else None)
         html = pages.session_page(

@@ -157,7 +157,13 @@ def queue_page(
         )
     total_findings = sum(len(r.findings) for r in rows)
     with_findings = sum(1 for r in rows if r.findings)
-    body = (
+    pending = (
+        ""
+        if meta.get("audit", "done") == "done"
+        else f'<p class="legend" id="audit-progress">audit in progress: {h(meta.get("audited", "0"))} of {len(rows)} '
+        "session(s) audited, duplicates last; reload for the findings found so far (docs/review.md §3)</p>"
+    )
+    body = pending + (
         f'<h1>Queue <span class="sub">{h(meta.get("dataset", ""))} · {len(rows)} session(s), '
         f"{with_findings} with findings ({total_findings} finding(s)) · side {h(meta.get('language', 'en'))}</span></h1>"
         '<table class="queue" id="queue"><thead><tr><th>session</th><th>errors</th><th>warnings</th>'

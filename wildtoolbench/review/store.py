@@ -291,6 +291,18 @@ class ReviewStore:
                 count += 1
         return count
 
+    def order(self) -> list[int]:
+        """Every session's position in the queue's order (docs/review.md §2.1: more error findings first, then
+        more warnings, then dataset order), counted by SQLite without reading the sessions."""
+        query = (
+            "SELECT pos, (SELECT COUNT(*) FROM json_each(findings) WHERE json_extract(value, '$.severity') = 'error') "
+            "+ (SELECT COUNT(*) FROM json_each(duplicates) WHERE json_extract(value, '$.severity') = 'error'), "
+            "json_array_length(findings) + json_array_length(duplicates) FROM sessions"
+        )
+        with self.connect() as db:
+            rows = db.execute(query).fetchall()
+        return [pos for pos, _, _ in sorted(rows, key=lambda r: (-r[1], -(r[2] - r[1]), r[0]))]
+
     def has_duplicate_index(self) -> bool:
         """Whether the database holds the duplicate index (``wildtoolbench.review.duplicates``; databases made
         before it do not)."""

@@ -49,6 +49,9 @@ def test_a_background_audit_ends_with_the_synchronous_findings(tmp_path):
     assert later.meta()["audit"] == "done" and later.meta()["audited"] == "18"
     assert [(r.findings, r.valid) for r in later.sessions()] == [(r.findings, r.valid) for r in now.sessions()]
     assert _stored(now) == _full(now) and {0, 6, 12} <= set(_full(now))
+    from wildtoolbench.review import pages
+
+    assert now.order() == [r.pos for r in sorted(now.sessions(light=True), key=pages.priority)]
 
 
 def test_an_edit_refreshes_exactly_the_duplicates_it_changes(tmp_path):
