@@ -61,9 +61,13 @@ def import_dataset(store: Any, dataset: str, *, digest: str, language: str, task
     store.set_meta({"tasks": str(count), "audit": "pending", "audited": "0"})
 
 
-def audit_store(db_path: str | os.PathLike[str], language: str, tasks: int, chunk: int = CHUNK) -> None:
+def audit_store(
+    db_path: str | os.PathLike[str], language: str, tasks: int, chunk: int = CHUNK, parent: int | None = None
+) -> None:
     """Stage 2: audit every session of the database at ``db_path`` not audited yet, then its duplicates (see
-    the module doc). Safe to run while the app serves and saves edits."""
+    the module doc). Safe to run while the app serves and saves edits. ``parent``: the process id of the
+    server it works for; when that process is gone, it stops after the current chunk (the next start
+    resumes)."""
     from wildtoolbench.review.checks import finding_json, own_findings
     from wildtoolbench.review.store import ReviewStore, _dump
 
@@ -76,6 +80,8 @@ def audit_store(db_path: str | os.PathLike[str], language: str, tasks: int, chun
             ).fetchall()
         if not rows:
             break
+        if parent is not None and os.getppid() != parent:
+            return  # the server stopped: the next start resumes from meta "audited"
         updates = []
         for row in rows:
             if row["version"] != 1:
@@ -87,6 +93,8 @@ def audit_store(db_path: str | os.PathLike[str], language: str, tasks: int, chun
         with store.connect(write=True) as db:
             db.executemany("UPDATE sessions SET findings = ?, valid = ? WHERE pos = ? AND version = 1", updates)
             db.execute("INSERT OR REPLACE INTO meta VALUES ('audited', ?)", (str(position),))
+    if parent is not None and os.getppid() != parent:
+        return
     audit_duplicates(store, language)
 
 
@@ -132,7 +140,10 @@ def start_background_audit(db_path: str | os.PathLike[str], language: str, tasks
     import multiprocessing
 
     process = multiprocessing.get_context("spawn").Process(
-        target=audit_store, args=(os.fspath(db_path), language, tasks), name="wtb-review-audit", daemon=True
+        target=audit_store,
+        args=(os.fspath(db_path), language, tasks, CHUNK, os.getpid()),
+        name="wtb-review-audit",
+        daemon=True,
     )
     process.start()
     return process
