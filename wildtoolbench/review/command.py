@@ -173,10 +173,12 @@ def write_review_export(store, meta, out: Path) -> None:
     Raises:
         BadInput: a file cannot be written.
     """
-    from wildtoolbench.review.export import write_export
+    from wildtoolbench.review.export import write_export_streaming
 
     try:
-        plan = write_export(out, store.sessions(), store.verdicts(), store.events(), meta)
+        plan = write_export_streaming(
+            out, store.sessions(light=True), store.verdicts(), store.events(), meta, store.session
+        )
     except OSError as exc:
         raise BadInput(f"error: cannot write the export: {exc}") from None
     sys.stdout.write(

@@ -10,15 +10,16 @@ original dataset (docs/audit.md §9).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from wildtoolbench.common.shareable import shareable_path
 from wildtoolbench.bench.errata import parse_path
 from wildtoolbench.bench.generation import oracle_candidate
+from wildtoolbench.common.shareable import shareable_path
 from wildtoolbench.review.agreement import agreement, task_status
 from wildtoolbench.review.checks import read_field
 from wildtoolbench.review.store import SessionRow, Verdict
@@ -32,8 +33,7 @@ def _statuses(row: SessionRow, verdicts: Sequence[Verdict]) -> list[str]:
     count = len(tasks) if isinstance(tasks, list) else 0
     by_task: dict[int, dict[str, str]] = {}
     for verdict in verdicts:
-        if verdict.pos == row.pos:
-            by_task.setdefault(verdict.task, {})[verdict.reviewer] = verdict.verdict
+        by_task.setdefault(verdict.task, {})[verdict.reviewer] = verdict.verdict
     return [task_status(by_task.get(task, {})) for task in range(count)]
 
 
@@ -49,16 +49,19 @@ def plan_export(rows: Sequence[SessionRow], verdicts: Sequence[Verdict]) -> dict
     left: list[dict[str, str]] = []
     seen: set[str] = set()
     tally = {"rejected": 0, "open": 0, "invalid": 0}
+    by_pos: dict[int, list[Verdict]] = {}
+    for verdict in verdicts:  # grouped once: the plan is linear in sessions and verdicts
+        by_pos.setdefault(verdict.pos, []).append(verdict)
     for row in rows:
-        statuses = _statuses(row, verdicts)
+        statuses = _statuses(row, by_pos.get(row.pos, []))
         name = row.sid or f"line {row.line}"
         if "rejected" in statuses:
             tally["rejected"] += 1
-            tasks = ", ".join(str(t) for t, s in enumerate(statuses) if s == "rejected")
+            tasks = ", ".join(str(t + 1) for t, s in enumerate(statuses) if s == "rejected")  # docs/terms.md §1.2
             left.append({"session": name, "why": f"task(s) {tasks} rejected"})
         elif "open" in statuses or not statuses:
             tally["open"] += 1
-            tasks = ", ".join(str(t) for t, s in enumerate(statuses) if s == "open")
+            tasks = ", ".join(str(t + 1) for t, s in enumerate(statuses) if s == "open")
             left.append({"session": name, "why": f"task(s) {tasks} not judged yet"})
         elif not row.valid:
             tally["invalid"] += 1
@@ -196,4 +199,66 @@ def write_export(
     return plan_export(rows, verdicts)
 
 
-__all__ = ["EXPORT_FILES", "draft_errata_lines", "export_texts", "plan_export", "write_export"]
+def write_export_streaming(
+    out: str | os.PathLike[str],
+    rows: Sequence[SessionRow],
+    verdicts: Sequence[Verdict],
+    events: Sequence[dict],
+    meta: dict[str, str],
+    load: Any,
+) -> dict[str, Any]:
+    """:func:`write_export` for a large review: ``rows`` are light (``ReviewStore.sessions(light=True)``) and
+    ``load(pos)`` gives one whole session row; the kept sessions are read and written one at a time, so
+    memory holds one session, not the dataset. The files are those of :func:`export_texts`, byte for byte.
+
+    Raises:
+        OSError: a file cannot be written.
+    """
+    import tempfile
+
+    from wildtoolbench.common.files import atomic_write_text
+
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    plan = plan_export(rows, verdicts)
+    temporary: dict[str, str] = {}
+    try:
+        handles = {}
+        for name in ("sessions.jsonl", "replay.jsonl"):
+            fd, temporary[name] = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+            handles[name] = os.fdopen(fd, "w", encoding="utf-8")
+        with handles["sessions.jsonl"] as sessions, handles["replay.jsonl"] as replay:
+            for pos in plan["keep"]:
+                current = load(pos).current
+                sessions.write(json.dumps(current, ensure_ascii=False) + "\n")
+                replay.write(json.dumps(oracle_candidate(current), ensure_ascii=False) + "\n")
+            for handle in (sessions, replay):
+                handle.flush()
+                os.fsync(handle.fileno())
+        for name, path in temporary.items():
+            os.replace(path, folder / name)
+        temporary.clear()
+    finally:
+        for path in temporary.values():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+    edited = {event["position"] for event in events if event["action"] == "edit"}
+    full = [load(row.pos) if row.pos in edited else row for row in rows]
+    texts = export_texts([], verdicts, [], meta)  # the summary's frame; its counts are the plan's below
+    summary = json.loads(texts["summary.json"])
+    summary.update({k: v for k, v in plan.items() if k != "keep"})
+    atomic_write_text(folder / "review_log.jsonl", "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events))
+    errata = draft_errata_lines(full, verdicts, events)
+    atomic_write_text(folder / "errata.jsonl", "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in errata))
+    atomic_write_text(folder / "summary.json", json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
+    return plan
+
+
+__all__ = [
+    "EXPORT_FILES",
+    "draft_errata_lines",
+    "export_texts",
+    "plan_export",
+    "write_export",
+    "write_export_streaming",
+]

@@ -79,3 +79,32 @@ def test_an_edit_refreshes_exactly_the_duplicates_it_changes(tmp_path):
     near[-1] += " plus"
     edit(14, near)  # 14 is now a near duplicate of 2
     assert any("near duplicate of gen_2" in f["message"] for f in _full(store)[14])
+
+
+def test_the_streaming_export_writes_the_files_of_the_whole_export(tmp_path):
+    from wildtoolbench.review.duplicates import refresh_after_edit
+    from wildtoolbench.review.export import export_texts, write_export_streaming
+
+    store, meta = open_store(_dataset(tmp_path), tmp_path / "r.sqlite3", language="en", tasks=None)
+    for pos in range(18):
+        for task in range(4):
+            verdict = "reject" if (pos, task) == (3, 2) else "accept"
+            store.set_verdict(pos, task, "alice", verdict, "wrong gold" if verdict == "reject" else "", 1)
+    row = store.session(4)
+    km = "english_answer_list[2][2].action.arguments.current_weekly_km"
+
+    def make(current):
+        from wildtoolbench.review.checks import apply_edit
+
+        return apply_edit(current, km, 24), 25, 24, True, [f for f in row.findings if f["kind"] != "duplicate_session"]
+
+    store.save_edit(4, 1, "alice", path=km, task=2, note="", edit=make,
+                    duplicates=lambda db, edited: refresh_after_edit(db, 4, edited, "en"))  # fmt: skip
+    texts = export_texts(store.sessions(), store.verdicts(), store.events(), store.meta())
+    plan = write_export_streaming(
+        tmp_path / "out", store.sessions(light=True), store.verdicts(), store.events(), store.meta(), store.session
+    )
+    for name, text in texts.items():
+        assert (tmp_path / "out" / name).read_text(encoding="utf-8") == text, name
+    assert plan["exported"] >= 1 and plan["rejected"] == 1
+    assert {"session": "gen_3", "why": "task(s) 3 rejected"} in plan["left_out"]  # task numbers from 1
