@@ -20,6 +20,10 @@ from wildtoolbench.common.exits import BadInput, UsageError
 DATABASE_NAME = "review.sqlite3"
 """The review database's file name inside a reviewed folder (docs/review.md §3)."""
 
+SYNC_AUDIT_SESSIONS = 500
+"""Up to this many sessions the audit is done before the app serves (a few seconds); a larger dataset is
+audited by a child process while the app serves (docs/review.md §3)."""
+
 DATABASE_SUFFIX = ".review.sqlite3"
 """What a reviewed dataset file's database is named after it: ``data.jsonl`` -> ``data.review.sqlite3`` (docs/review.md §3)."""
 
@@ -88,7 +92,7 @@ def open_store(dataset: Path, db: Path, *, language: str, tasks: int | None, bac
                 f"error: {db} reviews the {meta.get('language')} side; give --lang {meta.get('language')} "
                 "or another --db for this side"
             )
-        if meta.get("audit", "done") != "done" and not background:  # an audit a stopped server left unfinished
+        if meta.get("audit", "done") != "done" and (not background or store.count() <= SYNC_AUDIT_SESSIONS):
             from wildtoolbench.review.audit_job import audit_store
 
             audit_store(db, language, int(meta["tasks"]))
@@ -105,7 +109,7 @@ def open_store(dataset: Path, db: Path, *, language: str, tasks: int | None, bac
     except OSError as exc:
         raise BadInput(f"error: cannot create the review database {db}: {exc}") from None
     meta = store.meta()
-    if not background:
+    if not background or store.count() <= SYNC_AUDIT_SESSIONS:
         audit_store(db, language, int(meta["tasks"]))
         meta = store.meta()
     return store, meta

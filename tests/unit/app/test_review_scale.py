@@ -40,7 +40,10 @@ def _stored(store) -> dict[int, list]:
             any(f["kind"] == "duplicate_session" for f in row.findings)}  # fmt: skip
 
 
-def test_a_background_audit_ends_with_the_synchronous_findings(tmp_path):
+def test_a_background_audit_ends_with_the_synchronous_findings(tmp_path, monkeypatch):
+    import wildtoolbench.review.command as command
+
+    monkeypatch.setattr(command, "SYNC_AUDIT_SESSIONS", 10)  # 18 sessions: above it, audited in the background
     dataset = _dataset(tmp_path)
     now, _ = open_store(dataset, tmp_path / "now.sqlite3", language="en", tasks=None)
     later, meta = open_store(dataset, tmp_path / "later.sqlite3", language="en", tasks=None, background=True)
