@@ -272,9 +272,11 @@ class _Handlers:
 
     async def queue(self, request: Request) -> Response:
         rows = self.store.sessions(light=True)
+        page = request.query_params.get("page", "0")
         html = pages.queue_page(
-            rows, self.store.verdicts(), token=self.config.token, reviewer=_reviewer(request), meta=self.store.meta()
-        )
+            rows, self.store.verdicts(), token=self.config.token, reviewer=_reviewer(request), meta=self.store.meta(),
+            page_number=int(page) if page.isdigit() and len(page) < 7 else 0,
+        )  # fmt: skip
         return HTMLResponse(html)
 
     async def session(self, request: Request) -> Response:

@@ -117,6 +117,10 @@ def _by_task(verdicts: Sequence[Verdict]) -> dict[tuple[int, int], dict[str, Ver
     return out
 
 
+QUEUE_ROWS = 500
+"""Sessions on one page of the queue (docs/review.md §2.1)."""
+
+
 def queue_page(
     rows: Sequence[SessionRow],
     verdicts: Sequence[Verdict],
@@ -124,13 +128,22 @@ def queue_page(
     token: str,
     reviewer: str | None,
     meta: Mapping[str, str],
+    page_number: int = 0,
 ) -> str:
     """The queue (docs/review.md §2.1): every session, those with findings first (:func:`priority`), with
-    its findings by kind, each task's status and how many tasks the current reviewer has judged."""
+    its findings by kind, each task's status and how many tasks the current reviewer has judged;
+    :data:`QUEUE_ROWS` sessions a page (``page_number`` from 0), with links to the others."""
     by_task = _by_task(verdicts)
+    reviewers_of: dict[int, set[str]] = {}
+    for (pos, _), judged in by_task.items():
+        reviewers_of.setdefault(pos, set()).update(judged)
     ordered = sorted(rows, key=priority)
+    pages_count = max(1, -(-len(ordered) // QUEUE_ROWS))
+    page_number = min(max(page_number, 0), pages_count - 1)
+    first = page_number * QUEUE_ROWS
+    shown = ordered[first : first + QUEUE_ROWS]
     body_rows = []
-    for index, row in enumerate(ordered):
+    for index, row in enumerate(shown):
         errors, warnings = counts(row.findings)
         kinds: dict[str, int] = {}
         for finding in row.findings:
@@ -145,7 +158,7 @@ def queue_page(
             status = task_status({name: v.verdict for name, v in judged.items()})
             statuses.append(f'<span class="st st-{status}" title="task {task + 1}: {status}">{task + 1}</span>')
             mine += 1 if reviewer and reviewer in judged else 0
-        reviewers = sorted({name for (pos, _), judged in by_task.items() if pos == row.pos for name in judged})
+        reviewers = sorted(reviewers_of.get(row.pos, ()))
         invalid = "" if row.valid else ' <span class="badge bad">invalid</span>'
         edited = f' <span class="badge">v{row.version}</span>' if row.version > 1 else ""
         body_rows.append(
@@ -163,7 +176,17 @@ def queue_page(
         else f'<p class="legend" id="audit-progress">audit in progress: {h(meta.get("audited", "0"))} of {len(rows)} '
         "session(s) audited, duplicates last; reload for the findings found so far (docs/review.md §3)</p>"
     )
-    body = pending + (
+    links = []
+    if page_number > 0:
+        links.append(f'<a href="/?page={page_number - 1}" id="queue-prev">‹ previous</a>')
+    if page_number + 1 < pages_count:
+        links.append(f'<a href="/?page={page_number + 1}" id="queue-next">next ›</a>')
+    paging = (
+        ""
+        if pages_count == 1
+        else f'<p class="legend">sessions {first + 1}-{first + len(shown)} of {len(ordered)} · {" · ".join(links)}</p>'
+    )
+    body = pending + paging + (
         f'<h1>Queue <span class="sub">{h(meta.get("dataset", ""))} · {len(rows)} session(s), '
         f"{with_findings} with findings ({total_findings} finding(s)) · side {h(meta.get('language', 'en'))}</span></h1>"
         '<table class="queue" id="queue"><thead><tr><th>session</th><th>errors</th><th>warnings</th>'

@@ -358,7 +358,17 @@ class ReviewStore:
             "AS current, version, updated_at, updated_by, findings, duplicates, valid FROM sessions ORDER BY pos"
         )
         with self.connect() as db:
-            return [_row(record) for record in db.execute(query)]
+            # what a light row shows changes only with an edit (a version) or the audit's progress (meta)
+            key = (
+                tuple(db.execute("SELECT total(version), COUNT(*) FROM sessions").fetchone()),
+                tuple(tuple(r) for r in db.execute("SELECT key, value FROM meta WHERE key IN ('audit', 'audited')")),
+            )
+            cached = getattr(self, "_light", None)
+            if cached is not None and cached[0] == key:
+                return list(cached[1])
+            rows = [_row(record) for record in db.execute(query)]
+        self._light = (key, rows)
+        return list(rows)
 
     def session(self, pos: int) -> SessionRow:
         """The session at position ``pos``.

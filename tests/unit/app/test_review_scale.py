@@ -111,3 +111,24 @@ def test_the_streaming_export_writes_the_files_of_the_whole_export(tmp_path):
         assert (tmp_path / "out" / name).read_text(encoding="utf-8") == text, name
     assert plan["exported"] >= 1 and plan["rejected"] == 1
     assert {"session": "gen_3", "why": "task(s) 3 rejected"} in plan["left_out"]  # task numbers from 1
+
+
+def test_the_queue_is_paged_and_light_rows_follow_every_change(tmp_path, monkeypatch):
+    from starlette.testclient import TestClient
+
+    from wildtoolbench.review import pages
+    from wildtoolbench.review.app import ReviewConfig, create_app
+
+    monkeypatch.setattr(pages, "QUEUE_ROWS", 5)
+    store, _ = open_store(_dataset(tmp_path), tmp_path / "r.sqlite3", language="en", tasks=None)
+    client = TestClient(create_app(ReviewConfig(store)), base_url="http://127.0.0.1:8765")
+    first, last = client.get("/").text, client.get("/?page=3").text
+    assert "sessions 1-5 of 18" in first and 'id="queue-next"' in first and 'id="queue-prev"' not in first
+    assert "sessions 16-18 of 18" in last and 'id="queue-next"' not in last
+    assert client.get("/?page=99").text.count('class="qrow') == 3  # past the end: the last page
+    order = store.order()
+    shown = [int(p) for p in __import__("re").findall(r'data-href="/session/(\d+)"', first)]
+    assert shown == order[:5]
+    before = store.sessions(light=True)
+    store.set_meta({"audited": "17"})  # the audit's progress invalidates the cached light rows
+    assert store.sessions(light=True) is not before and [r.pos for r in store.sessions(light=True)] == list(range(18))
