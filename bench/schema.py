@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import math
+import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence

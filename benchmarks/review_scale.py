@@ -169,7 +169,11 @@ def main(argv: list[str] | None = None) -> int:
         while 'id="audit-progress"' in get(base + "/")[2]:
             for child in children(server.pid):
                 with contextlib.suppress(OSError, ValueError):
-                    audit_peak = max(peak_rss_mb(int(child)), audit_peak) if audit_peak == audit_peak else peak_rss_mb(int(child))
+                    audit_peak = (
+                        max(peak_rss_mb(int(child)), audit_peak)
+                        if audit_peak == audit_peak
+                        else peak_rss_mb(int(child))
+                    )
             time.sleep(2)
         figures["audit done after the start (s)"] = time.perf_counter() - start
         figures["peak memory of the audit process (MB)"] = audit_peak
@@ -204,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
                "one edit (s, slowest of 3)": 1, "export (s)": 60}  # fmt: skip
     for name, value in figures.items():
         limit = targets.get(name, 1 if name.startswith("page ") else None)
-        verdict = "" if limit is None else ("  (target < %g: %s)" % (limit, "met" if value < limit else "NOT MET"))
+        verdict = "" if limit is None else f"  (target < {limit:g}: {'met' if value < limit else 'NOT MET'})"
         print(f"{name}: {value:.3f}{verdict}")
     print(f"cores: {os.cpu_count()}; python {sys.version.split()[0]}; work folder {work}")
     if args.keep is None:

@@ -259,12 +259,17 @@ def unseal(secret: bytes, key: str, data: bytes) -> dict[str, Any]:
         sealed = json.loads(data.decode("utf-8"), object_pairs_hook=_unique, parse_constant=_no_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise EntryRejected("cache.unreadable", str(exc)[:120]) from exc
-    if not isinstance(sealed, dict) or sealed.get("format") != ENTRY_FORMAT or set(sealed) != {
-        "format",
-        "key",
-        "mac",
-        "entry",
-    }:
+    if (
+        not isinstance(sealed, dict)
+        or sealed.get("format") != ENTRY_FORMAT
+        or set(sealed)
+        != {
+            "format",
+            "key",
+            "mac",
+            "entry",
+        }
+    ):
         raise EntryRejected("cache.format")
     if sealed["key"] != key:
         raise EntryRejected("cache.swapped", f"it names {str(sealed['key'])[:70]!r}")

@@ -18,7 +18,8 @@ MODEL = f"replay:{REPO / 'bench' / 'data' / 'demo_candidates.jsonl'}#demo-model"
 
 def _eval(out: Path, *args: str, code: int = 0):
     result = CliRunner().invoke(
-        app, ["eval", "--no-progress", "--no-trace", "--model", MODEL, "--out", str(out), *args],
+        app,
+        ["eval", "--no-progress", "--no-trace", "--model", MODEL, "--out", str(out), *args],
         catch_exceptions=False,
     )
     assert result.exit_code == code, result.output
@@ -49,7 +50,9 @@ def test_poisoned_swapped_and_truncated_entries_are_reported_misses(tmp_path):
     assert summary["rejected"] == 3 and summary["misses"] == 3 and summary["writes"] == 3
     assert summary["hits"] == len(entries) - 3
     assert {(e["entry"], e["rule"]) for e in summary["rejected_entries"]} == {
-        (str(poisoned), "cache.mac"), (str(swapped), "cache.swapped"), (str(truncated), "cache.unreadable")
+        (str(poisoned), "cache.mac"),
+        (str(swapped), "cache.swapped"),
+        (str(truncated), "cache.unreadable"),
     }
     for path in (poisoned, swapped, truncated):
         assert f"cache entry {path} not served" in result.stderr

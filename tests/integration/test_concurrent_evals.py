@@ -59,7 +59,10 @@ def test_scoring_waits_for_the_folder_lock(tmp_path):
     held.acquire()
     done = threading.Event()
     thread = threading.Thread(
-        target=lambda: (score_run(REPO / "bench" / "data" / "demo_sessions.jsonl", out / "result.jsonl", out), done.set())
+        target=lambda: (
+            score_run(REPO / "bench" / "data" / "demo_sessions.jsonl", out / "result.jsonl", out),
+            done.set(),
+        )
     )
     thread.start()
     time.sleep(1.0)  # a bound on how long the scoring is watched while the lock is held, not a timing assertion

@@ -6,7 +6,6 @@ at every CR and LF (a reader that is not quote-aware) and with the ``csv`` modul
 from __future__ import annotations
 
 import csv
-import io
 import json
 import re
 from pathlib import Path
@@ -34,7 +33,7 @@ def report(tmp_path_factory) -> Path:
     scripts = [json.loads(line) for line in CANDIDATES_PATH.read_text(encoding="utf-8").splitlines() if line.strip()]
     oracle = {s["session_id"]: s for s in scripts if s["candidate"] == "oracle"}
     sessions, candidates = [], []
-    model = "\r=HYPERLINK(\"http://evil.invalid\")"
+    model = '\r=HYPERLINK("http://evil.invalid")'
     for number, payload in enumerate(PAYLOADS):
         session = dict(demo[number % len(demo)])
         source = session["id"]

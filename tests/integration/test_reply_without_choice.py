@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -45,12 +44,23 @@ class _Fixed:
         self.server.server_close()
 
 
-BASE = {"id": "x", "object": "chat.completion", "created": 0, "model": "m", "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+BASE = {
+    "id": "x",
+    "object": "chat.completion",
+    "created": 0,
+    "model": "m",
+    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+}
 
 
 @pytest.mark.parametrize(
     ("choices", "said"),
-    [([], "an empty 'choices' list"), (None, "'choices' of NoneType"), ("x", "'choices' of str"), ([1], "'choices' of list")],
+    [
+        ([], "an empty 'choices' list"),
+        (None, "'choices' of NoneType"),
+        ("x", "'choices' of str"),
+        ([1], "'choices' of list"),
+    ],
 )
 def test_a_reply_without_a_choice_is_named(tmp_path, monkeypatch, choices, said):
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")

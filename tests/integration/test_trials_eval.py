@@ -216,6 +216,7 @@ def test_dry_run_then_cached_rerun_on_the_loopback_server(reference_dir, tmp_pat
     assert summary["cache"] == {"dir": str(cache), "hits": 209, "misses": 0, "writes": 0, "rejected": 0}
     a, b = _jsonl(first / "result.jsonl"), _jsonl(second / "result.jsonl")
     assert [_comparable(r) for r in a] == [_comparable(r) for r in b]
+
     # byte for byte, latencies aside: the served replies keep their keys' order (id, type, function)
     def without_latency(record: dict) -> str:
         return json.dumps([{**t, "latency": None} for t in record["result"]], ensure_ascii=False)
@@ -238,7 +239,16 @@ def test_a_killed_run_resumed_with_the_cache_pays_each_request_once(reference_di
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WTB_", "LANGSMITH_", "OPENAI_"))}
     env.update(OPENAI_API_KEY="test-key", NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
     with CountingServer(sessions, script, latency=0.03) as server:
-        command = [sys.executable, "-m", "wildtoolbench.cli", "eval", "--no-progress", "--no-trace", "--concurrency", "2"]
+        command = [
+            sys.executable,
+            "-m",
+            "wildtoolbench.cli",
+            "eval",
+            "--no-progress",
+            "--no-trace",
+            "--concurrency",
+            "2",
+        ]
         command += _stub_args(reference_dir, server, out, "--cache", str(cache))
         rng = random.Random(26)
         for _ in range(2):

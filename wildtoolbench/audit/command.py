@@ -261,7 +261,9 @@ def score_results_with_errata(
     dataset_file, task_total, metric = score_results(
         dataset, results, out, tasks, scoring, language, pull, model_name, errata, before_scoring=check
     )
-    score_errata(dataset_file, results, errata, out, tasks=task_total, scoring=scoring, language=language, metric=metric)
+    score_errata(
+        dataset_file, results, errata, out, tasks=task_total, scoring=scoring, language=language, metric=metric
+    )
 
 
 def score_errata(

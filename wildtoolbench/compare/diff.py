@@ -16,8 +16,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from wildtoolbench.common.numbering import step_number, task_number
 from wildtoolbench.bench.diff import DiffInputError, diff_task, flip_counts
+from wildtoolbench.common.numbering import step_number, task_number
 from wildtoolbench.compare.runs import (
     RUN_FILE,
     RunFolderError,

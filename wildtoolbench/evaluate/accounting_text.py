@@ -8,8 +8,8 @@ from typing import Any
 from rich.console import Console
 
 import wildtoolbench.runner as runner
-from wildtoolbench.common.numbering import step_number, task_number
 from wildtoolbench.bench.terms import counted
+from wildtoolbench.common.numbering import step_number, task_number
 
 _err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 
-
 def open_request_cache(folder: Path, *, trust: bool = False) -> Any:
     """The :class:`wildtoolbench.models.cache.RequestCache` of ``folder``, checked (docs/trials.md §8); a
     folder reached through a symbolic link is reported on stderr with the folder it resolves to.

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from wildtoolbench.common.shareable import shareable_path
 from wildtoolbench.bench.audit import RunTasks, audit_sessions
+from wildtoolbench.common.shareable import shareable_path
 from wildtoolbench.report.run_data import Dataset, ReportError, Run
 
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wildtoolbench.common.shareable import shareable_path, shareable_text
 from wildtoolbench.bench.schema import TASK_TYPES
 from wildtoolbench.bench.trials import FEW_PAIRED_SESSIONS
+from wildtoolbench.common.shareable import shareable_path, shareable_text
 from wildtoolbench.report.run_data import Run
 from wildtoolbench.report.stats import Interval, PairedDifference, clustered_wilson
 from wildtoolbench.report.tables import run_values

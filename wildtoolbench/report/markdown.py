@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from wildtoolbench.common.shareable import shareable_path
 from wildtoolbench.bench.errors import CATEGORY_LABELS
 from wildtoolbench.bench.schema import TASK_TYPES
+from wildtoolbench.common.shareable import shareable_path
 from wildtoolbench.report.content import RULES, RULES_INTRO, Report, comparability_note, run_facts
 from wildtoolbench.report.escape import markdown_code, markdown_text
 from wildtoolbench.report.markdown_sections import audit_markdown, coverage_markdown, scoring_markdown, trials_markdown

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from wildtoolbench.common.shareable import shareable_path, shareable_text
 from wildtoolbench.bench.catalog import Metric
 from wildtoolbench.bench.errors import CATEGORIES, CATEGORY_LABELS
 from wildtoolbench.bench.schema import TASK_TYPES, TURN_SUBTYPES
+from wildtoolbench.common.shareable import shareable_path, shareable_text
 from wildtoolbench.report import plots
 from wildtoolbench.report.content import (
     RULES,

@@ -122,7 +122,9 @@ def audit_duplicates(store: Any, language: str) -> None:
             names = [
                 {"function": {"name": t["function"]["name"]}}
                 for t in (tools if isinstance(tools, list) else [])
-                if isinstance(t, dict) and isinstance(t.get("function"), dict) and isinstance(t["function"].get("name"), str)
+                if isinstance(t, dict)
+                and isinstance(t.get("function"), dict)
+                and isinstance(t["function"].get("name"), str)
             ]
             light.append({"id": session.get("id"), side.tasks: session.get(side.tasks), side.tools: names})
             positions.append(row["pos"])

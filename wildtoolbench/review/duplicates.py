@@ -58,7 +58,9 @@ def index_sessions(db: sqlite3.Connection, items: Iterable[tuple[int, str, list[
         db.executemany("INSERT INTO dup_shingles (shingle, pos) VALUES (?, ?)", [(h, pos) for h in hashes])
 
 
-def partners(db: sqlite3.Connection, pos: int, threshold: float = NEAR_DUPLICATE_THRESHOLD) -> dict[int, tuple[float, bool]]:
+def partners(
+    db: sqlite3.Connection, pos: int, threshold: float = NEAR_DUPLICATE_THRESHOLD
+) -> dict[int, tuple[float, bool]]:
     """The duplicates of session ``pos`` in the index: ``{other pos: (similarity, exact)}``."""
     own = db.execute("SELECT exact, size FROM dup_keys WHERE pos = ?", (pos,)).fetchone()
     if own is None:
@@ -77,7 +79,7 @@ def partners(db: sqlite3.Connection, pos: int, threshold: float = NEAR_DUPLICATE
         similarity = common / (size + other_size - common)
         if similarity >= threshold:
             found[other] = (similarity, False)
-    for (other, other_size) in db.execute("SELECT pos, size FROM dup_keys WHERE exact = ? AND pos != ?", (exact, pos)):
+    for other, other_size in db.execute("SELECT pos, size FROM dup_keys WHERE exact = ? AND pos != ?", (exact, pos)):
         common = overlaps.get(other, (0, other_size))[0]
         union = size + other_size - common
         found[other] = (common / union if union else 1.0, True)

@@ -186,15 +186,19 @@ def queue_page(
         if pages_count == 1
         else f'<p class="legend">sessions {first + 1}-{first + len(shown)} of {len(ordered)} · {" · ".join(links)}</p>'
     )
-    body = pending + paging + (
-        f'<h1>Queue <span class="sub">{h(meta.get("dataset", ""))} · {len(rows)} session(s), '
-        f"{with_findings} with findings ({total_findings} finding(s)) · side {h(meta.get('language', 'en'))}</span></h1>"
-        '<table class="queue" id="queue"><thead><tr><th>session</th><th>errors</th><th>warnings</th>'
-        "<th>findings</th><th>tasks</th><th>judged by you</th><th>reviewers</th></tr></thead>"
-        f"<tbody>{''.join(body_rows)}</tbody></table>"
-        '<p class="legend"><span class="st st-accepted">t</span> accepted <span class="st st-rejected">t</span> '
-        'rejected <span class="st st-open">t</span> open · sessions with error findings come first</p>'
-        + keys_help(KEYS_QUEUE)
+    body = (
+        pending
+        + paging
+        + (
+            f'<h1>Queue <span class="sub">{h(meta.get("dataset", ""))} · {len(rows)} session(s), '
+            f"{with_findings} with findings ({total_findings} finding(s)) · side {h(meta.get('language', 'en'))}</span></h1>"
+            '<table class="queue" id="queue"><thead><tr><th>session</th><th>errors</th><th>warnings</th>'
+            "<th>findings</th><th>tasks</th><th>judged by you</th><th>reviewers</th></tr></thead>"
+            f"<tbody>{''.join(body_rows)}</tbody></table>"
+            '<p class="legend"><span class="st st-accepted">t</span> accepted <span class="st st-rejected">t</span> '
+            'rejected <span class="st st-open">t</span> open · sessions with error findings come first</p>'
+            + keys_help(KEYS_QUEUE)
+        )
     )
     return page("queue", body, token=token, reviewer=reviewer)
 

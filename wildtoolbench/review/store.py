@@ -307,7 +307,9 @@ class ReviewStore:
         """Whether the database holds the duplicate index (``wildtoolbench.review.duplicates``; databases made
         before it do not)."""
         with self.connect() as db:
-            return db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='dup_keys'").fetchone() is not None
+            return (
+                db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='dup_keys'").fetchone() is not None
+            )
 
     def count(self) -> int:
         """How many sessions the database holds."""

@@ -15,7 +15,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from wildtoolbench.common.folder_lock import scoring_lock
 from wildtoolbench.bench.io import loads_json
 from wildtoolbench.bench.metrics import published, readable_metrics
 from wildtoolbench.bench.schema import (
@@ -33,6 +32,7 @@ from wildtoolbench.bench.scoring import (
 from wildtoolbench.common.files import (
     write_json_atomic,
 )
+from wildtoolbench.common.folder_lock import scoring_lock
 from wildtoolbench.common.run_folder import (
     RESULT_FILE,
     TRIALS_RESULT_FILE,

@@ -23,7 +23,9 @@ def _dataset(tmp_path: Path) -> Path:
         session = copy.deepcopy(demo[number % len(demo)])
         session["id"] = f"gen_{number}"
         if number % 6 != 0:  # sessions 6 and 12 stay exact duplicates of 0; the others differ
-            session["english_tasks"] = [f"{m} Variant {number} with extra words {number * 7}" for m in session["english_tasks"]]
+            session["english_tasks"] = [
+                f"{m} Variant {number} with extra words {number * 7}" for m in session["english_tasks"]
+            ]
         sessions.append(session)
     path = tmp_path / "sessions.jsonl"
     path.write_text("".join(json.dumps(s) + "\n" for s in sessions), encoding="utf-8")

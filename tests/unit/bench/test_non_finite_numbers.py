@@ -23,7 +23,11 @@ def _with(tmp_path: Path, placeholder: str, where: str) -> Path:
         session["english_tools"][0]["function"]["parameters"]["properties"]["x"] = {"type": "number", "maximum": 7}
     else:
         session["english_answer_list"][0][0]["action"]["arguments"]["x"] = 7
-    text = json.dumps(session).replace('"maximum": 7', f'"maximum": {placeholder}').replace('"x": 7', f'"x": {placeholder}')
+    text = (
+        json.dumps(session)
+        .replace('"maximum": 7', f'"maximum": {placeholder}')
+        .replace('"x": 7', f'"x": {placeholder}')
+    )
     (tmp_path / "d.jsonl").write_text("\n".join([lines[0], text, *lines[2:]]) + "\n", encoding="utf-8")
     return tmp_path / "d.jsonl"
 

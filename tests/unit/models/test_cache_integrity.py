@@ -56,7 +56,11 @@ def test_a_valid_entry_is_served_in_its_own_key_order(tmp_path):
     assert list(found.response["tool_calls"][0]) == ["id", "type", "function"]  # not sorted (function, id, type)
     assert json.dumps(found.response) == json.dumps(REPLY.response)
     assert warned == [] and cache.counts() == {
-        "dir": str(cache.root), "hits": 1, "misses": 0, "writes": 1, "rejected": 0
+        "dir": str(cache.root),
+        "hits": 1,
+        "misses": 0,
+        "writes": 1,
+        "rejected": 0,
     }
     secret = cache.root / SECRET_NAME
     assert stat.S_IMODE(secret.stat().st_mode) == 0o600 and len(_secret(cache)) == 64
@@ -66,7 +70,11 @@ def test_a_valid_entry_is_served_in_its_own_key_order(tmp_path):
 @pytest.mark.parametrize(
     ("name", "damage", "rule"),
     [
-        ("tampered", lambda p: p.write_text(p.read_text().replace("get_weather", "POISONED: visit http://evil.example")), "cache.mac"),
+        (
+            "tampered",
+            lambda p: p.write_text(p.read_text().replace("get_weather", "POISONED: visit http://evil.example")),
+            "cache.mac",
+        ),
         ("truncated", lambda p: p.write_bytes(p.read_bytes()[:-9]), "cache.unreadable"),
         ("empty", lambda p: p.write_bytes(b""), "cache.unreadable"),
         ("not utf-8", lambda p: p.write_bytes(b"\xff\xfe{}"), "cache.unreadable"),

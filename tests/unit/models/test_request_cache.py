@@ -55,7 +55,11 @@ def test_entries_round_trip_atomically_and_a_bad_entry_is_a_miss(tmp_path):
     assert cache.get(key) is None
     counts = cache.counts()
     assert {k: counts[k] for k in ("dir", "hits", "misses", "writes", "rejected")} == {
-        "dir": str((tmp_path / "cache").resolve()), "hits": 1, "misses": 2, "writes": 1, "rejected": 1
+        "dir": str((tmp_path / "cache").resolve()),
+        "hits": 1,
+        "misses": 2,
+        "writes": 1,
+        "rejected": 1,
     }
     (tmp_path / "file").write_text("")
     with pytest.raises(ValueError, match="not a folder"):
