@@ -24,6 +24,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from wildtoolbench.graphs.sync_nodes import add_sync_counterparts
 from wildtoolbench.models.server_policy import carry_errors
 from wildtoolbench.nodes.evaluation.candidate import call_candidate
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
@@ -62,6 +63,7 @@ def build_evaluation_graph(config: RunnableConfig | None = None) -> CompiledStat
     builder.add_edge("load_session", "build_prompt")
     builder.add_edge("call_candidate", "match_response")
     builder.add_edge("finish_session", END)
+    add_sync_counterparts(builder)  # invoke / stream as well as ainvoke / astream
     return builder.compile(name="evaluation").with_config({"recursion_limit": RECURSION_LIMIT, **(config or {})})
 
 

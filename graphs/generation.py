@@ -28,6 +28,7 @@ from typing import Any
 from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from wildtoolbench.graphs.sync_nodes import add_sync_counterparts
 from wildtoolbench.models.server_policy import carry_errors
 from wildtoolbench.nodes.generation.context import Context
 from wildtoolbench.nodes.generation.registry import (
@@ -90,7 +91,7 @@ def build(extra_roles: Sequence[Role] | None = None) -> StateGraph:
         for here, following in zip(inserted, [*(r.name for r in inserted[1:]), role.then]):
             node, destinations = routed(here, following)
             builder.add_node(here.name, carry_errors(node), destinations=destinations)
-    return builder
+    return add_sync_counterparts(builder)  # invoke / stream as well as ainvoke / astream
 
 
 def _check_targets(wired: Sequence[Role], extra: Sequence[Role], names: Sequence[str]) -> None:
