@@ -130,6 +130,44 @@ class LoadedCandidate:
 _cache: dict[str, LoadedCandidate] = {}
 _lock = threading.RLock()
 
+OBJECT_PREFIX = "object:"
+"""How the part of a spec after ``graph:`` starts for an in-process object (``graph:object:<label>@<digest>``,
+:mod:`wildtoolbench.models.providers.objects`)."""
+
+_objects: dict[str, Any] = {}
+_object_cache: dict[str, tuple[Any, LoadedCandidate]] = {}
+
+
+def keep_object(name: str, value: Any) -> None:
+    """Keep the in-process object ``value`` under ``name`` (``object:<label>@<digest>``) for :func:`load`;
+    a later object under the same name replaces it."""
+    with _lock:
+        _objects[name] = value
+
+
+def _load_object(name: str) -> LoadedCandidate:
+    """The candidate of the object kept under ``name``, loaded once per object.
+
+    Raises:
+        ConfigurationError: no object of this process has that name (it lives only in the process that
+            passed it), or see :func:`_materialise`.
+    """
+    value = _objects.get(name, _objects)
+    if value is _objects:
+        raise ConfigurationError(
+            f"graph:{name} names a Python object passed to wildtoolbench.evaluate() in another process; an object "
+            "lives only in the process that passed it (not in --workers processes or on a --server): pass the "
+            "object again, or name its file (graph:PATH.py:ATTR)"
+        )
+    kept = _object_cache.get(name)
+    if kept is not None and kept[0] is value:
+        return kept[1]
+    runnable = _materialise(value, f"graph:{name}")
+    module = sys.modules.get(str(getattr(value, "__module__", "") or "")) or ModuleType(name)
+    loaded = LoadedCandidate(runnable=runnable, kind=kind_of(runnable), target=name, module=module)
+    _object_cache[name] = (value, loaded)
+    return loaded
+
 
 def parse_name(name: str) -> tuple[str, str]:
     """Split ``"PATH.py:ATTR"`` / ``"package.module:ATTR"`` into ``(target, attribute)``.
@@ -351,13 +389,16 @@ def kind_of(runnable: Any) -> str:
 
 
 def load(name: str) -> LoadedCandidate:
-    """Load (once per spec) the candidate named by ``name`` = ``PATH.py:ATTR`` or ``module:ATTR``.
+    """Load (once per spec) the candidate named by ``name`` = ``PATH.py:ATTR`` or ``module:ATTR``, or the in-process
+    object kept under ``object:<label>@<digest>`` (:func:`keep_object`).
 
     Raises:
         ConfigurationError: malformed spec, missing file or module, a module that fails to import,
             a missing attribute, or an attribute that is neither a graph, a Runnable nor a factory of one.
     """
     with _lock:
+        if name.startswith(OBJECT_PREFIX):
+            return _load_object(name)
         loaded = _cache.get(name)
         if loaded is not None:
             return loaded
@@ -429,7 +470,10 @@ def create(name: str, settings: ModelSettings) -> Any:
 
 
 def model_name(name: str) -> str:
-    """The name written into result records: ``<file stem or module>:<attr>`` (``tool_agent:graph``)."""
+    """The name written into result records: ``<file stem or module>:<attr>`` (``tool_agent:graph``); for an
+    in-process object its label (``object:my_agent:make_agent@1a2b...`` -> ``my_agent:make_agent``)."""
+    if name.startswith(OBJECT_PREFIX):
+        return name[len(OBJECT_PREFIX) :].rpartition("@")[0] or name
     try:
         target, attr = parse_name(name)
     except ConfigurationError:
