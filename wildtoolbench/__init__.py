@@ -69,7 +69,27 @@ _PUBLIC: dict[str, tuple[str, str]] = {
 }
 """Each public name and where it is defined: ``(module, attribute)``."""
 
-__all__ = list(_PUBLIC)
+__all__ = [
+    "evaluate",
+    "aevaluate",
+    "EvalRun",
+    "TaskRow",
+    "generate",
+    "score",
+    "report",
+    "load_dataset",
+    "chat_model",
+    "evaluation_graph",
+    "generation_graph",
+    "EvaluationContext",
+    "GenerationContext",
+    "UsageError",
+    "BadConfiguration",
+    "BadInput",
+    "InfrastructureErrors",
+    "ConfigurationError",
+    "DatasetError",
+]
 
 
 def _load(name: str) -> Any:

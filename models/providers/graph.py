@@ -3,7 +3,9 @@
 The target is found the way ``langgraph.json`` finds a graph:
 
 - ``PATH.py:ATTR``: the Python file is loaded as a module of its own (relative to the working
-  directory; a path with ``/`` or ending in ``.py`` counts as a file), then ``ATTR`` is read from it;
+  directory; a path with ``/`` or ending in ``.py`` counts as a file), with its folder first on
+  ``sys.path`` as ``python PATH.py`` would put it (so ``from prompts import ...`` finds the file's own
+  ``prompts.py``), then ``ATTR`` is read from it;
 - ``package.module:ATTR``: the module is imported (installed, or importable from the working
   directory), then ``ATTR`` is read.
 
@@ -204,6 +206,9 @@ def _file_module(target: str, name: str) -> ModuleType:
     if spec is None or spec.loader is None:
         raise ConfigurationError(f"graph file {target} cannot be loaded as Python (model spec 'graph:{name}')")
     module = importlib.util.module_from_spec(spec)
+    folder = str(resolved.parent)
+    if folder not in sys.path:  # as `python FILE.py` does: the file's own modules (prompts.py ...) import by name
+        sys.path.insert(0, folder)
     sys.modules[module_name] = module  # dataclasses, pydantic and typing look the module up by name
     try:
         spec.loader.exec_module(module)
@@ -437,7 +442,9 @@ def check(name: str, settings: ModelSettings) -> None:
         return
     try:
         provider = get_provider(prefix)
-        if provider.check is not None:  # what models.check_model does, without a cycle through wildtoolbench.models.candidate
+        if (
+            provider.check is not None
+        ):  # what models.check_model does, without a cycle through wildtoolbench.models.candidate
             provider.check(target, ModelSettings())
     except ConfigurationError as exc:
         raise ConfigurationError(f"graph:{name}: its {DECLARED_MODEL_ATTR} {declared!r} cannot work: {exc}") from None

@@ -27,9 +27,9 @@ import hashlib
 import inspect
 from typing import Any
 
+from wildtoolbench.models.providers.graph import OBJECT_PREFIX
 from wildtoolbench.models.registry import ConfigurationError
 
-from wildtoolbench.models.providers.graph import OBJECT_PREFIX
 
 def is_object_spec(spec: str) -> bool:
     """Whether the model ``spec`` names an in-process object (``graph:object:...``)."""
@@ -85,7 +85,11 @@ def object_digest(value: Any) -> str:
     elif inspect.isfunction(value) or inspect.isclass(value) or inspect.ismethod(value):
         parts = [_code_text(value)]
     else:
-        parts = [f"{type(value).__module__}.{type(value).__qualname__}", _code_text(type(value)), *chat_model_specs(value)]
+        parts = [
+            f"{type(value).__module__}.{type(value).__qualname__}",
+            _code_text(type(value)),
+            *chat_model_specs(value),
+        ]
     return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 

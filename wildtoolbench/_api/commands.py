@@ -35,7 +35,9 @@ def chat_model(spec: str = "local", **settings: Any) -> Any:
     return resolve_model(spec, ModelSettings(**settings))
 
 
-def load_dataset(dataset: str | Path | None = None, *, tasks: int | None = None, lang: str = "en", pull: bool = False) -> list[Any]:
+def load_dataset(
+    dataset: str | Path | None = None, *, tasks: int | None = None, lang: str = "en", pull: bool = False
+) -> list[Any]:
     """Read and check a dataset's sessions, as ``wtb validate`` and ``wtb eval`` read them (docs/dataset.md).
 
     Args:
@@ -198,7 +200,9 @@ def generate(
     }  # fmt: skip
     unknown = sorted(set(settings) - known)
     if unknown:
-        raise TypeError(f"generate() got unknown setting(s) {', '.join(unknown)}; the settings are {', '.join(sorted(known))}")
+        raise TypeError(
+            f"generate() got unknown setting(s) {', '.join(unknown)}; the settings are {', '.join(sorted(known))}"
+        )
     for name in ("audit_reference",):
         if settings.get(name) is not None:
             settings[name] = Path(settings[name])

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from wildtoolbench._api.run import EvalRun, read_run
+from wildtoolbench._api.run import EvalRun, read_eval_run
 
 SETTING_ALIASES = {"lang": "language"}
 """Keywords named as the command line names them (``lang`` for ``--lang``) and the option they set."""
@@ -116,9 +116,7 @@ def eval_options(model: Any, dataset: str | Path | None, out: str | Path | None,
         if given.get(name) is not None:
             given[name] = str(getattr(given[name], "value", given[name])).lower()  # "zh", Lang.zh
     spec = model_spec(model, given)
-    return EvalOptions(
-        dataset=dataset_option(dataset), model=spec, out=None if out is None else Path(out), **given
-    )
+    return EvalOptions(dataset=dataset_option(dataset), model=spec, out=None if out is None else Path(out), **given)
 
 
 @contextlib.contextmanager
@@ -162,8 +160,10 @@ def _run_settings(folder: Path) -> dict[str, Any]:
 def infrastructure_lines(errors: Iterable[dict[str, Any]], out: Path | None) -> list[str]:
     """The message of the ``InfrastructureErrors`` an evaluation raises: how many sessions, where to retry, each one."""
     errors = list(errors)
-    where = f"kept in {out}/errors.jsonl; evaluate again with out={str(out)!r} to retry them" if out else (
-        "out=None kept nothing: give out= to retry only them"
+    where = (
+        f"kept in {out}/errors.jsonl; evaluate again with out={str(out)!r} to retry them"
+        if out
+        else ("out=None kept nothing: give out= to retry only them")
     )
     lines = [f"error: infrastructure errors in {len(errors)} sessions (not scored; {where}):"]
     for entry in errors[:20]:
@@ -191,7 +191,7 @@ def _evaluate_in(options: Any, shown_out: Path | None) -> EvalRun:
         failed = True
     settings = _run_settings(options.out)
     dataset = Path(settings.get("dataset") or dataset_option(options.dataset) or "")
-    run = read_run(
+    run = read_eval_run(
         options.out,
         dataset,
         tasks=int(settings.get("tasks") or 4),
@@ -224,7 +224,9 @@ def _loop_running() -> bool:
     return True
 
 
-def evaluate(model: Any = None, dataset: str | Path | None = None, out: str | Path | None = None, **settings: Any) -> EvalRun:
+def evaluate(
+    model: Any = None, dataset: str | Path | None = None, out: str | Path | None = None, **settings: Any
+) -> EvalRun:
     """Evaluate ``model`` on the sessions of ``dataset`` as ``wtb eval`` does, and return the scored run.
 
     Args:

@@ -166,9 +166,7 @@ def _json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-def task_rows(
-    scored: Sequence[Mapping[str, Any]], sessions: Mapping[str, Any], language: str = "en"
-) -> list[TaskRow]:
+def eval_task_rows(scored: Sequence[Mapping[str, Any]], sessions: Mapping[str, Any], language: str = "en") -> list[TaskRow]:
     """The :class:`TaskRow` of every task of the score lines ``scored`` (``{"id", "results": [...]}``).
 
     Args:
@@ -194,7 +192,9 @@ def task_rows(
                     session_id=session_id,
                     task_index=index,
                     task_type=types[index] if index < len(types) else None,
-                    turn_subtype=FIRST_TURN if index == 0 else (subtypes[index - 1] if index - 1 < len(subtypes) else None),
+                    turn_subtype=FIRST_TURN
+                    if index == 0
+                    else (subtypes[index - 1] if index - 1 < len(subtypes) else None),
                     label=str(task.get("label")),
                     optimal=bool(task.get("is_optimal")),
                     error_category=found.category if found else None,
@@ -205,7 +205,7 @@ def task_rows(
     return rows
 
 
-def read_run(
+def read_eval_run(
     folder: Path,
     dataset: Path,
     *,
@@ -238,7 +238,7 @@ def read_run(
     sessions = {s.id: s for s in load_sessions(dataset, tasks=tasks, language=language)} if scored else {}
     return EvalRun(
         metrics=metrics,
-        tasks=task_rows(scored, sessions, language),
+        tasks=eval_task_rows(scored, sessions, language),
         errors=_json_lines(folder / ERRORS_FILE),
         out=out,
         model_name=metrics.get("model_name"),
