@@ -1,0 +1,249 @@
+"""The public Python API (issue 36, docs/guides/scripting.md): ``wildtoolbench.evaluate`` / ``aevaluate`` with a spec
+string and with each kind of object, ``EvalRun`` against ``metric.json`` and the fixtures' published values,
+``out=None`` leaving nothing on disk, errors raised with the command line's messages, the lazy package root.
+
+The in-process agent factory against a loopback server is tests/integration/test_user_agent_folder.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import types
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import wildtoolbench
+from tests.support import candidate_graphs
+from tests.support.agent_runs import jsonl
+from wildtoolbench.bench.demo_data import bundled_demo_sessions
+
+CANDIDATES = ["oracle", "noisy", "wrong_name", "over_ask"]
+DEMO = bundled_demo_sessions()
+DEMO_ORACLE = f"replay:{DEMO.with_name('demo_candidates.jsonl')}#oracle"
+
+
+def expected_metric(reference_dir: Path, candidate: str) -> dict:
+    return next(
+        row["metric"] for row in jsonl(reference_dir / "expected_metrics.jsonl") if row["candidate"] == candidate
+    )
+
+
+def without_name(metric: dict) -> dict:
+    return {key: value for key, value in metric.items() if key != "model_name"}
+
+
+@pytest.mark.parametrize("candidate", CANDIDATES)
+def test_spec_string_run_equals_published_metric_and_accessors(reference_dir, tmp_path, candidate):
+    out = tmp_path / "run"
+    run = wildtoolbench.evaluate(
+        f"replay:{reference_dir / 'candidates.jsonl'}#{candidate}",
+        reference_dir / "sessions.jsonl",
+        out,
+        progress=False,
+    )
+    metric = json.loads((out / "metric.json").read_text(encoding="utf-8"))
+    assert run.metrics == metric == expected_metric(reference_dir, candidate)
+    assert run.out == out and run.model_name == candidate and run.errors == []
+    total = metric["total_info"]
+    assert run.task_accuracy == total["task"]["accuracy"]
+    assert run.session_accuracy == total["session"]["accuracy"]
+    assert run.optimal_path_rate == metric["optimal_info"]["Total"]["accuracy"]
+    assert run.accomplish_progress_rate == metric["progress_info"]["Total"]["rate"]
+    assert run.task_type_accuracy == {k: v["accuracy"] for k, v in metric["task_type_info"].items()}
+    assert run.turn_subtype_accuracy == {k: v["accuracy"] for k, v in metric["turn_subtype_info"].items()}
+    # the rows count what the metric counts
+    assert len(run.tasks) == total["task"]["total_count"]
+    assert sum(row.correct for row in run.tasks) == total["task"]["correct_count"]
+    by_type = Counter(row.task_type for row in run.tasks)
+    for name, bucket in metric["task_type_info"].items():
+        if name != "Multi-Tool":
+            assert by_type[name] == bucket["total_count"], name
+            assert sum(r.correct for r in run.tasks if r.task_type == name) == bucket["correct_count"], name
+    subtypes = Counter(row.turn_subtype for row in run.tasks)
+    assert subtypes["First Turn"] == metric["turn_subtype_info"]["First Turn"]["total_count"]
+    for name in ("Coreferential Reference", "Partial Information", "Long-Range Dependency"):
+        assert subtypes[name] == metric["turn_subtype_info"][name]["total_count"], name
+    failed = [row for row in run.tasks if not row.correct]
+    assert all(row.error_category for row in failed) and not any(r.error_category for r in run.tasks if r.correct)
+    scored = jsonl(out / "score.jsonl")
+    assert [(r.session_id, r.task_index) for r in run.tasks] == [
+        (line["id"], index) for line in scored for index in range(len(line["results"]))
+    ]
+    assert all(row.steps >= 1 for row in run.tasks)
+
+
+def test_out_none_leaves_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    run = wildtoolbench.evaluate(DEMO_ORACLE, progress=False)
+    assert run.out is None
+    assert run.metrics["total_info"]["task"] == {"accuracy": 1.0, "correct_count": 24, "total_count": 24}
+    assert len(run.tasks) == 24
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tmp"]  # no runs/ folder
+    assert list(scratch.iterdir()) == []  # the temporary run folder is gone
+
+
+def test_sync_async_and_inside_a_running_loop_agree(reference_dir):
+    spec = f"replay:{reference_dir / 'candidates.jsonl'}#noisy"
+    dataset = reference_dir / "sessions.jsonl"
+    sync = wildtoolbench.evaluate(spec, dataset, progress=False)
+    from_async = asyncio.run(wildtoolbench.aevaluate(spec, dataset, progress=False))
+
+    async def notebook_cell():  # a running loop in this thread, as in Jupyter
+        return wildtoolbench.evaluate(spec, dataset, progress=False)
+
+    in_loop = asyncio.run(notebook_cell())
+    assert sync.metrics == from_async.metrics == in_loop.metrics == expected_metric(reference_dir, "noisy")
+    assert sync.tasks == from_async.tasks == in_loop.tasks
+
+
+@pytest.mark.parametrize(
+    ("attribute", "kind"),
+    [("graph", "graph"), ("runnable", "runnable"), ("make_graph_no_args", "graph"), ("uncompiled", "graph")],
+)
+def test_object_candidates_equal_their_graph_spec(reference_dir, tmp_path, monkeypatch, attribute, kind):
+    """A compiled graph, a Runnable, a graph factory and a StateGraph passed as objects run as the ``graph:`` spec
+    of the module that holds them, and the replies score as the published values."""
+    candidate = "wrong_name"
+    monkeypatch.setenv(candidate_graphs.INNER_MODEL_ENV, f"replay:{reference_dir / 'candidates.jsonl'}#{candidate}")
+    dataset = reference_dir / "sessions.jsonl"
+    by_object = wildtoolbench.evaluate(getattr(candidate_graphs, attribute), dataset, tmp_path / "o", progress=False)
+    by_spec = wildtoolbench.evaluate(
+        f"graph:tests.support.candidate_graphs:{attribute}", dataset, tmp_path / "s", progress=False
+    )
+    assert (
+        without_name(by_object.metrics)
+        == without_name(by_spec.metrics)
+        == without_name(expected_metric(reference_dir, candidate))
+    )
+    assert by_object.tasks == by_spec.tasks
+    record = jsonl(tmp_path / "o" / "result.jsonl")[0]
+    assert record["candidate"]["kind"] == kind
+    assert record["candidate"]["spec"].startswith("graph:object:")
+
+
+def test_chat_model_object_async(reference_dir):
+    spec = f"replay:{reference_dir / 'candidates.jsonl'}#over_ask"
+    model = wildtoolbench.chat_model(spec)
+    run = asyncio.run(wildtoolbench.aevaluate(model, reference_dir / "sessions.jsonl", progress=False))
+    assert without_name(run.metrics) == without_name(expected_metric(reference_dir, "over_ask"))
+
+
+def test_object_run_resumes_and_refuses_another_object(reference_dir, tmp_path, monkeypatch):
+    """The spec of an object follows its source: the same object resumes its folder, another one is refused."""
+    monkeypatch.setenv(candidate_graphs.INNER_MODEL_ENV, f"replay:{reference_dir / 'candidates.jsonl'}#oracle")
+    dataset = reference_dir / "sessions.jsonl"
+    out = tmp_path / "run"
+    first = wildtoolbench.evaluate(candidate_graphs.make_graph_no_args, dataset, out, limit=3, progress=False)
+    again = wildtoolbench.evaluate(candidate_graphs.make_graph_no_args, dataset, out, limit=3, progress=False)
+    assert first.metrics == again.metrics and again.summary["skipped"] == 3 and again.summary["evaluated"] == 0
+    with pytest.raises(ValueError) as refused:
+        wildtoolbench.evaluate(candidate_graphs.make_graph, dataset, out, limit=3, progress=False)
+    assert str(out) in str(refused.value)
+
+
+def _cli_stderr(*argv: str) -> tuple[int, str]:
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("wtb")), "eval", "--no-progress", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "LANGSMITH_TRACING": "false"},
+    )
+    return done.returncode, done.stderr
+
+
+def test_errors_carry_the_command_lines_messages(tmp_path):
+    status, stderr = _cli_stderr("--model", "nosuch:x", "--out", str(tmp_path / "a"))
+    with pytest.raises(wildtoolbench.ConfigurationError) as bad_spec:
+        wildtoolbench.evaluate("nosuch:x", out=tmp_path / "b")
+    assert status == 2 and f"error: {bad_spec.value}" in stderr.splitlines()
+
+    status, stderr = _cli_stderr("--model", DEMO_ORACLE, "--ids", "no_such_session", "--out", str(tmp_path / "c"))
+    with pytest.raises(wildtoolbench.UsageError) as bad_ids:
+        wildtoolbench.evaluate(DEMO_ORACLE, ids="no_such_session", out=tmp_path / "d")
+    assert status == 2 and str(bad_ids.value).startswith("Invalid value for '--ids'")
+    assert str(bad_ids.value) in " ".join(stderr.split())
+
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"id": "x"}\n', encoding="utf-8")
+    with pytest.raises(wildtoolbench.DatasetError) as bad_file:
+        wildtoolbench.evaluate(DEMO_ORACLE, broken, tmp_path / "e")
+    assert f"{broken}:1:" in str(bad_file.value)
+    assert not (tmp_path / "b").exists() and not (tmp_path / "d").exists() and not (tmp_path / "e").exists()
+
+
+def test_object_refused_with_server_and_workers():
+    with pytest.raises(wildtoolbench.ConfigurationError, match="cannot be sent the Python object"):
+        wildtoolbench.evaluate(candidate_graphs.graph, server="http://127.0.0.1:9")
+    with pytest.raises(wildtoolbench.ConfigurationError, match="--workers > 1"):
+        wildtoolbench.evaluate(candidate_graphs.graph, workers=2)
+
+
+def test_unknown_keyword_lists_the_settings():
+    with pytest.raises(TypeError, match="unknown setting.*trails.*trials"):
+        wildtoolbench.evaluate(DEMO_ORACLE, trails=2)
+
+
+def test_spec_of_an_object_from_another_process(tmp_path):
+    status, stderr = _cli_stderr("--model", "graph:object:my_agent:make_agent@0123456789ab", "--out", str(tmp_path))
+    assert status == 2 and "lives only in the process that passed it" in stderr
+
+
+def test_infrastructure_errors_raise_with_the_run(tmp_path):
+    """A model that cannot be reached: each session is an infrastructure error (exit status 3 on the command
+    line); the exception lists them and carries the run, whose errors are errors.jsonl."""
+    from langchain_openai import ChatOpenAI
+
+    dead = ChatOpenAI(model="nobody", base_url="http://127.0.0.1:9/v1", api_key="test-key", max_retries=0)
+    with pytest.raises(wildtoolbench.InfrastructureErrors) as failed:
+        wildtoolbench.evaluate(dead, limit=2, out=tmp_path / "run", progress=False, max_attempts=1)
+    lines = str(failed.value).splitlines()
+    assert lines[0].startswith("error: infrastructure errors in 2 sessions (not scored; kept in ")
+    assert [line.split(":")[0].strip() for line in lines[1:]] == ["wild_tool_bench_0", "wild_tool_bench_1"]
+    run = failed.value.run
+    assert run.metrics == {} and run.tasks == []
+    assert [e["id"] for e in run.errors] == [e["id"] for e in jsonl(tmp_path / "run" / "errors.jsonl")]
+
+
+def test_to_pandas_without_pandas(monkeypatch):
+    run = wildtoolbench.evaluate(DEMO_ORACLE, limit=1, progress=False)
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError, match="pip install pandas"):
+        run.to_pandas()
+    frames = types.ModuleType("pandas")
+    frames.DataFrame = lambda rows: ("frame", rows)  # the call's contract: one row per task
+    monkeypatch.setitem(sys.modules, "pandas", frames)
+    kind, rows = run.to_pandas()
+    assert kind == "frame" and rows == run.rows() and len(rows) == 4
+    assert rows[0]["session_id"] == "wild_tool_bench_0" and rows[0]["correct"] is True
+
+
+def test_load_dataset_names_and_dry_run():
+    demo = wildtoolbench.load_dataset()
+    assert [s.id for s in demo] == [s.id for s in wildtoolbench.load_dataset("demo")]
+    assert len(demo) == 6
+    run = wildtoolbench.evaluate(DEMO_ORACLE, dry_run=True)
+    assert run.metrics == {} and run.estimate["sessions"] == 6
+
+
+def test_package_root_is_lazy():
+    code = (
+        "import sys, wildtoolbench, wildtoolbench.bench.scoring;"
+        "assert 'langgraph' not in sys.modules and 'langchain_core' not in sys.modules, sorted(sys.modules);"
+        "from wildtoolbench.evaluate.command import EvalOptions;"
+        "import wildtoolbench.score.run, wildtoolbench.report.command, wildtoolbench.generate.command;"
+        "assert callable(wildtoolbench.evaluate) and wildtoolbench.evaluate.__module__ == 'wildtoolbench._api.evaluate';"
+        "assert wildtoolbench.score.__module__ == wildtoolbench.report.__module__ == 'wildtoolbench._api.commands';"
+        "assert sorted(wildtoolbench.__all__) == sorted(n for n in wildtoolbench.__all__ if getattr(wildtoolbench, n) is not None)"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
