@@ -131,6 +131,22 @@ def test_object_candidates_equal_their_graph_spec(reference_dir, tmp_path, monke
     assert record["candidate"]["spec"].startswith("graph:object:")
 
 
+@pytest.mark.parametrize("candidate", CANDIDATES)
+def test_agent_factory_object_on_a_replay_model(reference_dir, candidate):
+    """``def make_agent(tools)`` passed as a function, its model a replay candidate (``wildtoolbench.chat_model``):
+    the agent's requests take the candidate's replies in order, and the run scores as the published values."""
+    from langchain.agents import create_agent
+
+    spec = f"replay:{reference_dir / 'candidates.jsonl'}#{candidate}"
+
+    def make_agent(tools):
+        return create_agent(wildtoolbench.chat_model(spec), tools)
+
+    run = wildtoolbench.evaluate(make_agent, reference_dir / "sessions.jsonl", progress=False)
+    assert without_name(run.metrics) == without_name(expected_metric(reference_dir, candidate))
+    assert run.model_name == "test_python_api:test_agent_factory_object_on_a_replay_model.<locals>.make_agent"
+
+
 def test_chat_model_object_async(reference_dir):
     spec = f"replay:{reference_dir / 'candidates.jsonl'}#over_ask"
     model = wildtoolbench.chat_model(spec)
