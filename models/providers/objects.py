@@ -1,5 +1,5 @@
 """In-process candidates: a Python object (an agent factory, a compiled graph, a Runnable, a chat model) named
-by a generated ``graph:`` spec, so that ``wildtoolbench.evaluate(make_agent)`` runs it exactly as
+by a generated ``graph:`` spec (docs/evaluation.md §8.10), so that ``wildtoolbench.evaluate(make_agent)`` runs it exactly as
 ``wtb eval --model graph:my_agent.py:make_agent`` runs the same function from its file
 (docs/evaluation.md §8, docs/guides/scripting.md).
 
