@@ -263,3 +263,57 @@ def test_package_root_is_lazy():
         "assert sorted(wildtoolbench.__all__) == sorted(n for n in wildtoolbench.__all__ if getattr(wildtoolbench, n) is not None)"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_score_and_report_wrappers(tmp_path):
+    from typer.testing import CliRunner
+
+    from wildtoolbench.cli import app
+
+    run = wildtoolbench.evaluate(DEMO_ORACLE, out=tmp_path / "run", progress=False, limit=3)
+    metric = wildtoolbench.score(DEMO, tmp_path / "run" / "result.jsonl", tmp_path / "api", scoring="fixed")
+    done = CliRunner().invoke(
+        app,
+        ["score", "--dataset", str(DEMO), "--results", str(tmp_path / "run" / "result.jsonl"), "--out", str(tmp_path / "cli"), "--scoring", "fixed"],
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert metric == json.loads((tmp_path / "cli" / "metric.fixed.json").read_text(encoding="utf-8"))
+    assert metric["total_info"]["task"]["total_count"] == len(run.tasks) == 12
+    page = wildtoolbench.report(tmp_path / "run", tmp_path / "report", resamples=50)
+    assert page == tmp_path / "report" / "index.html" and page.is_file()
+    assert (tmp_path / "report" / "report.md").is_file()
+    with pytest.raises(wildtoolbench.UsageError, match="given twice"):
+        wildtoolbench.report([tmp_path / "run", tmp_path / "run"], tmp_path / "report2")
+
+
+def test_generate_wrapper_equals_the_command(shared_dir, tmp_path):
+    from typer.testing import CliRunner
+
+    from tests.support.gen_scripts import session_script
+    from wildtoolbench.bench.generation import load_tool_lists, plan_sessions, select_type_paths
+    from wildtoolbench.cli import app
+    from wildtoolbench.models.providers import scripted
+
+    lines = (shared_dir / "data" / "tools_en.jsonl").read_text(encoding="utf-8").splitlines()
+    tools = tmp_path / "tools.jsonl"
+    tools.write_text("\n".join(lines[20:22]) + "\n", encoding="utf-8")
+    plans = plan_sessions(load_tool_lists(tools), select_type_paths(4, None, 2, 5), seed=5, language="en", year=2025)
+    script = tmp_path / "roles.json"
+    script.write_text(json.dumps({"sessions": {p.key: session_script(p.as_state()) for p in plans}}), encoding="utf-8")
+    spec = f"scripted:{script}"
+    settings = {"samples": 2, "seed": 5, "year": 2025, "vague_rate": 0.0, "concurrency": 1}
+    scripted.reset()
+    made = wildtoolbench.generate(tools, tmp_path / "api", model=spec, progress=False, **settings)
+    scripted.reset()
+    done = CliRunner().invoke(
+        app,
+        ["generate", "--tools", str(tools), "--out", str(tmp_path / "cli"), "--model", spec, "--samples", "2",
+         "--seed", "5", "--year", "2025", "--vague-rate", "0", "--concurrency", "1", "--no-progress"],
+    )  # fmt: skip
+    scripted.reset()
+    assert done.exit_code == 0, done.output
+    assert made == tmp_path / "api" / "sessions.jsonl"
+    assert made.read_text(encoding="utf-8") == (tmp_path / "cli" / "sessions.jsonl").read_text(encoding="utf-8")
+    assert len(jsonl(made)) == 2
+    with pytest.raises(TypeError, match="sample"):
+        wildtoolbench.generate(tools, tmp_path / "x", sample=2)
