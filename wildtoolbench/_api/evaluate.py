@@ -144,8 +144,7 @@ def cli_errors() -> Iterator[None]:
         except typer.Exit as exc:
             if exc.exit_code == INTERRUPTED:
                 raise KeyboardInterrupt("interrupted; evaluate again with the same out to resume") from None
-            if exc.exit_code:
-                raise RuntimeError(f"the command stopped with exit status {exc.exit_code}") from None
+            raise RuntimeError(f"the command stopped with exit status {exc.exit_code}") from None
 
 
 def _run_settings(folder: Path) -> dict[str, Any]:
