@@ -318,3 +318,34 @@ def test_generate_wrapper_equals_the_command(shared_dir, tmp_path):
     assert len(jsonl(made)) == 2
     with pytest.raises(TypeError, match="sample"):
         wildtoolbench.generate(tools, tmp_path / "x", sample=2)
+
+
+def test_keywords_are_the_command_lines_options(reference_dir, tmp_path):
+    """ids as a list, lang, scoring and trials given as keywords make the run the same options make on the
+    command line: the same files, the same numbers."""
+    from typer.testing import CliRunner
+
+    from wildtoolbench.cli import app
+
+    spec = f"replay:{reference_dir / 'candidates.jsonl'}#noisy"
+    dataset = reference_dir / "sessions.jsonl"
+    done = CliRunner().invoke(
+        app,
+        ["eval", "--model", spec, "--dataset", str(dataset), "--ids", "0,3", "--ids", "wild_tool_bench_5", "--lang", "zh",
+         "--scoring", "fixed", "--trials", "2", "--out", str(tmp_path / "cli"), "--no-progress"],
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    run = wildtoolbench.evaluate(
+        spec, dataset, tmp_path / "api", ids=[0, 3, "wild_tool_bench_5"], lang="zh", scoring="fixed", trials=2,
+        progress=False,
+    )  # fmt: skip
+    for name in ("metric.fixed.json", "trials.fixed.json", "summary_metrics.fixed.json"):
+        assert (tmp_path / "api" / name).read_text("utf-8") == (tmp_path / "cli" / name).read_text("utf-8"), name
+    assert run.metrics == json.loads((tmp_path / "cli" / "metric.fixed.json").read_text("utf-8"))
+    assert run.scoring == "fixed" and run.language == "zh" and run.trials is not None
+    assert sorted({row.session_id for row in run.tasks}) == [
+        "wild_tool_bench_0",
+        "wild_tool_bench_3",
+        "wild_tool_bench_5",
+    ]
+    assert run.metrics["total_info"]["session"]["total_count"] == 3
