@@ -141,10 +141,15 @@ def test_user_folder_agent_from_cli_and_api(reference_dir, user_folder, tmp_path
         for name in ("USER_AGENT_MODEL", "USER_AGENT_BASE_URL", "OPENAI_API_KEY"):
             monkeypatch.setenv(name, env[name])
         monkeypatch.syspath_prepend(str(user_folder))
-        for name in ("bench", "graphs", "models", "nodes", "prompts", "state", "wtb", "my_agent"):
-            sys.modules.pop(name, None)  # the user's modules, not anything else of that name
-        make_agent = importlib.import_module("my_agent").make_agent
-        run = wildtoolbench.evaluate(make_agent, dataset, tmp_path / "api", progress=False)
+        user_modules = ("bench", "graphs", "models", "nodes", "prompts", "state", "wtb", "my_agent")
+        for name in user_modules:
+            monkeypatch.delitem(sys.modules, name, raising=False)  # the user's modules, not anything else of that name
+        try:
+            make_agent = importlib.import_module("my_agent").make_agent
+            run = wildtoolbench.evaluate(make_agent, dataset, tmp_path / "api", progress=False)
+        finally:
+            for name in user_modules:
+                sys.modules.pop(name, None)  # the user's modules leave with the test
 
     openai_metric = json.loads((tmp_path / "openai" / "metric.json").read_text())
     cli_metric = json.loads((tmp_path / "cli" / "metric.json").read_text())
