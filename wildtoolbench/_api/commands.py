@@ -95,7 +95,7 @@ def score(
     import json
 
     from wildtoolbench.audit.command import score_results_with_errata
-    from wildtoolbench.score.run import score_files
+    from wildtoolbench.score.outputs import score_files
 
     with cli_errors():
         score_results_with_errata(

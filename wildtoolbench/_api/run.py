@@ -166,7 +166,9 @@ def _json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-def eval_task_rows(scored: Sequence[Mapping[str, Any]], sessions: Mapping[str, Any], language: str = "en") -> list[TaskRow]:
+def eval_task_rows(
+    scored: Sequence[Mapping[str, Any]], sessions: Mapping[str, Any], language: str = "en"
+) -> list[TaskRow]:
     """The :class:`TaskRow` of every task of the score lines ``scored`` (``{"id", "results": [...]}``).
 
     Args:
@@ -230,7 +232,7 @@ def read_eval_run(
     """
     from wildtoolbench.bench.schema import load_sessions
     from wildtoolbench.common.run_folder import ERRORS_FILE, SUMMARY_FILE
-    from wildtoolbench.score.run import score_files, trial_files
+    from wildtoolbench.score.outputs import score_files, trial_files
 
     score_file, metric_file = score_files(scoring)
     metrics = _json(folder / metric_file) or {}
