@@ -122,7 +122,7 @@ def test_help_still_lists_every_command_and_the_exit_statuses():
     text, _ = _help([])
     listed = text.split("Commands:")[1].splitlines()
     commands = [line.split()[0] for line in listed if line.startswith("  ") and line.split()]
-    assert commands[:11] == [
+    assert commands[:13] == [
         "eval",
         "generate",
         "validate",
@@ -133,6 +133,8 @@ def test_help_still_lists_every_command_and_the_exit_statuses():
         "diff",
         "gate",
         "review",
+        "variants",
+        "ablate",
         "data",
     ]
     assert "Exit status: 0 done; 1 an input file's content is bad" in _flat(text)

@@ -67,8 +67,10 @@ def report_command(
     Exit status 2 for a folder or file named here that does not exist, or a folder named twice; 1 for a
     folder or dataset whose content cannot be reported on (docs/cli.md §2).
     """
-    from wildtoolbench.common.shareable import full_paths as keep_full_paths
     from wildtoolbench.report.command import report
 
-    with exit_on_error(), keep_full_paths(full_paths):
-        report(run_dirs, out, dataset=dataset, seed=seed, resamples=resamples, audit=audit, errata=errata)
+    with exit_on_error():
+        report(
+            run_dirs, out, dataset=dataset, seed=seed, resamples=resamples, audit=audit, errata=errata,
+            full_paths=full_paths,
+        )

@@ -27,17 +27,21 @@ def report(
     resamples: int = 2000,
     audit: bool = False,
     errata: Path | None = None,
+    full_paths: bool = False,
 ) -> None:
     """``wtb report``: :func:`write_report` of ``run_dirs``, each folder named once (``audit``, ``errata``:
-    the audit section, docs/audit.md).
+    the audit section, docs/audit.md; ``full_paths``: keep absolute paths in the outputs, docs/cli.md §4).
 
     Raises:
         UsageError: a run folder is given twice (exit 2).
         wildtoolbench.report.run_data.ReportError, BadInput: as :func:`write_report` (exit 1).
     """
+    from wildtoolbench.common.shareable import full_paths as keep_full_paths
+
     if len({path.resolve() for path in run_dirs}) != len(run_dirs):
         raise UsageError("a run folder is given twice", "run_dirs")
-    write_report(run_dirs, out, dataset=dataset, seed=seed, resamples=resamples, audit=audit, errata=errata)
+    with keep_full_paths(full_paths):
+        write_report(run_dirs, out, dataset=dataset, seed=seed, resamples=resamples, audit=audit, errata=errata)
 
 
 def write_report(

@@ -105,7 +105,7 @@ def audit_duplicates(store: Any, language: str) -> None:
     from wildtoolbench.bench.audit_duplicates import NEAR_DUPLICATE_THRESHOLD
     from wildtoolbench.bench.schema import fields_for
     from wildtoolbench.review.checks import finding_json
-    from wildtoolbench.review.duplicates import create_tables, index_sessions, signature
+    from wildtoolbench.review.duplicates import create_tables, duplicate_signature, index_duplicate_keys
     from wildtoolbench.review.store import _dump
 
     side = fields_for(language)
@@ -117,7 +117,7 @@ def audit_duplicates(store: Any, language: str) -> None:
         positions: list[int] = []
         for row in db.execute("SELECT pos, current FROM sessions ORDER BY pos"):
             session = json.loads(row["current"])
-            index_sessions(db, [(row["pos"], *signature(session, language))])
+            index_duplicate_keys(db, [(row["pos"], *duplicate_signature(session, language))])
             tools = session.get(side.tools)
             names = [
                 {"function": {"name": t["function"]["name"]}}

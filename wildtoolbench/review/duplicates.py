@@ -35,7 +35,7 @@ def _hash(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=7).digest(), "big")
 
 
-def signature(session: Mapping[str, Any], language: str) -> tuple[str, list[int]]:
+def duplicate_signature(session: Mapping[str, Any], language: str) -> tuple[str, list[int]]:
     """``(exact key hash, shingle hashes)`` of a session on ``language``'s side (docs/audit.md §4)."""
     side = fields_for(language)
     key = json.dumps(exact_key(session, side.tasks, side.tools), ensure_ascii=False)
@@ -50,7 +50,7 @@ def create_tables(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
-def index_sessions(db: sqlite3.Connection, items: Iterable[tuple[int, str, list[int]]]) -> None:
+def index_duplicate_keys(db: sqlite3.Connection, items: Iterable[tuple[int, str, list[int]]]) -> None:
     """Put ``(pos, exact key hash, shingle hashes)`` of sessions into the index, replacing what it held for them."""
     for pos, exact, hashes in items:
         db.execute("DELETE FROM dup_shingles WHERE pos = ?", (pos,))
@@ -123,9 +123,9 @@ def refresh_after_edit(db: sqlite3.Connection, pos: int, edited: Mapping[str, An
     if state is not None and state[0] != "done":
         return {}
     before = set(partners(db, pos))
-    index_sessions(db, [(pos, *signature(edited, language))])
+    index_duplicate_keys(db, [(pos, *duplicate_signature(edited, language))])
     after = set(partners(db, pos))
     return {affected: findings_for(db, affected) for affected in {pos} | before | after}
 
 
-__all__ = ["create_tables", "findings_for", "index_sessions", "partners", "refresh_after_edit", "signature"]
+__all__ = ["create_tables", "duplicate_signature", "findings_for", "index_duplicate_keys", "partners", "refresh_after_edit"]
