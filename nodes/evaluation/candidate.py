@@ -10,16 +10,18 @@ response and token usage in the task result.
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from wildtoolbench.models.agent_loop import AGENT_RUN_KEY, AGENT_STEPS_KEY, new_slot_key
-from wildtoolbench.models.cache import TRIAL_KEY, current_trial
+from wildtoolbench.models.cache import TRIAL_KEY, cache_scope, current_trial
 from wildtoolbench.models.prefix import continuing
 from wildtoolbench.models.providers.replay import REQUEST_INDEX_KEY, SESSION_KEY
 from wildtoolbench.models.transport import RetryPolicy, current_usage
+from wildtoolbench.nodes.evaluation.carried_cache import CarriedCache
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
 from wildtoolbench.nodes.evaluation.state import EvaluationState
 from wildtoolbench.nodes.tracing import annotate_current_run, annotate_evaluation_node
@@ -35,6 +37,13 @@ def candidate_model(context: EvaluationContext) -> Any:
         ConfigurationError: bad model spec; whatever the provider raises on bad settings.
     """
     return context.candidate.runnable()
+
+
+def _input_trial(state: EvaluationState) -> int | None:
+    """The trial index the graph input gave (``EvaluationInput.trial``, a server run of ``wtb eval --trials``),
+    when it is a whole number >= 1; else ``None`` (docs/trials.md §1)."""
+    trial = state.get("trial")
+    return trial if isinstance(trial, int) and not isinstance(trial, bool) and trial >= 1 else None
 
 
 def retry_policy(context: EvaluationContext) -> RetryPolicy:
@@ -93,7 +102,7 @@ async def call_candidate(
     candidate = context.candidate
     info = state.get("candidate") or candidate.describe(load=True)
     slot = state.get("agent_run") or (new_slot_key() if info.get("kind") == AGENT else None)
-    trial = current_trial()
+    trial = current_trial() or _input_trial(state)
     metadata = {
         **({TRIAL_KEY: trial} if trial is not None else {}),
         SESSION_KEY: state["session_id"],
@@ -107,7 +116,8 @@ async def call_candidate(
     annotate_current_run({"candidate": info})
     where = {"task": state["task_idx"], "step": state["step"]}
     started = time.perf_counter()
-    with continuing(f"session:{state['session_id']}"):  # a local server keeps the session in one slot
+    carried = CarriedCache(state.get("replies")) if "replies" in state else None  # a client's cache, §8.1
+    with continuing(f"session:{state['session_id']}"), cache_scope(carried) if carried is not None else nullcontext():
         reply = await candidate.respond(
             state["messages"],
             state["tools"],
@@ -134,6 +144,10 @@ async def call_candidate(
     update: dict[str, Any] = {} if state.get("candidate") == info else {"candidate": info}
     if slot and slot != state.get("agent_run"):
         update["agent_run"] = slot
+    if carried is not None and carried.paid:
+        update["paid"] = carried.paid
+    if carried is not None and carried.served:
+        update["served"] = carried.served
     return {
         **update,
         "response": reply.response,

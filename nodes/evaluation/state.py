@@ -8,6 +8,8 @@ from langchain_core.messages import AnyMessage, BaseMessage, BaseMessageChunk, R
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 from typing_extensions import TypedDict  # pydantic (Studio schemas) needs it before Python 3.12
 
+from wildtoolbench.nodes.evaluation.carried_cache import add_served, merge_paid
+
 
 def append_messages(left: list[AnyMessage] | None, right: Any) -> list[AnyMessage]:
     """Reducer of ``EvaluationState.messages`` (docs/evaluation.md §7): ``right`` appended to ``left``,
@@ -39,13 +41,23 @@ class EvaluationInput(TypedDict, total=False):
     """A dataset line (docs/dataset.md)."""
     session_id: str
     """``wild_tool_bench_<N>``, when ``session`` is not given."""
+    trial: int
+    """The trial index of this evaluation (``wtb eval --trials`` on a server, docs/trials.md §1); absent: none."""
+    replies: dict[str, Any]
+    """Cache entries the client carries for this session-trial (``{key: entry}``, docs/trials.md §8.1); present
+    (even empty) when the client runs with ``--cache``: the replies paid for come back in ``paid``."""
 
 
-class EvaluationOutput(TypedDict):
-    """Graph output: the session's docs/evaluation.md §5 result line."""
+class EvaluationOutput(TypedDict, total=False):
+    """Graph output: the session's docs/evaluation.md §5 result line (always there), and with a carried
+    cache (``EvaluationInput.replies``) the replies paid for and those served (docs/trials.md §8.1)."""
 
     record: dict[str, Any]
     """``{"id", "model_name", "result": [per task] | "Error during inference: ..."}``."""
+    paid: dict[str, Any]
+    """``{key: cache entry}`` of the replies this run paid for."""
+    served: list[list[int]]
+    """``[input tokens, output tokens]`` of each reply served from ``replies``."""
 
 
 class EvaluationState(TypedDict, total=False):
@@ -93,5 +105,13 @@ class EvaluationState(TypedDict, total=False):
     """Human-readable cause of ``error`` (the reference's own message is often empty)."""
     record: dict[str, Any]
     """The finished docs/evaluation.md §5 line (set by ``finish_session``)."""
+    trial: int
+    """The trial index given in the input (a server run of ``wtb eval --trials``), else absent."""
+    replies: dict[str, Any]
+    """The cache entries carried in by the client (``EvaluationInput.replies``)."""
+    paid: Annotated[dict[str, Any], merge_paid]
+    """Replies paid for while a carried cache is on (``{key: entry}``, sent back to the client)."""
+    served: Annotated[list[list[int]], add_served]
+    """Token counts of the replies served from the carried cache."""
     candidate: dict[str, Any]
     """Which kind of candidate runs (``wildtoolbench.models.candidate.describe_candidate``); copied into the record."""

@@ -191,14 +191,15 @@ def check_workers(context: EvaluationContext, *, server: str | None, langsmith_d
 
 
 def check_trial_options(options: EvalOptions) -> None:
-    """``--trials``, ``--cache`` and ``--until-decided`` run the sessions in this process, and
-    ``--until-decided`` needs its baseline and budget (docs/trials.md §1, §7, §8).
+    """``--trials``, ``--cache`` and ``--until-decided`` are checked, and ``--until-decided`` needs its baseline
+    and budget (docs/trials.md §1, §7, §8).
 
     Raises:
         UsageError: ``--trials`` below 1, ``--max-trials`` below 2, ``--baseline`` / ``--max-trials`` without
             ``--until-decided`` (or it without them), ``--until-decided`` with ``--trials``, a ``--baseline`` that
             is not a folder (exit 2).
-        models.ConfigurationError: combined with ``--server``, ``--workers`` > 1 or ``--langsmith-dataset`` (exit 2).
+        models.ConfigurationError: combined with ``--langsmith-dataset`` (exit 2). With ``--server`` and
+            ``--workers`` they run as in one process (docs/trials.md §8.1).
     """
     if options.trials < 1:
         raise UsageError(f"must be >= 1, got {options.trials}", "--trials")
@@ -228,12 +229,8 @@ def check_trial_options(options: EvalOptions) -> None:
     ]
     if not uses:
         return
-    for other, given in (
-        ("--server", bool(options.server)),
-        ("--workers > 1", options.workers > 1),
-        ("--langsmith-dataset", bool(options.langsmith_dataset)),
-    ):
-        if given:
-            raise ConfigurationError(
-                f"{uses[0]} runs the sessions in this process and cannot be combined with {other} (docs/trials.md §1)"
-            )
+    if options.langsmith_dataset:  # a LangSmith experiment runs each example once, in its own harness
+        raise ConfigurationError(
+            f"{uses[0]} cannot be combined with --langsmith-dataset (an experiment runs each session once; "
+            "docs/trials.md §1)"
+        )

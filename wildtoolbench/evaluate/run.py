@@ -45,24 +45,33 @@ def run_sessions(plan: EvalPlan, trials: Mapping[str, int] | None = None) -> run
             from wildtoolbench.remote import run_eval_remote  # the LangGraph SDK: only for --server
 
             run = functools.partial(run_eval_remote, server=options.server, no_trace=options.no_trace)
-        more: dict[str, Any] = {"workers": options.workers} if options.workers > 1 else {}
-        if trials is not None or options.trials > 1:
-            more["trials"] = trials if trials is not None else options.trials
-        if options.cache is not None:
-            from wildtoolbench.evaluate.request_cache import open_request_cache
+        return run(plan.sessions, plan.context, plan.out, **run_arguments(plan, trials))
 
-            more["cache"] = open_request_cache(options.cache, trust=options.cache_trust)
-        return run(
-            plan.sessions,
-            plan.context,
-            plan.out,
-            concurrency=plan.concurrency,
-            overwrite=options.overwrite,
-            progress=options.progress,
-            prices=plan.prices,
-            settings={"tasks": plan.tasks, **({"trials": options.trials} if options.trials > 1 else {})},
-            **more,
-        )
+
+def run_arguments(plan: EvalPlan, trials: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """The keyword arguments :func:`run_sessions` gives the batch runner for ``plan`` (a sweep gives each model
+    the same, docs/guides/sweeps.md): concurrency, overwrite, progress, prices, the recorded settings, and
+    ``workers``, ``trials`` (``trials`` or ``--trials``) and the request cache when they apply.
+
+    Raises:
+        OSError: the ``--cache`` folder cannot be made.
+    """
+    options = plan.options
+    more: dict[str, Any] = {"workers": options.workers} if options.workers > 1 else {}
+    if trials is not None or options.trials > 1:
+        more["trials"] = trials if trials is not None else options.trials
+    if options.cache is not None:
+        from wildtoolbench.evaluate.request_cache import open_request_cache
+
+        more["cache"] = open_request_cache(options.cache, trust=options.cache_trust, candidate=plan.context.candidate)
+    return {
+        "concurrency": plan.concurrency,
+        "overwrite": options.overwrite,
+        "progress": options.progress,
+        "prices": plan.prices,
+        "settings": {"tasks": plan.tasks, **({"trials": options.trials} if options.trials > 1 else {})},
+        **more,
+    }
 
 
 def finish_run(plan: EvalPlan, summary: runner.RunSummary) -> None:

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from wildtoolbench.bench.harness import error_record, with_language
+from wildtoolbench.models.cache import current_cache, current_trial
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
 from wildtoolbench.remote.client import RunReply, ServerFailure, connect, display_url, wait_for_run
 from wildtoolbench.runner.accounting import Prices, RunSummary
@@ -83,6 +84,44 @@ def record_usage(record: Mapping[str, Any]) -> dict[str, Any]:
         "output_tokens": output_tokens,
         "retried_requests": [],
     }
+
+
+def run_input(session: Mapping[str, Any], trial: int | None, cache: Any) -> dict[str, Any]:
+    """The graph input of one session-trial on the server: the session, its trial index inside a run of
+    trials (docs/trials.md §1), and with a cache the entries the client holds for it (``replies``, present
+    even when empty: it asks the server to send back what it pays for; docs/trials.md §8.1)."""
+    payload: dict[str, Any] = {"session": dict(session)}
+    if trial is not None:
+        payload["trial"] = trial
+    if cache is not None:
+        entries = getattr(cache, "entries_for", None)
+        payload["replies"] = entries(session["id"], trial or 1) if entries is not None else {}
+    return payload
+
+
+def keep_paid(usage: dict[str, Any], cache: Any, output: Mapping[str, Any], session_id: str, trial: int) -> None:
+    """After a server run with a carried cache: store the replies it paid for (``output["paid"]``) in the
+    client's cache, count its hits and misses, and take the replies it served (``output["served"]``) out of
+    ``usage`` (they cost nothing: ``cache_hits``, as a local run counts them; docs/trials.md §8)."""
+    served = output.get("served")
+    served = [s for s in served if _pair(s)] if isinstance(served, list) else []
+    if served:
+        usage["requests"] = max(0, usage["requests"] - len(served))
+        usage["attempts"] = max(0, usage["attempts"] - len(served))
+        usage["input_tokens"] = max(0, usage["input_tokens"] - sum(s[0] for s in served))
+        usage["output_tokens"] = max(0, usage["output_tokens"] - sum(s[1] for s in served))
+        usage["cache_hits"] = len(served)
+    stored = cache.store_entries(output.get("paid") or {}, session_id, trial) if hasattr(cache, "store_entries") else 0
+    if hasattr(cache, "count_remote"):
+        cache.count_remote(len(served), stored)
+
+
+def _pair(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)
+    )
 
 
 def is_refused(error_class: str, message: str) -> bool:
@@ -165,12 +204,14 @@ class RemoteEvaluation:
         record: dict[str, Any] | None = None
         error: dict[str, Any] | None = None
         thread_id = str(uuid.uuid4())
+        trial, cache = current_trial(), current_cache()
+        payload = run_input(session, trial, cache)
         try:
             reply = await wait_for_run(
                 self.client,
                 self.graph_id,
                 thread_id=thread_id,
-                input={"session": dict(session)},
+                input=payload,
                 context=context_payload(context),
                 metadata={**config["metadata"], "wtb_batch_id": self.batch_id},
                 config={"run_name": config["run_name"], "tags": config["tags"]},
@@ -181,6 +222,9 @@ class RemoteEvaluation:
         else:
             record, error = self._outcome(session_id, context, model_name, reply)
         usage = record_usage(record) if record is not None else record_usage({})
+        if cache is not None and error is None:
+            output = reply.output or {}
+            keep_paid(usage, cache, output, session_id, trial or 1)
         usage["wall_time"] = round(time.perf_counter() - started, 6)
         if prices is not None:
             usage["cost_usd"] = prices.cost(usage["input_tokens"], usage["output_tokens"])

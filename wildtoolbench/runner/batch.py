@@ -102,6 +102,10 @@ async def arun_eval(
             ``"trial"``), each session-trial resumed on its own; or ``{session id: trials}`` (the stopping
             rule of ``--until-decided``; sessions left out get 1). ``concurrency`` counts session-trials.
         cache: the request cache (``--cache DIR``, :class:`wildtoolbench.models.cache.RequestCache`, docs/trials.md §8).
+            With ``workers > 1`` or an invoker of its own it becomes an
+            :class:`~wildtoolbench.runner.shared_cache.IndexedCache` of the same folder: every worker process
+            opens the folder, and a server invoker carries each session-trial's entries to the server and
+            stores what it paid for (docs/trials.md §8.1).
 
     Sessions run ``concurrency`` at a time; a worker hands each finished session to the run's single
     writer and takes the next one at once. The writer appends everything handed over meanwhile with
@@ -112,8 +116,7 @@ async def arun_eval(
         A :class:`RunSummary`, also written to ``out_dir/summary.json``.
 
     Raises:
-        ValueError: ``concurrency < 1``; a trial count below 1; ``trials`` above 1 or a cache with
-            ``workers > 1`` or an invoker of its own (a trial and the cache live in this process); a malformed existing result file; an
+        ValueError: ``concurrency < 1``; a trial count below 1; a malformed existing result file; an
             existing result file written for another model, or for another dataset
             file or another version of it (``run.json``; use ``--overwrite`` or
             another directory); a run file in ``out_dir`` that is a symbolic link (docs/cli.md §3.3).
@@ -127,10 +130,8 @@ async def arun_eval(
     if workers < 1:
         raise ValueError(f"--workers must be >= 1, got {workers}")
     wanted = _wanted_trials(sessions, trials)
-    if (max(wanted.values(), default=1) > 1 or cache is not None) and (workers > 1 or invoke is not None):
-        raise ValueError(
-            "--trials above 1 and --cache run the sessions in this process: use --workers 1, without --server"
-        )
+    if cache is not None and (workers > 1 or invoke is not None):
+        cache = shared_cache(cache, context)  # read by worker processes, carried to a server (docs/trials.md §8.1)
     if workers > 1 and (invoke is not None or graph is not None):
         raise ValueError(
             "--workers > 1 runs the default evaluation graph in worker processes; it takes no graph or invoker"
@@ -161,10 +162,21 @@ async def arun_eval(
 
             no_trace = get_tracing_context().get("enabled") is False  # a --no-trace scope around this run
             async with ProcessInvoker(
-                workers, context, concurrency=concurrency, no_trace=no_trace, prices=prices
+                workers, context, concurrency=concurrency, no_trace=no_trace, prices=prices, cache=cache
             ) as pool:
                 return await _run_locked(
-                    sessions, context, out, concurrency, overwrite, progress, pool, on_record, prices, recorded
+                    sessions,
+                    context,
+                    out,
+                    concurrency,
+                    overwrite,
+                    progress,
+                    pool,
+                    on_record,
+                    prices,
+                    recorded,
+                    wanted,
+                    cache,
                 )
         from wildtoolbench.models.cache import cache_scope
 
@@ -355,6 +367,16 @@ async def _run_locked(
         content["cache"] = cache.counts()
     write_json_atomic(summary.summary_path, content)
     return summary
+
+
+def shared_cache(cache: RequestCache, context: EvaluationContext) -> RequestCache:
+    """``cache`` as an :class:`~wildtoolbench.runner.shared_cache.IndexedCache` of ``context``'s candidate (itself
+    when it is one already): the cache worker processes and server runs use (docs/trials.md §8.1)."""
+    from wildtoolbench.runner.shared_cache import IndexedCache
+
+    if isinstance(cache, IndexedCache):
+        return cache
+    return IndexedCache(cache.root, context.candidate, trust=True)  # the folder passed the caller's checks
 
 
 def _wanted_trials(sessions: Sequence[Mapping[str, Any]], trials: int | Mapping[str, int]) -> dict[str, int]:

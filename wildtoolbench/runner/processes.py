@@ -24,6 +24,7 @@ their stdin closes). A request rate limit (``rps``) is shared out: each child ge
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import os
@@ -67,15 +68,18 @@ def _lost(context: EvaluationContext, session_id: str, reason: str) -> SessionOu
     return SessionOutcome(session_id, None, error, {})
 
 
-def _answer(n: int, outcome: SessionOutcome) -> bytes:
-    """The protocol line of a child for the outcome of its request ``n``."""
-    answer = {
+def _answer(n: int, outcome: SessionOutcome, cache: Mapping[str, int] | None = None) -> bytes:
+    """The protocol line of a child for the outcome of its request ``n`` (with its cache counts since its
+    last answer, ``cache``, when the run has a cache)."""
+    answer: dict[str, Any] = {
         "n": n,
         "session_id": outcome.session_id,
         "record": outcome.record,
         "error": outcome.error,
         "usage": outcome.usage,
     }
+    if cache is not None:
+        answer["cache"] = dict(cache)
     return json.dumps(answer, ensure_ascii=False).encode() + b"\n"
 
 
@@ -119,6 +123,7 @@ class ProcessInvoker:
         prices: Any = None,
         heartbeat: float | None = None,
         stall_after: float | None = None,
+        cache: Any = None,
     ):
         if workers < 1:
             raise ValueError(f"--workers must be >= 1, got {workers}")
@@ -133,6 +138,7 @@ class ProcessInvoker:
         self.concurrency = concurrency
         self.no_trace = no_trace
         self.prices = prices
+        self.cache = cache  # an IndexedCache: its folder is opened by every child, their counts added to it
         self.children: list[_Child] = []
         self._next = 0
         self._last_reason = ""
@@ -146,6 +152,8 @@ class ProcessInvoker:
             "no_trace": self.no_trace,
             "prices": None if self.prices is None else [self.prices.input_per_million, self.prices.output_per_million],
             "concurrency": max(1, -(-self.concurrency // self.workers)),
+            "cache": None if self.cache is None else str(self.cache.root),
+            "cache_trust": bool(getattr(self.cache, "trust", False)),
         }
         line = json.dumps(header, ensure_ascii=False).encode() + b"\n"
         try:
@@ -217,6 +225,8 @@ class ProcessInvoker:
                 answer = json.loads(line)
                 if answer.get("heartbeat"):
                     continue
+                if self.cache is not None and isinstance(answer.get("cache"), dict):
+                    self.cache.add_counts(answer["cache"])  # the child's counts since its last answer
                 future, _ = child.pending.pop(answer["n"])
                 if not future.done():
                     future.set_result(
@@ -244,7 +254,11 @@ class ProcessInvoker:
         A session whose child stalled is sent to another child once; when that one stalls too, or no
         child is left, the session is an infrastructure error (the next run retries it).
         """
+        from wildtoolbench.models.cache import current_trial
+
         line = json.dumps(session, ensure_ascii=False)  # once, however often it is sent
+        trial = current_trial()  # a run of trials: the child runs the session as this trial (docs/trials.md §1)
+        extra = b"" if trial is None else b', "trial": %d' % trial
         for attempt in range(2):
             alive = [c for c in self.children if c.alive]
             if not alive:
@@ -255,7 +269,7 @@ class ProcessInvoker:
             future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
             child.pending[self._next] = (future, session["id"])
             assert child.process.stdin is not None
-            child.process.stdin.write(b'{"n": %d, "session": ' % self._next + line.encode() + b"}\n")
+            child.process.stdin.write(b'{"n": %d%s, "session": ' % (self._next, extra) + line.encode() + b"}\n")
             try:
                 await child.process.stdin.drain()
             except (ConnectionError, RuntimeError):
@@ -304,12 +318,30 @@ async def _child_main(protocol: _Protocol) -> None:
     context = EvaluationContext(**header["context"])
     prices = Prices(*header["prices"]) if header["prices"] else None
     tasks: set[asyncio.Task[None]] = set()
+    cache = None
+    if header.get("cache"):  # the run's cache folder, shared with the other processes (docs/trials.md §8.1)
+        from wildtoolbench.runner.shared_cache import IndexedCache
 
-    async def one(n: int, session: dict[str, Any]) -> None:
+        cache = IndexedCache(header["cache"], context.candidate, trust=bool(header.get("cache_trust")))
+    reported: dict[str, int] = {}
+
+    def cache_delta() -> dict[str, int] | None:
+        if cache is None:
+            return None
+        now = {k: v for k, v in cache.counts().items() if isinstance(v, int)}
+        delta = {k: v - reported.get(k, 0) for k, v in now.items()}
+        reported.update(now)
+        return delta
+
+    async def one(n: int, session: dict[str, Any], trial: int | None) -> None:
+        from wildtoolbench.models.cache import cache_scope, trial_scope
+
         try:
-            line = _answer(n, await run_session(graph, session, context, prices=prices))
+            with cache_scope(cache), trial_scope(trial) if trial is not None else contextlib.nullcontext():
+                line = _answer(n, await run_session(graph, session, context, prices=prices), cache_delta())
         except Exception as exc:  # noqa: BLE001 - reported as this session's infrastructure error, the worker goes on
-            line = _answer(n, _lost(context, session.get("id"), f"worker process: {type(exc).__name__}: {exc}"))
+            lost = _lost(context, session.get("id"), f"worker process: {type(exc).__name__}: {exc}")
+            line = _answer(n, lost, cache_delta())
         protocol.send(line)
 
     from wildtoolbench.tracing import tracing_scope
@@ -321,7 +353,7 @@ async def _child_main(protocol: _Protocol) -> None:
                 if not line:
                     break
                 request = json.loads(line)
-                task = asyncio.create_task(one(request["n"], request["session"]))
+                task = asyncio.create_task(one(request["n"], request["session"], request.get("trial")))
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
             if tasks:
