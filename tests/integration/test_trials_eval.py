@@ -330,8 +330,8 @@ def test_trial_options_are_checked_before_anything_runs(tmp_path):
     out = str(tmp_path / "x")
     assert "--until-decided needs --baseline" in _eval("--model", model, "--out", out, "--until-decided", code=2)
     assert "only with --until-decided" in _eval("--model", model, "--out", out, "--max-trials", "3", code=2)
-    refused = _eval("--model", model, "--out", out, "--trials", "2", "--workers", "2", code=2)
-    assert "cannot be combined with --workers > 1" in refused
+    refused = _eval("--model", model, "--out", out, "--trials", "2", "--langsmith-dataset", "d", code=2)
+    assert "--trials cannot be combined with --langsmith-dataset" in refused  # --workers, --server: issue 42
     assert not Path(out).exists()
 
 
