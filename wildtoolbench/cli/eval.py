@@ -25,12 +25,21 @@ def eval_command(
         # No dir_okay=False: the name `wildtoolbench` is also this project's package folder in a clone;
         # the name is resolved first, then require_file refuses a directory with click's own message.
     ),
-    model: str | None = typer.Option(
+    model: list[str] | None = typer.Option(
         None,
         "--model",
         help="Candidate model spec: 'openai:MODEL' (OpenAI-compatible API), 'langchain:PROVIDER:MODEL' (any "
         "LangChain chat model), 'graph:PATH.py:ATTR' (your LangGraph agent), 'replay:PATH#CANDIDATE', "
-        "'gguf:PATH', or 'local' (the bundled local model, the default; $WTB_MODEL overrides the default).",
+        "'gguf:PATH', or 'local' (the bundled local model, the default; $WTB_MODEL overrides the default). "
+        "Repeat it to run several models in one sweep (one folder each under --out; docs/guides/sweeps.md).",
+    ),
+    sweep: Path | None = typer.Option(
+        None,
+        "--sweep",
+        help="Sweep file (TOML): one [[model]] table per model with its own settings (model, name, base_url, "
+        "temperature, price_input, price_output, concurrency, rps, ...); every model runs into OUT/<name>/, "
+        "then the combined table and the report over all (docs/guides/sweeps.md).",
+        dir_okay=False,
     ),
     out: Path | None = typer.Option(
         None,
@@ -198,9 +207,10 @@ def eval_command(
     """
     from wildtoolbench.evaluate.command import EvalOptions, evaluate
 
+    models = list(model or ())
     options = EvalOptions(
         dataset=dataset,
-        model=model,
+        model=models[0] if len(models) == 1 else None,
         out=out,
         ids=tuple(ids or ()),
         limit=limit,
@@ -236,4 +246,9 @@ def eval_command(
         max_trials=max_trials,
     )
     with exit_on_error():
-        evaluate(options)
+        if len(models) > 1 or sweep is not None:
+            from wildtoolbench.evaluate.sweep import evaluate_sweep  # many models in one command
+
+            evaluate_sweep(options, models, sweep)
+        else:
+            evaluate(options)
