@@ -316,7 +316,7 @@ def combined_table(plans: Sequence[tuple[SweepEntry, Any]], rows: Sequence[Model
     table = Table(title="WildToolBench sweep", title_justify="left")
     for name in ("model", "task accuracy", "session accuracy", "mean over trials", "cost", "status"):
         table.add_column(name, justify="left" if name == "model" else "right")
-    for (entry, plan), row in zip(plans, rows):
+    for (_, plan), row in zip(plans, rows):
         scoring = plan.context.scoring or "reference"
         metric_path = plan.out / score_files(scoring)[1]
         trials_path = plan.out / trial_files(scoring)[2]

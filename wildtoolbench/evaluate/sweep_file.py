@@ -88,15 +88,20 @@ def _typed(value: Any, kind: type) -> bool:
     return isinstance(value, (int, float)) and math.isfinite(value) and value >= 0
 
 
-def _entry_line(text: str, index: int) -> int | None:
-    """The line of the ``index``-th ``[[model]]`` header in ``text`` (1-based), if it can be found."""
-    count = -1
+def _entry_line(text: str, index: int, name: str | None = None) -> int | None:
+    """The line (1-based) of field ``name`` of the ``index``-th ``[[model]]`` table in ``text``, or of the
+    table's header (``name`` None, or the field not found on a line of its own); ``None`` if not found."""
+    count, header = -1, None
     for number, line in enumerate(text.splitlines(), 1):
-        if re.match(r"^\s*\[\[\s*model\s*\]\]", line):
-            count += 1
-            if count == index:
-                return number
-    return None
+        if re.match(r"^\s*\[", line):
+            if header is not None:
+                break
+            if re.match(r"^\s*\[\[\s*model\s*\]\]", line):
+                count += 1
+                header = number if count == index else None
+        elif header is not None and name is not None and re.match(rf"^\s*\"?{re.escape(name)}\"?\s*=", line):
+            return number
+    return header
 
 
 def read_sweep_file(path: Path) -> list[SweepEntry]:
@@ -119,14 +124,19 @@ def read_sweep_file(path: Path) -> list[SweepEntry]:
         raise SweepFileError("sweep.models", f"{path}: {found}; list each model in a [[model]] table")
     entries = []
     for index, item in enumerate(models, 1):
-        line = _entry_line(text, index - 1)
-        where = f"{path}:{line}: model[{index}]" if line else f"{path}: model[{index}]"
+
+        def where_is(name: str | None = None, index: int = index) -> str:
+            line = _entry_line(text, index - 1, name)
+            return f"{path}:{line}: model[{index}]" if line else f"{path}: model[{index}]"
+
+        where = where_is()
         if not isinstance(item, dict):
             raise SweepFileError("sweep.models", f"{where}: not a table")
         unknown = sorted(set(item) - set(SWEEP_FIELDS))
         if unknown:
             raise SweepFileError(
-                "sweep.field", f"{where}.{unknown[0]}: unknown field; the fields are {', '.join(SWEEP_FIELDS)}"
+                "sweep.field",
+                f"{where_is(unknown[0])}.{unknown[0]}: unknown field; the fields are {', '.join(SWEEP_FIELDS)}",
             )
         if "model" not in item:
             raise SweepFileError("sweep.model", f"{where}: no 'model' (a model spec, e.g. \"openai:gpt-4o\")")
@@ -134,10 +144,12 @@ def read_sweep_file(path: Path) -> list[SweepEntry]:
             kind = SWEEP_FIELDS[name]
             if not _typed(value, kind):
                 wanted = {str: "a non-empty string", int: "a whole number >= 0", float: "a finite number >= 0"}[kind]
-                raise SweepFileError("sweep.type", f"{where}.{name}: must be {wanted}, got {value!r}")
+                raise SweepFileError("sweep.type", f"{where_is(name)}.{name}: must be {wanted}, got {value!r}")
         name = item.get("name")
         if name is not None and not _NAME.match(name):
-            raise SweepFileError("sweep.name", f"{where}.name: {name!r} is not a folder name (letters, digits, . _ -)")
+            raise SweepFileError(
+                "sweep.name", f"{where_is('name')}.name: {name!r} is not a folder name (letters, digits, . _ -)"
+            )
         settings = {
             k: (float(v) if SWEEP_FIELDS[k] is float else v) for k, v in item.items() if k not in ("model", "name")
         }
