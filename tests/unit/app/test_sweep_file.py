@@ -24,7 +24,7 @@ BROKEN = {
     "sweep.models": ('title = "x"\n', "unexpected top-level key 'title'"),
     "sweep.field": (GOOD + 'colour = "red"\n', ":3: model[1].colour: unknown field"),
     "sweep.model": ('[[model]]\nname = "a"\n', "no 'model'"),
-    "sweep.type": (GOOD + '[[model]]\nmodel = "openai:b"\ntemperature = "hot"\n', ":4: model[2].temperature"),
+    "sweep.type": (GOOD + '[[model]]\nmodel = "openai:b"\ntemperature = "hot"\n', ":5: model[2].temperature"),
     "sweep.name": (GOOD + 'name = "../up"\n', "is not a folder name"),
 }
 PASSING = {  # each one step inside the rule its key names
