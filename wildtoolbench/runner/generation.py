@@ -435,6 +435,7 @@ async def run_batch(
         write_outcome(out, outcome)
         if on_done is not None:
             on_done(outcome)
+        outcome.state = {}  # on disk now: a run of 1,000 sessions keeps no transcript in memory (issue 42)
         return outcome
 
     outcomes = await asyncio.gather(*(one(plan) for plan in plans))
