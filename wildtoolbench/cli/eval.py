@@ -205,7 +205,7 @@ def eval_command(
     command line or the run's configuration is wrong (e.g. --ids naming a session the dataset does not
     hold), nothing written; 1: a bad input file (see `wtb --help`).
     """
-    from wildtoolbench.evaluate.command import EvalOptions, evaluate
+    from wildtoolbench.evaluate.sweep import EvalOptions, evaluate_models
 
     models = list(model or ())
     options = EvalOptions(
@@ -246,9 +246,4 @@ def eval_command(
         max_trials=max_trials,
     )
     with exit_on_error():
-        if len(models) > 1 or sweep is not None:
-            from wildtoolbench.evaluate.sweep import evaluate_sweep  # many models in one command
-
-            evaluate_sweep(options, models, sweep)
-        else:
-            evaluate(options)
+        evaluate_models(options, models, sweep)

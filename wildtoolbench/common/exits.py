@@ -105,7 +105,10 @@ class UsageError(typer.BadParameter):
         super().__init__(message, param_hint=f"'{option}'")
 
 
-_CONFIGURATION = (("wildtoolbench.models.registry", "ConfigurationError"), ("wildtoolbench.data.names", "NotPulledError"))
+_CONFIGURATION = (
+    ("wildtoolbench.models.registry", "ConfigurationError"),
+    ("wildtoolbench.data.names", "NotPulledError"),
+)
 """Classes whose exceptions are the run's configuration (exit status 2), as ``(module, class name)``."""
 _BAD_INPUT = (("wildtoolbench.data.official", "DataError"), ("wildtoolbench.report.runs", "ReportError"))
 """Classes whose exceptions are bad input (exit status 1) besides ``OSError``, ``ValueError`` and ``RuntimeError``."""

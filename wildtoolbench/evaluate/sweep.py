@@ -25,6 +25,7 @@ from rich.table import Table
 
 import wildtoolbench.runner as runner
 from wildtoolbench.common.exits import BadConfiguration, UsageError, exit_status, resumable_run
+from wildtoolbench.evaluate.command import EvalOptions  # the CLI's one import: options and the body
 from wildtoolbench.evaluate.sweep_file import SweepEntry, check_unique, folder_name, sweep_entries
 from wildtoolbench.models import ConfigurationError
 from wildtoolbench.tracing import tracing_scope
@@ -171,6 +172,24 @@ def _check_rate_budgets(plans: Sequence[tuple[SweepEntry, Any]]) -> None:
                 f"({seen[endpoint][1]:g} and {rps:g}); an endpoint has one request-rate budget: give both the same"
             )
         seen.setdefault(endpoint, (entry, rps))
+
+
+def evaluate_models(options: Any, models: Sequence[str], sweep: Path | None) -> None:
+    """``wtb eval``'s body: one model (``wildtoolbench.evaluate.command.evaluate``), or a sweep when ``--model`` is
+    repeated or ``--sweep`` is given (:func:`evaluate_sweep`; docs/guides/sweeps.md).
+
+    Raises:
+        As :func:`evaluate_sweep` or ``evaluate``.
+    """
+    if len(models) > 1 or sweep is not None:
+        evaluate_sweep(options, models, sweep)
+    else:
+        from wildtoolbench.evaluate.command import evaluate
+
+        evaluate(options)
+
+
+__all__ = ["EvalOptions", "evaluate_models", "evaluate_sweep", "plan_sweep", "worst_status", "combined_table"]
 
 
 def evaluate_sweep(options: Any, models: Sequence[str], sweep: Path | None) -> None:

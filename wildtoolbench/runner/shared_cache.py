@@ -35,7 +35,7 @@ INDEX_FOLDER = "index"
 _LINE = re.compile(r"^[0-9a-f]{64}$")
 
 
-def candidate_identity(candidate: Any) -> dict[str, Any]:
+def key_identity(candidate: Any) -> dict[str, Any]:
     """What the request key hashes of a candidate (``wildtoolbench.models.cache.request_key``): spec, target,
     model, temperature, base URL, provider extras. Never the API key."""
     settings = candidate.settings
