@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage, BaseMessage, BaseMessageChunk, RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
-from typing_extensions import TypedDict  # pydantic (Studio schemas) needs it before Python 3.12
+from typing_extensions import NotRequired, TypedDict  # pydantic (Studio schemas) needs it before Python 3.12
 
 from wildtoolbench.nodes.evaluation.carried_cache import add_served, merge_paid
 
@@ -48,15 +48,15 @@ class EvaluationInput(TypedDict, total=False):
     (even empty) when the client runs with ``--cache``: the replies paid for come back in ``paid``."""
 
 
-class EvaluationOutput(TypedDict, total=False):
+class EvaluationOutput(TypedDict):
     """Graph output: the session's docs/evaluation.md §5 result line (always there), and with a carried
     cache (``EvaluationInput.replies``) the replies paid for and those served (docs/trials.md §8.1)."""
 
     record: dict[str, Any]
     """``{"id", "model_name", "result": [per task] | "Error during inference: ..."}``."""
-    paid: dict[str, Any]
+    paid: NotRequired[dict[str, Any]]
     """``{key: cache entry}`` of the replies this run paid for."""
-    served: list[list[int]]
+    served: NotRequired[list[list[int]]]
     """``[input tokens, output tokens]`` of each reply served from ``replies``."""
 
 

@@ -58,7 +58,8 @@ def test_messages_reducer_appends_and_resets_like_add_messages():
 
 
 def test_schemas_for_studio():
-    assert set(graph.get_input_jsonschema()["properties"]) == {"session", "session_id"}
+    # trial and replies: a server run of trials and a client's carried cache (docs/trials.md §8.1)
+    assert set(graph.get_input_jsonschema()["properties"]) == {"session", "session_id", "trial", "replies"}
     assert graph.get_output_jsonschema()["required"] == ["record"]
     context = graph.get_context_jsonschema()["properties"]
     assert {"model", "model_name", "base_url", "temperature", "timeout", "max_retries", "dataset"} <= set(context)
