@@ -180,6 +180,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                     )
                 )
             sweep.update(server_rss_mb=round(sampler.peak / 2**20, 1), requests=http() - before)
+            if sweep["status"] == 3:  # infrastructure errors: the same command retries them (resume)
+                retry = _run(
+                    _wtb(
+                        *common,
+                        "--sweep",
+                        str(sweep_file),
+                        "--out",
+                        str(work / "sweep"),
+                        "--cache",
+                        str(work / "cache"),
+                        "--server",
+                        url,
+                    )
+                )
+                sweep["retry_of_errors"] = {"seconds": retry["seconds"], "status": retry["status"]}
+                sweep["requests"] = http() - before
             sweep["session_trials_per_second"] = round(results["session_trials"] / sweep["seconds"], 2)
             results["sweep"] = sweep
             print(json.dumps({"sweep": sweep}), flush=True)
