@@ -13,7 +13,9 @@ KEY_A, KEY_B, KEY_C = "a" * 64, "b" * 64, "c" * 64
 
 
 def _reply(text: str, tokens: int = 7) -> CandidateReply:
-    return CandidateReply(response={"content": text, "tool_calls": []}, input_tokens=tokens, output_tokens=2)
+    return CandidateReply(
+        response={"content": text, "tool_calls": [], "reasoning_content": None}, input_tokens=tokens, output_tokens=2
+    )
 
 
 def _cache(tmp_path, spec: str = "openai:m") -> IndexedCache:
