@@ -85,12 +85,12 @@ def test_trials_and_cache_over_two_workers_equal_one_process(reference_dir, tmp_
     first = tmp_path / "first"
     _run(*eval_args(reference_dir, first, "--trials", TRIALS, "--cache", str(cache), "--workers", "2"))
     _same_as_one_process(one, first)
-    assert _summary(first)["cache"] == {"dir": str(cache), "hits": 0, "misses": paid, "writes": paid}
+    assert _summary(first)["cache"] == {"dir": str(cache), "hits": 0, "misses": paid, "writes": paid, "rejected": 0}
     assert len(list(cache.glob("??/*.json"))) == paid  # every reply once, whichever process paid for it
     second = tmp_path / "second"  # the same cache again: nothing is paid
     _run(*eval_args(reference_dir, second, "--trials", TRIALS, "--cache", str(cache), "--workers", "2"))
     _same_as_one_process(one, second)
-    assert _summary(second)["cache"] == {"dir": str(cache), "hits": paid, "misses": 0, "writes": 0}
+    assert _summary(second)["cache"] == {"dir": str(cache), "hits": paid, "misses": 0, "writes": 0, "rejected": 0}
     assert _summary(second)["this_run"]["requests"] == 0 and _summary(second)["this_run"]["cache_hits"] == paid
 
 
@@ -117,7 +117,7 @@ def test_trials_and_cache_on_the_server_equal_one_process(dev_server, reference_
     first = tmp_path / "first"
     _run(*eval_args(reference_dir, first, "--trials", TRIALS, "--cache", str(cache), *remote))
     _same_as_one_process(one, first)
-    assert _summary(first)["cache"] == {"dir": str(cache), "hits": 0, "misses": paid, "writes": paid}
+    assert _summary(first)["cache"] == {"dir": str(cache), "hits": 0, "misses": paid, "writes": paid, "rejected": 0}
     assert _summary(first)["this_run"]["requests"] == paid
 
     local = tmp_path / "local"  # what the server paid for serves a run in this process
@@ -129,6 +129,6 @@ def test_trials_and_cache_on_the_server_equal_one_process(dev_server, reference_
     again = tmp_path / "again"
     _run(*eval_args(reference_dir, again, "--trials", TRIALS, "--cache", str(cache), "--server", dev_server.url))
     _same_as_one_process(one, again)
-    assert _summary(again)["cache"] == {"dir": str(cache), "hits": paid, "misses": 0, "writes": 0}
+    assert _summary(again)["cache"] == {"dir": str(cache), "hits": paid, "misses": 0, "writes": 0, "rejected": 0}
     this_run = _summary(again)["this_run"]
     assert (this_run["requests"], this_run["input_tokens"], this_run["cache_hits"]) == (0, 0, paid)

@@ -148,7 +148,7 @@ class IndexedCache(RequestCache):
     def add_counts(self, counts: Mapping[str, Any]) -> None:
         """Add the counts of another process that used this folder (a worker process's :meth:`counts`)."""
         with self._lock:
-            for name in ("hits", "misses", "writes", "write_errors"):
+            for name in ("hits", "misses", "writes", "write_errors", "rejected"):
                 value = counts.get(name, 0)
                 if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
                     setattr(self, name, getattr(self, name) + value)
