@@ -244,7 +244,8 @@ def test_an_existing_output_folder_keeps_only_its_own_files_after_an_error(tmp_p
     results = _write(tmp_path / "r.jsonl", [_error_record("wild_tool_bench_0"), _error_record("wild_tool_bench_9")])
     with pytest.raises(DatasetError):
         score_run(dataset, results, out)
-    assert [p.name for p in out.iterdir()] == ["notes.txt"]
+    # No score file; only the folder's run lock, which scoring holds as `wtb eval` does (docs/cli.md §3.2).
+    assert sorted(p.name for p in out.iterdir()) == [".wtb-eval.lock", "notes.txt"]
 
 
 def test_metrics_accumulator_is_compute_metrics_one_session_at_a_time():
