@@ -29,13 +29,13 @@ from typing import Any
 
 from rouge import Rouge
 
+from wildtoolbench.bench.strategy import ScoringStrategy, scoring_strategy
 from wildtoolbench.bench.terms import CORRECT
 
 __all__ = [
     "CORRECT",
     "UnknownToolError",
     "check_arguments",
-    "fixed_schema_error",
     "float_to_number",
     "match_error",
     "parameters_schema",
@@ -106,14 +106,14 @@ class UnknownToolError(KeyError):
 # --------------------------------------------------------------------------- tools
 
 
-def float_to_number(tools: Any, *, scoring: str = "reference") -> Any:
+def float_to_number(tools: Any, *, scoring: ScoringStrategy | str | None = None) -> Any:
     """Deep copy of a tool list with every JSON-schema ``"type": "float"`` made ``"number"`` (docs/evaluation.md §2).
 
     Args:
         tools: OpenAI tool list (or any JSON-like structure). Not modified.
-        scoring: ``"reference"`` (default) or ``"fixed"``; in fixed mode a ``"float"``
-            inside a type list (``["float", "null"]``) becomes ``"number"`` too
-            (docs/fixed-mode.md §8).
+        scoring: the :class:`~wildtoolbench.bench.strategy.ScoringStrategy` (or its name; default
+            reference); with fix 7 (fixed, semantic) a ``"float"`` inside a type list
+            (``["float", "null"]``) becomes ``"number"`` too (docs/fixed-mode.md §8).
 
     Returns:
         A deep copy in which every mapping entry ``"type": "float"``, at any
@@ -122,7 +122,7 @@ def float_to_number(tools: Any, *, scoring: str = "reference") -> Any:
         JSON-encoded list; a ``type`` list such as ``["float", "null"]`` is left
         alone, as the textual replacement leaves it (reference mode).
     """
-    fixed = scoring == "fixed"
+    fixed = 7 in scoring_strategy(scoring).scoring_fixes
 
     def rewrite(node: Any) -> Any:
         if isinstance(node, dict):
@@ -202,7 +202,7 @@ def _in_enum(value: Any, enum: Any) -> bool:
     return value in members  # Python ==, so True == 1 == 1.0 (quirk 23)
 
 
-def schema_error(value: Any, schema: Any, *, root: bool = True) -> str | None:
+def schema_error(value: Any, schema: Any, *, root: bool = True, corrected: bool = False) -> str | None:
     """First schema violation of a decoded argument value, or ``None`` (docs/arguments.md stage 1).
 
     Args:
@@ -212,23 +212,29 @@ def schema_error(value: Any, schema: Any, *, root: bool = True) -> str | None:
         root: ``True`` for the whole arguments object. Anything reached through a
             top-level parameter is checked with ``root=False`` and reports the
             ``nested`` message variants (quirk 22).
+        corrected: fix 7 (docs/fixed-mode.md §8; the fixed and semantic strategies): an object
+            schema whose ``properties`` is absent or empty accepts any key, as JSON Schema does,
+            unless ``additionalProperties`` is ``false``; ``additionalProperties`` given as a
+            schema allows extra keys and checks their values against it; malformed keywords are
+            ignored instead of misread or crashed on (an ``anyOf`` that is not a list, a
+            ``required`` that is not a list, of which only string entries count). Same messages.
 
     Returns:
         ``None`` when valid, else one ``error_schema: ...`` message. Checks in
         order: ``anyOf`` (first passing branch wins, else the first branch's
-        error); type; ``enum``; for a dict value (whatever the declared type):
-        required keys, then each key in the value's own order is either declared
+        error); type (a type list is a union); ``enum``; for a dict value (whatever the declared
+        type): required keys, then each key in the value's own order is either declared
         in ``properties`` (recurse), allowed by ``additionalProperties: true``
         (not checked further), or undefined; for a list value with ``items``:
-        each item in order. An object schema without ``properties`` therefore
-        rejects every key (quirk 24).
+        each item in order. Without ``corrected`` an object schema without ``properties``
+        therefore rejects every key (quirk 24).
     """
     if not isinstance(schema, Mapping):
         return None
-    if "anyOf" in schema:
+    if "anyOf" in schema and (not corrected or isinstance(schema["anyOf"], list)):
         first_error: str | None = None
         for branch in schema["anyOf"] or []:
-            error = schema_error(value, branch, root=root)
+            error = schema_error(value, branch, root=root, corrected=corrected)
             if error is None:
                 return None
             first_error = first_error or error
@@ -241,25 +247,38 @@ def schema_error(value: Any, schema: Any, *, root: bool = True) -> str | None:
         return SCHEMA_ENUM if root else SCHEMA_NESTED_ENUM
 
     if isinstance(value, dict):
-        properties = schema.get("properties")
-        if not isinstance(properties, Mapping):
-            properties = {}
-        required = schema.get("required") or []
-        if any(key not in value for key in required):
-            return SCHEMA_MISSING if root else SCHEMA_NESTED_MISSING
-        for key, item in value.items():
-            if key not in properties:
-                if schema.get("additionalProperties") is True:
-                    continue
-                return SCHEMA_UNDEFINED if root else SCHEMA_NESTED_UNDEFINED
-            error = schema_error(item, properties[key], root=False)
-            if error is not None:
-                return error
-    elif isinstance(value, list) and "items" in schema:
+        return _object_error(value, schema, root, corrected)
+    if isinstance(value, list) and "items" in schema:
         for item in value:
-            error = schema_error(item, schema["items"], root=False)
+            error = schema_error(item, schema["items"], root=False, corrected=corrected)
             if error is not None:
                 return error
+    return None
+
+
+def _object_error(value: dict, schema: Mapping[str, Any], root: bool, corrected: bool) -> str | None:
+    """The required / declared-key checks of :func:`schema_error` for an object value."""
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        properties = {}
+    required = schema.get("required")
+    if corrected:
+        required = [key for key in required if isinstance(key, str)] if isinstance(required, list) else []
+    if any(key not in value for key in required or []):
+        return SCHEMA_MISSING if root else SCHEMA_NESTED_MISSING
+    additional = schema.get("additionalProperties")
+    open_object = corrected and (isinstance(additional, Mapping) or (not properties and additional is not False))
+    for key, item in value.items():
+        if key in properties:
+            error = schema_error(item, properties[key], root=False, corrected=corrected)
+        elif corrected and isinstance(additional, Mapping) and additional:
+            error = schema_error(item, additional, root=False, corrected=corrected)
+        elif additional is True or open_object:
+            continue
+        else:
+            return SCHEMA_UNDEFINED if root else SCHEMA_NESTED_UNDEFINED
+        if error is not None:
+            return error
     return None
 
 
@@ -378,7 +397,7 @@ def check_arguments(
     predicted_arguments: Any,
     gold_arguments: Any,
     *,
-    scoring: str = "reference",
+    scoring: ScoringStrategy | str | None = None,
 ) -> str:
     """Check one predicted tool call's arguments against the gold call (docs/arguments.md, quirks 21-27).
 
@@ -389,12 +408,10 @@ def check_arguments(
         name: the called tool's name (predicted and gold names already agree).
         predicted_arguments: the model's raw arguments string (JSON text).
         gold_arguments: the gold arguments as JSON text.
-        scoring: ``"reference"`` (default): the published checker's rules, quirks included.
-            ``"fixed"`` (docs/fixed-mode.md §8): an object schema without ``properties``
-            accepts any keys (unless ``additionalProperties`` is ``false``; an
-            ``additionalProperties`` schema checks the extra values), and either
-            arguments value may be given already decoded (an object, not JSON text);
-            see :func:`fixed_schema_error`.
+        scoring: the :class:`~wildtoolbench.bench.strategy.ScoringStrategy` or its name (default
+            reference: the published checker's rules, quirks included). With fix 7 (fixed, semantic;
+            docs/fixed-mode.md §8) the schema stage is :func:`schema_error` with ``corrected=True``,
+            and either arguments value may be given already decoded (an object, not JSON text).
 
     Returns:
         ``"correct"`` or the reference's exact message, for example
@@ -412,19 +429,17 @@ def check_arguments(
             crashes with ``KeyError`` here; no fixture covers it).
         TypeError: an arguments value is not ``str``/``bytes`` (reference mode only).
     """
-    if scoring == "fixed":
-        return _check_arguments_fixed(tools, name, predicted_arguments, gold_arguments)
+    corrected = 7 in scoring_strategy(scoring).scoring_fixes
+    decode = _decoded if corrected else _json_text
     root_schema = parameters_schema(tools, name)
-    try:
-        predicted = json.loads(predicted_arguments)
-    except json.JSONDecodeError:
+    ok, predicted = decode(predicted_arguments)
+    if not ok:
         return ERROR_JSON
-    error = schema_error(predicted, root_schema, root=True)
+    error = schema_error(predicted, root_schema, root=True, corrected=corrected)
     if error is not None:
         return error
-    try:
-        gold = json.loads(gold_arguments)
-    except json.JSONDecodeError:
+    ok, gold = decode(gold_arguments)
+    if not ok:
         return ERROR_JSON
     try:
         error = match_error(predicted, gold)
@@ -433,11 +448,16 @@ def check_arguments(
     return CORRECT if error is None else error
 
 
-# --------------------------------------------------------------------------- fixed mode
+def _json_text(arguments: Any) -> tuple[bool, Any]:
+    """``(ok, value)`` of JSON text as the reference parses it (TypeError for a value that is not text)."""
+    try:
+        return True, json.loads(arguments)
+    except json.JSONDecodeError:
+        return False, None
 
 
 def _decoded(arguments: Any) -> tuple[bool, Any]:
-    """``(ok, value)``: JSON text parsed, an already decoded value taken as it is (fixed mode)."""
+    """``(ok, value)``: JSON text parsed, an already decoded value taken as it is (fix 7, docs/fixed-mode.md §8)."""
     if isinstance(arguments, (bytes, bytearray)):
         try:
             arguments = arguments.decode("utf-8")
@@ -451,94 +471,3 @@ def _decoded(arguments: Any) -> tuple[bool, Any]:
     if arguments is None:
         return False, None
     return True, arguments
-
-
-def fixed_schema_error(value: Any, schema: Any, *, root: bool = True) -> str | None:
-    """:func:`schema_error` with the fixed-mode rules of docs/fixed-mode.md §8 (quirk 24 corrected).
-
-    Differences from the reference rules (messages are the same):
-
-    - an object schema whose ``properties`` is absent or empty accepts any key,
-      as JSON Schema does, unless ``additionalProperties`` is ``false``;
-    - ``additionalProperties`` given as a schema allows extra keys and checks their values against it;
-    - malformed keywords are ignored instead of misread or crashed on: an
-      ``anyOf`` that is not a list, a ``required`` that is not a list (only its
-      string entries count), a non-mapping ``properties``.
-
-    Type lists (``["string", "null"]``) are unions, as in reference mode.
-
-    Args:
-        value: decoded JSON value.
-        schema: JSON-schema mapping (a non-mapping constrains nothing).
-        root: ``True`` for the whole arguments object (plain messages), ``False``
-            below a top-level parameter (``nested`` messages, docs/arguments.md §2.5).
-
-    Returns:
-        ``None`` when valid, else one ``error_schema: ...`` message (docs/arguments.md §4).
-        Never raises on a malformed schema.
-    """
-    if not isinstance(schema, Mapping):
-        return None
-    if "anyOf" in schema and isinstance(schema["anyOf"], list):
-        first_error: str | None = None
-        for branch in schema["anyOf"]:
-            error = fixed_schema_error(value, branch, root=root)
-            if error is None:
-                return None
-            first_error = first_error or error
-        return first_error
-
-    allowed = _allowed_types(schema)
-    if allowed is not None and not isinstance(value, allowed):
-        return SCHEMA_TYPE if root else SCHEMA_NESTED_TYPE
-    if "enum" in schema and not _in_enum(value, schema["enum"]):
-        return SCHEMA_ENUM if root else SCHEMA_NESTED_ENUM
-
-    if isinstance(value, dict):
-        properties = schema.get("properties")
-        if not isinstance(properties, Mapping):
-            properties = {}
-        required = schema.get("required")
-        required = [key for key in required if isinstance(key, str)] if isinstance(required, list) else []
-        if any(key not in value for key in required):
-            return SCHEMA_MISSING if root else SCHEMA_NESTED_MISSING
-        additional = schema.get("additionalProperties")
-        open_object = not properties and additional is not False
-        for key, item in value.items():
-            if key in properties:
-                error = fixed_schema_error(item, properties[key], root=False)
-            elif isinstance(additional, Mapping) and additional:
-                error = fixed_schema_error(item, additional, root=False)
-            elif additional is True or isinstance(additional, Mapping) or open_object:
-                continue
-            else:
-                return SCHEMA_UNDEFINED if root else SCHEMA_NESTED_UNDEFINED
-            if error is not None:
-                return error
-    elif isinstance(value, list) and "items" in schema:
-        for item in value:
-            error = fixed_schema_error(item, schema["items"], root=False)
-            if error is not None:
-                return error
-    return None
-
-
-def _check_arguments_fixed(
-    tools: Sequence[Mapping[str, Any]], name: str, predicted_arguments: Any, gold_arguments: Any
-) -> str:
-    """:func:`check_arguments` in fixed mode (docs/fixed-mode.md §8): same stages and messages, fixed schema rules."""
-    root_schema = parameters_schema(tools, name)
-    ok, predicted = _decoded(predicted_arguments)
-    if not ok:
-        return ERROR_JSON
-    error = fixed_schema_error(predicted, root_schema, root=True)
-    if error is not None:
-        return error
-    ok, gold = _decoded(gold_arguments)
-    if not ok:
-        return ERROR_JSON
-    try:
-        error = match_error(predicted, gold)
-    except Exception as exc:  # as in reference mode: a comparison crash is reported, not raised
-        return f"{COMPARISON_FAILED}{exc}"
-    return CORRECT if error is None else error

@@ -25,6 +25,7 @@ from wildtoolbench.bench.audit_duplicates import NEAR_DUPLICATE_THRESHOLD, dupli
 from wildtoolbench.bench.audit_schema import json_equal, schema_problems, tool_parameters
 from wildtoolbench.bench.rules.derived import DerivedContext
 from wildtoolbench.bench.schema import DatasetIssue, fields_for
+from wildtoolbench.bench.strategy import FIXED, REFERENCE
 from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 
 INVALID_SESSION = "invalid_session"
@@ -415,8 +416,8 @@ def scorer_findings(session: Mapping[str, Any], language: str = "en") -> list[Fi
     side = fields_for(language)
     session_id = session["id"]
     try:
-        reference = gold_labels(session, scoring="reference", language=language)
-        fixed = gold_labels(session, scoring="fixed", language=language)
+        reference = gold_labels(session, scoring=REFERENCE, language=language)
+        fixed = gold_labels(session, scoring=FIXED, language=language)
     except (ScoringError, LookupError, ValueError, TypeError):
         return []
     types = _list(session.get("english_task_types"))

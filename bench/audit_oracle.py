@@ -30,6 +30,7 @@ from wildtoolbench.bench.harness import (
 )
 from wildtoolbench.bench.schema import fields_for
 from wildtoolbench.bench.scoring import CORRECT, ScoringError, score_session, step_keys
+from wildtoolbench.bench.strategy import ScoringStrategy, scoring_strategy
 from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER
 
 ORACLE_MODEL = "gold-oracle"
@@ -67,7 +68,7 @@ def _responses(answer_list: Sequence[Mapping[str, Any]], path: Sequence[Sequence
 
 
 def _replay_task(
-    answer_list: Sequence[Mapping[str, Any]], task: int, message: str, tools: list, scoring: str
+    answer_list: Sequence[Mapping[str, Any]], task: int, message: str, tools: list, scoring: ScoringStrategy
 ) -> dict[str, Any]:
     tracker = tracker_after(answer_list, [], scoring=scoring)
     result = new_task_result(task, {"role": "user", "content": message})
@@ -84,12 +85,15 @@ def _replay_task(
     return close_task_result(result, False, len(responses) - 1, tracker.min_length)
 
 
-def gold_record(session: Mapping[str, Any], *, scoring: str = "reference", language: str = "en") -> dict[str, Any]:
+def gold_record(
+    session: Mapping[str, Any], *, scoring: ScoringStrategy | str | None = None, language: str = "en"
+) -> dict[str, Any]:
     """The result record of an oracle that answers every step with the gold (docs/audit.md §7.1).
 
     Args:
         session: a valid session dict (docs/dataset.md).
-        scoring: ``"reference"`` or ``"fixed"``: the step rules the oracle is judged by (docs/fixed-mode.md §2-§5).
+        scoring: the :class:`~wildtoolbench.bench.strategy.ScoringStrategy` or its name (default reference):
+            the step rules the oracle is judged by (docs/fixed-mode.md §2-§5).
         language: the side replayed (docs/dataset.md §2.2).
 
     Returns:
@@ -98,6 +102,7 @@ def gold_record(session: Mapping[str, Any], *, scoring: str = "reference", langu
         (quirk 11): the published evaluation then scores the whole session as wrong.
     """
     side = fields_for(language)
+    scoring = scoring_strategy(scoring)
     tools = float_to_number(session[side.tools], scoring=scoring)
     results = []
     try:
@@ -152,7 +157,9 @@ def first_failure(task: Mapping[str, Any]) -> str | None:
     return str(task.get("error_reason") or "task not completed")
 
 
-def gold_labels(session: Mapping[str, Any], *, scoring: str = "reference", language: str = "en") -> list[GoldLabel]:
+def gold_labels(
+    session: Mapping[str, Any], *, scoring: ScoringStrategy | str | None = None, language: str = "en"
+) -> list[GoldLabel]:
     """The labels the gold of each task gets when replayed and scored in ``scoring`` mode (docs/audit.md §7.1).
 
     Raises:

@@ -41,10 +41,11 @@ from wildtoolbench.bench.scoring import (
     record_identity,
     record_language,
     score_session,
-    score_task_with_fixes,
+    score_task,
     scoring_tools,
     step_keys,
 )
+from wildtoolbench.bench.strategy import FIXED, REFERENCE, record_strategy
 from wildtoolbench.bench.terms import ASK_USER, FIXES, PSEUDO_TOOLS
 
 _SCORING_SUBSETS = [frozenset(c) for size in (1, 2, 3) for c in combinations((5, 7, 6), size)]
@@ -70,7 +71,7 @@ def compare_session(
     Args:
         session: the gold session (a ``wildtoolbench.bench.schema.Session`` or its dict).
         reference_record: the session's record from a reference run (docs/evaluation.md §5).
-        fixed_record: the session's record from a fixed run (``"scoring": "fixed"``) of the
+        fixed_record: the session's record from a fixed run (``"scoring"`` names fixed) of the
             same model; ``None`` compares ``reference_record`` scored both ways (rescoring).
 
     Returns:
@@ -97,15 +98,15 @@ def _compare(
     """``(flips, reference scored tasks, fixed scored tasks)`` of one session (see :func:`compare_session`)."""
     session = _as_session(session)
     session_id = _field(session, "id")
-    if reference_record.get("scoring", "reference") != "reference":
+    if not record_strategy(reference_record).is_reference:
         raise ResultRecordError("scoring", "the reference record was made by a fixed-mode run")
     if fixed_record is not None and record_identity(fixed_record)[0] != session_id:
         raise ResultRecordError(
             "id", f"fixed record is for {record_identity(fixed_record)[0]!r}, session is {session_id!r}"
         )
     reference = score_session(reference_record, session)  # type: ignore[arg-type]
-    rescored = score_session(reference_record, session, scoring="fixed")  # type: ignore[arg-type]
-    fixed = rescored if fixed_record is None else score_session(fixed_record, session, scoring="fixed")  # type: ignore[arg-type]
+    rescored = score_session(reference_record, session, scoring=FIXED)  # type: ignore[arg-type]
+    fixed = rescored if fixed_record is None else score_session(fixed_record, session, scoring=FIXED)  # type: ignore[arg-type]
     task_types = _field(session, "english_task_types")
     flips = []
     for t, (before, after) in enumerate(zip(reference, fixed)):
@@ -222,10 +223,11 @@ def _scoring_cause(
     language = record_language(record)
     tools = {
         False: scoring_tools(session, language),  # type: ignore[arg-type]
-        True: scoring_tools(session, language, scoring="fixed"),  # type: ignore[arg-type]
+        True: scoring_tools(session, language, scoring=FIXED),  # type: ignore[arg-type]
     }
     for subset in _SCORING_SUBSETS:
-        task = score_task_with_fixes(result[t], tools[7 in subset], fixes=subset)
+        strategy = FIXED if 7 in subset else REFERENCE
+        task = score_task(result[t], tools[7 in subset], scoring=strategy, fixes=subset)
         if task["label"] == wanted:
             break
     else:  # pragma: no cover - the full set reproduces the fixed label by construction

@@ -23,6 +23,7 @@ from typing import Any
 
 from wildtoolbench.bench.harness import InferenceError, build_prompt, effective_step_limit, gold_history
 from wildtoolbench.bench.schema import fields_for
+from wildtoolbench.bench.strategy import ScoringStrategy
 
 MessageCounter = Callable[[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]]], int]
 """``count(messages, tools) -> prompt tokens`` of one request (OpenAI dict messages, function schemas)."""
@@ -52,7 +53,7 @@ def task_requests(
     count_reply: ReplyCounter,
     *,
     language: str = "en",
-    scoring: str = "reference",
+    scoring: ScoringStrategy | str | None = None,
     max_steps: int | None = 32,
 ) -> list[TaskRequests]:
     """The gold-path requests of every task of ``session`` with their token counts (docs/trials.md §9).
@@ -62,7 +63,8 @@ def task_requests(
         count_prompt: prompt tokens of one request (``wildtoolbench.models.tokens.TokenCounter.prompt``).
         count_reply: tokens of one assistant message.
         language: the side that runs.
-        scoring: ``reference`` or ``fixed`` (the history replay differs, docs/fixed-mode.md §4).
+        scoring: the run's :class:`~wildtoolbench.bench.strategy.ScoringStrategy` or its name (the history replay
+            differs with the inference fixes, docs/fixed-mode.md §4).
         max_steps: ``--max-steps`` (``None``: no limit).
 
     Returns:
@@ -141,7 +143,7 @@ def estimate_run(
     tokenizer: str,
     trials: tuple[int, int] = (1, 1),
     language: str = "en",
-    scoring: str = "reference",
+    scoring: ScoringStrategy | str | None = None,
     max_steps: int | None = 32,
     prices: tuple[float, float] | None = None,
 ) -> Estimate:

@@ -28,6 +28,7 @@ from typing import Any
 from wildtoolbench.bench.audit_context import as_text, leaves
 from wildtoolbench.bench.io import json_lines
 from wildtoolbench.bench.paths import PathTracker
+from wildtoolbench.bench.strategy import ScoringStrategy, scoring_strategy
 from wildtoolbench.bench.terms import (
     ASK_USER,
     LANGUAGES,
@@ -525,15 +526,16 @@ SPARE_RESPONSE = {
 
 
 def oracle_responses(
-    session: Mapping[str, Any], *, sid: str | None = None, scoring: str = "reference"
+    session: Mapping[str, Any], *, sid: str | None = None, scoring: ScoringStrategy | str | None = None
 ) -> list[dict[str, Any]]:
     """Scripted responses that follow each task's gold path (docs/paths.md) with the gold arguments and texts.
 
     Args:
         session: a session in the dataset schema (``english_answer_list`` is followed).
         sid: short id used in tool-call ids ``call_<sid>_<task>_<step>_<j>`` (default: the id's number).
-        scoring: ``"fixed"`` follows the fixed-mode gold path instead (``FixedPathTracker``,
-            docs/fixed-mode.md §4): every step of it can be answered, also where the
+        scoring: the :class:`~wildtoolbench.bench.strategy.ScoringStrategy` or its name (default reference);
+            with the inference fixes (fixed, semantic) the fixed-mode gold path is followed instead
+            (``FixedPathTracker``, docs/fixed-mode.md §4): every step of it can be answered, also where the
             reference gold path mixes a question with another node.
 
     Returns:
@@ -545,14 +547,9 @@ def oracle_responses(
     """
     sid = sid if sid is not None else str(session["id"]).rsplit("_", 1)[-1]
     responses: list[dict[str, Any]] = []
-    if scoring == "fixed":
-        from wildtoolbench.bench.paths_fixed import FixedPathTracker
-
-        tracker_class: Any = FixedPathTracker
-    else:
-        tracker_class = PathTracker
+    strategy = scoring_strategy(scoring)
     for t, answer_list in enumerate(session["english_answer_list"]):
-        for s, step in enumerate(tracker_class(answer_list).gold_path):
+        for s, step in enumerate(strategy.tracker(answer_list).gold_path):
             names = [answer_list[i]["action"]["name"] for i in step]
             if names[0] in PSEUDO_TOOLS:
                 responses.append(
@@ -576,11 +573,11 @@ def oracle_responses(
 
 
 def oracle_candidate(
-    session: Mapping[str, Any], candidate: str = "oracle", *, scoring: str = "reference"
+    session: Mapping[str, Any], candidate: str = "oracle", *, scoring: ScoringStrategy | str | None = None
 ) -> dict[str, Any]:
     """A replay-candidate record ``{"session_id", "candidate", "responses"}`` for ``session`` (see
     :func:`oracle_responses`); ``wtb eval`` with it should score every task correct (docs/generation.md;
-    ``scoring="fixed"``: the fixed-mode gold path, docs/fixed-mode.md §4)."""
+    with the inference fixes of ``scoring``: the fixed-mode gold path, docs/fixed-mode.md §4)."""
     return {
         "session_id": session["id"],
         "candidate": candidate,

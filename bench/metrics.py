@@ -35,6 +35,7 @@ from wildtoolbench.bench.catalog import EXTRA_SECTION, METRIC_SECTIONS, Metric, 
 from wildtoolbench.bench.pairing import canonical_arguments
 from wildtoolbench.bench.schema import MULTI_TOOL_TYPES, TASK_TYPES, TURN_SUBTYPES, Session, bucket_labels, fields_for
 from wildtoolbench.bench.scoring import CORRECT, step_keys
+from wildtoolbench.bench.strategy import ScoringStrategy, scoring_strategy
 from wildtoolbench.bench.terms import FIRST_TURN, MULTI_TOOL, OPTIMAL_TYPES, PROGRESS_TYPES, SUBSEQUENT_TURN  # noqa: E402,F401
 
 LAYERS = 4
@@ -82,7 +83,7 @@ def compute_metrics(
     model_name: str,
     scored: Iterable[tuple[Session | Mapping[str, Any], Sequence[Mapping[str, Any]]]],
     *,
-    scoring: str = "reference",
+    scoring: ScoringStrategy | str | None = None,
     language: str = "en",
     extra: bool = False,
 ) -> dict[str, Any]:
@@ -112,8 +113,8 @@ def compute_metrics(
         rate is (``step_*`` keys left in the scored log) / ``len(answer_list[i])``
         (Chinese-side field) over Sequential and Mixed tasks.
 
-        With ``scoring="fixed"`` (docs/fixed-mode.md §9) the dict gets
-        ``"scoring": "fixed"`` after ``model_name``, and the accomplish-progress
+        Outside reference mode the dict names the mode after ``model_name`` (``"scoring": "fixed"``,
+        the strategy's ``record_tag``); with fix 8 (fixed, semantic; docs/fixed-mode.md §9) the accomplish-progress
         buckets count gold nodes instead of requests: ``complete_step`` adds
         :func:`matched_gold_nodes` of the task, ``total_step`` its node count
         ``len(english_answer_list[i])`` (``zh``: ``answer_list[i]``). Every other bucket is computed as in
@@ -135,16 +136,22 @@ class MetricsAccumulator:
     session as it comes, :meth:`result` gives the metric dict; nothing of the sessions is kept.
 
     Args:
-        scoring: ``"reference"`` or ``"fixed"`` (docs/fixed-mode.md §9), as in :func:`compute_metrics`.
+        scoring: the :class:`~wildtoolbench.bench.strategy.ScoringStrategy` or its name (docs/fixed-mode.md §9),
+            as in :func:`compute_metrics`.
         language: the side that ran, as in :func:`compute_metrics`.
         extra: the extra metrics to count (docs/metrics.md §8; :meth:`extra` gives them); ``None``: those
             registered in the catalog now (:func:`wildtoolbench.bench.catalog.extra_metrics`).
     """
 
     def __init__(
-        self, *, scoring: str = "reference", language: str = "en", extra: Sequence[Metric] | None = None
+        self,
+        *,
+        scoring: ScoringStrategy | str | None = None,
+        language: str = "en",
+        extra: Sequence[Metric] | None = None,
     ) -> None:
-        self.fixed = scoring == "fixed"
+        self.strategy = scoring_strategy(scoring)
+        self.fixed = self.strategy.progress_fix
         self.language = language
         self.extra_metrics = tuple(extra_metrics() if extra is None else extra)
         self.extra_counts = {metric.key: [0, 0] for metric in self.extra_metrics}
@@ -240,7 +247,7 @@ class MetricsAccumulator:
 
         return {
             "model_name": model_name,
-            **({"scoring": "fixed"} if self.fixed else {}),
+            **self.strategy.record_tag(),
             "total_info": {"task": self.task_total.as_dict(), "session": self.session_total.as_dict()},
             "task_type_info": dump(self.by_type),
             "layer_info": dump(self.by_layer),
@@ -350,7 +357,7 @@ def readable_metrics(metric: Mapping[str, Any], *, language: str = "en") -> dict
         ``{"value", "correct", "total"}`` (progress: ``{"value", "completed_steps", "gold_steps"}``),
         ``value`` a fraction between 0 and 1, or ``null`` (``None``) when the group has no task:
         unlike the reference-format ``metric.json``, an empty group never reads as 0.
-        A fixed-mode ``metric`` (``"scoring": "fixed"``) adds ``"scoring": "fixed"`` after ``language``;
+        A ``metric`` that names its mode (``"scoring": "fixed"``) names it after ``language`` too;
         extra metrics (docs/metrics.md §8) come last, as ``"extra": {key: metric}``. The places and
         names are the catalog's (``wildtoolbench.bench.catalog.Metric.summary``).
 

@@ -143,8 +143,14 @@ def _shape_for(names: tuple[str, ...], dependencies: tuple[tuple[int, ...], ...]
     return _DagShape(names, dependencies)
 
 
-def _shape_of(answer_list: Sequence[Mapping[str, Any]]) -> _DagShape:
-    """The shared :class:`_DagShape` of ``answer_list`` (KeyError / IndexError / ValueError as :class:`PathTracker`)."""
+def dag_of(answer_list: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, ...], tuple[tuple[int, ...], ...]]:
+    """``(names, dependency lists)`` of a gold answer list, the key both path trackers cache a DAG's facts by
+    (docs/paths.md §1; docs/fixed-mode.md §3).
+
+    Raises:
+        KeyError: a node lacks ``action.name`` or ``dependency_list``.
+        IndexError: a dependency index is out of range (a negative one would wrap around in the bit masks).
+    """
     names = tuple(node_names(answer_list))
     dependencies = tuple(tuple(node["dependency_list"]) for node in answer_list)
     n = len(names)
@@ -152,7 +158,12 @@ def _shape_of(answer_list: Sequence[Mapping[str, Any]]) -> _DagShape:
         for dep in deps:
             if not 0 <= dep < n:  # a negative index would silently wrap around in the bit masks
                 raise IndexError(f"dependency index {dep} out of range for {n} nodes")
-    return _shape_for(names, dependencies)
+    return names, dependencies
+
+
+def _shape_of(answer_list: Sequence[Mapping[str, Any]]) -> _DagShape:
+    """The shared :class:`_DagShape` of ``answer_list`` (KeyError / IndexError / ValueError as :class:`PathTracker`)."""
+    return _shape_for(*dag_of(answer_list))
 
 
 class PathTracker:

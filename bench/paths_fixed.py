@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
-from wildtoolbench.bench.paths import Path, PathTracker, Step, node_names
+from wildtoolbench.bench.paths import Path, PathTracker, Step, dag_of
 from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER
 
 _UNREACHABLE = 1 << 30
@@ -150,13 +150,7 @@ class FixedPathTracker:
     """
 
     def __init__(self, answer_list: Sequence[Mapping[str, Any]]):
-        names = tuple(node_names(answer_list))
-        dependencies = tuple(tuple(node["dependency_list"]) for node in answer_list)
-        n = len(names)
-        for deps in dependencies:
-            for dep in deps:
-                if not 0 <= dep < n:
-                    raise IndexError(f"dependency index {dep} out of range for {n} nodes")
+        names, dependencies = dag_of(answer_list)
         self._shape = _fixed_shape(names, dependencies)
         self._answer_list = answer_list
         self.names = list(names)

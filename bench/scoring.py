@@ -53,7 +53,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from wildtoolbench.bench.schema import PSEUDO_TOOLS, Session, check_language, fields_for
-from wildtoolbench.bench.terms import CORRECT, ERROR, check_scoring_mode
+from wildtoolbench.bench.strategy import STRATEGIES, ScoringStrategy, record_strategy, scoring_strategy
+from wildtoolbench.bench.terms import CORRECT, ERROR
 
 ArgumentChecker = Callable[[list, str, str, str], str]
 """``check(tools, name, predicted_arguments_json, gold_arguments_json) -> "correct" | error message`` (docs/arguments.md)."""
@@ -76,20 +77,23 @@ class ResultRecordError(ScoringError):
     """A result record does not have the shape of docs/evaluation.md §5; the message names the field at fault."""
 
 
-def _default_checker() -> ArgumentChecker:
-    from wildtoolbench.bench.args import check_arguments  # imported lazily: wildtoolbench.bench.args is its own module
+def strategy_checker(strategy: ScoringStrategy) -> ArgumentChecker:
+    """The :data:`ArgumentChecker` of a scoring strategy (docs/arguments.md; docs/fixed-mode.md §8)."""
 
-    return check_arguments
+    def check(tools: list, name: str, predicted: str, gold: str) -> str:
+        return strategy.check_arguments(tools, name, predicted, gold)
+
+    return check
 
 
 def scoring_tools(
-    session: Session | Mapping[str, Any], language: str = "en", *, scoring: str = "reference"
+    session: Session | Mapping[str, Any], language: str = "en", *, scoring: ScoringStrategy | str | None = None
 ) -> list[dict[str, Any]]:
     """The tool list the argument checker sees: the tools of the ``language`` side (``english_tools``
     for ``en``, ``tools`` for ``zh``, docs/dataset.md §2.2) with ``"float"`` → ``"number"``
     (docs/evaluation.md §2, docs/arguments.md).
 
-    ``scoring="fixed"`` also rewrites ``"float"`` inside type lists (docs/fixed-mode.md §8).
+    With fix 7 (``scoring`` fixed or semantic) ``"float"`` inside type lists is rewritten too (docs/fixed-mode.md §8).
 
     Raises:
         ValueError: ``language`` is not ``"en"`` or ``"zh"``.
@@ -252,113 +256,16 @@ def _matched_candidate(
     return answer, gold_actions
 
 
-def score_task(
-    task_result: Mapping[str, Any],
-    tools: Sequence[Mapping[str, Any]],
-    *,
-    checker: ArgumentChecker | None = None,
-    where: str = "task",
-    scoring: str = "reference",
-    consume: bool = False,
-) -> dict[str, Any]:
-    """Label one task result exactly as the reference scorer does (docs/scoring.md, quirks 12-16).
-
-    Args:
-        task_result: one per-task dict of a result record (docs/evaluation.md §5). Not modified,
-            unless ``consume``.
-        tools: the session's tools as the checker must see them (already float→number,
-            see :func:`scoring_tools`).
-        checker: the argument checker; defaults to ``wildtoolbench.bench.args.check_arguments``
-            (in fixed mode with ``scoring="fixed"``).
-        where: prefix for error messages (e.g. ``"result[2]"``).
-        scoring: ``"reference"`` (default: the rules described here) or
-            ``"fixed"``: scoring fixes 5-7 (:func:`score_task_with_fixes`,
-            docs/fixed-mode.md §6-§8).
-        consume: the caller gives ``task_result`` up: its ``inference_log`` is labelled in place and
-            becomes the returned task's, instead of a deep copy (for a record read from a file and
-            dropped once scored, as :func:`wildtoolbench.score.run.score_run` does; same result, less work).
-
-    Returns:
-        A new dict: ``label`` first, then the task's keys with
-        ``action_arguments_label`` as 2nd key when the name label is correct;
-        checked steps carry ``current_action_arguments_label`` (and
-        ``current_action_arguments_check_result`` on error); sorted call lists
-        are written back; the step after the first argument error is deleted.
-
-    Raises:
-        ResultRecordError: when a field the walk needs is missing or malformed
-            (``action_name_label`` not ``correct``/``error``, ``is_optimal`` not a
-            boolean, a checked step's ``tool_calls`` not a list of calls with a
-            string ``function.name`` and a ``function.arguments``).
-        ScoringError: when the checker cannot run (a called tool is not in ``tools``).
-    """
-    if scoring != "reference":
-        check_scoring_mode(scoring)
-        return score_task_with_fixes(
-            task_result, tools, fixes=FIXED_SCORING, checker=checker, where=where, consume=consume
-        )
-    check = checker or _default_checker()
-    task, log = _task_copy(task_result, where, ("label", "action_arguments_label"), consume)
-
-    argument_error = False
-    for key in step_keys(log):
-        step = log[key]
-        field = f"{where}.inference_log.{key}"
-        output = step.get("inference_output") if isinstance(step, dict) else None
-        if not isinstance(output, dict):
-            raise ResultRecordError(f"{field}.inference_output", "missing or not an object")
-        if output.get("current_action_name_label") != CORRECT:
-            break  # name error (including the empty-response step without inference_answer)
-        answer, gold_actions = _matched_candidate(step, output, field)
-        if answer is None:
-            continue  # an ask or answer step: no arguments to check
-        try:
-            predicted = sorted(output.get("tool_calls") or [], key=_predicted_sort_key)
-            gold = sorted(gold_actions, key=_gold_sort_key)
-        except (KeyError, TypeError) as exc:
-            raise ResultRecordError(field, f"malformed tool call or gold action ({exc!r})") from None
-        output["tool_calls"] = predicted
-        answer["action"] = gold
-        try:
-            results = [
-                check(
-                    list(tools),
-                    call["function"]["name"],
-                    _as_json_text(call["function"]["arguments"]),
-                    _as_json_text(action["arguments"]),
-                )
-                for call, action in zip(predicted, gold)
-            ]
-        except LookupError as exc:  # e.g. wildtoolbench.bench.args.UnknownToolError: gold names a tool the session lacks
-            raise ScoringError(field, f"cannot check arguments: {exc}") from None
-        if all(result == CORRECT for result in results):
-            output["current_action_arguments_label"] = CORRECT
-            continue
-        output["current_action_arguments_label"] = ERROR
-        output["current_action_arguments_check_result"] = results
-        index = int(_STEP_KEY.match(key).group(1))  # type: ignore[union-attr]
-        log.pop(f"step_{index + 1}", None)
-        argument_error = True
-        break
-
-    if argument_error:
-        task["action_name_label"] = CORRECT
-        task["is_optimal"] = False
-    name_label = task["action_name_label"]
-    items = list(task.items())
-    if name_label == CORRECT:
-        items.insert(1, ("action_arguments_label", ERROR if argument_error else CORRECT))
-    label = CORRECT if name_label == CORRECT and not argument_error else ERROR
-    return dict([("label", label), *items])
-
-
-def inference_error_tasks(message: str, task_count: int = 4, *, scoring: str = "reference") -> list[dict[str, Any]]:
+def inference_error_tasks(
+    message: str, task_count: int = 4, *, scoring: ScoringStrategy | str | None = None
+) -> list[dict[str, Any]]:
     """Scored tasks for a session whose whole inference failed: every task wrong (see module docstring; docs/evaluation.md §5, docs/scoring.md).
 
-    ``scoring="fixed"`` adds ``"first_error": {"kind": "inference", "step": null, "reason": message}``
-    after ``action_name_label`` (docs/fixed-mode.md §7).
+    With fix 6 (``scoring`` fixed or semantic) each task gets ``"first_error": {"kind": "inference", "step": null,
+    "reason": message}`` after ``action_name_label`` (docs/fixed-mode.md §7).
     """
-    fixed = {"first_error": {"kind": "inference", "step": None, "reason": message}} if scoring == "fixed" else {}
+    walk_fix = 6 in scoring_strategy(scoring).scoring_fixes
+    fixed = {"first_error": {"kind": "inference", "step": None, "reason": message}} if walk_fix else {}
     return [
         {
             "label": ERROR,
@@ -436,7 +343,7 @@ def score_session(
     *,
     checker: ArgumentChecker | None = None,
     tools: Sequence[Mapping[str, Any]] | None = None,
-    scoring: str = "reference",
+    scoring: ScoringStrategy | str | None = None,
     language: str | None = None,
     consume: bool = False,
 ) -> list[dict[str, Any]]:
@@ -449,9 +356,10 @@ def score_session(
             feed the argument checker).
         checker: argument checker (default ``wildtoolbench.bench.args.check_arguments``).
         tools: the tool list for the checker; default :func:`scoring_tools` of ``session``.
-        scoring: ``"reference"`` (default) or ``"fixed"`` (docs/fixed-mode.md §6-§8). Fixed
-            scoring accepts records of either mode (rescoring a reference run applies
-            fixes 5-8 only); reference scoring refuses a record made by a fixed-mode run.
+        scoring: the :class:`~wildtoolbench.bench.strategy.ScoringStrategy` or its name (default
+            reference; docs/fixed-mode.md §6-§8). A strategy with the inference fixes accepts records
+            of any mode (rescoring a reference run applies the scoring fixes only); reference scoring
+            refuses a record made by a run with the inference fixes (fixed, semantic).
         language: the side that ran; ``None`` takes the record's (:func:`record_language`).
         consume: the caller gives ``record`` up: its tasks are labelled in place instead of
             copied (see :func:`score_task`); ``record`` is not modified otherwise.
@@ -462,16 +370,22 @@ def score_session(
     Raises:
         ResultRecordError: malformed record, id mismatch, a task count that differs from the
             session's, a record made on another language side than ``language``, a ``scoring``
-            key other than ``"fixed"``, or a fixed-mode record under reference scoring.
+            key naming no mode, or a record of a fixed-harness run under reference scoring.
         ValueError: an unknown ``scoring`` mode.
     """
-    check_scoring_mode(scoring)
+    strategy = scoring_strategy(scoring)
     if "scoring" in record:
-        if record["scoring"] != "fixed":
-            raise ResultRecordError("scoring", f"expected 'fixed' or no key (reference), got {record['scoring']!r}")
-        if scoring == "reference":
+        try:
+            made_by = record_strategy(record)
+        except ValueError:
+            made_by = None
+        if made_by is None or made_by.is_reference:
+            tagged = " or ".join(repr(name) for name, mode in STRATEGIES.items() if not mode.is_reference)
+            raise ResultRecordError("scoring", f"expected {tagged} or no key (reference), got {record['scoring']!r}")
+        if not strategy.inference_fixes:
             raise ResultRecordError(
-                "scoring", "this record was made by a --scoring fixed run: score it in fixed mode (--scoring fixed)"
+                "scoring",
+                f"this record was made by a --scoring {made_by} run: score it in {made_by} mode (--scoring {made_by})",
             )
     session_id, _ = record_identity(record)
     gold_id = _session_field(session, "id")
@@ -483,48 +397,33 @@ def score_session(
     result = record["result"]
     task_count = len(_session_field(session, fields_for(language).tasks))
     if isinstance(result, str):
-        return inference_error_tasks(result, task_count, scoring=scoring)
+        return inference_error_tasks(result, task_count, scoring=strategy)
     if not isinstance(result, list):
         raise ResultRecordError("result", f"expected a list of tasks or an error string, got {type(result).__name__}")
     if len(result) != task_count:
         raise ResultRecordError("result", f"{len(result)} tasks, session {gold_id} has {task_count}")
     if tools is None:
-        tools = scoring_tools(session, language, scoring=scoring)
+        tools = scoring_tools(session, language, scoring=strategy)
     return [
-        score_task(task, tools, checker=checker, where=f"result[{i}]", scoring=scoring, consume=consume)
+        score_task(task, tools, checker=checker, where=f"result[{i}]", scoring=strategy, consume=consume)
         for i, task in enumerate(result)
     ]
 
 
-# --------------------------------------------------------------------------- fixed mode
-
-FIXED_SCORING: frozenset[int] = frozenset({5, 6, 7})
-"""The scoring fixes :func:`score_task_with_fixes` applies in fixed mode (fix 8 is in ``wildtoolbench.bench.metrics``)."""
-
-
-def _fixed_checker() -> ArgumentChecker:
-    from wildtoolbench.bench.args import check_arguments
-
-    def check(tools: list, name: str, predicted: str, gold: str) -> str:
-        return check_arguments(tools, name, predicted, gold, scoring="fixed")
-
-    return check
-
-
-def score_task_with_fixes(
+def score_task(
     task_result: Mapping[str, Any],
     tools: Sequence[Mapping[str, Any]],
     *,
-    fixes: frozenset[int] | set[int] = FIXED_SCORING,
+    scoring: ScoringStrategy | str | None = None,
+    fixes: frozenset[int] | set[int] | None = None,
     checker: ArgumentChecker | None = None,
     where: str = "task",
     consume: bool = False,
 ) -> dict[str, Any]:
-    """Label one task with any subset of the scoring fixes 5-7 (docs/fixed-mode.md §6-§8).
+    """Label one task result (docs/scoring.md, quirks 12-16; docs/fixed-mode.md §6-§8).
 
-    ``fixes=FIXED_SCORING`` is fixed mode (``score_task(..., scoring="fixed")``);
-    an empty set gives the reference labels (tested against every reference
-    fixture); other subsets tell which fix turns a label (``wildtoolbench.bench.compare``).
+    With no scoring fix (reference) this is the walk of the module docstring, exactly as the reference
+    scorer labels a task. The strategy's scoring fixes change it:
 
     - fix 5: calls are paired with gold calls by :func:`wildtoolbench.bench.pairing.pair_calls`
       (fewest argument errors, then highest similarity) instead of by sorted raw
@@ -536,29 +435,52 @@ def score_task_with_fixes(
       "reason"}``, or ``None``) names the task's first error of either kind;
       ``action_arguments_label`` is always written (second key after ``label``
       and ``action_name_label``).
-    - fix 7: the checker is ``check_arguments(..., scoring="fixed")`` (unless ``checker`` is given).
+    - fix 7: the strategy's checker applies the corrected schema rules (docs/fixed-mode.md §8).
 
     Args:
         task_result: one per-task dict of a result record (either mode). Not modified, unless ``consume``.
-        tools: the tools the checker sees (:func:`scoring_tools`; ``scoring="fixed"`` for fix 7).
-        fixes: the fixes to apply, a subset of ``{5, 6, 7}`` (8 is ignored here).
-        checker: argument checker override.
-        where: prefix for error messages.
-        consume: label ``task_result``'s log in place instead of a deep copy (see :func:`score_task`).
+        tools: the tools the checker sees (:func:`scoring_tools` with the same strategy).
+        scoring: the :class:`~wildtoolbench.bench.strategy.ScoringStrategy` or its name (default reference).
+        fixes: the scoring fixes to apply, a subset of ``{5, 6, 7}``; default the strategy's own
+            (other subsets tell which fix turns a label, ``wildtoolbench.bench.compare``).
+        checker: argument checker override (default: the strategy's, :func:`strategy_checker`).
+        where: prefix for error messages (e.g. ``"result[2]"``).
+        consume: the caller gives ``task_result`` up: its ``inference_log`` is labelled in place and
+            becomes the returned task's, instead of a deep copy (for a record read from a file and
+            dropped once scored, as :func:`wildtoolbench.score.run.score_run` does; same result, less work).
 
     Returns:
-        The scored task dict (``label`` first).
+        A new dict: ``label`` first, then the task's keys with ``action_arguments_label`` as 2nd key when
+        the name label is correct (always with fix 6, then ``first_error``); checked steps carry
+        ``current_action_arguments_label`` (and ``current_action_arguments_check_result`` on error).
 
     Raises:
-        ResultRecordError: a field the walk needs is missing or malformed, or (fix 5) a
-            checked step's predicted call names differ from its gold action names.
-        ScoringError: a called tool is not in ``tools``.
+        ResultRecordError: a field the walk needs is missing or malformed (``action_name_label`` not
+            ``correct``/``error``, ``is_optimal`` not a boolean, a checked step's ``tool_calls`` not a list
+            of calls with a string ``function.name`` and a ``function.arguments``), or (fix 5) a checked
+            step's predicted call names differ from its gold action names.
+        ScoringError: the checker cannot run (a called tool is not in ``tools``).
     """
+    strategy = scoring_strategy(scoring)
+    fixes = strategy.scoring_fixes if fixes is None else fixes
+    check = checker or strategy_checker(strategy)
+    stale = ("label", "action_arguments_label", "first_error") if 6 in fixes else ("label", "action_arguments_label")
+    task, log = _task_copy(task_result, where, stale, consume)
+    return _walk(task, log, tools, fixes, check, where)
+
+
+def _walk(
+    task: dict[str, Any],
+    log: dict[str, Any],
+    tools: Sequence[Mapping[str, Any]],
+    fixes: frozenset[int] | set[int],
+    check: ArgumentChecker,
+    where: str,
+) -> dict[str, Any]:
+    """The step walk of :func:`score_task` over a copied task and its log (docs/scoring.md §2-§3)."""
     from wildtoolbench.bench.pairing import pair_calls
 
     pairing_fix, walk_fix = 5 in fixes, 6 in fixes
-    check = checker or (_fixed_checker() if 7 in fixes else _default_checker())
-    task, log = _task_copy(task_result, where, ("label", "action_arguments_label", "first_error"), consume)
 
     argument_error = False
     first_error: dict[str, Any] | None = None

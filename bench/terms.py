@@ -68,10 +68,7 @@ CORRECT = "correct"
 ERROR = "error"
 """Step and task labels."""
 
-ScoringMode = Literal["reference", "fixed"]
-SCORING_MODES: tuple[str, ...] = ScoringMode.__args__  # type: ignore[attr-defined]
-"""The scoring modes (docs/fixed-mode.md §1): ``reference`` reproduces the published evaluation, quirks
-included (the default); ``fixed`` applies the eight corrections of docs/fixed-mode.md."""
+from wildtoolbench.bench.strategy import SCORING_MODES  # noqa: E402, F401 - re-exported: the mode names, beside the other terms
 
 FIXES: dict[int, str] = {
     1: "tool messages carry the id of the call they answer",
@@ -84,17 +81,6 @@ FIXES: dict[int, str] = {
     8: "accomplish progress counts gold nodes matched",
 }
 """Short title of each fixed-mode correction, by its number in docs/fixed-mode.md (1-4 inference, 5-8 scoring)."""
-
-
-def check_scoring_mode(mode: object) -> ScoringMode:
-    """``mode`` itself when it is one of :data:`SCORING_MODES` (docs/fixed-mode.md §1).
-
-    Raises:
-        ValueError: any other value; the message lists the allowed ones.
-    """
-    if mode not in SCORING_MODES:
-        raise ValueError(f"unknown scoring mode {mode!r}: use one of {', '.join(SCORING_MODES)}")
-    return mode  # type: ignore[return-value]
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:

@@ -1,6 +1,6 @@
 """What one step of the step loop leads to, shared by both scoring modes (docs/evaluation.md §3, §5.4).
 
-:mod:`wildtoolbench.bench.harness.matching` (reference mode) and :mod:`wildtoolbench.bench.harness.matching_fixed` (fixed mode)
+:mod:`wildtoolbench.bench.harness.matching` (the reference rules and those of the inference fixes)
 both answer with a :class:`StepOutcome` and record the gold side of a step with :func:`answer_entry`;
 they live here so that neither matching module imports the other's internals (docs/architecture.md §2.3).
 """

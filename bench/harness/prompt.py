@@ -11,6 +11,7 @@ from typing import Any
 from wildtoolbench.bench.harness.errors import InferenceError
 from wildtoolbench.bench.paths import PathTracker
 from wildtoolbench.bench.schema import fields_for
+from wildtoolbench.bench.strategy import ScoringStrategy, scoring_strategy
 from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER
 
 HISTORY_ID_PREFIX = "toolu_bdrk_"
@@ -39,7 +40,7 @@ def gold_history(
     rng: random.Random,
     *,
     tracker: PathTracker | None = None,
-    scoring: str = "reference",
+    scoring: ScoringStrategy | str | None = None,
 ) -> list[dict[str, Any]]:
     """Messages that replay one earlier task along its gold path (docs/evaluation.md §2 step 2, quirk 2).
 
@@ -49,10 +50,10 @@ def gold_history(
         rng: source of the generated ``toolu_bdrk_`` ids.
         tracker: a fresh tracker of ``answer_list`` (built when omitted); its
             ``gold_path`` (the first optimal path) is replayed.
-        scoring: ``"reference"`` (default) or ``"fixed"``: the fixed-mode gold
-            path (``FixedPathTracker``, never a mixed step) is replayed and a
-            string observation is sent as it is, as in the live task
-            (docs/fixed-mode.md §4, §5).
+        scoring: the :class:`~wildtoolbench.bench.strategy.ScoringStrategy` or its name (default
+            reference). With the inference fixes (fixed, semantic) the fixed-mode gold path
+            (``FixedPathTracker``, never a mixed step) is replayed and a string observation is sent
+            as it is, as in the live task (docs/fixed-mode.md §4, §5).
 
     Returns:
         ``[user, ...]``: for a step of real calls one assistant message
@@ -65,11 +66,8 @@ def gold_history(
         InferenceError: a gold step that holds a pseudo-tool node together with
             any other node (quirk 11), e.g. an ask node plus a call or two ask nodes.
     """
-    if scoring == "fixed" and tracker is None:
-        from wildtoolbench.bench.paths_fixed import FixedPathTracker
-
-        tracker = FixedPathTracker(answer_list)  # type: ignore[assignment]
-    tracker = tracker or PathTracker(answer_list)
+    strategy = scoring_strategy(scoring)
+    tracker = tracker or strategy.tracker(answer_list)
     messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
     for step in tracker.gold_path:
         calls: list[dict[str, Any]] = []
@@ -102,7 +100,7 @@ def gold_history(
         if calls:
             messages.append({"role": "assistant", "content": "", "tool_calls": calls})
             for call, observation in zip(calls, observations):
-                if scoring == "fixed" and isinstance(observation, str):
+                if strategy.inference_fixes and isinstance(observation, str):
                     content = observation  # fixed mode: encoded as in the live task (docs/fixed-mode.md §5)
                 else:
                     content = json.dumps(observation, ensure_ascii=False)
@@ -115,7 +113,7 @@ def build_prompt(
     task_idx: int,
     rng: random.Random | None = None,
     *,
-    scoring: str = "reference",
+    scoring: ScoringStrategy | str | None = None,
     language: str = "en",
 ) -> list[dict[str, Any]]:
     """The messages of the first request of task ``task_idx`` (docs/evaluation.md §2).
@@ -126,8 +124,9 @@ def build_prompt(
         task_idx: 0-based task index.
         rng: source of history ids; default a generator seeded with
             ``(session id, task_idx)`` so a re-run gives the same ids.
-        scoring: ``"reference"`` (default) or ``"fixed"`` (:func:`gold_history`;
-            docs/fixed-mode.md §4, §5); fixed mode never raises ``InferenceError``.
+        scoring: the :class:`~wildtoolbench.bench.strategy.ScoringStrategy` or its name (default
+            reference; :func:`gold_history`, docs/fixed-mode.md §4, §5); with the inference fixes
+            nothing raises ``InferenceError``.
         language: the side to read (:func:`wildtoolbench.bench.schema.fields_for`, docs/dataset.md §2.2).
 
     Returns:

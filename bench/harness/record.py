@@ -7,6 +7,7 @@ from typing import Any
 
 from wildtoolbench.bench.harness.errors import ERROR_PREFIX
 from wildtoolbench.bench.harness.outcome import StepOutcome
+from wildtoolbench.bench.strategy import ScoringStrategy, scoring_strategy
 from wildtoolbench.bench.text_calls import text_tool_calls
 
 
@@ -122,26 +123,29 @@ def close_task_result(result: dict[str, Any], task_correct: bool, last_step: int
 
 
 def session_record(
-    session_id: str, model_name: str, results: list[dict[str, Any]], *, scoring: str = "reference"
+    session_id: str,
+    model_name: str,
+    results: list[dict[str, Any]],
+    *,
+    scoring: ScoringStrategy | str | None = None,
 ) -> dict[str, Any]:
     """The docs/evaluation.md §5 line of a session that ran: ``{"id", "model_name", "result": [per task]}``.
 
-    With ``scoring="fixed"`` the line also says so: ``{"id", "model_name", "scoring": "fixed", "result"}``
-    (docs/fixed-mode.md §1); reference lines have no ``scoring`` key.
+    Outside reference mode the line also says which: ``{"id", "model_name", "scoring": "fixed", "result"}``
+    (the strategy's ``record_tag``, docs/fixed-mode.md §1); reference lines have no ``scoring`` key.
     """
-    return {"id": session_id, "model_name": model_name, **_mode(scoring), "result": results}
+    return {"id": session_id, "model_name": model_name, **scoring_strategy(scoring).record_tag(), "result": results}
 
 
-def error_record(session_id: str, model_name: str, message: str, *, scoring: str = "reference") -> dict[str, Any]:
+def error_record(
+    session_id: str, model_name: str, message: str, *, scoring: ScoringStrategy | str | None = None
+) -> dict[str, Any]:
     """The docs/evaluation.md §5 line of a session whose inference crashed: ``result = "Error during inference: <message>"``.
 
-    ``scoring="fixed"`` adds ``"scoring": "fixed"`` as in :func:`session_record` (docs/fixed-mode.md §1).
+    Outside reference mode it names the mode as :func:`session_record` does (docs/fixed-mode.md §1).
     """
-    return {"id": session_id, "model_name": model_name, **_mode(scoring), "result": ERROR_PREFIX + message}
-
-
-def _mode(scoring: str) -> dict[str, str]:
-    return {"scoring": scoring} if scoring != "reference" else {}
+    tag = scoring_strategy(scoring).record_tag()
+    return {"id": session_id, "model_name": model_name, **tag, "result": ERROR_PREFIX + message}
 
 
 def with_language(record: Mapping[str, Any], language: str) -> dict[str, Any]:

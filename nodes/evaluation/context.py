@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wildtoolbench.bench.schema import check_language
-from wildtoolbench.bench.terms import check_scoring_mode
+from wildtoolbench.bench.strategy import REFERENCE, ScoringStrategy, scoring_strategy
 from wildtoolbench.models import DEFAULT_MODEL, Candidate, ModelSettings, resolve_candidate
 from wildtoolbench.models.registry import ConfigurationError
 from wildtoolbench.models.server_policy import check_evaluation_context
@@ -96,7 +96,7 @@ class EvaluationContext:
         int,
     )
     scoring: str | None = setting(
-        "reference",
+        REFERENCE.name,
         "WTB_SCORING",
         "Scoring mode: 'reference' reproduces the published evaluation, quirks included; 'fixed' runs and "
         "scores with the corrections of docs/fixed-mode.md (its own run: results say 'scoring': 'fixed').",
@@ -122,11 +122,16 @@ class EvaluationContext:
 
     def __post_init__(self) -> None:
         resolve_settings(self)
-        check_scoring_mode(self.scoring)
+        scoring_strategy(self.scoring)
         check_language(self.language)
         check_agent_steps(self.agent_steps)
         # on a server, the caller's model, base URL and dataset must be the deployment's (docs/settings.md §8)
         check_evaluation_context(self.model, self.base_url, self.dataset)
+
+    @property
+    def strategy(self) -> ScoringStrategy:
+        """The run's :class:`~wildtoolbench.bench.strategy.ScoringStrategy`, from :attr:`scoring` (docs/fixed-mode.md §1)."""
+        return scoring_strategy(self.scoring)
 
     @property
     def candidate(self) -> Candidate:

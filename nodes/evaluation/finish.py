@@ -9,6 +9,7 @@ from langgraph.types import Command
 
 from wildtoolbench.bench import harness as inference
 from wildtoolbench.bench.schema import fields_for
+from wildtoolbench.bench.strategy import scoring_strategy
 from wildtoolbench.models.agent_loop import release
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
 from wildtoolbench.nodes.evaluation.state import EvaluationState
@@ -37,12 +38,12 @@ async def finish_session(state: EvaluationState, runtime: Runtime[EvaluationCont
     """Build the session's docs/evaluation.md §5 line: per-task results, or ``"Error during inference: ..."``.
 
     An error record also carries ``error_detail`` (a readable cause; the
-    reference's own message is often empty). A fixed-mode record says
-    ``"scoring": "fixed"`` (docs/fixed-mode.md §1); a run of the Chinese side says
+    reference's own message is often empty). A record of another mode than reference names it
+    (``"scoring": "fixed"``, docs/fixed-mode.md §1); a run of the Chinese side says
     ``"language": "zh"`` (docs/evaluation.md §5.5). Every record carries the
     ``candidate`` object (which kind of candidate ran, docs/evaluation.md §5.5).
     """
-    scoring = state.get("scoring", "reference")
+    scoring = scoring_strategy(state.get("scoring"))
     release(state.get("agent_run"))
     if state.get("error") is not None:
         record = inference.error_record(state["session_id"], state["model_name"], state["error"], scoring=scoring)

@@ -9,6 +9,7 @@ from langgraph.types import Command
 
 from wildtoolbench.bench import harness as inference
 from wildtoolbench.bench.schema import fields_for
+from wildtoolbench.bench.strategy import scoring_strategy
 from wildtoolbench.models.messages import openai_messages, to_langchain
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
 from wildtoolbench.nodes.evaluation.finish import end_task
@@ -33,11 +34,11 @@ async def match_response(
     requests (never fewer than the task's gold node count + 1,
     :func:`wildtoolbench.bench.harness.effective_step_limit`) ends as an error with the
     task-level ``error_reason`` of :func:`wildtoolbench.bench.harness.step_limit_reason`. In
-    fixed mode (``state["scoring"]``) the step is judged by the rules of
-    docs/fixed-mode.md §2-§5.
+    a mode with the inference fixes (``state["scoring"]``, fixed or semantic) the step is judged by the
+    rules of docs/fixed-mode.md §2-§5.
     """
     task_idx, step = state["task_idx"], state["step"]
-    scoring = state.get("scoring", "reference")
+    scoring = scoring_strategy(state.get("scoring"))
     answer_list = state["session"][fields_for(state.get("language", "en")).answer_list][task_idx]
     tracker = inference.tracker_after(answer_list, state.get("prunes", []), scoring=scoring)
     response = state["response"] or {}

@@ -12,6 +12,7 @@ from langgraph.types import Command
 from wildtoolbench.bench import harness as inference
 from wildtoolbench.bench.io import json_lines
 from wildtoolbench.bench.schema import fields_for
+from wildtoolbench.bench.strategy import scoring_strategy
 from wildtoolbench.models.messages import to_langchain
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
 from wildtoolbench.nodes.evaluation.state import EvaluationState
@@ -45,7 +46,7 @@ async def load_session(state: EvaluationState, runtime: Runtime[EvaluationContex
     (``context.scoring``, docs/fixed-mode.md §1).
     """
     session = state.get("session") or find_session(runtime.context.dataset, state.get("session_id", ""))
-    scoring = getattr(runtime.context, "scoring", "reference")
+    scoring = scoring_strategy(getattr(runtime.context, "scoring", None)).name
     language = getattr(runtime.context, "language", None) or "en"
     return {
         "session": session,
@@ -68,13 +69,13 @@ async def start_task(state: EvaluationState) -> Command[Literal["call_candidate"
 
     Replaces ``messages`` and opens a fresh task result. A gold history the
     reference cannot replay (quirk 11) ends the session with an inference error;
-    in fixed mode (``state["scoring"]``) every gold history replays (docs/fixed-mode.md §4).
+    with the inference fixes (``state["scoring"]``) every gold history replays (docs/fixed-mode.md §4).
     """
     task_idx = state["task_idx"]
     annotate_evaluation_node(state, with_step=False)
     try:
         prompt = inference.build_prompt(
-            state["session"], task_idx, scoring=state.get("scoring", "reference"), language=state.get("language", "en")
+            state["session"], task_idx, scoring=state.get("scoring"), language=state.get("language", "en")
         )
     except inference.InferenceError as exc:
         return Command(goto="finish_session", update={"error": str(exc), "error_detail": exc.detail})

@@ -19,7 +19,6 @@ RULE_MODULES = [
     "bench/paths_fixed.py",
     "bench/pairing.py",
     "bench/compare.py",
-    "bench/harness/matching_fixed.py",
     "bench/harness/outcome.py",
     "bench/schema.py",
     "bench/scoring.py",

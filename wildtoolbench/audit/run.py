@@ -36,6 +36,7 @@ from wildtoolbench.bench.errata import (
 )
 from wildtoolbench.bench.io import UndecodableLine, iter_jsonl
 from wildtoolbench.bench.schema import DatasetError, DatasetIssue, fields_for, task_counts, validate_file
+from wildtoolbench.bench.strategy import ScoringStrategy, record_strategy, scoring_strategy
 from wildtoolbench.common.files import write_json_atomic, write_jsonl_atomic
 from wildtoolbench.common.run_folder import RESULT_FILE
 
@@ -136,8 +137,8 @@ def load_run(path: str | os.PathLike[str], sessions: Mapping[str, Mapping[str, A
         if session is None:
             continue
         names.append(str(record.get("model_name", record.get("candidate"))))
-        mode = "fixed" if record.get("scoring") == "fixed" else "reference"
         try:
+            mode = record_strategy(record)  # each record in the mode that made it
             run.tasks[session["id"]] = score_session(record, session, scoring=mode, language=language)  # type: ignore[index]
         except (ScoringError, ValueError):
             continue
@@ -270,16 +271,14 @@ def count_by_kind(findings: Sequence[Finding]) -> dict[str, dict[str, int]]:
 
 ERRATA_METRIC_FILE = "metric.errata.json"
 ERRATA_SUMMARY_FILE = "summary_metrics.errata.json"
-FIXED_ERRATA_METRIC_FILE = "metric.fixed.errata.json"
-FIXED_ERRATA_SUMMARY_FILE = "summary_metrics.fixed.errata.json"
 
 
-def errata_files(scoring: str) -> tuple[str, str]:
+def errata_files(scoring: ScoringStrategy | str | None) -> tuple[str, str]:
     """``(metric file, summary file)`` of a scoring with errata (docs/audit.md §9.3): ``metric.errata.json`` and
-    ``summary_metrics.errata.json``, or their ``.fixed.errata`` names in fixed mode."""
-    if scoring == "fixed":
-        return FIXED_ERRATA_METRIC_FILE, FIXED_ERRATA_SUMMARY_FILE
-    return ERRATA_METRIC_FILE, ERRATA_SUMMARY_FILE
+    ``summary_metrics.errata.json``, or their ``.MODE.errata`` names in another mode (``metric.fixed.errata.json``)."""
+    strategy = scoring_strategy(scoring)
+    names = (strategy.file_name("metric.json"), strategy.file_name("summary_metrics.json"))
+    return tuple(name.removesuffix(".json") + ".errata.json" for name in names)  # type: ignore[return-value]
 
 
 @dataclass
@@ -308,7 +307,7 @@ def score_with_errata(
     out_dir: str | os.PathLike[str],
     *,
     tasks: int = 4,
-    scoring: str = "reference",
+    scoring: ScoringStrategy | str | None = None,
     language: str | None = None,
 ) -> ErrataScore:
     """Score a result file with errata applied (docs/audit.md §9.3) and write the errata metrics beside the
@@ -333,7 +332,7 @@ def errata_metric(
     errata_path: str | os.PathLike[str],
     *,
     tasks: int = 4,
-    scoring: str = "reference",
+    scoring: ScoringStrategy | str | None = None,
     language: str | None = None,
 ) -> ErrataScore:
     """Score a result file with errata applied (docs/audit.md §9.3), in memory (``wtb report --errata``;

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from wildtoolbench.bench.sequential import ALPHA, POWER, paired_difference
+from wildtoolbench.bench.strategy import scoring_strategy
 from wildtoolbench.bench.trials import FEW_PAIRED_SESSIONS, TaskKey, verdicts_from_score_lines
 from wildtoolbench.common.run_folder import RUN_FILE
 from wildtoolbench.score.outputs import score_files, summary_metrics_file, trial_files
@@ -101,7 +102,7 @@ def read_run(path: Path, scoring: str | None = None) -> RunScores:
     """
     run = _read_json(path / RUN_FILE)
     run = run if isinstance(run, dict) else {}
-    mode = scoring or str(run.get("scoring") or "reference")
+    mode = scoring_strategy(scoring or run.get("scoring") or None)
     score_name = score_files(mode)[0]
     score_path = path / score_name
     settings = run.get("settings") if isinstance(run.get("settings"), dict) else {}
@@ -136,7 +137,7 @@ def read_run(path: Path, scoring: str | None = None) -> RunScores:
     return RunScores(
         path=path,
         model_name=", ".join(model_names) or str(run.get("model_name") or "?"),
-        scoring=mode,
+        scoring=mode.name,
         language=str(language or "en"),
         dataset_sha256=run.get("dataset_sha256") if isinstance(run.get("dataset_sha256"), str) else None,
         verdicts=verdicts,

@@ -32,7 +32,7 @@ def run_estimate(plan: EvalPlan) -> Any:
         tokenizer=counter.name,
         trials=trials,
         language=context.language or "en",
-        scoring=context.scoring or "reference",
+        scoring=context.strategy,
         max_steps=context.max_steps,
         prices=prices,
     )

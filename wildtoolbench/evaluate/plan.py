@@ -114,11 +114,13 @@ def plan_eval(options: EvalOptions) -> EvalPlan:
     out = options.out
     if out is None:
         out = default_out_dir(context, dataset, name=official_name(options.dataset))
-        if context.scoring == "fixed":  # a fixed-mode run is its own run (docs/fixed-mode.md §1)
-            out = out.with_name(out.name + "-fixed")
+        # a run of another mode than reference is its own run (docs/fixed-mode.md §1)
+        out = out.with_name(out.name + context.strategy.folder_suffix())
     concurrency = options.concurrency if options.concurrency is not None else default_concurrency(context.model)
-    if options.langsmith_dataset and context.scoring == "fixed":
-        raise ConfigurationError("--langsmith-dataset scores in reference mode only; drop it or --scoring fixed")
+    if options.langsmith_dataset and not context.strategy.is_reference:
+        raise ConfigurationError(
+            f"--langsmith-dataset scores in reference mode only; drop it or --scoring {context.strategy}"
+        )
     if options.langsmith_dataset and not (os.environ.get("LANGSMITH_API_KEY") or os.environ.get("LANGCHAIN_API_KEY")):
         raise ConfigurationError(
             "--langsmith-dataset needs LANGSMITH_API_KEY (and LANGSMITH_ENDPOINT for a self-hosted LangSmith)"

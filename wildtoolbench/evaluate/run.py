@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 
 import wildtoolbench.runner as runner
+from wildtoolbench.bench.strategy import ScoringStrategy
 from wildtoolbench.common.exits import InfrastructureErrors, resumable_run
 from wildtoolbench.common.table import metric_table, trials_table
 from wildtoolbench.evaluate.accounting_text import print_accounting, run_summary_line
@@ -101,10 +102,16 @@ def finish_run(plan: EvalPlan, summary: runner.RunSummary) -> None:
 
 
 def score_and_print(
-    dataset: Path, result_path: Path, out: Path, tasks: int = 4, scoring: str = "reference", language: str | None = "en"
+    dataset: Path,
+    result_path: Path,
+    out: Path,
+    tasks: int = 4,
+    scoring: ScoringStrategy | str | None = None,
+    language: str | None = "en",
 ) -> None:
     """Score the run into ``out/score.jsonl``, ``out/metric.json`` and ``out/summary_metrics.json``
-    (``score.fixed.jsonl``, ``metric.fixed.json`` and ``summary_metrics.fixed.json`` in fixed mode,
+    (``score.fixed.jsonl``, ``metric.fixed.json`` and ``summary_metrics.fixed.json`` in fixed mode: the
+    files of ``scoring``, a :class:`~wildtoolbench.bench.strategy.ScoringStrategy` or its name,
     docs/fixed-mode.md) and print the table (docs/scoring.md).
 
     Raises:

@@ -45,7 +45,7 @@ def run_until_decided(plan: EvalPlan) -> dict[str, Any]:
     from wildtoolbench.compare.runs import RunFolderError, RunsNotComparable, check_comparable, read_run
 
     options, context = plan.options, plan.context
-    scoring = context.scoring or "reference"
+    scoring = context.strategy.name
     assert options.baseline is not None and options.max_trials is not None
     try:
         baseline = read_run(options.baseline, scoring)

@@ -15,6 +15,7 @@ from typing import Any
 from wildtoolbench.bench.catalog import REPORT_TABLES
 from wildtoolbench.bench.errors import CATEGORIES, CATEGORY_LABELS, PARAMETER_CATEGORIES
 from wildtoolbench.bench.schema import TASK_TYPES, TURN_SUBTYPES
+from wildtoolbench.bench.strategy import FIXED
 from wildtoolbench.bench.terms import FIXES
 from wildtoolbench.common.files import atomic_write_text
 from wildtoolbench.report import dataset_stats, plots
@@ -91,12 +92,12 @@ def scoring_comparisons(runs: Sequence[Run]) -> list[dict[str, Any]]:
 
     entries = []
     tasks = {run.key: len(run.tasks) // max(len(run.session_ids), 1) for run in runs}
-    references = [run for run in runs if run.scoring == "reference" and (run.path / RESULT_FILE).is_file()]
+    references = [run for run in runs if run.strategy.is_reference and (run.path / RESULT_FILE).is_file()]
     for reference in references:
         partners = [None] + [
             run
             for run in runs
-            if run.scoring == "fixed"
+            if run.strategy is FIXED
             and run.model == reference.model
             and run.dataset is reference.dataset
             and (run.path / RESULT_FILE).is_file()

@@ -12,6 +12,7 @@ from typing import Any
 from wildtoolbench.bench.errors import CATEGORIES
 from wildtoolbench.bench.io import loads_json
 from wildtoolbench.bench.schema import ASK_USER, PREPARE_TO_ANSWER
+from wildtoolbench.bench.strategy import REFERENCE, ScoringStrategy, scoring_strategy
 
 PSEUDO = (ASK_USER, PREPARE_TO_ANSWER)
 MAX_CANDIDATES_SHOWN = 12
@@ -124,7 +125,7 @@ class Run:
     tasks: list[TaskFacts] = field(default_factory=list)
     trajectories: dict[str, str] = field(default_factory=dict)
     raw_results: bool = True
-    scoring: str = "reference"
+    scoring: str = REFERENCE.name
     extra_metrics: dict[str, Any] = field(default_factory=dict)
     language: str = "en"
     spec: str = ""
@@ -134,6 +135,11 @@ class Run:
     version: str = ""
     date: str = ""
     trials: dict[str, Any] | None = None
+
+    @property
+    def strategy(self) -> ScoringStrategy:
+        """The :class:`~wildtoolbench.bench.strategy.ScoringStrategy` the run's scores were made with (docs/fixed-mode.md §1)."""
+        return scoring_strategy(self.scoring)
 
     def is_baseline(self) -> bool:
         """Whether the run is of a baseline that needs no model (``baseline:chat``, ``baseline:first-tool``,
@@ -146,7 +152,7 @@ class Run:
         reasons = []
         if self.is_baseline():
             reasons.append("a floor: a baseline without a model")
-        if self.scoring != "reference":
+        if not self.strategy.paper_comparable:
             reasons.append(f"{self.scoring} scoring")
         if self.language != "en":
             reasons.append("Chinese side" if self.language == "zh" else f"side {self.language}")

@@ -17,10 +17,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from wildtoolbench.bench.strategy import REFERENCE, STRATEGIES
 from wildtoolbench.common.run_folder import (
-    FIXED_METRIC_FILE,
-    FIXED_SCORE_FILE,
-    FIXED_SUMMARY_METRICS_FILE,
     METRIC_FILE,
     RESULT_FILE,
     RUN_FILE,
@@ -111,10 +109,9 @@ def load_report_run(
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise ReportError(f"{run_dir}: not a run folder")
-    scoring = "reference"
-    metric_file, score_file = METRIC_FILE, SCORE_FILE
-    if not (run_dir / METRIC_FILE).is_file() and (run_dir / FIXED_METRIC_FILE).is_file():
-        scoring, metric_file, score_file = "fixed", FIXED_METRIC_FILE, FIXED_SCORE_FILE  # a --scoring fixed run
+    # the first mode whose metric file the folder holds: reference, else the mode of a --scoring run
+    strategy = next((s for s in STRATEGIES.values() if (run_dir / s.file_name(METRIC_FILE)).is_file()), REFERENCE)
+    scoring, metric_file, score_file = strategy.name, strategy.file_name(METRIC_FILE), strategy.file_name(SCORE_FILE)
     metric = read_json(run_dir / metric_file)
     if not isinstance(metric, dict) or "total_info" not in metric:
         raise ReportError(f"{run_dir / metric_file}: not a metric file (no total_info)")
@@ -139,11 +136,11 @@ def load_report_run(
     run = Run(
         key, model, model, run_dir, metric, summary if isinstance(summary, dict) else None, dataset, scoring=scoring
     )
-    summary_metrics = run_dir / (SUMMARY_METRICS_FILE if scoring == "reference" else FIXED_SUMMARY_METRICS_FILE)
+    summary_metrics = run_dir / strategy.file_name(SUMMARY_METRICS_FILE)
     run.extra_metrics = _extra_metrics(summary_metrics)
     _read_identity(run, run_dir / RUN_FILE, summary_metrics, run_dir / metric_file)
     tags = [
-        t for t in (None if scoring == "reference" else scoring, None if run.language == "en" else run.language) if t
+        t for t in (None if strategy.is_reference else scoring, None if run.language == "en" else run.language) if t
     ]
     run.label = f"{model} ({', '.join(tags)})" if tags else model
     facts: dict[str, list[TaskFacts]] = {}

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wildtoolbench.bench.strategy import REFERENCE, scoring_strategy
 from wildtoolbench.common.files import write_json_atomic
 from wildtoolbench.models.settings import resolved_settings
 from wildtoolbench.runner.store import RESULT_FILE, RUN_FILE
@@ -167,8 +168,8 @@ def _shown(identity: Mapping[str, Any], keys: list[str]) -> str:
 
 
 def scoring_mode(context: EvaluationContext) -> str:
-    """The scoring mode of ``context`` (``reference`` when it has none; docs/fixed-mode.md §1)."""
-    return getattr(context, "scoring", "reference") or "reference"
+    """The scoring mode name of ``context`` (``reference`` when it has none; docs/fixed-mode.md §1)."""
+    return scoring_strategy(getattr(context, "scoring", None) or None).name
 
 
 def mixing_modes_message(where: Path, found: str, wanted: str) -> str:
@@ -198,8 +199,9 @@ def _check_run_identity(
             loaded = json.loads(path.read_text(encoding="utf-8"))
             recorded = loaded if isinstance(loaded, dict) else {}
     mode = scoring_mode(context)
-    if has_results and recorded and recorded.get("scoring", "reference") != mode:
-        raise ValueError(mixing_modes_message(out, str(recorded.get("scoring", "reference")), mode))
+    recorded_mode = str(recorded.get("scoring", REFERENCE.name))
+    if has_results and recorded and recorded_mode != mode:
+        raise ValueError(mixing_modes_message(out, recorded_mode, mode))
     language = getattr(context, "language", None) or "en"
     recorded_settings = recorded.get("settings") if isinstance(recorded.get("settings"), dict) else {}
     recorded_language = recorded_settings.get("language") or "en"

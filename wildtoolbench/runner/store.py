@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from wildtoolbench.bench.io import loads_json
+from wildtoolbench.bench.strategy import REFERENCE
 from wildtoolbench.common.files import (
     STREAM_LINES_FROM,
     atomic_write_text,
@@ -106,7 +107,7 @@ class RecordInfo:
         tasks / correct: tasks in the record and how many are action-name correct.
         inference_error: ``result`` is an ``"Error during inference: ..."`` string.
         usage: the record's ``"usage"`` accounting (``{}`` for records written before it existed).
-        scoring: the mode that made the record (``"scoring"`` key; ``"reference"`` when absent).
+        scoring: the name of the mode that made the record (``"scoring"`` key; reference when absent).
         trial: the record's trial (``"trial"`` key; 1 when absent, docs/trials.md §5).
     """
 
@@ -116,7 +117,7 @@ class RecordInfo:
     correct: int
     inference_error: bool
     usage: dict[str, Any]
-    scoring: str = "reference"
+    scoring: str = REFERENCE.name
     trial: int = 1
 
     def __getitem__(self, key: str) -> Any:
@@ -137,7 +138,7 @@ class RecordInfo:
             correct,
             isinstance(record.get("result"), str),
             dict(usage) if isinstance(usage, Mapping) else {},
-            str(record.get("scoring", "reference")),
+            str(record.get("scoring", REFERENCE.name)),
             record_trial(record),
         )
 

@@ -15,6 +15,7 @@ from typing import Any
 from rich.console import Console
 
 from wildtoolbench.bench.schema import DatasetError, load_sessions, sessions_by_id, task_counts, validate_file
+from wildtoolbench.bench.strategy import FIXED, REFERENCE, ScoringStrategy, record_strategy, scoring_strategy
 from wildtoolbench.common.exits import BadInput, UsageError
 from wildtoolbench.common.inputs import require_file
 from wildtoolbench.common.table import metric_table
@@ -60,7 +61,7 @@ def score_results(
     results: Path,
     out: Path,
     tasks: int | None = None,
-    scoring: str = "reference",
+    scoring: ScoringStrategy | str | None = None,
     language: str | None = None,
     pull: bool = False,
     model_name: str | None = None,
@@ -68,9 +69,9 @@ def score_results(
     before_scoring: Callable[[Path, int], None] | None = None,
 ) -> tuple[Path, int, dict[str, Any]]:
     """``wtb score``: score ``results`` against ``dataset`` into ``out`` (``score.jsonl``, ``metric.json``,
-    ``summary_metrics.json``; the ``.fixed`` files with ``scoring="fixed"``, docs/fixed-mode.md) and
-    print the table; with ``scoring="fixed"`` on a reference run, also the line of label flips
-    (:func:`rescoring_line`).
+    ``summary_metrics.json``; the mode's own files outside reference mode, e.g. ``.fixed``, docs/fixed-mode.md)
+    and print the table; with fixed scoring on a reference run, also the line of label flips
+    (:func:`rescoring_line`). ``scoring``: the :class:`~wildtoolbench.bench.strategy.ScoringStrategy` or its name.
 
     Args:
         tasks: tasks per session; ``None``: the count the dataset's sessions share.
@@ -92,6 +93,7 @@ def score_results(
         wildtoolbench.bench.schema.DatasetError: the dataset or the result file's content (exit 1).
         BadInput: ``out`` cannot be written (exit 1).
     """
+    scoring = scoring_strategy(scoring)
     score_file, metric_file = score_files(scoring)
     summary_file = summary_metrics_file(scoring)
     dataset = require_file(dataset_path(dataset, pull), "--dataset")
@@ -107,7 +109,7 @@ def score_results(
         metric = score_run(
             dataset, results, out, tasks=tasks, scoring=scoring, language=language, model_name=model_name
         )
-        flips = rescoring_flips(dataset, results, tasks, model_name) if scoring == "fixed" else None
+        flips = rescoring_flips(dataset, results, tasks, model_name) if scoring is FIXED else None
         progress = reference_progress(dataset, results, tasks, language, model_name) if flips is not None else None
     except DatasetError:
         raise
@@ -128,7 +130,7 @@ def rescoring_flips(dataset: Path, results: Path, tasks: int, model_name: str | 
 
     ``results`` has just been scored, so its records share one mode: the first record tells."""
     first = next(iter(scan_result_records(results, model_name or file_model_name(results))), None)
-    if first is not None and first[2][1].get("scoring") == "fixed":
+    if first is not None and not record_strategy(first[2][1]).is_reference:
         return None
     return compare_run_files(dataset, results, tasks=tasks, model_name=model_name)
 
@@ -140,7 +142,7 @@ def reference_progress(
     reference result file, scored in memory (docs/metrics.md §4). ``model_name``: as for :func:`score_results`."""
     sessions = sessions_by_id(load_sessions(dataset, tasks=tasks))
     records = load_result_records(results, model_name or file_model_name(results))
-    _, _, metric = score_records(sessions, records, results_file=str(results), scoring="reference", language=language)
+    _, _, metric = score_records(sessions, records, results_file=str(results), scoring=REFERENCE, language=language)
     return (metric.get("progress_info") or {}).get("Total")
 
 

@@ -29,6 +29,7 @@ from wildtoolbench.bench.scoring import (
     ScoringError,
     record_model_name,
 )
+from wildtoolbench.bench.strategy import ScoringStrategy, scoring_strategy
 from wildtoolbench.common.files import (
     write_json_atomic,
 )
@@ -57,7 +58,7 @@ def score_run(
     *,
     checker: ArgumentChecker | None = None,
     tasks: int = 4,
-    scoring: str = "reference",
+    scoring: ScoringStrategy | str | None = None,
     language: str | None = None,
     model_name: str | None = None,
 ) -> dict[str, Any]:
@@ -70,9 +71,10 @@ def score_run(
         out_dir: created if needed; the files are written atomically.
         checker: argument checker override (default ``wildtoolbench.bench.args.check_arguments``).
         tasks: tasks per session in the dataset (4 in the benchmark; N for ``wtb generate --layers N``).
-        scoring: ``"reference"`` (default) or ``"fixed"``: scoring fixes 5-8 (docs/fixed-mode.md §6-§9),
-            written to ``score.fixed.jsonl`` and ``metric.fixed.json`` (:func:`score_files`), so that
-            rescoring a reference run leaves its reference files alone. No model is called.
+        scoring: the :class:`~wildtoolbench.bench.strategy.ScoringStrategy` or its name (default reference);
+            fixed: scoring fixes 5-8 (docs/fixed-mode.md §6-§9), written to ``score.fixed.jsonl`` and
+            ``metric.fixed.json`` (:func:`score_files`), so that rescoring a reference run leaves its
+            reference files alone. No model is called.
         language: the side of the dataset the results were made on (``--lang``); ``None``: the
             records say (:func:`records_language`).
         model_name: the model of records that name none (``--model-name``; the published runner's
@@ -96,6 +98,7 @@ def score_run(
             the results.
         OSError: an output cannot be written; the same files are removed.
     """
+    scoring = scoring_strategy(scoring)
     with scoring_lock(out_dir):  # no other command removes or replaces this scoring's files (docs/cli.md §3.2)
         return _score_run(dataset_path, results_path, out_dir, checker, tasks, scoring, language, model_name)
 
@@ -106,7 +109,7 @@ def _score_run(
     out_dir: str | os.PathLike[str],
     checker: ArgumentChecker | None,
     tasks: int,
-    scoring: str,
+    scoring: ScoringStrategy,
     language: str | None,
     model_name: str | None,
 ) -> dict[str, Any]:
@@ -166,7 +169,7 @@ def score_trials(
     first_scores: str | os.PathLike[str],
     *,
     checker: ArgumentChecker | None = None,
-    scoring: str = "reference",
+    scoring: ScoringStrategy | str | None = None,
     language: str = "en",
 ) -> dict[str, Any]:
     """Score trials 2, 3, ... of a run and summarize all its trials (docs/trials.md §1-§5).

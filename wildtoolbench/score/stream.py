@@ -18,7 +18,7 @@ from wildtoolbench.bench.scoring import (
     record_identity,
     score_session,
 )
-from wildtoolbench.bench.terms import check_scoring_mode
+from wildtoolbench.bench.strategy import REFERENCE, ScoringStrategy, scoring_strategy
 from wildtoolbench.score.results import Numbered, natural_id_key, records_language
 
 
@@ -28,14 +28,15 @@ def score_records(
     *,
     results_file: str = "<results>",
     checker: ArgumentChecker | None = None,
-    scoring: str = "reference",
+    scoring: ScoringStrategy | str | None = None,
     language: str | None = None,
 ) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
     """Score result records against their sessions (looked up by id) and compute the metric dict (docs/scoring.md, docs/metrics.md).
 
-    ``scoring="fixed"`` scores with the fixes of docs/fixed-mode.md §6-§8 (records of either mode);
-    reference scoring refuses records made by a fixed-mode run, and a file mixing both kinds of
-    record is refused in either mode.
+    ``scoring`` is the :class:`~wildtoolbench.bench.strategy.ScoringStrategy` or its name (default reference);
+    fixed scoring applies the fixes of docs/fixed-mode.md §6-§8 (records of any mode); reference scoring
+    refuses records made by a run with the inference fixes, and a file mixing kinds of record is refused in
+    every mode.
 
     ``language`` is the side the run was made on (``None``: :func:`records_language`); it picks the
     tools the argument checker reads and the labels the tasks are counted under.
@@ -43,7 +44,7 @@ def score_records(
     Returns:
         ``(model_name, score_lines, metric)``: ``score_lines`` are
         ``{"id", "model_name", "results"}`` dicts sorted by id (natural order;
-        ``{"id", "model_name", "scoring": "fixed", "results"}`` in fixed mode),
+        ``{"id", "model_name", "scoring": "fixed", "results"}`` outside reference mode),
         ``metric`` is :func:`wildtoolbench.bench.metrics.compute_metrics` over the scored sessions (with ``"extra"``
         when extra metrics are registered, docs/metrics.md §8).
 
@@ -51,7 +52,7 @@ def score_records(
         DatasetError: unknown session ids, more than one model name, scoring mode or language, or
             records that cannot be scored (each issue names line and field).
     """
-    check_scoring_mode(scoring)
+    scoring = scoring_strategy(scoring)
     language = records_language(records, language, results_file=results_file)
     lines: list[dict[str, Any]] = []
     model_name, _, metric = score_stream(
@@ -74,7 +75,7 @@ def score_stream(
     *,
     results_file: str,
     checker: ArgumentChecker | None,
-    scoring: str,
+    scoring: ScoringStrategy,
     language: str | None,
     load_issues: Sequence[DatasetIssue] = (),
     side_issues: Callable[[str], list[DatasetIssue]] | None = None,
@@ -126,7 +127,7 @@ class _Stream:
         *,
         results_file: str,
         checker: ArgumentChecker | None,
-        scoring: str,
+        scoring: ScoringStrategy,
         language: str | None,
         load_issues: Sequence[DatasetIssue],
         side_issues: Callable[[str], list[DatasetIssue]] | None,
@@ -146,7 +147,7 @@ class _Stream:
         self.issues: list[DatasetIssue] = []
         self.model_names: dict[str, int] = {}
         self.modes: dict[str, int] = {}
-        self.mode = {"scoring": "fixed"} if scoring == "fixed" else {}
+        self.mode = scoring.record_tag()
 
     def check_side(self, side: str) -> None:
         """Note the dataset's sessions that cannot run on ``side`` (``side_issues``), once."""
@@ -179,7 +180,7 @@ class _Stream:
         """Check one record; score it, add it to the metrics and emit its score line unless the file is refused."""
         session_id, model_name = record_identity(record)
         self.model_names.setdefault(model_name, number)
-        self.modes.setdefault(str(record.get("scoring", "reference")), number)
+        self.modes.setdefault(str(record.get("scoring", REFERENCE.name)), number)
         if self.resolve:
             self.note_side(number, str(record.get("language", "en")))
         language = self.language
