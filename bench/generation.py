@@ -28,7 +28,8 @@ from typing import Any
 from wildtoolbench.bench.audit_context import as_text, leaves
 from wildtoolbench.bench.io import json_lines
 from wildtoolbench.bench.paths import PathTracker
-from wildtoolbench.bench.strategy import ScoringStrategy, scoring_strategy
+from wildtoolbench.bench.paths_fixed import tracker_for
+from wildtoolbench.bench.strategy import ScoringStrategy
 from wildtoolbench.bench.terms import (
     ASK_USER,
     LANGUAGES,
@@ -547,9 +548,8 @@ def oracle_responses(
     """
     sid = sid if sid is not None else str(session["id"]).rsplit("_", 1)[-1]
     responses: list[dict[str, Any]] = []
-    strategy = scoring_strategy(scoring)
     for t, answer_list in enumerate(session["english_answer_list"]):
-        for s, step in enumerate(strategy.tracker(answer_list).gold_path):
+        for s, step in enumerate(tracker_for(answer_list, scoring).gold_path):
             names = [answer_list[i]["action"]["name"] for i in step]
             if names[0] in PSEUDO_TOOLS:
                 responses.append(

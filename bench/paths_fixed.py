@@ -28,6 +28,7 @@ from itertools import combinations
 from typing import Any
 
 from wildtoolbench.bench.paths import Path, PathTracker, Step, dag_of
+from wildtoolbench.bench.strategy import ScoringStrategy, scoring_strategy
 from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER
 
 _UNREACHABLE = 1 << 30
@@ -280,3 +281,16 @@ def _greedy_gold_path(shape: _FixedShape) -> list[tuple[int, ...]]:
             raise AssertionError("no optimal fixed-mode move from a reachable state")
         if ends or (not shape.answers and mask == shape.full):
             return path
+
+
+def tracker_for(answer_list: Sequence[Mapping[str, Any]], scoring: ScoringStrategy | str | None = None) -> Any:
+    """A fresh path tracker of ``answer_list`` for a scoring strategy (or its name; default reference):
+    :class:`~wildtoolbench.bench.paths.PathTracker`, or with the inference fixes (fixed, semantic)
+    :class:`FixedPathTracker` (docs/fixed-mode.md §3).
+
+    Raises:
+        KeyError, IndexError, ValueError: as the tracker's constructor (a malformed or cyclic gold DAG).
+    """
+    if scoring_strategy(scoring).inference_fixes:
+        return FixedPathTracker(answer_list)
+    return PathTracker(answer_list)

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import islice
 from typing import Any
 
-from wildtoolbench.bench.args import UnknownToolError
+from wildtoolbench.bench.args import UnknownToolError, check_arguments
 from wildtoolbench.bench.harness.errors import InferenceError
 from wildtoolbench.bench.harness.outcome import (
     ERROR_ACTION_NAME,
@@ -39,6 +39,7 @@ from wildtoolbench.bench.harness.outcome import (
 )
 from wildtoolbench.bench.pairing import pair_calls
 from wildtoolbench.bench.paths import PathTracker
+from wildtoolbench.bench.paths_fixed import tracker_for
 from wildtoolbench.bench.strategy import FIXED, ScoringStrategy, scoring_strategy
 from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER
 
@@ -55,9 +56,9 @@ def tracker_after(
     *,
     scoring: ScoringStrategy | str | None = None,
 ) -> Any:
-    """A fresh tracker of ``answer_list`` (the strategy's, :meth:`ScoringStrategy.tracker`) with the
+    """A fresh tracker of ``answer_list`` (the strategy's, :func:`~wildtoolbench.bench.paths_fixed.tracker_for`) with the
     ``(step, nodes)`` prunes so far applied in order (docs/evaluation.md §3, docs/paths.md, docs/fixed-mode.md §3)."""
-    tracker = scoring_strategy(scoring).tracker(answer_list)
+    tracker = tracker_for(answer_list, scoring)
     for step, nodes in prunes:
         tracker.prune(step, nodes)
     return tracker
@@ -283,7 +284,7 @@ def _pairing_check(tools: Sequence[Mapping[str, Any]]):
 
     def check(name: str, predicted: Any, gold: Any) -> str:
         try:
-            return FIXED.check_arguments(tools, name, predicted, gold)
+            return check_arguments(tools, name, predicted, gold, scoring=FIXED)
         except UnknownToolError as exc:  # a gold node naming an undeclared tool: every pairing is as bad
             return f"error: {exc}"
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from wildtoolbench.bench.harness.errors import InferenceError
 from wildtoolbench.bench.paths import PathTracker
+from wildtoolbench.bench.paths_fixed import tracker_for
 from wildtoolbench.bench.schema import fields_for
 from wildtoolbench.bench.strategy import ScoringStrategy, scoring_strategy
 from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER
@@ -67,7 +68,7 @@ def gold_history(
             any other node (quirk 11), e.g. an ask node plus a call or two ask nodes.
     """
     strategy = scoring_strategy(scoring)
-    tracker = tracker or strategy.tracker(answer_list)
+    tracker = tracker or tracker_for(answer_list, strategy)
     messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
     for step in tracker.gold_path:
         calls: list[dict[str, Any]] = []
