@@ -78,12 +78,16 @@ class ResultRecordError(ScoringError):
 
 
 def strategy_checker(strategy: ScoringStrategy) -> ArgumentChecker:
-    """The :data:`ArgumentChecker` of a scoring strategy (docs/arguments.md; docs/fixed-mode.md §8)."""
+    """The :data:`ArgumentChecker` of a scoring strategy (docs/arguments.md; docs/fixed-mode.md §8): the
+    argument checker with the strategy's schema rules; with the equivalences (semantic) the check of
+    docs/semantic-mode.md §2 without a conversation (:class:`_Equivalences` gives each step its own)."""
+    if strategy.equivalences:
+        from wildtoolbench.bench.equivalence import semantic_check
 
-    def check(tools: list, name: str, predicted: str, gold: str) -> str:
-        return strategy.check_arguments(tools, name, predicted, gold)
+        return lambda tools, name, predicted, gold: semantic_check(tools, name, predicted, gold)[0]
+    from wildtoolbench.bench.args import check_arguments
 
-    return check
+    return lambda tools, name, predicted, gold: check_arguments(tools, name, predicted, gold, scoring=strategy)
 
 
 def scoring_tools(
@@ -464,9 +468,97 @@ def score_task(
     strategy = scoring_strategy(scoring)
     fixes = strategy.scoring_fixes if fixes is None else fixes
     check = checker or strategy_checker(strategy)
+    equivalences = _Equivalences() if strategy.equivalences and checker is None else None
     stale = ("label", "action_arguments_label", "first_error") if 6 in fixes else ("label", "action_arguments_label")
+    if equivalences is not None:
+        stale += ("equivalences",)
     task, log = _task_copy(task_result, where, stale, consume)
-    return _walk(task, log, tools, fixes, check, where)
+    return _walk(task, log, tools, fixes, check, where, equivalences)
+
+
+class _Equivalences:
+    """Semantic mode (docs/semantic-mode.md §1): the checker of each step, with the conversation of that
+    step's request, remembering the equivalence rule ids behind each verdict."""
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple[str, str, str], list[str]] = {}
+        self.task: set[str] = set()
+
+    def for_step(self, step: Mapping[str, Any]) -> ArgumentChecker:
+        from wildtoolbench.bench.equivalence import conversation_text, semantic_check
+
+        request = step.get("inference_input")
+        conversation = conversation_text(request.get("messages") if isinstance(request, Mapping) else None)
+        self.seen = {}
+
+        def check(tools: list, name: str, predicted: str, gold: str) -> str:
+            verdict, ids = semantic_check(tools, name, predicted, gold, conversation)
+            self.seen[(name, predicted, gold)] = ids
+            return verdict
+
+        return check
+
+    def used(self, pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], results: Sequence[str]) -> list[str]:
+        """The rule ids behind the correct verdicts of the chosen ``(call, gold action)`` pairs, in rule order."""
+        from wildtoolbench.bench.equivalence import RULES
+
+        found: set[str] = set()
+        for (call, action), result in zip(pairs, results):
+            if result == CORRECT:
+                key = (call["function"]["name"], _as_json_text(call["function"]["arguments"]), _as_json_text(action["arguments"]))
+                found.update(self.seen.get(key, ()))
+        self.task |= found
+        return [rule for rule in RULES if rule in found]
+
+
+def _step_results(
+    output: dict[str, Any],
+    answer: dict[str, Any],
+    gold_actions: list[dict[str, Any]],
+    tools: Sequence[Mapping[str, Any]],
+    check: ArgumentChecker,
+    pairing_fix: bool,
+    field: str,
+) -> tuple[list[str], list[tuple[Any, Any]]]:
+    """``(check results, (call, gold action) pairs)`` of one matched call step: paired by an optimal
+    assignment (fix 5) or by sorted raw text (docs/scoring.md §2.3); ``answer["action"]`` (and without fix 5
+    the recorded ``tool_calls``) rewritten in paired order."""
+    from wildtoolbench.bench.pairing import pair_calls
+
+    calls = output.get("tool_calls") or []
+    if pairing_fix:
+        names = [call["function"]["name"] for call in calls]
+        gold_names = [action["name"] for action in gold_actions]
+        if sorted(names) != sorted(gold_names):
+            raise ResultRecordError(
+                f"{field}.inference_output.tool_calls",
+                f"predicted call names {sorted(names)} differ from the matched gold step's {sorted(gold_names)}",
+            )
+        pairing = pair_calls(
+            [(call["function"]["name"], call["function"]["arguments"]) for call in calls],
+            [(action["name"], action["arguments"]) for action in gold_actions],
+            lambda name, predicted, gold: check(list(tools), name, _as_json_text(predicted), _as_json_text(gold)),
+        )
+        assert pairing is not None  # equal name multisets always pair
+        answer["action"] = [gold_actions[g] for g in pairing.gold_index]
+        return list(pairing.results), list(zip(calls, answer["action"]))
+    try:
+        predicted = sorted(calls, key=_predicted_sort_key)
+        gold = sorted(gold_actions, key=_gold_sort_key)
+    except (KeyError, TypeError) as exc:
+        raise ResultRecordError(field, f"malformed tool call or gold action ({exc!r})") from None
+    output["tool_calls"] = predicted
+    answer["action"] = gold
+    results = [
+        check(
+            list(tools),
+            call["function"]["name"],
+            _as_json_text(call["function"]["arguments"]),
+            _as_json_text(action["arguments"]),
+        )
+        for call, action in zip(predicted, gold)
+    ]
+    return results, list(zip(predicted, gold))
 
 
 def _walk(
@@ -476,10 +568,10 @@ def _walk(
     fixes: frozenset[int] | set[int],
     check: ArgumentChecker,
     where: str,
+    equivalences: _Equivalences | None = None,
 ) -> dict[str, Any]:
-    """The step walk of :func:`score_task` over a copied task and its log (docs/scoring.md §2-§3)."""
-    from wildtoolbench.bench.pairing import pair_calls
-
+    """The step walk of :func:`score_task` over a copied task and its log (docs/scoring.md §2-§3); in semantic
+    mode each checked step notes the equivalence rules its verdicts used (docs/semantic-mode.md §3)."""
     pairing_fix, walk_fix = 5 in fixes, 6 in fixes
 
     argument_error = False
@@ -498,45 +590,15 @@ def _walk(
         answer, gold_actions = _matched_candidate(step, output, field)
         if answer is None:
             continue  # an ask or answer step: no arguments to check
-        calls = output.get("tool_calls") or []
+        step_check = check if equivalences is None else equivalences.for_step(step)
         try:
-            if pairing_fix:
-                names = [call["function"]["name"] for call in calls]
-                gold_names = [action["name"] for action in gold_actions]
-                if sorted(names) != sorted(gold_names):
-                    raise ResultRecordError(
-                        f"{field}.inference_output.tool_calls",
-                        f"predicted call names {sorted(names)} differ from the matched gold step's {sorted(gold_names)}",
-                    )
-                pairing = pair_calls(
-                    [(call["function"]["name"], call["function"]["arguments"]) for call in calls],
-                    [(action["name"], action["arguments"]) for action in gold_actions],
-                    lambda name, predicted, gold: check(
-                        list(tools), name, _as_json_text(predicted), _as_json_text(gold)
-                    ),
-                )
-                assert pairing is not None  # equal name multisets always pair
-                answer["action"] = [gold_actions[g] for g in pairing.gold_index]
-                results = pairing.results
-            else:
-                try:
-                    predicted = sorted(calls, key=_predicted_sort_key)
-                    gold = sorted(gold_actions, key=_gold_sort_key)
-                except (KeyError, TypeError) as exc:
-                    raise ResultRecordError(field, f"malformed tool call or gold action ({exc!r})") from None
-                output["tool_calls"] = predicted
-                answer["action"] = gold
-                results = [
-                    check(
-                        list(tools),
-                        call["function"]["name"],
-                        _as_json_text(call["function"]["arguments"]),
-                        _as_json_text(action["arguments"]),
-                    )
-                    for call, action in zip(predicted, gold)
-                ]
+            results, pairs = _step_results(output, answer, gold_actions, tools, step_check, pairing_fix, field)
         except LookupError as exc:  # e.g. wildtoolbench.bench.args.UnknownToolError: gold names a tool the session lacks
             raise ScoringError(field, f"cannot check arguments: {exc}") from None
+        if equivalences is not None:
+            used = equivalences.used(pairs, results)
+            if used:
+                output["current_action_arguments_equivalences"] = used
         if all(result == CORRECT for result in results):
             output["current_action_arguments_label"] = CORRECT
             continue
@@ -562,6 +624,10 @@ def _walk(
             first_error = {"kind": "name", "step": None, "reason": task.get("error_reason")}
         items.insert(1, ("action_arguments_label", ERROR if argument_error else CORRECT))
         items.insert(2, ("first_error", first_error))
+        if equivalences is not None:
+            from wildtoolbench.bench.equivalence import RULES
+
+            items.insert(3, ("equivalences", [rule for rule in RULES if rule in equivalences.task]))
     elif name_label == CORRECT:
         items.insert(1, ("action_arguments_label", ERROR if argument_error else CORRECT))
     return dict([("label", label), *items])

@@ -1,17 +1,20 @@
 """The scoring strategy of a run: one object, chosen once, holding every rule that differs between modes
-(docs/fixed-mode.md §1).
+(docs/fixed-mode.md §1, docs/semantic-mode.md §1).
 
-A run is scored in one mode: ``reference`` (the published evaluation, quirks included) or ``fixed`` (the
-eight corrections of docs/fixed-mode.md). The mode name is turned into a :class:`ScoringStrategy` in exactly one place,
+A run is scored in one mode: ``reference`` (the published evaluation, quirks included), ``fixed`` (the
+eight corrections of docs/fixed-mode.md) or ``semantic`` (fixed plus the equivalence rules of
+docs/semantic-mode.md). The mode name is turned into a :class:`ScoringStrategy` in exactly one place,
 :func:`scoring_strategy`; everything else asks the object (``strategy.inference_fixes``,
-``strategy.file_name("score.jsonl")``, ``strategy.check_arguments(...)``) instead of comparing names.
+``strategy.file_name("score.jsonl")``) instead of comparing names. The strategy is data and imports
+nothing of ours; the modules that apply a rule read its fields (``wildtoolbench.bench.paths_fixed.tracker_for``,
+``wildtoolbench.bench.args.check_arguments``, ``wildtoolbench.bench.scoring.strategy_checker``).
 
 Pure module: no I/O, no LangGraph.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +29,8 @@ class ScoringStrategy:
             message per call, questions consume question nodes, history encoded as live.
         scoring_fixes: the scoring fixes 5-7 the task walk applies (docs/fixed-mode.md §6-§8).
         progress_fix: fix 8, accomplish progress counts the gold nodes matched (docs/fixed-mode.md §9).
-        equivalences: the argument checker also accepts values equivalent to the gold (none of the modes yet).
+        equivalences: the argument checker also accepts values equivalent to the gold under the rules of
+            docs/semantic-mode.md §2 (semantic).
         paper_comparable: its numbers can stand beside the paper's leaderboard (reference only).
     """
 
@@ -62,24 +66,6 @@ class ScoringStrategy:
         """``""`` in reference mode, else ``-NAME``: the default run folder ends with it (docs/fixed-mode.md §1)."""
         return "" if self.is_reference else f"-{self.name}"
 
-    def tracker(self, answer_list: Sequence[Mapping[str, Any]]) -> Any:
-        """A fresh path tracker of ``answer_list``: :class:`~wildtoolbench.bench.paths.PathTracker`, or with the
-        inference fixes :class:`~wildtoolbench.bench.paths_fixed.FixedPathTracker` (docs/fixed-mode.md §3)."""
-        if self.inference_fixes:
-            from wildtoolbench.bench.paths_fixed import FixedPathTracker
-
-            return FixedPathTracker(answer_list)
-        from wildtoolbench.bench.paths import PathTracker
-
-        return PathTracker(answer_list)
-
-    def check_arguments(self, tools: Sequence[Mapping[str, Any]], name: str, predicted: Any, gold: Any) -> str:
-        """``"correct"`` or the first error of one call's arguments under this mode's checker (docs/arguments.md;
-        docs/fixed-mode.md §8). Raises as :func:`wildtoolbench.bench.args.check_arguments`."""
-        from wildtoolbench.bench.args import check_arguments
-
-        return check_arguments(tools, name, predicted, gold, scoring=self)
-
 
 REFERENCE = ScoringStrategy(
     "reference", inference_fixes=False, scoring_fixes=frozenset(), progress_fix=False, equivalences=False,
@@ -93,7 +79,14 @@ FIXED = ScoringStrategy(
 )
 """The eight corrections of docs/fixed-mode.md."""
 
-STRATEGIES: dict[str, ScoringStrategy] = {strategy.name: strategy for strategy in (REFERENCE, FIXED)}
+SEMANTIC = ScoringStrategy(
+    "semantic", inference_fixes=True, scoring_fixes=frozenset({5, 6, 7}), progress_fix=True, equivalences=True,
+    paper_comparable=False,
+)
+"""Fixed mode plus the equivalence rules of docs/semantic-mode.md §2; same harness, so a fixed run rescores
+exactly (docs/semantic-mode.md §4)."""
+
+STRATEGIES: dict[str, ScoringStrategy] = {strategy.name: strategy for strategy in (REFERENCE, FIXED, SEMANTIC)}
 """Every strategy by its name."""
 
 SCORING_MODES: tuple[str, ...] = tuple(STRATEGIES)

@@ -99,7 +99,8 @@ class EvaluationContext:
         REFERENCE.name,
         "WTB_SCORING",
         "Scoring mode: 'reference' reproduces the published evaluation, quirks included; 'fixed' runs and "
-        "scores with the corrections of docs/fixed-mode.md (its own run: results say 'scoring': 'fixed').",
+        "scores with the corrections of docs/fixed-mode.md (its own run: results say 'scoring': 'fixed'); "
+        "'semantic' runs as fixed and also accepts the equivalent arguments of docs/semantic-mode.md.",
     )
     language: str | None = setting(
         "en",

@@ -96,17 +96,19 @@ class Scoring(str, Enum):
 
     reference = "reference"
     fixed = "fixed"
+    semantic = "semantic"
 
 
 def scoring_option() -> Any:
-    """The ``--scoring reference|fixed`` option of ``wtb score`` (docs/fixed-mode.md §1): a :class:`Scoring`,
+    """The ``--scoring reference|fixed|semantic`` option of ``wtb score`` (docs/fixed-mode.md §1): a :class:`Scoring`,
     ``reference`` when not given."""
     return typer.Option(
         Scoring.reference,
         "--scoring",
         case_sensitive=False,
         help="'reference' (default) reproduces the published scoring, quirks included; 'fixed' applies the "
-        "scoring fixes 5-8 of docs/fixed-mode.md, written to score.fixed.jsonl and metric.fixed.json.",
+        "scoring fixes 5-8 of docs/fixed-mode.md, written to score.fixed.jsonl and metric.fixed.json; 'semantic' "
+        "adds the equivalence rules of docs/semantic-mode.md (score.semantic.jsonl, metric.semantic.json).",
     )
 
 

@@ -123,7 +123,8 @@ def eval_command(
         case_sensitive=False,
         help="'reference' (default, or $WTB_SCORING) reproduces the published evaluation, quirks included; 'fixed' "
         "runs and scores with the corrections of docs/fixed-mode.md (a separate run: default --out gets a '-fixed' "
-        "suffix; scores go to score.fixed.jsonl and metric.fixed.json).",
+        "suffix; scores go to score.fixed.jsonl and metric.fixed.json); 'semantic' runs as fixed and also accepts "
+        "the equivalent arguments of docs/semantic-mode.md ('-semantic', score.semantic.jsonl, metric.semantic.json).",
     ),
     overwrite: bool = typer.Option(
         False, "--overwrite", help="Start fresh instead of resuming an existing result.jsonl."
