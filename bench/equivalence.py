@@ -124,7 +124,7 @@ _DATE_TEXT = re.compile(
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DATE_WORDS = re.compile(r"date|yyyy|日期", re.IGNORECASE)
 _DEFAULT_PHRASE = re.compile(
-    r"(?:\bdefaults?\b(?:\s+value)?(?:\s+(?:is|to|of|as))?\s*[:=]?\s*|默认(?:值)?(?:为|是)?\s*)"
+    r"(?:\bdefaults?\b(?:\s+value)?(?:\s+(?:is|to|of|as|being))?\s*[:=]?\s*|默认(?:值)?(?:为|是)?\s*)"
     r"[\"'“‘`]?([^\s\"'”’`,;，。；)）]+)",
     re.IGNORECASE,
 )

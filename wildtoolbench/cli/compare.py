@@ -21,7 +21,9 @@ def compare_command(
     run_a: Path = typer.Argument(
         ..., help="Run folder A (wtb eval --out, or wtb score --out).", exists=True, file_okay=False
     ),
-    run_b: Path = typer.Argument(..., help="Run folder B, of the same sessions.", exists=True, file_okay=False),
+    run_b: Path | None = typer.Argument(
+        None, help="Run folder B, of the same sessions (omit with --scorings).", exists=True, file_okay=False
+    ),
     json_out: Path | None = typer.Option(None, "--json", help="Also write the comparison as JSON to this file."),
     scoring: Scoring | None = typer.Option(
         None,
@@ -30,12 +32,30 @@ def compare_command(
         help="Compare the reference scores (score.jsonl) or the fixed ones (score.fixed.jsonl). Default: the mode "
         "each run folder's run.json names, else reference.",
     ),
+    scorings: str | None = typer.Option(
+        None,
+        "--scorings",
+        help="A,B: compare two scorings of the one run folder RUN_A instead (e.g. fixed,semantic): every task whose "
+        "label flips, with the equivalence rule that flipped it, and the totals per rule (docs/semantic-mode.md §4).",
+    ),
 ) -> None:
     """Compare two runs of the same sessions task by task: task and session accuracy of A and B, the difference
     A - B with its 95% interval over sessions, the minimum detectable difference (80% power) and the verdict
     (A better / B better / within noise). Runs of other sessions, scoring modes or language sides are refused
     (exit 2)."""
     from wildtoolbench.compare.command import compare as compare_folders
+    from wildtoolbench.compare.command import compare_scorings_of
 
     with exit_on_error():
+        if scorings is not None:
+            if run_b is not None or scoring is not None:
+                from wildtoolbench.common.exits import UsageError
+
+                raise UsageError("with --scorings give one run folder and no --scoring", "--scorings")
+            compare_scorings_of(run_a, scorings, json_out)
+            return
+        if run_b is None:
+            from wildtoolbench.common.exits import UsageError
+
+            raise UsageError("missing: give two run folders, or one with --scorings A,B", "RUN_B")
         compare_folders(run_a, run_b, json_out, scoring.value if scoring else None)

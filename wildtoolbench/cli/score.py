@@ -42,12 +42,18 @@ def validate(
 
 @app.command("score")
 def score(
-    dataset: Path = typer.Option(
-        ..., "--dataset", help="Dataset file the run was made on (sessions, JSON Lines), or wildtoolbench."
+    run_folder: Path | None = typer.Argument(
+        None,
+        help="A finished run folder (wtb eval --out): re-grade its stored replies in --scoring mode into the folder, "
+        "without model calls, and name the tasks that need a re-run (docs/semantic-mode.md §4). Replaces "
+        "--results and --out; --dataset only when run.json names none.",
     ),
-    results: Path = typer.Option(..., "--results", help="Result file: one record per session (JSON Lines)."),
-    out: Path = typer.Option(
-        ...,
+    dataset: Path | None = typer.Option(
+        None, "--dataset", help="Dataset file the run was made on (sessions, JSON Lines), or wildtoolbench."
+    ),
+    results: Path | None = typer.Option(None, "--results", help="Result file: one record per session (JSON Lines)."),
+    out: Path | None = typer.Option(
+        None,
         "--out",
         help="Output folder for score.jsonl, metric.json and summary_metrics.json (score.fixed.jsonl, "
         "metric.fixed.json and summary_metrics.fixed.json with --scoring fixed).",
@@ -76,14 +82,28 @@ def score(
     """Score a result file against its dataset (docs/scoring.md): writes OUT/score.jsonl, OUT/metric.json
     (the published format) and OUT/summary_metrics.json (empty groups are null), prints the table.
 
+    `wtb score RUN_FOLDER --scoring MODE` re-grades a finished run folder in place (docs/semantic-mode.md §4).
+    With --scoring semantic (docs/semantic-mode.md) the equivalence rules are applied too.
+
     With --scoring fixed (docs/fixed-mode.md) the scoring fixes 5-8 are applied, without model calls, and
     OUT/score.fixed.jsonl, OUT/metric.fixed.json and OUT/summary_metrics.fixed.json are written; on a
     reference run it also prints how many task labels flip, by fix, and how the accomplish progress
     rate changes (fix 8 counts gold nodes, docs/fixed-mode.md §9).
     """
     from wildtoolbench.audit.command import score_results_with_errata
+    from wildtoolbench.common.exits import UsageError
 
     with exit_on_error():
+        if run_folder is not None:
+            if results is not None or out is not None or errata is not None:
+                raise UsageError("give a RUN_FOLDER or --results/--out, not both", "RUN_FOLDER")
+            from wildtoolbench.score.command import score_run_folder
+
+            score_run_folder(run_folder, scoring.value, dataset, pull)
+            return
+        for value, name in ((dataset, "--dataset"), (results, "--results"), (out, "--out")):
+            if value is None:
+                raise UsageError("required (or give a RUN_FOLDER)", name)
         score_results_with_errata(
             dataset, results, out, tasks, scoring.value, lang.value if lang else None, pull, model_name, errata
         )

@@ -40,3 +40,32 @@ def compare(run_a: Path, run_b: Path, json_out: Path | None = None, scoring: str
         except OSError as exc:
             raise BadInput(f"{json_out}: cannot write: {exc}") from None
     _out.print(comparison_text(comparison), markup=False)
+
+
+def compare_scorings_of(run_dir: Path, scorings: str, json_out: Path | None = None) -> None:
+    """``wtb compare RUN_FOLDER --scorings A,B``: print the task labels that flip between two scorings of one run
+    folder with the equivalence rules behind each, and the totals per rule; with ``json_out`` also write them
+    as JSON (docs/semantic-mode.md §4).
+
+    Raises:
+        UsageError: ``scorings`` is not two different mode names (exit 2).
+        BadInput: a score file is missing or malformed, or ``json_out`` cannot be written (exit 1).
+    """
+    from wildtoolbench.common.exits import UsageError
+    from wildtoolbench.compare.scorings import compare_scorings, scorings_text
+
+    names = [name.strip() for name in scorings.split(",") if name.strip()]
+    if len(names) != 2:
+        raise UsageError(f"expected two scorings A,B, got {scorings!r}", "--scorings")
+    try:
+        comparison = compare_scorings(run_dir, names[0], names[1])
+    except RunFolderError as exc:
+        raise BadInput(*exc.issues) from None
+    except ValueError as exc:
+        raise UsageError(str(exc), "--scorings") from None
+    if json_out is not None:
+        try:
+            atomic_write_text(json_out, json.dumps(comparison, indent=2) + "\n")
+        except OSError as exc:
+            raise BadInput(f"{json_out}: cannot write: {exc}") from None
+    _out.print(scorings_text(comparison), markup=False)

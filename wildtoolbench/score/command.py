@@ -190,3 +190,34 @@ def _summary_language(path: Path) -> str | None:
         return json.loads(path.read_text(encoding="utf-8")).get("language")
     except (OSError, ValueError, AttributeError):
         return None
+
+
+def score_run_folder(run_dir: Path, scoring: str, dataset: Path | None = None, pull: bool = False) -> None:
+    """``wtb score RUN_FOLDER --scoring MODE``: re-grade a finished run's stored replies in ``scoring`` mode into
+    the folder (``score.MODE.jsonl``, ``metric.MODE.json``), without model calls, and say whether the labels
+    stand for what the model would have done (docs/semantic-mode.md §4).
+
+    Args:
+        run_dir: the run folder (``result.jsonl`` and ``run.json``).
+        scoring: the mode's name.
+        dataset: the dataset when ``run.json`` names none (or a moved one).
+
+    Raises:
+        UsageError: ``run_dir`` is not a folder (exit 2).
+        wildtoolbench.bench.schema.DatasetError: no result file or dataset, reference scoring of a fixed-harness
+            run, or the files' content (exit 1).
+    """
+    from wildtoolbench.score.rescore import check_regrading, folder_inputs, rerun_line, tasks_needing_rerun
+
+    if not run_dir.is_dir():
+        raise UsageError(f"{run_dir}: not a run folder", "RUN_FOLDER")
+    target = scoring_strategy(scoring)
+    dataset_file, results, language, made_by = folder_inputs(run_dir, dataset_path(dataset, pull) if dataset else None)
+    check_regrading(made_by, target, run_dir / "run.json")
+    dataset_file, tasks, _ = score_results(dataset_file, results, run_dir, None, target, language)
+    sessions = sessions_by_id(load_sessions(dataset_file, tasks=tasks))
+    records = [record for _, record in load_result_records(results, file_model_name(results))]
+    side = language or (str(records[0].get("language", "en")) if records else "en")
+    needed = tasks_needing_rerun(sessions, records, target, side)
+    total = sum(len(r["result"]) if isinstance(r.get("result"), list) else tasks for r in records)
+    _out.print(rerun_line(needed, total, target), markup=False)
