@@ -20,12 +20,14 @@ from wildtoolbench.bench.terms import FIXES
 from wildtoolbench.common.files import atomic_write_text
 from wildtoolbench.report import dataset_stats, plots
 from wildtoolbench.report.content import (
+    PAPER_SCORING_NOTE,
     Comparison,
     Report,
     RunFigures,
     comparability_note,
     comparable,
     grouped_accuracy,
+    scoring_comparability,
 )
 from wildtoolbench.report.diffs import page_diffs, report_diffs
 from wildtoolbench.report.html import page_chunks
@@ -232,6 +234,8 @@ def build_report(
         "tasks": page_task_rows(runs),
         "rulesHtml": rules_html(),
         "comparability": comparability_note(runs),
+        "scoringComparability": scoring_comparability(runs),
+        "paperScoring": PAPER_SCORING_NOTE,
         "scoring": page_scoring(scoring),
     }
 

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from wildtoolbench.bench.schema import TASK_TYPES
+from wildtoolbench.bench.strategy import REFERENCE, STRATEGIES
 from wildtoolbench.bench.trials import FEW_PAIRED_SESSIONS
+from wildtoolbench.common.run_folder import SCORE_FILE
 from wildtoolbench.common.shareable import shareable_path, shareable_text
 from wildtoolbench.report.run_data import Run
 from wildtoolbench.report.stats import Interval, PairedDifference, clustered_wilson
@@ -243,7 +245,64 @@ def run_facts(run: Run, figures: RunFigures) -> dict[str, Any]:
         "top_errors": top_errors(run),
         "rank": figures.rank,
         "unranked": run.rank_exclusions(),
+        "scorings": run_scorings(run),
     }
+
+
+def run_scorings(run: Run) -> list[dict[str, Any]]:
+    """Task and session accuracy of a run under every scoring its folder holds (``score.jsonl``,
+    ``score.fixed.jsonl``, ``score.semantic.jsonl``; trial 1 only), in mode order (docs/semantic-mode.md §4):
+    ``[{"scoring", "tasks", "correct_tasks", "task_accuracy", "sessions", "correct_sessions", "session_accuracy"}]``.
+    A score file that cannot be read is left out (the report reads the run's own one strictly)."""
+    import json
+
+    found = []
+    for strategy in STRATEGIES.values():
+        path = run.path / strategy.file_name(SCORE_FILE)
+        if not path.is_file():
+            continue
+        try:
+            lines = [json.loads(text) for text in path.read_text(encoding="utf-8").splitlines() if text.strip()]
+            results = [line["results"] for line in lines if isinstance(line, dict) and "trial" not in line]
+            labels = [[task["label"] for task in tasks] for tasks in results]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        tasks = [label for session in labels for label in session]
+        correct = sum(label == "correct" for label in tasks)
+        sessions = sum(all(label == "correct" for label in session) for session in labels)
+        found.append(
+            {
+                "scoring": strategy.name,
+                "tasks": len(tasks),
+                "correct_tasks": correct,
+                "task_accuracy": correct / len(tasks) if tasks else None,
+                "sessions": len(labels),
+                "correct_sessions": sessions,
+                "session_accuracy": sessions / len(labels) if labels else None,
+            }
+        )
+    return found
+
+
+def scoring_comparability(runs: Sequence[Run]) -> str:
+    """The comparability line of a report whose runs, or whose runs' folders, hold more than one scoring mode
+    (docs/semantic-mode.md §1): only reference figures stand beside the paper's leaderboard. ``""`` otherwise."""
+    names = {run.scoring for run in runs} | {entry["scoring"] for run in runs for entry in run_scorings(run)}
+    modes = [strategy for strategy in STRATEGIES.values() if strategy.name in names]
+    if len(modes) < 2:
+        return ""
+    return (
+        f"Scoring modes mixed ({', '.join(m.name for m in modes)}): only {REFERENCE.name} figures compare with the "
+        f"paper's leaderboard, which used {REFERENCE.name} scoring; "
+        f"{', '.join(m.name for m in modes if not m.paper_comparable)} figures measure something else."
+    )
+
+
+PAPER_SCORING_NOTE = (
+    f"The paper's figures use {REFERENCE.name} scoring (the published checker, docs/scoring.md); fixed and semantic "
+    "scores are not its measure."
+)
+"""What the paper-leaderboard view says about the scoring behind the paper's rows (docs/semantic-mode.md §1)."""
 
 
 OFFICIAL_SESSIONS = 256
@@ -259,8 +318,9 @@ def comparability_note(runs: Sequence[Run]) -> str:
     if not other:
         return ""
     names = "; ".join(f"{run.label} ({', '.join(run.rank_exclusions())})" for run in other)
+    mixed = scoring_comparability(runs)
     return (
         f"Not ranked against the paper: {names}. The paper's figures are reference scoring of the English side "
         f"on the official {OFFICIAL_SESSIONS}-session dataset; these runs are placed by value beside its rows, "
-        "with no rank."
+        "with no rank." + (f" {mixed}" if mixed else "")
     )

@@ -8,9 +8,15 @@ from typing import TYPE_CHECKING, Any
 from wildtoolbench.bench.errors import CATEGORY_LABELS
 from wildtoolbench.bench.schema import TASK_TYPES
 from wildtoolbench.common.shareable import shareable_path
-from wildtoolbench.report.content import RULES, RULES_INTRO, Report, comparability_note, run_facts
+from wildtoolbench.report.content import PAPER_SCORING_NOTE, RULES, RULES_INTRO, Report, comparability_note, run_facts
 from wildtoolbench.report.escape import markdown_code, markdown_text
-from wildtoolbench.report.markdown_sections import audit_markdown, coverage_markdown, scoring_markdown, trials_markdown
+from wildtoolbench.report.markdown_sections import (
+    audit_markdown,
+    coverage_markdown,
+    scoring_markdown,
+    scorings_markdown,
+    trials_markdown,
+)
 from wildtoolbench.report.markdown_tables import SIDES, legend, percent, rank_text, ranked, table
 from wildtoolbench.report.tables import Row, format_percent, paper_data, table_columns
 
@@ -46,6 +52,7 @@ def report_markdown(
     lines.append("Open `index.html` for the interactive version (sortable tables, dataset browser, trajectories).")
     lines.append("")
     lines += _runs_section(report, paper)
+    lines += scorings_markdown(report)
     lines += _groups_section(report)
     lines += _comparisons_section(report)
     lines += _leaderboard_sections(main_rows, orch_rows, main, orchestration, paper)
@@ -199,7 +206,7 @@ def _leaderboard_sections(
         f"Runs placed among the paper's {len(paper['main'])} models by session accuracy, then task "
         "accuracy; a rank is 1 + the paper's models strictly better (docs/metrics.md §10), and only runs in "
         "reference scoring of the English side on all official sessions get one. Percentages; empty where a run "
-        f"has no task of that kind. Paper figures: {paper['source']}",
+        f"has no task of that kind. {PAPER_SCORING_NOTE} Paper figures: {paper['source']}",
         "",
     ]
     lines += legend(main)

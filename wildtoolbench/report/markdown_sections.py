@@ -1,12 +1,13 @@
 """The optional sections of ``report.md``: dataset coverage (docs/coverage.md), the audit (docs/audit.md),
-reference against fixed scoring (docs/fixed-mode.md §10) and repeated trials (docs/trials.md)."""
+accuracy under each scoring a run folder holds (docs/semantic-mode.md §4), reference against fixed scoring
+(docs/fixed-mode.md §10) and repeated trials (docs/trials.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from wildtoolbench.report.content import Report
+from wildtoolbench.report.content import Report, run_scorings, scoring_comparability
 from wildtoolbench.report.escape import markdown_code, markdown_text
 from wildtoolbench.report.markdown_tables import percent, table
 from wildtoolbench.report.tables import TRIAL_COLUMNS, trial_figures
@@ -98,6 +99,31 @@ def audit_markdown(report: Report) -> list[str]:
         for entry in errata["skipped"]:
             lines += [f"{markdown_text(labels[entry['key']])}: not rescored ({entry['why']}).", ""]
     return lines
+
+
+def scorings_markdown(report: Report) -> list[str]:
+    """The "Accuracy under each scoring" section: per run, task and session accuracy under every scoring its folder
+    holds, with the comparability line (docs/semantic-mode.md §4); no lines when no folder holds two scorings."""
+    per_run = [(run, run_scorings(run)) for run in report.runs]
+    if all(len(found) < 2 for _, found in per_run):
+        return []
+    lines = ["## Accuracy under each scoring", ""]
+    note = scoring_comparability(report.runs)
+    if note:
+        lines += [f"**{markdown_text(note)}**", ""]
+    rows = [
+        [
+            markdown_text(run.label),
+            entry["scoring"],
+            entry["tasks"],
+            "-" if entry["task_accuracy"] is None else percent(entry["task_accuracy"]),
+            "-" if entry["session_accuracy"] is None else percent(entry["session_accuracy"]),
+        ]
+        for run, found in per_run
+        for entry in found
+    ]
+    lines += table(["run", "scoring", "tasks", "task accuracy", "session accuracy"], rows)
+    return lines + [""]
 
 
 def scoring_markdown(report: Report, limit: int = 100) -> list[str]:

@@ -18,6 +18,7 @@ from wildtoolbench.report.content import (
     RULES_INTRO,
     Comparison,
     RunFigures,
+    run_scorings,
     shown_settings,
     side_fields,
     top_errors,
@@ -169,6 +170,7 @@ def page_run(number: int, run: Run, groups: dict[str, Any], figures: RunFigures)
         "requests": requests,
         "tokens": tokens,
         "rawResults": run.raw_results,
+        "scorings": run_scorings(run),
     }
 
 

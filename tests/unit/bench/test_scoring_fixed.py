@@ -620,7 +620,7 @@ def test_rescoring_the_published_results_names_the_fix_of_every_flip(reference_d
 
 
 def test_scoring_modes_and_the_run_setting(monkeypatch):
-    assert SCORING_MODES == ("reference", "fixed")
+    assert SCORING_MODES == ("reference", "fixed", "semantic")
     assert EvaluationContext().scoring == "reference"
     monkeypatch.setenv("WTB_SCORING", "fixed")
     assert EvaluationContext().scoring == "fixed"

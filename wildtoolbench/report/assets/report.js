@@ -155,8 +155,17 @@
   function arrow(state, col) { return state.col === col ? ' <span class="arrow">' + (state.dir < 0 ? '▼' : '▲') + '</span>' : ''; }
 
   // ------------------------------------------------------------------ views
+  function scoringsText(r) {
+    // task and session accuracy under every scoring the run folder holds (docs/semantic-mode.md §4)
+    if (!r.scorings || r.scorings.length < 2) return '';
+    return '<br><span class="muted">' + r.scorings.map(function (e) {
+      return esc(e.scoring) + ': task ' + (e.task_accuracy === null ? '-' : fixed2(e.task_accuracy * 100) + '%') +
+        ', session ' + (e.session_accuracy === null ? '-' : fixed2(e.session_accuracy * 100) + '%');
+    }).join('<br>') + '</span>';
+  }
   function overview() {
-    var html = '<h2>' + esc(D.title) + '</h2>' + (D.comparability ? '<p class="note warn"><b>' + esc(D.comparability) + '</b></p>' : '');
+    var html = '<h2>' + esc(D.title) + '</h2>' + (D.comparability ? '<p class="note warn"><b>' + esc(D.comparability) + '</b></p>' : '') +
+      (D.scoringComparability && !D.comparability ? '<p class="note warn"><b>' + esc(D.scoringComparability) + '</b></p>' : '');
     html += '<h3 id="runs-title">Runs</h3><div class="scroll"><table class="data runs" id="runs-table"><thead><tr><th>run</th><th>model spec · side · scoring</th><th>dataset</th><th>date (UTC) · harness · settings</th>' +
       '<th class="num">task accuracy<br>[95% CI]</th><th class="num">session accuracy<br>[95% CI]</th><th class="num" title="optimal path rate">OP</th><th class="num" title="accomplish progress rate">AP</th><th>top error categories</th><th>rank among the paper\'s ' + D.paperModels + '</th></tr></thead><tbody>';
     D.runs.forEach(function (r) {
@@ -164,7 +173,7 @@
       var errors = r.topErrors.map(function (e) { return '<a href="' + hashFor('tasks', [], { run: r.key, status: 'error', cat: e[0] }) + '">' + esc(CAT[e[0]].label) + '</a> ' + e[1]; }).join('<br>') || 'none';
       html += '<tr data-run="' + r.key + '"><td class="name"><b>' + chip(r) + esc(r.label) + '</b><br><a href="' + hashFor('tasks', [], { run: r.key, status: 'error' }) + '">' + r.failed + ' failed</a> of ' + r.tasks + ' tasks' +
         (r.rawResults ? '' : '<br><span class="muted" title="No result.jsonl: trajectories come from score.jsonl (calls in the scorer\'s sorted order)">scored log only</span>') + '</td>' +
-        '<td><code title="' + esc(r.spec || r.model) + '">' + esc(shortSpec(r.spec || r.model)) + '</code><br>' + sideBadge(r.lang) + ' <span class="badge ' + (r.scoring === 'reference' ? 'b-info' : 'b-warn') + '">' + esc(r.scoring) + ' scoring</span></td>' +
+        '<td><code title="' + esc(r.spec || r.model) + '">' + esc(shortSpec(r.spec || r.model)) + '</code><br>' + sideBadge(r.lang) + ' <span class="badge ' + (r.scoring === 'reference' ? 'b-info' : 'b-warn') + '">' + esc(r.scoring) + ' scoring</span>' + scoringsText(r) + '</td>' +
         '<td class="dataset"><span title="' + esc(r.datasetPath) + '">' + esc(r.datasetName) + '</span>' + (r.official ? ' <span class="badge b-ok">official</span>' : '') + '<br><span class="muted">' + r.sessions + ' of ' + r.datasetSessions + ' sessions<br><span title="sha256 ' + esc(r.datasetSha) + '">sha256 ' + esc(r.datasetSha.slice(0, 8)) + '…</span></span></td>' +
         '<td>' + esc(r.date.slice(0, 10)) + '<br>' + esc(r.date.slice(11, 19)) + '<br><span class="muted">wtb ' + esc(r.version || '?') + '</span>' +
         (settings ? '<details class="settings"><summary>settings</summary><div class="muted">' + settings + '</div></details>' : '') + '</td>' +
@@ -217,7 +226,7 @@
 
   function leaderboard() {
     view.innerHTML = '<h2>Leaderboard</h2>' + (D.comparability ? '<p class="note warn"><b>' + esc(D.comparability) + '</b></p>' : '') + '<p class="note">Rows ordered by session accuracy, then task accuracy (the paper\'s order). A rank is 1 + the number of the paper\'s ' + D.paperModels +
-      ' models strictly better, the same in every view (docs/metrics.md §10); only runs in reference scoring of the English side on all official sessions are ranked, others stand at their place with a badge saying why. Percentages; empty where the run has no task of that kind; <b>bold</b>: best value of the paper\'s models in its group. Click a run to list its tasks. Paper figures: ' + esc(D.paperSource) + '</p>' +
+      ' models strictly better, the same in every view (docs/metrics.md §10); only runs in reference scoring of the English side on all official sessions are ranked, others stand at their place with a badge saying why. Percentages; empty where the run has no task of that kind; <b>bold</b>: best value of the paper\'s models in its group. Click a run to list its tasks. ' + esc(D.paperScoring || '') + ' Paper figures: ' + esc(D.paperSource) + '</p>' +
       renderTable('main', { link: function (run) { return hashFor('tasks', [], { run: run.key }); }, hint: 'hover a header for its meaning' });
   }
 
