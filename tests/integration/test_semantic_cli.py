@@ -78,3 +78,21 @@ def test_regrade_a_reference_run_names_what_needs_a_rerun(tmp_path):
     assert compared.returncode == 0, compared.stderr
     assert "only the reference figures compare with the paper's leaderboard" in compared.stdout
     assert _wtb("compare", str(out), "--scorings", "semantic").returncode == 2
+
+
+def test_the_report_shows_every_scoring_of_a_folder_and_the_papers_scoring(tmp_path):
+    dataset, model = _inputs(tmp_path)
+    out = tmp_path / "run"
+    assert _wtb("eval", "--dataset", str(dataset), "--model", model, "--scoring", "fixed", "--out", str(out), "--no-progress", "--no-trace").returncode == 0
+    assert _wtb("score", str(out), "--scoring", "semantic").returncode == 0
+    done = _wtb("report", str(out), "--out", str(tmp_path / "report"))
+    assert done.returncode == 0, done.stderr
+    markdown = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+    assert "| planted (fixed) | fixed | 4 | 0.00% | 0.00% |" in markdown
+    assert "| planted (fixed) | semantic | 4 | 50.00% | 0.00% |" in markdown
+    assert "Scoring modes mixed (fixed, semantic)" in markdown
+    assert "The paper's figures use reference scoring" in markdown
+    facts = json.loads((tmp_path / "report" / "report.json").read_text(encoding="utf-8"))
+    run = facts["runs"][0] if isinstance(facts.get("runs"), list) else None
+    assert run is not None and [s["scoring"] for s in run["scorings"]] == ["fixed", "semantic"]
+    assert [s["correct_tasks"] for s in run["scorings"]] == [0, 2]

@@ -231,6 +231,38 @@ def summary_line(data, findings) -> str:
     return head + (": " + "; ".join(parts) if parts else "")
 
 
+def score_command(
+    run_folder: Path | None,
+    dataset: Path | None,
+    results: Path | None,
+    out: Path | None,
+    tasks: int | None,
+    scoring: str,
+    language: str | None,
+    pull: bool,
+    model_name: str | None,
+    errata: Path | None,
+) -> None:
+    """``wtb score``: a run folder re-graded in place (:func:`wildtoolbench.score.command.score_run_folder`,
+    docs/semantic-mode.md §4), or a result file scored into ``out`` (:func:`score_results_with_errata`).
+
+    Raises:
+        UsageError: a run folder with ``--results``/``--out``/``--errata``, or neither a run folder nor all of
+            ``--dataset``, ``--results`` and ``--out`` (exit 2); otherwise what the chosen function raises.
+    """
+    if run_folder is not None:
+        if results is not None or out is not None or errata is not None:
+            raise UsageError("give a RUN_FOLDER or --results/--out, not both", "RUN_FOLDER")
+        from wildtoolbench.score.command import score_run_folder
+
+        score_run_folder(run_folder, scoring, dataset, pull)
+        return
+    for value, name in ((dataset, "--dataset"), (results, "--results"), (out, "--out")):
+        if value is None:
+            raise UsageError("required (or give a RUN_FOLDER)", name)
+    score_results_with_errata(dataset, results, out, tasks, scoring, language, pull, model_name, errata)  # type: ignore[arg-type]
+
+
 def score_results_with_errata(
     dataset: Path,
     results: Path,

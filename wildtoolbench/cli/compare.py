@@ -42,20 +42,9 @@ def compare_command(
     """Compare two runs of the same sessions task by task: task and session accuracy of A and B, the difference
     A - B with its 95% interval over sessions, the minimum detectable difference (80% power) and the verdict
     (A better / B better / within noise). Runs of other sessions, scoring modes or language sides are refused
-    (exit 2)."""
-    from wildtoolbench.compare.command import compare as compare_folders
-    from wildtoolbench.compare.command import compare_scorings_of
+    (exit 2). With --scorings A,B and one run folder: the task labels that flip between two of its scorings,
+    each with the equivalence rule that flipped it (docs/semantic-mode.md §4)."""
+    from wildtoolbench.compare.command import compare_command as compare_folders
 
     with exit_on_error():
-        if scorings is not None:
-            if run_b is not None or scoring is not None:
-                from wildtoolbench.common.exits import UsageError
-
-                raise UsageError("with --scorings give one run folder and no --scoring", "--scorings")
-            compare_scorings_of(run_a, scorings, json_out)
-            return
-        if run_b is None:
-            from wildtoolbench.common.exits import UsageError
-
-            raise UsageError("missing: give two run folders, or one with --scorings A,B", "RUN_B")
-        compare_folders(run_a, run_b, json_out, scoring.value if scoring else None)
+        compare_folders(run_a, run_b, json_out, scoring.value if scoring else None, scorings)

@@ -90,20 +90,9 @@ def score(
     reference run it also prints how many task labels flip, by fix, and how the accomplish progress
     rate changes (fix 8 counts gold nodes, docs/fixed-mode.md §9).
     """
-    from wildtoolbench.audit.command import score_results_with_errata
-    from wildtoolbench.common.exits import UsageError
+    from wildtoolbench.audit.command import score_command
 
     with exit_on_error():
-        if run_folder is not None:
-            if results is not None or out is not None or errata is not None:
-                raise UsageError("give a RUN_FOLDER or --results/--out, not both", "RUN_FOLDER")
-            from wildtoolbench.score.command import score_run_folder
-
-            score_run_folder(run_folder, scoring.value, dataset, pull)
-            return
-        for value, name in ((dataset, "--dataset"), (results, "--results"), (out, "--out")):
-            if value is None:
-                raise UsageError("required (or give a RUN_FOLDER)", name)
-        score_results_with_errata(
-            dataset, results, out, tasks, scoring.value, lang.value if lang else None, pull, model_name, errata
+        score_command(
+            run_folder, dataset, results, out, tasks, scoring.value, lang.value if lang else None, pull, model_name, errata
         )

@@ -69,3 +69,25 @@ def compare_scorings_of(run_dir: Path, scorings: str, json_out: Path | None = No
         except OSError as exc:
             raise BadInput(f"{json_out}: cannot write: {exc}") from None
     _out.print(scorings_text(comparison), markup=False)
+
+
+def compare_command(
+    run_a: Path, run_b: Path | None, json_out: Path | None, scoring: str | None, scorings: str | None
+) -> None:
+    """``wtb compare``: two run folders (:func:`compare`), or two scorings of one (:func:`compare_scorings_of`,
+    with ``--scorings``; docs/semantic-mode.md §4).
+
+    Raises:
+        UsageError: ``--scorings`` with a second folder or ``--scoring``, or one folder without ``--scorings``
+            (exit 2); otherwise what the chosen function raises.
+    """
+    from wildtoolbench.common.exits import UsageError
+
+    if scorings is not None:
+        if run_b is not None or scoring is not None:
+            raise UsageError("with --scorings give one run folder and no --scoring", "--scorings")
+        compare_scorings_of(run_a, scorings, json_out)
+        return
+    if run_b is None:
+        raise UsageError("missing: give two run folders, or one with --scorings A,B", "RUN_B")
+    compare(run_a, run_b, json_out, scoring)
