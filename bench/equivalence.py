@@ -1,7 +1,7 @@
 """Semantic scoring: the equivalence rules of the argument checker, as data (docs/semantic-mode.md §2).
 
 Semantic mode is fixed mode with one change: where the fixed checker finds an argument error, the
-prediction is compared once more under the rules of :data:`RULES`. Each rule has a stable id, a docs
+prediction is compared once more under the rules of :data:`EQUIVALENCE_RULES`. Each rule has a stable id, a docs
 section and examples of what it accepts and what it still rejects. A rule never judges a whole call: it
 rewrites one top-level parameter of the prediction to the gold value it is equivalent to (or drops an
 extra optional parameter, or adds an omitted one at its default), and the fixed checker then checks the
@@ -52,7 +52,7 @@ EXTRA_DEFAULT = "extra-default"
 OMITTED_DEFAULT = "omitted-default"
 EXTRA_STATED = "extra-stated"
 
-RULES: dict[str, EquivalenceRule] = {
+EQUIVALENCE_RULES: dict[str, EquivalenceRule] = {
     rule.id: rule
     for rule in (
         EquivalenceRule(
@@ -322,7 +322,7 @@ def equivalent_prediction(
             if found and _equals_default(value, default):
                 out[key] = value
                 used.add(OMITTED_DEFAULT)
-    return out, [rule for rule in RULES if rule in used]
+    return out, [rule for rule in EQUIVALENCE_RULES if rule in used]
 
 
 def semantic_check(

@@ -53,7 +53,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from wildtoolbench.bench.schema import PSEUDO_TOOLS, Session, check_language, fields_for
-from wildtoolbench.bench.strategy import STRATEGIES, ScoringStrategy, record_strategy, scoring_strategy
+from wildtoolbench.bench.strategy import SCORING_STRATEGIES, ScoringStrategy, record_strategy, scoring_strategy
 from wildtoolbench.bench.terms import CORRECT, ERROR
 
 ArgumentChecker = Callable[[list, str, str, str], str]
@@ -384,7 +384,7 @@ def score_session(
         except ValueError:
             made_by = None
         if made_by is None or made_by.is_reference:
-            tagged = " or ".join(repr(name) for name, mode in STRATEGIES.items() if not mode.is_reference)
+            tagged = " or ".join(repr(name) for name, mode in SCORING_STRATEGIES.items() if not mode.is_reference)
             raise ResultRecordError("scoring", f"expected {tagged} or no key (reference), got {record['scoring']!r}")
         if not strategy.inference_fixes:
             raise ResultRecordError(
@@ -500,7 +500,7 @@ class _Equivalences:
 
     def used(self, pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], results: Sequence[str]) -> list[str]:
         """The rule ids behind the correct verdicts of the chosen ``(call, gold action)`` pairs, in rule order."""
-        from wildtoolbench.bench.equivalence import RULES
+        from wildtoolbench.bench.equivalence import EQUIVALENCE_RULES
 
         found: set[str] = set()
         for (call, action), result in zip(pairs, results):
@@ -508,7 +508,7 @@ class _Equivalences:
                 key = (call["function"]["name"], _as_json_text(call["function"]["arguments"]), _as_json_text(action["arguments"]))
                 found.update(self.seen.get(key, ()))
         self.task |= found
-        return [rule for rule in RULES if rule in found]
+        return [rule for rule in EQUIVALENCE_RULES if rule in found]
 
 
 def _step_results(
@@ -625,9 +625,9 @@ def _walk(
         items.insert(1, ("action_arguments_label", ERROR if argument_error else CORRECT))
         items.insert(2, ("first_error", first_error))
         if equivalences is not None:
-            from wildtoolbench.bench.equivalence import RULES
+            from wildtoolbench.bench.equivalence import EQUIVALENCE_RULES
 
-            items.insert(3, ("equivalences", [rule for rule in RULES if rule in equivalences.task]))
+            items.insert(3, ("equivalences", [rule for rule in EQUIVALENCE_RULES if rule in equivalences.task]))
     elif name_label == CORRECT:
         items.insert(1, ("action_arguments_label", ERROR if argument_error else CORRECT))
     return dict([("label", label), *items])

@@ -86,10 +86,10 @@ SEMANTIC = ScoringStrategy(
 """Fixed mode plus the equivalence rules of docs/semantic-mode.md §2; same harness, so a fixed run rescores
 exactly (docs/semantic-mode.md §4)."""
 
-STRATEGIES: dict[str, ScoringStrategy] = {strategy.name: strategy for strategy in (REFERENCE, FIXED, SEMANTIC)}
+SCORING_STRATEGIES: dict[str, ScoringStrategy] = {strategy.name: strategy for strategy in (REFERENCE, FIXED, SEMANTIC)}
 """Every strategy by its name."""
 
-SCORING_MODES: tuple[str, ...] = tuple(STRATEGIES)
+SCORING_MODES: tuple[str, ...] = tuple(SCORING_STRATEGIES)
 """The scoring mode names (docs/fixed-mode.md §1), as ``--scoring`` takes them; ``reference`` is the default."""
 
 
@@ -110,7 +110,7 @@ def scoring_strategy(mode: ScoringStrategy | str | None = None) -> ScoringStrate
         return mode
     if mode is None:
         return REFERENCE
-    strategy = STRATEGIES.get(mode) if isinstance(mode, str) else None
+    strategy = SCORING_STRATEGIES.get(mode) if isinstance(mode, str) else None
     if strategy is None:
         raise ValueError(f"unknown scoring mode {mode!r}: use one of {', '.join(SCORING_MODES)}")
     return strategy

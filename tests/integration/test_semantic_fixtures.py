@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from wildtoolbench.bench.equivalence import RULES
+from wildtoolbench.bench.equivalence import EQUIVALENCE_RULES
 from wildtoolbench.bench.schema import load_sessions
 from wildtoolbench.bench.scoring import score_session
 from wildtoolbench.bench.strategy import FIXED, SEMANTIC
@@ -57,7 +57,7 @@ def test_semantic_equals_fixed_wherever_no_rule_applies(tmp_path, language):
                 rules = after.pop("equivalences")
                 if rules:
                     touched += 1
-                    assert set(rules) <= set(RULES)
+                    assert set(rules) <= set(EQUIVALENCE_RULES)
                     if before["label"] != after["label"]:
                         assert (before["label"], after["label"]) == ("error", "correct")
                         for rule in rules:

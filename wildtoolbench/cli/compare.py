@@ -44,7 +44,7 @@ def compare_command(
     (A better / B better / within noise). Runs of other sessions, scoring modes or language sides are refused
     (exit 2). With --scorings A,B and one run folder: the task labels that flip between two of its scorings,
     each with the equivalence rule that flipped it (docs/semantic-mode.md §4)."""
-    from wildtoolbench.compare.command import compare_command as compare_folders
+    from wildtoolbench.compare.command import compare_folders
 
     with exit_on_error():
         compare_folders(run_a, run_b, json_out, scoring.value if scoring else None, scorings)

@@ -71,7 +71,7 @@ def compare_scorings_of(run_dir: Path, scorings: str, json_out: Path | None = No
     _out.print(scorings_text(comparison), markup=False)
 
 
-def compare_command(
+def compare_folders(
     run_a: Path, run_b: Path | None, json_out: Path | None, scoring: str | None, scorings: str | None
 ) -> None:
     """``wtb compare``: two run folders (:func:`compare`), or two scorings of one (:func:`compare_scorings_of`,

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from wildtoolbench.bench.equivalence import RULES
+from wildtoolbench.bench.equivalence import EQUIVALENCE_RULES
 from wildtoolbench.bench.strategy import ScoringStrategy, scoring_strategy
 from wildtoolbench.common.run_folder import SCORE_FILE
 from wildtoolbench.compare.runs import RunFolderError
@@ -104,12 +104,12 @@ def compare_scorings(run_dir: Path, a: str, b: str) -> dict[str, Any]:
             if x.get("label") == y.get("label"):
                 continue
             correct_side = x if x.get("label") == "correct" else y
-            rules = [r for r in correct_side.get("equivalences") or [] if r in RULES] or [FIXES_CAUSE]
+            rules = [r for r in correct_side.get("equivalences") or [] if r in EQUIVALENCE_RULES] or [FIXES_CAUSE]
             flips.append({"id": session_id, "task_idx": t, "a": x.get("label"), "b": y.get("label"), "rules": rules})
             for rule in rules:
                 by_rule[rule] = by_rule.get(rule, 0) + 1
-    order = [*RULES, FIXES_CAUSE]
-    arguable = {rule: by_rule.pop(rule) for rule in [r for r in RULES if RULES[r].arguable] if rule in by_rule}
+    order = [*EQUIVALENCE_RULES, FIXES_CAUSE]
+    arguable = {rule: by_rule.pop(rule) for rule in [r for r in EQUIVALENCE_RULES if EQUIVALENCE_RULES[r].arguable] if rule in by_rule}
     return {
         "run": str(run_dir),
         "scorings": [first.name, second.name],

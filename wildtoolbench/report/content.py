@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from wildtoolbench.bench.schema import TASK_TYPES
-from wildtoolbench.bench.strategy import REFERENCE, STRATEGIES
+from wildtoolbench.bench.strategy import REFERENCE, SCORING_STRATEGIES
 from wildtoolbench.bench.trials import FEW_PAIRED_SESSIONS
 from wildtoolbench.common.run_folder import SCORE_FILE
 from wildtoolbench.common.shareable import shareable_path, shareable_text
@@ -257,7 +257,7 @@ def run_scorings(run: Run) -> list[dict[str, Any]]:
     import json
 
     found = []
-    for strategy in STRATEGIES.values():
+    for strategy in SCORING_STRATEGIES.values():
         path = run.path / strategy.file_name(SCORE_FILE)
         if not path.is_file():
             continue
@@ -288,7 +288,7 @@ def scoring_comparability(runs: Sequence[Run]) -> str:
     """The comparability line of a report whose runs, or whose runs' folders, hold more than one scoring mode
     (docs/semantic-mode.md §1): only reference figures stand beside the paper's leaderboard. ``""`` otherwise."""
     names = {run.scoring for run in runs} | {entry["scoring"] for run in runs for entry in run_scorings(run)}
-    modes = [strategy for strategy in STRATEGIES.values() if strategy.name in names]
+    modes = [strategy for strategy in SCORING_STRATEGIES.values() if strategy.name in names]
     if len(modes) < 2:
         return ""
     return (

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from wildtoolbench.bench.strategy import REFERENCE, STRATEGIES
+from wildtoolbench.bench.strategy import REFERENCE, SCORING_STRATEGIES
 from wildtoolbench.common.run_folder import (
     METRIC_FILE,
     RESULT_FILE,
@@ -110,7 +110,7 @@ def load_report_run(
     if not run_dir.is_dir():
         raise ReportError(f"{run_dir}: not a run folder")
     # the first mode whose metric file the folder holds: reference, else the mode of a --scoring run
-    strategy = next((s for s in STRATEGIES.values() if (run_dir / s.file_name(METRIC_FILE)).is_file()), REFERENCE)
+    strategy = next((s for s in SCORING_STRATEGIES.values() if (run_dir / s.file_name(METRIC_FILE)).is_file()), REFERENCE)
     scoring, metric_file, score_file = strategy.name, strategy.file_name(METRIC_FILE), strategy.file_name(SCORE_FILE)
     metric = read_json(run_dir / metric_file)
     if not isinstance(metric, dict) or "total_info" not in metric:

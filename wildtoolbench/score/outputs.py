@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from wildtoolbench.bench.strategy import STRATEGIES, ScoringStrategy, scoring_strategy
+from wildtoolbench.bench.strategy import SCORING_STRATEGIES, ScoringStrategy, scoring_strategy
 from wildtoolbench.common.run_folder import (
     METRIC_FILE,
     SCORE_FILE,
@@ -36,7 +36,7 @@ def score_outputs(scoring: ScoringStrategy | str | None = None) -> tuple[str, ..
     ``scoring`` (:func:`score_files`, :func:`summary_metrics_file`) and the trial files (:func:`trial_files`,
     docs/trials.md §5), or of every mode when ``None``
     (docs/evaluation.md §5). Raises ValueError for an unknown mode."""
-    modes = tuple(STRATEGIES.values()) if scoring is None else (scoring_strategy(scoring),)
+    modes = tuple(SCORING_STRATEGIES.values()) if scoring is None else (scoring_strategy(scoring),)
     return tuple(
         name for mode in modes for name in (*score_files(mode), summary_metrics_file(mode), *trial_files(mode))
     )

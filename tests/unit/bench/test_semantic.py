@@ -13,11 +13,11 @@ from wildtoolbench.bench.equivalence import (
     BOOLEAN_STRING,
     DATE_SPELLING,
     ENUM_CASE,
+    EQUIVALENCE_RULES,
     EXTRA_DEFAULT,
     EXTRA_STATED,
     NUMBER_FORM,
     OMITTED_DEFAULT,
-    RULES,
     conversation_numbers,
     is_stated,
     semantic_check,
@@ -130,13 +130,13 @@ def test_near_misses_stay_wrong(predicted, gold, conversation):
 
 
 def test_every_rule_has_an_accepted_and_a_rejected_case_and_a_docs_section():
-    assert {rule for *_, rule in ACCEPTED} == set(RULES)
+    assert {rule for *_, rule in ACCEPTED} == set(EQUIVALENCE_RULES)
     text = (REPO / "docs" / "semantic-mode.md").read_text(encoding="utf-8")
-    for rule in RULES.values():
+    for rule in EQUIVALENCE_RULES.values():
         assert rule.accepted and rule.rejected
         assert rule.section.startswith("docs/semantic-mode.md §2.")
         assert f"`{rule.id}`" in text
-    assert [rule.id for rule in RULES.values() if rule.arguable] == [EXTRA_STATED]
+    assert [rule.id for rule in EQUIVALENCE_RULES.values() if rule.arguable] == [EXTRA_STATED]
 
 
 def test_two_rules_in_one_call_are_both_named():
