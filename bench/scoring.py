@@ -451,7 +451,7 @@ def score_task(
         where: prefix for error messages (e.g. ``"result[2]"``).
         consume: the caller gives ``task_result`` up: its ``inference_log`` is labelled in place and
             becomes the returned task's, instead of a deep copy (for a record read from a file and
-            dropped once scored, as :func:`wildtoolbench.score.run.score_run` does; same result, less work).
+            dropped once scored, as :func:`wildtoolbench.scoring.run.score_run` does; same result, less work).
 
     Returns:
         A new dict: ``label`` first, then the task's keys with ``action_arguments_label`` as 2nd key when

@@ -25,7 +25,7 @@ TaskKey = tuple[str, int]
 """``(session id, task index)``: a task of the dataset (task index from 0, in session order)."""
 
 LEVEL = 0.95
-"""Coverage of the intervals of this module and of the report's (``wildtoolbench.report.stats``; docs/trials.md §2)."""
+"""Coverage of the intervals of this module and of the report's (``wildtoolbench.reports.stats``; docs/trials.md §2)."""
 
 
 # --------------------------------------------------------------------------- estimators of one item

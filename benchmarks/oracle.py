@@ -16,7 +16,7 @@ A ``replay:`` candidate file is written on the fly with two candidates:
 ``oracle`` (the first optimal gold path: all the wide calls in one step) and
 ``suboptimal`` (one call per step). The session runs through the real
 evaluation graph (``wildtoolbench.graphs.evaluation.graph`` with an ``EvaluationContext``)
-and the record is scored by the real scorer (``wildtoolbench.score.run.score_run``,
+and the record is scored by the real scorer (``wildtoolbench.scoring.run.score_run``,
 which calls ``wildtoolbench.bench.scoring.score_session`` and ``wildtoolbench.bench.metrics``). The labels
 are checked (every task correct; ``is_optimal`` true for the oracle, false for
 the suboptimal run on the wide task) so the figures are of a correct run.
@@ -211,7 +211,7 @@ def run_case(case: str, candidate: str, folder: Path) -> dict[str, Any]:
     from wildtoolbench.common.run_folder import SCORE_FILE
     from wildtoolbench.graphs.evaluation import graph
     from wildtoolbench.nodes.evaluation.context import EvaluationContext
-    from wildtoolbench.score.run import score_run
+    from wildtoolbench.scoring.run import score_run
 
     dataset, script = folder / "sessions.jsonl", folder / "candidates.jsonl"
     session = load_sessions(dataset)[0].to_dict()
@@ -242,7 +242,7 @@ def _maxrss_mib() -> float:
 def measure(case: str, candidate: str) -> dict[str, Any]:
     """Measure one (case, candidate) in this process; see the module doc for what is measured."""
     import wildtoolbench.graphs.evaluation  # noqa: F401 - imports are not part of the measurement
-    import wildtoolbench.score.run  # noqa: F401
+    import wildtoolbench.scoring.run  # noqa: F401
 
     baseline = _maxrss_mib()
     with tempfile.TemporaryDirectory(prefix="wtb-bench-") as tmp:

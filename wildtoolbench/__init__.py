@@ -21,19 +21,13 @@ Names load on first use (PEP 562), so ``import wildtoolbench.bench.scoring`` or 
 LangGraph through this module. Everything else is internal: the ``_api`` package, and the packages of
 the layers (docs/architecture.md §1), which scripts may import but whose names may change.
 
-Four public names are also the names of feature packages of the application (``wildtoolbench.evaluate``,
-``generate``, ``score``, ``report``): the attribute is always the function (a :class:`_SharedName`, which
-calls it), and the package's own attributes stay reachable through it, so ``import
-wildtoolbench.evaluate.command as m`` and ``from wildtoolbench.evaluate.command import ...`` still find
-the package's modules.
+No public name is also the name of a subpackage (the feature packages are nouns: ``evaluation``,
+``generation``, ``scoring``, ``reports``, ...), so importing a feature package never replaces a public function.
 """
 
 from __future__ import annotations
 
-import functools
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names as type checkers and editors see them; loaded lazily at run time
@@ -105,8 +99,6 @@ def __getattr__(name: str) -> Any:
     Raises:
         AttributeError: ``name`` is neither public nor a subpackage.
     """
-    if name in _SHARED:
-        return getattr(sys.modules[__name__], name)
     if name in _PUBLIC:
         value = _load(name)
         globals()[name] = value
@@ -116,54 +108,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
-
-
-_SHARED = ("evaluate", "generate", "score", "report")
-"""Public names that are also subpackages of this package."""
-
-
-class _SharedName:
-    """A public function whose name a subpackage shares: calling it calls the function (its name, docstring and
-    signature are the function's); any other attribute is the subpackage's, so the import statements that walk
-    ``wildtoolbench.evaluate`` to reach ``wildtoolbench.evaluate.command`` still find the module."""
-
-    def __init__(self, function: Any, package: str) -> None:
-        functools.update_wrapper(self, function)
-        self._package = package
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.__wrapped__(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(importlib.import_module(self._package), name)
-
-    def __repr__(self) -> str:
-        return repr(self.__wrapped__)
-
-
-_shared: dict[str, _SharedName] = {}
-
-
-class _Package(types.ModuleType):
-    """This package's module: the names of :data:`_SHARED` are properties, so they stay the functions after
-    Python sets the subpackage as an attribute of the package on its import (that assignment is kept aside)."""
-
-
-def _shared_property(name: str) -> property:
-    def get(self: types.ModuleType) -> Any:
-        if name not in _shared:
-            _shared[name] = _SharedName(_load(name), f"{__name__}.{name}")
-        return _shared[name]
-
-    def keep(self: types.ModuleType, value: Any) -> None:
-        self.__dict__[name] = value  # the subpackage, as the import system sets it: reached through the function
-
-    return property(get, keep, doc=f"The public ``{name}`` (:data:`_PUBLIC`).")
-
-
-for _name in _SHARED:
-    setattr(_Package, _name, _shared_property(_name))
-del _name
-sys.modules[__name__].__class__ = _Package

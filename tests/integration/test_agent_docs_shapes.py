@@ -98,7 +98,7 @@ def test_replay_model_inside_an_agent_answers_as_the_candidate(tmp_path, monkeyp
 
     from wildtoolbench.nodes.evaluation.context import EvaluationContext
     from wildtoolbench.runner import arun_eval, load_dataset
-    from wildtoolbench.score.run import score_run
+    from wildtoolbench.scoring.run import score_run
 
     spec = "replay:bench/data/demo_candidates.jsonl#demo-model"
     monkeypatch.setenv("WTB_TEST_AGENT_SPEC", spec)

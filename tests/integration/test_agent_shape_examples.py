@@ -9,7 +9,7 @@ import pytest
 
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
 from wildtoolbench.runner import arun_eval, load_dataset
-from wildtoolbench.score.run import score_run
+from wildtoolbench.scoring.run import score_run
 
 DATASET = "bench/data/demo_sessions.jsonl"
 DEMO = "replay:bench/data/demo_candidates.jsonl#demo-model"

@@ -20,8 +20,8 @@ from wildtoolbench.bench.schema import load_sessions, sessions_by_id
 from wildtoolbench.cli import app
 from wildtoolbench.graphs.evaluation import RECURSION_LIMIT, build_evaluation_graph
 from wildtoolbench.runner import ResultFile, session_sort_key
-from wildtoolbench.score.results import natural_id_key
-from wildtoolbench.score.stream import score_records
+from wildtoolbench.scoring.results import natural_id_key
+from wildtoolbench.scoring.stream import score_records
 
 
 def _line(row) -> str:

@@ -199,7 +199,7 @@ def test_fixed_rescoring_says_when_only_the_progress_rate_changes(demo_run, tmp_
 
 
 def test_rescoring_line_with_flips_and_an_unchanged_rate():
-    from wildtoolbench.score.command import rescoring_line
+    from wildtoolbench.scoring.command import rescoring_line
 
     flips = {
         "flips": [{"fixes": [5]}],

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from wildtoolbench.bench.schema import DatasetError
 from wildtoolbench.cli import app
 from wildtoolbench.common.table import metric_rows, render_metric_table
-from wildtoolbench.score.results import natural_id_key
-from wildtoolbench.score.run import score_run
+from wildtoolbench.scoring.results import natural_id_key
+from wildtoolbench.scoring.run import score_run
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

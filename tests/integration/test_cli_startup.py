@@ -40,10 +40,10 @@ HEAVY = (
     "nodes",
     "prompts",
     "wildtoolbench.runner",
-    "wildtoolbench.score",
+    "wildtoolbench.scoring",
     "wildtoolbench.common.table",
     "wildtoolbench.tracing",
-    "wildtoolbench.report",
+    "wildtoolbench.reports",
     "wildtoolbench.data",
     "wildtoolbench.remote",
     "wildtoolbench.tracing.experiments",
@@ -142,7 +142,7 @@ def test_help_still_lists_every_command_and_the_exit_statuses():
     assert "--scoring <reference|fixed>" in eval_help and "--lang <en|zh>" in eval_help
     model = "(the bundled local model, the default; $WTB_MODEL overrides the default)"
     assert model in _flat(eval_help)
-    # the score help names the output files as literals (importing wildtoolbench.score.run costs)
+    # the score help names the output files as literals (importing wildtoolbench.scoring.run costs)
     files = f"{SCORE_FILE}, {METRIC_FILE} and {SUMMARY_METRICS_FILE}"
     assert files in _flat(_help(["score"])[0])
     # generate's help reads models.DEFAULT_MODEL from the light registry module

@@ -50,7 +50,7 @@ def test_concurrent_evals_on_a_finished_folder(tmp_path):
 
 
 def test_scoring_waits_for_the_folder_lock(tmp_path):
-    from wildtoolbench.score.run import score_run
+    from wildtoolbench.scoring.run import score_run
 
     out = tmp_path / "run"
     subprocess.run(_command(out), cwd=REPO, env=_env(), check=True, capture_output=True, timeout=300)

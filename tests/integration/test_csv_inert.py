@@ -14,7 +14,7 @@ import pytest
 
 from tests.integration.test_outputs_safety import replay_run, wtb
 from wildtoolbench.bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
-from wildtoolbench.report.escape import FORMULA_STARTS
+from wildtoolbench.reports.escape import FORMULA_STARTS
 
 CSV_FILES = ("leaderboard.csv", "orchestration.csv", "errors.csv", "tasks.csv")
 BASES = ["=1+1", "+1+1", "-1+1", "@SUM(A1)", "\t=1+1", "\r=1+1", "\n=1+1", "\uff1d1+1", "   =1+1", "\u3000@x"]

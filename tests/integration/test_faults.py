@@ -33,7 +33,7 @@ from wildtoolbench.models.transport import (
 )
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
 from wildtoolbench.runner import load_dataset, run_eval
-from wildtoolbench.score.run import score_run
+from wildtoolbench.scoring.run import score_run
 
 REPO = Path(__file__).resolve().parents[2]
 CANDIDATE = "demo-model"

@@ -15,7 +15,7 @@ from tests.support.gen_scripts import session_script
 from wildtoolbench.bench.generation import load_tool_lists, oracle_candidate, plan_sessions, select_type_paths
 from wildtoolbench.bench.schema import validate_file
 from wildtoolbench.cli import app
-from wildtoolbench.generate.audit import audit_generation, closing_line, drop_reasons
+from wildtoolbench.generation.audit import audit_generation, closing_line, drop_reasons
 from wildtoolbench.models.providers import scripted
 
 SESSIONS = 6

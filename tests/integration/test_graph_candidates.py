@@ -21,7 +21,7 @@ from wildtoolbench.models.messages import RAW_RESPONSE_KEY
 from wildtoolbench.models.providers import graph as graph_provider
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
 from wildtoolbench.runner import run_session
-from wildtoolbench.score.run import score_run
+from wildtoolbench.scoring.run import score_run
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MODULE = "tests.support.candidate_graphs"

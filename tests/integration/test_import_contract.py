@@ -94,9 +94,9 @@ PROBES = {
         ["wildtoolbench.models is not allowed to import wildtoolbench.runner"],
     ),
     "a lower feature imports a higher one": (
-        "wildtoolbench/score/run.py",
-        "import wildtoolbench.report.runs",
-        ["wildtoolbench.score is not allowed to import wildtoolbench.report"],
+        "wildtoolbench/scoring/run.py",
+        "import wildtoolbench.reports.runs",
+        ["wildtoolbench.scoring is not allowed to import wildtoolbench.reports"],
     ),
     "core imports a framework": (
         "wildtoolbench/bench/scoring.py",

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from wildtoolbench.bench.catalog import register_metric, unregister_metric
 from wildtoolbench.cli import app
-from wildtoolbench.report import build_report
+from wildtoolbench.reports import build_report
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = f"replay:{REPO / 'bench' / 'data' / 'demo_candidates.jsonl'}#demo-model"

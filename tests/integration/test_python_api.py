@@ -256,9 +256,9 @@ def test_package_root_is_lazy():
     code = (
         "import sys, wildtoolbench, wildtoolbench.bench.scoring;"
         "assert 'langgraph' not in sys.modules and 'langchain_core' not in sys.modules, sorted(sys.modules);"
-        "from wildtoolbench.evaluate.options import EvalOptions;"
-        "import wildtoolbench.evaluate.options as options; assert options.EvalOptions is EvalOptions;"
-        "import wildtoolbench.score.run, wildtoolbench.report.command, wildtoolbench.generate.command;"
+        "from wildtoolbench.evaluation.options import EvalOptions;"
+        "import wildtoolbench.evaluation.options as options; assert options.EvalOptions is EvalOptions;"
+        "import wildtoolbench.scoring.run, wildtoolbench.reports.command, wildtoolbench.generation.command;"
         "assert callable(wildtoolbench.evaluate) and wildtoolbench.evaluate.__module__ == 'wildtoolbench._api.evaluate';"
         "assert wildtoolbench.score.__module__ == wildtoolbench.report.__module__ == 'wildtoolbench._api.commands';"
         "assert sorted(wildtoolbench.__all__) == sorted(n for n in wildtoolbench.__all__ if getattr(wildtoolbench, n) is not None)"

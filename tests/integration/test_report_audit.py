@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from tests.support.browser import chromium
 from wildtoolbench.cli import app
-from wildtoolbench.report import build_report
+from wildtoolbench.reports import build_report
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "bench" / "data" / "demo_sessions.jsonl"

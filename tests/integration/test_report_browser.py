@@ -22,8 +22,8 @@ import pytest
 
 from tests.support.browser import chromium
 from tests.support.report_support import extra_runs, fixture_report, fixture_runs, official_pins, read_csv
-from wildtoolbench.report import build_report
-from wildtoolbench.report.html import diffs_block, session_blocks
+from wildtoolbench.reports import build_report
+from wildtoolbench.reports.html import diffs_block, session_blocks
 
 
 @pytest.fixture(scope="module")
@@ -520,7 +520,7 @@ def _listed(page: Page) -> set[tuple[str, int]]:
 
 
 def test_report_json_diffs_are_what_wtb_diff_finds(report, reference_dir):
-    from wildtoolbench.compare.diff import diff_runs
+    from wildtoolbench.comparison.diff import diff_runs
 
     runs = fixture_runs(report.parent, reference_dir)
     diffs = json.loads((report / "report.json").read_text(encoding="utf-8"))["diffs"]

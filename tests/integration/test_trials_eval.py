@@ -345,8 +345,8 @@ def test_the_report_shows_trials_and_baselines_as_floor_rows(tmp_path):
     report = tmp_path / "report"
     done = CliRunner().invoke(app, ["report", str(trials), str(floor), "--out", str(report)], catch_exceptions=False)
     assert done.exit_code == 0, done.output
-    from wildtoolbench.report.runs import load_runs
-    from wildtoolbench.report.tables import FLOOR_GROUP, leaderboard_rows
+    from wildtoolbench.reports.runs import load_runs
+    from wildtoolbench.reports.tables import FLOOR_GROUP, leaderboard_rows
 
     runs, _ = load_runs([trials, floor])
     rows = {row.model: row for row in leaderboard_rows(runs) if row.source == "run"}

@@ -91,8 +91,8 @@ def test_wheel_holds_every_package_and_the_package_data(wheel):
         "wildtoolbench/prompts/zh",
         "wildtoolbench/bench/data/demo_sessions.jsonl",
         "wildtoolbench/bench/data/demo_candidates.jsonl",
-        "wildtoolbench/report/paper_leaderboard.json",
-        "wildtoolbench/report/assets/",
+        "wildtoolbench/reports/paper_leaderboard.json",
+        "wildtoolbench/reports/assets/",
         "wildtoolbench/review/assets/",
     ):
         assert any(name.startswith(required) for name in names), required

@@ -19,7 +19,7 @@ from tests.support.openai_stub import ScriptedServer
 from tests.unit.graphs.test_evaluation_reference import normalise
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
 from wildtoolbench.runner import arun_eval, load_dataset
-from wildtoolbench.score.run import score_run
+from wildtoolbench.scoring.run import score_run
 
 AGENTS = "tests/support/agent_shapes.py"
 

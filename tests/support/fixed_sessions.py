@@ -12,8 +12,8 @@ from wildtoolbench.bench.generation import SPARE_RESPONSE
 from wildtoolbench.bench.terms import TASK_TYPE_ZH
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
 from wildtoolbench.runner import run_eval
-from wildtoolbench.score.outputs import score_files
-from wildtoolbench.score.run import score_run
+from wildtoolbench.scoring.outputs import score_files
+from wildtoolbench.scoring.run import score_run
 
 ASK = "ask_user_for_required_parameters"
 ANSWER = "prepare_to_answer"
@@ -122,7 +122,7 @@ def jsonl(path: Path) -> list[dict]:
 def run(
     tmp_path: Path, sessions: list[dict], responses: dict[str, list[dict]] | list[dict], scoring: str, **context
 ) -> dict:
-    """Replay scripted responses through ``wildtoolbench.runner.run_eval`` and ``wildtoolbench.score.run.score_run`` in one mode.
+    """Replay scripted responses through ``wildtoolbench.runner.run_eval`` and ``wildtoolbench.scoring.run.score_run`` in one mode.
 
     Args:
         responses: per session id (or, for one session, a list): the responses of the whole

@@ -39,10 +39,10 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "GRAPH_ID": ("wildtoolbench.remote.evaluation", "wildtoolbench.remote.generation"),
     # The Python API (wildtoolbench/__init__.py, docs/guides/scripting.md) names each command's call as the
     # command names it; the application's function of that command keeps its name too.
-    "evaluate": ("wildtoolbench._api.evaluate", "wildtoolbench.evaluate.command"),
-    "generate": ("wildtoolbench._api.commands", "wildtoolbench.generate.command"),
+    "evaluate": ("wildtoolbench._api.evaluate", "wildtoolbench.evaluation.command"),
+    "generate": ("wildtoolbench._api.commands", "wildtoolbench.generation.command"),
     "score": ("wildtoolbench._api.commands", "wildtoolbench.cli.score"),
-    "report": ("wildtoolbench._api.commands", "wildtoolbench.report.command"),
+    "report": ("wildtoolbench._api.commands", "wildtoolbench.reports.command"),
     "load_dataset": ("wildtoolbench._api.commands", "wildtoolbench.runner.selection"),
 }
 """Names that several modules define by design, with the modules (or module prefixes) allowed to."""

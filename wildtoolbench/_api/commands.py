@@ -95,7 +95,7 @@ def score(
     import json
 
     from wildtoolbench.audit.command import score_results_with_errata
-    from wildtoolbench.score.outputs import score_files
+    from wildtoolbench.scoring.outputs import score_files
 
     with cli_errors():
         score_results_with_errata(
@@ -132,7 +132,7 @@ def report(
         wildtoolbench.UsageError: a run folder given twice; ``ReportError``, ``BadInput``: a folder or dataset
             that cannot be reported on, an output folder that cannot be written.
     """
-    from wildtoolbench.report.command import report as write
+    from wildtoolbench.reports.command import report as write
 
     folders = [Path(runs)] if isinstance(runs, (str, Path)) else [Path(run) for run in runs]
     with cli_errors():
@@ -192,8 +192,8 @@ def generate(
     """
     import dataclasses
 
-    from wildtoolbench.generate.command import GenerateOptions
-    from wildtoolbench.generate.command import generate as run
+    from wildtoolbench.generation.command import GenerateOptions
+    from wildtoolbench.generation.command import generate as run
 
     known = {f.name for f in dataclasses.fields(GenerateOptions)} - {
         "tools", "out", "models", "model_flags", "base_urls", "base_url_flags", "language", "show_progress"

@@ -1,7 +1,7 @@
 """``wildtoolbench.evaluate`` and ``aevaluate``: ``wtb eval`` from Python (docs/guides/scripting.md, docs/cli.md §2).
 
-A call builds the :class:`wildtoolbench.evaluate.options.EvalOptions` the command line would build from the
-same settings and runs the same :func:`wildtoolbench.evaluate.command.evaluate`: the same checks, defaults,
+A call builds the :class:`wildtoolbench.evaluation.options.EvalOptions` the command line would build from the
+same settings and runs the same :func:`wildtoolbench.evaluation.command.evaluate`: the same checks, defaults,
 outputs, resume and rules; then it reads the scored run folder into an
 :class:`wildtoolbench._api.run.EvalRun`. Where the command line exits with a status, the call raises the
 exception that status comes from, carrying the lines the command line prints (:func:`cli_errors`).
@@ -36,7 +36,7 @@ DEMO = "demo"
 
 
 def _settings_names() -> list[str]:
-    from wildtoolbench.evaluate.options import EvalOptions
+    from wildtoolbench.evaluation.options import EvalOptions
 
     return sorted(f.name for f in dataclasses.fields(EvalOptions) if f.name not in ("dataset", "model", "out"))
 
@@ -91,13 +91,13 @@ def model_spec(model: Any, settings: dict[str, Any]) -> str | None:
 
 
 def eval_options(model: Any, dataset: str | Path | None, out: str | Path | None, settings: dict[str, Any]) -> Any:
-    """The :class:`wildtoolbench.evaluate.options.EvalOptions` of an :func:`evaluate` call.
+    """The :class:`wildtoolbench.evaluation.options.EvalOptions` of an :func:`evaluate` call.
 
     Raises:
         TypeError: a keyword that is no setting of ``wtb eval`` (the message lists them).
         models.ConfigurationError: see :func:`model_spec`.
     """
-    from wildtoolbench.evaluate.options import EvalOptions
+    from wildtoolbench.evaluation.options import EvalOptions
 
     given = {SETTING_ALIASES.get(name, name): value for name, value in settings.items()}
     known = _settings_names()
@@ -174,9 +174,9 @@ def infrastructure_lines(errors: Iterable[dict[str, Any]], out: Path | None) -> 
 def _evaluate_in(options: Any, shown_out: Path | None) -> EvalRun:
     """Run ``options`` (``options.out`` set) and read the run; ``shown_out`` is what :attr:`EvalRun.out` says."""
     from wildtoolbench.common.exits import InfrastructureErrors
-    from wildtoolbench.evaluate.command import evaluate
-    from wildtoolbench.evaluate.estimate import estimate_text, run_estimate
-    from wildtoolbench.evaluate.plan import plan_eval
+    from wildtoolbench.evaluation.command import evaluate
+    from wildtoolbench.evaluation.estimate import estimate_text, run_estimate
+    from wildtoolbench.evaluation.plan import plan_eval
 
     if options.dry_run:
         import typer

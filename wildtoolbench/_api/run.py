@@ -232,7 +232,7 @@ def read_eval_run(
     """
     from wildtoolbench.bench.schema import load_sessions
     from wildtoolbench.common.run_folder import ERRORS_FILE, SUMMARY_FILE
-    from wildtoolbench.score.outputs import score_files, trial_files
+    from wildtoolbench.scoring.outputs import score_files, trial_files
 
     score_file, metric_file = score_files(scoring)
     metrics = _json(folder / metric_file) or {}

@@ -243,7 +243,7 @@ def score_command(
     model_name: str | None,
     errata: Path | None,
 ) -> None:
-    """``wtb score``: a run folder re-graded in place (:func:`wildtoolbench.score.command.score_run_folder`,
+    """``wtb score``: a run folder re-graded in place (:func:`wildtoolbench.scoring.command.score_run_folder`,
     docs/semantic-mode.md §4), or a result file scored into ``out`` (:func:`score_results_with_errata`).
 
     Raises:
@@ -253,7 +253,7 @@ def score_command(
     if run_folder is not None:
         if results is not None or out is not None or errata is not None:
             raise UsageError("give a RUN_FOLDER or --results/--out, not both", "RUN_FOLDER")
-        from wildtoolbench.score.command import score_run_folder
+        from wildtoolbench.scoring.command import score_run_folder
 
         score_run_folder(run_folder, scoring, dataset, pull)
         return
@@ -274,14 +274,14 @@ def score_results_with_errata(
     model_name: str | None,
     errata: Path | None,
 ) -> None:
-    """``wtb score [--errata FILE]``: :func:`wildtoolbench.score.command.score_results`; with an errata file,
+    """``wtb score [--errata FILE]``: :func:`wildtoolbench.scoring.command.score_results`; with an errata file,
     its content checked before anything is written, then :func:`score_errata` (docs/audit.md §9.3). It
     sits here, above the scoring package, because the errata are the audit's (docs/architecture.md §1).
 
     Raises:
         what ``score_results`` raises; wildtoolbench.bench.schema.DatasetError: a bad errata file (exit 1).
     """
-    from wildtoolbench.score.command import score_results
+    from wildtoolbench.scoring.command import score_results
 
     if errata is None:
         score_results(dataset, results, out, tasks, scoring, language, pull, model_name)

@@ -124,7 +124,7 @@ def load_run(path: str | os.PathLike[str], sessions: Mapping[str, Mapping[str, A
         DatasetError: the result file is missing or malformed (every problem named).
     """
     from wildtoolbench.bench.scoring import ScoringError, score_session
-    from wildtoolbench.score.results import load_result_records
+    from wildtoolbench.scoring.results import load_result_records
 
     file = Path(path) / RESULT_FILE if Path(path).is_dir() else Path(path)
     if not file.is_file():
@@ -349,7 +349,7 @@ def errata_metric(
     from wildtoolbench.bench.metrics import MetricsAccumulator
     from wildtoolbench.bench.schema import load_sessions
     from wildtoolbench.bench.scoring import ScoringError, score_session
-    from wildtoolbench.score.results import load_result_records, records_language
+    from wildtoolbench.scoring.results import load_result_records, records_language
 
     sessions = {s.id: s.to_dict() for s in load_sessions(dataset, tasks=tasks)}
     errata = read_errata(errata_path, sessions)

@@ -1,6 +1,6 @@
 """``wtb ablate``: which wild behaviour costs a model how much (docs/variants.md §6).
 
-The options and their help only: :func:`wildtoolbench.ablate.command.run_ablate` does the work (docs/cli.md §6).
+The options and their help only: :func:`wildtoolbench.ablation.command.run_ablate` does the work (docs/cli.md §6).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def ablate_command(
 ) -> None:
     """Evaluate a model on origins and single-factor variants; write ablate.json with paired effects."""
     with exit_on_error():
-        from wildtoolbench.ablate.command import AblateOptions, run_ablate
+        from wildtoolbench.ablation.command import AblateOptions, run_ablate
 
         run_ablate(
             AblateOptions(

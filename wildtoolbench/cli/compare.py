@@ -1,7 +1,7 @@
 """``wtb compare RUN_A RUN_B``: the paired difference of two runs' task and session accuracy, its interval, the
 minimum detectable difference and the verdict (docs/trials.md §6).
 
-This module only parses the command line; the work is :mod:`wildtoolbench.compare.command`, imported by the command
+This module only parses the command line; the work is :mod:`wildtoolbench.comparison.command`, imported by the command
 body (docs/cli.md §1, §6). Runs that cannot be paired (other sessions, scoring mode or language side) are refused
 with exit status 2; a run folder whose score file is missing or malformed exits 1 (docs/cli.md §2).
 """
@@ -44,7 +44,7 @@ def compare_command(
     (A better / B better / within noise). Runs of other sessions, scoring modes or language sides are refused
     (exit 2). With --scorings A,B and one run folder: the task labels that flip between two of its scorings,
     each with the equivalence rule that flipped it (docs/semantic-mode.md §4)."""
-    from wildtoolbench.compare.command import compare_folders
+    from wildtoolbench.comparison.command import compare_folders
 
     with exit_on_error():
         compare_folders(run_a, run_b, json_out, scoring.value if scoring else None, scorings)

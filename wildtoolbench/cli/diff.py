@@ -1,7 +1,7 @@
 """``wtb diff RUN_A RUN_B``: the tasks whose label differs between two runs, each with the first step where the
 two trajectories diverge, aligned through the gold DAG (docs/diff.md).
 
-This module only parses the command line; the work is :mod:`wildtoolbench.compare.diff_command`, imported by the command body
+This module only parses the command line; the work is :mod:`wildtoolbench.comparison.diff_command`, imported by the command body
 (docs/cli.md §1, §6). Runs that cannot be paired, or a dataset file that does not fit, exit 2; a run folder
 whose score file is missing or malformed exits 1 (docs/cli.md §2).
 """
@@ -63,7 +63,7 @@ def diff_command(
     for each the first divergent step (a parallel step matches the same calls made one per step) and both
     sides' calls and arguments at that step. Runs of other sessions, scoring modes or language sides are
     refused (exit 2)."""
-    from wildtoolbench.compare.diff_command import diff as diff_folders
+    from wildtoolbench.comparison.diff_command import diff as diff_folders
 
     with exit_on_error():
         diff_folders(

@@ -1,6 +1,6 @@
 """``wtb eval``: evaluate a model on WildToolBench sessions, then score the run (docs/evaluation.md, docs/scoring.md).
 
-The options and their help only: :func:`wildtoolbench.evaluate.command.evaluate` does the work (docs/cli.md §6).
+The options and their help only: :func:`wildtoolbench.evaluation.command.evaluate` does the work (docs/cli.md §6).
 Long by design: :func:`eval_command` is over 100 lines because it declares every option of ``wtb eval`` with its
 help (typer); its body only builds the options object and calls the application layer.
 """
@@ -206,7 +206,7 @@ def eval_command(
     command line or the run's configuration is wrong (e.g. --ids naming a session the dataset does not
     hold), nothing written; 1: a bad input file (see `wtb --help`).
     """
-    from wildtoolbench.evaluate.sweep import EvalOptions, evaluate_models
+    from wildtoolbench.evaluation.sweep import EvalOptions, evaluate_models
 
     models = list(model or ())
     options = EvalOptions(

@@ -1,7 +1,7 @@
 """``wtb gate RUN --baseline RUN_B``: a regression gate for CI on the paired difference of task accuracy
 (docs/diff.md §6).
 
-This module only parses the command line; the work is :mod:`wildtoolbench.compare.gate`, imported by the command body
+This module only parses the command line; the work is :mod:`wildtoolbench.comparison.gate`, imported by the command body
 (docs/cli.md §1, §6). Exit status: 0 the gate passed; 1 it failed, or a score file is bad; 2 the runs cannot be
 paired or no dataset file fits (docs/cli.md §2).
 """
@@ -56,7 +56,7 @@ def gate_command(
     when the drop exceeds that many points. Prints both accuracies, the flipped tasks with their first
     divergent step, and PASS or FAIL. Exit status: 0 passed, 1 failed (or a score file is bad), 2 the runs
     cannot be paired."""
-    from wildtoolbench.compare.gate import gate as gate_runs
+    from wildtoolbench.comparison.gate import gate as gate_runs
 
     with exit_on_error():
         gate_runs(run, baseline, max_drop, markdown, json_out, dataset, scoring.value if scoring else None)

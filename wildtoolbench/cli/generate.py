@@ -1,7 +1,7 @@
 """``wtb generate``: new benchmark sessions from real tool lists with the generation graph (docs/generation.md).
 
-The options and their help only: they are parsed into ``wildtoolbench.generate.command.GenerateOptions`` and
-:func:`wildtoolbench.generate.command.generate` checks, prepares and runs (docs/cli.md §6), inside
+The options and their help only: they are parsed into ``wildtoolbench.generation.command.GenerateOptions`` and
+:func:`wildtoolbench.generation.command.generate` checks, prepares and runs (docs/cli.md §6), inside
 :func:`wildtoolbench.common.exits.exit_on_error`.
 
 Exit status (docs/cli.md §2): 2 for the command line and the run's configuration (a ``--tools`` file that
@@ -74,7 +74,7 @@ class QualityPolicy(str, Enum):
 
 def _list_rules(value: bool) -> None:
     if value:
-        from wildtoolbench.generate.command import print_rules
+        from wildtoolbench.generation.command import print_rules
 
         print_rules()
         raise typer.Exit(0)
@@ -233,7 +233,7 @@ def generate_command(
     Running the same command again on the same --out resumes: sessions that finished (done, or failed
     because of the models' output) are kept; interrupted ones and infrastructure failures run again.
     """
-    from wildtoolbench.generate.command import GenerateOptions, generate
+    from wildtoolbench.generation.command import GenerateOptions, generate
 
     options = GenerateOptions(
         tools=tools,

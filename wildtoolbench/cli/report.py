@@ -1,6 +1,6 @@
-"""``wtb report``: a static report of one or more runs beside the paper's leaderboard (``wildtoolbench/report/``).
+"""``wtb report``: a static report of one or more runs beside the paper's leaderboard (``wildtoolbench/reports/``).
 
-The options and their help only: :mod:`wildtoolbench.report.command` does the work (docs/cli.md §6).
+The options and their help only: :mod:`wildtoolbench.reports.command` does the work (docs/cli.md §6).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def report_command(
     Exit status 2 for a folder or file named here that does not exist, or a folder named twice; 1 for a
     folder or dataset whose content cannot be reported on (docs/cli.md §2).
     """
-    from wildtoolbench.report.command import report
+    from wildtoolbench.reports.command import report
 
     with exit_on_error():
         report(

@@ -1,6 +1,6 @@
 """``wtb validate`` and ``wtb score``: check a dataset file; score a result file (docs/dataset.md, docs/scoring.md).
 
-The options and their help only: :mod:`wildtoolbench.score.command` does the work (docs/cli.md §6). Bad input
+The options and their help only: :mod:`wildtoolbench.scoring.command` does the work (docs/cli.md §6). Bad input
 never produces a traceback: every problem is printed as ``file:line: field: message`` on stderr and the
 command exits with code 1; a file named on the command line that does not exist, or an unknown
 ``--scoring`` / ``--lang``, is a usage error (exit 2; docs/cli.md §2).
@@ -34,7 +34,7 @@ def validate(
     Prints every problem as `file:line: field: message` and exits 1, or prints a
     one-line summary (sessions, tasks per type, turn subtypes) and exits 0.
     """
-    from wildtoolbench.score.command import validate_dataset
+    from wildtoolbench.scoring.command import validate_dataset
 
     with exit_on_error():
         validate_dataset(path, tasks, lang.value if lang else None, pull)

@@ -19,7 +19,7 @@ none                                        0       (the command's own output)
 ``models.ConfigurationError``,              2       ``error: <message>``
 ``wildtoolbench.data.names.NotPulledError``
 ``wildtoolbench.data.official.DataError``,        1       ``error: <message>``
-``wildtoolbench.report.run_data.ReportError``,
+``wildtoolbench.reports.run_data.ReportError``,
 ``OSError``, ``ValueError``,
 ``RuntimeError``
 ``UsageError`` (typer's ``BadParameter``)   2       click's usage error naming the option
@@ -110,7 +110,7 @@ _CONFIGURATION = (
     ("wildtoolbench.data.names", "NotPulledError"),
 )
 """Classes whose exceptions are the run's configuration (exit status 2), as ``(module, class name)``."""
-_BAD_INPUT = (("wildtoolbench.data.official", "DataError"), ("wildtoolbench.report.runs", "ReportError"))
+_BAD_INPUT = (("wildtoolbench.data.official", "DataError"), ("wildtoolbench.reports.runs", "ReportError"))
 """Classes whose exceptions are bad input (exit status 1) besides ``OSError``, ``ValueError`` and ``RuntimeError``."""
 
 

@@ -2,7 +2,7 @@
 
 ``wtb eval`` writes the result store, the lock, ``run.json`` and ``summary.json``
 (:mod:`wildtoolbench.runner.store`); ``wtb eval`` and ``wtb score`` write the score outputs of a scoring mode
-(:mod:`wildtoolbench.score.run`); ``wtb report`` and ``wtb compare`` read them. This module imports nothing, so
+(:mod:`wildtoolbench.scoring.run`); ``wtb report`` and ``wtb compare`` read them. This module imports nothing, so
 every reader may use it without loading the runner.
 """
 

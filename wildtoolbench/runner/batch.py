@@ -48,7 +48,7 @@ from wildtoolbench.runner.store import (
     refuse_symlinks,
     remove_leftover_temp_files,
 )
-from wildtoolbench.score.outputs import remove_scores
+from wildtoolbench.scoring.outputs import remove_scores
 
 if TYPE_CHECKING:  # imported by a run on the local graph only (not by `wtb eval --server`)
     from langgraph.pregel import Pregel

@@ -14,13 +14,13 @@ from wildtoolbench.bench.schema import (
     index_sessions,
     load_sessions,
 )
-from wildtoolbench.score.results import natural_id_key
+from wildtoolbench.scoring.results import natural_id_key
 
 _ID_PATTERN = re.compile(r"^wild_tool_bench_(\d+)$")
 
 
 def session_sort_key(session_id: str) -> tuple:
-    """Order of ids in result files: natural order, the same as ``score.jsonl`` (``wildtoolbench.score.results.natural_id_key``)."""
+    """Order of ids in result files: natural order, the same as ``score.jsonl`` (``wildtoolbench.scoring.results.natural_id_key``)."""
     return natural_id_key(session_id)
 
 

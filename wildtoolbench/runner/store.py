@@ -36,7 +36,7 @@ from wildtoolbench.runner.selection import session_sort_key
 def run_file_names() -> tuple[str, ...]:
     """Every file ``wtb eval`` writes directly in its ``--out`` folder: the result store, the lock,
     ``run.json``, ``summary.json`` and the score outputs of both modes (docs/cli.md §3)."""
-    from wildtoolbench.score.outputs import score_outputs
+    from wildtoolbench.scoring.outputs import score_outputs
 
     return (
         RESULT_FILE,
@@ -71,7 +71,7 @@ def refuse_symlinks(out: str | os.PathLike[str]) -> None:
 def remove_leftover_temp_files(out: str | os.PathLike[str]) -> list[Path]:
     """Delete the temporary files a killed run left in ``out`` (docs/cli.md §3.2).
 
-    An atomic write or the sorted rewrite of :mod:`wildtoolbench.runner.store` / :mod:`wildtoolbench.score.run` writes
+    An atomic write or the sorted rewrite of :mod:`wildtoolbench.runner.store` / :mod:`wildtoolbench.scoring.run` writes
     ``.<name>.<random>.tmp`` beside the file ``<name>`` it replaces (one of :func:`run_file_names`)
     and renames it; a kill between the two leaves it behind. Call with the run's lock held (no
     writer of this folder is running then). Links and folders of that shape are left alone.

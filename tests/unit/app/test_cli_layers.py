@@ -14,7 +14,8 @@ CLI = REPO / "wildtoolbench" / "cli"
 APPLICATION = tuple(
     f"wildtoolbench.{feature}."
     for feature in (
-        "evaluate", "generate", "score", "compare", "report", "audit", "review", "data", "remote", "variants", "ablate"
+        "evaluation", "generation", "scoring", "comparison", "reports", "audit", "review", "data", "remote", "variants",
+        "ablation",
     )
 )
 """The application layer a command body calls into: the feature packages (docs/architecture.md §1)."""
@@ -114,15 +115,15 @@ def test_the_list_of_modules_not_converted_is_not_stale():
 def test_the_rule_catches_a_second_import(tmp_path):
     sample = tmp_path / "sample.py"
     sample.write_text(
-        "def command():\n    from wildtoolbench.score.command import score_results\n    import json\n    score_results()\n",
+        "def command():\n    from wildtoolbench.scoring.command import score_results\n    import json\n    score_results()\n",
         encoding="utf-8",
     )
     assert _violations(sample) == [
         "sample.py:command: 2 function-local imports",
         "sample.py:command: imports json (not the application layer)",
     ]
-    sample.write_text("import rich\nfrom wildtoolbench.evaluate.command import evaluate\n", encoding="utf-8")
+    sample.write_text("import rich\nfrom wildtoolbench.evaluation.command import evaluate\n", encoding="utf-8")
     assert _top_level_violations(sample) == [
         "sample.py: imports rich at the top",
-        "sample.py: imports wildtoolbench.evaluate.command at the top",
+        "sample.py: imports wildtoolbench.evaluation.command at the top",
     ]

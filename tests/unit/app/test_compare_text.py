@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from wildtoolbench.bench.trials import FEW_PAIRED_SESSIONS
-from wildtoolbench.compare.runs import comparison_text
+from wildtoolbench.comparison.runs import comparison_text
 
 
 def _comparison(sessions: int) -> dict:

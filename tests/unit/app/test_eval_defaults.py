@@ -14,7 +14,7 @@ import wildtoolbench.runner
 from wildtoolbench.bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH, bundled_demo_sessions
 from wildtoolbench.cli import app
 from wildtoolbench.common.concurrency import default_concurrency
-from wildtoolbench.evaluate.plan import default_out_dir
+from wildtoolbench.evaluation.plan import default_out_dir
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
 
 
@@ -91,7 +91,7 @@ def test_eval_passes_the_default_or_given_concurrency(tmp_path, monkeypatch, arg
         raise RuntimeError("stopped by the test")
 
     monkeypatch.setattr(wildtoolbench.runner, "run_eval", fake_run_eval)
-    monkeypatch.setattr("wildtoolbench.evaluate.plan.check_configuration", lambda context: None)  # no GGUF file here
+    monkeypatch.setattr("wildtoolbench.evaluation.plan.check_configuration", lambda context: None)  # no GGUF file here
     result = CliRunner().invoke(
         app, ["eval", "--model", "gguf:/nowhere/model.gguf", "--out", str(tmp_path / "o"), "--limit", "1", *argv]
     )

@@ -26,7 +26,7 @@ from wildtoolbench.common.exits import (
 from wildtoolbench.data.names import NotPulledError
 from wildtoolbench.data.official import DataError, VerificationError
 from wildtoolbench.models import ConfigurationError
-from wildtoolbench.report.run_data import ReportError
+from wildtoolbench.reports.run_data import ReportError
 
 
 def test_the_statuses_are_those_of_docs_cli():
@@ -160,7 +160,7 @@ def test_wtb_generate_tells_infrastructure_failures_from_results(
 ):
     from types import SimpleNamespace
 
-    from wildtoolbench.generate import command
+    from wildtoolbench.generation import command
     from wildtoolbench.runner.generation import GenerationSummary
 
     summary = GenerationSummary(
@@ -168,7 +168,7 @@ def test_wtb_generate_tells_infrastructure_failures_from_results(
     )
     monkeypatch.setattr(command, "prepare_generation", lambda options: SimpleNamespace(kept=lambda: "kept"))
     monkeypatch.setattr(command, "run_generation", lambda run: summary)
-    import wildtoolbench.generate.audit as generation_audit
+    import wildtoolbench.generation.audit as generation_audit
 
     audited = SimpleNamespace(kept=succeeded)
     monkeypatch.setattr(generation_audit, "audit_generation", lambda out, policy, reference: audited)

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from tests.support.session_factory import make_session
 from wildtoolbench.cli import app
 from wildtoolbench.cli.generate import role_values
-from wildtoolbench.generate.command import role_base_urls, role_models
+from wildtoolbench.generation.command import role_base_urls, role_models
 
 BUILT_IN = ("user", "planner", "checker", "tool", "agent")
 

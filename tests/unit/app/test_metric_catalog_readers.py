@@ -8,7 +8,7 @@ import pytest
 from wildtoolbench.bench.catalog import register_metric, unregister_metric
 from wildtoolbench.bench.metrics import compute_metrics
 from wildtoolbench.common.table import metric_rows
-from wildtoolbench.report.tables import metric_percent, run_values, table_keys
+from wildtoolbench.reports.tables import metric_percent, run_values, table_keys
 from wildtoolbench.tracing.evaluators import metric_feedback
 
 

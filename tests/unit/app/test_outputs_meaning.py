@@ -13,7 +13,7 @@ from pathlib import Path
 from wildtoolbench.bench.demo_data import CANDIDATES_PATH, SESSIONS_PATH
 from wildtoolbench.bench.metrics import compute_metrics, readable_metrics
 from wildtoolbench.common.table import render_metric_table
-from wildtoolbench.evaluate.accounting_text import run_summary_line
+from wildtoolbench.evaluation.accounting_text import run_summary_line
 from wildtoolbench.runner import RunSummary
 
 REPO = Path(__file__).resolve().parents[3]

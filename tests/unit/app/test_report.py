@@ -1,4 +1,4 @@
-"""``wtb report`` (wildtoolbench/report/): files, tables beside the paper's rows, error counts, bootstrap intervals, inputs it refuses.
+"""``wtb report`` (wildtoolbench/reports/): files, tables beside the paper's rows, error counts, bootstrap intervals, inputs it refuses.
 
 The acceptance runs (``oracle`` and ``noisy`` replayed on the public fixtures) need ../shared; the
 demo-run tests and the unit tests do not.
@@ -26,13 +26,13 @@ from tests.support.report_support import (
 )
 from wildtoolbench.bench.errors import CATEGORIES
 from wildtoolbench.cli import app
-from wildtoolbench.report import build_report
-from wildtoolbench.report.build import session_outcomes
-from wildtoolbench.report.dataset_stats import dataset_statistics, layer_widths, node_depths
-from wildtoolbench.report.html import pack_session, session_blocks, unpack_session
-from wildtoolbench.report.run_data import session_transitions
-from wildtoolbench.report.stats import SessionOutcomes, bootstrap_accuracy, clustered_wilson, paired_bootstrap, wilson
-from wildtoolbench.report.tables import LEADERBOARD_KEYS, ORCHESTRATION_KEYS, format_percent, paper_data
+from wildtoolbench.reports import build_report
+from wildtoolbench.reports.build import session_outcomes
+from wildtoolbench.reports.dataset_stats import dataset_statistics, layer_widths, node_depths
+from wildtoolbench.reports.html import pack_session, session_blocks, unpack_session
+from wildtoolbench.reports.run_data import session_transitions
+from wildtoolbench.reports.stats import SessionOutcomes, bootstrap_accuracy, clustered_wilson, paired_bootstrap, wilson
+from wildtoolbench.reports.tables import LEADERBOARD_KEYS, ORCHESTRATION_KEYS, format_percent, paper_data
 
 PAPER_MODELS = 57
 
@@ -330,7 +330,7 @@ def test_score_folder_needs_dataset_and_uses_scored_log(runs, reference_dir, tmp
 
 def test_session_whose_inference_failed(runs, reference_dir, tmp_path):
     """A session recorded as "Error during inference" counts as 4 call errors and shows its message."""
-    from wildtoolbench.score.run import score_run
+    from wildtoolbench.scoring.run import score_run
 
     run_dir = tmp_path / "run"
     run_dir.mkdir()
@@ -646,8 +646,8 @@ def test_a_verdict_on_few_shared_sessions_carries_a_warning():
     from types import SimpleNamespace
 
     from wildtoolbench.bench.trials import FEW_PAIRED_SESSIONS
-    from wildtoolbench.report.content import Comparison
-    from wildtoolbench.report.stats import Interval, PairedDifference
+    from wildtoolbench.reports.content import Comparison
+    from wildtoolbench.reports.stats import Interval, PairedDifference
 
     def compared(sessions: int) -> str:
         difference = PairedDifference(Interval(0.5, 0.25, 0.75), Interval(1.0, 1.0, 1.0), sessions)

@@ -15,9 +15,9 @@ from wildtoolbench.bench.metrics import MetricsAccumulator, compute_metrics
 from wildtoolbench.bench.schema import DatasetError, index_sessions, load_sessions, parse_jsonl_file, task_counts
 from wildtoolbench.bench.scoring import score_session
 from wildtoolbench.common.run_folder import METRIC_FILE, SCORE_FILE, SUMMARY_METRICS_FILE
-from wildtoolbench.score.results import load_result_records, scan_result_records
-from wildtoolbench.score.run import score_run
-from wildtoolbench.score.stream import score_records
+from wildtoolbench.scoring.results import load_result_records, scan_result_records
+from wildtoolbench.scoring.run import score_run
+from wildtoolbench.scoring.stream import score_records
 
 
 def _jsonl(path: Path) -> list[dict]:

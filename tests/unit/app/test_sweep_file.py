@@ -1,4 +1,4 @@
-"""The sweep file's rules (``wildtoolbench.evaluate.sweep_file.SWEEP_RULES``): each id is triggered by one file
+"""The sweep file's rules (``wildtoolbench.evaluation.sweep_file.SWEEP_RULES``): each id is triggered by one file
 and a file that narrowly passes it is read; the worst exit status of a sweep (docs/guides/sweeps.md §4)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from wildtoolbench.evaluate.sweep import worst_status
-from wildtoolbench.evaluate.sweep_file import (
+from wildtoolbench.evaluation.sweep import worst_status
+from wildtoolbench.evaluation.sweep_file import (
     SWEEP_RULES,
     SweepEntry,
     SweepFileError,

@@ -32,7 +32,7 @@ def _jsonl(path):
 
 
 def _paper():
-    return json.loads(files("wildtoolbench.report").joinpath("paper_leaderboard.json").read_text(encoding="utf-8"))
+    return json.loads(files("wildtoolbench.reports").joinpath("paper_leaderboard.json").read_text(encoding="utf-8"))
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from wildtoolbench.bench.harness import effective_step_limit
 from wildtoolbench.bench.scoring import gold_arguments_text, score_task
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
 from wildtoolbench.runner import run_eval
-from wildtoolbench.score.run import score_run
+from wildtoolbench.scoring.run import score_run
 
 
 def _jsonl(path: Path) -> list[dict]:

@@ -38,7 +38,7 @@ from wildtoolbench.bench.scoring import ResultRecordError, score_session, score_
 from wildtoolbench.bench.terms import SCORING_MODES
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
 from wildtoolbench.runner import run_eval
-from wildtoolbench.score.run import score_run
+from wildtoolbench.scoring.run import score_run
 
 REPO = Path(__file__).resolve().parents[3]
 CHATS = [text("Bye."), text("Bye."), text("Bye.")]

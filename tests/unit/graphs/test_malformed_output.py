@@ -22,7 +22,7 @@ from wildtoolbench.bench.harness import ERROR_ACTION_NAME
 from wildtoolbench.bench.paths import PathTracker
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
 from wildtoolbench.runner import arun_eval, load_dataset, run_eval
-from wildtoolbench.score.run import score_run
+from wildtoolbench.scoring.run import score_run
 
 
 def _jsonl(path):

@@ -321,7 +321,7 @@ def test_models_without_grammar_support_get_the_prompt_only(monkeypatch):
 
 def test_generate_defaults_every_role_to_local_one_session_at_a_time(monkeypatch):
     from wildtoolbench.common.concurrency import default_concurrency
-    from wildtoolbench.generate.command import role_specs
+    from wildtoolbench.generation.command import role_specs
 
     for role in ("USER", "PLANNER", "TOOL", "AGENT", "CHECKER"):
         monkeypatch.delenv(f"WTB_{role}_MODEL", raising=False)
