@@ -314,8 +314,9 @@ def chat_models_in(root: Any, limit: int = 5000) -> list[str]:
     return sorted({_model_label(model) for model in _reachable_chat_models(root, limit)})
 
 
-SPEC_FIELDS = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "seed", "reasoning_effort")
-"""Sampling fields of a chat model that :func:`chat_model_specs` records beside its class and name."""
+SPEC_FIELDS = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "seed", "reasoning_effort", "candidate")
+"""Sampling fields of a chat model that :func:`chat_model_specs` records beside its class and name (and the
+``candidate`` a ``replay:`` model answers as: ``#demo-model`` and ``#oracle`` are two models of one class)."""
 
 
 def chat_model_specs(root: Any, limit: int = 5000) -> list[str]:

@@ -84,11 +84,11 @@ def candidate_identity(context: EvaluationContext) -> dict[str, Any] | None:
     try:
         from wildtoolbench.models.providers import graph
 
-        source = getattr(graph.load(candidate.target).module, "__file__", None)
+        loaded = graph.load(candidate.target)
+        source = getattr(loaded.module, "__file__", None)
         if not source:
             return None
-        digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()
-        loaded = graph.load(candidate.target)
+        digest = source_digest(Path(source))
         built = loaded.runnable.probe() if isinstance(loaded.runnable, graph.AgentFactory) else loaded.runnable
         from wildtoolbench.models.graph_contract import default_context
 
@@ -105,6 +105,77 @@ def candidate_identity(context: EvaluationContext) -> dict[str, Any] | None:
     if context_default is not None:
         identity["context"] = redact(repr(context_default))
     return identity
+
+
+def source_digest(source: Path) -> str:
+    """The SHA-256 of a ``graph:`` candidate's code: the file and every module of its own folder that it
+    imports, directly or through those modules (the user's ``prompts.py``, ``models.py``, a ``wtb/``
+    package beside it ..., docs/evaluation.md §8.6), so editing a helper module is a change of the
+    candidate as much as editing the file is. The imports are read from the source (:func:`local_imports`),
+    never from what happens to be loaded, so every process computes the same digest. A file that imports
+    no module of its folder gives the digest of its bytes alone, as before helper modules were counted.
+
+    Raises:
+        OSError: ``source`` cannot be read.
+    """
+    source = source.resolve()
+    helpers = local_imports(source)
+    if not helpers:
+        return hashlib.sha256(source.read_bytes()).hexdigest()
+    digest = hashlib.sha256(source.read_bytes())
+    for path in helpers:
+        name = path.relative_to(source.parent).as_posix()
+        digest.update(b"\0" + name.encode("utf-8") + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def local_imports(source: Path, limit: int = 500) -> list[Path]:
+    """The ``.py`` files of ``source``'s folder that ``source`` imports, directly or through each other
+    (absolute imports resolved against that folder, relative ones against the importing file's package),
+    sorted; ``source`` itself is not listed. A file that does not parse adds its bytes but no imports;
+    at most ``limit`` files are followed."""
+    import ast
+
+    folder = source.parent
+    found: set[Path] = set()
+    queue = [source]
+    while queue and len(found) < limit:
+        current = queue.pop()
+        try:
+            tree = ast.parse(current.read_bytes())
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            names: list[tuple[int, str]] = []
+            if isinstance(node, ast.Import):
+                names = [(0, alias.name) for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                names = [(node.level, base)] + [(node.level, f"{base}.{a.name}" if base else a.name) for a in node.names]
+            for level, dotted in names:
+                root = folder if level == 0 else current.parents[level - 1]
+                for path in _module_files(root, dotted):
+                    if path != source and path not in found and folder in path.parents:
+                        found.add(path)
+                        queue.append(path)
+    return sorted(found)
+
+
+def _module_files(root: Path, dotted: str) -> list[Path]:
+    """The files under ``root`` that importing ``dotted`` runs: each package's ``__init__.py`` on the way and
+    the module's own file (none when the name is not a module of ``root``)."""
+    files: list[Path] = []
+    here = root
+    for part in [p for p in dotted.split(".") if p]:
+        if (here / part / "__init__.py").is_file():
+            here = here / part
+            files.append(here / "__init__.py")
+        elif (here / f"{part}.py").is_file():
+            files.append(here / f"{part}.py")
+            break
+        else:
+            break
+    return [f.resolve() for f in files]
 
 
 IDENTITY_KEYS = ("spec", "source_sha256", "models", "model_specs", "declared_model", "context")
