@@ -40,7 +40,7 @@ def variants_command(
         help="FACTOR=SPEC (repeatable): the model of a factor that calls one, paraphrase=SPEC (default: local, "
         "the bundled local model).",
     ),
-    pull: bool = typer.Option(False, "--pull", help="Download the official data first when --dataset names it."),
+    pull: bool = typer.Option(False, "--pull", help="Download the official data first when DATASET names it (wildtoolbench)."),
 ) -> None:
     """Write variant sessions that differ from their origin in one factor, with pairs.jsonl and manifest.json."""
     with exit_on_error():
