@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -214,7 +215,10 @@ def run_evaluation(model: Any, dataset: str | Path | None, out: str | Path | Non
         if options.out is not None:
             return _evaluate_in(options, options.out)
         with tempfile.TemporaryDirectory(prefix="wtb-eval-") as folder:
-            return _evaluate_in(dataclasses.replace(options, out=Path(folder) / "run"), None)
+            run = _evaluate_in(dataclasses.replace(options, out=Path(folder) / "run"), None)
+        # The lines printed above name the temporary folder; say that it is gone (docs/guides/scripting.md).
+        print("out=None: that folder was temporary and is removed; pass out=FOLDER to keep the files", file=sys.stderr)
+        return run
 
 
 def _loop_running() -> bool:
