@@ -11,7 +11,7 @@ import contextlib
 import functools
 import os
 import time
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +48,7 @@ from wildtoolbench.runner.store import (
     refuse_symlinks,
     remove_leftover_temp_files,
 )
+from wildtoolbench.runner.writer import SessionWriter, run_workers
 from wildtoolbench.scoring.outputs import remove_scores
 
 if TYPE_CHECKING:  # imported by a run on the local graph only (not by `wtb eval --server`)
@@ -110,7 +111,7 @@ async def arun_eval(
     Sessions run ``concurrency`` at a time; a worker hands each finished session to the run's single
     writer and takes the next one at once. The writer appends everything handed over meanwhile with
     one fsync per file and only then counts the sessions as done (summary, progress bar,
-    ``on_record``); see :class:`_Writer`.
+    ``on_record``); see :class:`~wildtoolbench.runner.writer.SessionWriter`.
 
     Returns:
         A :class:`RunSummary`, also written to ``out_dir/summary.json``.
@@ -136,25 +137,27 @@ async def arun_eval(
         raise ValueError(
             "--workers > 1 runs the default evaluation graph in worker processes; it takes no graph or invoker"
         )
-    if invoke is None:
-        if graph is None:
-            from wildtoolbench.graphs.evaluation import graph as default_graph
-
-            graph = default_graph
-        invoke = functools.partial(run_session, graph)
+    invoke = _local_invoker(invoke, graph)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     refuse_symlinks(out)  # before the lock: its file would be opened through a link too
-    lock = FileLock(str(out / LOCK_FILE))
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        raise RuntimeError(
-            f"another `wtb eval` is already writing to {out} (lock {out / LOCK_FILE} is held); "
-            "wait for it to finish or use another --out"
-        ) from None
+    lock = _lock_folder(out)
     try:
         recorded = run_settings(context, {"concurrency": concurrency, **dict(settings or {})})
+        run = functools.partial(
+            _run_locked,
+            sessions,
+            context,
+            out,
+            concurrency,
+            overwrite,
+            progress,
+            on_record=on_record,
+            prices=prices,
+            settings=recorded,
+            wanted=wanted,
+            cache=cache,
+        )
         if workers > 1:
             from langsmith.run_helpers import get_tracing_context
 
@@ -164,39 +167,37 @@ async def arun_eval(
             async with ProcessInvoker(
                 workers, context, concurrency=concurrency, no_trace=no_trace, prices=prices, cache=cache
             ) as pool:
-                return await _run_locked(
-                    sessions,
-                    context,
-                    out,
-                    concurrency,
-                    overwrite,
-                    progress,
-                    pool,
-                    on_record,
-                    prices,
-                    recorded,
-                    wanted,
-                    cache,
-                )
+                return await run(invoke=pool)
         from wildtoolbench.models.cache import cache_scope
 
         with cache_scope(cache):
-            return await _run_locked(
-                sessions,
-                context,
-                out,
-                concurrency,
-                overwrite,
-                progress,
-                invoke,
-                on_record,
-                prices,
-                recorded,
-                wanted,
-                cache,
-            )
+            return await run(invoke=invoke)
     finally:
         lock.release()
+
+
+def _local_invoker(invoke: SessionInvoker | None, graph: Pregel | None) -> SessionInvoker:
+    """``invoke``, or :func:`~wildtoolbench.runner.invoke.run_session` on ``graph`` (default: the evaluation graph)."""
+    if invoke is not None:
+        return invoke
+    if graph is None:
+        from wildtoolbench.graphs.evaluation import graph as default_graph
+
+        graph = default_graph
+    return functools.partial(run_session, graph)
+
+
+def _lock_folder(out: Path) -> FileLock:
+    """The held lock of the run folder ``out``; raises RuntimeError when another run holds it."""
+    lock = FileLock(str(out / LOCK_FILE))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise RuntimeError(
+            f"another `wtb eval` is already writing to {out} (lock {out / LOCK_FILE} is held); "
+            "wait for it to finish or use another --out"
+        ) from None
+    return lock
 
 
 async def _run_locked(
@@ -214,32 +215,13 @@ async def _run_locked(
     cache: RequestCache | None = None,
 ) -> RunSummary:
     started = time.perf_counter()
-    remove_leftover_temp_files(out)  # of a killed run; the lock is held, so no writer is running
-    results = ResultFile(out / RESULT_FILE)
-    trial_results = ResultFile(out / TRIALS_RESULT_FILE, trials=True)
-    errors = ResultFile(out / ERRORS_FILE)
-    if overwrite:
-        for path in (results.path, trial_results.path, errors.path):
-            if path.exists():
-                path.unlink()
-        remove_scores(out)  # the previous run's metrics never stand beside this run's results
+    results, trial_results, errors = _open_result_files(out, overwrite)
     done = results.scan()
     done_trials = trial_results.scan()
     with contextlib.suppress(ValueError):  # errors.jsonl is a log: a bad line there never blocks a run
         errors.scan()  # cuts a torn last line
     model_name = recorded_model_name(context)
-    others = sorted(
-        {str(r.model_name) for r in (*done.values(), *done_trials.values()) if r.model_name not in (None, model_name)}
-    )
-    if others:
-        raise ValueError(
-            f"{results.path} holds results of model {', '.join(map(str, others))}, not {model_name!r}; "
-            "use --overwrite or another --out directory"
-        )
-    modes = sorted({r.scoring for r in done.values() if r.scoring != scoring_mode(context)})
-    if modes:
-        raise ValueError(mixing_modes_message(results.path, ", ".join(modes), scoring_mode(context)))
-    _check_run_identity(out, context, model_name, bool(done) or errors.path.exists(), settings)
+    _check_resumable(out, context, model_name, results, errors, done, done_trials, settings)
 
     ids = session_ids(sessions)
     wanted = wanted if wanted is not None else dict.fromkeys(ids, 1)
@@ -250,23 +232,7 @@ async def _run_locked(
     def finished(session_id: str, trial: int) -> RecordInfo | None:
         return done.get(session_id) if trial == 1 else done_trials.get((session_id, trial))
 
-    # trial by trial, so that a stopped run holds whole early trials (docs/trials.md §1)
-    todo = [
-        (index, trial)
-        for trial in range(1, most + 1)
-        for index, session_id in enumerate(ids)
-        if trial <= wanted.get(session_id, 1) and finished(session_id, trial) is None
-    ]
-    summary.skipped = summary.session_trials - len(todo)
-    for trial in range(1, most + 1):
-        for session_id in ids:
-            info = finished(session_id, trial) if trial <= wanted.get(session_id, 1) else None
-            if info is not None:
-                summary.tasks += info.tasks
-                summary.tasks_right_tool_names += info.correct
-                if info.inference_error and info.id not in summary.inference_errors:
-                    summary.inference_errors.append(info.id)
-
+    todo = _plan_todo(ids, wanted, most, finished, summary)
     queue: asyncio.Queue[tuple[int, int]] = asyncio.Queue()
     for item in todo:
         queue.put_nowait(item)
@@ -289,34 +255,8 @@ async def _run_locked(
             tasks_seen[session_id] = tasks_seen.get(session_id, 0) + count
             bar.task_done(count)
 
-        def report(outcome: SessionOutcome) -> None:  # called by the writer once the outcome is fsync'd
-            summary.add_usage(outcome.session_id, outcome.usage)
-            rest = per_session - tasks_seen.pop(outcome.session_id, 0)
-            if rest > 0:
-                bar.task_done(rest)
-            seconds = float(outcome.usage.get("wall_time", 0.0) or 0.0)
-            if outcome.record is None:
-                error = outcome.error or {"id": outcome.session_id}
-                summary.infrastructure_errors.append(error)
-                bar.advance(line=progress_line(outcome.session_id, None, seconds, error.get("error")))
-                return
-            record = outcome.record
-            tasks, correct = _task_counts(record)
-            summary.evaluated += 1
-            summary.tasks += tasks
-            summary.tasks_right_tool_names += correct
-            failed = record.get("result") if isinstance(record.get("result"), str) else None
-            if failed is not None and record["id"] not in summary.inference_errors:
-                summary.inference_errors.append(record["id"])
-            bar.advance(
-                line=progress_line(outcome.session_id, (correct, tasks), seconds, failed),
-                tasks=tasks,
-                right_tool_names=correct,
-            )
-            if on_record is not None:
-                on_record(record)
-
-        writer = _Writer(results, errors, report, trial_results)
+        report = _reporter(summary, bar, tasks_seen, per_session, on_record)
+        writer = SessionWriter(results, errors, report, trial_results)
 
         async def worker() -> None:
             from wildtoolbench.models.cache import trial_scope
@@ -342,10 +282,137 @@ async def _run_locked(
         listening = TASK_LISTENER.set(task_finished if bar.enabled else None)  # the workers' tasks inherit it
         try:
             async with http_clients(concurrency):
-                await _run_pool([worker() for _ in range(min(concurrency, len(todo)) or 1)], writer)
+                await run_workers([worker() for _ in range(min(concurrency, len(todo)) or 1)], writer)
         finally:
             TASK_LISTENER.reset(listening)
 
+    records, trial_records = _finish(out, results, trial_results, errors, summary, prices, started)
+    content = summary_json(summary, model_name, [*records, *trial_records], ids, prices, settings)
+    if most > 1 or trial_records:
+        content["trials"] = {"trials": most, "session_trials": summary.session_trials}
+    if cache is not None:
+        content["cache"] = cache.counts()
+    write_json_atomic(summary.summary_path, content)
+    return summary
+
+
+def _open_result_files(out: Path, overwrite: bool) -> tuple[ResultFile, ResultFile, ResultFile]:
+    """``result.jsonl``, ``result.trials.jsonl`` and ``errors.jsonl`` of ``out``, after removing a killed run's
+    temporary files; with ``overwrite`` the three files and the score outputs are deleted (docs/cli.md §3.1)."""
+    remove_leftover_temp_files(out)  # of a killed run; the lock is held, so no writer is running
+    results = ResultFile(out / RESULT_FILE)
+    trial_results = ResultFile(out / TRIALS_RESULT_FILE, trials=True)
+    errors = ResultFile(out / ERRORS_FILE)
+    if overwrite:
+        for path in (results.path, trial_results.path, errors.path):
+            if path.exists():
+                path.unlink()
+        remove_scores(out)  # the previous run's metrics never stand beside this run's results
+    return results, trial_results, errors
+
+
+def _check_resumable(
+    out: Path,
+    context: EvaluationContext,
+    model_name: str,
+    results: ResultFile,
+    errors: ResultFile,
+    done: Mapping[str, RecordInfo],
+    done_trials: Mapping[tuple[str, int], RecordInfo],
+    settings: Mapping[str, Any],
+) -> None:
+    """Raise ValueError when the records already in ``out`` are of another model, scoring mode or run (``run.json``)."""
+    others = sorted(
+        {str(r.model_name) for r in (*done.values(), *done_trials.values()) if r.model_name not in (None, model_name)}
+    )
+    if others:
+        raise ValueError(
+            f"{results.path} holds results of model {', '.join(map(str, others))}, not {model_name!r}; "
+            "use --overwrite or another --out directory"
+        )
+    modes = sorted({r.scoring for r in done.values() if r.scoring != scoring_mode(context)})
+    if modes:
+        raise ValueError(mixing_modes_message(results.path, ", ".join(modes), scoring_mode(context)))
+    _check_run_identity(out, context, model_name, bool(done) or errors.path.exists(), settings)
+
+
+def _plan_todo(
+    ids: Sequence[str],
+    wanted: Mapping[str, int],
+    most: int,
+    finished: Callable[[str, int], RecordInfo | None],
+    summary: RunSummary,
+) -> list[tuple[int, int]]:
+    """The ``(session index, trial)`` pairs still to run; counts the finished ones into ``summary``."""
+    # trial by trial, so that a stopped run holds whole early trials (docs/trials.md §1)
+    todo = [
+        (index, trial)
+        for trial in range(1, most + 1)
+        for index, session_id in enumerate(ids)
+        if trial <= wanted.get(session_id, 1) and finished(session_id, trial) is None
+    ]
+    summary.skipped = summary.session_trials - len(todo)
+    for trial in range(1, most + 1):
+        for session_id in ids:
+            info = finished(session_id, trial) if trial <= wanted.get(session_id, 1) else None
+            if info is not None:
+                summary.tasks += info.tasks
+                summary.tasks_right_tool_names += info.correct
+                if info.inference_error and info.id not in summary.inference_errors:
+                    summary.inference_errors.append(info.id)
+    return todo
+
+
+def _reporter(
+    summary: RunSummary,
+    bar: ProgressBar,
+    tasks_seen: dict[str, int],
+    per_session: int,
+    on_record: Callable[[dict[str, Any]], None] | None,
+) -> Callable[[SessionOutcome], None]:
+    """What the writer calls with each outcome once it is fsync'd: summary counts, progress bar, ``on_record``."""
+
+    def report(outcome: SessionOutcome) -> None:
+        summary.add_usage(outcome.session_id, outcome.usage)
+        rest = per_session - tasks_seen.pop(outcome.session_id, 0)
+        if rest > 0:
+            bar.task_done(rest)
+        seconds = float(outcome.usage.get("wall_time", 0.0) or 0.0)
+        if outcome.record is None:
+            error = outcome.error or {"id": outcome.session_id}
+            summary.infrastructure_errors.append(error)
+            bar.advance(line=progress_line(outcome.session_id, None, seconds, error.get("error")))
+            return
+        record = outcome.record
+        tasks, correct = _task_counts(record)
+        summary.evaluated += 1
+        summary.tasks += tasks
+        summary.tasks_right_tool_names += correct
+        failed = record.get("result") if isinstance(record.get("result"), str) else None
+        if failed is not None and record["id"] not in summary.inference_errors:
+            summary.inference_errors.append(record["id"])
+        bar.advance(
+            line=progress_line(outcome.session_id, (correct, tasks), seconds, failed),
+            tasks=tasks,
+            right_tool_names=correct,
+        )
+        if on_record is not None:
+            on_record(record)
+
+    return report
+
+
+def _finish(
+    out: Path,
+    results: ResultFile,
+    trial_results: ResultFile,
+    errors: ResultFile,
+    summary: RunSummary,
+    prices: Prices | None,
+    started: float,
+) -> tuple[list[RecordInfo], list[RecordInfo]]:
+    """Finalize the result files and ``errors.jsonl`` and complete ``summary``; returns the records of
+    ``result.jsonl`` and of ``result.trials.jsonl``."""
     records = results.finalize()
     trial_records = trial_results.finalize() if trial_results.path.exists() else []
     if not records:  # nothing to score: no metric of an earlier run may stay (docs/cli.md §3.1)
@@ -360,13 +427,7 @@ async def _run_locked(
     summary.wall_time = time.perf_counter() - started
     if prices is not None:
         summary.cost_usd = prices.cost(summary.input_tokens, summary.output_tokens)
-    content = summary_json(summary, model_name, [*records, *trial_records], ids, prices, settings)
-    if most > 1 or trial_records:
-        content["trials"] = {"trials": most, "session_trials": summary.session_trials}
-    if cache is not None:
-        content["cache"] = cache.counts()
-    write_json_atomic(summary.summary_path, content)
-    return summary
+    return records, trial_records
 
 
 def shared_cache(cache: RequestCache, context: EvaluationContext) -> RequestCache:
@@ -422,113 +483,6 @@ def progress_line(session_id: str, right: tuple[int, int] | None, seconds: float
     if failure is not None:
         return f"{session_id}: {failure}, {seconds:.1f}s"
     return f"{session_id}: name check {right[0]}/{right[1]} tasks (unscored), {seconds:.1f}s"
-
-
-class _Writer:
-    """The run's single writer of ``result.jsonl`` and ``errors.jsonl`` (the batch writer of issue 15).
-
-    Session workers hand each finished :class:`SessionOutcome` over with :meth:`put` and take their
-    next session at once; they never wait on the disk. :meth:`run` takes everything queued, appends it
-    in one thread call (one ``write`` per file and ONE fsync per file for the whole batch,
-    :meth:`ResultFile.append_many`) and only then reports each outcome, in the order they were handed
-    over (``report``: summary counts, progress bar, ``on_record``). So a session counts as done only
-    once its line is fsync'd, as with one fsync per record; a crash loses at most the outcomes not yet
-    written (their sessions run again on resume) and leaves at most a torn last line (cut by
-    :meth:`ResultFile.scan`).
-    """
-
-    def __init__(
-        self,
-        results: ResultFile,
-        errors: ResultFile,
-        report: Callable[[SessionOutcome], None],
-        trial_results: ResultFile | None = None,
-    ):
-        self._results, self._errors, self._report = results, errors, report
-        self._trial_results = trial_results  # trials 2, 3, ... (records with "trial", docs/trials.md §5)
-        self._queue: asyncio.Queue[SessionOutcome | None] = asyncio.Queue()
-
-    def put(self, outcome: SessionOutcome) -> None:
-        """Queue a finished session for writing (never blocks)."""
-        self._queue.put_nowait(outcome)
-
-    def close(self) -> None:
-        """No more outcomes: :meth:`run` returns once everything queued before is written and reported."""
-        self._queue.put_nowait(None)
-
-    def _append(self, batch: list[SessionOutcome]) -> None:
-        records = [o.record for o in batch if o.record is not None]
-        later = [r for r in records if "trial" in r]
-        self._results.append_many([r for r in records if "trial" not in r])
-        if later:
-            assert self._trial_results is not None
-            self._trial_results.append_many(later)
-        self._errors.append_many([o.error or {"id": o.session_id} for o in batch if o.record is None])
-
-    async def run(self) -> None:
-        """Write and report batches until :meth:`close`; raises what a write or ``report`` raised.
-
-        When cancelled during a write, it waits for that thread call to finish (its lines are complete
-        and fsync'd) before the cancellation goes on, so the run's lock is never released while a
-        write is under way; the records of that batch are then on disk but not reported.
-        """
-        closed = False
-        while not closed:
-            batch: list[SessionOutcome] = []
-            item = await self._queue.get()
-            while True:
-                if item is None:
-                    closed = True
-                else:
-                    batch.append(item)
-                if self._queue.empty():
-                    break
-                item = self._queue.get_nowait()
-            if not batch:
-                continue
-            writing = asyncio.ensure_future(asyncio.to_thread(self._append, batch))
-            try:
-                await asyncio.shield(writing)
-            except asyncio.CancelledError:
-                await asyncio.wait({writing})  # the thread cannot be stopped: let it end its write + fsync
-                raise
-            for outcome in batch:
-                self._report(outcome)
-
-
-async def _run_pool(workers: list[Coroutine[Any, Any, None]], writer: _Writer) -> None:
-    """Run the session workers and the writer together until every outcome is written and reported.
-
-    A worker's exception stops the other workers, lets the writer drain what was handed over, then
-    propagates; a writer's exception (a failed write, a failing ``on_record``) stops the workers and
-    propagates. Cancellation (Ctrl-C, SIGTERM) stops all of them, the writer after its current write.
-    """
-    tasks = [asyncio.ensure_future(w) for w in workers]
-    writing = asyncio.ensure_future(writer.run())
-    try:
-        pending: set[asyncio.Future[Any]] = set(tasks)
-        failed: asyncio.Future[Any] | None = None
-        while pending and failed is None and not writing.done():
-            done, pending = await asyncio.wait({*pending, writing}, return_when=asyncio.FIRST_COMPLETED)
-            pending.discard(writing)
-            failed = next((t for t in done if t is not writing and (t.cancelled() or t.exception())), None)
-        if writing.done():  # the writer only ends before close() by failing
-            writing.result()
-        for task in pending:
-            task.cancel()
-        if pending:
-            await asyncio.wait(pending)
-        writer.close()
-        await writing  # drains: every outcome handed over is written and reported
-        if failed is not None:
-            failed.result()  # re-raises the worker's exception
-    finally:
-        for task in (*tasks, writing):
-            task.cancel()
-        await asyncio.wait([*tasks, writing])
-        for task in tasks:  # retrieved, so that none is logged as "never retrieved"
-            if not task.cancelled():
-                task.exception()
 
 
 def run_eval(*args: Any, **kwargs: Any) -> RunSummary:
