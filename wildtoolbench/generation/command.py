@@ -110,7 +110,7 @@ class PreparedGeneration:
 
     def kept(self) -> str:
         """What an interrupted run leaves on disk, for the resume hint (``"3 of 6 sessions are finished under ..."``)."""
-        from wildtoolbench.runner.generation import OUTCOME_FILE
+        from wildtoolbench.runner.generation_outcome import OUTCOME_FILE
 
         sessions = self.options.out / "sessions"
         done = sum(1 for plan in self.plans if (sessions / plan.key / OUTCOME_FILE).exists())

@@ -29,9 +29,6 @@ Output layout under ``out_dir``::
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
-import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -54,35 +51,19 @@ from wildtoolbench.common.files import write_json_atomic, write_jsonl_atomic
 from wildtoolbench.nodes.generation._common import rule_profile
 from wildtoolbench.nodes.generation.context import Context
 from wildtoolbench.nodes.generation.registry import judging_roles, model_defaults, model_roles, role_model_spec
+from wildtoolbench.runner.generation_outcome import (
+    GenerationOutcome,
+    load_finished_outcome,
+    write_outcome,
+)
+from wildtoolbench.runner.live_transcript import LiveTranscript
 from wildtoolbench.tracing import (
     context_settings,
     project_version,
     redact,
-    redact_record,
     redact_text,
     session_run_config,
 )
-
-
-@dataclass
-class GenerationOutcome:
-    """Result of one session run: final state values, status and (on success) the dataset session."""
-
-    plan: SessionPlan
-    status: str
-    reason: str = ""
-    state: dict[str, Any] = field(default_factory=dict)
-    session: dict[str, Any] | None = None
-    infrastructure: bool = False
-    """The session failed because a model request failed for good (not because of the models' output)."""
-    usage: dict[str, Any] = field(default_factory=dict)
-    """Model requests, tries, tokens and retried requests of the session (``RequestUsage.as_dict()``)."""
-    reused: bool = False
-    """Kept from an earlier run of the same command (read from ``outcome.json``, not generated now)."""
-    seconds: float = 0.0
-    """Wall-clock seconds the session took to generate."""
-    yields: dict[str, Any] = field(default_factory=dict)
-    """The session's yield table (``wildtoolbench.bench.generation_yield.session_yield``; docs/generation.md §7.1)."""
 
 
 async def generate_session(
@@ -117,64 +98,6 @@ async def generate_session(
     if writer is not None:
         writer.close(outcome.status, outcome.reason)
     return outcome
-
-
-class LiveTranscript:
-    """The live transcript of one session (docs/generation.md §7): JSON Lines appended as the session runs.
-
-    Lines: ``{...entry, "line": "entry", "t"}`` per transcript entry (role output, verdict),
-    ``{"line": "call", "t", "role", "task", "seconds", "input_tokens", "output_tokens"}`` per model
-    request, and a last ``{"line": "end", "t", "status", "reason"}``; ``t`` is seconds since the
-    session started. Each batch of lines is one ``write`` on a file opened for appending, so a
-    reader (or a crash) sees whole lines only; the text is redacted like every output.
-
-    Args:
-        path: the file; created with its folder, emptied when it exists (the session starts over).
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text("", encoding="utf-8")
-        self.started = time.monotonic()
-        self.entries = 0
-        self.calls = 0
-
-    def _append(self, records: Sequence[dict[str, Any]]) -> None:
-        if not records:
-            return
-        data = "".join(json.dumps(redact_record(r), ensure_ascii=False) + "\n" for r in records).encode("utf-8")
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-
-    def update(self, values: dict[str, Any]) -> None:
-        """Append what is new in ``values`` (a state snapshot of the graph) since the last update."""
-        t = round(time.monotonic() - self.started, 3)
-        transcript = list(values.get("transcript") or [])
-        calls = list(values.get("calls") or [])
-        records = [{**e, "line": "entry", "t": t} for e in transcript[self.entries :]]
-        records += [
-            {
-                "line": "call",
-                "t": t,
-                "role": c.get("role"),
-                "task": c.get("task"),
-                "seconds": c.get("seconds"),
-                "input_tokens": c.get("input_tokens"),
-                "output_tokens": c.get("output_tokens"),
-            }
-            for c in calls[self.calls :]
-        ]
-        self.entries, self.calls = max(self.entries, len(transcript)), max(self.calls, len(calls))
-        self._append(records)
-
-    def close(self, status: str, reason: str) -> None:
-        """Append the closing line: the session's ``status`` and failure ``reason``."""
-        t = round(time.monotonic() - self.started, 3)
-        self._append([{"line": "end", "t": t, "status": status, "reason": reason}])
 
 
 def run_config(plan: SessionPlan, context: Context) -> dict[str, Any]:
@@ -259,87 +182,8 @@ def write_session_files(out_dir: Path, outcome: GenerationOutcome) -> Path:
     return folder
 
 
-OUTCOME_FILE = "outcome.json"
 QUALITY_DROPPED_FILE = "quality_dropped.jsonl"
 """The sessions the quality check dropped (``--quality drop``), ``{"key", "reasons", "session"}`` per line."""
-
-
-def _tools_digest(plan: SessionPlan) -> str:
-    """sha256 of the plan's tool list (canonical JSON): the plan summary names only the tool-file line."""
-    return hashlib.sha256(json.dumps(plan.tools, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
-
-
-def write_outcome(out_dir: Path, outcome: GenerationOutcome) -> Path:
-    """Write ``sessions/<key>/outcome.json``, the record a resumed run reuses (docs/generation.md outputs).
-
-    Args:
-        out_dir: the run's output folder.
-        outcome: a finished session's outcome.
-
-    Returns:
-        The path written (atomically: a crash leaves the old file or the new one, never half of one).
-    """
-    path = out_dir / "sessions" / outcome.plan.key / OUTCOME_FILE
-    write_json_atomic(
-        path,
-        {
-            "plan": outcome.plan.summary(),
-            "tools_sha256": _tools_digest(outcome.plan),
-            "status": outcome.status,
-            "reason": redact_text(outcome.reason) if outcome.reason else outcome.reason,
-            "infrastructure": outcome.infrastructure,
-            "usage": redact(outcome.usage),  # errors an endpoint echoed (docs/settings.md §8)
-            "seconds": outcome.seconds,
-            "yield": outcome.yields,
-            "session": redact_record(outcome.session),
-        },
-    )
-    return path
-
-
-def load_finished_outcome(out_dir: Path, plan: SessionPlan) -> GenerationOutcome | None:
-    """The outcome a previous run recorded for ``plan``, if it should be kept on resume.
-
-    Args:
-        out_dir: the run's output folder.
-        plan: the session plan of this run.
-
-    Returns:
-        The recorded :class:`GenerationOutcome` (without graph state) when ``outcome.json`` exists and
-        says ``done`` or a failure caused by the models' output; ``None`` when there is no record, it
-        is unreadable (an interrupted write of an older version), or the failure was an
-        infrastructure error (a model request that failed for good: generated again).
-
-    Raises:
-        ValueError: the folder holds a different plan under the same key (another seed, layer count,
-            language or tool file): the message says to use ``--overwrite`` or another ``--out``.
-    """
-    path = out_dir / "sessions" / plan.key / OUTCOME_FILE
-    if not path.exists():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if data.get("plan") != plan.summary() or data.get("tools_sha256") != _tools_digest(plan):
-        raise ValueError(
-            f"{path}: plan: this folder holds a different run (another seed, --layers, --paths, language or "
-            f"tool file); use --overwrite to replace it or choose another --out"
-        )
-    if data.get("status") != "done" and data.get("infrastructure"):
-        return None
-    return GenerationOutcome(
-        plan,
-        str(data.get("status")),
-        str(data.get("reason") or ""),
-        {},
-        data.get("session"),
-        bool(data.get("infrastructure")),
-        dict(data.get("usage") or {}),
-        reused=True,
-        seconds=float(data.get("seconds") or 0.0),
-        yields=dict(data.get("yield") or {}),
-    )
 
 
 @dataclass
@@ -439,8 +283,100 @@ async def run_batch(
         return outcome
 
     outcomes = await asyncio.gather(*(one(plan) for plan in plans))
-    sessions, replays, failures, index, qualities, dropped = [], [], [], [], [], []
+    return _write_run_files(out, context, settings, outcomes, len(kept), quality_policy)
+
+
+def _write_run_files(
+    out: Path,
+    context: Context,
+    settings: dict[str, Any] | None,
+    outcomes: Sequence[GenerationOutcome],
+    reused: int,
+    quality_policy: str,
+) -> GenerationSummary:
+    """Write the run's files (``sessions.jsonl``, ``replay.jsonl``, ``failures.jsonl``,
+    ``quality_dropped.jsonl``, ``manifest.json``) from every session's outcome and return the run's
+    summary; ``reused`` sessions were kept from an earlier run (docs/generation.md)."""
     profile = rule_profile(context)
+    sessions, replays, failures, index, qualities, dropped = _sort_outcomes(out, outcomes, profile, quality_policy)
+    write_jsonl_atomic(out / "sessions.jsonl", sessions)
+    write_jsonl_atomic(out / "replay.jsonl", replays)
+    write_jsonl_atomic(out / "failures.jsonl", failures)
+    write_jsonl_atomic(out / QUALITY_DROPPED_FILE, dropped)
+    retried = [{"key": o.plan.key, **r} for o in outcomes for r in o.usage.get("retried_requests", [])]
+    usage = {
+        key: sum(int(o.usage.get(key, 0)) for o in outcomes)
+        for key in ("requests", "attempts", "failed_requests", "input_tokens", "output_tokens")
+    }
+    yields = merge_yields(o.yields for o in outcomes)
+    quality = {**quality_summary(qualities), "policy": quality_policy, "dropped": len(dropped)}
+    seconds = round(sum(o.seconds for o in outcomes), 3)
+    write_json_atomic(
+        out / "manifest.json",
+        redact(  # settings, errors an endpoint echoed, paths: no credentials (docs/settings.md §8)
+            {
+                "settings": settings or {},
+                "context": _context_record(context, profile),
+                "succeeded": len(sessions),
+                "failed": len(failures),
+                "usage": usage,
+                "seconds": seconds,
+                "yield": yields,
+                "quality": quality,
+                "retried_requests": retried,
+                "sessions": index,
+            }
+        ),
+    )
+    return GenerationSummary(
+        str(out),
+        len(sessions),
+        len(failures),
+        str(out / "sessions.jsonl"),
+        str(out / "failures.jsonl"),
+        str(out / "replay.jsonl"),
+        usage["requests"],
+        usage["attempts"],
+        reused,
+        retried,
+        sum(1 for failure in failures if failure["infrastructure"]),
+        yields,
+        quality,
+        usage["input_tokens"] + usage["output_tokens"],
+        seconds,
+    )
+
+
+def _context_record(context: Context, profile: str) -> dict[str, Any]:
+    """Every role's resolved model and base URL, the checker's judges, the rule profile and the project
+    version, for ``manifest.json``; no credentials in base URLs (redacted)."""
+    return redact(
+        {
+            **context.resolved(model_defaults()),
+            "checker_model_judges": context.checker_model_judges(role_model_spec(context, "checker")),
+            "rule_profile": profile,
+            "project_version": project_version(),
+        }
+    )
+
+
+def _sort_outcomes(
+    out: Path, outcomes: Sequence[GenerationOutcome], profile: str, quality_policy: str
+) -> tuple[list[dict[str, Any]], ...]:
+    """Sort the run's outcomes (plan order) into kept sessions, failures and quality drops.
+
+    Writes ``session.json`` and ``replay.json`` of every kept session (ids ``wild_tool_bench_<N>`` by
+    their line in ``sessions.jsonl``) and returns ``(sessions, replays, failures, index, qualities,
+    dropped)``: the lines of ``sessions.jsonl``, ``replay.jsonl``, ``failures.jsonl``, the manifest's
+    ``sessions`` index, the quality check of every successful session and the lines of
+    ``quality_dropped.jsonl`` (docs/generation.md §10).
+    """
+    sessions: list[dict[str, Any]] = []
+    replays: list[dict[str, Any]] = []
+    failures: list[dict[str, Any]] = []
+    index: list[dict[str, Any]] = []
+    qualities: list[dict[str, Any]] = []
+    dropped: list[dict[str, Any]] = []
     for outcome in outcomes:
         folder = out / "sessions" / outcome.plan.key
         entry = {"key": outcome.plan.key, "dir": str(folder.relative_to(out)), **outcome.plan.summary()}
@@ -471,58 +407,4 @@ async def run_batch(
         sessions.append(session)
         replays.append(replay)
         index.append({**entry, "id": session["id"], "status": "done", "seconds": outcome.seconds, "quality": quality})
-    write_jsonl_atomic(out / "sessions.jsonl", sessions)
-    write_jsonl_atomic(out / "replay.jsonl", replays)
-    write_jsonl_atomic(out / "failures.jsonl", failures)
-    write_jsonl_atomic(out / QUALITY_DROPPED_FILE, dropped)
-    # every role's resolved model and base URL, plus the project version; no credentials in base URLs
-    context_record = redact(
-        {
-            **context.resolved(model_defaults()),
-            "checker_model_judges": context.checker_model_judges(role_model_spec(context, "checker")),
-            "rule_profile": profile,
-            "project_version": project_version(),
-        }
-    )
-    retried = [{"key": o.plan.key, **r} for o in outcomes for r in o.usage.get("retried_requests", [])]
-    usage = {
-        key: sum(int(o.usage.get(key, 0)) for o in outcomes)
-        for key in ("requests", "attempts", "failed_requests", "input_tokens", "output_tokens")
-    }
-    yields = merge_yields(o.yields for o in outcomes)
-    quality = {**quality_summary(qualities), "policy": quality_policy, "dropped": len(dropped)}
-    seconds = round(sum(o.seconds for o in outcomes), 3)
-    write_json_atomic(
-        out / "manifest.json",
-        redact(  # settings, errors an endpoint echoed, paths: no credentials (docs/settings.md §8)
-            {
-                "settings": settings or {},
-                "context": context_record,
-                "succeeded": len(sessions),
-                "failed": len(failures),
-                "usage": usage,
-                "seconds": seconds,
-                "yield": yields,
-                "quality": quality,
-                "retried_requests": retried,
-                "sessions": index,
-            }
-        ),
-    )
-    return GenerationSummary(
-        str(out),
-        len(sessions),
-        len(failures),
-        str(out / "sessions.jsonl"),
-        str(out / "failures.jsonl"),
-        str(out / "replay.jsonl"),
-        usage["requests"],
-        usage["attempts"],
-        len(kept),
-        retried,
-        sum(1 for failure in failures if failure["infrastructure"]),
-        yields,
-        quality,
-        usage["input_tokens"] + usage["output_tokens"],
-        seconds,
-    )
+    return sessions, replays, failures, index, qualities, dropped
