@@ -128,4 +128,11 @@ def refresh_after_edit(db: sqlite3.Connection, pos: int, edited: Mapping[str, An
     return {affected: findings_for(db, affected) for affected in {pos} | before | after}
 
 
-__all__ = ["create_tables", "duplicate_signature", "findings_for", "index_duplicate_keys", "partners", "refresh_after_edit"]
+__all__ = [
+    "create_tables",
+    "duplicate_signature",
+    "findings_for",
+    "index_duplicate_keys",
+    "partners",
+    "refresh_after_edit",
+]
