@@ -139,7 +139,7 @@ def test_help_still_lists_every_command_and_the_exit_statuses():
     ]
     assert "Exit status: 0 done; 1 an input file's content is bad" in _flat(text)
     eval_help = _help(["eval"])[0]
-    assert "--scoring <reference|fixed>" in eval_help and "--lang <en|zh>" in eval_help
+    assert "--scoring <reference|fixed|semantic>" in eval_help and "--lang <en|zh>" in eval_help
     model = "(the bundled local model, the default; $WTB_MODEL overrides the default)"
     assert model in _flat(eval_help)
     # the score help names the output files as literals (importing wildtoolbench.scoring.run costs)

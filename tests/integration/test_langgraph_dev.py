@@ -43,6 +43,6 @@ def test_langgraph_dev_serves_and_runs_both_graphs(reference_dir: Path):
     )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-6000:]
-    assert "assistants: ['evaluation', 'generation']" in output
+    assert "assistants: ['evaluation', 'generation', 'variants']" in output  # langgraph.json's three graphs
     assert "evaluation graph: wild_tool_bench_0 with replay oracle -> record matches (4 tasks)" in output
     assert "generation graph: 4-layer session" in output and "valid session" in output
