@@ -57,7 +57,7 @@ def test_report_md_csv_and_page_say_task_2(runs):
         rows = [r for r in csv.DictReader(handle) if r["session_id"] == SESSION and r["run"] == "r1"]
     assert [r["task"] for r in rows] == ["1", "2", "3", "4"]
     assert rows[1]["label"] == "error" and rows[1]["failing_step"] == "1" and rows[1]["trajectory"].endswith("/0/1")
-    script = (REPO / "wildtoolbench" / "report" / "assets" / "report.js").read_text()
+    script = (REPO / "wildtoolbench" / "reports" / "assets" / "report.js").read_text()
     assert "task ' + (t + 1)" in script and "<b>step ' + (step.i + 1)" in script and "'step ' + (t[7] + 1)" in script
 
 

@@ -132,6 +132,19 @@ def test_the_offline_examples_are_run():
             "--out",
             "runs/rescored",
         ],
+        [
+            "wtb",
+            "eval",
+            "--model",
+            "replay:bench/data/demo_candidates.jsonl#demo-model",
+            "--scoring",
+            "fixed",
+            "--out",
+            "runs/demo-fixed",
+            "--no-progress",
+        ],
+        ["wtb", "score", "runs/demo-fixed", "--scoring", "semantic"],
+        ["wtb", "compare", "runs/demo-fixed", "--scorings", "fixed,semantic", "--json", "flips.json"],
         ["wtb", "audit", "bench/data/demo_sessions.jsonl", "--stats", "--stats-json", "demo-coverage.json"],
         ["wtb", "eval", "--model", "replay:bench/data/demo_candidates.jsonl#demo-model"],
         ["wtb", "eval", "--model", "replay:bench/data/demo_candidates.jsonl#oracle"],
@@ -201,7 +214,11 @@ def test_readme_command(command, fresh_clone):
     )
     assert result.returncode == 0, f"{command}\n{result.stdout}\n{result.stderr}"
     assert "../shared" not in result.stdout + result.stderr
-    if argv[1] == "eval":
+    if argv[1] == "eval" and "--scoring" in argv:  # docs/guides/scoring.md: a fixed run into its own folder
+        out = root / argv[argv.index("--out") + 1]
+        assert f"outputs in {out.relative_to(root)}/" in result.stdout
+        assert (out / "metric.fixed.json").is_file() and not (out / "metric.json").exists()
+    elif argv[1] == "eval":
         # the default folder of each candidate, and its score on the bundled demo (the graph example
         # replays #demo-model through its own agent loop)
         folder, correct = {
@@ -222,6 +239,12 @@ def test_readme_command(command, fresh_clone):
         assert (root / "runs" / "report" / "index.html").is_file()
     elif argv[1] == "validate":
         assert "6 sessions, 24 tasks" in result.stdout
+    elif argv[1] == "score" and "--dataset" not in argv:  # a run folder re-graded in place (semantic)
+        semantic = json.loads((root / argv[2] / "metric.semantic.json").read_text(encoding="utf-8"))
+        fixed = json.loads((root / argv[2] / "metric.fixed.json").read_text(encoding="utf-8"))
+        assert semantic["total_info"]["task"]["total_count"] == fixed["total_info"]["task"]["total_count"] == 24
+    elif argv[1] == "compare":
+        assert json.loads((root / "flips.json").read_text(encoding="utf-8"))
     elif argv[1] == "score":
         rescored = json.loads((root / "runs" / "rescored" / "metric.json").read_text(encoding="utf-8"))
         original = json.loads(
