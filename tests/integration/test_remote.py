@@ -212,6 +212,7 @@ async def test_server_replies_become_records_or_infrastructure_errors(tmp_path, 
         "max_steps": 32,
         "scoring": "reference",
         "language": "en",
+        "agent_steps": "answers",
     }  # no dataset: the run carries its session, the server opens no file (docs/settings.md §8)
 
     # resume: only the infrastructure errors run again; the scored records are kept

@@ -216,7 +216,7 @@ def test_clicking_a_failed_task_opens_its_trajectory(browser, report, tmp_path):
         first.locator("td").nth(1).locator("a").click()
         page.page.wait_for_selector("#traj-summary")
         assert page.page.evaluate("location.hash").startswith("#traj/r1/")
-        row = expected[("noisy", session_id, str(task_number - 1))]
+        row = expected[("noisy", session_id, str(task_number))]  # tasks.csv numbers tasks from 1, as the page (docs/terms.md §1.2)
         title = page.page.locator("#traj-title").inner_text()
         assert session_id in title and f"task {task_number}" in title
         category = page.page.locator("#traj-category").inner_text()

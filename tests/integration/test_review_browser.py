@@ -266,7 +266,7 @@ def test_two_reviewers_on_the_demo_sessions(browser, tmp_path):
         row = bob.page.locator("#agreement tbody tr.pair")
         cells = [c.strip() for c in row.locator("td").all_text_contents()]
         assert cells[:5] == ["alice", "bob", "24", "0.958", "0.647"]
-        assert "wild_tool_bench_0 task 1" in cells[5]
+        assert "wild_tool_bench_0 task 2" in cells[5]  # the second task (index 1): tasks are numbered from 1 for people
         _shot(bob.page, "agreement")
 
         bob.page.goto(url + "/export")
