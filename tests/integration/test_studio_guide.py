@@ -14,7 +14,7 @@ from wildtoolbench.graphs.evaluation import graph as evaluation_graph
 from wildtoolbench.graphs.generation import graph as generation_graph
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "studio.md"
-VALUES = {"reference", "fixed", "en", "zh", "none"}
+VALUES = {"reference", "fixed", "semantic", "en", "zh", "none", "answers", "strict", "small", "standard", "off"}
 """Backticked words of a context paragraph that are values of a field, not fields."""
 
 
