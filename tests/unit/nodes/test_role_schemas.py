@@ -27,7 +27,7 @@ from wildtoolbench.nodes.generation.role_schemas import (
     tool_results_schema,
 )
 from wildtoolbench.nodes.generation.state import State
-from wildtoolbench.nodes.generation.user import USER_MAX_TOKENS, answer_schema, planned_details, user_schema
+from wildtoolbench.nodes.generation.user_details import USER_MAX_TOKENS, answer_schema, planned_details, user_schema
 from wildtoolbench.prompts import fragments
 from wildtoolbench.runner.generation import generate_session
 

@@ -11,14 +11,8 @@ import re
 from wildtoolbench.nodes.generation.agent import agent_schema, read_agent_text
 from wildtoolbench.nodes.generation.role_schemas import KnownValues, message_pattern, planner_schema, sentences_pattern
 from wildtoolbench.nodes.generation.state import State
-from wildtoolbench.nodes.generation.user import (
-    answer_draft,
-    answer_schema,
-    chat_draft,
-    draft_request,
-    planned_details,
-    user_schema,
-)
+from wildtoolbench.nodes.generation.user_details import answer_schema, planned_details, user_schema
+from wildtoolbench.nodes.generation.user_drafts import answer_draft, chat_draft, draft_request
 from wildtoolbench.prompts import fragments
 
 WEATHER = {
@@ -537,7 +531,7 @@ def test_a_placeholder_inside_a_chosen_object_gets_a_stand_in():
     import random
 
     from wildtoolbench.bench.generation_values import fallback_value
-    from wildtoolbench.nodes.generation.user import mend_object
+    from wildtoolbench.nodes.generation.user_drafts import mend_object
 
     chosen = {"fieldName": "value", "value": "dataValue", "meta": {"note": ""}, "count": 4}
     mended, reasons = mend_object(chosen, {"type": "object"}, [], rng=random.Random(1), language="en", where="data")
