@@ -128,12 +128,10 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     task = current_task(state)
     kind = pending["kind"]
     profile = rule_profile(context, state)
-    reasons: list[Problem]
-    if pending.get("error"):
-        reasons = [Problem(pending["error"], "structure.unreadable")]
-    elif kind == "decision":
+    reasons: list[Problem] = output_problems(pending)
+    if not reasons and kind == "decision":
         reasons = select(decision_rule_errors(state, pending["decision"], profile), profile, "planner")
-    else:
+    elif not reasons:
         earlier = [n for t in state.tasks for n in t.get("nodes", []) if n.get("observation") is not None]
         found = results_errors(pending["results"], pending_calls(task), earlier, tools_by_name(state.tools))
         reasons = select(found, profile, "tool")
@@ -146,11 +144,7 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         )
         calls.append(record)
         source = "model"
-        verdict, error = CheckerVerdict.parse(text)
-        if verdict is None:
-            reasons = [Problem(f"checker output unreadable ({error})", "model.unreadable")]
-        elif verdict.verdict == "reject":
-            reasons = [Problem(verdict.reason or "rejected without a reason", "model.rejected")]
+        reasons = model_verdict_problems(text)
     accepted = not reasons
     reason = "; ".join(reasons)
     entry = {
@@ -210,6 +204,25 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             failure_reason=f"{what} rejected {attempts} times (task {len(state.tasks) - 1}, step {_step(pending, task)}): {reason}",
         )
     return update
+
+
+def output_problems(pending: dict[str, Any]) -> list[Problem]:
+    """``structure.unreadable`` when the role's output in ``pending`` could not be read (its ``error``, set by
+    the planner's or the tool's parser); else ``[]`` (docs/generation.md §11)."""
+    error = pending.get("error")
+    return [Problem(str(error), "structure.unreadable")] if error else []
+
+
+def model_verdict_problems(text: str) -> list[Problem]:
+    """The Checker model's verdict ``text`` as rule problems (docs/generation.md §11): ``model.unreadable``
+    when it is no readable verdict, ``model.rejected`` (with the model's reason) for a rejection, ``[]`` for
+    an acceptance."""
+    verdict, error = CheckerVerdict.parse(text)
+    if verdict is None:
+        return [Problem(f"checker output unreadable ({error})", "model.unreadable")]
+    if verdict.verdict == "reject":
+        return [Problem(verdict.reason or "rejected without a reason", "model.rejected")]
+    return []
 
 
 def decision_rule_errors(state: State, decision: dict[str, Any], profile: str = "small") -> list[Problem]:

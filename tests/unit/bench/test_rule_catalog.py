@@ -174,18 +174,6 @@ VOICE_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("rule", "trigger", "miss"), DECISION_CASES + RESULT_CASES, ids=lambda v: v if isinstance(v, str) else "")
-def test_decision_and_result_rules_trigger_and_pass_a_near_miss(rule, trigger, miss):
-    assert rule in trigger(), trigger()
-    assert rule not in miss(), miss()
-
-
-@pytest.mark.parametrize(("rule", "language", "trigger", "miss"), VOICE_CASES)
-def test_voice_rules_trigger_and_pass_a_near_miss(rule, language, trigger, miss):
-    assert rule in _ids(voice(trigger, language, opening=True, env_info=ENV)), voice(trigger, language, opening=True)
-    assert rule not in _ids(voice(miss, language, opening=True, env_info=ENV)), voice(miss, language, opening=True)
-
-
 def test_the_voice_rules_stamp_the_environment_line_and_chinese_applies_the_english_phrases():
     assert _ids(voice("Paris at 2024-05-03 10:12 please", env_info=ENV)) == ["voice.env_line"]
     assert _ids(voice("Paris on 2024-05-03 please", env_info=ENV)) == []
@@ -220,74 +208,118 @@ REPLY_CASES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("rule", "language", "trigger", "miss"), REPLY_CASES)
-def test_reply_rules_trigger_and_pass_a_near_miss(rule, language, trigger, miss):
-    assert rule in _ids(assistant_problems(**trigger)), assistant_problems(**trigger)
-    assert rule not in _ids(assistant_problems(**miss)), assistant_problems(**miss)
+# zh cases of the voice rules without a Chinese phrase of their own: the Chinese side applies the English
+# phrases, so a Chinese session's turn holding one is caught and the same turn without it passes.
+VOICE_CASES += [
+    ("voice.stray_symbols", "zh", "巴黎天气 ##### 现在", "巴黎天气 #1 现在"),
+    ("voice.speaker_label", "zh", "User: 巴黎天气怎么样？", "巴黎的用户想知道天气？"),
+    ("voice.declines", "zh", "I'm unable to provide 城市。", "我没法去那个城市。"),
+    ("voice.explains_how", "zh", "You can use 天气工具。", "我能穿暖和一点吗？"),
+    ("voice.code_quote", "zh", "查一下`getWeather`巴黎。", "查一下'getWeather'巴黎。"),
+    ("voice.asks_what_user_wants", "zh", "What else can I do for you 在巴黎？", "我在巴黎还能做什么？"),
+    ("voice.apologises", "zh", "I apologize，巴黎天气呢？", "我向巴黎道过歉了。"),
+    ("voice.offers_to_act", "zh", "Would you like me to 查巴黎？", "你会查巴黎吗？"),
+    ("voice.advises", "zh", "You might want to 查巴黎。", "我可能想查巴黎。"),
+    ("voice.answers_as_assistant", "zh", "Sure, here is 巴黎的天气。", "巴黎的天气呢？"),
+    ("voice.placeholder_brackets", "zh", "[City Name]的天气？", "巴黎[1]的天气？"),
+    ("voice.placeholder_braces", "zh", "{city}的天气？", "{'巴黎'}的天气？"),
+]
 
+REPLY_CASES += [
+    ("reply.echo_earlier", "zh",
+     {"text": "奥斯陆今天有大雨并且北风很强劲。", "replies": [("奥斯陆今天有大雨并且北风很强劲。", "奥斯陆 大雨 北风")],
+      "results": "巴黎 晴", "language": "zh"},
+     {"text": "奥斯陆今天有大雨并且北风很强劲。", "replies": [("奥斯陆今天有大雨并且北风很强劲。", "奥斯陆 大雨 北风")],
+      "results": "奥斯陆 大雨 北风", "language": "zh"}),
+    ("reply.template_slot", "zh", {"text": "球队{teamId}赢了。", "language": "zh"},
+     {"text": '结果是{"teamId": 9}。', "language": "zh"}),
+    ("reply.identifier_only", "zh", {"text": "paris_sunny_24", "results": "巴黎 晴 24", "use_results": True, "language": "zh"},
+     {"text": "巴黎：晴，24", "results": "巴黎 晴 24", "use_results": True, "language": "zh"}),
+    ("reply.ends_colon", "zh", {"text": "巴黎的天气如下：", "language": "zh"}, {"text": "巴黎的天气：晴。", "language": "zh"}),
+    ("reply.no_result_facts", "zh", {"text": "好的，完成了。", "results": '{"天气": "晴"}', "use_results": True, "language": "zh"},
+     {"text": "天气晴。", "results": '{"天气": "晴"}', "use_results": True, "language": "zh"}),
+    ("reply.env_line", "zh", {"text": "截至2024-05-03 10:12:00天气晴。", "env_info": ENV, "language": "zh"},
+     {"text": "截至2024-05-03天气晴。", "env_info": ENV, "language": "zh"}),
+]  # fmt: skip
 
 BROKEN_CASES = [
-    ("text.cut_off", "Then set the forecast with the days set to", "Then set the forecast with the days set to 3"),
-    ("text.cut_off", "It shows temperature changes of a", "Count me in"),
-    ("text.cut_off", "我想查一下北京和", "这是我找到的"),
-    ("text.parameter_fragment", "Use it for a yearly_consum of 300.", "Use it for a yearly_consumption of 300."),
-    ("text.stray_bracket", "before we proceed to} Central", "before we proceed to {Central}"),
-    ("text.stray_bracket", "【巴黎天气", "【巴黎】天气"),
+    ("text.cut_off", "en", "Then set the forecast with the days set to", "Then set the forecast with the days set to 3"),
+    ("text.cut_off", "en", "It shows temperature changes of a", "Count me in"),
+    ("text.cut_off", "zh", "我想查一下北京和", "这是我找到的"),
+    ("text.parameter_fragment", "en", "Use it for a yearly_consum of 300.", "Use it for a yearly_consumption of 300."),
+    ("text.parameter_fragment", "zh", "按yearly_consum为300计算。", "按yearly_consumption为300计算。"),
+    ("text.stray_bracket", "en", "before we proceed to} Central", "before we proceed to {Central}"),
+    ("text.stray_bracket", "zh", "【巴黎天气", "【巴黎】天气"),
 ]
 
 
-@pytest.mark.parametrize(("rule", "trigger", "miss"), BROKEN_CASES)
-def test_broken_text_rules_trigger_and_pass_a_near_miss(rule, trigger, miss):
-    names = ["yearly_consumption", "city"]
-    assert rule in _ids(broken_text(trigger, names))
-    assert rule not in _ids(broken_text(miss, names))
-
-
-def test_value_rules_of_user_details():
-    assert placeholder_problem("example").rule == "value.placeholder" and not placeholder_problem("Paris")
-    described = ["name of the city to look up."]
-    assert placeholder_problem("name of the city to look up", described).rule == "value.copies_description"
-    assert not placeholder_problem("city of love", described)  # 12 characters, but in no description
-    assert _ids(shared_value_errors({"a": "Paris", "b": "paris"})) == ["value.shared"]
-
-
-def _state():
+def _state(language="en"):
     from wildtoolbench.nodes.generation.state import State
 
     tools = [{"type": "function", "function": WEATHER}]
-    return State(tools=tools, layer_types=("CQ", "ST"), env_info=ENV, seed=1, language="en")
+    return State(tools=tools, layer_types=("CQ", "ST"), env_info=ENV, seed=1, language=language)
 
 
-@pytest.mark.parametrize(
-    ("rule", "trigger", "miss"),
-    [
-        ("structure.empty_text", ("", None, ""), ("Weather in Paris?", None, "")),
-        ("value.empty", ("Weather in Paris?", {"city": " "}, ""), ("Weather in Paris?", {"city": "Paris"}, "")),
-        ("value.unstated", ("Weather, please?", {"city": "Paris"}, ""), ("Weather in Paris?", {"city": "Paris"}, "")),
-        ("value.gives_missing", ("Weather in Paris?", {"city": "Paris"}, "city"), ("Weather?", {}, "city")),
-        ("voice.echo", ("so it is sunny and warm in Paris today", None, ""), ("is it sunny in Paris today?", None, "")),
-        ("voice.copies_hint", ("Write only the person's own request please", None, ""), ("Write to Paris", None, "")),
-    ],
-)
-def test_user_message_rules_trigger_and_pass_a_near_miss(rule, trigger, miss):
+def _message(language, text, details=None, missing="", assistant=()):
     from wildtoolbench.nodes.generation.user import message_problems
 
-    def found(text, details, missing):
-        return _ids(message_problems(_state(), text, details, kind="open", missing=missing, functions=[WEATHER],
-                                     assistant=["It is sunny and warm in Paris today, 24 degrees."]))  # fmt: skip
-
-    assert rule in found(*trigger) and rule not in found(*miss), (found(*trigger), found(*miss))
+    return _ids(message_problems(_state(language), text, details, kind="open", missing=missing, functions=[WEATHER],
+                                 assistant=list(assistant)))  # fmt: skip
 
 
-def test_agent_text_rules_trigger_and_pass_a_near_miss():
-    from wildtoolbench.nodes.generation.agent import agent_text_problems
+def _hint(language, key):
     from wildtoolbench.prompts import fragments
 
-    task = {"user_message": "Weather in Paris?", "nodes": []}
-    assert _ids(agent_text_problems("", task, "question", _state())) == ["structure.empty_text"]
-    fix = fragments("en")["retry_hints"]["reply_once"]
-    assert "reply.copies_hint" in _ids(agent_text_problems(f"Sunny; {fix}", task, "question", _state()))
-    assert agent_text_problems("Which city do you mean?", task, "question", _state()) == []
+    return fragments(language)["retry_hints"][key]
+
+
+SAID_EN = ["It is sunny and warm in Paris today, 24 degrees."]
+SAID_ZH = ["巴黎今天晴朗温暖，气温二十四度。"]
+DESCRIBED = "Name of the city to look up"
+# (rule id, language, trigger kwargs, near-miss kwargs) of a user message (nodes.generation.user.message_problems)
+USER_CASES = [
+    ("structure.empty_text", "en", {"text": ""}, {"text": "Weather in Paris?"}),
+    ("value.empty", "en", {"text": "Weather in Paris?", "details": {"city": " "}},
+     {"text": "Weather in Paris?", "details": {"city": "Paris"}}),
+    ("value.empty", "zh", {"text": "巴黎天气？", "details": {"city": " "}}, {"text": "巴黎天气？", "details": {"city": "巴黎"}}),
+    ("value.placeholder", "en", {"text": "Weather in example?", "details": {"city": "example"}},
+     {"text": "Weather in Paris?", "details": {"city": "Paris"}}),
+    ("value.placeholder", "zh", {"text": "<city>的天气？", "details": {"city": "<city>"}},
+     {"text": "巴黎的天气？", "details": {"city": "巴黎"}}),
+    ("value.copies_description", "en", {"text": f"Weather for {DESCRIBED}?", "details": {"city": DESCRIBED}},
+     {"text": "Weather for the city of love?", "details": {"city": "the city of love"}}),
+    ("value.copies_description", "zh", {"text": f"{DESCRIBED}的天气？", "details": {"city": DESCRIBED}},
+     {"text": "浪漫之都巴黎的天气？", "details": {"city": "浪漫之都巴黎"}}),
+    ("value.unstated", "en", {"text": "Weather, please?", "details": {"city": "Paris"}},
+     {"text": "Weather in Paris?", "details": {"city": "Paris"}}),
+    ("value.unstated", "zh", {"text": "天气怎么样？", "details": {"city": "巴黎"}},
+     {"text": "巴黎天气怎么样？", "details": {"city": "巴黎"}}),
+    ("value.gives_missing", "en", {"text": "Weather in Paris?", "details": {"city": "Paris"}, "missing": "city"},
+     {"text": "Weather?", "details": {}, "missing": "city"}),
+    ("value.gives_missing", "zh", {"text": "巴黎天气？", "details": {"city": "巴黎"}, "missing": "city"},
+     {"text": "天气？", "details": {}, "missing": "city"}),
+    ("voice.echo", "en", {"text": "so it is sunny and warm in Paris today", "assistant": SAID_EN},
+     {"text": "is it sunny in Paris today?", "assistant": SAID_EN}),
+    ("voice.echo", "zh", {"text": "所以巴黎今天晴朗温暖气温二十四度吗", "assistant": SAID_ZH},
+     {"text": "巴黎明天也晴朗吗？", "assistant": SAID_ZH}),
+    ("voice.copies_hint", "en", {"text": "Write only the person's own request please"}, {"text": "Write to Paris"}),
+    ("voice.copies_hint", "zh", {"text": "只写这个人自己的请求吧"}, {"text": "只写巴黎的天气吧"}),
+]  # fmt: skip
+
+
+def _agent(language, text, kind="question"):
+    from wildtoolbench.nodes.generation.agent import agent_text_problems
+
+    task = {"user_message": "Weather in Paris?" if language == "en" else "巴黎天气？", "nodes": []}
+    return _ids(agent_text_problems(text, task, kind, _state(language)))
+
+
+AGENT_CASES = [
+    ("reply.copies_hint", "en", lambda: _agent("en", f"Sunny; {_hint('en', 'reply_once')}"),
+     lambda: _agent("en", "Sunny; I say each thing once.")),
+    ("reply.copies_hint", "zh", lambda: _agent("zh", f"晴；{_hint('zh', 'reply_values')}"),
+     lambda: _agent("zh", "晴；花括号里没有名字。")),
+]
 
 
 def _session(message, arguments, observation, reply="It is sunny in Paris, 24 degrees.", env=ENV, second=None):
@@ -302,34 +334,88 @@ def _session(message, arguments, observation, reply="It is sunny in Paris, 24 de
             "english_tools": [{"type": "function", "function": WEATHER}]}  # fmt: skip
 
 
-def test_session_rules_trigger_and_pass_a_near_miss():
-    """Rules only the audit of a finished session applies (value.concrete), under both profiles."""
-    vague = _session("Can you look that up?", {"city": "Paris"}, {"forecast": "sunny", "t": 24})
-    assert "value.concrete" in _ids(session_rule_problems(vague))
-    named = _session("Weather in Paris?", {"city": "Paris"}, {"forecast": "sunny", "t": 24})
-    assert _ids(session_rule_problems(named)) == []
+def _session_ids(message):
+    return _ids(session_rule_problems(_session(message, {"city": "Paris"}, {"forecast": "sunny", "t": 24})))
 
 
-def test_every_rule_has_a_trigger_case():
-    """No rule id without a test above that triggers it (model.* in tests/unit/graphs)."""
-    covered = {c[0] for c in DECISION_CASES + RESULT_CASES + VOICE_CASES + REPLY_CASES + BROKEN_CASES}
-    covered |= {"structure.empty_text", "value.empty", "value.unstated", "value.gives_missing", "voice.echo",
-                "voice.copies_hint", "reply.copies_hint", "value.copies_description", "value.concrete",
-                "structure.unreadable", "decision.scorer_schema", "model.rejected", "model.unreadable"}  # fmt: skip
-    assert set(RULE_CATALOG) - covered == set()
-
-
-def test_the_scorer_schema_rule_catches_what_the_generators_schema_check_lets_pass():
-    """A type list (``["string", "integer"]``) is no type the generator's check reads, but the evaluator's is:
-    1.5 passes the one and fails the other (structure.unreadable and model.* are triggered in
-    tests/unit/graphs/test_generation_graph.py)."""
+def _scorer(value):
     listed = {"name": "f", "parameters": {"type": "object", "properties": {"x": {"type": ["string", "integer"]}}}}
+    return _ids(decision_errors({"actions": [_call("f", x=value)]}, tools={"f": listed}, layer_type="MT", nodes=[]))
 
-    def found(value):
-        return rule_ids(decision_errors({"actions": [_call("f", x=value)]}, tools={"f": listed}, layer_type="MT",
-                                        nodes=[]))  # fmt: skip
 
-    assert found(1.5) == ["decision.scorer_schema"] and found("a") == []
+def _checker(kind, text):
+    """The rule ids the checker node's reading of a role's output or of the Checker model's verdict gives."""
+    from wildtoolbench.nodes.generation.checker import model_verdict_problems, output_problems
+    from wildtoolbench.nodes.generation.state import PlannerDecision
+
+    if kind == "output":
+        _decision, error = PlannerDecision.parse(text)
+        return _ids(output_problems({"error": error}))
+    return _ids(model_verdict_problems(text))
+
+
+OTHER_CASES = [
+    ("value.concrete", "en", lambda: _session_ids("Can you look that up?"), lambda: _session_ids("Weather in Paris?")),
+    ("decision.scorer_schema", "en", lambda: _scorer(1.5), lambda: _scorer("a")),
+    ("structure.unreadable", "en", lambda: _checker("output", "I think getWeather(Paris)"),
+     lambda: _checker("output", '{"thought": "t", "plan": "p", "actions": [{"name": "getWeather", "arguments": {}}]}')),
+    ("model.rejected", "en", lambda: _checker("model", '{"verdict": "reject", "reason": "wrong city"}'),
+     lambda: _checker("model", '{"verdict": "accept", "reason": "wrong city? no, right"}')),
+    ("model.unreadable", "en", lambda: _checker("model", "reject, wrong city"),
+     lambda: _checker("model", '{"verdict": "reject", "reason": "wrong city"}')),
+]  # fmt: skip
+
+
+def _cases():
+    """Every (rule id, language, trigger, near miss) of the tables above, the two as functions returning the
+    rule ids the real checks found."""
+    rows = [(rule, "en", trigger, miss) for rule, trigger, miss in DECISION_CASES + RESULT_CASES]
+    voice_ids = lambda text, language: _ids(voice(text, language, opening=True, env_info=ENV))  # noqa: E731
+    rows += [(rule, lang, lambda t=t, lang=lang: voice_ids(t, lang), lambda m=m, lang=lang: voice_ids(m, lang))
+             for rule, lang, t, m in VOICE_CASES]  # fmt: skip
+    reply_ids = lambda kwargs: _ids(assistant_problems(**kwargs))  # noqa: E731
+    rows += [(rule, lang, lambda t=t: reply_ids(t), lambda m=m: reply_ids(m)) for rule, lang, t, m in REPLY_CASES]
+    names = ["yearly_consumption", "city"]
+    rows += [(rule, lang, lambda t=t: _ids(broken_text(t, names)), lambda m=m: _ids(broken_text(m, names)))
+             for rule, lang, t, m in BROKEN_CASES]  # fmt: skip
+    rows += [(rule, lang, lambda t=t, lang=lang: _message(lang, **t), lambda m=m, lang=lang: _message(lang, **m))
+             for rule, lang, t, m in USER_CASES]  # fmt: skip
+    return rows + AGENT_CASES + OTHER_CASES
+
+
+CASES = _cases()
+TEXT_FAMILIES = ("voice", "reply", "text")
+"""Families whose rules read a text in the session's language: each needs a Chinese case too when the rule
+applies to Chinese sessions (the others judge calls, values and results, in no language)."""
+
+
+@pytest.mark.parametrize(("rule", "language", "trigger", "miss"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_rule_triggers_and_passes_its_near_miss(rule, language, trigger, miss):
+    found, passed = trigger(), miss()
+    assert rule in found, found
+    assert rule not in passed, passed
+
+
+def test_every_rule_id_has_a_trigger_and_a_near_miss_in_each_language_it_reads():
+    """The catalog is enumerated: an id without an English case, or a text rule of Chinese sessions
+    without a Chinese case, fails here (each case is a trigger and a near miss, run above)."""
+    have = {(rule, language) for rule, language, _t, _m in CASES}
+    missing = []
+    for rule_id, rule in RULE_CATALOG.items():
+        wanted = ["en"] if "en" in rule.languages else []
+        if rule.family in TEXT_FAMILIES and "zh" in rule.languages:
+            wanted.append("zh")
+        missing += [f"{rule_id} ({language})" for language in wanted if (rule_id, language) not in have]
+    assert missing == []
+    assert {rule for rule, _l, _t, _m in CASES} <= set(RULE_CATALOG)
+
+
+def test_value_rules_of_user_details():
+    assert placeholder_problem("example").rule == "value.placeholder" and not placeholder_problem("Paris")
+    described = ["name of the city to look up."]
+    assert placeholder_problem("name of the city to look up", described).rule == "value.copies_description"
+    assert not placeholder_problem("city of love", described)  # 12 characters, but in no description
+    assert _ids(shared_value_errors({"a": "Paris", "b": "paris"})) == ["value.shared"]
 
 
 def test_profiles_select_by_id_and_small_keeps_everything():
