@@ -10,13 +10,17 @@ Pure package: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from wildtoolbench.bench.rules import decision, model, reply, result, structure, text, value, voice
+from wildtoolbench.bench.rules import audit_kinds, decision, model, reply, result, structure, text, value, voice
 from wildtoolbench.bench.rules.catalog import PROFILES, UNCLASSIFIED, Problem, Rule, rule_ids, rule_of
 
 __all__ = [
     "RULE_CATALOG",
+    "count_findings",
+    "finding_doc",
+    "finding_label",
     "PROFILES",
     "UNCLASSIFIED",
     "Problem",
@@ -36,6 +40,22 @@ RULE_CATALOG: dict[str, Rule] = {
               *voice.VOICE_RULES, *reply.REPLY_RULES, *text.TEXT_RULES, *model.MODEL_RULES)
 }
 """Every rule by id, in family order."""
+
+
+def finding_label(finding: Mapping[str, Any]) -> str:
+    """An audit finding's rule id where a catalog rule checks the same, else its kind
+    (:func:`wildtoolbench.bench.rules.audit_kinds.finding_label`; docs/review.md §2)."""
+    return audit_kinds.finding_label(finding, RULE_CATALOG)
+
+
+def finding_doc(finding: Mapping[str, Any]) -> str | None:
+    """The docs section of an audit finding: its rule's, else its kind's (docs/review.md §2)."""
+    return audit_kinds.finding_doc(finding, RULE_CATALOG)
+
+
+def count_findings(findings: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Audit findings counted by :func:`finding_label`, most frequent first (docs/review.md §2.1)."""
+    return audit_kinds.count_by_label(findings, RULE_CATALOG)
 
 
 def check_profile(profile: str) -> str:

@@ -59,6 +59,8 @@ def focus_tools(state: State, layer: int) -> tuple[list[dict[str, Any]], str]:
 
 
 def detail_names(function: dict[str, Any], missing: str = "") -> list[str]:
+    """The parameters of ``function`` a message gives as details (docs/generation.md §4): the required ones
+    but ``missing`` (the parameter a clarification task leaves out), else the first optional one."""
     parameters = function.get("parameters") or {}
     properties = parameters.get("properties") or {}
     names = [r for r in parameters.get("required") or [] if r in properties and r != missing]
@@ -66,6 +68,8 @@ def detail_names(function: dict[str, Any], missing: str = "") -> list[str]:
 
 
 def detail_schema(schema: Any) -> dict[str, Any]:
+    """The grammar of one detail value (docs/generation.md §4): the parameter's schema as the local
+    runtime's grammar takes it, a free string capped at 60 characters."""
     out = grammar_safe_schema(schema) or {"type": "string"}
     if out.get("type") == "string" and "enum" not in out:
         out["maxLength"] = 60  # a value, not a paragraph

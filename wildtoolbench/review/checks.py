@@ -31,6 +31,8 @@ from wildtoolbench.bench.audit import (
     tool_findings,
 )
 from wildtoolbench.bench.errata import parse_path
+from wildtoolbench.bench.rules import RULE_CATALOG, finding_doc
+from wildtoolbench.bench.rules.audit_kinds import finding_rule
 from wildtoolbench.bench.schema import decode_json_line, fields_for, session_issues
 
 EDITABLE: tuple[tuple[str, str], ...] = (
@@ -230,8 +232,12 @@ def duplicate_map(sessions: Sequence[Mapping[str, Any]], language: str) -> dict[
 
 
 def finding_json(finding: Finding) -> dict[str, Any]:
-    """A finding as the review database keeps it: ``wtb audit --json``'s keys plus ``field`` (docs/review.md §5.3)."""
-    return {**finding.to_json(), "field": finding.field}
+    """A finding as the review database keeps it: ``wtb audit --json``'s keys plus ``field``, ``rule`` (the
+    catalog rule id that checks the same, ``None`` where none does) and ``doc`` (the docs section of its
+    rule, else of its kind; docs/review.md §2.2, §5.3)."""
+    data = finding.to_json()
+    rule = finding_rule(finding.kind, RULE_CATALOG)
+    return {**data, "field": finding.field, "rule": rule, "doc": finding_doc(data)}
 
 
 __all__ = [

@@ -19,6 +19,7 @@ from typing import Any
 
 from wildtoolbench.bench.errata import parse_path
 from wildtoolbench.bench.generation import oracle_candidate
+from wildtoolbench.bench.rules import count_findings
 from wildtoolbench.common.shareable import shareable_path
 from wildtoolbench.review.agreement import agreement, task_status
 from wildtoolbench.review.checks import read_field
@@ -153,7 +154,8 @@ def export_texts(
 ) -> dict[str, str]:
     """The text of every file of :data:`EXPORT_FILES` (docs/review.md §7.2): the exported sessions (JSON
     Lines, dataset format), their oracle replay, the review log, the errata for the original dataset and
-    a summary (the plan's counts, the dataset and its digest, the agreement of each pair of reviewers)."""
+    a summary (the plan's counts, the dataset and its digest, the findings counted by rule id (by kind where
+    no rule applies; docs/review.md §7.2), the agreement of each pair of reviewers)."""
     plan = plan_export(rows, verdicts)
     kept = [row for row in rows if row.pos in set(plan["keep"])]
 
@@ -165,6 +167,7 @@ def export_texts(
         "digest": meta.get("digest"),
         "language": meta.get("language"),
         **{k: v for k, v in plan.items() if k != "keep"},
+        "findings_by_rule": count_findings(f for row in rows for f in row.findings),
         "agreement": [
             {"reviewers": [p.first, p.second], "tasks": p.n, "observed": p.observed, "kappa": p.kappa}
             for p in agreement(verdicts)
@@ -247,6 +250,7 @@ def write_export_streaming(
     texts = export_texts([], verdicts, [], meta)  # the summary's frame; its counts are the plan's below
     summary = json.loads(texts["summary.json"])
     summary.update({k: v for k, v in plan.items() if k != "keep"})
+    summary["findings_by_rule"] = count_findings(f for row in full for f in row.findings)
     atomic_write_text(folder / "review_log.jsonl", "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events))
     errata = draft_errata_lines(full, verdicts, events)
     atomic_write_text(folder / "errata.jsonl", "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in errata))

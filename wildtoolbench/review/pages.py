@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from wildtoolbench.bench.rules import count_findings, finding_doc, finding_label
 from wildtoolbench.bench.schema import fields_for
 from wildtoolbench.review.agreement import PairAgreement, task_status
 from wildtoolbench.review.dag import dag_svg
@@ -131,7 +132,7 @@ def queue_page(
     page_number: int = 0,
 ) -> str:
     """The queue (docs/review.md §2.1): every session, those with findings first (:func:`priority`), with
-    its findings by kind, each task's status and how many tasks the current reviewer has judged;
+    its findings counted by rule id (by kind where no rule applies) and a line counting every finding so, each task's status and how many tasks the current reviewer has judged;
     :data:`QUEUE_ROWS` sessions a page (``page_number`` from 0), with links to the others."""
     by_task = _by_task(verdicts)
     reviewers_of: dict[int, set[str]] = {}
@@ -145,11 +146,9 @@ def queue_page(
     body_rows = []
     for index, row in enumerate(shown):
         errors, warnings = counts(row.findings)
-        kinds: dict[str, int] = {}
-        for finding in row.findings:
-            kinds[str(finding.get("kind"))] = kinds.get(str(finding.get("kind")), 0) + 1
         kind_text = " ".join(
-            f'<span class="kind">{h(kind)}{f" ×{n}" if n > 1 else ""}</span>' for kind, n in kinds.items()
+            f'<span class="kind">{h(label)}{f" ×{n}" if n > 1 else ""}</span>'
+            for label, n in count_findings(row.findings).items()
         )
         statuses = []
         mine = 0
@@ -170,6 +169,14 @@ def queue_page(
         )
     total_findings = sum(len(r.findings) for r in rows)
     with_findings = sum(1 for r in rows if r.findings)
+    by_rule = count_findings(f for r in rows for f in r.findings)
+    rule_summary = (
+        '<p class="legend" id="findings-by-rule">findings by rule id (kind where no rule applies): '
+        + " · ".join(f'<span class="kind">{h(label)}</span> {n}' for label, n in by_rule.items())
+        + "</p>"
+        if by_rule
+        else ""
+    )
     pending = (
         ""
         if meta.get("audit", "done") == "done"
@@ -195,6 +202,8 @@ def queue_page(
             '<table class="queue" id="queue"><thead><tr><th>session</th><th>errors</th><th>warnings</th>'
             "<th>findings</th><th>tasks</th><th>judged by you</th><th>reviewers</th></tr></thead>"
             f"<tbody>{''.join(body_rows)}</tbody></table>"
+            + rule_summary
+            +
             '<p class="legend"><span class="st st-accepted">t</span> accepted <span class="st st-rejected">t</span> '
             'rejected <span class="st st-open">t</span> open · sessions with error findings come first</p>'
             + keys_help(KEYS_QUEUE)
@@ -225,10 +234,16 @@ def _is_flagged(path: str, fields: Sequence[str]) -> bool:
 
 
 def _finding_item(finding: Mapping[str, Any]) -> str:
+    """One finding: its rule id (its kind where no rule applies), severity, docs section and message
+    (docs/review.md §2.2)."""
     severity = str(finding.get("severity"))
+    label = finding_label(finding)
+    doc = finding_doc(finding)
     return (
-        f'<li class="finding {h(severity)}" data-kind="{h(finding.get("kind"))}"><span class="kind">{h(finding.get("kind"))}</span> '
-        f'<span class="sev">{h(severity)}</span><div class="msg">{h(finding.get("message"))}</div></li>'
+        f'<li class="finding {h(severity)}" data-kind="{h(finding.get("kind"))}" data-rule="{h(label)}">'
+        f'<span class="kind">{h(label)}</span> <span class="sev">{h(severity)}</span>'
+        + (f' <span class="doc">{h(doc)}</span>' if doc else "")
+        + f'<div class="msg">{h(finding.get("message"))}</div></li>'
     )
 
 

@@ -5,6 +5,7 @@ the request checks of the app (in-process, through Starlette's test client)."""
 from __future__ import annotations
 
 import copy
+import re
 import json
 from pathlib import Path
 
@@ -267,3 +268,39 @@ def test_the_chinese_side_is_shown_and_edited_by_its_own_fields(tmp_path):
         "/api/edit", json={**edit, "version": 2, "path": "english_tasks[0]"}, headers={"X-WTB-Token": config.token}
     )
     assert refused.status_code == 422 and "cannot be edited" in refused.json()["error"]
+
+
+def test_findings_are_named_counted_and_shown_by_rule_id(tmp_path):
+    """docs/review.md §2: a finding of a kind a catalog rule checks names the rule id and its docs section;
+    the queue and the export's summary count findings by rule id, by kind where no rule applies."""
+    from wildtoolbench.review.pages import queue_page, session_page
+
+    sessions = _demo()
+    sessions[0]["english_answer_list"][0][0]["action"]["name"] = "noSuchTool"  # unknown_tool
+    sessions.append(copy.deepcopy(sessions[1]))  # duplicate_session (no rule checks it)
+    dataset = tmp_path / "planted.jsonl"
+    dataset.write_text("".join(json.dumps(s) + "\n" for s in sessions), encoding="utf-8")
+    store, meta = open_store(dataset, tmp_path / "r.sqlite3", language="en", tasks=None)
+    rows = store.sessions()
+    found = [f for row in rows for f in row.findings]
+    named = {(f["kind"], f["rule"], f["doc"]) for f in found}
+    assert ("unknown_tool", "structure.unknown_tool", "docs/generation.md §2") in named
+    assert ("value_not_in_context", "value.not_in_context", "docs/generation.md §2") in named
+    assert ("duplicate_session", None, "docs/audit.md §4") in named
+    labels = [f["rule"] or f["kind"] for f in found]
+    expected = {label: labels.count(label) for label in set(labels)}
+    assert expected["structure.unknown_tool"] >= 1 and expected["duplicate_session"] >= 1
+
+    queue = queue_page(rows, [], token="t", reviewer="alice", meta=meta)
+    line = queue.split('id="findings-by-rule"', 1)[1].split("</p>", 1)[0]
+    shown = dict(re.findall(r'<span class="kind">([^<]+)</span> (\d+)', line))
+    assert {label: int(n) for label, n in shown.items()} == expected
+    assert ">unknown_tool<" not in queue and ">value_not_in_context<" not in queue  # no kind where a rule applies
+
+    first = store.session(0)
+    page_html = session_page(first, [], token="t", reviewer="alice", language="en", neighbours=(None, 1),
+                             position=(0, len(rows)))  # fmt: skip
+    assert 'data-rule="structure.unknown_tool"' in page_html and "docs/generation.md §2" in page_html
+
+    summary = json.loads(export_texts(rows, [], [], meta)["summary.json"])
+    assert summary["findings_by_rule"] == dict(sorted(expected.items(), key=lambda item: (-item[1], item[0])))
