@@ -5,8 +5,8 @@ the request checks of the app (in-process, through Starlette's test client)."""
 from __future__ import annotations
 
 import copy
-import re
 import json
+import re
 from pathlib import Path
 
 import pytest
