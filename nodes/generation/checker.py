@@ -29,7 +29,7 @@ from wildtoolbench.bench.generation_checks import (
     tools_by_name,
     unknown_values,
 )
-from wildtoolbench.bench.rules import Problem, rule_ids, select
+from wildtoolbench.bench.rules import Problem, select
 from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 from wildtoolbench.nodes.generation._common import (
     actions_lines,
@@ -37,7 +37,6 @@ from wildtoolbench.nodes.generation._common import (
     conversation_texts,
     current_task,
     dumps,
-    entry_id,
     labels,
     replace_current,
     role_spec,
@@ -46,6 +45,7 @@ from wildtoolbench.nodes.generation._common import (
     tools_block,
 )
 from wildtoolbench.nodes.generation.context import Context
+from wildtoolbench.nodes.generation.retry import accepted_try, rejected_try, verdict_entry
 from wildtoolbench.nodes.generation.role_schemas import CHECKER_SCHEMA
 from wildtoolbench.nodes.generation.state import CheckerVerdict, State
 from wildtoolbench.prompts import fragments, render
@@ -147,18 +147,10 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         reasons = model_verdict_problems(text)
     accepted = not reasons
     reason = "; ".join(reasons)
-    entry = {
-        "id": entry_id(state),
-        "role": "checker",
-        "task": len(state.tasks) - 1,
-        "target": pending["id"],
-        "checked": kind,
-        "verdict": "accept" if accepted else "reject",
-        "reason": reason,
-        "reasons": [str(r) for r in reasons],
-        "rules": rule_ids(reasons),
-        "source": source,
-    }
+    entry = verdict_entry(
+        state, role="checker", task=len(state.tasks) - 1, target=pending["id"], problems=reasons, source=source,
+        checked=kind,
+    )  # fmt: skip
     update: dict[str, Any] = {"transcript": [entry], "calls": calls, "checked": kind, "pending": None}
     if accepted:
         awaiting = ""
@@ -167,18 +159,7 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         else:
             for node, result in zip(pending_calls(task), pending["results"]):
                 node["observation"] = result
-        return {
-            **update,
-            "tasks": replace_current(state, task),
-            "awaiting": awaiting,
-            "verdict": "accept",
-            "attempts": 0,
-            "feedback": "",
-            "rejected": [],
-            "banned": [],
-            "model_vetoed": False,
-        }
-    attempts = state.attempts + 1
+        return {**update, "tasks": replace_current(state, task), "awaiting": awaiting, **accepted_try()}
     feedback = reason
     update.update(model_vetoed=state.model_vetoed or source == "model")
     if kind == "decision" and pending.get("decision") is not None:
@@ -196,13 +177,10 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         bans += shared_value_bans(pending["decision"], tools_by_name(state.tools))
         update["banned"] = [*state.banned, *(b for b in bans if b not in state.banned)]
         feedback = f"you proposed {shown}; {reason}"
-    update.update(verdict="reject", attempts=attempts, feedback=feedback)
-    if attempts >= context.max_retries:
-        what = "planner decision" if kind == "decision" else "tool results"
-        update.update(
-            status="failed",
-            failure_reason=f"{what} rejected {attempts} times (task {len(state.tasks) - 1}, step {_step(pending, task)}): {reason}",
-        )
+    what = "planner decision" if kind == "decision" else "tool results"
+    where = f"task {len(state.tasks) - 1}, step {_step(pending, task)}"
+    failure = f"{what} rejected {{attempts}} times ({where}): {reason.replace('{', '{{').replace('}', '}}')}"
+    update.update(rejected_try(state, context, feedback=feedback, failure=failure))
     return update
 
 

@@ -46,6 +46,7 @@ from wildtoolbench.nodes.generation.agent import agent, route_after_agent
 from wildtoolbench.nodes.generation.checker import checker, route_after_plan_check, route_after_result_check
 from wildtoolbench.nodes.generation.context import Context
 from wildtoolbench.nodes.generation.planner import planner
+from wildtoolbench.nodes.generation.retry import rejected_try
 from wildtoolbench.nodes.generation.role_table import (
     Role,
     added_roles,
@@ -142,23 +143,12 @@ def send_back(state: State, runtime: Any, *, role: str, reason: str, to: str = "
         "reason": reason,
         "source": "role",
     }
-    attempts = state.attempts + 1
-    update: dict[str, Any] = {
-        "transcript": [entry],
-        "pending": None,
-        "checked": kind,
-        "verdict": "reject",
-        "attempts": attempts,
-        "feedback": reason,
-    }
-    if attempts >= context.max_retries:
-        what = {"decision": "planner decision", "results": "tool results"}.get(kind, "output")
-        update.update(
-            status="failed",
-            failure_reason=f"{what} sent back {attempts} times by {role} (task {task_index}): {reason}",
-        )
-        return Command(goto=END, update=update)
-    return Command(goto=to, update=update)
+    what = {"decision": "planner decision", "results": "tool results"}.get(kind, "output")
+    escaped = reason.replace("{", "{{").replace("}", "}}")
+    failure = f"{what} sent back {{attempts}} times by {role} (task {task_index}): {escaped}"
+    update: dict[str, Any] = {"transcript": [entry], "pending": None, "checked": kind}
+    update.update(rejected_try(state, context, feedback=reason, failure=failure))
+    return Command(goto=END if update.get("status") == "failed" else to, update=update)
 
 
 def capturing(node: Callable[..., Any]) -> Callable[..., Any]:

@@ -1,11 +1,20 @@
-"""The one ask -> check -> retry -> fallback loop of the roles that write text (docs/generation.md §4.3, §11).
+"""The one ask -> check -> retry -> fallback loop of every role (docs/generation.md §4.3, §7, §11).
 
-The user role (messages, answers) and the agent role (questions, replies) both run :func:`write_text`:
-ask the role's model, read its output, check it against the rule catalog's rules active in the run's
-profile (``wildtoolbench.bench.rules``), and on a rejection ask again with the fix the rejected rules'
-hints name (at a higher temperature each try); when every try was rejected, the role's fallback text is
-used if the rules accept it. Every output and every rule verdict is a transcript entry; a verdict lists
-the ids of the rules that rejected (``rules``) beside their reasons.
+Two shapes of the same loop, with one policy (:func:`tries`, :func:`exhausted`, :func:`rejected_try`,
+:func:`accepted_try`) and one verdict entry (:func:`verdict_entry`):
+
+- the roles that write text (the user's messages and answers, the agent's questions and replies) run
+  :func:`write_text` inside their node: ask the role's model, read its output, check it against the rule
+  catalog's rules active in the run's profile (``wildtoolbench.bench.rules``), and on a rejection ask
+  again with the fix the rejected rules' hints name (at a higher temperature each try); when every try
+  was rejected, the role's fallback text is used if the rules accept it;
+- the planner's decisions and the tool's results are judged by the checker node (rules, then the
+  Checker model), so their loop runs through the graph: the checker (or an added role sending the output
+  back, ``registry.send_back``) records the rejection with :func:`rejected_try`, which counts the try,
+  sets the feedback and fails the session when :func:`exhausted`; the graph routes back to the role.
+
+Every output and every verdict is a transcript entry; a verdict lists the ids of the rules that rejected
+(``rules``) beside their reasons, so nothing re-reads the reasons' words.
 """
 
 from __future__ import annotations
@@ -23,22 +32,72 @@ from wildtoolbench.nodes.generation.context import Context
 from wildtoolbench.nodes.generation.state import State
 
 
+def verdict_entry(
+    state: State,
+    *,
+    role: str,
+    task: int,
+    target: Any,
+    problems: Sequence[Problem],
+    source: str = "rules",
+    checked: str | None = None,
+    offset: int = 0,
+    suffix: str = "",
+) -> dict[str, Any]:
+    """The transcript entry of a verdict on the output ``target`` (docs/generation.md §8.4): ``verdict``
+    (``reject`` when there are ``problems``, else ``accept``), ``reason`` (the reasons joined, plus
+    ``suffix``), ``reasons`` (plain text) and ``rules`` (their rule ids, the same order), ``source``
+    (``rules`` or ``model``); ``checked`` (``decision`` / ``results``) for the checker's verdicts. The
+    entry's id is the next one after ``offset`` entries written in this node."""
+    entry: dict[str, Any] = {"id": entry_id(state, offset), "role": role, "task": task, "target": target}
+    if checked is not None:
+        entry["checked"] = checked
+    entry.update(
+        verdict="reject" if problems else "accept",
+        reason="; ".join(problems) + suffix,
+        reasons=[str(p) for p in problems],
+        rules=rule_ids(problems),
+        source=source,
+    )
+    return entry
+
+
 def rule_verdict(
     state: State, entries: Sequence[Any], task: int, target: str, problems: Sequence[Problem], suffix: str = ""
 ) -> dict[str, Any]:
-    """The transcript entry of a rule rejection of ``target`` (docs/generation.md §8.4): ``reason`` (the
-    reasons joined, plus ``suffix``), ``reasons`` (plain text) and ``rules`` (their rule ids, the same order)."""
-    return {
-        "id": entry_id(state, len(entries)),
-        "role": RULE_CHECK,
-        "task": task,
-        "target": target,
-        "verdict": "reject",
-        "reason": "; ".join(problems) + suffix,
-        "reasons": [str(p) for p in problems],
-        "rules": rule_ids(problems),
-        "source": "rules",
-    }
+    """The transcript entry of a rule rejection of a role's text ``target`` (:func:`verdict_entry` with role
+    ``rule_check``, after the node's ``entries``; docs/generation.md §8.4)."""
+    return verdict_entry(
+        state, role=RULE_CHECK, task=task, target=target, problems=problems, offset=len(entries), suffix=suffix
+    )
+
+
+def tries(context: Context) -> range:
+    """The tries of one output: ``0 .. max_retries - 1`` (at least one; docs/generation.md §4.3)."""
+    return range(max(1, context.max_retries))
+
+
+def exhausted(attempts: int, context: Context) -> bool:
+    """Whether ``attempts`` rejected tries used up the output's tries (docs/generation.md §4.3, §7)."""
+    return attempts >= max(1, context.max_retries)
+
+
+def rejected_try(state: State, context: Context, *, feedback: str, failure: str) -> dict[str, Any]:
+    """The state update of a rejected try of an output the graph retries (a planner decision, tool results;
+    docs/generation.md §7): ``verdict = "reject"``, ``attempts + 1`` and ``feedback`` (what the role's next
+    prompt shows); when the tries are :func:`exhausted`, also ``status = "failed"`` and ``failure_reason``
+    (``failure`` with the count filled in for ``{attempts}``)."""
+    attempts = state.attempts + 1
+    update: dict[str, Any] = {"verdict": "reject", "attempts": attempts, "feedback": feedback}
+    if exhausted(attempts, context):
+        update.update(status="failed", failure_reason=failure.format(attempts=attempts))
+    return update
+
+
+def accepted_try() -> dict[str, Any]:
+    """The state update of an accepted output: ``verdict = "accept"`` and the retry state reset (the tries,
+    the feedback, the rejected decisions and bans of the step, the Checker model's veto)."""
+    return {"verdict": "accept", "attempts": 0, "feedback": "", "rejected": [], "banned": [], "model_vetoed": False}
 
 
 @dataclass
@@ -108,7 +167,7 @@ async def write_text(request: TextRequest, state: State, runtime: Runtime[Contex
     entries = list(request.entries)
     calls: list[dict[str, Any]] = []
     system, text, details, problems = request.system, "", None, []
-    for attempt in range(max(1, context.max_retries)):
+    for attempt in tries(context):
         prompt = request.human
         hint = request.hint(problems) if problems else ""
         if hint:
