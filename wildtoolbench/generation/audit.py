@@ -82,11 +82,13 @@ def drop_reasons(findings: Sequence[Finding], contaminated: dict[str, str], poli
     if policy != "drop":
         return {}
     out: dict[str | None, list[str]] = {}
+    kinds: set[tuple[str | None, str]] = set()  # (session, kind) already given a reason
     for finding in findings:
         if finding.severity != SEVERITY_ERROR or finding.correction == {}:
             continue
         reasons = out.setdefault(finding.id, [])
-        if not any(r.startswith(finding.kind + ":") for r in reasons):
+        if (finding.id, finding.kind) not in kinds:
+            kinds.add((finding.id, finding.kind))
             reasons.append(f"{finding.kind}: {finding.message}")
     for session_id, official in contaminated.items():
         out.setdefault(session_id, []).append(f"{CONTAMINATION}: repeats {official} of the official dataset")
