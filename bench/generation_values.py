@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from wildtoolbench.bench.audit_context import leaves
-from wildtoolbench.bench.generation_quality import described_options, placeholder_problem
+from wildtoolbench.bench.rules.value import described_options, placeholder_problem
 
 _NOT_A_VALUE = re.compile(
     r"^(the|a|an|empty|none|null|true|false|all|any)\b|yyyy|\bmm\b|\bdd\b|hh:|latitude|longitude|纬度|经度|<|>|\{|\}",

@@ -16,25 +16,23 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from wildtoolbench.bench.audit_context import CallContext, as_text, env_date, leaves
-from wildtoolbench.bench.generation_quality import (
-    COPIED_RESULT_CHARS,
-    QUALITY_CHECKS,
-    assistant_problems,
-    copies_definition,
-    date_misplaced,
-    described,
-    echo_problem,
-    is_concrete,
-    leaf_schema,
-    results_text,
-    schema_offers,
-    shared_value_errors,
-    voice_problems,
-)
+from wildtoolbench.bench.generation_quality import QUALITY_CHECKS, results_text
 from wildtoolbench.bench.rules import Problem, select
 from wildtoolbench.bench.rules.broken import broken_text
 from wildtoolbench.bench.rules.derived import DerivedContext
-from wildtoolbench.bench.rules_values import standard_value_rule
+from wildtoolbench.bench.rules.reply import assistant_problems
+from wildtoolbench.bench.rules.result import COPIED_RESULT_CHARS, copies_definition
+from wildtoolbench.bench.rules.text import echo_problem
+from wildtoolbench.bench.rules.value import (
+    date_misplaced,
+    described,
+    is_concrete,
+    leaf_schema,
+    schema_offers,
+    shared_value_errors,
+    standard_value_rule,
+)
+from wildtoolbench.bench.rules.voice import voice_problems
 from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 
 

@@ -8,7 +8,7 @@ _DOC = "docs/generation.md §2"
 
 MODEL_RULES = (
     Rule("model.rejected", "model", ("checker",), ALL, "the Checker model rejected the output",
-         "nodes.generation.checker", _DOC),
+         "nodes.generation.checker.model_verdict_problems", _DOC),
     Rule("model.unreadable", "model", ("checker",), ALL, "the Checker model's verdict could not be read",
-         "nodes.generation.checker", _DOC),
+         "nodes.generation.checker.model_verdict_problems", _DOC),
 )  # fmt: skip

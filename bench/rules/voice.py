@@ -7,10 +7,13 @@ the Chinese side applies the English patterns too. The reason quotes the match a
 
 from __future__ import annotations
 
-from wildtoolbench.bench.rules.catalog import SMALL, SMALL_STANDARD, Rule
+import re
+
+from wildtoolbench.bench.rules.catalog import SMALL, SMALL_STANDARD, Problem, Rule
+from wildtoolbench.bench.rules.text import ENV_TIME, language_problems
 
 _DOC = "docs/generation.md §10"
-_CHECK = "generation_quality.voice_problems"
+_CHECK = "rules.voice.voice_problems"
 
 WHY = {
     "voice.thanks": "thanks the user for information, as the assistant does",
@@ -81,7 +84,7 @@ VOICE_RULES = (
     Rule("voice.meta_capabilities", "voice", ("user", "session"), SMALL,
          "an opening message asking what the assistant can do", _CHECK, _DOC),
     Rule("voice.echo", "voice", ("user", "session"), SMALL,
-         "six words in a row copied from the assistant's replies", "generation_quality.echo_problem", _DOC,
+         "six words in a row copied from the assistant's replies", "rules.text.echo_problem", _DOC,
          hints={"user": "echo"}),
     Rule("voice.copies_hint", "voice", ("user",), SMALL_STANDARD,
          "copies words of its own retry instructions", "nodes.generation.user.message_problems", _DOC),
@@ -144,3 +147,49 @@ META_ZH: tuple[tuple[str, str], ...] = (
     ("voice.meta_tools", r"(这些|可用的|你的)(工具|函数)"),
     ("voice.meta_capabilities", r"你能做什么"),
 )
+
+
+_PATTERNS = {
+    "en": [(re.compile(p, re.IGNORECASE), rule) for rule, p in PATTERNS_EN],
+    "zh": [(re.compile(p, re.IGNORECASE), rule) for rule, p in (*PATTERNS_ZH, *PATTERNS_EN)],
+}
+
+
+_META = {
+    "en": [(re.compile(p, re.IGNORECASE), rule) for rule, p in META_EN],
+    "zh": [(re.compile(p, re.IGNORECASE), rule) for rule, p in (*META_ZH, *META_EN)],
+}
+
+
+def voice_problems(text: str, language: str = "en", *, opening: bool = False, env_info: str = "") -> list[str]:
+    """Why a user turn does not sound like the user (empty list = it does; docs/generation.md §10).
+
+    Args:
+        text: one user message or answer.
+        language: ``en`` or ``zh`` (the Chinese side also applies the English phrases).
+        opening: the message opens a task: a meta-question about the assistant or its tools is a
+            problem too (an answer to a question may mention them).
+        env_info: the environment line: a turn that holds its date and time (``2024-01-19 12:02``)
+            pasted it; a person does not recite the clock.
+
+    Returns:
+        One reason per phrase found, quoting it: ``'"Thank you for providing" thanks the user for
+        information, as the assistant does'``.
+    """
+    found = []
+    patterns = _PATTERNS.get(language, _PATTERNS["en"]) + (_META.get(language, _META["en"]) if opening else [])
+    for pattern, rule in patterns:
+        match = pattern.search(text or "")
+        if match:
+            found.append(Problem(f'"{match.group(0)}" {WHY[rule]}', rule, text=match.group(0)))
+    stamp = ENV_TIME.search(env_info or "")
+    if stamp and stamp.group(0)[:16] in (text or ""):
+        found.append(
+            Problem(
+                f'"{stamp.group(0)}" copies the environment line instead of asking for something',
+                "voice.env_line",
+                text=stamp.group(0),
+            )
+        )
+    found += language_problems(text, language)
+    return found

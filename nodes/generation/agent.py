@@ -11,9 +11,11 @@ from langgraph.runtime import Runtime
 
 from wildtoolbench.bench.audit_context import as_text
 from wildtoolbench.bench.generation_checks import extract_json, plain_text, tools_by_name
-from wildtoolbench.bench.generation_quality import assistant_problems, echo_problem, results_text
+from wildtoolbench.bench.generation_quality import results_text
 from wildtoolbench.bench.rules import Problem, hints
 from wildtoolbench.bench.rules.broken import broken_text
+from wildtoolbench.bench.rules.reply import assistant_problems
+from wildtoolbench.bench.rules.text import echo_problem
 from wildtoolbench.bench.terms import PSEUDO_TOOLS
 from wildtoolbench.nodes.generation._common import (
     actions_lines,
@@ -155,7 +157,7 @@ def agent_text_problems(text: str, task: dict[str, Any], kind: str = "reply", st
     reply that pastes the environment line's date and time or switches to Chinese in an English
     session; a reply that copies eight words in a row of the user's request or answers of this task,
     or of one of its earlier replies with a fact this task's results do not hold
-    (:func:`wildtoolbench.bench.generation_quality.assistant_problems`; a question may repeat the request's words);
+    (:func:`wildtoolbench.bench.rules.reply.assistant_problems`; a question may repeat the request's words);
     five words in a row of one of its own retry fixes (``retry_hints``)."""
     if not text:
         return [Problem("empty assistant message", "structure.empty_text")]

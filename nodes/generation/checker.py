@@ -19,17 +19,11 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 
 from wildtoolbench.bench.audit_context import env_date
-from wildtoolbench.bench.generation_checks import (
-    canonical_actions,
-    context_errors,
-    decision_errors,
-    repetition_errors,
-    results_errors,
-    shared_value_bans,
-    tools_by_name,
-    unknown_values,
-)
+from wildtoolbench.bench.generation_checks import tools_by_name
 from wildtoolbench.bench.rules import Problem, select
+from wildtoolbench.bench.rules.decision import canonical_actions, decision_errors, repetition_errors
+from wildtoolbench.bench.rules.result import results_errors
+from wildtoolbench.bench.rules.value import context_errors, shared_value_bans, unknown_values
 from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER, PSEUDO_TOOLS
 from wildtoolbench.nodes.generation._common import (
     actions_lines,
@@ -205,7 +199,7 @@ def model_verdict_problems(text: str) -> list[Problem]:
 
 def decision_rule_errors(state: State, decision: dict[str, Any], profile: str = "small") -> list[Problem]:
     """Every rule problem of a planner ``decision`` for the session's current task (docs/generation.md §2):
-    ``wildtoolbench.bench.generation_checks.decision_errors`` (tools, schema, the layer type), then
+    ``wildtoolbench.bench.rules.decision.decision_errors`` (tools, schema, the layer type), then
     ``repetition_errors`` (a call made already, a decision rejected at this step before) and
     ``context_errors`` (argument values nobody said). Empty list = the rules accept it."""
     task = state.tasks[-1]

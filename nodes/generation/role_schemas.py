@@ -24,8 +24,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from wildtoolbench.bench.generation_checks import MAX_CALLS_PER_STEP
-from wildtoolbench.bench.generation_quality import date_misplaced, schema_offers
+from wildtoolbench.bench.rules.decision import MAX_CALLS_PER_STEP
+from wildtoolbench.bench.rules.value import date_misplaced, schema_offers
 from wildtoolbench.bench.terms import ASK_USER, PREPARE_TO_ANSWER
 
 MT_STEP_CALLS = min(3, MAX_CALLS_PER_STEP)
@@ -232,7 +232,7 @@ def _narrow(
 ) -> dict[str, Any] | None:
     """``arguments`` with each scalar parameter limited to its known values (and the values its schema
     offers), a date only for a parameter about dates (``originals``: the tool's own parameter schemas;
-    :func:`wildtoolbench.bench.generation_quality.date_misplaced`); an optional parameter with none left out.
+    :func:`wildtoolbench.bench.rules.value.date_misplaced`); an optional parameter with none left out.
     ``None``: a required one has none."""
     properties = arguments.get("properties")
     if not isinstance(properties, dict):

@@ -28,9 +28,11 @@ from langgraph.runtime import Runtime
 from wildtoolbench.bench.audit_context import CallContext, as_text, env_date, leaves
 from wildtoolbench.bench.generation import random_env_info, should_answer_vaguely
 from wildtoolbench.bench.generation_checks import extract_json, plain_text, tools_by_name
-from wildtoolbench.bench.generation_quality import described, echo_problem, placeholder_problem, voice_problems
 from wildtoolbench.bench.rules import Problem, hints
 from wildtoolbench.bench.rules.broken import broken_text
+from wildtoolbench.bench.rules.text import echo_problem
+from wildtoolbench.bench.rules.value import described, placeholder_problem
+from wildtoolbench.bench.rules.voice import voice_problems
 from wildtoolbench.bench.terms import ASK_USER
 from wildtoolbench.nodes.generation._common import (
     assistant_replies,
@@ -104,11 +106,11 @@ def message_problems(
     env_info: str = "",
 ) -> list[str]:
     """Rule problems of one user message (docs/generation.md §10): empty; the assistant's voice or a
-    meta-question (:func:`wildtoolbench.bench.generation_quality.voice_problems`); a detail value that is a placeholder
-    or copies a description of the focus ``functions`` (:func:`wildtoolbench.bench.generation_quality.placeholder_problem`);
+    meta-question (:func:`wildtoolbench.bench.rules.voice.voice_problems`); a detail value that is a placeholder
+    or copies a description of the focus ``functions`` (:func:`wildtoolbench.bench.rules.value.placeholder_problem`);
     a detail value the message (with the ``earlier`` conversation) does not state; the ``missing``
     parameter given after all; six words in a row copied from the ``assistant``'s replies
-    (:func:`wildtoolbench.bench.generation_quality.echo_problem`); the date and time of ``env_info`` (else the
+    (:func:`wildtoolbench.bench.rules.text.echo_problem`); the date and time of ``env_info`` (else the
     state's environment line)."""
     if not text:
         return [

@@ -17,13 +17,13 @@ from langgraph.runtime import Runtime
 
 from wildtoolbench.bench.audit_context import as_text, has_cjk
 from wildtoolbench.bench.generation_checks import extract_json, tools_by_name
-from wildtoolbench.bench.generation_quality import described, placeholder_problem
 from wildtoolbench.bench.generation_values import (
     fallback_value,
     name_words,
     request_phrase,
 )
 from wildtoolbench.bench.rules import Problem
+from wildtoolbench.bench.rules.value import described, placeholder_problem
 from wildtoolbench.nodes.generation._common import (
     ask_model,
     dumps,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wildtoolbench.bench.generation_checks import schema_errors
+from wildtoolbench.bench.rules.decision import schema_errors
 
 ACCEPT = {"verdict": "accept", "reason": "looks right"}
 

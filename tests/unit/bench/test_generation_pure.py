@@ -23,14 +23,9 @@ from wildtoolbench.bench.generation import (
     should_answer_vaguely,
     streamline,
 )
-from wildtoolbench.bench.generation_checks import (
-    decision_errors,
-    extract_json,
-    plain_text,
-    results_errors,
-    schema_errors,
-    tools_by_name,
-)
+from wildtoolbench.bench.generation_checks import extract_json, plain_text, tools_by_name
+from wildtoolbench.bench.rules.decision import decision_errors, schema_errors
+from wildtoolbench.bench.rules.result import results_errors
 from wildtoolbench.nodes.generation.state import CheckerVerdict, PlannerDecision, ToolResults
 
 TOOLS = [

@@ -1,4 +1,4 @@
-"""The rule-based quality check of generated sessions (bench/generation_quality.py, docs/generation.md §10),
+"""The rule-based quality check of generated sessions (bench/rules/, docs/generation.md §10),
 on hand-made sessions: a good one, and the bad examples quoted in issue 25."""
 
 from __future__ import annotations
@@ -7,14 +7,9 @@ import copy
 
 import pytest
 
-from wildtoolbench.bench.generation_quality import (
-    date_misplaced,
-    described_options,
-    echo_problem,
-    is_concrete,
-    placeholder_problem,
-    voice_problems,
-)
+from wildtoolbench.bench.rules.text import echo_problem
+from wildtoolbench.bench.rules.value import date_misplaced, described_options, is_concrete, placeholder_problem
+from wildtoolbench.bench.rules.voice import voice_problems
 from wildtoolbench.bench.rules_session import quality_summary, session_quality
 
 WORDS = {
@@ -324,7 +319,8 @@ def test_a_result_that_pastes_its_tool_definition_is_no_data():
     """The tool role returned the tool's own definition as the result of getWordExamples (issue 25
     measurement): the quality check and the result rules find it; data that merely names the word
     does not count."""
-    from wildtoolbench.bench.generation_checks import results_errors, tools_by_name
+    from wildtoolbench.bench.generation_checks import tools_by_name
+    from wildtoolbench.bench.rules.result import results_errors
 
     session = _session("What does the word 'apple' mean?", "apple")
     pasted = {"description": "Get the definitions and example usages of a word in a specified language.",
@@ -344,7 +340,7 @@ def test_a_result_that_pastes_its_tool_definition_is_no_data():
 
 
 def test_a_reply_may_not_hold_its_request_label_or_stop_at_a_colon():
-    from wildtoolbench.bench.generation_quality import PROMPT_LABELS, assistant_problems
+    from wildtoolbench.bench.rules.reply import PROMPT_LABELS, assistant_problems
     from wildtoolbench.prompts import fragments
 
     for language in ("en", "zh"):  # the labels are the agent request's own (prompts/*/fragments.json)
@@ -366,7 +362,7 @@ def test_a_reply_may_not_hold_its_request_label_or_stop_at_a_colon():
 
 def test_a_short_earlier_reply_given_again_is_a_repeat():
     """A chat task's reply was the last task's facts line again ("teamId: 99924", issue 25 measurement)."""
-    from wildtoolbench.bench.generation_quality import assistant_problems
+    from wildtoolbench.bench.rules.reply import assistant_problems
 
     earlier = [("teamId: 99924", '{"teamId": 99924}')]
     assert assistant_problems("teamId: 99924", replies=earlier) == ['repeats "teamid 99924" of an earlier reply']
@@ -377,7 +373,8 @@ def test_a_short_earlier_reply_given_again_is_a_repeat():
 def test_what_the_demo_tool_lists_drew_from_the_small_model():
     """Sessions generated on bench/data/demo_tools.jsonl passed the check while reading badly: the user
     offering help, a run of stray braces, a request value and tool results copied from the schema."""
-    from wildtoolbench.bench.generation_quality import copies_definition, described, placeholder_problem
+    from wildtoolbench.bench.rules.result import copies_definition
+    from wildtoolbench.bench.rules.value import described, placeholder_problem
 
     offer = "Thanks. Is there anything else I can assist you with today? I'm here to help you with this data."
     assert [why.split('" ', 1)[1] for why in voice_problems(offer, "en", opening=True)] == [
@@ -408,8 +405,8 @@ def test_a_lone_full_width_mark_is_no_chinese():
 
 
 def test_a_reply_that_says_one_sentence_twice_is_written_again():
-    from wildtoolbench.bench.generation_quality import assistant_problems, repeated_sentence
     from wildtoolbench.bench.rules import hints
+    from wildtoolbench.bench.rules.reply import assistant_problems, repeated_sentence
 
     results = '{"datasetId": 18406}'
     twice = "The dataset ID is 18406. The dataset ID is 18406."
@@ -439,8 +436,8 @@ def test_a_request_must_name_something_only_when_its_calls_take_values():
 def test_template_slots_identifier_replies_and_a_pasted_clock_are_caught():
     """Measured on the seeded run (issue 25): "{teamId}" in a question and its answer, a reply
     "ahmed_khan_age_25_30_25_34", a request ending "getMethod: 2024-01-19 12:02:00 Friday"."""
-    from wildtoolbench.bench.generation_quality import assistant_problems
     from wildtoolbench.bench.rules import hints
+    from wildtoolbench.bench.rules.reply import assistant_problems
 
     question = "What is the roster of the team with the ID: {teamId}?"
     (problem,) = assistant_problems(question)
@@ -465,8 +462,8 @@ def test_template_slots_identifier_replies_and_a_pasted_clock_are_caught():
 
 def test_one_text_value_for_two_parameters_is_refused():
     """Measured (issue 25): searchProducts(query="apple", upc="apple"), getWordDefinition(word=..., partOfSpeech=...)."""
-    from wildtoolbench.bench.generation_checks import decision_errors
-    from wildtoolbench.bench.generation_quality import shared_value_errors
+    from wildtoolbench.bench.rules.decision import decision_errors
+    from wildtoolbench.bench.rules.value import shared_value_errors
 
     assert shared_value_errors({"query": "apple", "upc": "Apple"}) == [
         "gives 'apple' to query and upc: each parameter takes its own value (leave out an optional one nobody gave)"
@@ -498,7 +495,7 @@ def test_a_user_naming_the_address_the_assistant_gave_is_no_echo():
 
 
 def test_the_optional_parameter_of_a_shared_value_is_left_out_of_the_next_try():
-    from wildtoolbench.bench.generation_checks import shared_value_bans
+    from wildtoolbench.bench.rules.value import shared_value_bans
 
     search = {"name": "searchProducts", "parameters": {"type": "object", "required": ["query"], "properties": {
         "query": {"type": "string"}, "upc": {"type": "string"}, "location": {"type": "string"}}}}  # fmt: skip
@@ -527,7 +524,7 @@ def test_measured_user_turns_that_repeat_instructions_or_offer_help(text):
 def test_a_date_for_a_time_of_day_is_misplaced_at_any_depth():
     """Measured (walkthrough, issue 25): schedule = {"start_time": "2024-01-30", ...} where start_time is
     "Start time, HH:MM (24-hour)"."""
-    from wildtoolbench.bench.generation_quality import leaf_schema
+    from wildtoolbench.bench.rules.value import leaf_schema
 
     start = {"type": "string", "description": "Start time, HH:MM (24-hour)."}
     assert date_misplaced("start_time", start, "2024-01-30")

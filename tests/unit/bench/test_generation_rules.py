@@ -1,9 +1,10 @@
-"""Decisive rule checks of planner decisions (bench/generation_checks.py, docs/generation.md §2): values from
+"""Decisive rule checks of planner decisions (bench/rules/decision.py, value.py, result.py; docs/generation.md §2): values from
 the conversation, no repeated call, no re-proposed rejected decision."""
 
 from __future__ import annotations
 
-from wildtoolbench.bench.generation_checks import canonical_actions, context_errors, repetition_errors
+from wildtoolbench.bench.rules.decision import canonical_actions, repetition_errors
+from wildtoolbench.bench.rules.value import context_errors
 
 TOOLS = {
     "getWordDefinitions": {
@@ -91,7 +92,7 @@ def test_a_date_goes_only_to_a_parameter_about_dates():
 
 
 def test_a_result_copied_from_another_call_is_rejected():
-    from wildtoolbench.bench.generation_checks import results_errors
+    from wildtoolbench.bench.rules.result import results_errors
 
     earlier = [
         {"name": "getSynonymsAntonyms", "arguments": {"word": "apple"},

@@ -8,7 +8,6 @@ import random
 
 import pytest
 
-from wildtoolbench.bench.generation_quality import placeholder_problem
 from wildtoolbench.bench.generation_values import (
     fallback_value,
     given_by_name,
@@ -17,6 +16,7 @@ from wildtoolbench.bench.generation_values import (
     planned_value,
     request_phrase,
 )
+from wildtoolbench.bench.rules.value import placeholder_problem
 
 TODAY = dt.date(2024, 5, 3)
 

@@ -126,8 +126,8 @@ def test_merge_and_print():
 def test_rejections_count_by_the_rule_ids_the_checks_attach():
     """The ids come from the checks themselves (docs/generation.md §11), never from the reasons' words: a
     reworded reason counts under the same id, and a verdict written before the catalog counts as unclassified."""
-    from wildtoolbench.bench.generation_checks import decision_errors, repetition_errors
     from wildtoolbench.bench.rules import rule_ids
+    from wildtoolbench.bench.rules.decision import decision_errors, repetition_errors
 
     tools = {"f": {"name": "f", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}
     nodes = [{"name": "f", "arguments": {"city": "Oslo"}, "step": 0}]

@@ -9,17 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from wildtoolbench.bench.generation_checks import (
-    canonical_actions,
-    context_errors,
-    decision_errors,
-    repetition_errors,
-    results_errors,
-)
-from wildtoolbench.bench.generation_quality import assistant_problems, placeholder_problem, shared_value_errors
-from wildtoolbench.bench.generation_quality import voice_problems as voice
 from wildtoolbench.bench.rules import PROFILES, RULE_CATALOG, Problem, markdown_table, rule_ids, select
 from wildtoolbench.bench.rules.broken import broken_text
+from wildtoolbench.bench.rules.decision import canonical_actions, decision_errors, repetition_errors
+from wildtoolbench.bench.rules.reply import assistant_problems
+from wildtoolbench.bench.rules.result import results_errors
+from wildtoolbench.bench.rules.value import context_errors, placeholder_problem, shared_value_errors
+from wildtoolbench.bench.rules.voice import voice_problems as voice
 from wildtoolbench.bench.rules_session import session_rule_problems
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -408,6 +404,19 @@ def test_every_rule_id_has_a_trigger_and_a_near_miss_in_each_language_it_reads()
         missing += [f"{rule_id} ({language})" for language in wanted if (rule_id, language) not in have]
     assert missing == []
     assert {rule for rule, _l, _t, _m in CASES} <= set(RULE_CATALOG)
+
+
+def test_every_rule_names_a_check_that_exists_in_its_home():
+    """A rule's ``check`` is a function of the catalog's own package (``rules.<module>.<function>``), or of
+    the node that judges what only the graph sees (the user's and agent's texts, the checker's reading); no
+    rule is checked in ``generation_checks`` or ``generation_quality`` (they read outputs, they judge nothing)."""
+    import importlib
+
+    for rule_id, rule in RULE_CATALOG.items():
+        module, _dot, name = rule.check.rpartition(".")
+        assert rule.check.startswith(("rules.", "nodes.generation.")), (rule_id, rule.check)
+        base = "wildtoolbench." if module.startswith("nodes.") else "wildtoolbench.bench."
+        assert callable(getattr(importlib.import_module(base + module), name, None)), (rule_id, rule.check)
 
 
 def test_value_rules_of_user_details():

@@ -179,8 +179,8 @@ def test_standard_generation_accepts_derived_values_and_rejects_invented_ones():
     """The planner's value rule under standard (docs/generation.md §11.2) on the issue's example: the derived
     country and date pass, an invented id and a placeholder do not, a free-text paraphrase is left to the
     Checker model; small keeps rejecting what is not said literally."""
-    from wildtoolbench.bench.generation_checks import context_errors
     from wildtoolbench.bench.rules import rule_ids
+    from wildtoolbench.bench.rules.value import context_errors
 
     tools = {t["function"]["name"]: t["function"] for t in TOOLS}
     said = [ENV, "Any debates on environmental protection in the Swiss parliament in the past two months?"]
@@ -210,7 +210,7 @@ def test_the_rule_profile_follows_the_models_unless_given(monkeypatch):
 
 
 def test_months_holidays_and_coordinates_are_no_invention():
-    from wildtoolbench.bench.rules_values import standard_value_rule
+    from wildtoolbench.bench.rules.value import standard_value_rule
 
     august = DerivedContext(["flights to Rome in August, back by Christmas"], today=TODAY)
     assert august.knows("2024-08-15") and august.knows("2024-12-25") and not august.knows("2024-09-15")

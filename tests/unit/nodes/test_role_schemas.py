@@ -134,7 +134,8 @@ def test_planner_schema_follows_what_the_rules_allow():
 
 def test_allowed_action_kinds_agree_with_the_rule_checker():
     """Every kind the grammar allows can pass wildtoolbench.bench.generation_checks; every kind it leaves out cannot."""
-    from wildtoolbench.bench.generation_checks import decision_errors, tools_by_name
+    from wildtoolbench.bench.generation_checks import tools_by_name
+    from wildtoolbench.bench.rules.decision import decision_errors
 
     tools = tools_by_name([WEATHER])
     examples = {

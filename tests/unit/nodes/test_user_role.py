@@ -288,7 +288,7 @@ def test_each_problem_of_a_user_message_is_retried_with_its_own_fix():
 
 
 def test_each_problem_of_a_reply_is_retried_with_its_own_fix():
-    from wildtoolbench.bench.generation_quality import assistant_problems
+    from wildtoolbench.bench.rules.reply import assistant_problems
     from wildtoolbench.nodes.generation.agent import agent_retry_hint, agent_text_problems
 
     hints = fragments("en")["retry_hints"]
@@ -315,7 +315,7 @@ def test_once_the_focus_tool_was_called_a_clarification_task_can_only_answer():
 def test_the_answer_holds_only_its_answer_type():
     """A planner answer of the layer-4 measurement carried ``depends_on`` inside its arguments, which the
     dataset refuses: the grammar allows only ``answer_type`` and the rules reject anything else."""
-    from wildtoolbench.bench.generation_checks import decision_errors
+    from wildtoolbench.bench.rules.decision import decision_errors
 
     schema = planner_schema([], "CC")
     answer = _call(schema, "prepare_to_answer")["properties"]["arguments"]
@@ -475,7 +475,7 @@ def test_the_assistant_does_not_repeat_its_reply_paste_the_date_or_switch_langua
 
 
 def test_a_question_lists_each_missing_parameter_once():
-    from wildtoolbench.bench.generation_checks import decision_errors
+    from wildtoolbench.bench.rules.decision import decision_errors
 
     tools = {"getWordDefinition": DICTIONARY | {"name": "getWordDefinition"}}
     ask = {"name": "ask_user_for_required_parameters", "depends_on": [],
@@ -605,7 +605,7 @@ def test_a_reply_that_copies_its_retry_fix_is_written_again():
 def test_a_chat_reply_that_repeats_the_user_is_told_to_answer_the_person():
     """Measured (issue 25): "thankss that was really helpful" came back three times under the fix
     "state the facts of the results ...", which a chat task has none of."""
-    from wildtoolbench.bench.generation_quality import assistant_problems
+    from wildtoolbench.bench.rules.reply import assistant_problems
     from wildtoolbench.nodes.generation.agent import agent_retry_hint
     from wildtoolbench.prompts import fragments
 
