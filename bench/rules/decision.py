@@ -151,108 +151,137 @@ def decision_errors(
 
     Args:
         decision: ``{"thought", "plan", "actions": [{"name", "arguments", "depends_on"}]}``.
-        tools: function name -> spec (see :func:`tools_by_name`).
+        tools: function name -> spec (see :func:`wildtoolbench.bench.generation_checks.tools_by_name`).
         layer_type: the task's layer type, ``ST`` / ``MT`` / ``CQ`` / ``CC``.
         nodes: the task's accepted nodes so far, each ``{"name", "arguments", "step", ...}``;
             ``depends_on`` indices refer to positions in this list.
 
     Returns:
-        Reasons, e.g. ``"unknown tool getWether"``; the checker joins them into its rejection.
+        Problems (``structure.*`` and ``decision.*`` rule ids), in this order: the step's shape, each
+        action's own problems, then what the task's layer type allows; the checker joins them.
     """
     actions = decision.get("actions") or []
     if not actions:
         return [Problem("the decision has no action", "structure.no_action")]
-    errors: list[Problem] = []
     asks = [a for a in actions if a.get("name") == ASK_USER]
     answers = [a for a in actions if a.get("name") == PREPARE_TO_ANSWER]
     calls = [a for a in actions if a.get("name") not in PSEUDO_TOOLS]
+    errors: list[Problem] = []
     if (asks or answers) and len(actions) > 1:
-        errors.append(Problem(f"{ASK_USER} and {PREPARE_TO_ANSWER} must be the only action of their step", "structure.not_alone"))
+        errors.append(
+            Problem(f"{ASK_USER} and {PREPARE_TO_ANSWER} must be the only action of their step", "structure.not_alone")
+        )
     if len(calls) > MAX_CALLS_PER_STEP:
         errors.append(Problem(f"at most {MAX_CALLS_PER_STEP} tool calls per step", "structure.too_many_calls"))
     done_calls = [n for n in nodes if n.get("name") not in PSEUDO_TOOLS]
     done_asks = [n for n in nodes if n.get("name") == ASK_USER]
     for i, action in enumerate(actions):
-        name = action.get("name")
-        label = f"action {i} ({name})"
-        arguments = action.get("arguments")
-        if not isinstance(arguments, dict):
-            errors.append(Problem(f"{label}: arguments must be a JSON object", "structure.arguments_object"))
-            continue
-        for dep in action.get("depends_on") or []:
-            if not isinstance(dep, int) or isinstance(dep, bool) or not 0 <= dep < len(nodes):
-                errors.append(
-                    Problem(
-                        f"{label}: depends_on {dep!r} is not the index of an earlier action (0..{len(nodes) - 1})",
-                        "structure.depends_on",
-                    )
-                )
-        if name == ASK_USER:
-            tool_name = arguments.get("tool_name")
-            missing = arguments.get("missing_required_parameters")
-            if tool_name not in tools:
-                errors.append(Problem(f"{label}: tool_name {tool_name!r} is not in the tool list", "decision.question_tool"))
-            elif not isinstance(missing, list) or not missing or not all(isinstance(m, str) for m in missing):
-                errors.append(
-                    Problem(
-                        f"{label}: missing_required_parameters must be a non-empty list of parameter names",
-                        "decision.question_parameters",
-                    )
-                )
-            else:
-                known = (tools[tool_name].get("parameters") or {}).get("properties") or {}
-                unknown = [m for m in missing if m not in known]
-                twice = sorted({m for m in missing if missing.count(m) > 1})
-                if unknown:
-                    errors.append(Problem(f"{label}: {unknown} are not parameters of {tool_name}", "decision.question_parameters"))
-                if twice:
-                    errors.append(
-                        Problem(
-                            f"{label}: missing_required_parameters lists {twice} more than once",
-                            "decision.question_repeats",
-                        )
-                    )
-        elif name == PREPARE_TO_ANSWER:
-            answer_type = arguments.get("answer_type")
-            if answer_type not in ("tool", "chat"):
-                errors.append(Problem(f"{label}: answer_type must be 'tool' or 'chat'", "decision.answer_type"))
-            elif set(arguments) != {"answer_type"}:  # the dataset allows nothing else (docs/dataset.md)
-                extra = ", ".join(sorted(str(k) for k in arguments if k != "answer_type"))
-                errors.append(
-                    Problem(
-                        f"{label}: answer_type must be the only argument of the answer (remove {extra})",
-                        "decision.answer_arguments",
-                    )
-                )
-            elif answer_type == "tool" and not done_calls:
-                errors.append(Problem(f"{label}: answer_type 'tool' needs at least one tool result first", "decision.answer_type"))
-            elif answer_type == "chat" and done_calls:
-                errors.append(Problem(f"{label}: tools were called, so answer_type must be 'tool'", "decision.answer_type"))
-        elif name not in tools:
-            errors.append(Problem(f"unknown tool {name!r} (not in the tool list)", "structure.unknown_tool"))
-        else:
-            problems = schema_errors(arguments, tools[name].get("parameters"))
-            if not problems:
-                scorer_error = scorer_schema_error(arguments, tools[name].get("parameters"))
-                problems = [Problem(scorer_error, "decision.scorer_schema")] if scorer_error else []
-            problems += shared_value_errors(arguments)
-            errors += [e.prefixed(f"{label}: ") for e in problems]
-    # What the task's layer type allows (docs/generation.md: ST, MT, CQ, CC).
-    total_calls = len(done_calls) + len(calls)
+        errors += _action_errors(i, action, tools, nodes, bool(done_calls))
+    errors += _task_type_errors(layer_type, len(calls), bool(asks), answers, len(done_calls), bool(done_asks))
+    return errors
+
+
+def _action_errors(
+    i: int, action: Mapping[str, Any], tools: Mapping[str, Mapping[str, Any]], nodes: Sequence[Any], called: bool
+) -> list[Problem]:
+    """One action's problems: its arguments object, its dependencies, then the question's, the answer's or
+    the call's own rules (``called``: the task has tool results already)."""
+    name = action.get("name")
+    label = f"action {i} ({name})"
+    arguments = action.get("arguments")
+    if not isinstance(arguments, dict):
+        return [Problem(f"{label}: arguments must be a JSON object", "structure.arguments_object")]
+    errors = [
+        Problem(
+            f"{label}: depends_on {dep!r} is not the index of an earlier action (0..{len(nodes) - 1})",
+            "structure.depends_on",
+        )
+        for dep in action.get("depends_on") or []
+        if not isinstance(dep, int) or isinstance(dep, bool) or not 0 <= dep < len(nodes)
+    ]
+    if name == ASK_USER:
+        return errors + _question_errors(label, arguments, tools)
+    if name == PREPARE_TO_ANSWER:
+        return errors + _answer_errors(label, arguments, called)
+    if name not in tools:
+        return errors + [Problem(f"unknown tool {name!r} (not in the tool list)", "structure.unknown_tool")]
+    problems = schema_errors(arguments, tools[name].get("parameters"))
+    if not problems:
+        scorer_error = scorer_schema_error(arguments, tools[name].get("parameters"))
+        problems = [Problem(scorer_error, "decision.scorer_schema")] if scorer_error else []
+    problems += shared_value_errors(arguments)
+    return errors + [e.prefixed(f"{label}: ") for e in problems]
+
+
+def _question_errors(label: str, arguments: Mapping[str, Any], tools: Mapping[str, Mapping[str, Any]]) -> list[Problem]:
+    """A question's problems: its tool, and the parameters it asks for (named, known, each once)."""
+    tool_name = arguments.get("tool_name")
+    missing = arguments.get("missing_required_parameters")
+    if tool_name not in tools:
+        return [Problem(f"{label}: tool_name {tool_name!r} is not in the tool list", "decision.question_tool")]
+    if not isinstance(missing, list) or not missing or not all(isinstance(m, str) for m in missing):
+        return [
+            Problem(
+                f"{label}: missing_required_parameters must be a non-empty list of parameter names",
+                "decision.question_parameters",
+            )
+        ]
+    errors = []
+    known = (tools[tool_name].get("parameters") or {}).get("properties") or {}
+    unknown = [m for m in missing if m not in known]
+    twice = sorted({m for m in missing if missing.count(m) > 1})
+    if unknown:
+        errors.append(Problem(f"{label}: {unknown} are not parameters of {tool_name}", "decision.question_parameters"))
+    if twice:
+        errors.append(
+            Problem(f"{label}: missing_required_parameters lists {twice} more than once", "decision.question_repeats")
+        )
+    return errors
+
+
+def _answer_errors(label: str, arguments: Mapping[str, Any], called: bool) -> list[Problem]:
+    """The answer's problems: its ``answer_type`` (``tool`` after tool results, else ``chat``) as its only argument."""
+    answer_type = arguments.get("answer_type")
+    if answer_type not in ("tool", "chat"):
+        return [Problem(f"{label}: answer_type must be 'tool' or 'chat'", "decision.answer_type")]
+    if set(arguments) != {"answer_type"}:  # the dataset allows nothing else (docs/dataset.md)
+        extra = ", ".join(sorted(str(k) for k in arguments if k != "answer_type"))
+        return [
+            Problem(
+                f"{label}: answer_type must be the only argument of the answer (remove {extra})",
+                "decision.answer_arguments",
+            )
+        ]
+    if answer_type == "tool" and not called:
+        return [Problem(f"{label}: answer_type 'tool' needs at least one tool result first", "decision.answer_type")]
+    if answer_type == "chat" and called:
+        return [Problem(f"{label}: tools were called, so answer_type must be 'tool'", "decision.answer_type")]
+    return []
+
+
+def _task_type_errors(
+    layer_type: str, calls: int, asks: bool, answers: Sequence[Mapping[str, Any]], done_calls: int, done_asks: bool
+) -> list[Problem]:
+    """What the task's layer type allows (docs/generation.md: ST one call, MT several, CQ ask first, CC chat),
+    given this step's ``calls`` / ``asks`` / ``answers`` and the task's calls and questions so far."""
+    rule = "decision.task_type"
+    errors = []
     if layer_type == "CC" and (calls or asks):
-        errors.append(Problem("this task is casual chat: answer directly with prepare_to_answer (answer_type chat)", "decision.task_type"))
+        errors.append(Problem("this task is casual chat: answer directly with prepare_to_answer (answer_type chat)", rule))
     if layer_type == "CC" and answers and (answers[0].get("arguments") or {}).get("answer_type") != "chat":
-        errors.append(Problem("this task is casual chat: answer_type must be 'chat'", "decision.task_type"))
+        errors.append(Problem("this task is casual chat: answer_type must be 'chat'", rule))
     if layer_type in ("ST", "MT") and asks:
-        errors.append(Problem("this task gives every required value: call the tools instead of asking", "decision.task_type"))
-    if layer_type == "ST" and total_calls > 1:
-        errors.append(Problem("this task needs exactly one tool call", "decision.task_type"))
-    if answers and layer_type == "ST" and len(done_calls) != 1:
-        errors.append(Problem("answer only after the single tool call of this task", "decision.task_type"))
-    if answers and layer_type == "MT" and len(done_calls) < 2:
-        errors.append(Problem("this task needs several tool calls before the answer", "decision.task_type"))
+        errors.append(Problem("this task gives every required value: call the tools instead of asking", rule))
+    if layer_type == "ST" and done_calls + calls > 1:
+        errors.append(Problem("this task needs exactly one tool call", rule))
+    if answers and layer_type == "ST" and done_calls != 1:
+        errors.append(Problem("answer only after the single tool call of this task", rule))
+    if answers and layer_type == "MT" and done_calls < 2:
+        errors.append(Problem("this task needs several tool calls before the answer", rule))
     if answers and layer_type == "CQ" and (not done_asks or not done_calls):
-        errors.append(Problem("this task lacks a required value: ask the user, then call the tool, before answering", "decision.task_type"))
+        errors.append(
+            Problem("this task lacks a required value: ask the user, then call the tool, before answering", rule)
+        )
     return errors
 
 
