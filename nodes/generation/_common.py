@@ -401,6 +401,10 @@ def section(title: str, body: str | Sequence[str], empty: str) -> str:
     return f"## {title}\n{text.strip() or empty}\n"
 
 
-def fail(reason: str) -> dict[str, Any]:
-    """State update that ends the session as failed with ``reason``."""
-    return {"status": "failed", "failure_reason": reason, "pending": None}
+def fail(reason: str, rules: Sequence[str] = ()) -> dict[str, Any]:
+    """State update that ends the session as failed with ``reason`` and, for a rejection, the ids of the rules
+    that rejected the last try (``failure_rules``; docs/generation.md §11)."""
+    update: dict[str, Any] = {"status": "failed", "failure_reason": reason, "pending": None}
+    if rules:
+        update["failure_rules"] = list(rules)
+    return update

@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 from wildtoolbench.bench.audit_context import as_text
 from wildtoolbench.bench.generation_checks import extract_json, plain_text, tools_by_name
 from wildtoolbench.bench.generation_quality import results_text
-from wildtoolbench.bench.rules import Problem, hints
+from wildtoolbench.bench.rules import Problem, hints, rule_ids
 from wildtoolbench.bench.rules.broken import broken_text
 from wildtoolbench.bench.rules.reply import assistant_problems
 from wildtoolbench.bench.rules.text import echo_problem
@@ -258,7 +258,7 @@ async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if problems:
         return {
             **update,
-            **fail(f"agent {kind} rejected {len(calls)} times (task {task_index}): " + "; ".join(problems)),
+            **fail(f"agent {kind} rejected {len(calls)} times (task {task_index}): " + "; ".join(problems), rule_ids(problems)),
         }
     task = current_task(state)
     task["nodes"][-1]["observation"] = text

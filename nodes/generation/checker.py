@@ -20,7 +20,7 @@ from langgraph.runtime import Runtime
 
 from wildtoolbench.bench.audit_context import env_date
 from wildtoolbench.bench.generation_checks import tools_by_name
-from wildtoolbench.bench.rules import Problem, select
+from wildtoolbench.bench.rules import Problem, rule_ids, select
 from wildtoolbench.bench.rules.decision import canonical_actions, decision_errors, repetition_errors
 from wildtoolbench.bench.rules.result import results_errors
 from wildtoolbench.bench.rules.value import context_errors, shared_value_bans, unknown_values
@@ -174,7 +174,7 @@ async def checker(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     what = "planner decision" if kind == "decision" else "tool results"
     where = f"task {len(state.tasks) - 1}, step {_step(pending, task)}"
     failure = f"{what} rejected {{attempts}} times ({where}): {reason.replace('{', '{{').replace('}', '}}')}"
-    update.update(rejected_try(state, context, feedback=feedback, failure=failure))
+    update.update(rejected_try(state, context, feedback=feedback, failure=failure, rules=rule_ids(reasons)))
     return update
 
 

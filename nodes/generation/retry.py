@@ -82,15 +82,18 @@ def exhausted(attempts: int, context: Context) -> bool:
     return attempts >= max(1, context.max_retries)
 
 
-def rejected_try(state: State, context: Context, *, feedback: str, failure: str) -> dict[str, Any]:
+def rejected_try(
+    state: State, context: Context, *, feedback: str, failure: str, rules: Sequence[str] = ()
+) -> dict[str, Any]:
     """The state update of a rejected try of an output the graph retries (a planner decision, tool results;
     docs/generation.md §7): ``verdict = "reject"``, ``attempts + 1`` and ``feedback`` (what the role's next
     prompt shows); when the tries are :func:`exhausted`, also ``status = "failed"`` and ``failure_reason``
-    (``failure`` with the count filled in for ``{attempts}``)."""
+    (``failure`` with the count filled in for ``{attempts}``) and ``failure_rules`` (``rules``, the ids of the
+    rules that rejected the last try)."""
     attempts = state.attempts + 1
     update: dict[str, Any] = {"verdict": "reject", "attempts": attempts, "feedback": feedback}
     if exhausted(attempts, context):
-        update.update(status="failed", failure_reason=failure.format(attempts=attempts))
+        update.update(status="failed", failure_reason=failure.format(attempts=attempts), failure_rules=list(rules))
     return update
 
 

@@ -30,7 +30,8 @@ class State:
     ``user_message``, ``nodes`` - each node ``{"name", "arguments", "depends_on", "step",
     "observation"[, "user_input"]}``), ``pending`` (the output waiting for the checker),
     ``attempts`` and ``feedback`` (retries of that output), ``checked`` / ``verdict`` (last check),
-    ``awaiting`` (what the agent writes next), ``status`` and ``failure_reason``; ``rejected`` (the
+    ``awaiting`` (what the agent writes next), ``status``, ``failure_reason`` and ``failure_rules`` (the
+    rule ids of the rejection that failed the session, docs/generation.md §11); ``rejected`` (the
     canonical actions of the decisions rejected at the current step, which the rules refuse to see
     again), ``banned`` (``[tool, parameter]`` pairs whose values nobody said at the current step: the
     planner's grammar leaves those parameters out, or the tool when the parameter is required and the
@@ -60,6 +61,7 @@ class State:
     awaiting: Literal["", "question", "reply", "answer"] = ""
     status: Literal["running", "done", "failed"] = "running"
     failure_reason: str = ""
+    failure_rules: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     banned: list[list[str]] = field(default_factory=list)
     model_vetoed: bool = False

@@ -28,7 +28,7 @@ from langgraph.runtime import Runtime
 from wildtoolbench.bench.audit_context import CallContext, as_text, env_date, leaves
 from wildtoolbench.bench.generation import random_env_info, should_answer_vaguely
 from wildtoolbench.bench.generation_checks import extract_json, plain_text, tools_by_name
-from wildtoolbench.bench.rules import Problem, hints
+from wildtoolbench.bench.rules import Problem, hints, rule_ids
 from wildtoolbench.bench.rules.broken import broken_text
 from wildtoolbench.bench.rules.text import echo_problem
 from wildtoolbench.bench.rules.value import described, placeholder_problem
@@ -320,7 +320,10 @@ async def user(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if problems:
         return {
             **update,
-            **fail(f"user message rejected {written.tries} times (task {layer}, {kind}): " + "; ".join(problems)),
+            **fail(
+                f"user message rejected {written.tries} times (task {layer}, {kind}): " + "; ".join(problems),
+                rule_ids(problems),
+            ),
         }
     given = details if isinstance(details, dict) else {}
     if kind == "answer":

@@ -121,6 +121,7 @@ def test_generate_explicit_paths_and_a_failing_session(shared_dir, tmp_path):
         "planner decision rejected 2 times (task 0, step 0): output is not valid JSON"
     )
     assert failures[0]["plan"]["type_path"] == ["ST", "CC", "CC", "CC"]
+    assert failures[0]["rules"] == ["structure.unreadable"]  # the rejection's rule ids, end to end
     sessions = _read_jsonl(out / "sessions.jsonl")
     assert [s["english_task_types"] for s in sessions] == [["Chat", "Single-Tool", "Chat", "Chat"]]
 
@@ -186,6 +187,7 @@ def test_generate_resumes_finished_sessions(shared_dir, tmp_path):
     assert "resumed" not in first.output
     sessions_before = (out / "sessions.jsonl").read_text(encoding="utf-8")
     failures_before = _read_jsonl(out / "failures.jsonl")
+    assert [f["rules"] for f in failures_before] == [["structure.unreadable"]]  # kept on resume (outcome.json)
     outcomes = {
         p.key: json.loads((out / "sessions" / p.key / "outcome.json").read_text(encoding="utf-8")) for p in plans
     }

@@ -19,7 +19,7 @@ Output layout under ``out_dir``::
                                          an interrupted or slow session shows how far it got
     sessions.jsonl                       all successful sessions, ids wild_tool_bench_<line>
     replay.jsonl                         their oracle replay candidates (candidates.jsonl format)
-    failures.jsonl                       {"key", "plan", "reason", "dir"} per failed session
+    failures.jsonl                       {"key", "plan", "reason", "rules", "dir"} per failed session
     quality_dropped.jsonl                {"key", "reasons", "session"} per session the quality check dropped
     manifest.json                        settings, counts, the per-role yield table
                                          (``wildtoolbench.bench.generation_yield``), the quality check of every
@@ -158,7 +158,7 @@ def outcome_from_state(plan: SessionPlan, last: dict[str, Any]) -> GenerationOut
     status = last.get("status", "running")
     if status != "done":
         reason = last.get("failure_reason") or f"session stopped with status {status!r}"
-        return GenerationOutcome(plan, "failed", reason, last)
+        return GenerationOutcome(plan, "failed", reason, last, rules=list(last.get("failure_rules") or []))
     problems = session_problems(last.get("tasks", []))
     if problems:
         return GenerationOutcome(plan, "failed", "; ".join(problems), last)
@@ -386,6 +386,7 @@ def _sort_outcomes(
                     "key": outcome.plan.key,
                     "plan": outcome.plan.summary(),
                     "reason": outcome.reason,
+                    "rules": outcome.rules,
                     "dir": entry["dir"],
                     "infrastructure": outcome.infrastructure,
                 }

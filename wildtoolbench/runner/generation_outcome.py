@@ -36,6 +36,8 @@ class GenerationOutcome:
     """Wall-clock seconds the session took to generate."""
     yields: dict[str, Any] = field(default_factory=dict)
     """The session's yield table (``wildtoolbench.bench.generation_yield.session_yield``; docs/generation.md §7.1)."""
+    rules: list[str] = field(default_factory=list)
+    """The rule ids of the rejection that failed the session (the state's ``failure_rules``; docs/generation.md §11)."""
 
 
 def _tools_digest(plan: SessionPlan) -> str:
@@ -61,6 +63,7 @@ def write_outcome(out_dir: Path, outcome: GenerationOutcome) -> Path:
             "tools_sha256": _tools_digest(outcome.plan),
             "status": outcome.status,
             "reason": redact_text(outcome.reason) if outcome.reason else outcome.reason,
+            "rules": outcome.rules,
             "infrastructure": outcome.infrastructure,
             "usage": redact(outcome.usage),  # errors an endpoint echoed (docs/settings.md §8)
             "seconds": outcome.seconds,
@@ -113,4 +116,5 @@ def load_finished_outcome(out_dir: Path, plan: SessionPlan) -> GenerationOutcome
         reused=True,
         seconds=float(data.get("seconds") or 0.0),
         yields=dict(data.get("yield") or {}),
+        rules=[str(r) for r in data.get("rules") or [] if isinstance(r, str)],
     )

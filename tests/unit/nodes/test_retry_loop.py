@@ -25,8 +25,10 @@ def test_the_policy_counts_tries_and_fails_on_the_last():
     assert [exhausted(n, context) for n in (0, 2, 3, 4)] == [False, False, True, True]
     second = rejected_try(_state(attempts=1), context, feedback="fix it", failure="rejected {attempts} times: x")
     assert second == {"verdict": "reject", "attempts": 2, "feedback": "fix it"}
-    last = rejected_try(_state(attempts=2), context, feedback="fix it", failure="rejected {attempts} times: {{x}}")
+    last = rejected_try(_state(attempts=2), context, feedback="fix it", failure="rejected {attempts} times: {{x}}",
+                        rules=["decision.schema"])  # fmt: skip
     assert last["status"] == "failed" and last["failure_reason"] == "rejected 3 times: {x}"
+    assert last["failure_rules"] == ["decision.schema"] and "failure_rules" not in second
     assert accepted_try()["attempts"] == 0 and accepted_try()["feedback"] == ""
 
 
