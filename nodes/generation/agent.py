@@ -30,8 +30,8 @@ from wildtoolbench.nodes.generation._common import (
 )
 from wildtoolbench.nodes.generation.context import Context
 from wildtoolbench.nodes.generation.retry import TextRequest, profile_check, write_text
-from wildtoolbench.nodes.generation.role_schemas import sentences_pattern
 from wildtoolbench.nodes.generation.state import State
+from wildtoolbench.nodes.generation.text_patterns import sentences_pattern
 from wildtoolbench.prompts import fragments, render
 
 AGENT_MAX_TOKENS = 200

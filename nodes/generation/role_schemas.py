@@ -20,7 +20,6 @@ Pure functions, no model or graph import.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -88,77 +87,6 @@ def grammar_safe_schema(schema: Any, depth: int = 0) -> dict[str, Any]:
         if items:
             out["items"] = items
     return out
-
-
-_PATTERN_SPECIAL = frozenset("\\^$.|?*+()[]{}")
-_WORD = '[^"\\\\\\n.?!。？！`]'
-"""A character of a sentence that a JSON string holds without escapes (no quote, backslash, line break,
-backtick or sentence end)."""
-_STOP = "[.?!。？！]"
-_BEFORE = "[ ,;:('/\\-]"
-"""A character right before a value: a space or a punctuation mark that opens or separates (no letter,
-digit or period: ``theR99924`` or ``team.99924`` do not state ``99924``)."""
-_AFTER = "[ ,;:)'/\\-.?!]"
-"""A character right after a value: a space or a punctuation mark that closes, separates or ends a sentence."""
-_BEFORE_ZH = "[ ,;:('/\\-。，、：；（「《一-鿿]"
-_AFTER_ZH = "[ ,;:)'/\\-.?!。，、：；）」》！？一-鿿]"
-"""The same on the Chinese side, where a CJK character also borders a value."""
-_TEXT = f"{_WORD}{{0,80}}({_STOP} ?{_WORD}{{0,80}})?"
-"""A run of text: at most 80 characters, at most one sentence end, then at most 80 more (so a message
-cannot ramble to the token cap)."""
-
-
-def _literal(text: str) -> str:
-    return "".join(f"\\{c}" if c in _PATTERN_SPECIAL else c for c in text)
-
-
-def stated(value: Any) -> list[str]:
-    """How a value is written in a message: a string as it is, a number as JSON, each item of a list or
-    value of an object; nothing for a boolean, ``null``, or a string holding a quote, backslash, backtick
-    or line break (such a value is not forced into the text)."""
-    if isinstance(value, list):
-        return [t for item in value for t in stated(item)]
-    if isinstance(value, dict):
-        return [t for item in value.values() for t in stated(item)]
-    if isinstance(value, bool) or value is None:
-        return []
-    text = value if isinstance(value, str) else json.dumps(value)
-    return [text] if text and not any(c in text for c in '"\\\n`') else []
-
-
-def message_pattern(openers: Sequence[str] = (), values: Sequence[Any] = (), language: str = "en") -> str:
-    """The regular expression a user message is sampled under on a model with grammar support (docs/generation.md §4.3).
-
-    The message starts with one of ``openers`` (the user's first words: "Can you", "I need", ...;
-    none: any start) and states every one of ``values`` word for word, in order (numbers as JSON,
-    each item of a list), each as a word of its own (:data:`_BEFORE` and :data:`_AFTER` around it; on
-    the Chinese side, ``language="zh"``, a CJK character too);
-    around them short runs of text (:data:`_TEXT`: no quote, backslash, backtick or line break, at
-    most 160 characters and one sentence end each), then an optional sentence end.
-
-    Returns:
-        An anchored pattern (``^...$``) in the subset llama.cpp's schema converter reads.
-    """
-    texts = [_literal(text) for value in values for text in stated(value)]
-    head = "(" + "|".join(_literal(o) for o in openers) + ")" if openers else ""
-    if not texts:
-        return f"^{head}{_TEXT}{_STOP}?$"
-    before, after = (_BEFORE_ZH, _AFTER_ZH) if language == "zh" else (_BEFORE, _AFTER)
-    first = f"{_TEXT}{before}" if openers else f"({_TEXT}{before})?"
-    between = f"{after}({_TEXT}{before})?"
-    return f"^{head}{first}{between.join(texts)}({after}{_TEXT})?{_STOP}?$"
-
-
-def sentences_pattern(openers: Sequence[str] = (), *, sentences: int = 3, end: str = "") -> str:
-    """The regular expression of a short text on one line (docs/generation.md §2): it opens with one of
-    ``openers`` (none: any start), holds at most ``sentences`` sentences of at most 200 characters, no
-    quote, backslash, backtick or line break, and ends with one of the characters of ``end`` (none:
-    any end)."""
-    head = "(" + "|".join(_literal(o) for o in openers) + ")" if openers else ""
-    sentence = f"{_WORD}{{0,200}}"
-    more = f"({_STOP} ?{sentence}){{0,{max(0, sentences - 1)}}}"
-    tail = f"[{_literal(end)}]" if end else f"{_STOP}?"
-    return f"^{head}{sentence}{more}{tail}$"
 
 
 def _depends_schema(earlier: int) -> dict[str, Any]:
@@ -339,6 +267,68 @@ def allowed_action_kinds(layer_type: str, nodes: Sequence[Mapping[str, Any]] = (
     return ("call", "ask", "answer")
 
 
+def _ask_choice(function: Mapping[str, Any], known: KnownValues | None) -> dict[str, Any] | None:
+    """The question about ``function`` (:func:`planner_schema`): ``missing_required_parameters`` its own
+    parameters, each once (with ``known``: the required ones nobody gave, when there are any); ``None`` for
+    a tool without parameters."""
+    parameters = function.get("parameters") if isinstance(function.get("parameters"), Mapping) else {}
+    properties = parameters.get("properties") if isinstance(parameters.get("properties"), Mapping) else {}
+    names = [str(k) for k in properties]
+    if not names:
+        return None
+    if known is not None:  # ask for what is still unknown: the required values nobody gave
+        offers = _offers(parameters)
+        required = [r for r in parameters.get("required") or [] if r in properties]
+        open_ = [
+            str(r)
+            for r in required
+            if not offers.get(r) and known.choices(str(r), grammar_safe_schema(properties[r])) == []
+        ]
+        names = open_ or names
+    return {
+        "type": "object",
+        "properties": {
+            "name": {"const": ASK_USER},
+            "arguments": {
+                "type": "object",
+                "properties": {
+                    "tool_name": {"const": function["name"]},
+                    "missing_required_parameters": {
+                        "type": "array",
+                        "items": {"enum": names},
+                        "minItems": 1,
+                        "maxItems": len(names),  # each once (the rules reject a repeat)
+                    },
+                },
+                "required": ["tool_name", "missing_required_parameters"],
+                "additionalProperties": False,
+            },
+            "depends_on": {"type": "array", "maxItems": 0},
+        },
+        "required": ["name", "arguments", "depends_on"],
+        "additionalProperties": False,
+    }
+
+
+def _answer_choice(layer_type: str) -> dict[str, Any]:
+    """The answer (:func:`planner_schema`): ``answer_type`` ``chat`` for a chat task, else ``tool``."""
+    return {
+        "type": "object",
+        "properties": {
+            "name": {"const": PREPARE_TO_ANSWER},
+            "arguments": {
+                "type": "object",
+                "properties": {"answer_type": {"const": "chat" if layer_type == "CC" else "tool"}},
+                "required": ["answer_type"],
+                "additionalProperties": False,
+            },
+            "depends_on": {"type": "array", "maxItems": 0},
+        },
+        "required": ["name", "arguments", "depends_on"],
+        "additionalProperties": False,
+    }
+
+
 def planner_schema(
     tools: Sequence[Mapping[str, Any]],
     layer_type: str,
@@ -404,64 +394,9 @@ def planner_schema(
     if "call" in kinds and not choices and "ask" not in kinds and "answer" not in kinds:
         choices = [c for c in (_call_schema(f, len(nodes)) for f in callable_ or unique) if c is not None]
     if "ask" in kinds:
-        for function in unique:  # one choice per tool: the parameters asked for are that tool's own
-            parameters = function.get("parameters") if isinstance(function.get("parameters"), Mapping) else {}
-            properties = parameters.get("properties") if isinstance(parameters.get("properties"), Mapping) else {}
-            names = [str(k) for k in properties]
-            if not names:
-                continue
-            if known is not None:  # ask for what is still unknown: the required values nobody gave
-                offers = _offers(parameters)
-                required = [r for r in parameters.get("required") or [] if r in properties]
-                open_ = [
-                    str(r)
-                    for r in required
-                    if not offers.get(r) and known.choices(str(r), grammar_safe_schema(properties[r])) == []
-                ]
-                names = open_ or names
-            choices.append(
-                {
-                    "type": "object",
-                    "properties": {
-                        "name": {"const": ASK_USER},
-                        "arguments": {
-                            "type": "object",
-                            "properties": {
-                                "tool_name": {"const": function["name"]},
-                                "missing_required_parameters": {
-                                    "type": "array",
-                                    "items": {"enum": names},
-                                    "minItems": 1,
-                                    "maxItems": len(names),  # each once (the rules reject a repeat)
-                                },
-                            },
-                            "required": ["tool_name", "missing_required_parameters"],
-                            "additionalProperties": False,
-                        },
-                        "depends_on": {"type": "array", "maxItems": 0},
-                    },
-                    "required": ["name", "arguments", "depends_on"],
-                    "additionalProperties": False,
-                }
-            )
+        choices += [c for c in (_ask_choice(function, known) for function in unique) if c is not None]
     if "answer" in kinds:
-        choices.append(
-            {
-                "type": "object",
-                "properties": {
-                    "name": {"const": PREPARE_TO_ANSWER},
-                    "arguments": {
-                        "type": "object",
-                        "properties": {"answer_type": {"const": "chat" if layer_type == "CC" else "tool"}},
-                        "required": ["answer_type"],
-                        "additionalProperties": False,
-                    },
-                    "depends_on": {"type": "array", "maxItems": 0},
-                },
-                "required": ["name", "arguments", "depends_on"],
-                "additionalProperties": False,
-            }
-        )
+        choices.append(_answer_choice(layer_type))
     if not choices:  # nothing the rules accept fits the grammar: leave the choice to the rules
         choices = [c for c in (_call_schema(f, len(nodes)) for f in unique) if c is not None]
     return {

@@ -20,8 +20,9 @@ from wildtoolbench.bench.generation_values import (
     planned_value,
 )
 from wildtoolbench.bench.terms import ASK_USER
-from wildtoolbench.nodes.generation.role_schemas import grammar_safe_schema, message_pattern
+from wildtoolbench.nodes.generation.role_schemas import grammar_safe_schema
 from wildtoolbench.nodes.generation.state import State
+from wildtoolbench.nodes.generation.text_patterns import message_pattern
 from wildtoolbench.prompts import fragments
 
 USER_MAX_TOKENS = 200

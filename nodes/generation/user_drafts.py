@@ -33,8 +33,8 @@ from wildtoolbench.nodes.generation._common import (
 )
 from wildtoolbench.nodes.generation.context import Context
 from wildtoolbench.nodes.generation.retry import rule_verdict
-from wildtoolbench.nodes.generation.role_schemas import stated
 from wildtoolbench.nodes.generation.state import State
+from wildtoolbench.nodes.generation.text_patterns import stated
 from wildtoolbench.nodes.generation.user_details import detail_names, detail_schema, planned_details, task_kind
 from wildtoolbench.prompts import fragments, render
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 
 from wildtoolbench.nodes.generation.agent import agent_schema, read_agent_text
-from wildtoolbench.nodes.generation.role_schemas import KnownValues, message_pattern, planner_schema, sentences_pattern
+from wildtoolbench.nodes.generation.role_schemas import KnownValues, planner_schema
 from wildtoolbench.nodes.generation.state import State
+from wildtoolbench.nodes.generation.text_patterns import message_pattern, sentences_pattern
 from wildtoolbench.nodes.generation.user_details import answer_schema, planned_details, user_schema
 from wildtoolbench.nodes.generation.user_drafts import answer_draft, chat_draft, draft_request
 from wildtoolbench.prompts import fragments
