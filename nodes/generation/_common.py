@@ -113,6 +113,46 @@ def retry_temperature(context: Context, attempt: int) -> float | None:
     return max(base, round(min(RETRY_TEMPERATURE_MAX, base + RETRY_TEMPERATURE_STEP * attempt), 3))
 
 
+def _role_model(
+    context: Context,
+    spec: str,
+    base_url: str | None,
+    state: State,
+    role: str,
+    *,
+    json_schema: dict[str, Any] | None,
+    temperature: float | None,
+    max_tokens: int | None,
+    attempt: int,
+) -> tuple[Any, bool, float | None]:
+    """The chat model :func:`ask_model` sends a request to, with its sampling bound: ``(model, grammar,
+    least_deadline)``; ``grammar`` says whether ``json_schema`` constrains the sampling (a local model),
+    ``least_deadline`` is the local models' shortest per-request deadline (docs/settings.md §7.1)."""
+    model = resolve_model(
+        spec,
+        ModelSettings(
+            temperature=context.temperature if temperature is None else temperature,
+            base_url=base_url,
+            timeout=context.request_timeout,
+            max_retries=0,
+        ),
+    )
+    least_deadline = getattr(model, "least_deadline", None)  # the local models' (docs/settings.md §7.1)
+    grammar = json_schema is not None and bool(getattr(model, "supports_json_schema_grammar", False))
+    local = bool(getattr(model, "supports_json_schema_grammar", False))
+    if local:  # the local server samples with this request's own seed: a run's sessions follow from --seed
+        model = model.bind(seed=sampling_seed(state, role, attempt))
+    if grammar:
+        # The grammar fixes the shape but not the length of free-text fields: a token cap keeps a
+        # rambling small model from spending minutes on one "thought" (a cut reply is a rejection).
+        model = model.bind(
+            response_format={"type": "json_object", "schema": json_schema}, max_tokens=max_tokens or JSON_MAX_TOKENS
+        )
+    elif max_tokens and local:
+        model = model.bind(max_tokens=max_tokens)
+    return model, grammar, least_deadline
+
+
 async def ask_model(
     role: str,
     state: State,
@@ -164,28 +204,10 @@ async def ask_model(
     context = runtime.context if runtime is not None and runtime.context is not None else Context()
     spec = role_spec(context, role, state.user_model_index)
     base_url = context.role_base_url(role)
-    model = resolve_model(
-        spec,
-        ModelSettings(
-            temperature=context.temperature if temperature is None else temperature,
-            base_url=base_url,
-            timeout=context.request_timeout,
-            max_retries=0,
-        ),
-    )
-    least_deadline = getattr(model, "least_deadline", None)  # the local models' (docs/settings.md §7.1)
-    grammar = json_schema is not None and bool(getattr(model, "supports_json_schema_grammar", False))
-    local = bool(getattr(model, "supports_json_schema_grammar", False))
-    if local:  # the local server samples with this request's own seed: a run's sessions follow from --seed
-        model = model.bind(seed=sampling_seed(state, role, attempt))
-    if grammar:
-        # The grammar fixes the shape but not the length of free-text fields: a token cap keeps a
-        # rambling small model from spending minutes on one "thought" (a cut reply is a rejection).
-        model = model.bind(
-            response_format={"type": "json_object", "schema": json_schema}, max_tokens=max_tokens or JSON_MAX_TOKENS
-        )
-    elif max_tokens and local:
-        model = model.bind(max_tokens=max_tokens)
+    model, grammar, least_deadline = _role_model(
+        context, spec, base_url, state, role, json_schema=json_schema, temperature=temperature,
+        max_tokens=max_tokens, attempt=attempt,
+    )  # fmt: skip
     messages = [SystemMessage(content=system), HumanMessage(content=human)]
     trace_meta = generation_node_metadata(state, role)
     annotate_current_run(trace_meta)  # task/step metadata on the role node's trace run
