@@ -44,13 +44,13 @@ RULE_CATALOG: dict[str, Rule] = {
 
 def finding_label(finding: Mapping[str, Any]) -> str:
     """An audit finding's rule id where a catalog rule checks the same, else its kind
-    (:func:`wildtoolbench.bench.rules.audit_kinds.finding_label`; docs/review.md §2)."""
-    return audit_kinds.finding_label(finding, RULE_CATALOG)
+    (:func:`wildtoolbench.bench.rules.audit_kinds.label_in`; docs/review.md §2)."""
+    return audit_kinds.label_in(finding, RULE_CATALOG)
 
 
 def finding_doc(finding: Mapping[str, Any]) -> str | None:
     """The docs section of an audit finding: its rule's, else its kind's (docs/review.md §2)."""
-    return audit_kinds.finding_doc(finding, RULE_CATALOG)
+    return audit_kinds.doc_in(finding, RULE_CATALOG)
 
 
 def count_findings(findings: Iterable[Mapping[str, Any]]) -> dict[str, int]:

@@ -44,7 +44,7 @@ def finding_rule(kind: Any, catalog: Mapping[str, Rule]) -> str | None:
     return rule if rule in catalog else None
 
 
-def finding_label(finding: Mapping[str, Any], catalog: Mapping[str, Rule]) -> str:
+def label_in(finding: Mapping[str, Any], catalog: Mapping[str, Rule]) -> str:
     """What a finding (``{"kind", ...}``, maybe ``{"rule"}``) is shown and counted as: its rule id where one
     applies, else its kind (``"?"`` for a finding without either)."""
     rule = finding.get("rule")
@@ -54,19 +54,19 @@ def finding_label(finding: Mapping[str, Any], catalog: Mapping[str, Rule]) -> st
     return finding_rule(kind, catalog) or (kind if isinstance(kind, str) and kind else "?")
 
 
-def finding_doc(finding: Mapping[str, Any], catalog: Mapping[str, Rule]) -> str | None:
+def doc_in(finding: Mapping[str, Any], catalog: Mapping[str, Rule]) -> str | None:
     """The docs section of a finding: its rule's section where a rule applies, else its kind's
     (:data:`AUDIT_KIND_DOCS`); ``None`` for an unknown kind."""
-    label = finding_label(finding, catalog)
+    label = label_in(finding, catalog)
     if label in catalog:
         return catalog[label].doc
     return AUDIT_KIND_DOCS.get(label)
 
 
 def count_by_label(findings: Iterable[Mapping[str, Any]], catalog: Mapping[str, Rule]) -> dict[str, int]:
-    """The number of findings per label (:func:`finding_label`), most frequent first, then by label."""
+    """The number of findings per label (:func:`label_in`), most frequent first, then by label."""
     counts: dict[str, int] = {}
     for finding in findings:
-        label = finding_label(finding, catalog)
+        label = label_in(finding, catalog)
         counts[label] = counts.get(label, 0) + 1
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))

@@ -204,7 +204,7 @@ def test_two_reviewers_on_the_demo_sessions(browser, tmp_path):
         # the queue puts the one session with a finding first
         first = alice.page.locator("#queue tbody tr").first
         assert first.locator("td").first.text_content().strip() == "wild_tool_bench_4"
-        assert "value_not_in_context" in first.text_content()
+        assert "value.not_in_context" in first.text_content()  # counted by rule id (docs/review.md §2.4)
         _shot(alice.page, "queue")
         with alice.page.expect_navigation():
             alice.page.keyboard.press("Enter")
