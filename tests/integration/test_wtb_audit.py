@@ -109,6 +109,24 @@ def test_write_errata_then_score_with_and_without(runs, tmp_path):
     assert json.loads((out / "summary_metrics.errata.json").read_text())["task_accuracy"]["total"] == 23
 
 
+def test_the_api_scores_with_errata_as_the_command_does(runs, tmp_path):
+    """``wildtoolbench.score(errata=...)`` goes through the same scoring function as ``wtb score --errata``
+    (wildtoolbench/scoring/errata.py): the same files, byte for byte, and the published metric returned."""
+    import wildtoolbench
+
+    exclude = {"session": "wild_tool_bench_2", "task": 0, "kind": "review", "note": "", "correction": {"exclude": True}}
+    errata = tmp_path / "errata.jsonl"
+    errata.write_text(json.dumps(exclude) + "\n", encoding="utf-8")
+    results = runs[0] / "result.jsonl"
+    cli = tmp_path / "cli"
+    assert _invoke("score", "--dataset", DEMO, "--results", results, "--out", cli, "--errata", errata).exit_code == 0
+    metric = wildtoolbench.score(DEMO, results, tmp_path / "api", errata=errata)
+    for name in ("metric.json", "metric.errata.json", "summary_metrics.errata.json"):
+        assert (tmp_path / "api" / name).read_text() == (cli / name).read_text(), name
+    assert metric == json.loads((cli / "metric.json").read_text())
+    assert json.loads((cli / "metric.errata.json").read_text())["total_info"]["task"]["total_count"] == 23
+
+
 def test_a_bad_errata_file_stops_score_before_anything_is_written(runs, tmp_path):
     errata = tmp_path / "errata.jsonl"
     errata.write_text('{"session": "nope", "task": 0, "kind": "k", "correction": null}\nnot json\n', encoding="utf-8")

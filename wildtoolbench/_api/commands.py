@@ -94,11 +94,11 @@ def score(
     """
     import json
 
-    from wildtoolbench.audit.command import score_results_with_errata
+    from wildtoolbench.scoring.command import score_results
     from wildtoolbench.scoring.outputs import score_files
 
     with cli_errors():
-        score_results_with_errata(
+        score_results(
             dataset_option(dataset),
             Path(results),
             Path(out),

@@ -1,4 +1,4 @@
-"""``wtb audit`` and ``wtb score --errata``: the application side (docs/audit.md; the exit status follows
+"""``wtb audit``: the application side (docs/audit.md; the exit status follows
 docs/cli.md §2: findings are not an error, an unreadable file is 1, a bad command line 2)."""
 
 from __future__ import annotations
@@ -61,9 +61,10 @@ def audit(
     applied = None
     if errata is not None:
         from wildtoolbench.bench.errata import apply_errata
+        from wildtoolbench.scoring.errata import read_errata
 
         by_id = data.by_id()
-        applied = apply_errata(audit_run.read_errata(errata, by_id), by_id)
+        applied = apply_errata(read_errata(errata, by_id), by_id)
     document = None
     if stats:
         from wildtoolbench.audit.coverage import coverage_report
@@ -229,121 +230,3 @@ def summary_line(data, findings) -> str:
     invalid = sum(1 for ok in data.valid if not ok)
     head = f"{len(data.sessions)} session(s) audited ({invalid} invalid): {len(findings)} finding(s)"
     return head + (": " + "; ".join(parts) if parts else "")
-
-
-def score_command(
-    run_folder: Path | None,
-    dataset: Path | None,
-    results: Path | None,
-    out: Path | None,
-    tasks: int | None,
-    scoring: str,
-    language: str | None,
-    pull: bool,
-    model_name: str | None,
-    errata: Path | None,
-) -> None:
-    """``wtb score``: a run folder re-graded in place (:func:`wildtoolbench.scoring.command.score_run_folder`,
-    docs/semantic-mode.md §4), or a result file scored into ``out`` (:func:`score_results_with_errata`).
-
-    Raises:
-        UsageError: a run folder with ``--results``/``--out``/``--errata``, or neither a run folder nor all of
-            ``--dataset``, ``--results`` and ``--out`` (exit 2); otherwise what the chosen function raises.
-    """
-    if run_folder is not None:
-        if results is not None or out is not None or errata is not None:
-            raise UsageError("give a RUN_FOLDER or --results/--out, not both", "RUN_FOLDER")
-        from wildtoolbench.scoring.command import score_run_folder
-
-        score_run_folder(run_folder, scoring, dataset, pull)
-        return
-    for value, name in ((dataset, "--dataset"), (results, "--results"), (out, "--out")):
-        if value is None:
-            raise UsageError("required (or give a RUN_FOLDER)", name)
-    score_results_with_errata(dataset, results, out, tasks, scoring, language, pull, model_name, errata)  # type: ignore[arg-type]
-
-
-def score_results_with_errata(
-    dataset: Path,
-    results: Path,
-    out: Path,
-    tasks: int | None,
-    scoring: str,
-    language: str | None,
-    pull: bool,
-    model_name: str | None,
-    errata: Path | None,
-) -> None:
-    """``wtb score [--errata FILE]``: :func:`wildtoolbench.scoring.command.score_results`; with an errata file,
-    its content checked before anything is written, then :func:`score_errata` (docs/audit.md §9.3). It
-    sits here, above the scoring package, because the errata are the audit's (docs/architecture.md §1).
-
-    Raises:
-        what ``score_results`` raises; wildtoolbench.bench.schema.DatasetError: a bad errata file (exit 1).
-    """
-    from wildtoolbench.scoring.command import score_results
-
-    if errata is None:
-        score_results(dataset, results, out, tasks, scoring, language, pull, model_name)
-        return
-
-    def check(dataset_file: Path, task_total: int) -> None:
-        audit_run.check_errata_file(dataset_file, errata, tasks=task_total)
-
-    dataset_file, task_total, metric = score_results(
-        dataset, results, out, tasks, scoring, language, pull, model_name, errata, before_scoring=check
-    )
-    score_errata(
-        dataset_file, results, errata, out, tasks=task_total, scoring=scoring, language=language, metric=metric
-    )
-
-
-def score_errata(
-    dataset: Path, results: Path, errata: Path, out: Path, *, tasks: int, scoring: str, language, metric
-) -> None:
-    """``wtb score --errata FILE``: score again with the errata applied, write the errata metrics beside the
-    published ones and print both side by side (docs/audit.md §9.3).
-
-    Raises:
-        wildtoolbench.bench.schema.DatasetError: a bad errata file or an erratum that does not apply (exit 1).
-    """
-    result = audit_run.score_with_errata(dataset, results, errata, out, tasks=tasks, scoring=scoring, language=language)
-    _out.print(errata_table(metric, result.metric))
-    _out.print(errata_line(result), markup=False)
-    _out.print(f"wrote {out / result.files[0]} and {out / result.files[1]}", markup=False)
-
-
-def errata_table(without: dict, with_errata: dict):
-    """A ``rich`` table of every metric row without and with errata (docs/audit.md §9.3)."""
-    from rich.table import Table
-
-    from wildtoolbench.common.table import metric_rows
-
-    table = Table(title="Scores without and with errata", title_justify="left")
-    for name, justify in (("Group", "left"), ("Metric", "left"), ("Without", "right"), ("With errata", "right")):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    previous = None
-    for (section, name, before, count_before), (_, _, after, count_after) in zip(
-        metric_rows(without), metric_rows(with_errata)
-    ):
-        table.add_row(
-            section if section != previous else "", name, f"{before} ({count_before})", f"{after} ({count_after})"
-        )
-        previous = section
-    return table
-
-
-def errata_line(result) -> str:
-    """What the errata did: ``"errata: 2 task(s) excluded, 1 gold argument change(s) (3 logged gold call(s) rewritten), ..."``."""
-    applied = result.applied
-    excluded = sum(len(tasks) for tasks in applied.excluded.values())
-    line = (
-        f"errata: {excluded} task(s) excluded, {len(applied.argument_changes)} gold argument change(s) "
-        f"({result.rewritten} logged gold call(s) rewritten), {len(applied.pending)} pending (no correction)"
-    )
-    if applied.other_changes:
-        line += (
-            f"; {len(applied.other_changes)} other correction(s) change what the model sees (observations, "
-            "messages, tools): only a new run on the corrected dataset reflects them"
-        )
-    return line

@@ -90,7 +90,7 @@ def score(
     reference run it also prints how many task labels flip, by fix, and how the accomplish progress
     rate changes (fix 8 counts gold nodes, docs/fixed-mode.md §9).
     """
-    from wildtoolbench.audit.command import score_command
+    from wildtoolbench.scoring.command import score_command
 
     with exit_on_error():
         score_command(

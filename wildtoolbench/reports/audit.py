@@ -95,10 +95,10 @@ def errata_scores(runs: Sequence[Run], errata: os.PathLike[str] | str) -> dict[s
         ReportError: the errata file is bad or does not apply to a run's dataset (every problem named,
             ``file:line: field: message``).
     """
-    from wildtoolbench.audit.run import errata_metric
     from wildtoolbench.bench.schema import DatasetError
     from wildtoolbench.common.run_folder import RESULT_FILE
     from wildtoolbench.common.table import metric_rows
+    from wildtoolbench.scoring.errata import errata_metric
 
     out: dict[str, Any] = {"path": shareable_path(errata), "runs": [], "skipped": []}
     for run in runs:

@@ -8,7 +8,6 @@ usage error (exit 2; docs/cli.md §2).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from wildtoolbench.common.exits import BadInput, UsageError
 from wildtoolbench.common.inputs import require_file
 from wildtoolbench.common.table import metric_table
 from wildtoolbench.data.command import dataset_path, task_count
+from wildtoolbench.scoring.errata import check_errata_file, score_errata
 from wildtoolbench.scoring.outputs import score_files, summary_metrics_file
 from wildtoolbench.scoring.results import file_model_name, load_result_records, scan_result_records
 from wildtoolbench.scoring.run import compare_run_files, score_run
@@ -66,7 +66,6 @@ def score_results(
     pull: bool = False,
     model_name: str | None = None,
     errata: Path | None = None,
-    before_scoring: Callable[[Path, int], None] | None = None,
 ) -> tuple[Path, int, dict[str, Any]]:
     """``wtb score``: score ``results`` against ``dataset`` into ``out`` (``score.jsonl``, ``metric.json``,
     ``summary_metrics.json``; the mode's own files outside reference mode, e.g. ``.fixed``, docs/fixed-mode.md)
@@ -79,18 +78,18 @@ def score_results(
         model_name: the model of records that name none (the published runner's error records
             ``{"id", "result": "Error during inference: ..."}``, docs/scoring.md §5.1); ``None``: the
             model the file's other records name.
-        errata: an errata file (docs/audit.md §9): only checked to exist here, in the order of the other
-            arguments; :func:`wildtoolbench.audit.command.score_results_with_errata` checks its content
-            (through ``before_scoring``) and scores the run again with it applied.
-        before_scoring: called with the dataset file and the task count once both are known, before
-            anything is written; what it raises stops the command.
+        errata: an errata file (docs/audit.md §9): its content is checked against the dataset before
+            anything is written; after the published scoring the run is scored again with it applied
+            (:func:`wildtoolbench.scoring.errata.score_errata`: ``metric.errata.json`` and
+            ``summary_metrics.errata.json``, both metrics printed side by side, docs/audit.md §9.3).
 
     Returns:
         The dataset file, the task count and the metric of the published format (``metric.json``).
 
     Raises:
         UsageError: ``dataset``, ``results`` or ``errata`` is not a file, or ``model_name`` is empty (exit 2).
-        wildtoolbench.bench.schema.DatasetError: the dataset or the result file's content (exit 1).
+        wildtoolbench.bench.schema.DatasetError: the dataset, the result file or the errata file's content, or
+            an erratum that does not apply (exit 1).
         BadInput: ``out`` cannot be written (exit 1).
     """
     scoring = scoring_strategy(scoring)
@@ -104,8 +103,8 @@ def score_results(
         require_file(errata, "--errata")
     try:
         tasks = task_count(dataset, tasks)
-        if before_scoring is not None:  # e.g. a bad errata file stops the command before anything is written
-            before_scoring(dataset, tasks)
+        if errata is not None:  # a bad errata file stops the command before anything is written
+            check_errata_file(dataset, errata, tasks=tasks)
         metric = score_run(
             dataset, results, out, tasks=tasks, scoring=scoring, language=language, model_name=model_name
         )
@@ -121,6 +120,8 @@ def score_results(
     if flips is not None:
         _out.print(rescoring_line(flips, progress, (metric.get("progress_info") or {}).get("Total")), markup=False)
     _out.print(f"wrote {out / score_file}, {out / metric_file} and {out / summary_file}", markup=False)
+    if errata is not None:
+        score_errata(dataset, results, errata, out, tasks=tasks, scoring=scoring, language=language, metric=metric)
     return dataset, tasks, metric
 
 
@@ -221,3 +222,34 @@ def score_run_folder(run_dir: Path, scoring: str, dataset: Path | None = None, p
     needed = tasks_needing_rerun(sessions, records, target, side)
     total = sum(len(r["result"]) if isinstance(r.get("result"), list) else tasks for r in records)
     _out.print(rerun_line(needed, total, target), markup=False)
+
+
+def score_command(
+    run_folder: Path | None,
+    dataset: Path | None,
+    results: Path | None,
+    out: Path | None,
+    tasks: int | None,
+    scoring: str,
+    language: str | None,
+    pull: bool,
+    model_name: str | None,
+    errata: Path | None,
+) -> None:
+    """``wtb score``: a run folder re-graded in place (:func:`score_run_folder`, docs/semantic-mode.md §4), or a
+    result file scored into ``out``, with ``errata`` applied too when given (:func:`score_results`,
+    docs/scoring.md, docs/audit.md §9.3).
+
+    Raises:
+        UsageError: a run folder with ``--results``/``--out``/``--errata``, or neither a run folder nor all of
+            ``--dataset``, ``--results`` and ``--out`` (exit 2); otherwise what the chosen function raises.
+    """
+    if run_folder is not None:
+        if results is not None or out is not None or errata is not None:
+            raise UsageError("give a RUN_FOLDER or --results/--out, not both", "RUN_FOLDER")
+        score_run_folder(run_folder, scoring, dataset, pull)
+        return
+    for value, name in ((dataset, "--dataset"), (results, "--results"), (out, "--out")):
+        if value is None:
+            raise UsageError("required (or give a RUN_FOLDER)", name)
+    score_results(dataset, results, out, tasks, scoring, language, pull, model_name, errata)  # type: ignore[arg-type]
