@@ -13,6 +13,7 @@ from wildtoolbench.models import ConfigurationError
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
 from wildtoolbench.remote import api_key_from_env, check_specs_for_server, display_url, record_usage, spec_file
 from wildtoolbench.remote import evaluation as remote_evaluation
+from wildtoolbench.remote import invoker as remote_invoker
 from wildtoolbench.remote.client import RunReply, ServerFailure, check_url
 from wildtoolbench.runner import ERRORS_FILE, RESULT_FILE, RUN_FILE, SUMMARY_FILE
 
@@ -136,7 +137,7 @@ async def test_server_replies_become_records_or_infrastructure_errors(tmp_path, 
         }
         return RunReply({"record": record}, None, kwargs["thread_id"], "r0")
 
-    monkeypatch.setattr(remote_evaluation, "wait_for_run", fake_wait_for_run)
+    monkeypatch.setattr(remote_invoker, "wait_for_run", fake_wait_for_run)  # the one run-and-wait of both graphs
     monkeypatch.setenv("OPENAI_API_KEY", "sk-abcdefghijkl0123")
     context = EvaluationContext(
         model=f"replay:{DEMO / 'demo_candidates.jsonl'}#oracle", dataset=str(DEMO / "demo_sessions.jsonl")
@@ -268,7 +269,7 @@ async def test_generation_replies_become_outcomes(monkeypatch):
             raise reply
         return reply
 
-    monkeypatch.setattr(remote_generation, "wait_for_run", fake_wait_for_run)
+    monkeypatch.setattr(remote_invoker, "wait_for_run", fake_wait_for_run)
     for role in ("USER", "AGENT"):
         monkeypatch.delenv(f"WTB_{role}_MODEL", raising=False)
     monkeypatch.setenv("WTB_TOOL_MODEL", "openai:from-env")

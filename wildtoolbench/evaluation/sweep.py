@@ -254,7 +254,8 @@ async def _run_all(
     gate = asyncio.Semaphore(places)
     if options.server:
         from wildtoolbench.remote.client import connect
-        from wildtoolbench.remote.evaluation import RemoteEvaluation, langsmith_project
+        from wildtoolbench.remote.evaluation import RemoteEvaluation
+        from wildtoolbench.remote.invoker import langsmith_project
 
         async with connect(options.server, concurrency=places) as client:
             remote = RemoteEvaluation(client, options.server, project=langsmith_project(options.no_trace))

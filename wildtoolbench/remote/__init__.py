@@ -8,6 +8,9 @@ keeps being the single writer of the outputs (the batch layers take the session 
   one run on a new thread with the session's metadata, and the failures of the HTTP layer.
 - :mod:`wildtoolbench.remote.check`: the checks before the first session (model specs, the server, the files the
   server must open).
+- :mod:`wildtoolbench.remote.invoker`: what both share: :class:`~wildtoolbench.remote.invoker.RemoteGraphInvoker`
+  (client, URL, graph id, batch id, LangSmith project; one run on a new thread, waited for) and the batch
+  opened on a server (:func:`~wildtoolbench.remote.invoker.run_batch_on_server`).
 - :mod:`wildtoolbench.remote.evaluation`: :class:`RemoteEvaluation` and :func:`arun_eval_remote` (``wtb eval --server``).
 - :mod:`wildtoolbench.remote.generation`: :class:`RemoteGeneration` and :func:`run_batch_remote` (``wtb generate --server``).
 """

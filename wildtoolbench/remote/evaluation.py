@@ -25,23 +25,22 @@ import dataclasses
 import os
 import re
 import time
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from wildtoolbench.bench.harness import error_record, with_language
 from wildtoolbench.models.cache import current_cache, current_trial
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
-from wildtoolbench.remote.client import RunReply, ServerFailure, connect, display_url, wait_for_run
+from wildtoolbench.remote.client import RunReply, ServerFailure
+from wildtoolbench.remote.invoker import REJECTED_REQUEST, RemoteGraphInvoker, langsmith_project, run_batch_on_server
 from wildtoolbench.runner.accounting import Prices, RunSummary
 from wildtoolbench.runner.batch import arun_eval
 from wildtoolbench.runner.identity import scoring_mode
 from wildtoolbench.runner.invoke import SessionOutcome, recorded_model_name
-from wildtoolbench.tracing import context_settings, redact_record, session_run_config, tracing_requested
+from wildtoolbench.tracing import context_settings, redact_record, session_run_config
 
 GRAPH_ID = "evaluation"
 
-_REJECTED = re.compile(r"^model request failed \(not retried\): http (400|413|422)\b")
 _ATTEMPTS = re.compile(r"^model request failed after (\d+) attempts?\b")
 
 
@@ -129,7 +128,7 @@ def is_refused(error_class: str, message: str) -> bool:
     a ``ModelRequestError`` not retried with HTTP 400/413/422, or a graph candidate's ``CandidateOutputError``."""
     if error_class == "CandidateOutputError":
         return True
-    return error_class == "ModelRequestError" and bool(_REJECTED.match(message))
+    return error_class == "ModelRequestError" and bool(REJECTED_REQUEST.match(message))
 
 
 def refused_record(session_id: str, context: EvaluationContext, error_class: str, message: str) -> dict[str, Any]:
@@ -143,44 +142,17 @@ def refused_record(session_id: str, context: EvaluationContext, error_class: str
     return record
 
 
-def langsmith_project(no_trace: bool = False) -> str | None:
-    """The LangSmith project to ask the server to trace into: ``$LANGSMITH_PROJECT`` (or ``$LANGCHAIN_PROJECT``)
-    when the client asks for tracing and ``--no-trace`` is not given, else ``None`` (the server's own project)."""
-    if no_trace or not tracing_requested():
-        return None
-    return os.environ.get("LANGSMITH_PROJECT") or os.environ.get("LANGCHAIN_PROJECT") or None
-
-
-class RemoteEvaluation:
+class RemoteEvaluation(RemoteGraphInvoker):
     """A :class:`~wildtoolbench.runner.invoke.SessionInvoker`: one run of the deployed ``evaluation`` graph per session.
 
     Each run goes to a new thread whose metadata, like the run's, is the session's trace metadata
     (``dataset``, ``session_id``, ``model``, ``language``, ``project_version``, ``settings``) plus
     ``wtb_batch_id`` (the same for every session of one command); the run is named
     ``wtb eval <session id>`` and tagged ``wildtoolbench``, ``wtb-eval``, as a local run's trace.
-
-    Args:
-        client: a client from :func:`wildtoolbench.remote.client.connect`.
-        url: the server's URL (for messages and ``errors.jsonl``; credentials redacted there).
-        graph_id: the deployed graph.
-        batch_id: ``wtb_batch_id`` metadata; default a new UUID.
-        project: LangSmith project for the server's traces (:func:`langsmith_project`).
+    The constructor's arguments are :class:`~wildtoolbench.remote.invoker.RemoteGraphInvoker`'s.
     """
 
-    def __init__(
-        self,
-        client: Any,
-        url: str,
-        *,
-        graph_id: str = GRAPH_ID,
-        batch_id: str | None = None,
-        project: str | None = None,
-    ):
-        self.client = client
-        self.url = display_url(url)
-        self.graph_id = graph_id
-        self.batch_id = batch_id or uuid.uuid4().hex
-        self.project = project
+    GRAPH_ID = GRAPH_ID
 
     async def __call__(
         self, session: Mapping[str, Any], context: EvaluationContext, *, prices: Prices | None = None
@@ -203,20 +175,9 @@ class RemoteEvaluation:
         )
         record: dict[str, Any] | None = None
         error: dict[str, Any] | None = None
-        thread_id = str(uuid.uuid4())
         trial, cache = current_trial(), current_cache()
-        payload = run_input(session, trial, cache)
         try:
-            reply = await wait_for_run(
-                self.client,
-                self.graph_id,
-                thread_id=thread_id,
-                input=payload,
-                context=context_payload(context),
-                metadata={**config["metadata"], "wtb_batch_id": self.batch_id},
-                config={"run_name": config["run_name"], "tags": config["tags"]},
-                langsmith_project=self.project,
-            )
+            reply = await self.run_graph(run_input(session, trial, cache), context_payload(context), config)
         except ServerFailure as exc:
             error = self._error(session_id, model_name, f"LangGraph server: {exc}", 0, exc.thread_id, exc.run_id)
         else:
@@ -306,12 +267,18 @@ async def arun_eval_remote(
         As :func:`~wildtoolbench.runner.arun_eval`; models.ConfigurationError for a malformed URL. Server
         failures are per-session infrastructure errors, not exceptions.
     """
-    recorded = {**dict(settings or {}), "server": display_url(server)}
-    async with connect(server, concurrency=concurrency) as client:
-        invoke = RemoteEvaluation(client, server, project=langsmith_project(no_trace))
-        return await arun_eval(
-            sessions, context, out_dir, concurrency=concurrency, settings=recorded, invoke=invoke, **kwargs
-        )
+    return await run_batch_on_server(
+        RemoteEvaluation,
+        arun_eval,
+        sessions,
+        context,
+        out_dir,
+        server=server,
+        concurrency=concurrency,
+        no_trace=no_trace,
+        settings=settings,
+        **kwargs,
+    )
 
 
 def run_eval_remote(*args: Any, **kwargs: Any) -> RunSummary:

@@ -16,9 +16,7 @@ Roles added with ``--roles`` cannot be used: the deployed graph has the roles it
 from __future__ import annotations
 
 import dataclasses
-import re
 import time
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,8 +24,8 @@ from typing import Any
 from wildtoolbench.bench.generation import SessionPlan
 from wildtoolbench.nodes.generation.context import Context
 from wildtoolbench.nodes.generation.registry import model_roles, role_model
-from wildtoolbench.remote.client import ServerFailure, connect, display_url, wait_for_run
-from wildtoolbench.remote.evaluation import langsmith_project
+from wildtoolbench.remote.client import ServerFailure
+from wildtoolbench.remote.invoker import REJECTED_REQUEST, RemoteGraphInvoker, run_batch_on_server
 from wildtoolbench.runner.generation import (
     GenerationOutcome,
     GenerationSummary,
@@ -38,8 +36,6 @@ from wildtoolbench.runner.generation import (
 from wildtoolbench.tracing import redact_text
 
 GRAPH_ID = "generation"
-
-_REJECTED = re.compile(r"^model request failed \(not retried\): http (400|413|422)\b")
 
 
 def generation_context_payload(context: Context) -> dict[str, Any]:
@@ -67,34 +63,15 @@ def state_usage(state: dict[str, Any], wall_time: float) -> dict[str, Any]:
     }
 
 
-class RemoteGeneration:
+class RemoteGeneration(RemoteGraphInvoker):
     """The ``invoke`` hook of :func:`~wildtoolbench.runner.generation.run_batch` for a server: ``await invoke(plan, context)``.
 
     Threads and runs carry the session's trace metadata (every role's model, language, type path,
     tool line, settings, project version) plus ``wtb_batch_id``; the run is named ``wtb generate <key>``.
-
-    Args:
-        client: a client from :func:`wildtoolbench.remote.client.connect`.
-        url: the server's URL (messages; credentials redacted).
-        graph_id: the deployed graph.
-        batch_id: ``wtb_batch_id`` metadata; default a new UUID.
-        project: LangSmith project for the server's traces.
+    The constructor's arguments are :class:`~wildtoolbench.remote.invoker.RemoteGraphInvoker`'s.
     """
 
-    def __init__(
-        self,
-        client: Any,
-        url: str,
-        *,
-        graph_id: str = GRAPH_ID,
-        batch_id: str | None = None,
-        project: str | None = None,
-    ):
-        self.client = client
-        self.url = display_url(url)
-        self.graph_id = graph_id
-        self.batch_id = batch_id or uuid.uuid4().hex
-        self.project = project
+    GRAPH_ID = GRAPH_ID
 
     async def __call__(self, plan: SessionPlan, context: Context) -> GenerationOutcome:
         """Generate ``plan``'s session on the server; never raises for a session-level or server failure
@@ -103,16 +80,7 @@ class RemoteGeneration:
         config = run_config(plan, context)
         state = plan.as_state()
         try:
-            reply = await wait_for_run(
-                self.client,
-                self.graph_id,
-                thread_id=str(uuid.uuid4()),
-                input=state,
-                context=generation_context_payload(context),
-                metadata={**config["metadata"], "wtb_batch_id": self.batch_id},
-                config={"run_name": config["run_name"], "tags": config["tags"]},
-                langsmith_project=self.project,
-            )
+            reply = await self.run_graph(state, generation_context_payload(context), config)
         except ServerFailure as exc:
             reason = f"LangGraph server {self.url}: {exc}" + (f" (thread {exc.thread_id})" if exc.thread_id else "")
             return GenerationOutcome(
@@ -125,7 +93,7 @@ class RemoteGeneration:
             )
         if reply.error is not None:
             name, message = reply.error.get("error", ""), reply.error.get("message", "")
-            rejected = name == "ModelRequestError" and bool(_REJECTED.match(message))
+            rejected = name == "ModelRequestError" and bool(REJECTED_REQUEST.match(message))
             reason = (
                 message if name == "ModelRequestError" else f"LangGraph server: the run failed with {name}: {message}"
             )
@@ -182,12 +150,18 @@ async def run_batch_remote(
     Raises:
         As :func:`~wildtoolbench.runner.generation.run_batch`.
     """
-    recorded = {**dict(settings or {}), "server": display_url(server)}
-    async with connect(server, concurrency=concurrency) as client:
-        invoke = RemoteGeneration(client, server, project=langsmith_project(no_trace))
-        return await run_batch(
-            plans, context, out_dir, concurrency=concurrency, settings=recorded, invoke=invoke, **kwargs
-        )
+    return await run_batch_on_server(
+        RemoteGeneration,
+        run_batch,
+        plans,
+        context,
+        out_dir,
+        server=server,
+        concurrency=concurrency,
+        no_trace=no_trace,
+        settings=settings,
+        **kwargs,
+    )
 
 
 __all__ = ["GRAPH_ID", "RemoteGeneration", "generation_context_payload", "run_batch_remote", "state_usage"]
