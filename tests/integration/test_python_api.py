@@ -79,17 +79,29 @@ def test_spec_string_run_equals_published_metric_and_accessors(reference_dir, tm
     assert all(row.steps >= 1 for row in run.tasks)
 
 
-def test_out_none_leaves_nothing(tmp_path, monkeypatch):
+def test_out_none_leaves_nothing(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     run = wildtoolbench.evaluate(DEMO_ORACLE, progress=False)
+    temporary = capsys.readouterr()
     assert run.out is None
     assert run.metrics["total_info"]["task"] == {"accuracy": 1.0, "correct_count": 24, "total_count": 24}
     assert len(run.tasks) == 24
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tmp"]  # no runs/ folder
     assert list(scratch.iterdir()) == []  # the temporary run folder is gone
+    # The run's own closing line says the folder was temporary; the API prints nothing of its own: the
+    # output is the same run's with out=FOLDER, but for that line.
+    wildtoolbench.evaluate(DEMO_ORACLE, out=tmp_path / "kept", progress=False)
+    kept = capsys.readouterr()
+    lines, kept_lines = temporary.out.splitlines(), kept.out.splitlines()
+    assert lines[-1] == "outputs in a temporary folder, removed when the run returns: pass out=FOLDER to keep them"
+    assert kept_lines[-1] == f"outputs in {tmp_path / 'kept'}/"
+    assert lines[:-1] == kept_lines[:-1]
+    assert "│ Overall       │ Task accuracy                 │ 100.00% │       24/24 │" in lines
+    assert str(scratch) not in temporary.out
+    assert len(temporary.err.splitlines()) == len(kept.err.splitlines()) and "out=None" not in temporary.err
 
 
 def test_sync_async_and_inside_a_running_loop_agree(reference_dir):

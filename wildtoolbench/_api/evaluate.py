@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -39,7 +38,9 @@ DEMO = "demo"
 def _settings_names() -> list[str]:
     from wildtoolbench.evaluation.options import EvalOptions
 
-    return sorted(f.name for f in dataclasses.fields(EvalOptions) if f.name not in ("dataset", "model", "out"))
+    return sorted(
+        f.name for f in dataclasses.fields(EvalOptions) if f.name not in ("dataset", "model", "out", "out_temporary")
+    )
 
 
 def _ids(value: Any) -> tuple[str, ...]:
@@ -215,10 +216,9 @@ def run_evaluation(model: Any, dataset: str | Path | None, out: str | Path | Non
         if options.out is not None:
             return _evaluate_in(options, options.out)
         with tempfile.TemporaryDirectory(prefix="wtb-eval-") as folder:
-            run = _evaluate_in(dataclasses.replace(options, out=Path(folder) / "run"), None)
-        # The lines printed above name the temporary folder; say that it is gone (docs/guides/scripting.md).
-        print("out=None: that folder was temporary and is removed; pass out=FOLDER to keep the files", file=sys.stderr)
-        return run
+            # The run's own closing line says the folder is temporary (wildtoolbench.evaluation.run.score_and_print).
+            temporary = dataclasses.replace(options, out=Path(folder) / "run", out_temporary=True)
+            return _evaluate_in(temporary, None)
 
 
 def _loop_running() -> bool:

@@ -56,6 +56,9 @@ class EvalOptions:
     until_decided: bool = False
     baseline: Path | None = None
     max_trials: int | None = None
+    # Not an option of the command line: the Python API's ``out=None`` runs in a temporary folder removed when
+    # the call returns; the run's closing line then says so instead of pointing there (docs/guides/scripting.md).
+    out_temporary: bool = False
 
 
 MAX_TIMEOUT = 1_000_000.0

@@ -92,7 +92,15 @@ def finish_run(plan: EvalPlan, summary: runner.RunSummary) -> None:
         )
     print_accounting(summary, max_retry_wait=context.max_retry_wait)
     if summary.evaluated + summary.skipped:
-        score_and_print(plan.dataset, summary.result_path, plan.out, plan.tasks, context.scoring, context.language)
+        score_and_print(
+            plan.dataset,
+            summary.result_path,
+            plan.out,
+            plan.tasks,
+            context.scoring,
+            context.language,
+            out_temporary=plan.options.out_temporary,
+        )
         if plan.options.report:
             from wildtoolbench.reports.command import write_report  # the report's plotting: only for --report
 
@@ -108,11 +116,16 @@ def score_and_print(
     tasks: int = 4,
     scoring: ScoringStrategy | str | None = None,
     language: str | None = "en",
+    *,
+    out_temporary: bool = False,
 ) -> None:
     """Score the run into ``out/score.jsonl``, ``out/metric.json`` and ``out/summary_metrics.json``
     (``score.fixed.jsonl``, ``metric.fixed.json`` and ``summary_metrics.fixed.json`` in fixed mode: the
     files of ``scoring``, a :class:`~wildtoolbench.bench.strategy.ScoringStrategy` or its name,
-    docs/fixed-mode.md) and print the table (docs/scoring.md).
+    docs/fixed-mode.md) and print the table (docs/scoring.md), then the closing line :func:`outputs_line`.
+
+    ``out_temporary``: ``out`` is removed when the run returns (the Python API's ``out=None``,
+    docs/guides/scripting.md); the closing line says so.
 
     Raises:
         wildtoolbench.bench.schema.DatasetError: the dataset or the result file's content (exit 1).
@@ -133,7 +146,15 @@ def score_and_print(
             f"trial 1 is metric.json; all {summary['trials']} trials: {out / trials_file}, {out / trials_summary_file}",
             markup=False,
         )
-    typer.echo(f"outputs in {out}/")
+    typer.echo(outputs_line(out, out_temporary))
+
+
+def outputs_line(out: Path, temporary: bool = False) -> str:
+    """The last line of a scored run on stdout: ``outputs in OUT/``; for a folder removed when the run returns
+    (``temporary``, the Python API's ``out=None``), where to ask for files that stay (docs/guides/scripting.md)."""
+    if temporary:
+        return "outputs in a temporary folder, removed when the run returns: pass out=FOLDER to keep them"
+    return f"outputs in {out}/"
 
 
 def _kept_sessions(out: Path, sessions: Sequence[Mapping[str, Any]]) -> str:
