@@ -75,6 +75,29 @@ def test_a_file_without_helpers_keeps_the_digest_of_its_bytes(tmp_path):
     assert source_digest(lone) == hashlib.sha256(lone.read_bytes()).hexdigest()
 
 
+def test_the_digest_reads_each_file_once_and_keeps_its_formula(tmp_path, monkeypatch):
+    """The candidate's file and each helper module are read once (their bytes are both parsed and hashed);
+    the digest is the file's bytes, then per helper in path order ``NUL name NUL sha256(bytes)``."""
+    import collections
+    import hashlib
+
+    folder = _folder(tmp_path)
+    agent = (folder / "my_agent.py").resolve()
+    expected = hashlib.sha256(agent.read_bytes())
+    for name in ("models.py", "prompts.py"):
+        expected.update(b"\0" + name.encode() + b"\0" + hashlib.sha256((folder / name).read_bytes()).digest())
+    reads: collections.Counter[str] = collections.Counter()
+    read_bytes = Path.read_bytes
+
+    def counted(self: Path) -> bytes:
+        reads[self.name] += 1
+        return read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counted)
+    assert source_digest(folder / "my_agent.py") == expected.hexdigest()
+    assert reads == {"my_agent.py": 1, "models.py": 1, "prompts.py": 1}
+
+
 def test_an_edited_helper_module_or_another_replay_candidate_is_not_resumed(tmp_path):
     folder = _folder(tmp_path)
     first = _eval(folder)

@@ -119,13 +119,13 @@ def source_digest(source: Path) -> str:
         OSError: ``source`` cannot be read.
     """
     source = source.resolve()
-    helpers = local_imports(source)
-    if not helpers:
-        return hashlib.sha256(source.read_bytes()).hexdigest()
-    digest = hashlib.sha256(source.read_bytes())
-    for path in helpers:
+    contents = _local_files(source)  # each file read once: its bytes are parsed and hashed
+    digest = hashlib.sha256(contents.pop(source))
+    if not contents:
+        return digest.hexdigest()
+    for path in sorted(contents):
         name = path.relative_to(source.parent).as_posix()
-        digest.update(b"\0" + name.encode("utf-8") + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+        digest.update(b"\0" + name.encode("utf-8") + b"\0" + hashlib.sha256(contents[path]).digest())
     return digest.hexdigest()
 
 
@@ -133,16 +133,26 @@ def local_imports(source: Path, limit: int = 500) -> list[Path]:
     """The ``.py`` files of ``source``'s folder that ``source`` imports, directly or through each other
     (absolute imports resolved against that folder, relative ones against the importing file's package),
     sorted; ``source`` itself is not listed. A file that does not parse adds its bytes but no imports;
-    at most ``limit`` files are followed."""
+    at most ``limit`` files are followed.
+
+    Raises:
+        OSError: ``source`` or one of the files it imports cannot be read.
+    """
+    source = source.resolve()
+    return sorted(path for path in _local_files(source, limit) if path != source)
+
+
+def _local_files(source: Path, limit: int = 500) -> dict[Path, bytes]:
+    """``source`` (resolved) and the files of :func:`local_imports`, each with its bytes, each file read once."""
     import ast
 
     folder = source.parent
-    found: set[Path] = set()
+    contents: dict[Path, bytes] = {source: source.read_bytes()}
     queue = [source]
-    while queue and len(found) < limit:
+    while queue and len(contents) <= limit:
         current = queue.pop()
         try:
-            tree = ast.parse(current.read_bytes())
+            tree = ast.parse(contents[current])
         except (SyntaxError, ValueError):
             continue
         for node in ast.walk(tree):
@@ -151,14 +161,16 @@ def local_imports(source: Path, limit: int = 500) -> list[Path]:
                 names = [(0, alias.name) for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
-                names = [(node.level, base)] + [(node.level, f"{base}.{a.name}" if base else a.name) for a in node.names]
+                names = [(node.level, base)] + [
+                    (node.level, f"{base}.{a.name}" if base else a.name) for a in node.names
+                ]
             for level, dotted in names:
                 root = folder if level == 0 else current.parents[level - 1]
                 for path in _module_files(root, dotted):
-                    if path != source and path not in found and folder in path.parents:
-                        found.add(path)
+                    if path not in contents and folder in path.parents:
+                        contents[path] = path.read_bytes()
                         queue.append(path)
-    return sorted(found)
+    return contents
 
 
 def _module_files(root: Path, dotted: str) -> list[Path]:
