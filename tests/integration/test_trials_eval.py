@@ -278,24 +278,39 @@ def test_a_killed_run_resumed_with_the_cache_pays_each_request_once(reference_di
 # --------------------------------------------------------------------------- until decided
 
 
-def _pair(reference_dir: Path, tmp_path: Path, gap: float) -> tuple[str, str]:
+def _chances_b(reference_dir: Path) -> dict[str, float]:
     rng = random.Random(7)
     ids = [s["id"] for s in _jsonl(reference_dir / "sessions.jsonl")]
-    chances = {f"{s}:{t}": round(rng.uniform(0.2, 0.8), 3) for s in ids for t in range(4)}
-    b = stochastic.write_config(tmp_path / "b.json", reference_dir, seed=11, p=0.5, tasks=chances)
-    better = {key: min(1.0, value + gap) for key, value in chances.items()}
-    a = stochastic.write_config(tmp_path / "a.json", reference_dir, seed=12, p=0.5, tasks=better)
-    return a, b
+    return {f"{s}:{t}": round(rng.uniform(0.2, 0.8), 3) for s in ids for t in range(4)}
+
+
+@pytest.fixture(scope="module")
+def baseline_b(reference_dir, tmp_path_factory) -> Path:
+    """Candidate B's run with 3 trials, the baseline both until-decided tests compare against (they only read
+    it): made once for the module, as each test made the same run before."""
+    stochastic.register()
+    folder = tmp_path_factory.mktemp("baseline")
+    b = stochastic.write_config(folder / "b.json", reference_dir, seed=11, p=0.5, tasks=_chances_b(reference_dir))
+    dataset = str(reference_dir / "sessions.jsonl")
+    _eval("--dataset", dataset, "--model", b, "--out", str(folder / "B"), "--trials", "3")
+    return folder / "B"
+
+
+def _candidate_a(reference_dir: Path, tmp_path: Path, gap: float) -> str:
+    """Candidate A: B's chance per task raised by ``gap`` (capped at 1), another seed."""
+    better = {key: min(1.0, value + gap) for key, value in _chances_b(reference_dir).items()}
+    return stochastic.write_config(tmp_path / "a.json", reference_dir, seed=12, p=0.5, tasks=better)
 
 
 @pytest.mark.slow
-def test_until_decided_finds_a_ten_point_gap_with_fewer_requests_than_ten_full_trials(reference_dir, tmp_path):
-    a, b = _pair(reference_dir, tmp_path, 0.10)
+def test_until_decided_finds_a_ten_point_gap_with_fewer_requests_than_ten_full_trials(
+    reference_dir, tmp_path, baseline_b
+):
+    a = _candidate_a(reference_dir, tmp_path, 0.10)
     dataset = str(reference_dir / "sessions.jsonl")
-    _eval("--dataset", dataset, "--model", b, "--out", str(tmp_path / "B"), "--trials", "3")
     output = _eval(
         "--dataset", dataset, "--model", a, "--out", str(tmp_path / "A"), "--until-decided",
-        "--baseline", str(tmp_path / "B"), "--max-trials", "10",
+        "--baseline", str(baseline_b), "--max-trials", "10",
     )  # fmt: skip
     document = json.loads((tmp_path / "A" / "until_decided.json").read_text())
     assert document["decision"] == "A better" and document["low"] > 0
@@ -308,13 +323,12 @@ def test_until_decided_finds_a_ten_point_gap_with_fewer_requests_than_ten_full_t
 
 
 @pytest.mark.slow
-def test_until_decided_says_within_noise_for_equal_candidates_at_the_budget(reference_dir, tmp_path):
-    a, b = _pair(reference_dir, tmp_path, 0.0)
+def test_until_decided_says_within_noise_for_equal_candidates_at_the_budget(reference_dir, tmp_path, baseline_b):
+    a = _candidate_a(reference_dir, tmp_path, 0.0)
     dataset = str(reference_dir / "sessions.jsonl")
-    _eval("--dataset", dataset, "--model", b, "--out", str(tmp_path / "B"), "--trials", "3")
     output = _eval(
         "--dataset", dataset, "--model", a, "--out", str(tmp_path / "A"), "--until-decided",
-        "--baseline", str(tmp_path / "B"), "--max-trials", "4",
+        "--baseline", str(baseline_b), "--max-trials", "4",
     )  # fmt: skip
     document = json.loads((tmp_path / "A" / "until_decided.json").read_text())
     assert document["decision"] == "within noise" and document["low"] < 0 < document["high"]
