@@ -133,6 +133,16 @@ class Reviewer:
             self.open(pos)
             self.key("A")
 
+    def accept_all_by_request(self, positions, name: str) -> None:
+        """What :meth:`accept_all` does, as the page's own ``POST /api/accept-rest`` (token, reviewer, version)
+        without loading each session page: the keys are tested on the demo sessions, this keeps the 24
+        reference sessions from costing two page loads each."""
+        token = self.page.get_attribute('meta[name="wtb-token"]', "content")
+        for pos in positions:
+            body = {"reviewer": name, "pos": pos, "version": self.state(pos)["version"]}
+            answer = self.page.request.post(f"{self.url}/api/accept-rest", data=body, headers={"X-WTB-Token": token})
+            assert answer.ok, answer.text()
+
     def state(self, pos: int) -> dict:
         return json.loads(self.page.request.get(f"{self.url}/api/session/{pos}").text())
 
@@ -360,8 +370,8 @@ def test_two_reviewers_on_the_reference_sessions(browser, tmp_path, reference_di
         bob.open(pos3, 2)
         assert "scores error under the reference scorer" in bob.page.locator("section#t2 .task-side").text_content()
         bob.reject(2, "the gold fails under reference scoring (quirk 24)")
-        alice.accept_all(range(len(sessions)))
-        bob.accept_all(range(len(sessions)))
+        alice.accept_all_by_request(range(len(sessions)), "alice")
+        bob.accept_all_by_request(range(len(sessions)), "bob")
         bob.page.goto(url + "/agreement")
         cells = [c.strip() for c in bob.page.locator("#agreement tbody tr.pair td").all_text_contents()]
         assert cells[:5] == ["alice", "bob", "96", "0.990", "0.000"]
