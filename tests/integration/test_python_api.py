@@ -22,6 +22,7 @@ import pytest
 import wildtoolbench
 from tests.support import candidate_graphs
 from tests.support.agent_runs import jsonl
+from tests.unit.graphs.test_evaluation_reference import normalise
 from wildtoolbench.bench.demo_data import bundled_demo_sessions
 
 CANDIDATES = ["oracle", "noisy", "wrong_name", "over_ask"]
@@ -37,6 +38,21 @@ def expected_metric(reference_dir: Path, candidate: str) -> dict:
 
 def without_name(metric: dict) -> dict:
     return {key: value for key, value in metric.items() if key != "model_name"}
+
+
+# Where two ways of running must agree with each other, four reference sessions are enough (their labels are
+# checked against the published ones); the 24 sessions against the published metric are run once per path.
+SUBSET = ["wild_tool_bench_0", "wild_tool_bench_7", "wild_tool_bench_13", "wild_tool_bench_19"]
+
+
+def published_labels(reference_dir: Path, candidate: str, ids: list[str]) -> list[tuple[str, int, str, bool]]:
+    """``(session, task index, label, optimal)`` of the published scores of ``candidate`` on the sessions ``ids``."""
+    rows = {r["session_id"]: r for r in jsonl(reference_dir / "expected_scores.jsonl") if r["candidate"] == candidate}
+    return [(i, t, task["label"], task["is_optimal"]) for i in ids for t, task in enumerate(rows[i]["results"])]
+
+
+def labels(run) -> list[tuple[str, int, str, bool]]:
+    return [(row.session_id, row.task_index, row.label, row.optimal) for row in run.tasks]
 
 
 @pytest.mark.parametrize("candidate", CANDIDATES)
@@ -105,17 +121,21 @@ def test_out_none_leaves_nothing(tmp_path, monkeypatch, capsys):
 
 
 def test_sync_async_and_inside_a_running_loop_agree(reference_dir):
+    """The three ways to call agree on four sessions, with the published labels (the 24 sessions against the
+    published metric: test_spec_string_run_equals_published_metric_and_accessors)."""
     spec = f"replay:{reference_dir / 'candidates.jsonl'}#noisy"
     dataset = reference_dir / "sessions.jsonl"
-    sync = wildtoolbench.evaluate(spec, dataset, progress=False)
-    from_async = asyncio.run(wildtoolbench.aevaluate(spec, dataset, progress=False))
+    sync = wildtoolbench.evaluate(spec, dataset, ids=SUBSET, progress=False)
+    from_async = asyncio.run(wildtoolbench.aevaluate(spec, dataset, ids=SUBSET, progress=False))
 
     async def notebook_cell():  # a running loop in this thread, as in Jupyter
-        return wildtoolbench.evaluate(spec, dataset, progress=False)
+        return wildtoolbench.evaluate(spec, dataset, ids=SUBSET, progress=False)
 
     in_loop = asyncio.run(notebook_cell())
-    assert sync.metrics == from_async.metrics == in_loop.metrics == expected_metric(reference_dir, "noisy")
+    assert sync.metrics == from_async.metrics == in_loop.metrics
+    assert sync.metrics["total_info"]["task"]["total_count"] == 16
     assert sync.tasks == from_async.tasks == in_loop.tasks
+    assert labels(sync) == published_labels(reference_dir, "noisy", SUBSET)
 
 
 @pytest.mark.parametrize(
@@ -129,15 +149,17 @@ def test_object_candidates_equal_their_graph_spec(reference_dir, tmp_path, monke
     monkeypatch.setenv(candidate_graphs.INNER_MODEL_ENV, f"replay:{reference_dir / 'candidates.jsonl'}#{candidate}")
     dataset = reference_dir / "sessions.jsonl"
     by_object = wildtoolbench.evaluate(getattr(candidate_graphs, attribute), dataset, tmp_path / "o", progress=False)
+    assert without_name(by_object.metrics) == without_name(expected_metric(reference_dir, candidate))
+    # the spec on four of the sessions: the same rows and records (the spec on all 24 against the published
+    # values: tests/integration/test_graph_candidates.py)
     by_spec = wildtoolbench.evaluate(
-        f"graph:tests.support.candidate_graphs:{attribute}", dataset, tmp_path / "s", progress=False
+        f"graph:tests.support.candidate_graphs:{attribute}", dataset, tmp_path / "s", ids=SUBSET, progress=False
     )
-    assert (
-        without_name(by_object.metrics)
-        == without_name(by_spec.metrics)
-        == without_name(expected_metric(reference_dir, candidate))
-    )
-    assert by_object.tasks == by_spec.tasks
+    assert by_spec.tasks == [row for row in by_object.tasks if row.session_id in SUBSET]
+    assert labels(by_spec) == published_labels(reference_dir, candidate, SUBSET)
+    by_id = {r["id"]: normalise(r["result"]) for r in jsonl(tmp_path / "o" / "result.jsonl")}
+    spec_records = {r["id"]: normalise(r["result"]) for r in jsonl(tmp_path / "s" / "result.jsonl")}
+    assert spec_records == {i: by_id[i] for i in SUBSET}
     record = jsonl(tmp_path / "o" / "result.jsonl")[0]
     assert record["candidate"]["kind"] == kind
     assert record["candidate"]["spec"].startswith("graph:object:")
