@@ -19,6 +19,9 @@ from wildtoolbench.cli import app
 
 CANDIDATE = "noisy"  # errs in some tasks: a metric that is not all-correct
 TRIALS = "3"
+SESSIONS = 8  # the first 8 reference sessions: every run below is compared file for file with one process,
+# which needs no more sessions than the workers and the server's concurrency can spread (was all 24)
+SCALE = ("--limit", str(SESSIONS), "--trials", TRIALS)
 
 
 def _jsonl(path: Path) -> list[dict]:
@@ -62,10 +65,11 @@ _ONE: dict[str, Path] = {}
 
 
 def one_process_run(reference_dir: Path, tmp_path_factory) -> Path:
-    """The run everything is compared with: 3 trials with a cache, in this process (made once)."""
+    """The run everything is compared with: 3 trials of the first :data:`SESSIONS` sessions with a cache, in this
+    process (made once)."""
     if "run" not in _ONE:
         base = tmp_path_factory.mktemp("one-process")
-        _run(*eval_args(reference_dir, base / "run", "--trials", TRIALS, "--cache", str(base / "cache")))
+        _run(*eval_args(reference_dir, base / "run", *SCALE, "--cache", str(base / "cache")))
         _ONE["run"] = base / "run"
     return _ONE["run"]
 
@@ -74,7 +78,7 @@ def _same_as_one_process(one: Path, out: Path) -> None:
     for name in ("metric.json", "trials.json", "trials_summary.json"):
         assert (out / name).read_text(encoding="utf-8") == (one / name).read_text(encoding="utf-8"), name
     assert _records(out) == _records(one)
-    assert _summary(out)["trials"] == _summary(one)["trials"] == {"trials": 3, "session_trials": 72}
+    assert _summary(out)["trials"] == _summary(one)["trials"] == {"trials": 3, "session_trials": 3 * SESSIONS}
 
 
 def test_trials_and_cache_over_two_workers_equal_one_process(reference_dir, tmp_path, tmp_path_factory):
@@ -83,12 +87,12 @@ def test_trials_and_cache_over_two_workers_equal_one_process(reference_dir, tmp_
     assert paid > 0 and _summary(one)["cache"]["writes"] == paid
     cache = tmp_path / "cache"
     first = tmp_path / "first"
-    _run(*eval_args(reference_dir, first, "--trials", TRIALS, "--cache", str(cache), "--workers", "2"))
+    _run(*eval_args(reference_dir, first, *SCALE, "--cache", str(cache), "--workers", "2"))
     _same_as_one_process(one, first)
     assert _summary(first)["cache"] == {"dir": str(cache), "hits": 0, "misses": paid, "writes": paid, "rejected": 0}
     assert len(list(cache.glob("??/*.json"))) == paid  # every reply once, whichever process paid for it
     second = tmp_path / "second"  # the same cache again: nothing is paid
-    _run(*eval_args(reference_dir, second, "--trials", TRIALS, "--cache", str(cache), "--workers", "2"))
+    _run(*eval_args(reference_dir, second, *SCALE, "--cache", str(cache), "--workers", "2"))
     _same_as_one_process(one, second)
     assert _summary(second)["cache"] == {"dir": str(cache), "hits": paid, "misses": 0, "writes": 0, "rejected": 0}
     assert _summary(second)["this_run"]["requests"] == 0 and _summary(second)["this_run"]["cache_hits"] == paid
@@ -115,19 +119,19 @@ def test_trials_and_cache_on_the_server_equal_one_process(dev_server, reference_
     cache = tmp_path / "cache"
     remote = ("--server", dev_server.url, "--concurrency", "8")
     first = tmp_path / "first"
-    _run(*eval_args(reference_dir, first, "--trials", TRIALS, "--cache", str(cache), *remote))
+    _run(*eval_args(reference_dir, first, *SCALE, "--cache", str(cache), *remote))
     _same_as_one_process(one, first)
     assert _summary(first)["cache"] == {"dir": str(cache), "hits": 0, "misses": paid, "writes": paid, "rejected": 0}
     assert _summary(first)["this_run"]["requests"] == paid
 
     local = tmp_path / "local"  # what the server paid for serves a run in this process
-    _run(*eval_args(reference_dir, local, "--trials", TRIALS, "--cache", str(cache)))
+    _run(*eval_args(reference_dir, local, *SCALE, "--cache", str(cache)))
     _same_as_one_process(one, local)
     assert _summary(local)["cache"]["hits"] == paid and _summary(local)["this_run"]["requests"] == 0
 
     dev_server.start()  # the server replaced
     again = tmp_path / "again"
-    _run(*eval_args(reference_dir, again, "--trials", TRIALS, "--cache", str(cache), "--server", dev_server.url))
+    _run(*eval_args(reference_dir, again, *SCALE, "--cache", str(cache), "--server", dev_server.url))
     _same_as_one_process(one, again)
     assert _summary(again)["cache"] == {"dir": str(cache), "hits": paid, "misses": 0, "writes": 0, "rejected": 0}
     this_run = _summary(again)["this_run"]
