@@ -153,6 +153,10 @@ async def _run_all(sessions: list[dict], spec: str) -> list[dict]:
     return [o["record"] for o in outputs]
 
 
+_PLAIN: dict[str, list[dict]] = {}
+"""The plain replay's records per candidate: the same for both wrappers, so run once per module."""
+
+
 @pytest.mark.parametrize("candidate", ["oracle", "noisy"])
 @pytest.mark.parametrize("attr", ["graph", "runnable"])
 def test_graph_wrapping_replay_reproduces_replay(candidate, attr, reference_dir, tmp_path, monkeypatch):
@@ -161,11 +165,10 @@ def test_graph_wrapping_replay_reproduces_replay(candidate, attr, reference_dir,
     dataset = reference_dir / "sessions.jsonl"
     sessions = _jsonl(dataset)
     spec = f"graph:{MODULE}:{attr}"
-
-    async def both():
-        return await _run_all(sessions, replay), await _run_all(sessions, spec)
-
-    plain, wrapped = asyncio.run(both())
+    if candidate not in _PLAIN:
+        _PLAIN[candidate] = asyncio.run(_run_all(sessions, replay))
+    plain = copy.deepcopy(_PLAIN[candidate])
+    wrapped = asyncio.run(_run_all(sessions, spec))
     assert [comparable(r) for r in wrapped] == [comparable(r) for r in plain]
     for record in wrapped:
         assert record["model_name"] == f"{MODULE}:{attr}"
