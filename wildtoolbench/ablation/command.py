@@ -18,20 +18,16 @@ from rich.console import Console
 from rich.table import Table
 
 from wildtoolbench.ablation.analysis import ablation_document
-from wildtoolbench.ablation.page import ablation_page
 from wildtoolbench.bench.variants.build import parse_factors
 from wildtoolbench.bench.variants.common import VariantError
 from wildtoolbench.common.exits import UsageError
 from wildtoolbench.common.files import atomic_write_text, write_json_atomic
 from wildtoolbench.comparison.runs import read_run
 from wildtoolbench.evaluation.command import EvalOptions, evaluate
-from wildtoolbench.variants.command import PAIRS_FILE, SESSIONS_FILE, VariantOptions, make_variants
+from wildtoolbench.reports.ablation import ABLATE_FILE, PAIRS_FILE, RUN_DIR, read_pairs
+from wildtoolbench.variants.command import SESSIONS_FILE, VariantOptions, make_variants
 
-ABLATE_FILE = "ablate.json"
-PAGE_FILE = "ablate.html"
-RUN_DIR = "run"
 VARIANTS_DIR = "variants"
-PAIR_KEYS = ("pair", "factor", "level", "origin", "origin_task", "variant", "target_task")
 
 _err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
@@ -58,32 +54,6 @@ class AblateOptions:
     variant_models: Sequence[str] = ()
 
 
-def read_pairs(path: Path) -> list[dict[str, Any]]:
-    """The lines of a ``pairs.jsonl`` (docs/variants.md §4).
-
-    Raises:
-        ValueError: a line that is not a JSON object with every key of :data:`PAIR_KEYS` (``file:line: field``).
-        OSError: the file cannot be read.
-    """
-    pairs = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            pair = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{number}: (json): {exc.msg}") from None
-        if not isinstance(pair, dict):
-            raise ValueError(f"{path}:{number}: (line): expected a JSON object")
-        for key in PAIR_KEYS:
-            if key not in pair:
-                raise ValueError(f"{path}:{number}: {key}: missing")
-        if not isinstance(pair["origin_task"], int) or not isinstance(pair["target_task"], int):
-            raise ValueError(f"{path}:{number}: origin_task: origin_task and target_task must be integers")
-        pairs.append(pair)
-    return pairs
-
-
 def _variant_set(options: AblateOptions) -> Path:
     if options.variants is not None:
         if not (options.variants / SESSIONS_FILE).is_file() or not (options.variants / PAIRS_FILE).is_file():
@@ -108,15 +78,16 @@ def _variant_set(options: AblateOptions) -> Path:
 
 
 def run_ablate(options: AblateOptions) -> dict[str, Any]:
-    """Run ``wtb ablate`` (docs/variants.md §6): the variant set, one evaluation of it, ``ablate.json``
-    and ``ablate.html`` (the Ablation view, §6.7) in ``options.out``, and the terminal table.
+    """Run ``wtb ablate`` (docs/variants.md §6): the variant set, one evaluation of it, ``ablate.json`` and
+    ``pairs.jsonl`` (the pairs analysed) in ``options.out``, and the terminal table; ``wtb report`` of
+    ``options.out`` draws the Ablation view (§6.7).
 
     Returns:
         The ``ablate.json`` document.
 
     Raises:
-        UsageError, ConfigurationError: the command line (exit 2); DatasetError, ValueError, OSError:
-        a bad file (exit 1); InfrastructureErrors: sessions that hit infrastructure errors (exit 3,
+        UsageError, ConfigurationError: the command line (exit 2); DatasetError, ReportError (a bad
+        ``pairs.jsonl``), ValueError, OSError: a bad file (exit 1); InfrastructureErrors: sessions that hit infrastructure errors (exit 3,
         after the others are scored; ``ablate.json`` is then not written).
     """
     if options.trials < 1:
@@ -157,10 +128,14 @@ def run_ablate(options: AblateOptions) -> dict[str, Any]:
         "factors": sorted({p["factor"] for p in pairs}),
     }
     document = ablation_document(pairs, verdicts, origins, settings)
+    if (options.out / PAIRS_FILE).resolve() != (folder / PAIRS_FILE).resolve():  # never over the set's own file
+        atomic_write_text(options.out / PAIRS_FILE, "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs))
     write_json_atomic(options.out / ABLATE_FILE, document)
-    atomic_write_text(options.out / PAGE_FILE, ablation_page(document, pairs, run))
     Console().print(effects_table(document))
-    _err.print(f"-> {options.out / ABLATE_FILE}, {options.out / PAGE_FILE}")
+    _err.print(
+        f"-> {options.out / ABLATE_FILE}; the Ablation view: wtb report {options.out} --out {options.out / 'report'}",
+        markup=False,
+    )
     return document
 
 

@@ -19,6 +19,7 @@ from wildtoolbench.bench.strategy import FIXED
 from wildtoolbench.bench.terms import FIXES
 from wildtoolbench.common.files import atomic_write_text
 from wildtoolbench.reports import dataset_stats, plots
+from wildtoolbench.reports.ablation import Ablation, expand_folders, load_ablation, page_ablation
 from wildtoolbench.reports.content import (
     PAPER_SCORING_NOTE,
     Comparison,
@@ -93,7 +94,7 @@ def scoring_comparisons(runs: Sequence[Run]) -> list[dict[str, Any]]:
     from wildtoolbench.scoring.run import compare_run_files
 
     entries = []
-    tasks = {run.key: len(run.tasks) // max(len(run.session_ids), 1) for run in runs}
+    tasks = {run.key: _task_count(run) for run in runs}
     references = [run for run in runs if run.strategy.is_reference and (run.path / RESULT_FILE).is_file()]
     for reference in references:
         partners = [None] + [
@@ -123,6 +124,14 @@ def scoring_comparisons(runs: Sequence[Run]) -> list[dict[str, Any]]:
                 }
             )
     return entries
+
+
+def _task_count(run: Run) -> int:
+    """Tasks per session of a run's dataset; :data:`MIXED_TASKS` for a variant set (docs/variants.md §2)."""
+    from wildtoolbench.bench.schema import MIXED_TASKS
+
+    counts = {len(session["english_tasks"]) for session in run.dataset.sessions}
+    return MIXED_TASKS if len(counts) > 1 else len(run.tasks) // max(len(run.session_ids), 1)
 
 
 def session_outcomes(run: Run) -> SessionOutcomes:
@@ -161,7 +170,9 @@ def build_report(
     """Read run folders and write the report into ``out_dir``.
 
     Args:
-        run_dirs: run folders (``wtb eval --out``), each with ``metric.json`` and ``score.jsonl``.
+        run_dirs: run folders (``wtb eval --out``), each with ``metric.json`` and ``score.jsonl``; an ablation
+            folder (``wtb ablate --out``), or a folder holding ablation folders, stands for their run folders and
+            adds the Ablation view (:func:`wildtoolbench.reports.ablation.expand_folders`, docs/variants.md §6.7).
         out_dir: report folder, created if needed; existing report files are replaced.
         dataset: dataset file for folders whose ``run.json`` names none (``wtb score`` output).
         seed: bootstrap seed (same seed and runs, same intervals).
@@ -181,6 +192,8 @@ def build_report(
         OSError: the report folder cannot be written.
     """
     out = Path(out_dir)
+    run_dirs, ablation_dirs = expand_folders(run_dirs)
+    ablations = [load_ablation(folder) for folder in ablation_dirs]
     runs, datasets = load_runs(run_dirs, Path(dataset) if dataset is not None else None)
     paper = paper_data()
     columns = {table: table_columns(table, runs) for table in REPORT_TABLES}
@@ -238,6 +251,7 @@ def build_report(
         "scoringComparability": scoring_comparability(runs),
         "paperScoring": PAPER_SCORING_NOTE,
         "scoring": page_scoring(scoring),
+        "ablations": _page_ablations(ablations, runs),
     }
 
     out.mkdir(parents=True, exist_ok=True)
@@ -256,6 +270,12 @@ def build_report(
         atomic_write_text(out / name, text)
         written.append(out / name)
     return report
+
+
+def _page_ablations(ablations: Sequence[Ablation], runs: Sequence[Run]) -> list[dict[str, Any]]:
+    """The Ablation view's entries (docs/variants.md §6.7): each ablation with the run of its run folder."""
+    by_folder = {run.path.resolve(): run for run in runs}
+    return [page_ablation(ablation, by_folder[ablation.run_dir.resolve()]) for ablation in ablations]
 
 
 def _run_figures(outcomes: SessionOutcomes, rank: int | None) -> RunFigures:
@@ -356,7 +376,8 @@ def _write_page(
 
     tmp = index.with_name(".index.html.tmp")
     with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
-        for chunk in page_chunks(title, data, blocks(), [d["flipped"] for d in page_diffs(diffs, runs)]):
+        flipped = [d["flipped"] for d in page_diffs(diffs, runs)]
+        for chunk in page_chunks(title, data, blocks(), flipped, ablation=bool(data["ablations"])):
             handle.write(chunk)
     os.replace(tmp, index)
     return index

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from wildtoolbench.bench.schema import DatasetError, load_sessions
+from wildtoolbench.bench.schema import MIXED_TASKS, DatasetError, load_sessions, task_counts
 from wildtoolbench.common.run_folder import (
     RUN_FILE,
 )
@@ -56,11 +56,14 @@ def run_dataset_file(run_dir: Path, override: Path | None) -> Path:
 
 
 def load_report_dataset(path: Path, key: str, tasks: int) -> Dataset:
-    """Read and validate a dataset file (docs/dataset.md) for the report.
+    """Read and validate a dataset file (docs/dataset.md) for the report: ``tasks`` per session, or each
+    session against its own count when the file is a variant set (docs/variants.md §2).
 
     Raises:
         ReportError: the file is missing or malformed (the first problems are listed).
     """
+    if task_counts(path)[0] == MIXED_TASKS:
+        tasks = MIXED_TASKS
     try:
         sessions = [s.to_dict() for s in load_sessions(path, tasks=tasks)]
     except DatasetError as exc:

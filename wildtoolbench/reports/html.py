@@ -61,7 +61,9 @@ def _asset(name: str) -> str:
     return _ASSETS.joinpath(name).read_text(encoding="utf-8")
 
 
-def page_chunks(title: str, data: Any, session_blocks: Iterable[tuple[int, str]], diffs: Any = None) -> Iterator[str]:
+def page_chunks(
+    title: str, data: Any, session_blocks: Iterable[tuple[int, str]], diffs: Any = None, *, ablation: bool = False
+) -> Iterator[str]:
     """The page as a sequence of text chunks (write them in order).
 
     Args:
@@ -71,6 +73,7 @@ def page_chunks(title: str, data: Any, session_blocks: Iterable[tuple[int, str]]
             (packed here with :func:`pack_session`).
         diffs: the flipped tasks of the Diff view, one list per pair of ``data["diffs"]`` (docs/diff.md §4),
             packed as a session is into the block ``id="diffs"``; ``None``: no block.
+        ablation: add the Ablation view to the navigation (the report holds an ablation, docs/variants.md §6.7).
     """
     from html import escape
 
@@ -91,7 +94,8 @@ def page_chunks(title: str, data: Any, session_blocks: Iterable[tuple[int, str]]
         '<a href="#audit" data-view="audit">Audit</a>'
         '<a href="#tasks" data-view="tasks">Tasks</a>'
         '<a href="#diff" data-view="diff">Diff</a>'
-        '</nav></header>\n<main id="view"><noscript>This report needs JavaScript; report.md and the CSV files hold the same tables.</noscript></main>\n'
+        + ('<a href="#ablation" data-view="ablation">Ablation</a>' if ablation else "")
+        + '</nav></header>\n<main id="view"><noscript>This report needs JavaScript; report.md and the CSV files hold the same tables.</noscript></main>\n'
         '<script type="application/json" id="wtb-data">'
     )
     yield json_for_script(data)
