@@ -10,7 +10,8 @@ The public API (the names of :data:`__all__`)::
     model = wtb.chat_model("local")                       # the bundled local model, no key
 
 - evaluation: :func:`evaluate`, :func:`aevaluate` -> :class:`EvalRun`;
-- the other commands: :func:`generate`, :func:`score`, :func:`report`, and :func:`load_dataset`, :func:`chat_model`;
+- the other commands: :func:`generate`, :func:`score`, :func:`report`, :func:`ablate` (-> :class:`AblationRun` of
+  :class:`Effect`), and :func:`load_dataset`, :func:`chat_model`;
 - the graphs and their settings: ``evaluation_graph`` with :class:`EvaluationContext`, ``generation_graph`` with
   :class:`GenerationContext` (``invoke`` / ``ainvoke`` / ``stream`` / ``astream``);
 - the exceptions a call raises where ``wtb`` would exit (docs/cli.md §2): :class:`UsageError`,
@@ -31,6 +32,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names as type checkers and editors see them; loaded lazily at run time
+    from wildtoolbench._api.ablate import AblationRun, Effect, ablate
     from wildtoolbench._api.commands import chat_model, generate, load_dataset, report, score
     from wildtoolbench._api.evaluate import aevaluate, evaluate
     from wildtoolbench._api.run import EvalRun, TaskRow
@@ -47,6 +49,9 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "aevaluate": ("wildtoolbench._api.evaluate", "aevaluate"),
     "EvalRun": ("wildtoolbench._api.run", "EvalRun"),
     "TaskRow": ("wildtoolbench._api.run", "TaskRow"),
+    "ablate": ("wildtoolbench._api.ablate", "ablate"),
+    "AblationRun": ("wildtoolbench._api.ablate", "AblationRun"),
+    "Effect": ("wildtoolbench._api.ablate", "Effect"),
     "generate": ("wildtoolbench._api.commands", "generate"),
     "score": ("wildtoolbench._api.commands", "score"),
     "report": ("wildtoolbench._api.commands", "report"),
@@ -70,6 +75,9 @@ __all__ = [
     "aevaluate",
     "EvalRun",
     "TaskRow",
+    "ablate",
+    "AblationRun",
+    "Effect",
     "generate",
     "score",
     "report",

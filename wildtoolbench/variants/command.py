@@ -22,9 +22,9 @@ from wildtoolbench.bench.variants.common import DEFAULT_LEVELS, VariantError
 from wildtoolbench.common.exits import UsageError
 from wildtoolbench.common.files import write_json_atomic, write_jsonl_atomic
 from wildtoolbench.data.command import dataset_path, task_count
+from wildtoolbench.reports.ablation import PAIRS_FILE
 
 SESSIONS_FILE = "sessions.jsonl"
-PAIRS_FILE = "pairs.jsonl"
 MANIFEST_FILE = "manifest.json"
 MODEL_FACTORS = ("paraphrase",)
 """Factors that call a model (``--model FACTOR=SPEC``; default: the bundled local model; docs/variants.md §3.5)."""
