@@ -43,6 +43,11 @@ def forest_plot(effects: Sequence[Mapping[str, Any]]) -> str:
         effects: the ``effects`` of ``ablate.json`` (docs/variants.md §6.5).
     """
     pyplot = pyplot_module()
+    with pyplot.rc_context({"text.parse_math": False}):  # a factor name is data: "$" is no formula
+        return _forest(pyplot, effects)
+
+
+def _forest(pyplot: Any, effects: Sequence[Mapping[str, Any]]) -> str:
     tips = Tips()
     figure, axis = pyplot.subplots(figsize=(7.6, 0.42 * max(len(effects), 1) + 1.0))
     control = next((e["control"] for e in effects if e.get("control")), None)
