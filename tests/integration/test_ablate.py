@@ -95,9 +95,8 @@ def test_ablate_finds_the_one_factor(variant_dir, tmp_path, monkeypatch, candida
     }
     curve = document["transitions_curve"]
     assert [p["level"] for p in curve] == [-1, 0, 1]
-    page = (tmp_path / "ablate.html").read_text(encoding="utf-8")
-    assert page.count("<svg") == 2  # the forest plot and the transitions curve
-    changed = next(e for e in document["effects"] if (e["factor"], e["level"]) == (factor, level))
-    shown = page.count(f"<summary>{factor} {level or ''}:")
-    assert shown == changed["worse"] + changed["better"] > 0  # each changed pair, both trajectories
-    assert page.count('<div class="pair">') >= shown
+    # the pairs analysed, kept beside ablate.json for wtb report's Ablation view (tests/integration/test_ablation_view.py)
+    kept = [json.loads(line) for line in (tmp_path / "pairs.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(kept) == sum(e["pairs"] for e in document["effects"]) + document["unscored_pairs"]
+    assert not (tmp_path / "ablate.html").exists()
+    assert f"wtb report {tmp_path} --out {tmp_path / 'report'}" in " ".join(result.output.split())
