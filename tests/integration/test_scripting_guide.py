@@ -80,6 +80,9 @@ def test_every_example_runs(tmp_path):
     by_hand = json.loads((root / "runs" / "by-hand" / "metric.json").read_text(encoding="utf-8"))
     assert by_hand["total_info"]["task"]["total_count"] == 4
     assert sorted(p.name for p in (root / "runs").iterdir()) == ["by-hand", "scripted"]  # out=None kept nothing
+    # wtb.ablate on the demo with out=None (issue 39): the numbers the guide says, and no folder left
+    assert "24 16.6667 16.6667 0.0 False\n0.0 1.0\n16.67%\n" in done.stdout
+    assert not (root / "ablate").exists()
     for update in ("load_session", "build_prompt", "call_candidate", "match_response", "finish_session"):
         assert f"\n{update}\n" in done.stdout
 
