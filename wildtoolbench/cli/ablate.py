@@ -30,7 +30,7 @@ def ablate_command(
     ),
     trials: int = typer.Option(1, "--trials", help="Trials per session (docs/trials.md)."),
     out: Path = typer.Option(
-        Path("ablate"), "--out", file_okay=False, help="Output folder: variants/, run/, ablate.json."
+        Path("ablate"), "--out", file_okay=False, help="Output folder: variants/, run/, pairs.jsonl, ablate.json (wtb report OUT draws the Ablation view)."
     ),
     levels: list[str] | None = typer.Option(None, "--levels", help="FACTOR=L1,L2 (repeatable), as for wtb variants."),
     lang: str = typer.Option("en", "--lang", help="Language side: en or zh."),

@@ -16,7 +16,11 @@ from wildtoolbench.common.exits import exit_on_error
 @app.command("report")
 def report_command(
     run_dirs: list[Path] = typer.Argument(
-        ..., help="Run folders (wtb eval --out), each with metric.json and score.jsonl.", exists=True, file_okay=False
+        ...,
+        help="Run folders (wtb eval --out), each with metric.json and score.jsonl; an ablation folder (wtb ablate "
+        "--out), or a folder of them, adds the Ablation view.",
+        exists=True,
+        file_okay=False,
     ),
     out: Path = typer.Option(
         ...,
