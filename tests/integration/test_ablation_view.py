@@ -183,7 +183,7 @@ def _open(browser, index: Path, hash_: str, problems: list[str], requests: list[
     return page
 
 
-def test_the_view_draws_the_effects_of_ablate_json(browser, report, ablation):
+def test_the_view_draws_the_effects_of_ablate_json(report, ablation, browser):
     problems, requests = [], []
     page = _open(browser, report / "index.html", "#ablation", problems, requests)
     try:
@@ -214,7 +214,7 @@ def test_the_view_draws_the_effects_of_ablate_json(browser, report, ablation):
         page.close()
 
 
-def test_a_pair_link_opens_both_trajectories(browser, report, ablation):
+def test_a_pair_link_opens_both_trajectories(report, ablation, browser):
     problems, requests = [], []
     page = _open(browser, report / "index.html", "#ablation?cell=transitions%7C%2B1", problems, requests)
     try:
@@ -246,13 +246,19 @@ def test_a_pair_link_opens_both_trajectories(browser, report, ablation):
         page.close()
 
 
-def test_text_from_the_files_stays_text(browser, ablation, tmp_path):
+def test_text_from_the_files_stays_text_and_the_control_is_a_band(ablation, tmp_path, browser):
+    """A tampered copy: hostile text in the model and a factor name, and a paraphrase control added."""
     copy = tmp_path / "ablation"
     shutil.copytree(ablation.out, copy)
     document = json.loads((copy / "ablate.json").read_text(encoding="utf-8"))
     hostile = '$x^2$ <img src=x onerror="document.title=1"></script><script>document.title=2</script>'
     document["model"] = hostile
     document["effects"][0]["factor"] = hostile
+    control = {"difference": -6.5, "ci_low": -12.25, "ci_high": -0.75, "p_value": 0.04}
+    for entry in document["effects"]:
+        entry["control"] = control
+    paraphrase = {**document["effects"][1], "factor": "paraphrase", "level": None, "control": None, **control}
+    document["effects"].append(paraphrase)
     (copy / "ablate.json").write_text(json.dumps(document), encoding="utf-8")
     build_report([copy], tmp_path / "report", resamples=100)
     problems, requests = [], []
@@ -261,5 +267,14 @@ def test_text_from_the_files_stays_text(browser, ablation, tmp_path):
         assert page.locator("main#view img").count() == 0 and page.locator("main#view script").count() == 0
         assert page.locator("#ablation-effects tbody tr").first.locator("td").first.inner_text() == hostile
         assert page.title() not in ("1", "2") and problems == []
+        tips = page.locator("#ablation-forest svg g.tip title").evaluate_all("all => all.map(e => e.textContent)")
+        assert len(tips) == 3 and tips[2].startswith("paraphrase (control): -6.5 points [-12.2, -0.8]")
+        forest = page.locator("#ablation-forest").inner_html()
+        assert "paraphrase control, 95% interval" in forest and "#d9d9d9" in forest  # the grey band
+        control_cells = page.locator("#ablation-effects tbody tr td:last-child").all_inner_texts()
+        assert control_cells == ["-6.5 [-12.2, -0.8]", "-6.5 [-12.2, -0.8]", "–"]
+        assert "paraphrase control run" in page.locator("#ablation-summary").inner_text()
+        if os.environ.get("WTB_REPORT_SCREENSHOTS"):
+            page.locator("#ablation-forest").screenshot(path=str(Path(os.environ["WTB_REPORT_SCREENSHOTS"]) / "report-ablation-control.png"))
     finally:
         page.close()

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wildtoolbench._api.evaluate import cli_errors, dataset_option, model_spec
+from wildtoolbench._api.evaluate import _loop_running, cli_errors, dataset_option, model_spec
 from wildtoolbench._api.run import EvalRun, read_eval_run
 
 ABLATE_ALIASES = {"lang": "language", "variant_model": "variant_models"}
@@ -250,7 +250,8 @@ def ablate(model: Any = None, dataset: str | Path | None = None, out: str | Path
 
     Returns:
         The :class:`AblationRun` (its :attr:`~AblationRun.effects` equal ``ablate.json``'s). The variant table,
-        the run's lines and the effects table are printed as the command line prints them.
+        the run's lines and the effects table are printed as the command line prints them. Called where an
+        event loop runs (a notebook cell), the work goes on in a worker thread with its own loop.
 
     Raises (the command line's exit status in brackets; docs/cli.md §2):
         TypeError: a keyword that is no option.
@@ -260,6 +261,16 @@ def ablate(model: Any = None, dataset: str | Path | None = None, out: str | Path
         wildtoolbench.InfrastructureErrors: some sessions hit infrastructure errors; ``ablate.json`` is not
             written (3).
     """
+    if _loop_running():  # a notebook cell: the run has its own event loop, in a worker thread (as evaluate)
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(1, thread_name_prefix="wtb-ablate") as pool:
+            return pool.submit(_run_ablation, model, dataset, out, settings).result()
+    return _run_ablation(model, dataset, out, settings)
+
+
+def _run_ablation(model: Any, dataset: str | Path | None, out: str | Path | None, settings: dict[str, Any]) -> AblationRun:
+    """The synchronous body of :func:`ablate` (in the calling thread)."""
     with cli_errors():
         if out is not None:
             return _ablate_in(ablate_options(model, dataset, Path(out), settings), Path(out))

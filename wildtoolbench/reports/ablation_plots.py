@@ -53,7 +53,7 @@ def _forest(pyplot: Any, effects: Sequence[Mapping[str, Any]]) -> str:
     control = next((e["control"] for e in effects if e.get("control")), None)
     if control and control.get("ci_low") is not None and control.get("ci_high") is not None:
         axis.axvspan(control["ci_low"], control["ci_high"], color=CONTROL_COLOR, label="paraphrase control, 95% interval")
-        axis.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.28 - 0.6 / max(len(effects), 1)))
+        axis.legend(frameon=False, fontsize=8, loc="lower left", bbox_to_anchor=(0.0, 1.0), borderaxespad=0.2)
     axis.axvline(0, color="0.35", linestyle="--", linewidth=0.8)
     count = len(effects)
     for row, effect in enumerate(effects):
