@@ -110,14 +110,16 @@ def test_ablate_raises_what_the_command_prints(tmp_path, monkeypatch, settings, 
         wtb.ablate("baseline:chat", colour="red")
 
 
-def test_out_none_leaves_nothing_behind(variant_dir, tmp_path, monkeypatch):
+def test_out_none_leaves_nothing_behind(reference_dir, tmp_path, monkeypatch):
+    lines = (reference_dir / "sessions.jsonl").read_text(encoding="utf-8").splitlines()[:2]
+    (tmp_path / "two.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv(DATASET_ENV, str(variant_dir / "sessions.jsonl"))
     before = {p.name for p in Path(tempfile.gettempdir()).glob("wtb-ablate-*")}
-    found = wtb.ablate(CANDIDATE, variants=variant_dir, factors=["names"], progress=False)
+    found = wtb.ablate("baseline:chat", dataset="two.jsonl", factors=["names"], progress=False)
     assert found.out is None and found.run.out is None
-    assert [e["factor"] for e in found.effects] == ["names"] and found.effect("names").difference == 0.0
-    assert list(tmp_path.iterdir()) == []
+    names = found.effect("names")
+    assert [e["factor"] for e in found.effects] == ["names"] and names.difference == 0.0 and names.pairs > 0
+    assert [p.name for p in tmp_path.iterdir()] == ["two.jsonl"]  # nothing written beside the input
     assert {p.name for p in Path(tempfile.gettempdir()).glob("wtb-ablate-*")} == before
 
 
