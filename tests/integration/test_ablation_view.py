@@ -22,8 +22,8 @@ import wildtoolbench as wtb
 from tests.support.browser import chromium
 from tests.support.sensitive_candidates import DATASET_ENV
 from wildtoolbench.cli import app
-from wildtoolbench.reports import ReportError, build_report
-from wildtoolbench.reports.ablation import expand_folders, read_ablation
+from wildtoolbench.reports import build_report
+from wildtoolbench.reports.ablation import ABLATE_RULES, AblationFileError, expand_folders, read_ablation
 from wildtoolbench.reports.ablation_plots import effect_tip
 
 CANDIDATE = "graph:" + str(Path(__file__).resolve().parents[1] / "support" / "sensitive_candidates.py") + ":chat_sensitive"
@@ -130,27 +130,54 @@ def test_folders_expand_to_their_runs(ablation: wtb.AblationRun, tmp_path: Path)
     assert expand_folders([folder / "run"]) == ([folder / "run"], [])  # a run folder stays one
 
 
-@pytest.mark.parametrize(
-    ("edit", "message"),
-    [
-        (lambda d: d.pop("effects"), "ablate.json: effects: expected a list"),
-        (lambda d: d["effects"][1].update(ci_low="x"), 'ablate.json: effects[1].ci_low: expected a number or null, got "x"'),
-        (lambda d: d["effects"][0].update(p_value=2), "ablate.json: effects[0].p_value: 2 is outside [0, 1]"),
-        (lambda d: d["effects"][0].pop("factor"), "ablate.json: effects[0].factor: missing"),
-        (lambda d: d["effects"][0].update(pairs=True), "ablate.json: effects[0].pairs: expected a whole number >= 0, got true"),
-        (lambda d: d["transitions_curve"][0].update(level="0"), "ablate.json: transitions_curve[0].level: expected a whole number"),
-        (lambda d: d["by_task_type"][0].pop("task_type"), "ablate.json: by_task_type[0].task_type: expected a string, got null"),
-    ],
-)
-def test_a_bad_ablate_json_is_named_with_its_field(ablation, tmp_path, edit, message):
+BROKEN = [
+    (lambda d: d.pop("effects"), "effects: missing", "missing"),
+    (lambda d: d["effects"][0].pop("factor"), "effects[0].factor: missing", "missing"),
+    (lambda d: d.update(effects={"0": {}}), "effects: expected a list", "not_list"),
+    (lambda d: d.update(by_task_type=[3]), "by_task_type[0]: expected an object", "not_list"),
+    (lambda d: d["effects"][1].update(ci_low="x"), 'effects[1].ci_low: expected a number or null, got "x"', "not_number"),
+    (lambda d: d["effects"][0].update(difference=None), "effects[0].difference: expected a number, got null", "not_number"),
+    (lambda d: d["effects"][0].update(p_value=2), "effects[0].p_value: 2 is outside [0, 1]", "out_of_range"),
+    (lambda d: d["effects"][0].update(origin_accuracy=100.5), "effects[0].origin_accuracy: 100.5 is outside [0, 100]", "out_of_range"),
+    (lambda d: d["effects"][0].update(pairs=True), "effects[0].pairs: expected a whole number >= 0, got true", "not_whole"),
+    (lambda d: d["transitions_curve"][0].update(level="0"), "transitions_curve[0].level: expected a whole number", "not_whole"),
+    (lambda d: d["by_task_type"][0].pop("task_type"), "by_task_type[0].task_type: expected a string, got null", "not_text"),
+    (lambda d: d["effects"][0].update(level=5), "effects[0].level: expected a string or null, got 5", "not_text"),
+    (lambda d: d["effects"][0].update(small="yes"), "effects[0].small: expected true or false", "not_boolean"),
+    (lambda d: d["effects"][0].update(control=5), "effects[0].control: expected an object or null", "not_control"),
+]
+NARROWLY_FINE = [
+    lambda d: d["effects"][0].update(p_value=0, origin_accuracy=0, variant_accuracy=100, difference=-100),
+    lambda d: d["effects"][0].update(p_value=1, ci_low=None, ci_high=None, level=None, small=False, control=None),
+    lambda d: d["effects"][0].update(ci_low=-100, ci_high=100, sessions=0, control={"difference": 0, "ci_low": None, "ci_high": None}),
+    lambda d: d["transitions_curve"][0].update(level=-3, ci_low=None, ci_high=None),
+    lambda d: [d.pop(key) for key in ("by_task_type", "by_turn_subtype", "transitions_curve", "model")],
+]
+
+
+def _edited(ablation, tmp_path: Path, edit) -> Path:
     document = json.loads((ablation.out / "ablate.json").read_text(encoding="utf-8"))
-    assert read_ablation(ablation.out / "ablate.json") == document  # the real one passes
     edit(document)
     path = tmp_path / "ablate.json"
     path.write_text(json.dumps(document), encoding="utf-8")
-    with pytest.raises(ReportError) as raised:
-        read_ablation(path)
-    assert str(raised.value) == f"{tmp_path}/{message}"
+    return path
+
+
+def test_every_rule_of_ablate_json_is_listed_and_tested():
+    assert {rule for _, _, rule in BROKEN} | {"not_json"} == set(ABLATE_RULES)
+
+
+@pytest.mark.parametrize(("edit", "message", "rule"), BROKEN)
+def test_a_bad_ablate_json_is_named_with_its_field_and_rule(ablation, tmp_path, edit, message, rule):
+    with pytest.raises(AblationFileError) as raised:
+        read_ablation(_edited(ablation, tmp_path, edit))
+    assert raised.value.rule == rule and str(raised.value) == f"{tmp_path}/ablate.json: {message} [{rule}]"
+
+
+@pytest.mark.parametrize("edit", NARROWLY_FINE)
+def test_an_ablate_json_at_the_edges_passes(ablation, tmp_path, edit):
+    document = read_ablation(_edited(ablation, tmp_path, edit))
+    assert document == json.loads((tmp_path / "ablate.json").read_text(encoding="utf-8"))
 
 
 def test_wtb_report_exits_1_naming_the_file_and_field(ablation, tmp_path):
@@ -159,10 +186,14 @@ def test_wtb_report_exits_1_naming_the_file_and_field(ablation, tmp_path):
     (copy / "ablate.json").write_text('{"effects": [{"factor": 3}]}', encoding="utf-8")
     result = wtb_cli("report", copy, "--out", tmp_path / "report")
     assert result.exit_code == 1
-    assert "ablate.json: effects[0].level: missing" in " ".join(result.output.split())
+    assert "ablate.json: effects[0].level: missing [missing]" in " ".join(result.output.split())
     (copy / "ablate.json").write_text("[1, 2", encoding="utf-8")
     result = wtb_cli("report", copy, "--out", tmp_path / "report")
     assert result.exit_code == 1 and "ablate.json: not JSON" in " ".join(result.output.split())
+    assert "[not_json]" in result.output
+    (copy / "ablate.json").write_text("[]", encoding="utf-8")
+    with pytest.raises(AblationFileError, match=r"ablate.json: expected a JSON object \[not_json\]"):
+        read_ablation(copy / "ablate.json")
 
 
 # ------------------------------------------------------------------ the view in a browser

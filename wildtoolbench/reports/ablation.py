@@ -29,6 +29,29 @@ PAIR_KEYS = ("pair", "factor", "level", "origin", "origin_task", "variant", "tar
 """The keys of a ``pairs.jsonl`` line (docs/variants.md §4)."""
 
 
+ABLATE_RULES = {
+    "not_json": "the file cannot be read, is not JSON, or is not a JSON object",
+    "missing": "a required key is absent (effects, or a key of an effect or cell)",
+    "not_list": "effects, by_task_type, by_turn_subtype or transitions_curve is not a list of objects",
+    "not_number": "a number field holds something else, NaN or an infinity (an interval bound may be null)",
+    "out_of_range": "accuracies outside [0, 100], differences and interval bounds outside [-100, 100], p outside [0, 1]",
+    "not_whole": "pairs, sessions, worse, better or a curve level is not a whole number (levels may be negative)",
+    "not_text": "factor, task_type, turn_subtype, model, test or interval is not a string (level: a string or null)",
+    "not_boolean": "small is not true or false",
+    "not_control": "control is neither null nor an object",
+}
+"""The checks of ``ablate.json`` (docs/variants.md §6.7, Table 3): rule id -> what breaks it."""
+
+
+class AblationFileError(ReportError):
+    """An ``ablate.json`` that breaks a rule of :data:`ABLATE_RULES`: the message names the file and the field,
+    ``rule`` is the rule's id."""
+
+    def __init__(self, where: str, message: str, rule: str) -> None:
+        super().__init__(f"{where}: {message} [{rule}]")
+        self.rule = rule
+
+
 @dataclass
 class Ablation:
     """One ablation folder as the report reads it.
@@ -54,31 +77,33 @@ def _number(value: Any, where: str, *, nullable: bool = False, low: float = -mat
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         expected = "a number or null" if nullable else "a number"
-        raise ReportError(f"{where}: expected {expected}, got {json.dumps(value)[:60]}")
+        raise AblationFileError(where, f"expected {expected}, got {json.dumps(value)[:60]}", "not_number")
     if not low <= value <= high:
-        raise ReportError(f"{where}: {value} is outside [{low:g}, {high:g}]")
+        raise AblationFileError(where, f"{value} is outside [{low:g}, {high:g}]", "out_of_range")
 
 
 def _integer(value: Any, where: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ReportError(f"{where}: expected a whole number >= 0, got {json.dumps(value)[:60]}")
+        raise AblationFileError(where, f"expected a whole number >= 0, got {json.dumps(value)[:60]}", "not_whole")
 
 
 def _text(value: Any, where: str, *, nullable: bool = False) -> None:
     if not (isinstance(value, str) or (nullable and value is None)):
         expected = "a string or null" if nullable else "a string"
-        raise ReportError(f"{where}: expected {expected}, got {json.dumps(value)[:60]}")
+        raise AblationFileError(where, f"expected {expected}, got {json.dumps(value)[:60]}", "not_text")
 
 
 def _list(document: Mapping[str, Any], key: str, where: str, *, required: bool = False) -> list[Any]:
     if key not in document and not required:
         return []
     value = document.get(key)
+    if key not in document:
+        raise AblationFileError(f"{where}: {key}", "missing", "missing")
     if not isinstance(value, list):
-        raise ReportError(f"{where}: {key}: expected a list")
+        raise AblationFileError(f"{where}: {key}", "expected a list", "not_list")
     for index, entry in enumerate(value):
         if not isinstance(entry, dict):
-            raise ReportError(f"{where}: {key}[{index}]: expected an object")
+            raise AblationFileError(f"{where}: {key}[{index}]", "expected an object", "not_list")
     return value
 
 
@@ -86,7 +111,7 @@ def _cell(entry: Mapping[str, Any], where: str) -> None:
     """The statistics every effect and breakdown cell holds (docs/variants.md §6.2, §6.5)."""
     for key in ("factor", "level", "pairs", "origin_accuracy", "variant_accuracy", "difference", "ci_low", "ci_high", "p_value"):  # fmt: skip
         if key not in entry:
-            raise ReportError(f"{where}.{key}: missing")
+            raise AblationFileError(f"{where}.{key}", "missing", "missing")
     _text(entry["factor"], f"{where}.factor")
     _text(entry["level"], f"{where}.level", nullable=True)
     _integer(entry["pairs"], f"{where}.pairs")
@@ -97,7 +122,7 @@ def _cell(entry: Mapping[str, Any], where: str) -> None:
         _number(entry[key], f"{where}.{key}", nullable=True, low=-100, high=100)
     _number(entry["p_value"], f"{where}.p_value", low=0, high=1)
     if "small" in entry and not isinstance(entry["small"], bool):
-        raise ReportError(f"{where}.small: expected true or false")
+        raise AblationFileError(f"{where}.small", "expected true or false", "not_boolean")
     for key in ("sessions", "worse", "better"):
         if key in entry:
             _integer(entry[key], f"{where}.{key}")
@@ -115,24 +140,25 @@ def read_ablation(path: Path) -> dict[str, Any]:
         ``by_task_type``, ``by_turn_subtype`` and ``transitions_curve`` (``[]`` when absent), and the settings.
 
     Raises:
-        ReportError: the file cannot be read, is not JSON, or a field is missing or of the wrong kind; the
-            message names the file and the field (``ablate.json: effects[2].ci_low: expected a number or null``).
+        AblationFileError: the first rule of :data:`ABLATE_RULES` the file breaks (its ``rule``); the message
+            names the file and the field (``ablate.json: effects[2].ci_low: expected a number or null, got "x"
+            [not_number]``).
     """
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise ReportError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+        raise AblationFileError(str(path), f"cannot be read: {exc.strerror or exc}", "not_json") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ReportError(f"{path}: not JSON: {exc}") from None
+        raise AblationFileError(str(path), f"not JSON: {exc}", "not_json") from None
     if not isinstance(document, dict):
-        raise ReportError(f"{path}: expected a JSON object")
+        raise AblationFileError(str(path), "expected a JSON object", "not_json")
     for index, entry in enumerate(_list(document, "effects", str(path), required=True)):
         where = f"{path}: effects[{index}]"
         _cell(entry, where)
         control = entry.get("control")
         if control is not None:
             if not isinstance(control, dict):
-                raise ReportError(f"{where}.control: expected an object or null")
+                raise AblationFileError(f"{where}.control", "expected an object or null", "not_control")
             _number(control.get("difference"), f"{where}.control.difference", low=-100, high=100)
             for key in ("ci_low", "ci_high"):
                 _number(control.get(key), f"{where}.control.{key}", nullable=True, low=-100, high=100)
@@ -143,7 +169,7 @@ def read_ablation(path: Path) -> dict[str, Any]:
     for index, point in enumerate(_list(document, "transitions_curve", str(path))):
         where = f"{path}: transitions_curve[{index}]"
         if isinstance(point.get("level"), bool) or not isinstance(point.get("level"), int):
-            raise ReportError(f"{where}.level: expected a whole number")
+            raise AblationFileError(f"{where}.level", "expected a whole number", "not_whole")
         _integer(point.get("pairs"), f"{where}.pairs")
         _number(point.get("accuracy"), f"{where}.accuracy", low=0, high=100)
         for key in ("ci_low", "ci_high"):
