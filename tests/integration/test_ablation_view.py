@@ -123,6 +123,18 @@ def test_out_none_leaves_nothing_behind(reference_dir, tmp_path, monkeypatch):
     assert {p.name for p in Path(tempfile.gettempdir()).glob("wtb-ablate-*")} == before
 
 
+def test_report_md_holds_the_effects_table(report, ablation):
+    text = (report / "report.md").read_text(encoding="utf-8")
+    section = text.split("\n## Ablation\n", 1)[1]
+    chat = ablation.effect("transitions", "+1")
+    row = (
+        f"| transitions | +1 | {chat.pairs} | {chat.sessions} | {chat.origin_accuracy:.1f} | {chat.variant_accuracy:.1f} "
+        f"| {chat.difference:+.1f} | [{chat.ci_low:+.1f}, {chat.ci_high:+.1f}] | {chat.p_value:.3g} | - |"
+    )
+    assert row in section.splitlines()
+    assert "| names | - |" in section
+
+
 def test_folders_expand_to_their_runs(ablation: wtb.AblationRun, tmp_path: Path):
     folder = ablation.out
     assert expand_folders([folder]) == ([folder / "run"], [folder])
@@ -300,6 +312,8 @@ def test_text_from_the_files_stays_text_and_the_control_is_a_band(ablation, tmp_
         assert page.locator("main#view img").count() == 0 and page.locator("main#view script").count() == 0
         assert page.locator("#ablation-effects tbody tr").first.locator("td").first.inner_text() == hostile
         assert page.title() not in ("1", "2") and problems == []
+        markdown = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+        assert "<img" not in markdown and "&lt;img src=x" in markdown  # report.md shows it as text too
         tips = page.locator("#ablation-forest svg g.tip title").evaluate_all("all => all.map(e => e.textContent)")
         assert len(tips) == 3 and tips[2].startswith("paraphrase (control): -6.5 points [-12.2, -0.8]")
         forest = page.locator("#ablation-forest").inner_html()

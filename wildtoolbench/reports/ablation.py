@@ -320,3 +320,37 @@ def page_ablation(ablation: Ablation, run: Run) -> dict[str, Any]:
         "pairs": pairs,
         "missingPairs": missing,
     }
+
+
+def _points(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.1f}"
+
+
+def ablation_markdown(entries: Sequence[Mapping[str, Any]]) -> str:
+    """The Ablation section of ``report.md``: per ablation, its effects table (the view's numbers, texts escaped
+    with :func:`wildtoolbench.reports.escape.markdown_cell`); ``""`` without an ablation."""
+    from wildtoolbench.reports.escape import markdown_cell, markdown_text
+
+    if not entries:
+        return ""
+    lines = ["## Ablation", ""]
+    for entry in entries:
+        lines += [
+            f"### {markdown_text(entry['model'])} ({markdown_text(entry['folder'])})",
+            "",
+            f"Difference = variant - origin, target-task accuracy in points; {markdown_text(entry['interval'])}; "
+            f"p: {markdown_text(entry['test'])}. `*`: a small cell (docs/variants.md §6.4).",
+            "",
+            "| factor | level | pairs | sessions | origin % | variant % | difference | 95% interval | p | control |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for e in entry["effects"]:
+            interval = "-" if e["ci_low"] is None else f"[{_points(e['ci_low'])}, {_points(e['ci_high'])}]"
+            control = "-" if not e.get("control") else _points(e["control"]["difference"])
+            lines.append(
+                f"| {markdown_cell(e['factor'])} | {markdown_cell(e['level'] or '-')} | {e['pairs']}{'*' if e.get('small') else ''} "
+                f"| {e.get('sessions', '')} | {e['origin_accuracy']:.1f} | {e['variant_accuracy']:.1f} | {_points(e['difference'])} "
+                f"| {interval} | {e['p_value']:.3g} | {control} |"
+            )
+        lines.append("")
+    return "\n".join(lines)

@@ -19,7 +19,7 @@ from wildtoolbench.bench.strategy import FIXED
 from wildtoolbench.bench.terms import FIXES
 from wildtoolbench.common.files import atomic_write_text
 from wildtoolbench.reports import dataset_stats, plots
-from wildtoolbench.reports.ablation import Ablation, expand_folders, load_ablation, page_ablation
+from wildtoolbench.reports.ablation import Ablation, ablation_markdown, expand_folders, load_ablation, page_ablation
 from wildtoolbench.reports.content import (
     PAPER_SCORING_NOTE,
     Comparison,
@@ -262,7 +262,8 @@ def build_report(
         "orchestration.csv": rows_csv(orch_rows, [c.key for c in columns["orchestration"]]),
         "errors.csv": rows_csv(err_rows, [c.key for c in columns["errors"]], ERROR_EXTRA_KEYS),
         "tasks.csv": tasks_csv(runs),
-        "report.md": report_markdown(report, main_rows, orch_rows, err_rows, stats, datasets, coverage),
+        "report.md": report_markdown(report, main_rows, orch_rows, err_rows, stats, datasets, coverage)
+        + ("\n" + ablation_markdown(data["ablations"]) if data["ablations"] else ""),
         "report.json": json.dumps(report_json(report, err_rows, seed, resamples), indent=1, ensure_ascii=False) + "\n",
         **{f"plots/{name}.svg": svg + "\n" for name, svg in figures_svg.items()},
     }
