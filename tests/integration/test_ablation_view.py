@@ -115,8 +115,10 @@ def test_out_none_leaves_nothing_behind(reference_dir, tmp_path, monkeypatch):
     (tmp_path / "two.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     before = {p.name for p in Path(tempfile.gettempdir()).glob("wtb-ablate-*")}
-    found = wtb.ablate("baseline:chat", dataset="two.jsonl", factors=["names"], progress=False)
+    model = wtb.chat_model("baseline:chat")  # a Python object, as wtb.evaluate takes one
+    found = wtb.ablate(model, dataset="two.jsonl", factors=["names"], progress=False)
     assert found.out is None and found.run.out is None
+    assert found.document["model"].startswith("graph:object:")
     names = found.effect("names")
     assert [e["factor"] for e in found.effects] == ["names"] and names.difference == 0.0 and names.pairs > 0
     assert [p.name for p in tmp_path.iterdir()] == ["two.jsonl"]  # nothing written beside the input
