@@ -273,7 +273,7 @@ def test_a_pair_link_opens_both_trajectories(report, ablation, browser):
             if json.loads(line)["pair"] == variant_id
         )
         first.locator("a.pair-link").click()
-        page.wait_for_function("(document.body.getAttribute('data-rendered') || '').startsWith('#pair/')")
+        page.wait_for_function("() => (document.body.getAttribute('data-rendered') || '').startsWith('#pair/')")
         origin, variant = page.locator("#pair-origin"), page.locator("#pair-variant")
         assert origin.locator("#origin-traj-title").inner_text().startswith(
             f"{pair['origin']}, task {pair['origin_task'] + 1} "

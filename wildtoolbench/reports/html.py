@@ -61,6 +61,17 @@ def _asset(name: str) -> str:
     return _ASSETS.joinpath(name).read_text(encoding="utf-8")
 
 
+INCLUDE = "  // @include ablation.js"
+"""The line of ``report.js`` that ``ablation.js`` replaces: one closure, two files."""
+
+
+def page_script() -> str:
+    """The page's script: ``report.js`` with ``ablation.js`` (the Ablation view) inlined at :data:`INCLUDE`."""
+    script = _asset("report.js")
+    at = script.index(INCLUDE)
+    return script[:at] + _asset("ablation.js") + script[script.index("\n", at) + 1 :]
+
+
 def page_chunks(
     title: str, data: Any, session_blocks: Iterable[tuple[int, str]], diffs: Any = None, *, ablation: bool = False
 ) -> Iterator[str]:
@@ -105,4 +116,4 @@ def page_chunks(
     if diffs is not None:
         text = json.dumps(diffs, ensure_ascii=False, separators=(",", ":"))
         yield f'<script type="application/gzip+base64" id="diffs">{pack_session(text)}</script>\n'
-    yield f"<script>\n{_asset('report.js')}</script>\n</body></html>\n"
+    yield f"<script>\n{page_script()}</script>\n</body></html>\n"
