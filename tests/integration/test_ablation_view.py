@@ -110,7 +110,7 @@ def test_ablate_raises_what_the_command_prints(tmp_path, monkeypatch, settings, 
         wtb.ablate("baseline:chat", colour="red")
 
 
-def test_out_none_leaves_nothing_behind(reference_dir, tmp_path, monkeypatch):
+def test_out_none_leaves_nothing_behind(reference_dir, tmp_path, monkeypatch, capsys):
     lines = (reference_dir / "sessions.jsonl").read_text(encoding="utf-8").splitlines()[:2]
     (tmp_path / "two.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
@@ -119,6 +119,8 @@ def test_out_none_leaves_nothing_behind(reference_dir, tmp_path, monkeypatch):
     found = wtb.ablate(model, dataset="two.jsonl", factors=["names"], progress=False)
     assert found.out is None and found.run.out is None
     assert found.document["model"].startswith("graph:object:")
+    said = " ".join(capsys.readouterr().err.split())
+    assert "in a temporary folder removed when the call returns: pass out=FOLDER to keep it" in said
     names = found.effect("names")
     assert [e["factor"] for e in found.effects] == ["names"] and names.difference == 0.0 and names.pairs > 0
     assert [p.name for p in tmp_path.iterdir()] == ["two.jsonl"]  # nothing written beside the input

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -182,7 +181,9 @@ def ablate_options(model: Any, dataset: str | Path | None, out: Path, settings: 
     from wildtoolbench.ablation.command import AblateOptions
 
     given = {ABLATE_ALIASES.get(name, name): value for name, value in settings.items()}
-    known = sorted(f.name for f in dataclasses.fields(AblateOptions) if f.name not in ("model", "dataset", "out"))
+    known = sorted(
+        f.name for f in dataclasses.fields(AblateOptions) if f.name not in ("model", "dataset", "out", "out_temporary")
+    )
     unknown = sorted(set(given) - set(known))
     if unknown:
         raise TypeError(
@@ -275,6 +276,8 @@ def _run_ablation(model: Any, dataset: str | Path | None, out: str | Path | None
         if out is not None:
             return _ablate_in(ablate_options(model, dataset, Path(out), settings), Path(out))
         with tempfile.TemporaryDirectory(prefix="wtb-ablate-") as folder:
-            found = _ablate_in(ablate_options(model, dataset, Path(folder) / "ablate", settings), None)
-        print("out=None: that folder was temporary and is removed; pass out=FOLDER to keep the files", file=sys.stderr)
-        return found
+            # The command's own lines say the folder is temporary (AblateOptions.out_temporary).
+            options = dataclasses.replace(
+                ablate_options(model, dataset, Path(folder) / "ablate", settings), out_temporary=True
+            )
+            return _ablate_in(options, None)

@@ -52,6 +52,8 @@ class AblateOptions:
     progress: bool = True
     pull: bool = False
     variant_models: Sequence[str] = ()
+    out_temporary: bool = False
+    """``out`` is removed when the run returns (the Python API's ``out=None``): the lines say so."""
 
 
 def _variant_set(options: AblateOptions) -> Path:
@@ -115,6 +117,7 @@ def run_ablate(options: AblateOptions) -> dict[str, Any]:
             cache=options.cache,
             overwrite=options.overwrite,
             progress=options.progress,
+            out_temporary=options.out_temporary,
         )
     )
     verdicts = read_run(run).verdicts
@@ -132,10 +135,17 @@ def run_ablate(options: AblateOptions) -> dict[str, Any]:
         atomic_write_text(options.out / PAIRS_FILE, "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs))
     write_json_atomic(options.out / ABLATE_FILE, document)
     Console().print(effects_table(document))
-    _err.print(
-        f"-> {options.out / ABLATE_FILE}; the Ablation view: wtb report {options.out} --out {options.out / 'report'}",
-        markup=False,
-    )
+    if options.out_temporary:
+        _err.print(
+            f"-> {options.out / ABLATE_FILE}, in a temporary folder removed when the call returns: pass out=FOLDER "
+            "to keep it (wtb report FOLDER draws the Ablation view)",
+            markup=False,
+        )
+    else:
+        _err.print(
+            f"-> {options.out / ABLATE_FILE}; the Ablation view: wtb report {options.out} --out {options.out / 'report'}",
+            markup=False,
+        )
     return document
 
 
