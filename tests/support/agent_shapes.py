@@ -12,9 +12,12 @@ import os
 from typing import Any
 
 from langchain.agents import create_agent
+from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langchain_openai import ChatOpenAI
 from langgraph.func import entrypoint, task
 from langgraph.graph import END, START, MessagesState, StateGraph, add_messages
@@ -336,3 +339,85 @@ def replay_agent(tools: list[Any]) -> Any:
     from wildtoolbench.models import resolve_model
 
     return create_agent(resolve_model(os.environ["WTB_TEST_AGENT_SPEC"]), tools)
+
+
+# --------------------------------------------------------------------------- wrapper models (one logical request each)
+
+
+class Delegating(BaseChatModel):
+    """A custom chat model whose request asks one of its ``inner`` models (a wrapper, or a router that picks a
+    model by the conversation's length) with ``inner.ainvoke(messages)``: no config passed on, so LangChain
+    does not nest the inner call under this one."""
+
+    inner: list[Any]
+    model_name: str = "delegating"
+
+    @property
+    def _llm_type(self) -> str:
+        return "delegating"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools])
+
+    def _pick(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> Any:
+        model = self.inner[len(messages) % len(self.inner)]
+        return model.bind_tools(kwargs["tools"]) if kwargs.get("tools") else model
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+        return ChatResult(generations=[ChatGeneration(message=self._pick(messages, kwargs).invoke(messages))])
+
+    async def _agenerate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        reply = await self._pick(messages, kwargs).ainvoke(messages)
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+def wrapper_agent(tools: list[Any]) -> Any:
+    """``create_agent`` around a :class:`Delegating` wrapper of the agents' model (asynchronous calls)."""
+    return create_agent(Delegating(inner=[chat_model()]), tools)
+
+
+def router_agent(tools: list[Any]) -> Any:
+    """The quickstart's synchronous loop around a :class:`Delegating` router over two models (``invoke`` in a
+    worker thread)."""
+    return _sync_loop(Delegating(inner=[chat_model(), chat_model()]).bind_tools(tools), tools)
+
+
+def fallbacks_agent(tools: list[Any]) -> Any:
+    """A ``ToolNode`` loop whose model is ``primary.with_fallbacks([model])``; the primary's server refuses
+    every connection, so each request falls back."""
+    dead = ChatOpenAI(model="down", base_url="http://127.0.0.1:9/v1", api_key="test-key", max_retries=0)
+    return _runnable_loop(dead.bind_tools(tools).with_fallbacks([chat_model().bind_tools(tools)]), tools)
+
+
+def retry_agent(tools: list[Any]) -> Any:
+    """A ``ToolNode`` loop whose model is ``model.with_retry(stop_after_attempt=3)``."""
+    model = chat_model().bind_tools(tools).with_retry(stop_after_attempt=3, wait_exponential_jitter=False)
+    return _runnable_loop(model, tools)
+
+
+def _runnable_loop(model: Any, tools: list[Any]) -> Any:
+    async def llm_call(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("llm_call", llm_call)
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_edge(START, "llm_call")
+    builder.add_conditional_edges("llm_call", tools_condition, {"tools": "tools", END: END})
+    builder.add_edge("tools", "llm_call")
+    return builder.compile()
+
+
+def _sync_loop(model: Any, tools: list[Any]) -> Any:
+    def llm_call(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("llm_call", llm_call)
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_edge(START, "llm_call")
+    builder.add_conditional_edges("llm_call", tools_condition, {"tools": "tools", END: END})
+    builder.add_edge("tools", "llm_call")
+    return builder.compile()
