@@ -69,10 +69,13 @@ def run_over_server(
     sessions: list[dict[str, Any]] | None = None,
     faults: Mapping[tuple[str, int], Any] | None = None,
     replies: Mapping[str, list[dict[str, Any]]] | None = None,
+    concurrency: int = 4,
     **settings: Any,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None, ScriptedServer]:
     """Evaluate ``spec`` (``openai:NAME`` and ``langchain:openai:NAME`` get the server's URL) with the server
     replaying ``candidate`` (or ``replies``: ``{session_id: responses}``).
+
+    ``concurrency`` sessions run at once.
 
     Returns:
         ``({session_id: record}, metric of the run (``None`` without records), the stopped server)``.
@@ -88,7 +91,7 @@ def run_over_server(
     with server, agent_env(server.base_url, candidate):
         base_url = server.base_url if spec.startswith(("openai:", "langchain:openai:")) else None
         context = EvaluationContext(model=spec, base_url=base_url, model_name=candidate, **settings)
-        asyncio.run(arun_eval(sessions, context, out, progress=False))
+        asyncio.run(arun_eval(sessions, context, out, progress=False, concurrency=concurrency))
     records = {r["id"]: r for r in jsonl(out / "result.jsonl")}
     if not records:
         return records, None, server

@@ -421,3 +421,11 @@ def _sync_loop(model: Any, tools: list[Any]) -> Any:
     builder.add_conditional_edges("llm_call", tools_condition, {"tools": "tools", END: END})
     builder.add_edge("tools", "llm_call")
     return builder.compile()
+
+
+def remote_graph() -> Any:
+    """A ``RemoteGraph`` as a one-request graph: the graph ``$WTB_TEST_REMOTE_GRAPH`` (default ``one_request``)
+    of the LangGraph server at ``$WTB_TEST_REMOTE_URL`` (the tests serve :data:`one_request_graph` there)."""
+    from langgraph.pregel.remote import RemoteGraph
+
+    return RemoteGraph(os.environ.get("WTB_TEST_REMOTE_GRAPH", "one_request"), url=os.environ["WTB_TEST_REMOTE_URL"])
