@@ -83,7 +83,7 @@ def test_scripted_model_binds_tools_and_offers_them():
 
 
 @pytest.mark.local_model
-def test_local_model_inside_an_agent(local_extra, tmp_path, monkeypatch):
+def test_local_model_inside_an_agent(local_extra, tmp_path, monkeypatch):  # noqa: F811 - the imported fixture
     """The bundled local model inside ``create_agent`` (through ``resolve_model("local")``), on one task of the
     demo (a flight search, then the answer): it calls the gold tool, the harness's tool hands the gold
     observation over, and the model is asked again with it (one short task: about 45 s on 2 idle cores)."""
@@ -97,9 +97,7 @@ def test_local_model_inside_an_agent(local_extra, tmp_path, monkeypatch):
     monkeypatch.setenv("WTB_TEST_AGENT_SPEC", "local")
     out = tmp_path / "agent"
     sessions = load_dataset(dataset, tasks=1)
-    asyncio.run(
-        arun_eval(sessions, EvaluationContext(model=f"graph:{AGENTS}:replay_agent"), out, progress=False)
-    )
+    asyncio.run(arun_eval(sessions, EvaluationContext(model=f"graph:{AGENTS}:replay_agent"), out, progress=False))
     assert not (out / "errors.jsonl").exists() or not jsonl(out / "errors.jsonl")
     (record,) = jsonl(out / "result.jsonl")
     assert record["candidate"]["kind"] == "agent", record["result"]

@@ -40,12 +40,14 @@ def script(reference_dir: Path, candidate: str) -> dict[str, list[dict[str, Any]
 
 @contextmanager
 def agent_env(base_url: str, model: str) -> Iterator[None]:
-    """The test agents' and the react example's model and URL variables, and ``OPENAI_API_KEY``, set for the block."""
+    """The test agents', the react example's and examples/agent_shapes.py's model and URL variables, and ``OPENAI_API_KEY``, set for the block."""
     values = {
         "WTB_TEST_AGENT_BASE_URL": base_url,
         "WTB_TEST_AGENT_MODEL": model,
         "REACT_AGENT_BASE_URL": base_url,  # examples/react_agent.py
         "REACT_AGENT_MODEL": f"openai/{model}",
+        "WTB_AGENT_MODEL": f"openai:{model}",  # examples/agent_shapes.py
+        "WTB_AGENT_BASE_URL": base_url,
         "OPENAI_API_KEY": "test-key",
     }
     saved = {k: os.environ.get(k) for k in values}

@@ -19,8 +19,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langchain_openai import ChatOpenAI
-from langgraph.func import entrypoint, task
-from langgraph.graph import END, START, MessagesState, StateGraph, add_messages
+from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, create_react_agent, tools_condition
 from pydantic import Field
 
@@ -150,81 +149,8 @@ class NoTemperatureChat(GenericFakeChatModel):
     messages: Any = Field(default_factory=lambda: itertools.repeat(AIMessage(content="ok")))
 
 
-# --------------------------------------------------------------------------- the LangGraph quickstart's shapes
-
-
-def _quickstart_tool_node(tools: list[Any], *, catch: bool) -> Any:
-    """The quickstart's hand-written tool node: ``tool.invoke(tool_call["args"])`` wrapped in a ``ToolMessage``."""
-    by_name = {t.name: t for t in tools}
-
-    def tool_node(state: dict[str, Any]) -> dict[str, Any]:
-        result = []
-        for tool_call in state["messages"][-1].tool_calls:
-            tool = by_name[tool_call["name"]]
-            if catch:
-                try:
-                    observation = tool.invoke(tool_call["args"])
-                except Exception as exc:  # noqa: BLE001 - the pattern under test
-                    observation = f"Error: {exc}"
-            else:
-                observation = tool.invoke(tool_call["args"])
-            result.append(ToolMessage(content=observation, tool_call_id=tool_call["id"]))
-        return {"messages": result}
-
-    return tool_node
-
-
-def _quickstart(tools: list[Any], *, catch: bool) -> Any:
-    model = chat_model().bind_tools(tools)
-
-    def llm_call(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [model.invoke(state["messages"])]}
-
-    def should_continue(state: MessagesState) -> str:
-        return "tool_node" if state["messages"][-1].tool_calls else END
-
-    builder = StateGraph(MessagesState)
-    builder.add_node("llm_call", llm_call)
-    builder.add_node("tool_node", _quickstart_tool_node(tools, catch=catch))
-    builder.add_edge(START, "llm_call")
-    builder.add_conditional_edges("llm_call", should_continue, ["tool_node", END])
-    builder.add_edge("tool_node", "llm_call")
-    return builder.compile()
-
-
-def quickstart_agent(tools: list[Any]) -> Any:
-    """The LangGraph quickstart's Graph API agent (its tool node calls ``tool.invoke(args)``)."""
-    return _quickstart(tools, catch=False)
-
-
-def quickstart_agent_try(tools: list[Any]) -> Any:
-    """The same, its tool node turning a tool's exception into an ``Error: ...`` observation."""
-    return _quickstart(tools, catch=True)
-
-
-def functional_agent(tools: list[Any]) -> Any:
-    """The quickstart's functional API agent: ``@entrypoint def agent(messages: list[BaseMessage])``."""
-    model = chat_model().bind_tools(tools)
-    by_name = {t.name: t for t in tools}
-
-    @task
-    def call_llm(messages: list[BaseMessage]) -> Any:
-        return model.invoke(messages)
-
-    @task
-    def call_tool(tool_call: Any) -> Any:
-        return by_name[tool_call["name"]].invoke(tool_call)
-
-    @entrypoint()
-    def agent(messages: list[BaseMessage]) -> list[BaseMessage]:
-        response = call_llm(messages).result()
-        while response.tool_calls:
-            results = [f.result() for f in [call_tool(c) for c in response.tool_calls]]
-            messages = add_messages(messages, [response, *results])
-            response = call_llm(messages).result()
-        return add_messages(messages, response)
-
-    return agent
+# --------------------------------------------------------------------------- the docs' shapes (the quickstart's
+# Graph API and functional API agents, the multi-agent systems: examples/agent_shapes.py, tested from there)
 
 
 def streaming_agent(tools: list[Any]) -> Any:
