@@ -1,4 +1,4 @@
-"""Which model requests of an agent are one logical request (docs/evaluation.md §8.8, rule ``concurrent-requests``).
+"""Which model requests of an agent are one logical request (docs/evaluation.md §8.11; rule ``concurrent-requests``, §8.8).
 
 A wrapper model calls another model inside its own request: a custom ``BaseChatModel`` whose ``_agenerate``
 awaits an inner chat model, a router that delegates to one of several models. The inner call is part of

@@ -1,4 +1,4 @@
-"""A wrapper model calling another model is one request (issue 37, docs/evaluation.md §8.8 ``concurrent-requests``).
+"""A wrapper model calling another model is one request (issue 37, docs/evaluation.md §8.11, §8.8 ``concurrent-requests``).
 
 A custom ``BaseChatModel`` that awaits an inner model, a router over two models (synchronous, in a worker
 thread), ``with_fallbacks`` over a primary whose server refuses connections and ``with_retry`` over a model
@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.test_agent_docs_shapes import expected_metric, observations_reached_the_model
+from tests.integration.test_agent_docs_shapes import (  # noqa: F401 - openai_runs: the fixture
+    expected_metric,
+    observations_reached_the_model,
+    openai_runs,
+)
 from tests.support.agent_runs import AGENTS, comparable, jsonl, run_over_server
 from wildtoolbench.models import agent_loop as agent_module
 from wildtoolbench.runner import load_dataset
@@ -22,28 +26,13 @@ CANDIDATES = ["oracle", "noisy", "wrong_name", "over_ask"]
 WRAPPERS = ["wrapper_agent", "router_agent", "fallbacks_agent", "retry_agent"]
 
 
-@pytest.fixture(scope="module")
-def openai_runs(reference_dir, tmp_path_factory):
-    """``{candidate: (records, metric)}`` of the ``openai:`` runs, made on first use."""
-    made = {}
-
-    def get(candidate):
-        if candidate not in made:
-            out = tmp_path_factory.mktemp(f"openai-{candidate}")
-            records, metric, _ = run_over_server(reference_dir, candidate, f"openai:{candidate}", out)
-            made[candidate] = (records, metric)
-        return made[candidate]
-
-    return get
-
-
 @pytest.mark.parametrize(("shape", "candidate"), list(zip(WRAPPERS, CANDIDATES, strict=True)))
-def test_wrapper_scores_as_the_plain_model(reference_dir, tmp_path, openai_runs, shape, candidate):
+def test_wrapper_scores_as_the_plain_model(reference_dir, tmp_path, openai_runs, shape, candidate):  # noqa: F811
     faults = {("wild_tool_bench_0", 1): [{"status": 500}]} if shape == "retry_agent" else None
     records, metric, server = run_over_server(
         reference_dir, candidate, f"graph:{AGENTS}:{shape}", tmp_path, faults=faults
     )
-    expected_records, expected = openai_runs(candidate)
+    expected_records, expected, _ = openai_runs(candidate)
     assert metric == expected_metric(reference_dir, candidate) == expected
     assert list(records) == list(expected_records)
     for session_id, record in records.items():

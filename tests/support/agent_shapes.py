@@ -183,14 +183,21 @@ def parallel_tools_agent(tools: list[Any]) -> Any:
 # --------------------------------------------------------------------------- agents that break a rule (models/agent_checks.py)
 
 
-def _loop(tools: list[Any], tool_node: Any, *, bound: list[Any] | None = None) -> Any:
-    model = chat_model().bind_tools(tools if bound is None else bound)
+def _loop(
+    tools: list[Any], tool_node: Any, *, bound: list[Any] | None = None, model: Any = None, sync: bool = False
+) -> Any:
+    """A model node (``model``, else the agents' model bound with ``bound`` or the task's tools; ``invoke`` in a
+    worker thread when ``sync``) plus ``tool_node``, wired with ``tools_condition``."""
+    model = model if model is not None else chat_model().bind_tools(tools if bound is None else bound)
 
     async def llm_call(state: MessagesState) -> dict[str, Any]:
         return {"messages": [await model.ainvoke(state["messages"])]}
 
+    def sync_llm_call(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
     builder = StateGraph(MessagesState)
-    builder.add_node("llm_call", llm_call)
+    builder.add_node("llm_call", sync_llm_call if sync else llm_call)
     builder.add_node("tool_node", tool_node)
     builder.add_edge(START, "llm_call")
     builder.add_conditional_edges("llm_call", tools_condition, {"tools": "tool_node", END: END})
@@ -307,46 +314,22 @@ def wrapper_agent(tools: list[Any]) -> Any:
 def router_agent(tools: list[Any]) -> Any:
     """The quickstart's synchronous loop around a :class:`Delegating` router over two models (``invoke`` in a
     worker thread)."""
-    return _sync_loop(Delegating(inner=[chat_model(), chat_model()]).bind_tools(tools), tools)
+    return _loop(
+        tools, ToolNode(tools), model=Delegating(inner=[chat_model(), chat_model()]).bind_tools(tools), sync=True
+    )
 
 
 def fallbacks_agent(tools: list[Any]) -> Any:
     """A ``ToolNode`` loop whose model is ``primary.with_fallbacks([model])``; the primary's server refuses
     every connection, so each request falls back."""
     dead = ChatOpenAI(model="down", base_url="http://127.0.0.1:9/v1", api_key="test-key", max_retries=0)
-    return _runnable_loop(dead.bind_tools(tools).with_fallbacks([chat_model().bind_tools(tools)]), tools)
+    return _loop(tools, ToolNode(tools), model=dead.bind_tools(tools).with_fallbacks([chat_model().bind_tools(tools)]))
 
 
 def retry_agent(tools: list[Any]) -> Any:
     """A ``ToolNode`` loop whose model is ``model.with_retry(stop_after_attempt=3)``."""
     model = chat_model().bind_tools(tools).with_retry(stop_after_attempt=3, wait_exponential_jitter=False)
-    return _runnable_loop(model, tools)
-
-
-def _runnable_loop(model: Any, tools: list[Any]) -> Any:
-    async def llm_call(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [await model.ainvoke(state["messages"])]}
-
-    builder = StateGraph(MessagesState)
-    builder.add_node("llm_call", llm_call)
-    builder.add_node("tools", ToolNode(tools))
-    builder.add_edge(START, "llm_call")
-    builder.add_conditional_edges("llm_call", tools_condition, {"tools": "tools", END: END})
-    builder.add_edge("tools", "llm_call")
-    return builder.compile()
-
-
-def _sync_loop(model: Any, tools: list[Any]) -> Any:
-    def llm_call(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [model.invoke(state["messages"])]}
-
-    builder = StateGraph(MessagesState)
-    builder.add_node("llm_call", llm_call)
-    builder.add_node("tools", ToolNode(tools))
-    builder.add_edge(START, "llm_call")
-    builder.add_conditional_edges("llm_call", tools_condition, {"tools": "tools", END: END})
-    builder.add_edge("tools", "llm_call")
-    return builder.compile()
+    return _loop(tools, ToolNode(tools), model=model)
 
 
 def remote_graph() -> Any:
