@@ -33,7 +33,7 @@ from langgraph.func import entrypoint, task
 from langgraph.graph import END, START, MessagesState, StateGraph, add_messages
 from pydantic import BaseModel, Field
 
-from wildtoolbench.models import resolve_model
+from wildtoolbench.models import ModelSettings, resolve_model
 
 DEMO = Path(__file__).resolve().parents[1] / "bench" / "data" / "demo_candidates.jsonl"
 CANDIDATE_MODEL = os.environ.get("WTB_AGENT_MODEL") or f"replay:{DEMO}#demo-model"
@@ -42,24 +42,34 @@ _ids = itertools.count()
 
 
 def worker_model() -> Any:
-    """The model that calls the task's tools: ``$WTB_AGENT_MODEL``, else the bundled demo replay."""
-    return resolve_model(CANDIDATE_MODEL)
+    """The model that calls the task's tools: ``$WTB_AGENT_MODEL`` (read at each call), else the bundled demo
+    replay; at ``$WTB_AGENT_BASE_URL`` when set (an OpenAI-compatible server), temperature 0, no client
+    retries (the benchmark retries a whole step)."""
+    settings = ModelSettings(temperature=0.0, base_url=os.environ.get("WTB_AGENT_BASE_URL") or None, max_retries=0)
+    return resolve_model(os.environ.get("WTB_AGENT_MODEL") or CANDIDATE_MODEL, settings)
 
 
 # --------------------------------------------------------------------------- one agent
 
 
-def quickstart_graph(tools: list[Any]) -> Any:
-    """The LangGraph quickstart's Graph API agent: a model node and a hand-written tool node."""
+def _quickstart(tools: list[Any], *, catch: bool) -> Any:
     model = worker_model().bind_tools(tools)
     by_name = {t.name: t for t in tools}
 
     def llm_call(state: MessagesState) -> dict[str, Any]:
         return {"messages": [model.invoke(state["messages"])]}
 
+    def run(call: Any) -> Any:
+        if not catch:
+            return by_name[call["name"]].invoke(call["args"])
+        try:
+            return by_name[call["name"]].invoke(call["args"])
+        except Exception as exc:  # noqa: BLE001 - the usual pattern: the error goes back to the model
+            return f"Error: {exc}"
+
     def tool_node(state: MessagesState) -> dict[str, Any]:
         calls = state["messages"][-1].tool_calls
-        return {"messages": [ToolMessage(by_name[c["name"]].invoke(c["args"]), tool_call_id=c["id"]) for c in calls]}
+        return {"messages": [ToolMessage(run(c), tool_call_id=c["id"]) for c in calls]}
 
     def should_continue(state: MessagesState) -> str:
         return "tool_node" if state["messages"][-1].tool_calls else END
@@ -71,6 +81,17 @@ def quickstart_graph(tools: list[Any]) -> Any:
     builder.add_conditional_edges("llm_call", should_continue, ["tool_node", END])
     builder.add_edge("tool_node", "llm_call")
     return builder.compile()
+
+
+def quickstart_graph(tools: list[Any]) -> Any:
+    """The LangGraph quickstart's Graph API agent: a model node and a hand-written tool node that calls
+    ``tool.invoke(tool_call["args"])``."""
+    return _quickstart(tools, catch=False)
+
+
+def quickstart_graph_try(tools: list[Any]) -> Any:
+    """The same, its tool node turning a tool's exception into an ``Error: ...`` observation (``try/except``)."""
+    return _quickstart(tools, catch=True)
 
 
 def functional(tools: list[Any]) -> Any:
@@ -105,9 +126,10 @@ class Answer(BaseModel):
 
 
 def structured_answer(tools: list[Any]) -> Any:
-    """``create_agent`` with ``response_format=ToolStrategy(Answer)`` (a model that calls ``Answer`` to finish;
-    the demo replay answers in text, which ends the run as well)."""
-    return create_agent(worker_model(), tools, response_format=ToolStrategy(Answer))
+    """``create_agent`` with ``response_format=ToolStrategy(Answer)``: its model (:class:`AnswerTool` around the
+    worker model, a stand-in for a model that finishes by calling ``Answer``) gives each text answer as a call of
+    ``Answer``, which the harness reads as the answer step (docs/evaluation.md §8.9)."""
+    return create_agent(AnswerTool(inner=worker_model()), tools, response_format=ToolStrategy(Answer))
 
 
 # --------------------------------------------------------------------------- several agents
@@ -192,6 +214,29 @@ class PlanFirst(_StandIn):
             return ChatResult(generations=[ChatGeneration(message=AIMessage(content="", tool_calls=[call]))])
         # the inner model answers as part of this request (its run manager: a replay model reads the session there)
         return await self.inner._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+
+class AnswerTool(_StandIn):
+    """A model whose text replies come as a call of the structured-output tool ``Answer``: ``inner`` answers,
+    and a text reply becomes ``Answer(answer=<the text>)`` (calls and empty replies pass as they are)."""
+
+    inner: Any
+    model_name: str = "answer-tool"
+
+    @property
+    def _llm_type(self) -> str:
+        return "answer-tool"
+
+    async def _agenerate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        result = await self.inner._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
+        reply = result.generations[0].message
+        if reply.tool_calls or reply.invalid_tool_calls or not reply.content:
+            return result
+        call = {"name": "Answer", "args": {"answer": reply.content}, "id": f"answer-{next(_ids)}", "type": "tool_call"}
+        answer = AIMessage(content="", tool_calls=[call], response_metadata=reply.response_metadata)
+        return ChatResult(generations=[ChatGeneration(message=answer)], llm_output=result.llm_output)
 
 
 def deep_agent(tools: list[Any]) -> Any:

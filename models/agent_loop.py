@@ -45,6 +45,7 @@ from wildtoolbench.models.agent_checks import (
     agent_failure,
     offered_tool_names,
 )
+from wildtoolbench.models.agent_requests import RequestScope, enclosing_requests
 from wildtoolbench.models.agent_tools import (
     AgentStopped,
     BenchmarkTool,
@@ -154,8 +155,11 @@ class StepGate(AsyncCallbackHandler):
     ) -> None:
         if self.run.stopped or self.run.failure is not None:
             raise AgentStopped("the harness ended the task")
+        outer = [r for r in enclosing_requests() if r != run_id]  # requests whose code this one starts in
         with self._lock:
-            if parent is not None and (parent in self._flying or parent in self._nested):
+            if (parent is not None and (parent in self._flying or parent in self._nested)) or any(
+                r in self._flying or r in self._nested for r in outer
+            ):
                 self._nested.add(run_id)  # a model called inside a model (a wrapper): part of the outer request
                 return
         unread = self.run.unread()
@@ -307,14 +311,15 @@ class AgentRun:
         self.raw = RawReplies()
         self.replies: list[AIMessage] = []
         """Every reply the run reported, in order."""
-        gate = StepGate(self)
+        gate, scope = StepGate(self), RequestScope()
         callbacks = config.get("callbacks")
         if callbacks is None:
-            handlers: Any = [gate]
+            handlers: Any = [scope, gate]
         elif isinstance(callbacks, list):
-            handlers = [*callbacks, gate]
+            handlers = [scope, *callbacks, gate]
         else:
             handlers = callbacks.copy()
+            handlers.add_handler(scope, inherit=True)
             handlers.add_handler(gate, inherit=True)
         run_config = {**config, "callbacks": handlers}
         token = current_run.set(self)

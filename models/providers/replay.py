@@ -49,14 +49,19 @@ REQUEST_INDEX_KEY = "wtb_request_index"
 
 
 def agent_step_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
-    """``metadata`` with the request index of the step the model answers when it runs inside an agent
-    candidate's run (whose config carries the index of the step that started the run: docs/evaluation.md
-    §8.1), so a replay model inside an agent answers each step as it does as the candidate."""
+    """``metadata`` as the model would get it as the candidate, when it runs inside an agent candidate's run:
+    the request index of the step the model answers (the run's config carries the index of the step that
+    started the run: docs/evaluation.md §8.1) and without the agent's own node name (``langgraph_node``,
+    which a ``scripted:`` model would take for its role), so a replay or scripted model inside an agent
+    answers each step as it does as the candidate. Outside an agent run ``metadata`` is returned as it is."""
     from wildtoolbench.models.agent_tools import current_run
 
     run = current_run.get()
+    if run is None:
+        return metadata
+    seen = {k: v for k, v in metadata.items() if k != "langgraph_node"}
     index = getattr(run, "request_index", None)
-    return metadata if index is None else {**metadata, REQUEST_INDEX_KEY: index}
+    return seen if index is None else {**seen, REQUEST_INDEX_KEY: index}
 
 
 DELAY_ENV = "WTB_REPLAY_DELAY"

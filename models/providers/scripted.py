@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -146,6 +147,22 @@ class ScriptedChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "wtb-scripted"
 
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
+        """This model bound with ``tools`` (OpenAI function schemas in the request's ``tools``, so the request
+        names the tools it offers, as an OpenAI-compatible model's does); the replies stay the script's text.
+
+        Args:
+            tools: LangChain tools, functions or OpenAI tool schemas.
+            kwargs: ``tool_choice`` / ``parallel_tool_calls`` are kept; anything else is ignored.
+
+        Returns:
+            A ``Runnable`` answering as this model does (docs/guides/agents.md, "Models inside an agent").
+        """
+        from langchain_core.utils.function_calling import convert_to_openai_tool
+
+        kept = {k: v for k, v in kwargs.items() if k in ("tool_choice", "parallel_tool_calls")}
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kept)
+
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -153,7 +170,10 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        metadata = (run_manager.metadata if run_manager is not None else None) or {}
+        from wildtoolbench.models.providers.replay import agent_step_metadata
+
+        # inside an agent candidate's run the model answers as the candidate would (its role: the harness's node)
+        metadata = agent_step_metadata(dict((run_manager.metadata if run_manager is not None else None) or {}))
         role = self.role or metadata.get("wtb_role") or metadata.get("langgraph_node") or "*"
         session = str(metadata.get("wtb_session") or "")
         response = next_response(self.path, role, session)

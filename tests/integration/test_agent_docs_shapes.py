@@ -15,7 +15,14 @@ from tests.support.agent_runs import AGENTS, comparable, jsonl, run_over_server
 from wildtoolbench.models import agent_loop as agent_module
 
 CANDIDATES = ["oracle", "noisy", "wrong_name", "over_ask"]
-SHAPES = ["quickstart_agent", "quickstart_agent_try", "functional_agent", "parallel_tools_agent", "streaming_agent"]
+EXAMPLES = "examples/agent_shapes.py"  # the guide's example, its worker model `openai:<candidate>` (agent_env)
+SHAPES = [
+    f"{EXAMPLES}:quickstart_graph",
+    f"{EXAMPLES}:quickstart_graph_try",
+    f"{EXAMPLES}:functional",
+    f"{AGENTS}:parallel_tools_agent",
+    f"{AGENTS}:streaming_agent",
+]
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +84,7 @@ def test_streaming_one_request_graph_scores_as_openai(reference_dir, tmp_path, o
 @pytest.mark.parametrize("candidate", CANDIDATES)
 def test_docs_shape_scores_as_openai(reference_dir, tmp_path, openai_runs, shape, candidate):
     started = time.perf_counter()
-    records, metric, server = run_over_server(reference_dir, candidate, f"graph:{AGENTS}:{shape}", tmp_path)
+    records, metric, server = run_over_server(reference_dir, candidate, f"graph:{shape}", tmp_path)
     seconds = time.perf_counter() - started
     expected_records, expected, openai_seconds = openai_runs(candidate)
     assert metric == expected_metric(reference_dir, candidate)

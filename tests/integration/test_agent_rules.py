@@ -47,6 +47,6 @@ def test_an_agent_that_reads_every_observation_breaks_no_rule(reference_dir, tmp
     """The narrow pass: the quickstart's tool node reads each observation by arguments alone, one after another."""
     sessions = load_dataset(reference_dir / "sessions.jsonl")[:3]
     records, _, _ = run_over_server(
-        reference_dir, "oracle", f"graph:{AGENTS}:quickstart_agent", tmp_path, sessions=sessions
+        reference_dir, "oracle", "graph:examples/agent_shapes.py:quickstart_graph", tmp_path, sessions=sessions
     )
     assert all(isinstance(r["result"], list) for r in records.values())

@@ -13,9 +13,9 @@ from tests.support.agent_runs import comparable, jsonl, run_over_server
 from wildtoolbench.models import agent_loop as agent_module
 from wildtoolbench.runner import load_dataset
 
-MULTI = "tests/support/multi_agents.py"
+MULTI = "examples/agent_shapes.py"  # the guide's example, its worker model `openai:<candidate>` (agent_env)
 CANDIDATES = ["oracle", "noisy", "wrong_name", "over_ask"]
-SHAPES = ["supervisor_agent", "swarm_agent", "deep_agent", "structured_answer_agent"]
+SHAPES = ["supervisor", "swarm", "deep_agent", "structured_answer"]
 
 
 def internal_of(out):
@@ -33,7 +33,7 @@ def test_multi_agent_scores_as_its_worker(reference_dir, tmp_path, shape, candid
     internal = internal_of(tmp_path)
     per_session = [r["usage"].get("agent_internal", {}).get("requests", 0) for r in records.values()]
     assert internal.get("requests", 0) == sum(per_session)
-    if shape != "structured_answer_agent":  # every run starts with a handoff or a todo list
+    if shape != "structured_answer":  # every run starts with a handoff or a todo list
         assert all(n > 0 for n in per_session)
     print(f"INTERNAL {shape} {candidate} {internal}")
     assert agent_module.live_runs() == 0
@@ -44,7 +44,7 @@ def test_structured_answer_is_the_answer_step(reference_dir, tmp_path):
     reply holding the call's arguments, never a wrong call of the agent's own tool."""
     sessions = load_dataset(reference_dir / "sessions.jsonl")[:2]
     records, _, _ = run_over_server(
-        reference_dir, "oracle", f"graph:{MULTI}:structured_answer_agent", tmp_path, sessions=sessions
+        reference_dir, "oracle", f"graph:{MULTI}:structured_answer", tmp_path, sessions=sessions
     )
     answers = [
         step["inference_output"]
@@ -60,7 +60,7 @@ def test_strict_reading_judges_every_request(reference_dir, tmp_path):
     """Under ``agent_steps='strict'`` the supervisor's handoff is the step, judged as a wrong call."""
     sessions = load_dataset(reference_dir / "sessions.jsonl")[:2]
     records, _, _ = run_over_server(
-        reference_dir, "oracle", f"graph:{MULTI}:supervisor_agent", tmp_path, sessions=sessions, agent_steps="strict"
+        reference_dir, "oracle", f"graph:{MULTI}:supervisor", tmp_path, sessions=sessions, agent_steps="strict"
     )
     for record in records.values():
         first = record["result"][0]["inference_log"]["step_0"]["inference_output"]

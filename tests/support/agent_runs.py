@@ -40,12 +40,14 @@ def script(reference_dir: Path, candidate: str) -> dict[str, list[dict[str, Any]
 
 @contextmanager
 def agent_env(base_url: str, model: str) -> Iterator[None]:
-    """The test agents' and the react example's model and URL variables, and ``OPENAI_API_KEY``, set for the block."""
+    """The test agents', the react example's and examples/agent_shapes.py's model and URL variables, and ``OPENAI_API_KEY``, set for the block."""
     values = {
         "WTB_TEST_AGENT_BASE_URL": base_url,
         "WTB_TEST_AGENT_MODEL": model,
         "REACT_AGENT_BASE_URL": base_url,  # examples/react_agent.py
         "REACT_AGENT_MODEL": f"openai/{model}",
+        "WTB_AGENT_MODEL": f"openai:{model}",  # examples/agent_shapes.py
+        "WTB_AGENT_BASE_URL": base_url,
         "OPENAI_API_KEY": "test-key",
     }
     saved = {k: os.environ.get(k) for k in values}
@@ -69,10 +71,13 @@ def run_over_server(
     sessions: list[dict[str, Any]] | None = None,
     faults: Mapping[tuple[str, int], Any] | None = None,
     replies: Mapping[str, list[dict[str, Any]]] | None = None,
+    concurrency: int = 4,
     **settings: Any,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None, ScriptedServer]:
     """Evaluate ``spec`` (``openai:NAME`` and ``langchain:openai:NAME`` get the server's URL) with the server
     replaying ``candidate`` (or ``replies``: ``{session_id: responses}``).
+
+    ``concurrency`` sessions run at once.
 
     Returns:
         ``({session_id: record}, metric of the run (``None`` without records), the stopped server)``.
@@ -88,7 +93,7 @@ def run_over_server(
     with server, agent_env(server.base_url, candidate):
         base_url = server.base_url if spec.startswith(("openai:", "langchain:openai:")) else None
         context = EvaluationContext(model=spec, base_url=base_url, model_name=candidate, **settings)
-        asyncio.run(arun_eval(sessions, context, out, progress=False))
+        asyncio.run(arun_eval(sessions, context, out, progress=False, concurrency=concurrency))
     records = {r["id"]: r for r in jsonl(out / "result.jsonl")}
     if not records:
         return records, None, server

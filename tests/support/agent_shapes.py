@@ -12,12 +12,14 @@ import os
 from typing import Any
 
 from langchain.agents import create_agent
+from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langchain_openai import ChatOpenAI
-from langgraph.func import entrypoint, task
-from langgraph.graph import END, START, MessagesState, StateGraph, add_messages
+from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, create_react_agent, tools_condition
 from pydantic import Field
 
@@ -147,81 +149,8 @@ class NoTemperatureChat(GenericFakeChatModel):
     messages: Any = Field(default_factory=lambda: itertools.repeat(AIMessage(content="ok")))
 
 
-# --------------------------------------------------------------------------- the LangGraph quickstart's shapes
-
-
-def _quickstart_tool_node(tools: list[Any], *, catch: bool) -> Any:
-    """The quickstart's hand-written tool node: ``tool.invoke(tool_call["args"])`` wrapped in a ``ToolMessage``."""
-    by_name = {t.name: t for t in tools}
-
-    def tool_node(state: dict[str, Any]) -> dict[str, Any]:
-        result = []
-        for tool_call in state["messages"][-1].tool_calls:
-            tool = by_name[tool_call["name"]]
-            if catch:
-                try:
-                    observation = tool.invoke(tool_call["args"])
-                except Exception as exc:  # noqa: BLE001 - the pattern under test
-                    observation = f"Error: {exc}"
-            else:
-                observation = tool.invoke(tool_call["args"])
-            result.append(ToolMessage(content=observation, tool_call_id=tool_call["id"]))
-        return {"messages": result}
-
-    return tool_node
-
-
-def _quickstart(tools: list[Any], *, catch: bool) -> Any:
-    model = chat_model().bind_tools(tools)
-
-    def llm_call(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [model.invoke(state["messages"])]}
-
-    def should_continue(state: MessagesState) -> str:
-        return "tool_node" if state["messages"][-1].tool_calls else END
-
-    builder = StateGraph(MessagesState)
-    builder.add_node("llm_call", llm_call)
-    builder.add_node("tool_node", _quickstart_tool_node(tools, catch=catch))
-    builder.add_edge(START, "llm_call")
-    builder.add_conditional_edges("llm_call", should_continue, ["tool_node", END])
-    builder.add_edge("tool_node", "llm_call")
-    return builder.compile()
-
-
-def quickstart_agent(tools: list[Any]) -> Any:
-    """The LangGraph quickstart's Graph API agent (its tool node calls ``tool.invoke(args)``)."""
-    return _quickstart(tools, catch=False)
-
-
-def quickstart_agent_try(tools: list[Any]) -> Any:
-    """The same, its tool node turning a tool's exception into an ``Error: ...`` observation."""
-    return _quickstart(tools, catch=True)
-
-
-def functional_agent(tools: list[Any]) -> Any:
-    """The quickstart's functional API agent: ``@entrypoint def agent(messages: list[BaseMessage])``."""
-    model = chat_model().bind_tools(tools)
-    by_name = {t.name: t for t in tools}
-
-    @task
-    def call_llm(messages: list[BaseMessage]) -> Any:
-        return model.invoke(messages)
-
-    @task
-    def call_tool(tool_call: Any) -> Any:
-        return by_name[tool_call["name"]].invoke(tool_call)
-
-    @entrypoint()
-    def agent(messages: list[BaseMessage]) -> list[BaseMessage]:
-        response = call_llm(messages).result()
-        while response.tool_calls:
-            results = [f.result() for f in [call_tool(c) for c in response.tool_calls]]
-            messages = add_messages(messages, [response, *results])
-            response = call_llm(messages).result()
-        return add_messages(messages, response)
-
-    return agent
+# --------------------------------------------------------------------------- the docs' shapes (the quickstart's
+# Graph API and functional API agents, the multi-agent systems: examples/agent_shapes.py, tested from there)
 
 
 def streaming_agent(tools: list[Any]) -> Any:
@@ -254,14 +183,21 @@ def parallel_tools_agent(tools: list[Any]) -> Any:
 # --------------------------------------------------------------------------- agents that break a rule (models/agent_checks.py)
 
 
-def _loop(tools: list[Any], tool_node: Any, *, bound: list[Any] | None = None) -> Any:
-    model = chat_model().bind_tools(tools if bound is None else bound)
+def _loop(
+    tools: list[Any], tool_node: Any, *, bound: list[Any] | None = None, model: Any = None, sync: bool = False
+) -> Any:
+    """A model node (``model``, else the agents' model bound with ``bound`` or the task's tools; ``invoke`` in a
+    worker thread when ``sync``) plus ``tool_node``, wired with ``tools_condition``."""
+    model = model if model is not None else chat_model().bind_tools(tools if bound is None else bound)
 
     async def llm_call(state: MessagesState) -> dict[str, Any]:
         return {"messages": [await model.ainvoke(state["messages"])]}
 
+    def sync_llm_call(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
     builder = StateGraph(MessagesState)
-    builder.add_node("llm_call", llm_call)
+    builder.add_node("llm_call", sync_llm_call if sync else llm_call)
     builder.add_node("tool_node", tool_node)
     builder.add_edge(START, "llm_call")
     builder.add_conditional_edges("llm_call", tools_condition, {"tools": "tool_node", END: END})
@@ -336,3 +272,69 @@ def replay_agent(tools: list[Any]) -> Any:
     from wildtoolbench.models import resolve_model
 
     return create_agent(resolve_model(os.environ["WTB_TEST_AGENT_SPEC"]), tools)
+
+
+# --------------------------------------------------------------------------- wrapper models (one logical request each)
+
+
+class Delegating(BaseChatModel):
+    """A custom chat model whose request asks one of its ``inner`` models (a wrapper, or a router that picks a
+    model by the conversation's length) with ``inner.ainvoke(messages)``: no config passed on, so LangChain
+    does not nest the inner call under this one."""
+
+    inner: list[Any]
+    model_name: str = "delegating"
+
+    @property
+    def _llm_type(self) -> str:
+        return "delegating"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools])
+
+    def _pick(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> Any:
+        model = self.inner[len(messages) % len(self.inner)]
+        return model.bind_tools(kwargs["tools"]) if kwargs.get("tools") else model
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+        return ChatResult(generations=[ChatGeneration(message=self._pick(messages, kwargs).invoke(messages))])
+
+    async def _agenerate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        reply = await self._pick(messages, kwargs).ainvoke(messages)
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+def wrapper_agent(tools: list[Any]) -> Any:
+    """``create_agent`` around a :class:`Delegating` wrapper of the agents' model (asynchronous calls)."""
+    return create_agent(Delegating(inner=[chat_model()]), tools)
+
+
+def router_agent(tools: list[Any]) -> Any:
+    """The quickstart's synchronous loop around a :class:`Delegating` router over two models (``invoke`` in a
+    worker thread)."""
+    return _loop(
+        tools, ToolNode(tools), model=Delegating(inner=[chat_model(), chat_model()]).bind_tools(tools), sync=True
+    )
+
+
+def fallbacks_agent(tools: list[Any]) -> Any:
+    """A ``ToolNode`` loop whose model is ``primary.with_fallbacks([model])``; the primary's server refuses
+    every connection, so each request falls back."""
+    dead = ChatOpenAI(model="down", base_url="http://127.0.0.1:9/v1", api_key="test-key", max_retries=0)
+    return _loop(tools, ToolNode(tools), model=dead.bind_tools(tools).with_fallbacks([chat_model().bind_tools(tools)]))
+
+
+def retry_agent(tools: list[Any]) -> Any:
+    """A ``ToolNode`` loop whose model is ``model.with_retry(stop_after_attempt=3)``."""
+    model = chat_model().bind_tools(tools).with_retry(stop_after_attempt=3, wait_exponential_jitter=False)
+    return _loop(tools, ToolNode(tools), model=model)
+
+
+def remote_graph() -> Any:
+    """A ``RemoteGraph`` as a one-request graph: the graph ``$WTB_TEST_REMOTE_GRAPH`` (default ``one_request``)
+    of the LangGraph server at ``$WTB_TEST_REMOTE_URL`` (the tests serve :data:`one_request_graph` there)."""
+    from langgraph.pregel.remote import RemoteGraph
+
+    return RemoteGraph(os.environ.get("WTB_TEST_REMOTE_GRAPH", "one_request"), url=os.environ["WTB_TEST_REMOTE_URL"])

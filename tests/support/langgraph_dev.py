@@ -51,9 +51,13 @@ class LangGraphDev:
         jobs: ``--n-jobs-per-worker`` (runs executed at once).
         env: variables added to the server's environment (e.g. ``WTB_REPLAY_DELAY``); tracing and the
             CLI's network calls are off unless ``env`` turns tracing on.
+        config: the ``langgraph.json`` to serve (default: the repository's).
     """
 
-    def __init__(self, log_dir: Path, *, jobs: int = 8, env: Mapping[str, str] | None = None):
+    def __init__(
+        self, log_dir: Path, *, jobs: int = 8, env: Mapping[str, str] | None = None, config: Path | None = None
+    ):
+        self.config = Path(config) if config is not None else ROOT / "langgraph.json"
         self.log_dir = Path(log_dir)
         self.jobs = jobs
         self.env = dict(env or {})
@@ -103,7 +107,7 @@ class LangGraphDev:
             "--n-jobs-per-worker",
             str(self.jobs),
             "--config",
-            str(ROOT / "langgraph.json"),
+            str(self.config),
         ]
         with open(self.log_path, "w", encoding="utf-8") as log:
             self.process = subprocess.Popen(
