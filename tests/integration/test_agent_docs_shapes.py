@@ -83,10 +83,8 @@ def test_streaming_one_request_graph_scores_as_openai(reference_dir, tmp_path, o
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("candidate", CANDIDATES)
 def test_docs_shape_scores_as_openai(reference_dir, tmp_path, openai_runs, shape, candidate):
-    started = time.perf_counter()
     records, metric, server = run_over_server(reference_dir, candidate, f"graph:{shape}", tmp_path)
-    seconds = time.perf_counter() - started
-    expected_records, expected, openai_seconds = openai_runs(candidate)
+    expected_records, expected, _ = openai_runs(candidate)
     assert metric == expected_metric(reference_dir, candidate)
     assert metric == expected
     assert list(records) == list(expected_records)
@@ -95,7 +93,6 @@ def test_docs_shape_scores_as_openai(reference_dir, tmp_path, openai_runs, shape
         assert record["candidate"]["kind"] == "agent"
     observations_reached_the_model(records, server)
     assert not (tmp_path / "errors.jsonl").exists() or not jsonl(tmp_path / "errors.jsonl")
-    assert seconds < 10 * openai_seconds + 10
     assert agent_module.live_runs() == 0
 
 

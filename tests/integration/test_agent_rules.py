@@ -4,8 +4,6 @@ retried, never an infrastructure error, never a wait for --timeout), and nothing
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from tests.support.agent_runs import AGENTS, jsonl, run_over_server
@@ -25,11 +23,10 @@ BROKEN = {
 @pytest.mark.parametrize(("shape", "rule"), BROKEN.items(), ids=list(BROKEN))
 def test_an_agent_that_breaks_a_rule_ends_its_session_at_once(reference_dir, tmp_path, shape, rule):
     sessions = load_dataset(reference_dir / "sessions.jsonl")[:3]
-    started = time.perf_counter()
     records, _, server = run_over_server(
         reference_dir, "oracle", f"graph:{AGENTS}:{shape}", tmp_path, sessions=sessions, timeout=60, max_attempts=3
     )
-    assert time.perf_counter() - started < 30  # never the --timeout of 60 s, never a retry
+    # The rule's own error on every session, never "timeout" (a wait for --timeout) nor a retried infrastructure error.
     assert not (tmp_path / "errors.jsonl").exists() or jsonl(tmp_path / "errors.jsonl") == []
     assert len(records) == 3
     for record in records.values():

