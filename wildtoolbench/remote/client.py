@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -176,6 +176,7 @@ async def wait_for_run(
     config: Mapping[str, Any] | None = None,
     langsmith_project: str | None = None,
     create_thread: bool = True,
+    on_values: Callable[[dict[str, Any]], None] | None = None,
 ) -> RunReply:
     """Run ``graph_id`` once on thread ``thread_id`` and wait for its end (``POST /threads/<id>/runs/wait``).
 
@@ -188,6 +189,9 @@ async def wait_for_run(
             ``run_name`` and ``tags``; ``context`` the graph's settings).
         langsmith_project: LangSmith project of the server's traces of this run, when the server traces.
         create_thread: ``False`` for a threadless run (``thread_id`` ignored).
+        on_values: when given, the run is streamed (``/runs/stream``, ``stream_mode="values"``) and this is
+            called with the graph's output values after every step that changed them, as they happen
+            (:func:`stream_run`); the last of them is the run's output. ``None``: one ``/runs/wait`` request.
 
     Returns:
         A :class:`RunReply`: the output, or the server's error of a failed run.
@@ -226,7 +230,9 @@ async def wait_for_run(
 
     try:
         http = client.http
-        if hasattr(http, "request_reconnect"):
+        if on_values is not None:
+            body = await stream_run(http, path.replace("/runs/wait", "/runs/stream"), payload, on_response, on_values)
+        elif hasattr(http, "request_reconnect"):
             body = await http.request_reconnect(
                 path, "POST", json=payload, on_response=on_response, reconnect_limit=RECONNECTS
             )
@@ -254,6 +260,32 @@ async def wait_for_run(
             None, {"error": str(error.get("error")), "message": str(error.get("message"))}, tid, seen["run_id"]
         )
     return RunReply(body, None, tid, seen["run_id"])
+
+
+async def stream_run(
+    http: Any,
+    path: str,
+    payload: Mapping[str, Any],
+    on_response: Callable[[Any], None],
+    on_values: Callable[[dict[str, Any]], None],
+) -> Any:
+    """One streamed run (``POST <path>`` with ``stream_mode="values"``): ``on_values`` gets each ``values``
+    event's object as it arrives; returns the last one (the run's output), ``{"__error__": data}`` for an
+    ``error`` event (as ``/runs/wait`` answers a failed run), or ``None`` when neither came.
+
+    The SDK's ``http.stream`` reconnects to a stream cut after the server named the run (its ``Location``).
+
+    Raises:
+        whatever the HTTP exchange raises (:func:`wait_for_run` makes it a :class:`ServerFailure`).
+    """
+    body: Any = None
+    async for part in http.stream(path, "POST", json={**payload, "stream_mode": ["values"]}, on_response=on_response):
+        if part.event == "values" and isinstance(part.data, dict):
+            body = part.data
+            on_values(part.data)
+        elif part.event == "error":
+            body = {"__error__": part.data}
+    return body
 
 
 async def find_graph(client: Any, graph_id: str) -> None:

@@ -98,10 +98,42 @@ def run_input(session: Mapping[str, Any], trial: int | None, cache: Any) -> dict
     return payload
 
 
-def keep_paid(usage: dict[str, Any], cache: Any, output: Mapping[str, Any], session_id: str, trial: int) -> None:
+class PaidSink:
+    """The replies a server run pays for, stored in the client's cache as they are streamed back (docs/trials.md
+    §8.1): after every candidate step the run's output values carry ``paid`` (every reply paid so far), and
+    :meth:`take` stores the entries it has not stored yet. So a session-trial in flight when the client or the
+    server is killed has its paid replies in the cache already, and its resume pays none of them again.
+
+    Args:
+        cache: the client's :class:`wildtoolbench.runner.shared_cache.IndexedCache` (anything with
+            ``store_entries``; without it nothing is stored).
+        session_id / trial: the session-trial of the run (an entry of another one is skipped by the cache).
+    """
+
+    def __init__(self, cache: Any, session_id: str, trial: int):
+        self.cache, self.session_id, self.trial = cache, session_id, trial
+        self.seen: set[str] = set()
+        self.stored = 0
+
+    def take(self, values: Mapping[str, Any]) -> None:
+        """Store the entries of ``values["paid"]`` not taken before (untrusted: :meth:`IndexedCache.store_entries`)."""
+        paid = values.get("paid") if isinstance(values, Mapping) else None
+        if not isinstance(paid, Mapping) or not hasattr(self.cache, "store_entries"):
+            return
+        new = {k: v for k, v in paid.items() if isinstance(k, str) and k not in self.seen}
+        if new:
+            self.seen.update(new)
+            self.stored += self.cache.store_entries(new, self.session_id, self.trial)
+
+
+def keep_paid(
+    usage: dict[str, Any], cache: Any, output: Mapping[str, Any], session_id: str, trial: int,
+    sink: PaidSink | None = None,
+) -> None:
     """After a server run with a carried cache: store the replies it paid for (``output["paid"]``) in the
-    client's cache, count its hits and misses, and take the replies it served (``output["served"]``) out of
-    ``usage`` (they cost nothing: ``cache_hits``, as a local run counts them; docs/trials.md §8)."""
+    client's cache (those ``sink`` stored while the run streamed are not stored twice), count its hits and
+    misses, and take the replies it served (``output["served"]``) out of ``usage`` (they cost nothing:
+    ``cache_hits``, as a local run counts them; docs/trials.md §8)."""
     served = output.get("served")
     served = [s for s in served if _pair(s)] if isinstance(served, list) else []
     if served:
@@ -110,9 +142,10 @@ def keep_paid(usage: dict[str, Any], cache: Any, output: Mapping[str, Any], sess
         usage["input_tokens"] = max(0, usage["input_tokens"] - sum(s[0] for s in served))
         usage["output_tokens"] = max(0, usage["output_tokens"] - sum(s[1] for s in served))
         usage["cache_hits"] = len(served)
-    stored = cache.store_entries(output.get("paid") or {}, session_id, trial) if hasattr(cache, "store_entries") else 0
+    sink = sink or PaidSink(cache, session_id, trial)
+    sink.take(output)
     if hasattr(cache, "count_remote"):
-        cache.count_remote(len(served), stored)
+        cache.count_remote(len(served), sink.stored)
 
 
 def _pair(value: Any) -> bool:
@@ -176,8 +209,14 @@ class RemoteEvaluation(RemoteGraphInvoker):
         record: dict[str, Any] | None = None
         error: dict[str, Any] | None = None
         trial, cache = current_trial(), current_cache()
+        sink = PaidSink(cache, session_id, trial or 1) if cache is not None else None
         try:
-            reply = await self.run_graph(run_input(session, trial, cache), context_payload(context), config)
+            reply = await self.run_graph(
+                run_input(session, trial, cache),
+                context_payload(context),
+                config,
+                on_values=sink.take if sink is not None else None,
+            )
         except ServerFailure as exc:
             error = self._error(session_id, model_name, f"LangGraph server: {exc}", 0, exc.thread_id, exc.run_id)
         else:
@@ -185,7 +224,7 @@ class RemoteEvaluation(RemoteGraphInvoker):
         usage = record_usage(record) if record is not None else record_usage({})
         if cache is not None and error is None:
             output = reply.output or {}
-            keep_paid(usage, cache, output, session_id, trial or 1)
+            keep_paid(usage, cache, output, session_id, trial or 1, sink)
         usage["wall_time"] = round(time.perf_counter() - started, 6)
         if prices is not None:
             usage["cost_usd"] = prices.cost(usage["input_tokens"], usage["output_tokens"])
@@ -290,6 +329,7 @@ def run_eval_remote(*args: Any, **kwargs: Any) -> RunSummary:
 
 __all__ = [
     "GRAPH_ID",
+    "PaidSink",
     "RemoteEvaluation",
     "arun_eval_remote",
     "context_payload",

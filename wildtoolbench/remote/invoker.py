@@ -68,7 +68,12 @@ class RemoteGraphInvoker:
         self.project = project
 
     async def run_graph(
-        self, payload: Mapping[str, Any], context: Mapping[str, Any], config: Mapping[str, Any]
+        self,
+        payload: Mapping[str, Any],
+        context: Mapping[str, Any],
+        config: Mapping[str, Any],
+        *,
+        on_values: Callable[[dict[str, Any]], None] | None = None,
     ) -> RunReply:
         """Start one run of the graph on a new thread and wait for its end (:func:`wildtoolbench.remote.client.wait_for_run`).
 
@@ -77,6 +82,8 @@ class RemoteGraphInvoker:
             context: the graph's context, resolved on the client.
             config: the session's trace configuration (``metadata``, ``run_name``, ``tags``, as
                 :func:`wildtoolbench.tracing.session_run_config` or ``run_config`` of the generation runner make it).
+            on_values: stream the run and call this with its output values as they change (the paid replies
+                of ``wtb eval --cache``, docs/trials.md §8.1); ``None``: wait for the run's end in one request.
 
         Returns:
             The run's :class:`~wildtoolbench.remote.client.RunReply` (its output, or the error it ended with).
@@ -94,6 +101,7 @@ class RemoteGraphInvoker:
             metadata={**config["metadata"], "wtb_batch_id": self.batch_id},
             config={"run_name": config["run_name"], "tags": config["tags"]},
             langsmith_project=self.project,
+            on_values=on_values,
         )
 
 
