@@ -4,7 +4,9 @@ One session is one run of a deployed graph on a fresh thread (``POST /threads/<i
 ``if_not_exists="create"``): the thread and the run carry the session's metadata, so both are found
 in the server's UI and in LangSmith; the run is cancelled by the server if the client goes away
 (``on_disconnect="cancel"``: a killed ``wtb`` does not leave model requests running), and only its
-final checkpoint is stored (``durability="exit"``).
+final checkpoint is stored (``durability="exit"``). A run whose output values the caller wants as they
+change (``on_values``: the paid replies of ``wtb eval --cache``, docs/trials.md §8.1) is streamed instead
+(``/runs/stream``, ``stream_mode="values"``).
 """
 
 from __future__ import annotations

@@ -92,3 +92,27 @@ def test_a_client_sends_its_entries_and_counts_what_came_back(tmp_path):
     assert usage == {"requests": 2, "attempts": 2, "input_tokens": 19, "output_tokens": 4, "cache_hits": 1}
     assert cache.keys_for("s1", 2) == [KEY_A, KEY_B]
     assert (cache.hits, cache.misses, cache.writes) == (1, 1, 2)
+
+
+def test_paid_replies_streamed_during_a_run_are_stored_once(tmp_path):
+    """A server run's output values come after every step with every reply paid so far: each is stored when it
+    first comes, and the run's end stores only what had not come (docs/trials.md §8.1)."""
+    from wildtoolbench.remote.evaluation import PaidSink
+
+    cache = _cache(tmp_path)
+    sink = PaidSink(cache, "s1", 1)
+    first = {KEY_A: entry_from_reply(_reply("one"), 1, _about("s1", 0))}
+    sink.take({"paid": first})
+    assert cache.keys_for("s1", 1) == [KEY_A] and cache.writes == 1  # stored while the run goes on
+    sink.take({"paid": first})  # the same values again (a step that paid nothing): nothing written
+    assert cache.writes == 1
+    both = {**first, KEY_B: entry_from_reply(_reply("two"), 1, _about("s1", 1))}
+    sink.take({"paid": {**both, KEY_C: entry_from_reply(_reply("x"), 2, _about("s1", 2))}})  # C: another trial
+    assert cache.keys_for("s1", 1) == [KEY_A, KEY_B] and cache.writes == 2
+    usage = {"requests": 2, "attempts": 2, "input_tokens": 14, "output_tokens": 4}
+    keep_paid(usage, cache, {"paid": both, "served": []}, "s1", 1, sink)
+    assert (cache.writes, cache.misses, cache.hits) == (2, 2, 0)
+    assert usage == {"requests": 2, "attempts": 2, "input_tokens": 14, "output_tokens": 4}
+    sink.take({"record": {}})  # values without paid replies, or not a mapping: nothing
+    sink.take("junk")
+    assert cache.writes == 2
