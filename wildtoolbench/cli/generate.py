@@ -142,6 +142,13 @@ def generate_command(
         help="Sessions generated at once. Default: 4, or the lowest limit a role's provider advertises "
         "(1 when a role runs on 'local' or 'gguf:').",
     ),
+    workers: int = typer.Option(
+        1,
+        "--workers",
+        min=1,
+        help="Worker processes generating sessions (default 1): each runs the generation graph on its own core; "
+        "--concurrency is the sessions in flight over all of them. Not with --server or a role on 'local'/'gguf:'.",
+    ),
     max_retries: int | None = typer.Option(
         None,
         "--max-retries",
@@ -271,6 +278,7 @@ def generate_command(
         roles=list(roles or []),
         temperature=temperature,
         concurrency=concurrency,
+        workers=workers,
         max_retries=max_retries,
         max_steps=max_steps,
         vague_rate=vague_rate,

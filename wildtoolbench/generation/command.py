@@ -78,6 +78,7 @@ class GenerateOptions:
     roles: list[str] = field(default_factory=list)
     temperature: float | None = None
     concurrency: int | None = None
+    workers: int = 1
     max_retries: int | None = None
     max_steps: int | None = None
     vague_rate: float | None = None
@@ -220,6 +221,24 @@ def check_models(context: Context, roles: Sequence[str], server: str | None) -> 
             check_model(spec, ModelSettings(base_url=context.role_base_url(role), timeout=context.request_timeout))
 
 
+def check_generation_workers(context: Context, roles: Sequence[str], server: str | None) -> None:
+    """``wtb generate --workers N`` (N > 1) runs the generation graph in local processes against shared endpoints
+    (docs/generation.md §12).
+
+    Raises:
+        models.ConfigurationError: combined with ``--server``, or a role on a local llama.cpp server (``local``,
+            ``gguf:``: every worker process would start its own copy).
+    """
+    if server:
+        raise ConfigurationError("--workers > 1 runs the graph in local processes; --server runs it on the server")
+    for spec in role_specs(context, roles):
+        if spec and spec.split(":", 1)[0] in ("local", "gguf"):
+            raise ConfigurationError(
+                f"--workers > 1: {spec!r} is served by one local server and every worker process would start its "
+                "own copy of it; use --workers 1 (and --concurrency for sessions at once)"
+            )
+
+
 def prepare_generation(options: GenerateOptions) -> PreparedGeneration:
     """Everything ``wtb generate`` does before the first session (module doc); nothing is written.
 
@@ -258,6 +277,8 @@ def prepare_generation(options: GenerateOptions) -> PreparedGeneration:
             raise ConfigurationError(
                 "--roles cannot be used with --server: the deployed graph has the roles it was deployed with"
             )
+        if options.workers > 1:  # before the models' checks: no server or model is asked for a refused run
+            check_generation_workers(context, active, options.server)
         check_models(context, active, options.server)
         concurrency = (
             options.concurrency
@@ -351,6 +372,12 @@ def run_generation(run: PreparedGeneration) -> Any:
         from wildtoolbench.remote import run_batch_remote
 
         batch = functools.partial(run_batch_remote, server=options.server, no_trace=options.no_trace)
+    elif options.workers > 1:
+        from wildtoolbench.runner.generation_processes import run_batch_processes
+
+        batch = functools.partial(
+            run_batch_processes, workers=options.workers, no_trace=options.no_trace, roles=options.roles
+        )
     with (
         tracing_scope(no_trace=options.no_trace),
         generation_progress(len(run.plans), enabled=options.show_progress) as on_done,

@@ -275,8 +275,9 @@ async def run_batch(
             outcome.yields = session_yield(
                 list(outcome.state.get("transcript") or []), list(outcome.state.get("calls") or []), judging_roles()
             )
-        write_session_files(out, outcome)
-        write_outcome(out, outcome)
+        if not outcome.written:  # a worker process wrote them (wtb generate --workers)
+            write_session_files(out, outcome)
+            write_outcome(out, outcome)
         if on_done is not None:
             on_done(outcome)
         outcome.state = {}  # on disk now: a run of 1,000 sessions keeps no transcript in memory (issue 42)

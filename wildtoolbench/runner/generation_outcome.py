@@ -38,6 +38,9 @@ class GenerationOutcome:
     """The session's yield table (``wildtoolbench.bench.generation_yield.session_yield``; docs/generation.md §7.1)."""
     rules: list[str] = field(default_factory=list)
     """The rule ids of the rejection that failed the session (the state's ``failure_rules``; docs/generation.md §11)."""
+    written: bool = False
+    """The session's files and ``outcome.json`` are on disk already (a worker process wrote them, without sending
+    its ``state``: ``wtb generate --workers``)."""
 
 
 def _tools_digest(plan: SessionPlan) -> str:
