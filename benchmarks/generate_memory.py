@@ -87,15 +87,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--audit", default="drop", help="wtb generate --audit (off: no audit of the set)")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="wtb-gen-memory-"))
-    results: dict[str, Any] = {"tools": str(TOOLS), "layers": args.layers, "load_before": _uptime(), "runs": []}
+    results: dict[str, Any] = {"tools": str(TOOLS), "layers": args.layers, "audit": args.audit, "runs": []}
+    results["load_before"] = _uptime()
     for samples in args.samples:
         folder = work / f"n{samples}"
         folder.mkdir()
         script = write_script(folder, samples, args.layers, args.seed)
         load_only = _rss_of([sys.executable, "-c", f"import json;d=json.load(open({str(script)!r}));print(len(d))"])
-        run = _rss_of(generate_command(script, folder / "out", samples, args.layers, args.seed, args.concurrency))
+        command = generate_command(script, folder / "out", samples, args.layers, args.seed, args.concurrency)
+        run = _rss_of([*command, "--audit", args.audit])
         done = folder / "out" / "manifest.json"
         manifest = json.loads(done.read_text()) if done.exists() else {}
         row = {

@@ -128,6 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--skip-separate", action="store_true", help="do not run the one-process commands")
+    parser.add_argument("--skip-kill", action="store_true", help="do not run the kill-and-resume measurement")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
 
@@ -200,51 +201,52 @@ def main(argv: Sequence[str] | None = None) -> int:
             results["sweep"] = sweep
             print(json.dumps({"sweep": sweep}), flush=True)
 
-            before = http()
-            half = before + sweep["requests"] // 2
-            killed = _run(
-                _wtb(
-                    *common,
-                    "--sweep",
-                    str(sweep_file),
-                    "--out",
-                    str(work / "resumed"),
-                    "--cache",
-                    str(work / "cache2"),
-                    "--server",
-                    url,
-                ),
-                kill_when=lambda: http() >= half,
-            )
-            resumed = _run(
-                _wtb(
-                    *common,
-                    "--sweep",
-                    str(sweep_file),
-                    "--out",
-                    str(work / "resumed"),
-                    "--cache",
-                    str(work / "cache2"),
-                    "--server",
-                    url,
+            if not args.skip_kill:
+                before = http()
+                half = before + sweep["requests"] // 2
+                killed = _run(
+                    _wtb(
+                        *common,
+                        "--sweep",
+                        str(sweep_file),
+                        "--out",
+                        str(work / "resumed"),
+                        "--cache",
+                        str(work / "cache2"),
+                        "--server",
+                        url,
+                    ),
+                    kill_when=lambda: http() >= half,
                 )
-            )
-            paid = http() - before
-            exact = all(
-                (work / "resumed" / f"bench-{n:02d}" / name).read_text()
-                == (work / "sweep" / f"bench-{n:02d}" / name).read_text()
-                for n in range(args.models)
-                for name in ("metric.json", "trials.json")
-            )
-            results["kill_and_resume"] = {
-                "killed_after_requests": half - before,
-                "killed_status": killed["status"],
-                "resumed": resumed,
-                "requests_both_commands": paid,
-                "paid_twice": paid - sweep["requests"],
-                "every_model_exact": exact,
-            }
-            print(json.dumps({"kill_and_resume": results["kill_and_resume"]}), flush=True)
+                resumed = _run(
+                    _wtb(
+                        *common,
+                        "--sweep",
+                        str(sweep_file),
+                        "--out",
+                        str(work / "resumed"),
+                        "--cache",
+                        str(work / "cache2"),
+                        "--server",
+                        url,
+                    )
+                )
+                paid = http() - before
+                exact = all(
+                    (work / "resumed" / f"bench-{n:02d}" / name).read_text()
+                    == (work / "sweep" / f"bench-{n:02d}" / name).read_text()
+                    for n in range(args.models)
+                    for name in ("metric.json", "trials.json")
+                )
+                results["kill_and_resume"] = {
+                    "killed_after_requests": half - before,
+                    "killed_status": killed["status"],
+                    "resumed": resumed,
+                    "requests_both_commands": paid,
+                    "paid_twice": paid - sweep["requests"],
+                    "every_model_exact": exact,
+                }
+                print(json.dumps({"kill_and_resume": results["kill_and_resume"]}), flush=True)
 
         if not args.skip_separate:
             before = http()

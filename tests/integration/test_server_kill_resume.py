@@ -5,6 +5,7 @@ A server run streams its output values after every step, so every reply it pays 
 fixed number of answered requests (every later request hangs, unanswered), waits until the client's cache
 holds every answered reply, kills the client (SIGKILL), lifts the hold and runs the same command again: the
 endpoint answers exactly as many requests as an uninterrupted one-process run, and the files are the same.
+The same run with ``--no-server-threads`` gives the same metric and leaves no thread on the server.
 """
 
 from __future__ import annotations
@@ -76,6 +77,15 @@ def _recorded_requests(out: Path) -> int:
     return total
 
 
+def _thread_count(url: str) -> int:
+    """Threads the server holds (``POST /threads/search``)."""
+    import httpx
+
+    found = httpx.post(f"{url}/threads/search", json={"limit": 1000}, timeout=30).json()
+    assert isinstance(found, list), found
+    return len(found)
+
+
 def _entries(cache: Path) -> int:
     return len(list(cache.glob("??/*.json")))
 
@@ -116,6 +126,16 @@ def test_a_killed_client_pays_no_request_twice_on_a_server(reference_dir, tmp_pa
             done = subprocess.run(command, cwd=ROOT, env=_env(), capture_output=True, timeout=600)
             assert done.returncode == 0, done.stderr
             assert stub.answered_count() == paid  # not one request paid twice
+
+            threads = _thread_count(dev.url)
+            assert threads >= 24  # a session-trial's thread stays on the server, with its metadata
+            bare = tmp_path / "threadless"
+            command = _command(reference_dir, bare, stub.base_url, "--cache", str(tmp_path / "c2"), "--server", dev.url)
+            done = subprocess.run([*command, "--no-server-threads"], cwd=ROOT, env=_env(), capture_output=True)
+            assert done.returncode == 0, done.stderr
+            assert _thread_count(dev.url) == threads  # threadless runs: the server deleted each run's thread
+    for name in ("metric.json", "trials.json"):
+        assert (bare / name).read_text(encoding="utf-8") == (one / name).read_text(encoding="utf-8"), name
     for name in ("metric.json", "trials.json", "trials_summary.json"):
         assert (out / name).read_text(encoding="utf-8") == (one / name).read_text(encoding="utf-8"), name
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))

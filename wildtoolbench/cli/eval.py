@@ -153,6 +153,13 @@ def eval_command(
         "from `langgraph dev`, or a LangGraph Platform deployment URL; API key from $LANGGRAPH_API_KEY or "
         "$LANGSMITH_API_KEY); --concurrency runs in flight. The outputs are written here as for a local run.",
     ),
+    server_threads: bool = typer.Option(
+        True,
+        "--server-threads/--no-server-threads",
+        help="With --server: run each session-trial on a thread of its own that stays on the server with the "
+        "session's metadata (default), or on a thread the server deletes when the run ends (an in-memory "
+        "`langgraph dev` then keeps nothing and stays as fast at the end of a large sweep as at its start).",
+    ),
     trials: int = typer.Option(
         1,
         "--trials",
@@ -236,6 +243,7 @@ def eval_command(
         report=report,
         no_trace=no_trace,
         server=server,
+        server_threads=server_threads,
         langsmith_dataset=langsmith_dataset,
         preflight=preflight,
         trials=trials,

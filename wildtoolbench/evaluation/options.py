@@ -47,6 +47,7 @@ class EvalOptions:
     report: bool = False
     no_trace: bool = False
     server: str | None = None
+    server_threads: bool = True
     langsmith_dataset: str | None = None
     preflight: bool = True
     trials: int = 1

@@ -45,7 +45,9 @@ def run_sessions(plan: EvalPlan, trials: Mapping[str, int] | None = None) -> run
         if options.server:
             from wildtoolbench.remote import run_eval_remote  # the LangGraph SDK: only for --server
 
-            run = functools.partial(run_eval_remote, server=options.server, no_trace=options.no_trace)
+            run = functools.partial(
+                run_eval_remote, server=options.server, no_trace=options.no_trace, threads=options.server_threads
+            )
         return run(plan.sessions, plan.context, plan.out, **run_arguments(plan, trials))
 
 

@@ -258,7 +258,8 @@ async def _run_all(
         from wildtoolbench.remote.invoker import langsmith_project
 
         async with connect(options.server, concurrency=places) as client:
-            remote = RemoteEvaluation(client, options.server, project=langsmith_project(options.no_trace))
+            project = langsmith_project(options.no_trace)
+            remote = RemoteEvaluation(client, options.server, project=project, threads=options.server_threads)
             jobs = [_run_one(plan, row, shown, remote, gate) for plan, row in zip(plans, rows)]
             return await asyncio.gather(*jobs, return_exceptions=True)
     jobs = [_run_one(plan, row, shown, None, gate) for plan, row in zip(plans, rows)]

@@ -182,7 +182,8 @@ class RemoteEvaluation(RemoteGraphInvoker):
     (``dataset``, ``session_id``, ``model``, ``language``, ``project_version``, ``settings``) plus
     ``wtb_batch_id`` (the same for every session of one command); the run is named
     ``wtb eval <session id>`` and tagged ``wildtoolbench``, ``wtb-eval``, as a local run's trace.
-    The constructor's arguments are :class:`~wildtoolbench.remote.invoker.RemoteGraphInvoker`'s.
+    The constructor's arguments are :class:`~wildtoolbench.remote.invoker.RemoteGraphInvoker`'s (``threads=False``:
+    threadless runs, ``--no-server-threads``).
     """
 
     GRAPH_ID = GRAPH_ID
@@ -285,6 +286,7 @@ async def arun_eval_remote(
     concurrency: int = 4,
     no_trace: bool = False,
     settings: Mapping[str, Any] | None = None,
+    threads: bool = True,
     **kwargs: Any,
 ) -> RunSummary:
     """:func:`wildtoolbench.runner.arun_eval` with every session run on the LangGraph Server at ``server``.
@@ -296,6 +298,7 @@ async def arun_eval_remote(
             ``$LANGSMITH_API_KEY`` (:func:`wildtoolbench.remote.client.api_key_from_env`), never written anywhere.
         no_trace: do not ask the server to trace into the client's ``$LANGSMITH_PROJECT``.
         settings: recorded in ``run.json`` / ``summary.json`` with ``"server"`` (the URL, redacted).
+        threads: ``False``: threadless runs (``--no-server-threads``, :class:`RemoteEvaluation`).
         kwargs: the other keyword arguments of :func:`~wildtoolbench.runner.arun_eval` (``overwrite``,
             ``progress``, ``prices``, ``on_record``).
 
@@ -316,6 +319,7 @@ async def arun_eval_remote(
         concurrency=concurrency,
         no_trace=no_trace,
         settings=settings,
+        threads=threads,
         **kwargs,
     )
 

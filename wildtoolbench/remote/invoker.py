@@ -48,6 +48,9 @@ class RemoteGraphInvoker:
         graph_id: the deployed graph; default the subclass's :attr:`GRAPH_ID`.
         batch_id: ``wtb_batch_id`` metadata; default a new UUID.
         project: LangSmith project for the server's traces (:func:`langsmith_project`).
+        threads: ``True``: each run on a new thread that stays on the server (found by its metadata);
+            ``False`` (``wtb eval --no-server-threads``): a threadless run, whose temporary thread the server
+            deletes when it ends (docs/guides/server.md), so an in-memory server keeps nothing per session.
     """
 
     GRAPH_ID = ""
@@ -60,12 +63,14 @@ class RemoteGraphInvoker:
         graph_id: str | None = None,
         batch_id: str | None = None,
         project: str | None = None,
+        threads: bool = True,
     ):
         self.client = client
         self.url = display_url(url)
         self.graph_id = graph_id or self.GRAPH_ID
         self.batch_id = batch_id or uuid.uuid4().hex
         self.project = project
+        self.threads = threads
 
     async def run_graph(
         self,
@@ -75,7 +80,8 @@ class RemoteGraphInvoker:
         *,
         on_values: Callable[[dict[str, Any]], None] | None = None,
     ) -> RunReply:
-        """Start one run of the graph on a new thread and wait for its end (:func:`wildtoolbench.remote.client.wait_for_run`).
+        """Start one run of the graph on a new thread (threadless with ``threads=False``) and wait for its end
+        (:func:`wildtoolbench.remote.client.wait_for_run`).
 
         Args:
             payload: the graph's input.
@@ -102,6 +108,7 @@ class RemoteGraphInvoker:
             config={"run_name": config["run_name"], "tags": config["tags"]},
             langsmith_project=self.project,
             on_values=on_values,
+            create_thread=self.threads,
         )
 
 
@@ -113,6 +120,7 @@ async def run_batch_on_server(
     concurrency: int = 4,
     no_trace: bool = False,
     settings: Mapping[str, Any] | None = None,
+    threads: bool = True,
     **kwargs: Any,
 ) -> T:
     """Run a local batch (``batch(*args, concurrency=, settings=, invoke=, **kwargs)``) with every session sent to
@@ -127,6 +135,7 @@ async def run_batch_on_server(
         concurrency: runs in flight on the server.
         no_trace: do not ask the server to trace into the client's ``$LANGSMITH_PROJECT``.
         settings: recorded by the batch with ``"server"`` (the URL, redacted).
+        threads: ``False``: threadless runs (``--no-server-threads``, :class:`RemoteGraphInvoker`).
 
     Returns:
         What ``batch`` returns.
@@ -136,7 +145,7 @@ async def run_batch_on_server(
     """
     recorded = {**dict(settings or {}), "server": display_url(server)}
     async with connect(server, concurrency=concurrency) as client:
-        invoke = invoker(client, server, project=langsmith_project(no_trace))
+        invoke = invoker(client, server, project=langsmith_project(no_trace), threads=threads)
         return await batch(*args, concurrency=concurrency, settings=recorded, invoke=invoke, **kwargs)
 
 
