@@ -129,6 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--skip-separate", action="store_true", help="do not run the one-process commands")
     parser.add_argument("--skip-kill", action="store_true", help="do not run the kill-and-resume measurement")
+    parser.add_argument("--no-server-threads", action="store_true", help="threadless server runs (wtb eval option)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
 
@@ -141,6 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "sessions": len(sessions),
         "trials": args.trials,
         "concurrency": args.concurrency,
+        "server_threads": not args.no_server_threads,
         "latency": args.latency,
         "session_trials": args.models * len(sessions) * args.trials,
         "load_before": _uptime(),
@@ -162,6 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         common = ["--dataset", str(REFERENCE / "sessions.jsonl"), "--trials", str(args.trials)]
         common += ["--concurrency", str(args.concurrency)]
+        server_extra = ["--no-server-threads"] if args.no_server_threads else []
         with LangGraphDev(work / "server-logs", jobs=args.concurrency, env=server_env) as dev:
             dev.start()
             url = dev.url
@@ -178,6 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         str(work / "cache"),
                         "--server",
                         url,
+                        *server_extra,
                     )
                 )
             sweep.update(server_rss_mb=round(sampler.peak / 2**20, 1), requests=http() - before)
@@ -193,6 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         str(work / "cache"),
                         "--server",
                         url,
+                        *server_extra,
                     )
                 )
                 sweep["retry_of_errors"] = {"seconds": retry["seconds"], "status": retry["status"]}
@@ -215,6 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         str(work / "cache2"),
                         "--server",
                         url,
+                        *server_extra,
                     ),
                     kill_when=lambda: http() >= half,
                 )
@@ -229,6 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         str(work / "cache2"),
                         "--server",
                         url,
+                        *server_extra,
                     )
                 )
                 paid = http() - before
