@@ -96,7 +96,9 @@ def test_two_workers_write_what_one_process_writes_and_resume_per_session(shared
 
 def test_workers_are_refused_with_a_server_or_a_local_model(shared_dir, tmp_path):
     out = tmp_path / "o"
-    server = CliRunner().invoke(app, _args(shared_dir, tmp_path, out, "--workers", "2", "--server", "http://127.0.0.1:9"))
+    server = CliRunner().invoke(
+        app, _args(shared_dir, tmp_path, out, "--workers", "2", "--server", "http://127.0.0.1:9")
+    )
     assert server.exit_code == 2 and "--workers > 1 runs the graph in local processes" in server.output
     local = CliRunner().invoke(app, [*_args(shared_dir, tmp_path, out, "--workers", "2"), "--agent-model", "local"])
     assert local.exit_code == 2 and "'local' is served by one local server" in local.output

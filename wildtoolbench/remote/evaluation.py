@@ -127,7 +127,11 @@ class PaidSink:
 
 
 def keep_paid(
-    usage: dict[str, Any], cache: Any, output: Mapping[str, Any], session_id: str, trial: int,
+    usage: dict[str, Any],
+    cache: Any,
+    output: Mapping[str, Any],
+    session_id: str,
+    trial: int,
     sink: PaidSink | None = None,
 ) -> None:
     """After a server run with a carried cache: store the replies it paid for (``output["paid"]``) in the

@@ -52,9 +52,7 @@ def _failed(plan: SessionPlan, reason: str) -> GenerationOutcome:
 @dataclasses.dataclass
 class _Child:
     process: asyncio.subprocess.Process
-    pending: dict[int, tuple[asyncio.Future[GenerationOutcome], SessionPlan]] = dataclasses.field(
-        default_factory=dict
-    )
+    pending: dict[int, tuple[asyncio.Future[GenerationOutcome], SessionPlan]] = dataclasses.field(default_factory=dict)
     reader: asyncio.Task[None] | None = None
     alive: bool = True
     exit_reason: str = ""
@@ -263,8 +261,15 @@ if __name__ == "__main__":
 
 
 async def run_batch_processes(
-    plans: Any, context: Context, out_dir: str | Path, *, workers: int, concurrency: int = 4,
-    no_trace: bool = False, roles: list[str] | None = None, **kwargs: Any,
+    plans: Any,
+    context: Context,
+    out_dir: str | Path,
+    *,
+    workers: int,
+    concurrency: int = 4,
+    no_trace: bool = False,
+    roles: list[str] | None = None,
+    **kwargs: Any,
 ) -> Any:
     """:func:`wildtoolbench.runner.generation.run_batch` with every session generated in one of ``workers`` worker
     processes (:class:`GenerationProcesses`); the outputs, resume and summary are those of one process.
