@@ -127,9 +127,10 @@ def agent_schema(state: State, kind: str) -> dict[str, Any]:
     ending with a question mark, or ``{"reply": ...}``, at most four sentences on one line; neither holds
     a quote, backslash, backtick or line break (so a small model cannot paste its prompt or ramble)."""
     if kind == "question":
-        text = sentences_pattern(fragments(state.language)["openers"]["question"], sentences=2, end="?？")
+        openers = fragments(state.language)["openers"]["question"]
+        text = sentences_pattern(openers, sentences=2, end="?？", language=state.language)
     else:
-        text = sentences_pattern((), sentences=4)
+        text = sentences_pattern((), sentences=4, language=state.language)
     return {
         "type": "object",
         "properties": {kind: {"type": "string", "pattern": text}},

@@ -95,6 +95,31 @@ def test_sentences_pattern_bounds_the_assistant_text():
     assert not _matches(reply, "## Conversation so far\n(none)")
 
 
+def test_grammar_text_ends_as_a_sentence_with_whole_words_and_no_brackets():
+    """The broken texts of the bundled model's demo run (docs/generation.md §10: text.cut_off,
+    text.parameter_fragment, text.stray_bracket) cannot be sampled under the user and agent grammars."""
+    message = message_pattern(["Can you", "I"], ["Central"])
+    assert _matches(message, "I want it before we proceed to Central.")
+    assert not _matches(message, "I want it before we proceed to} Central.")  # a stray bracket
+    assert not _matches(message, "I want it before we proceed to [Central].")
+    assert not _matches(message, "I want it at Central, before we proceed to")  # cut off: no sentence end
+    # the bound of a run is in whole words: 17 words of 94 characters fit (80 characters cut a word before)
+    long_run = "I also want to compare the electricity tariffs available at an address for a yearly_consumption"
+    assert len(long_run) > 90 and _matches(message, long_run + " in Central.")
+    assert not _matches(message, "Can you " + "check " * 60 + "Central.")  # a ramble still does not fit
+    reply = sentences_pattern((), sentences=4)
+    assert _matches(reply, "The schedule starts on 2024-01-20, with the days set to Monday and Friday.")
+    assert not _matches(reply, "The schedule starts on 2024-01-20, with the days set to")
+    assert not _matches(reply, "The days are set to {Monday}.")
+    assert not _matches(reply, "Ahmed Khan's age is estimated to be 23.} \t{.")  # the seed-0 run's reply
+    assert not _matches(reply, "Ahmed Khan's age is estimated to be 23. \tHe is in GB.")
+    sentence = "Based on your request the meter recorded " + "a steady use of energy " * 8 + "in total."
+    assert len(sentence) > 200 and _matches(reply, sentence)  # 200 characters cut "of a" before
+    assert not _matches(reply, "It " + "rained " * 60 + "today.")
+    chinese = sentences_pattern((), sentences=4, language="zh")
+    assert _matches(chinese, "北京明天晴。") and not _matches(chinese, "北京明天}晴。")
+
+
 def test_the_agent_reads_its_json_field_or_plain_text():
     state = _state()
     assert agent_schema(state, "question")["required"] == ["question"]
