@@ -89,9 +89,7 @@ def message_pattern(openers: Sequence[str] = (), values: Sequence[Any] = (), lan
     return f"^{head}{first}{between.join(texts)}({after}{run})?{_STOP}$"
 
 
-def sentences_pattern(
-    openers: Sequence[str] = (), *, sentences: int = 3, end: str = "", language: str = "en"
-) -> str:
+def sentences_pattern(openers: Sequence[str] = (), *, sentences: int = 3, end: str = "", language: str = "en") -> str:
     """The regular expression of a short text on one line (docs/generation.md §2): it opens with one of
     ``openers`` (none: any start), holds at most ``sentences`` sentences of at most 50 whole words
     (``language="zh"``: 200 characters), no quote, backslash, backtick, bracket or line break, and ends
