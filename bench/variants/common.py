@@ -49,7 +49,15 @@ SKIP_RULES: dict[str, str] = {
     "paraphrase_empty": "paraphrase: the model's rewording is empty or the message unchanged",
     "paraphrase_lost": "paraphrase: the rewording drops a value or named entity of the message",
     "paraphrase_added": "paraphrase: the rewording adds a named entity or number",
-    "model_failed": "paraphrase: the model request failed",
+    "model_failed": "a model-written factor: the model request failed",
+    "explicit_empty": "explicit (model): the rewrite is empty or the message unchanged",
+    "explicit_missing": "explicit (model): the rewrite leaves a context value unnamed",
+    "explicit_lost": "explicit (model): the rewrite drops a value or named entity of the message",
+    "explicit_added": "explicit (model): the rewrite adds a value that is not one of the task's context values",
+    "exchange_empty": "transitions (model): the user turn or the reply is empty",
+    "exchange_tool_call": "transitions (model): the reply calls or names a tool",
+    "exchange_leak": "transitions (model): the exchange holds a value the target task needs",
+    "exchange_language": "transitions (model): the exchange is not in the session's language",
 }
 """Why a factor does not apply to a session or task, by rule id (docs/variants.md §4, table 2)."""
 REJECT_RULES: dict[str, str] = {
@@ -57,6 +65,20 @@ REJECT_RULES: dict[str, str] = {
     "gold_not_correct": "its gold does not score correct on the target task when replayed",
 }
 """Why a variant that was made is not written, by rule id (docs/variants.md §4, table 2)."""
+MODEL_ROLES: dict[str, str] = {
+    "paraphrase": "paraphrase",
+    "explicit": "explicit",
+    "user": "transitions",
+    "agent": "transitions",
+}
+"""The model roles of the variant graph and the factor each belongs to (docs/variants.md §3.6): the keys
+``wtb variants --model ROLE=SPEC`` and ``wtb ablate --variant-model ROLE=SPEC`` accept. ``paraphrase``
+always calls its model (default: the bundled local model); ``explicit`` and ``transitions`` call theirs
+only when one of their roles is given a model, else they stay mechanical."""
+DEFAULT_ROLE_MODEL = "local"
+"""The model of a role that a model-written factor needs when none is given: the bundled local model."""
+MODEL_ATTEMPTS = 3
+"""Requests per model-written text before the task is skipped with the last check's rule id (docs/variants.md §3.6)."""
 
 
 class VariantError(ValueError):

@@ -10,7 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from wildtoolbench.bench.variants.build import run_factor
+from wildtoolbench.bench.variants.common import MODEL_ROLES
+from wildtoolbench.nodes.variants.explicit import explicit
 from wildtoolbench.nodes.variants.paraphrase import paraphrase
+from wildtoolbench.nodes.variants.transitions import transitions
 from wildtoolbench.nodes.variants.state import VariantState
 
 FactorNode = Callable[[VariantState], dict[str, Any]]
@@ -23,12 +26,18 @@ class Factor:
     Attributes:
         name: the factor's name (``--factors``) and its node's name.
         node: the node function (state -> update with ``results``).
-        calls_model: whether it needs a model (``--model FACTOR=SPEC``); mechanical factors do not.
+        calls_model: whether it always needs a model (``paraphrase``); the others are mechanical unless
+            one of their :attr:`roles` is given a model.
     """
 
     name: str
     node: FactorNode
     calls_model: bool = False
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """The model roles of this factor (``--model ROLE=SPEC``; :data:`MODEL_ROLES`, docs/variants.md §3.6)."""
+        return tuple(role for role, factor in MODEL_ROLES.items() if factor == self.name)
 
 
 _FACTORS: dict[str, Factor] = {}
@@ -71,6 +80,8 @@ def mechanical_node(name: str) -> FactorNode:
     return node
 
 
-for _name in ("explicit", "transitions", "names", "distractors"):
+register_factor(Factor("explicit", explicit))
+register_factor(Factor("transitions", transitions))
+for _name in ("names", "distractors"):
     register_factor(Factor(_name, mechanical_node(_name)))
 register_factor(Factor("paraphrase", paraphrase, calls_model=True))

@@ -15,7 +15,9 @@ class VariantState(TypedDict, total=False):
         levels: levels per factor (``{"transitions": ["-1", "+1"]}``); a factor not named uses its defaults.
         language: the side the checks read, ``en`` or ``zh``.
         seed: the seed of every random choice.
-        models: model spec per factor that calls a model (``{"paraphrase": "local"}``).
+        models: model spec per model role (``{"paraphrase": "local", "explicit": "...", "user": "...",
+            "agent": "..."}``; docs/variants.md §3.6): a role not given uses the bundled local model when
+            its factor needs one; ``explicit`` and ``transitions`` are mechanical unless a role of theirs is given.
         results: one :func:`wildtoolbench.bench.variants.build.run_factor` result per factor run (appended).
     """
 

@@ -25,7 +25,7 @@ from wildtoolbench.common.files import atomic_write_text, write_json_atomic
 from wildtoolbench.comparison.runs import read_run
 from wildtoolbench.evaluation.command import EvalOptions, evaluate
 from wildtoolbench.reports.ablation import ABLATE_FILE, PAIRS_FILE, RUN_DIR, read_pairs
-from wildtoolbench.variants.command import SESSIONS_FILE, VariantOptions, make_variants
+from wildtoolbench.variants.command import SESSIONS_FILE, VariantOptions, factor_models, make_variants
 
 VARIANTS_DIR = "variants"
 
@@ -98,6 +98,7 @@ def run_ablate(options: AblateOptions) -> dict[str, Any]:
         wanted = parse_factors(options.factors) if options.factors else None
     except VariantError as exc:
         raise UsageError(str(exc), "--factors") from None
+    factor_models(options.variant_models, "--variant-model")  # the same keys as wtb variants --model, checked first
     folder = _variant_set(options)
     pairs = read_pairs(folder / PAIRS_FILE)
     if wanted is not None:

@@ -41,7 +41,13 @@ def ablate_command(
     overwrite: bool = typer.Option(False, "--overwrite", help="Start the run again instead of resuming it."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar."),
     variant_model: list[str] | None = typer.Option(
-        None, "--variant-model", help="FACTOR=SPEC: the model that writes a factor's variants (paraphrase=SPEC)."
+        None,
+        "--variant-model",
+        help="The same ROLE=SPEC values as wtb variants --model (--model here is the candidate): a model of the variant graph's roles: paraphrase (the control; default: local, "
+        "the bundled local model), explicit (the model rewrites the target turn instead of the mechanical clause), user "
+        "and agent (their models write the +k chat exchanges of transitions instead of copying them from other "
+        "sessions; the role not given: local). Without explicit=, user= or agent=, those factors stay mechanical. "
+        "Other roles: exit 2. docs/cli.md §7.",
     ),
     pull: bool = typer.Option(False, "--pull", help="Download the official data first when --dataset names it."),
 ) -> None:

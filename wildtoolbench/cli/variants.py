@@ -37,8 +37,11 @@ def variants_command(
     model: list[str] | None = typer.Option(
         None,
         "--model",
-        help="FACTOR=SPEC (repeatable): the model of a factor that calls one, paraphrase=SPEC (default: local, "
-        "the bundled local model).",
+        help="ROLE=SPEC (repeatable), a model of the variant graph's roles: paraphrase (the control; default: local, "
+        "the bundled local model), explicit (the model rewrites the target turn instead of the mechanical clause), user "
+        "and agent (their models write the +k chat exchanges of transitions instead of copying them from other "
+        "sessions; the role not given: local). Without explicit=, user= or agent=, those factors stay mechanical. "
+        "Other roles: exit 2. docs/cli.md §7.",
     ),
     pull: bool = typer.Option(False, "--pull", help="Download the official data first when DATASET names it (wildtoolbench)."),
 ) -> None:

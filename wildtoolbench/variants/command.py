@@ -18,7 +18,7 @@ from rich.table import Table
 from wildtoolbench.bench.demo_data import bundled_demo_sessions
 from wildtoolbench.bench.schema import check_language, load_sessions
 from wildtoolbench.bench.variants.build import parse_factors, parse_levels, variant_set
-from wildtoolbench.bench.variants.common import DEFAULT_LEVELS, VariantError
+from wildtoolbench.bench.variants.common import DEFAULT_LEVELS, DEFAULT_ROLE_MODEL, MODEL_ROLES, VariantError
 from wildtoolbench.common.exits import UsageError
 from wildtoolbench.common.files import write_json_atomic, write_jsonl_atomic
 from wildtoolbench.data.command import dataset_path, task_count
@@ -27,7 +27,7 @@ from wildtoolbench.reports.ablation import PAIRS_FILE
 SESSIONS_FILE = "sessions.jsonl"
 MANIFEST_FILE = "manifest.json"
 MODEL_FACTORS = ("paraphrase",)
-"""Factors that call a model (``--model FACTOR=SPEC``; default: the bundled local model; docs/variants.md §3.5)."""
+"""Factors that always call a model (default: the bundled local model; docs/variants.md §3.5)."""
 
 _err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
@@ -66,23 +66,39 @@ def plan_factors(options: VariantOptions) -> tuple[list[str], dict[str, tuple[st
     return factors, {f: given.get(f, DEFAULT_LEVELS[f]) for f in factors}
 
 
-def factor_models(options: Sequence[str]) -> dict[str, str]:
-    """``["paraphrase=openai:gpt-4o-mini"]`` -> ``{"paraphrase": "openai:gpt-4o-mini"}`` (docs/variants.md §3.5).
+def factor_models(options: Sequence[str], option: str = "--model") -> dict[str, str]:
+    """``["paraphrase=openai:gpt-4o-mini", "user=local"]`` -> ``{"paraphrase": ..., "user": "local"}``: the
+    model of each role of the variant graph (docs/variants.md §3.6, docs/cli.md §7). The same keys for
+    ``wtb variants --model`` and ``wtb ablate --variant-model`` (``option`` names the one in errors).
 
     Raises:
-        UsageError: not ``FACTOR=SPEC``, or a factor that calls no model (exit 2).
+        UsageError: not ``ROLE=SPEC``, or an unknown role (the message lists the known ones; exit 2).
     """
     models: dict[str, str] = {}
-    for option in options:
-        factor, sep, spec = option.partition("=")
+    known = ", ".join(MODEL_ROLES)
+    for value in options:
+        role, sep, spec = value.partition("=")
+        role = role.strip().lower()
         if not sep or not spec.strip():
-            raise UsageError(f"{option!r}: expected FACTOR=SPEC, e.g. paraphrase=local", "--model")
-        if factor.strip() not in MODEL_FACTORS:
-            raise UsageError(
-                f"{factor.strip()!r} calls no model; factors that do: {', '.join(MODEL_FACTORS)}", "--model"
-            )
-        models[factor.strip()] = spec.strip()
+            raise UsageError(f"{value!r}: expected ROLE=SPEC with ROLE one of {known}, e.g. paraphrase=local", option)
+        if role not in MODEL_ROLES:
+            raise UsageError(f"unknown role {role!r}; the roles of the variant graph that call a model: {known}", option)
+        models[role] = spec.strip()
     return models
+
+
+def used_models(factors: Sequence[str], models: Mapping[str, str]) -> dict[str, str]:
+    """The model of every role this run calls (``manifest.json`` ``models``, docs/variants.md §4): each role
+    of ``paraphrase`` when asked for (default: the bundled local model); the roles of ``explicit`` and
+    ``transitions`` only when one of the factor's roles was given a model (the other then defaults too).
+    A factor without an entry ran mechanically."""
+    used: dict[str, str] = {}
+    for role, factor in MODEL_ROLES.items():
+        if factor not in factors:
+            continue
+        if factor in MODEL_FACTORS or any(models.get(r) for r, f in MODEL_ROLES.items() if f == factor):
+            used[role] = models.get(role, DEFAULT_ROLE_MODEL)
+    return used
 
 
 def make_variants(options: VariantOptions, *, quiet: bool = False) -> dict[str, Any]:
@@ -120,7 +136,7 @@ def make_variants(options: VariantOptions, *, quiet: bool = False) -> dict[str, 
         "dataset": str(path),
         "language": options.language,
         "seed": options.seed,
-        "models": {f: models.get(f, "local") for f in factors if f in MODEL_FACTORS},
+        "models": used_models(factors, models),
         "factors": factors,
         "levels": {f: [lv or None for lv in v] for f, v in levels.items()},
         "seconds": round(time.monotonic() - started, 3),
