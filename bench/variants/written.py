@@ -29,6 +29,8 @@ from wildtoolbench.bench.variants.turns import CHAT_TYPE, FILLER_SUBTYPE, explic
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _LATIN = re.compile(r"[A-Za-z]")
 _ASCII_WORD = re.compile(r"^[\x00-\x7f]+$")
+_FUNCTION_NAME = re.compile(r"[_.]|[a-z][A-Z]")
+"""A tool name that is not a plain word (``get_weather``, ``listDevices``): naming it in chat names the tool."""
 
 
 def mentions(text: str, value: str) -> bool:
@@ -43,6 +45,24 @@ def mentions(text: str, value: str) -> bool:
     return needle in haystack
 
 
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?")
+_PARAMETER_WORDS = re.compile(r"[A-Za-z]+")
+
+
+def names_value(text: str, parameter: str, value: Any) -> bool:
+    """Does a rewrite ``text`` name the context value ``value`` of ``parameter`` (docs/variants.md §3.6)? A
+    number: a number of the text equal to it (``180`` names ``180.0``); a boolean: its JSON text, or every
+    word of the parameter's name (``green_only`` -> ``green`` and ``only``); anything else: its text,
+    case-insensitively."""
+    folded = text.casefold()
+    if isinstance(value, bool):
+        words = [w.casefold() for w in _PARAMETER_WORDS.findall(parameter.rpartition(".")[2])]
+        return value_text(value) in folded or bool(words) and all(w in folded for w in words)
+    if isinstance(value, (int, float)):
+        return holds_value(text, value)
+    return value_text(value).casefold() in folded
+
+
 def check_explicit(
     session: Mapping[str, Any], language: str, task: int, rewritten: str
 ) -> tuple[str, str] | None:
@@ -50,7 +70,8 @@ def check_explicit(
     ``language`` side in an ``explicit`` variant, else ``(rule id, reason)`` (docs/variants.md §3.6, table 2):
 
     - ``explicit_empty``: empty, or the message unchanged;
-    - ``explicit_missing``: a context value (:func:`implicit_values` of that side) is not named;
+    - ``explicit_missing``: a context value (:func:`implicit_values` of that side) is not named
+      (:func:`names_value`);
     - ``explicit_lost``: a kept term of the original (:func:`kept_terms`: its entities and the gold
       values it states) is missing;
     - ``explicit_added``: an entity of the rewrite (:func:`entities`) that is neither a word or entity
@@ -60,8 +81,9 @@ def check_explicit(
     text = rewritten.strip()
     if not text or text == original.strip():
         return "explicit_empty", "the model's rewrite is empty or the message unchanged"
-    context = [value_text(v) for _, v in implicit_values(session, fields_for(language), task)]
-    missing = [value for value in context if value.casefold() not in text.casefold()]
+    values = implicit_values(session, fields_for(language), task)
+    context = [value_text(v) for _, v in values]
+    missing = [value_text(v) for name, v in values if not names_value(text, name, v)]
     if missing:
         return "explicit_missing", f"the rewrite does not name {', '.join(repr(v) for v in missing[:5])}"
     lost = [term for term in kept_terms(session, language, task) if term.casefold() not in text.casefold()]
@@ -74,6 +96,7 @@ def check_explicit(
         for e in entities(text)
         if e.casefold() not in known
         and (e[1:-1] if _QUOTED.fullmatch(e) else e).casefold() not in allowed
+        and not any(len(v) >= 3 and v.casefold() in e.casefold() for v in context)
         and not (_QUOTED.fullmatch(e) and e[1:-1].casefold() in original.casefold())
     )
     if added:
@@ -96,16 +119,23 @@ def model_explicit(session: Mapping[str, Any], language: str, task: int, rewritt
     return make_variant(session, edited, "explicit", "", task, task)
 
 
-def needed_values(session: Mapping[str, Any], language: str, target: int) -> list[str]:
-    """The values task ``target`` needs on the ``language`` side: the text of every leaf of its real tool
-    calls' gold arguments except booleans, each once, in gold order."""
-    found: list[str] = []
+def needed_values(session: Mapping[str, Any], language: str, target: int) -> list[Any]:
+    """The values task ``target`` needs on the ``language`` side: every leaf of its real tool calls' gold
+    arguments except booleans, each once, in gold order."""
+    found: list[Any] = []
     for node in real_nodes(session[fields_for(language).answer_list][target]):
         for _, value in leaf_values(node["action"]["arguments"]):
-            text = value_text(value)
-            if not isinstance(value, bool) and text not in found:
-                found.append(text)
+            if not isinstance(value, bool) and value not in found:
+                found.append(value)
     return found
+
+
+def holds_value(text: str, value: Any) -> bool:
+    """Does ``text`` hold the gold value ``value``? A number: a number of the text equal to it (``17`` holds
+    ``17.0``); anything else: :func:`mentions` of its text."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return any(float(m.group(0)) == float(value) for m in _NUMBER.finditer(text))
+    return mentions(text, value_text(value))
 
 
 def check_exchange(
@@ -123,8 +153,8 @@ def check_exchange(
 
     - ``exchange_empty``: the text is empty;
     - ``exchange_tool_call``: the model's message came with tool calls (``tool_calls`` > 0), or the text
-      names a tool of the session's tool list whose name holds ``_`` (a function name, not a word);
-    - ``exchange_leak``: the text holds a value the target needs (:func:`needed_values`, :func:`mentions`);
+      names a tool of the session's tool list whose name is not a plain word (``_``, ``.`` or camelCase);
+    - ``exchange_leak``: the text holds a value the target needs (:func:`needed_values`, :func:`holds_value`);
     - ``exchange_language``: ``zh`` and no Chinese character, or ``en`` and a Chinese character or no
       Latin letter.
     """
@@ -135,13 +165,13 @@ def check_exchange(
     tool_names = [
         str((tool.get("function") or tool).get("name", "")) for tool in session[side.tools] if isinstance(tool, Mapping)
     ]
-    named = [n for n in tool_names if "_" in n and mentions(text, n)]
+    named = [n for n in tool_names if _FUNCTION_NAME.search(n) and mentions(text, n)]
     if tool_calls or named:
         what = f"{tool_calls} tool call(s)" if tool_calls else f"the tool name {named[0]!r}"
         return "exchange_tool_call", f"the {part} holds {what}"
-    leaked = [value for value in needed_values(session, language, target) if mentions(text, value)]
+    leaked = [value for value in needed_values(session, language, target) if holds_value(text, value)]
     if leaked:
-        return "exchange_leak", f"the {part} holds {leaked[0]!r}, a value the target task needs"
+        return "exchange_leak", f"the {part} holds {value_text(leaked[0])!r}, a value the target task needs"
     chinese = bool(_CJK.search(text))
     if (language == "zh" and not chinese) or (language == "en" and (chinese or not _LATIN.search(text))):
         return "exchange_language", f"the {part} is not written in {'Chinese' if language == 'zh' else 'English'}"

@@ -69,4 +69,4 @@ def test_paraphrase_variants_are_checked_and_the_control_sits_beside_each_effect
 
 def test_a_model_for_a_factor_that_calls_none_is_a_usage_error(tmp_path):
     result = wtb("variants", "--factors", "names", "--out", tmp_path, "--model", "names=local")
-    assert result.exit_code == 2 and "'names' calls no model" in result.output
+    assert result.exit_code == 2 and "unknown role 'names'" in result.output
