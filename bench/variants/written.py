@@ -45,7 +45,7 @@ def mentions(text: str, value: str) -> bool:
     return needle in haystack
 
 
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?")
+_NUMBER = re.compile(r"(?<![0-9A-Za-z.\-])\d+(?:\.\d+)?(?![0-9])")
 _PARAMETER_WORDS = re.compile(r"[A-Za-z]+")
 
 
@@ -61,6 +61,22 @@ def names_value(text: str, parameter: str, value: Any) -> bool:
     if isinstance(value, (int, float)):
         return holds_value(text, value)
     return value_text(value).casefold() in folded
+
+
+def _context_part(entity: str, values: Sequence[Any]) -> bool:
+    """Is ``entity`` (of a rewrite) one of the context ``values`` or part of one: a value's text, a token of
+    it, a number equal to a numeric value, a word that holds a value of 3 characters or more (``Tuesday``
+    holds ``tue``), or 4 characters or more of one (``03-21`` of ``2025-03-21``)?"""
+    folded = entity.casefold()
+    for value in values:
+        text = value_text(value).casefold()
+        if folded == text or folded in {t.casefold() for t in _TOKEN.findall(text)}:
+            return True
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and holds_value(entity, value):
+            return True
+        if (len(text) >= 3 and text in folded) or (len(folded) >= 4 and folded in text):
+            return True
+    return False
 
 
 def check_explicit(
@@ -90,13 +106,12 @@ def check_explicit(
     if lost:
         return "explicit_lost", f"the rewrite drops {', '.join(repr(t) for t in lost[:5])}"
     known = {t.casefold() for t in _TOKEN.findall(original)} | {e.casefold() for e in entities(original)}
-    allowed = " ".join(context).casefold()
     added = sorted(
         e
         for e in entities(text)
         if e.casefold() not in known
-        and (e[1:-1] if _QUOTED.fullmatch(e) else e).casefold() not in allowed
-        and not any(len(v) >= 3 and v.casefold() in e.casefold() for v in context)
+        and not (_NUMBER.fullmatch(e) and holds_value(original, float(e)))
+        and not _context_part(e[1:-1] if _QUOTED.fullmatch(e) else e, [v for _, v in values])
         and not (_QUOTED.fullmatch(e) and e[1:-1].casefold() in original.casefold())
     )
     if added:

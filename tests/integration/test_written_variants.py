@@ -141,3 +141,12 @@ def test_both_commands_reject_an_unknown_role_naming_the_known_ones(tmp_path, co
     assert result.exit_code == 2, result.output
     assert "the roles of the variant graph that call a model: paraphrase, explicit, user, agent" in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_the_manifest_names_the_models_each_factor_called():
+    from wildtoolbench.variants.command import used_models
+
+    assert used_models(["explicit", "transitions", "names"], {}) == {}  # all mechanical: offline
+    assert used_models(["paraphrase"], {}) == {"paraphrase": "local"}
+    assert used_models(["transitions"], {"user": "openai:x"}) == {"user": "openai:x", "agent": "local"}
+    assert used_models(["explicit"], {"user": "openai:x"}) == {}  # transitions not asked for

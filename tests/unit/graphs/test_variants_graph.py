@@ -36,3 +36,14 @@ def test_a_run_makes_only_the_factors_asked_for(reference_dir: Path):
     )
     assert [r["factor"] for r in state["results"]] == ["names"]
     assert len(state["results"][0]["variants"]) == 8  # 2 sessions x 4 tasks
+
+
+def test_each_model_role_belongs_to_a_registered_factor():
+    roles = {f.name: f.roles for f in registered_factors()}
+    assert roles == {
+        "explicit": ("explicit",),
+        "transitions": ("user", "agent"),
+        "names": (),
+        "distractors": (),
+        "paraphrase": ("paraphrase",),
+    }
