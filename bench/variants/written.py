@@ -79,9 +79,7 @@ def _context_part(entity: str, values: Sequence[Any]) -> bool:
     return False
 
 
-def check_explicit(
-    session: Mapping[str, Any], language: str, task: int, rewritten: str
-) -> tuple[str, str] | None:
+def check_explicit(session: Mapping[str, Any], language: str, task: int, rewritten: str) -> tuple[str, str] | None:
     """``None`` when a model's ``rewritten`` user message may replace task ``task``'s message on the
     ``language`` side in an ``explicit`` variant, else ``(rule id, reason)`` (docs/variants.md §3.6, table 2):
 
@@ -98,7 +96,6 @@ def check_explicit(
     if not text or text == original.strip():
         return "explicit_empty", "the model's rewrite is empty or the message unchanged"
     values = implicit_values(session, fields_for(language), task)
-    context = [value_text(v) for _, v in values]
     missing = [value_text(v) for name, v in values if not names_value(text, name, v)]
     if missing:
         return "explicit_missing", f"the rewrite does not name {', '.join(repr(v) for v in missing[:5])}"

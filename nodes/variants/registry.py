@@ -13,8 +13,8 @@ from wildtoolbench.bench.variants.build import run_factor
 from wildtoolbench.bench.variants.common import MODEL_ROLES
 from wildtoolbench.nodes.variants.explicit import explicit
 from wildtoolbench.nodes.variants.paraphrase import paraphrase
-from wildtoolbench.nodes.variants.transitions import transitions
 from wildtoolbench.nodes.variants.state import VariantState
+from wildtoolbench.nodes.variants.transitions import transitions
 
 FactorNode = Callable[[VariantState], dict[str, Any]]
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from wildtoolbench.bench.schema import fields_for
 from wildtoolbench.bench.variants.build import collect_outcome, new_result, run_factor
-from wildtoolbench.bench.variants.common import DEFAULT_LEVELS, SKIP_RULES, Outcome, gold_correct
+from wildtoolbench.bench.variants.common import DEFAULT_LEVELS, SKIP_RULES, gold_correct
 from wildtoolbench.bench.variants.turns import all_chat_exchanges, parse_transition_level, transition_variants
 from wildtoolbench.bench.variants.written import check_exchange, model_transition
 from wildtoolbench.nodes.variants.asking import ask_checked, role_model
@@ -94,7 +94,9 @@ def _written(state: VariantState, levels: Sequence[str], models: Any) -> dict[st
                     assert writer.problem is not None
                     out.skipped.append((target, level, writer.problem[0], writer.problem[1]))
                 else:
-                    variant = model_transition(session, language, target, level, writer.exchanges[:k], donors, seed=seed)
+                    variant = model_transition(
+                        session, language, target, level, writer.exchanges[:k], donors, seed=seed
+                    )
                     out.variants.append(variant)
         collect_outcome(result, session, out, language)
     return result

@@ -94,7 +94,9 @@ def test_explicit_written_by_a_model_is_checked_retried_and_skipped_with_the_rul
     assert rules[("wild_tool_bench_1", 3)] == "model_failed"  # no reply scripted
     assert rules[("wild_tool_bench_0", 1)] == "no_implicit_value"
     reasons = {(e["session"], e["task"]): e["reason"] for e in manifest["skipped"]["explicit"]}
-    assert "'Utrecht'" in reasons[("wild_tool_bench_0", 2)] and "after 3 attempt(s)" in reasons[("wild_tool_bench_0", 2)]
+    assert (
+        "'Utrecht'" in reasons[("wild_tool_bench_0", 2)] and "after 3 attempt(s)" in reasons[("wild_tool_bench_0", 2)]
+    )
     made = {k: v for k, v in sessions.items() if v.get("factor") == "explicit"}
     assert set(made) == {"wild_tool_bench_0~explicit~t0", "wild_tool_bench_1~explicit~t2"}
     variant = made["wild_tool_bench_0~explicit~t0"]

@@ -43,7 +43,9 @@ def variants_command(
         "sessions; the role not given: local). Without explicit=, user= or agent=, those factors stay mechanical. "
         "Other roles: exit 2. docs/cli.md §7.",
     ),
-    pull: bool = typer.Option(False, "--pull", help="Download the official data first when DATASET names it (wildtoolbench)."),
+    pull: bool = typer.Option(
+        False, "--pull", help="Download the official data first when DATASET names it (wildtoolbench)."
+    ),
 ) -> None:
     """Write variant sessions that differ from their origin in one factor, with pairs.jsonl and manifest.json."""
     with exit_on_error():

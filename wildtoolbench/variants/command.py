@@ -82,7 +82,9 @@ def factor_models(options: Sequence[str], option: str = "--model") -> dict[str, 
         if not sep or not spec.strip():
             raise UsageError(f"{value!r}: expected ROLE=SPEC with ROLE one of {known}, e.g. paraphrase=local", option)
         if role not in MODEL_ROLES:
-            raise UsageError(f"unknown role {role!r}; the roles of the variant graph that call a model: {known}", option)
+            raise UsageError(
+                f"unknown role {role!r}; the roles of the variant graph that call a model: {known}", option
+            )
         models[role] = spec.strip()
     return models
 

@@ -65,7 +65,9 @@ def test_check_explicit(session, task, text, rule):
 
 def test_names_value_numbers_and_booleans():
     assert names_value("under 180 euros", "max_price", 180.0) and not names_value("under 1800", "max_price", 180.0)
-    assert names_value("green tariffs only", "green_only", True) and not names_value("a green tariff", "green_only", True)
+    assert names_value("green tariffs only", "green_only", True) and not names_value(
+        "a green tariff", "green_only", True
+    )
     assert names_value("green_only = true", "filters.green_only", True)
 
 
@@ -74,7 +76,9 @@ def test_check_explicit_on_the_chinese_side():
     session["tasks"][0] = "帮我找21号从Lisbon飞Amsterdam的economy机票。"
     assert implicit_values(session, fields_for("zh"), 0) == [("departure_date", "2025-03-21")]
     assert check_explicit(session, "zh", 0, "帮我找2025-03-21（21号）从Lisbon飞Amsterdam的economy机票。") is None
-    assert _rule(check_explicit(session, "zh", 0, "帮我找21号从Lisbon飞Amsterdam的economy机票吧。")) == "explicit_missing"
+    assert (
+        _rule(check_explicit(session, "zh", 0, "帮我找21号从Lisbon飞Amsterdam的economy机票吧。")) == "explicit_missing"
+    )
 
 
 def test_model_explicit_keeps_the_gold_and_gives_the_other_side_its_clause():
