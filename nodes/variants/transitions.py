@@ -34,6 +34,18 @@ def domain_text(session: Mapping[str, Any], language: str) -> str:
     return "\n".join(lines) or _NONE[language]
 
 
+class _LazyModels(dict):
+    """Each role's model built on first use (a run whose levels are all ``-k`` builds none)."""
+
+    def __init__(self, given: Mapping[str, str]) -> None:
+        super().__init__()
+        self.given = dict(given)
+
+    def __missing__(self, role: str) -> Any:
+        self[role] = role_model(self.given, role)
+        return self[role]
+
+
 class _Writer:
     """Writes and checks the exchanges of one target task, one at a time, keeping them for every level."""
 
@@ -121,5 +133,4 @@ def transitions(state: VariantState) -> dict[str, Any]:
         sessions = state["sessions"]
         language, seed = state.get("language", "en"), int(state.get("seed", 0))
         return {"results": [run_factor("transitions", sessions, levels=levels, language=language, seed=seed)]}
-    models = {role: role_model(given, role) for role in EXCHANGE_ROLES}
-    return {"results": [_written(state, levels, models)]}
+    return {"results": [_written(state, levels, _LazyModels(given))]}

@@ -152,3 +152,22 @@ def test_the_manifest_names_the_models_each_factor_called():
     assert used_models(["paraphrase"], {}) == {"paraphrase": "local"}
     assert used_models(["transitions"], {"user": "openai:x"}) == {"user": "openai:x", "agent": "local"}
     assert used_models(["explicit"], {"user": "openai:x"}) == {}  # transitions not asked for
+
+
+@pytest.mark.parametrize("command", ["variants", "ablate"])
+def test_help_of_both_commands_names_the_roles_and_the_local_default(command):
+    result = CliRunner().invoke(app, [command, "--help"], terminal_width=200)
+    flat = " ".join(result.output.split())
+    assert result.exit_code == 0
+    assert "paraphrase (the control; default: local, the bundled local model)" in flat
+    assert "user and agent (their models write the +k chat exchanges of transitions" in flat
+    assert "the role not given: local" in flat and "Other roles: exit 2" in flat
+
+
+def test_a_role_whose_factor_is_not_asked_for_is_a_usage_error(tmp_path):
+    result = wtb("variants", "--factors", "names,explicit", "--out", tmp_path / "out", "--model", "user=local")
+    assert result.exit_code == 2, result.output
+    assert "--model gives user, whose factor (transitions) --factors does not name" in " ".join(result.output.split())
+    result = wtb("variants", "--factors", "names,transitions", "--out", tmp_path / "out", "--levels", "transitions=-1",
+                 "--model", "user=scripted:/nonexistent.jsonl")  # fmt: skip
+    assert result.exit_code == 2 and "script file not found" in result.output  # the role's factor is asked for

@@ -22,6 +22,7 @@ from wildtoolbench.bench.variants.common import DEFAULT_LEVELS, DEFAULT_ROLE_MOD
 from wildtoolbench.common.exits import UsageError
 from wildtoolbench.common.files import write_json_atomic, write_jsonl_atomic
 from wildtoolbench.data.command import dataset_path, task_count
+from wildtoolbench.models import check_model
 from wildtoolbench.reports.ablation import PAIRS_FILE
 
 SESSIONS_FILE = "sessions.jsonl"
@@ -111,7 +112,8 @@ def make_variants(options: VariantOptions, *, quiet: bool = False) -> dict[str, 
         The manifest as written.
 
     Raises:
-        UsageError, models.ConfigurationError: the command line (exit 2).
+        UsageError, models.ConfigurationError: the command line (exit 2), including a model role whose
+            factor ``--factors`` does not name.
         wildtoolbench.bench.schema.DatasetError, OSError: a bad dataset file (exit 1).
     """
     from wildtoolbench.graphs.variants import graph  # LangGraph only when the command runs
@@ -119,6 +121,12 @@ def make_variants(options: VariantOptions, *, quiet: bool = False) -> dict[str, 
     check_language(options.language)
     factors, levels = plan_factors(options)
     models = factor_models(options.models)
+    idle = sorted(role for role in models if MODEL_ROLES[role] not in factors)
+    if idle:
+        needed = ", ".join(sorted({MODEL_ROLES[r] for r in idle}))
+        raise UsageError(f"--model gives {', '.join(idle)}, whose factor ({needed}) --factors does not name", "--model")
+    for spec in used_models(factors, models).values():
+        check_model(spec)  # a spec that cannot work fails before any file is read (exit 2)
     path = dataset_path(options.dataset, options.pull) or bundled_demo_sessions()
     sessions = [s.to_dict() for s in load_sessions(path, tasks=task_count(path, None), language=options.language)]
     started = time.monotonic()
