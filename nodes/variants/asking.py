@@ -13,11 +13,11 @@ from wildtoolbench.bench.variants.common import DEFAULT_ROLE_MODEL, MODEL_ATTEMP
 from wildtoolbench.models import resolve_model
 from wildtoolbench.prompts import render
 
-Check = Callable[[str, int], "tuple[str, str] | None"]
+TextCheck = Callable[[str, int], "tuple[str, str] | None"]
 """A text check: ``(text, tool calls of the reply) -> None`` or ``(rule id, reason)``."""
 
 
-def role_model(models: Mapping[str, str] | None, role: str) -> Any:
+def variant_role_model(models: Mapping[str, str] | None, role: str) -> Any:
     """The chat model of ``role``: its spec in ``models``, else :data:`DEFAULT_ROLE_MODEL` (the bundled local model).
 
     Raises:
@@ -26,7 +26,7 @@ def role_model(models: Mapping[str, str] | None, role: str) -> Any:
     return resolve_model((models or {}).get(role) or DEFAULT_ROLE_MODEL)
 
 
-def reply_text(reply: Any) -> str:
+def variant_reply_text(reply: Any) -> str:
     """The text of a chat model's reply, without surrounding whitespace or quotes."""
     content = getattr(reply, "content", "")
     if isinstance(content, list):
@@ -40,7 +40,7 @@ def ask_checked(
     session_key: str,
     language: str,
     prompt: Callable[[str], str],
-    check: Check,
+    check: TextCheck,
 ) -> tuple[str | None, tuple[str, str] | None]:
     """Ask ``model`` (as ``role``, for ``session_key``) up to :data:`MODEL_ATTEMPTS` times until its text passes
     ``check`` (docs/variants.md §3.6). ``prompt(note)`` renders the request; after a failed check ``note``
@@ -58,7 +58,7 @@ def ask_checked(
             reply = model.invoke([HumanMessage(prompt(note))], config={"metadata": metadata, "run_name": role})
         except Exception as exc:  # noqa: BLE001 - any provider failure skips this task, named
             return None, ("model_failed", f"{SKIP_RULES['model_failed']}: {type(exc).__name__}: {exc}")
-        text = reply_text(reply)
+        text = variant_reply_text(reply)
         problem = check(text, len(getattr(reply, "tool_calls", None) or []))
         if problem is None:
             return text, None

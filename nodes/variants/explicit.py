@@ -10,7 +10,7 @@ from wildtoolbench.bench.schema import fields_for
 from wildtoolbench.bench.variants.build import collect_outcome, new_result, run_factor
 from wildtoolbench.bench.variants.common import SKIP_RULES, Outcome, gold_correct, implicit_values, value_text
 from wildtoolbench.bench.variants.written import check_explicit, model_explicit
-from wildtoolbench.nodes.variants.asking import ask_checked, role_model
+from wildtoolbench.nodes.variants.asking import ask_checked, variant_role_model
 from wildtoolbench.nodes.variants.state import VariantState
 from wildtoolbench.prompts import render
 
@@ -27,7 +27,7 @@ def explicit(state: VariantState) -> dict[str, Any]:
     models = state.get("models") or {}
     if "explicit" not in models:
         return {"results": [run_factor("explicit", state["sessions"], language=language)]}
-    model = role_model(models, "explicit")
+    model = variant_role_model(models, "explicit")
     side = fields_for(language)
     result = new_result("explicit")
     for session in state["sessions"]:

@@ -13,18 +13,12 @@ from wildtoolbench.bench.variants.build import collect_outcome, new_result
 from wildtoolbench.bench.variants.common import SKIP_RULES, Outcome, gold_correct
 from wildtoolbench.bench.variants.paraphrase import check_paraphrase, paraphrase_variant
 from wildtoolbench.models import resolve_model
+from wildtoolbench.nodes.variants.asking import variant_reply_text
 from wildtoolbench.nodes.variants.state import VariantState
 from wildtoolbench.prompts import render
 
 PARAPHRASE_MODEL = "local"
 """The paraphrase model when ``--model paraphrase=SPEC`` is not given: the bundled local model."""
-
-
-def _reply_text(reply: Any) -> str:
-    content = getattr(reply, "content", "")
-    if isinstance(content, list):
-        content = "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
-    return str(content).strip().strip('"').strip()
 
 
 def paraphrase(state: VariantState) -> dict[str, Any]:
@@ -53,7 +47,7 @@ def paraphrase(state: VariantState) -> dict[str, Any]:
                     (task, "", "model_failed", f"{SKIP_RULES['model_failed']}: {type(exc).__name__}: {exc}")
                 )
                 continue
-            text = _reply_text(reply)
+            text = variant_reply_text(reply)
             problem = check_paraphrase(session, language, task, text)
             if problem is not None:
                 out.skipped.append((task, "", problem[0], problem[1]))

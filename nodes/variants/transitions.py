@@ -13,7 +13,7 @@ from wildtoolbench.bench.variants.build import collect_outcome, new_result, run_
 from wildtoolbench.bench.variants.common import DEFAULT_LEVELS, SKIP_RULES, gold_correct
 from wildtoolbench.bench.variants.turns import all_chat_exchanges, parse_transition_level, transition_variants
 from wildtoolbench.bench.variants.written import check_exchange, model_transition
-from wildtoolbench.nodes.variants.asking import ask_checked, role_model
+from wildtoolbench.nodes.variants.asking import ask_checked, variant_role_model
 from wildtoolbench.nodes.variants.state import VariantState
 from wildtoolbench.prompts import render
 
@@ -42,7 +42,7 @@ class _LazyModels(dict):
         self.given = dict(given)
 
     def __missing__(self, role: str) -> Any:
-        self[role] = role_model(self.given, role)
+        self[role] = variant_role_model(self.given, role)
         return self[role]
 
 
