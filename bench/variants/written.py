@@ -33,6 +33,35 @@ _FUNCTION_NAME = re.compile(r"[_.]|[a-z][A-Z]")
 """A tool name that is not a plain word (``get_weather``, ``listDevices``): naming it in chat names the tool."""
 
 
+META_PHRASES: dict[str, tuple[str, ...]] = {
+    "en": (
+        "here's",
+        "here is",
+        "this message",
+        "this question",
+        "rewritten",
+        "the assistant",
+        "as an ai",
+        "i'm sorry, but",
+        "i am sorry, but",
+        "can't assist",
+        "cannot assist",
+    ),
+    "zh": ("以下是", "这条消息", "这个问题", "改写", "助手", "作为ai", "抱歉，我无法", "无法协助"),
+}
+"""Phrases of a model that talks about its task or refuses it instead of writing the text asked for
+(``explicit_meta``, ``exchange_meta``; docs/variants.md §3.6). Matched case-insensitively, ASCII ones
+as whole words (:func:`mentions`); a phrase the original message holds does not count."""
+
+
+def meta_phrase(text: str, language: str, original: str = "") -> str | None:
+    """The first :data:`META_PHRASES` entry of ``language`` that ``text`` holds and ``original`` does not, else ``None``."""
+    for phrase in META_PHRASES[language]:
+        if mentions(text, phrase) and not mentions(original, phrase):
+            return phrase
+    return None
+
+
 def mentions(text: str, value: str) -> bool:
     """Does ``text`` hold ``value``, case-insensitively? An ASCII value must stand as a whole token (``1``
     is not found in ``12``); any other value (Chinese) is searched as a substring."""
@@ -84,6 +113,7 @@ def check_explicit(session: Mapping[str, Any], language: str, task: int, rewritt
     ``language`` side in an ``explicit`` variant, else ``(rule id, reason)`` (docs/variants.md §3.6, table 2):
 
     - ``explicit_empty``: empty, or the message unchanged;
+    - ``explicit_meta``: a :func:`meta_phrase` (a preface, a comment or a refusal);
     - ``explicit_missing``: a context value (:func:`implicit_values` of that side) is not named
       (:func:`names_value`);
     - ``explicit_lost``: a kept term of the original (:func:`kept_terms`: its entities and the gold
@@ -95,6 +125,12 @@ def check_explicit(session: Mapping[str, Any], language: str, task: int, rewritt
     text = rewritten.strip()
     if not text or text == original.strip():
         return "explicit_empty", "the model's rewrite is empty or the message unchanged"
+    phrase = meta_phrase(text, language, original)
+    if phrase is not None:
+        return (
+            "explicit_meta",
+            f"the model talks about the task or refuses it ({phrase!r}) instead of writing the message",
+        )
     values = implicit_values(session, fields_for(language), task)
     missing = [value_text(v) for name, v in values if not names_value(text, name, v)]
     if missing:
@@ -164,6 +200,8 @@ def check_exchange(
     ``target`` on the ``language`` side, else ``(rule id, reason)`` (docs/variants.md §3.6, table 2):
 
     - ``exchange_empty``: the text is empty;
+    - ``exchange_meta``: a :func:`meta_phrase` (a preface, a comment, a refusal, the assistant named in
+      the third person);
     - ``exchange_tool_call``: the model's message came with tool calls (``tool_calls`` > 0), or the text
       names a tool of the session's tool list whose name is not a plain word (``_``, ``.`` or camelCase);
     - ``exchange_leak``: the text holds a value the target needs (:func:`needed_values`, :func:`holds_value`);
@@ -173,6 +211,9 @@ def check_exchange(
     text = text.strip()
     if not text:
         return "exchange_empty", f"the {part} is empty"
+    phrase = meta_phrase(text, language)
+    if phrase is not None:
+        return "exchange_meta", f"the {part} talks about the task or refuses it ({phrase!r})"
     side = fields_for(language)
     tool_names = [
         str((tool.get("function") or tool).get("name", "")) for tool in session[side.tools] if isinstance(tool, Mapping)

@@ -14,6 +14,9 @@ from wildtoolbench.nodes.variants.asking import ask_checked, variant_role_model
 from wildtoolbench.nodes.variants.state import VariantState
 from wildtoolbench.prompts import render
 
+SEPARATOR = {"en": "; ", "zh": "；"}
+"""Between the ``parameter = value`` items of the prompt's value list, as in its example."""
+
 
 def explicit(state: VariantState) -> dict[str, Any]:
     """The ``explicit`` factor. Without ``state["models"]["explicit"]``: the mechanical variants of
@@ -38,7 +41,7 @@ def explicit(state: VariantState) -> dict[str, Any]:
                 rule = "origin_gold_wrong" if not ok else "no_implicit_value"
                 out.skipped.append((task, "", rule, SKIP_RULES[rule]))
                 continue
-            listed = "\n".join(f"{name} = {value_text(value)}" for name, value in values)
+            listed = SEPARATOR[language].join(f"{name} = {value_text(value)}" for name, value in values)
             message = session[side.tasks][task]
             text, problem = ask_checked(
                 model,

@@ -35,7 +35,14 @@ def _rule(found):
 
 def test_every_new_rule_id_is_in_the_table():
     new = {"explicit_empty", "explicit_missing", "explicit_lost", "explicit_added"}
-    new |= {"exchange_empty", "exchange_tool_call", "exchange_leak", "exchange_language"}
+    new |= {
+        "exchange_empty",
+        "exchange_meta",
+        "exchange_tool_call",
+        "exchange_leak",
+        "exchange_language",
+        "explicit_meta",
+    }
     assert new <= set(SKIP_RULES)
 
 
@@ -139,3 +146,27 @@ def test_model_transition_inserts_the_written_exchanges_and_keeps_the_target():
     assert variant["english_answer_list"][3] == HOME["english_answer_list"][1]
     assert variant["task_types"][1:3] == ["闲聊", "闲聊"] and len(variant["tasks"]) == 6
     assert check_variant(variant, "en") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "part", "rule"),
+    [
+        ("Sure, here's a casual question: do you like winter?", "user turn", "exchange_meta"),
+        ("I'm sorry, but I can't assist with that.", "user turn", "exchange_meta"),
+        ("The assistant can control smart devices remotely.", "reply", "exchange_meta"),
+        ("Here in winter it gets dark so early.", "user turn", None),  # 'here' is not 'here is'
+        ("I'm sorry to hear that; cold evenings are hard.", "reply", None),  # sympathy, not a refusal
+    ],
+)
+def test_exchange_meta(text, part, rule):
+    assert _rule(check_exchange(HOME, "en", 0, text, part=part)) == rule
+
+
+def test_explicit_meta():
+    preface = "Here is the rewritten message: Find me economy flights from Lisbon to Amsterdam on 2025-03-21."
+    assert _rule(check_explicit(FLIGHTS, "en", 0, preface)) == "explicit_meta"
+    session = copy.deepcopy(FLIGHTS)
+    session["english_tasks"][0] = "Here is what I need: economy flights from Lisbon to Amsterdam on the 21st."
+    kept = "Here is what I need: economy flights from Lisbon to Amsterdam on 2025-03-21 (the 21st)."
+    assert check_explicit(session, "en", 0, kept) is None  # the original says 'here is' itself
+    assert _rule(check_exchange(HOME, "zh", 0, "以下是一条闲聊消息：冬天真冷。", part="user turn")) == "exchange_meta"
