@@ -62,6 +62,24 @@ def meta_phrase(text: str, language: str, original: str = "") -> str | None:
     return None
 
 
+def message_of(text: str, language: str) -> str:
+    """The message a model wrote, without the wrapping small models add (docs/variants.md §3.6): leading
+    paragraphs that end with a colon (``Sure, here's a question:``), trailing paragraphs that hold a
+    :func:`meta_phrase` (``This question can be answered ...``), and quotes around what remains. Text
+    without such wrapping comes back stripped; the checks then read the result."""
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
+    while len(paragraphs) > 1 and paragraphs[0].rstrip().endswith((":", "：")):
+        paragraphs.pop(0)
+    while len(paragraphs) > 1 and meta_phrase(paragraphs[-1], language) is not None:
+        paragraphs.pop()
+    body = "\n\n".join(paragraphs).strip()
+    for opening, closing in (('"', '"'), ("“", "”"), ("「", "」")):
+        if body.startswith(opening) and (body.endswith(closing) or closing not in body[1:]):
+            body = body[1:-1] if body.endswith(closing) else body[1:]
+            break
+    return body.strip()
+
+
 def mentions(text: str, value: str) -> bool:
     """Does ``text`` hold ``value``, case-insensitively? An ASCII value must stand as a whole token (``1``
     is not found in ``12``); any other value (Chinese) is searched as a substring."""

@@ -10,6 +10,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 
 from wildtoolbench.bench.variants.common import DEFAULT_ROLE_MODEL, MODEL_ATTEMPTS, SKIP_RULES
+from wildtoolbench.bench.variants.written import message_of
 from wildtoolbench.models import resolve_model
 from wildtoolbench.prompts import render
 
@@ -44,7 +45,8 @@ def ask_checked(
 ) -> tuple[str | None, tuple[str, str] | None]:
     """Ask ``model`` (as ``role``, for ``session_key``) up to :data:`MODEL_ATTEMPTS` times until its text passes
     ``check`` (docs/variants.md §3.6). ``prompt(note)`` renders the request; after a failed check ``note``
-    says why (``prompts/<language>/variant_retry.md``).
+    says why (``prompts/<language>/variant_retry.md``). The check reads :func:`message_of` the reply (a
+    preface such as ``Sure, here's ...:`` and a trailing comment removed).
 
     Returns:
         ``(text, None)`` for a text that passed, else ``(None, (rule id, reason))``: the last check's
@@ -58,7 +60,7 @@ def ask_checked(
             reply = model.invoke([HumanMessage(prompt(note))], config={"metadata": metadata, "run_name": role})
         except Exception as exc:  # noqa: BLE001 - any provider failure skips this task, named
             return None, ("model_failed", f"{SKIP_RULES['model_failed']}: {type(exc).__name__}: {exc}")
-        text = variant_reply_text(reply)
+        text = message_of(variant_reply_text(reply), language)
         problem = check(text, len(getattr(reply, "tool_calls", None) or []))
         if problem is None:
             return text, None

@@ -18,6 +18,7 @@ from wildtoolbench.bench.variants.written import (
     check_explicit,
     holds_value,
     mentions,
+    message_of,
     model_explicit,
     model_transition,
     names_value,
@@ -170,3 +171,15 @@ def test_explicit_meta():
     kept = "Here is what I need: economy flights from Lisbon to Amsterdam on 2025-03-21 (the 21st)."
     assert check_explicit(session, "en", 0, kept) is None  # the original says 'here is' itself
     assert _rule(check_exchange(HOME, "zh", 0, "以下是一条闲聊消息：冬天真冷。", part="user turn")) == "exchange_meta"
+
+
+def test_message_of_removes_a_small_models_wrapping_only():
+    wrapped = (
+        'Sure, here\'s a casual question:\n\n"Do people sleep better in cool rooms?"\n\nThis question needs no tool.'
+    )
+    assert message_of(wrapped, "en") == "Do people sleep better in cool rooms?"
+    assert message_of('"Do people sleep better in cool rooms?', "en") == "Do people sleep better in cool rooms?"
+    assert message_of("Note: cool rooms help.", "en") == "Note: cool rooms help."  # one paragraph: kept whole
+    assert message_of("好的，以下是一条消息：\n\n「冬天真冷。」", "zh") == "冬天真冷。"
+    unwrapped = "Sure, here's a casual question: do you like winter?"
+    assert _rule(check_exchange(HOME, "en", 0, message_of(unwrapped, "en"), part="user turn")) == "exchange_meta"
