@@ -57,6 +57,7 @@ SKIP_RULES: dict[str, str] = {
     "explicit_added": "explicit (model): the rewrite adds a value that is not one of the task's context values",
     "exchange_empty": "transitions (model): the user turn or the reply is empty",
     "exchange_meta": "transitions (model): the model comments on the task or refuses it instead of writing the text",
+    "exchange_repeated": "transitions (model): the text repeats one already written for this task",
     "exchange_tool_call": "transitions (model): the reply calls or names a tool",
     "exchange_leak": "transitions (model): the exchange holds a value the target task needs",
     "exchange_language": "transitions (model): the exchange is not in the session's language",

@@ -46,8 +46,9 @@ META_PHRASES: dict[str, tuple[str, ...]] = {
         "i am sorry, but",
         "can't assist",
         "cannot assist",
+        "```",
     ),
-    "zh": ("以下是", "这条消息", "这个问题", "改写", "助手", "作为ai", "抱歉，我无法", "无法协助"),
+    "zh": ("```", "以下是", "这条消息", "这个问题", "改写", "助手", "作为ai", "抱歉，我无法", "无法协助"),
 }
 """Phrases of a model that talks about its task or refuses it instead of writing the text asked for
 (``explicit_meta``, ``exchange_meta``; docs/variants.md §3.6). Matched case-insensitively, ASCII ones
@@ -212,6 +213,7 @@ def check_exchange(
     *,
     part: str = "reply",
     tool_calls: int = 0,
+    earlier: Sequence[str] = (),
 ) -> tuple[str, str] | None:
     """``None`` when ``text``, one ``part`` of a model-written chat exchange (``"user turn"``, written by
     the User role's model, or ``"reply"``, by the Agent role's model), may be inserted before task
@@ -220,6 +222,8 @@ def check_exchange(
     - ``exchange_empty``: the text is empty;
     - ``exchange_meta``: a :func:`meta_phrase` (a preface, a comment, a refusal, the assistant named in
       the third person);
+    - ``exchange_repeated``: the text equals one of ``earlier`` (the texts already written for this
+      target: the earlier user turns, or for a reply also its user turn), case-insensitively;
     - ``exchange_tool_call``: the model's message came with tool calls (``tool_calls`` > 0), or the text
       names a tool of the session's tool list whose name is not a plain word (``_``, ``.`` or camelCase);
     - ``exchange_leak``: the text holds a value the target needs (:func:`needed_values`, :func:`holds_value`);
@@ -232,6 +236,8 @@ def check_exchange(
     phrase = meta_phrase(text, language)
     if phrase is not None:
         return "exchange_meta", f"the {part} talks about the task or refuses it ({phrase!r})"
+    if any(text.casefold() == other.strip().casefold() for other in earlier):
+        return "exchange_repeated", f"the {part} repeats one already written for this task"
     side = fields_for(language)
     tool_names = [
         str((tool.get("function") or tool).get("name", "")) for tool in session[side.tools] if isinstance(tool, Mapping)

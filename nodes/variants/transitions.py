@@ -57,7 +57,7 @@ class _Writer:
         self.exchanges: list[tuple[str, str]] = []
         self.problem: tuple[str, str] | None = None
 
-    def _ask(self, role: str, template: str, part: str, **values: str) -> str | None:
+    def _ask(self, role: str, template: str, part: str, written: list[str], **values: str) -> str | None:
         language, session, target = self.language, self.session, self.target
         text, problem = ask_checked(
             self.models[role],
@@ -65,7 +65,9 @@ class _Writer:
             f"{session['id']}#t{target}",
             language,
             lambda note: render(template, language, note=note, **values),
-            lambda reply, calls: check_exchange(session, language, target, reply, part=part, tool_calls=calls),
+            lambda reply, calls: check_exchange(
+                session, language, target, reply, part=part, tool_calls=calls, earlier=written
+            ),
         )
         self.problem = problem
         return text
@@ -75,8 +77,10 @@ class _Writer:
         while len(self.exchanges) < k and self.problem is None:
             earlier = "\n".join(f"- {user}" for user, _ in self.exchanges) or _NONE[self.language]
             domain = domain_text(self.session, self.language)
-            user = self._ask("user", "exchange_user.md", "user turn", domain=domain, earlier=earlier)
-            reply = None if user is None else self._ask("agent", "exchange_agent.md", "reply", message=user)
+            users = [u for u, _ in self.exchanges]
+            user = self._ask("user", "exchange_user.md", "user turn", users, domain=domain, earlier=earlier)
+            replies = [r for _, r in self.exchanges] + [user or ""]
+            reply = None if user is None else self._ask("agent", "exchange_agent.md", "reply", replies, message=user)
             if user is None or reply is None:
                 return False
             self.exchanges.append((user, reply))

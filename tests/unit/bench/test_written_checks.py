@@ -183,3 +183,12 @@ def test_message_of_removes_a_small_models_wrapping_only():
     assert message_of("好的，以下是一条消息：\n\n「冬天真冷。」", "zh") == "冬天真冷。"
     unwrapped = "Sure, here's a casual question: do you like winter?"
     assert _rule(check_exchange(HOME, "en", 0, message_of(unwrapped, "en"), part="user turn")) == "exchange_meta"
+
+
+def test_exchange_repeated_and_code_blocks():
+    earlier = ["Do you like winter?"]
+    assert _rule(check_exchange(HOME, "en", 0, "do you like winter?", part="user turn", earlier=earlier)) == (
+        "exchange_repeated"
+    )
+    assert check_exchange(HOME, "en", 0, "Do you like winter evenings?", part="user turn", earlier=earlier) is None
+    assert _rule(check_exchange(HOME, "en", 0, "Try this:\n```bash\nls\n```", part="reply")) == "exchange_meta"
