@@ -246,8 +246,9 @@ def ablate(model: Any = None, dataset: str | Path | None = None, out: str | Path
         **settings: the options of ``wtb ablate`` by name: ``factors`` (a string ``"names,explicit"`` or a list),
             ``variants`` (a variant set folder to reuse), ``trials``, ``levels`` (``"transitions=-1,+1"``, a list of
             those, or ``{"transitions": ["-1", "+1"]}``), ``lang``, ``seed``, ``concurrency``, ``server``,
-            ``cache``, ``overwrite``, ``progress``, ``pull``, ``variant_model`` (``"paraphrase=SPEC"`` or
-            ``{"paraphrase": SPEC}``), with the command line's defaults.
+            ``cache``, ``overwrite``, ``progress``, ``pull``, ``variant_model`` (``"ROLE=SPEC"``, a list of
+            those, or ``{"explicit": SPEC, "user": SPEC}``: the roles ``paraphrase``, ``explicit``, ``user``, ``agent``
+            of docs/variants.md §3.6, as ``wtb ablate --variant-model``), with the command line's defaults.
 
     Returns:
         The :class:`AblationRun` (its :attr:`~AblationRun.effects` equal ``ablate.json``'s). The variant table,
