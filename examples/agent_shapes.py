@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field
 from wildtoolbench.models import ModelSettings, resolve_model
 
 DEMO = Path(__file__).resolve().parents[1] / "bench" / "data" / "demo_candidates.jsonl"
-CANDIDATE_MODEL = os.environ.get("WTB_AGENT_MODEL") or f"replay:{DEMO}#demo-model"
+DEFAULT_MODEL = f"replay:{DEMO}#demo-model"
 WORKER = "tool_expert"
 _ids = itertools.count()
 
@@ -46,7 +46,15 @@ def worker_model() -> Any:
     replay; at ``$WTB_AGENT_BASE_URL`` when set (an OpenAI-compatible server), temperature 0, no client
     retries (the benchmark retries a whole step)."""
     settings = ModelSettings(temperature=0.0, base_url=os.environ.get("WTB_AGENT_BASE_URL") or None, max_retries=0)
-    return resolve_model(os.environ.get("WTB_AGENT_MODEL") or CANDIDATE_MODEL, settings)
+    return resolve_model(os.environ.get("WTB_AGENT_MODEL") or DEFAULT_MODEL, settings)
+
+
+def __getattr__(name: str) -> Any:
+    """``CANDIDATE_MODEL`` (the model the harness records for these agents): ``$WTB_AGENT_MODEL`` read at each
+    access, as :func:`worker_model` reads it, else the bundled demo replay."""
+    if name == "CANDIDATE_MODEL":
+        return os.environ.get("WTB_AGENT_MODEL") or DEFAULT_MODEL
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --------------------------------------------------------------------------- one agent
