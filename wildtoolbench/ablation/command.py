@@ -135,7 +135,10 @@ def run_ablate(options: AblateOptions) -> dict[str, Any]:
     if (options.out / PAIRS_FILE).resolve() != (folder / PAIRS_FILE).resolve():  # never over the set's own file
         atomic_write_text(options.out / PAIRS_FILE, "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs))
     write_json_atomic(options.out / ABLATE_FILE, document)
-    Console().print(effects_table(document))
+    console = Console()
+    if not console.is_terminal:  # a file or a pipe: wide enough that no cell is cut ("<0.001", "[-100, -100]")
+        console = Console(width=120)
+    console.print(effects_table(document))
     if options.out_temporary:
         _err.print(
             f"-> {options.out / ABLATE_FILE}, in a temporary folder removed when the call returns: pass out=FOLDER "
