@@ -86,3 +86,22 @@ def test_a_missing_session_record_names_its_file_and_replaces_no_run_file(shared
 
 def test_the_record_kept_per_session_holds_no_session_or_state():
     assert {"session", "state", "yields"}.isdisjoint(FinishedSession.__dataclass_fields__)
+
+
+def test_the_audit_reads_sessions_one_at_a_time_and_names_a_bad_line(tmp_path):
+    from wildtoolbench.generation.audit import FileSessions
+
+    path = tmp_path / "sessions.jsonl"
+    path.write_text('{"id": "a"}\n\n{"id": "b"}\nnot json\n', encoding="utf-8")
+    sessions = FileSessions(path)
+    try:
+        assert len(sessions) == 3 and sessions[0] == {"id": "a"} and sessions[1] == {"id": "b"}
+        assert sessions[0] is not sessions[0]  # parsed again at each read: nothing is held
+        (tmp_path / "new.jsonl").write_text('{"id": "replaced"}\n', encoding="utf-8")
+        (tmp_path / "new.jsonl").replace(path)  # a new file under the name (an atomic write): still the old one
+        assert sessions[1] == {"id": "b"}
+        with pytest.raises(ValueError, match=r"sessions.jsonl: line 4: not JSON"):
+            sessions[2]
+    finally:
+        sessions.close()
+    assert len(FileSessions(tmp_path / "missing.jsonl")) == 0
