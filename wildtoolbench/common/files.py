@@ -162,6 +162,71 @@ def write_jsonl_atomic(path: str | os.PathLike[str], records: Iterable[Any]) -> 
     atomic_write_text(path, "".join(dumps_line(r) + "\n" for r in records))
 
 
+class JsonlFileWriter:
+    """JSON Lines written to ``path`` atomically one record at a time, so no file's whole text is ever in memory
+    (docs/generation.md §12.1): a context manager whose :meth:`write` appends a record to a temp file in the same
+    folder; a clean exit fsyncs it and renames it onto ``path``, an exception removes it (``path`` is untouched).
+
+    The bytes are :func:`write_jsonl_atomic`'s for the same records (each line :func:`line_chunks`'s, so a
+    record with a lone surrogate is written with its ``\\uXXXX`` escape instead of failing). The file gets the
+    permissions a plain ``open(path, "w")`` would give.
+
+    Args:
+        path: the file to write (its folder is created).
+
+    Raises:
+        OSError: the temp file cannot be created, written or renamed (naming ``path``, docs/cli.md §3.4).
+        TypeError, ValueError: a record is not JSON-serialisable (the temp file is removed).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.path = Path(path)
+        self.count = 0
+        """Records written so far."""
+        self._handle: Any = None
+        self._tmp = ""
+
+    def __enter__(self) -> JsonlFileWriter:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+            give_default_mode(self._tmp)
+        except OSError as exc:
+            raise named_os_error(exc, self.path) from None
+        self._handle = os.fdopen(fd, "wb")
+        return self
+
+    def write(self, record: Any) -> None:
+        """Append ``record`` as one line."""
+        try:
+            for chunk in line_chunks(record):
+                self._handle.write(chunk)
+        except OSError as exc:
+            raise named_os_error(exc, self.path) from None
+        self.count += 1
+
+    def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
+        try:
+            if kind is None:
+                self._handle.flush()
+                os.fsync(self._handle.fileno())
+            self._handle.close()
+            if kind is None:
+                os.replace(self._tmp, self.path)
+        except OSError as exc:
+            _remove(self._tmp)
+            raise named_os_error(exc, self.path) from None
+        if kind is not None:
+            _remove(self._tmp)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
 def write_json_atomic(path: str | os.PathLike[str], value: Any) -> None:
     """Write ``value`` as indented JSON (UTF-8, ``ensure_ascii=False``) to ``path`` atomically."""
     atomic_write_text(path, json.dumps(value, ensure_ascii=False, indent=2) + "\n")

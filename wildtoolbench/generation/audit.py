@@ -2,7 +2,7 @@
 flags sessions by the policy, and records the audit summary and the coverage figures in ``manifest.json``.
 
 One call after the batch, :func:`audit_generation`, works on the run's output folder (the same for a
-local run and a ``--server`` run): it reads ``sessions.jsonl``, runs every check of docs/audit.md on it
+local run and a ``--server`` run): it reads ``sessions.jsonl`` one session at a time (:class:`FileSessions`), runs every check of docs/audit.md on it
 and the contamination check of docs/coverage.md §9 against the official dataset (given, or cached),
 then under the ``drop`` policy rewrites ``sessions.jsonl``, ``replay.jsonl`` and the kept sessions'
 ``session.json`` / ``replay.json`` without the dropped sessions (ids renumbered by line), writes the
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from wildtoolbench.bench.audit import SEVERITY_ERROR, Finding, audit_sessions
+from wildtoolbench.common.files import JsonlFileWriter, write_json_atomic, write_jsonl_atomic
 
 POLICIES: tuple[str, ...] = ("drop", "flag", "off")
 """``--audit`` values (docs/generation.md §9): ``drop`` the sessions with an error finding or that repeat an
@@ -59,10 +60,51 @@ class GenerationAudit:
     manifest: dict[str, Any] = field(default_factory=dict)
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+class FileSessions(Sequence[dict[str, Any]]):
+    """The sessions of a JSON Lines file, read one at a time (docs/generation.md §12.1): only each line's place
+    in the file is kept, and ``sessions[i]`` parses line ``i`` again, so auditing a generated set never holds
+    all its sessions. The file is held open: it stays readable after ``sessions.jsonl`` is replaced.
+
+    Args:
+        path: the file (a missing file is an empty set).
+
+    Raises:
+        OSError: the file cannot be read.
+        ValueError: a line is not UTF-8 or not JSON (naming the file and line).
+    """
+
+    def __init__(self, path: Path):
+        from wildtoolbench.bench.io import UndecodableLine, iter_jsonl_spans
+
+        self.path = path
+        self._spans: list[tuple[int, int, int]] = []
+        self._fd: int | None = None
+        if not path.is_file():
+            return
+        for number, offset, length, text in iter_jsonl_spans(path):
+            if isinstance(text, UndecodableLine):
+                raise ValueError(f"{path}: line {number}: {text}")
+            self._spans.append((number, offset, length))
+        self._fd = os.open(path, os.O_RDONLY)
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        number, offset, length = self._spans[index]
+        assert self._fd is not None
+        try:
+            return json.loads(os.pread(self._fd, length, offset).decode("utf-8"))
+        except ValueError as exc:
+            raise ValueError(f"{self.path}: line {number}: not JSON ({exc})") from None
+
+    def close(self) -> None:
+        """Close the file."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 def drop_reasons(findings: Sequence[Finding], contaminated: dict[str, str], policy: str) -> dict[str | None, list[str]]:
@@ -118,9 +160,6 @@ def audit_generation(
         wildtoolbench.bench.schema.DatasetError: the reference file cannot be read.
         OSError: an output file cannot be written.
     """
-    from wildtoolbench.audit.coverage import coverage_report
-    from wildtoolbench.common.files import write_json_atomic, write_jsonl_atomic
-
     if policy not in POLICIES:
         raise ValueError(f"unknown audit policy {policy!r} (one of {', '.join(POLICIES)})")
     out = Path(out_dir)
@@ -132,7 +171,23 @@ def audit_generation(
         manifest["audit"] = result.manifest
         write_json_atomic(manifest_path, manifest)
         return result
-    sessions = _read_jsonl(out / "sessions.jsonl")
+    sessions = FileSessions(out / "sessions.jsonl")
+    try:
+        _audit_sessions(out, sessions, manifest, result, reference)
+    finally:
+        sessions.close()
+    write_json_atomic(manifest_path, manifest)
+    return result
+
+
+def _audit_sessions(
+    out: Path, sessions: FileSessions, manifest: dict[str, Any], result: GenerationAudit, reference: Any
+) -> None:
+    """The audit of ``sessions`` (read from ``out/sessions.jsonl``) by ``result.policy``: writes its files and
+    notes it in ``result`` and ``manifest`` (``sessions`` ids, ``coverage``; docs/generation.md §9.2)."""
+    from wildtoolbench.audit.coverage import coverage_report
+
+    policy = result.policy
     index = manifest.get("sessions") if isinstance(manifest.get("sessions"), list) else []
     key_of = {entry.get("id"): entry.get("key") for entry in index if isinstance(entry, dict) and entry.get("id")}
     findings = audit_sessions(sessions, language="en") if sessions else []
@@ -145,16 +200,18 @@ def audit_generation(
     result.contamination = None if document["contamination"] is None else len(contaminated)
     result.counts = _counts(findings)
 
-    kept, new_id, dropped_lines, kept_findings = _sort_sessions(sessions, findings, reasons, key_of, result)
-    result.kept = len(kept)
-    if result.dropped:
-        _rewrite_sessions(out, kept, new_id, key_of)
-    write_jsonl_atomic(out / DROPPED_FILE, dropped_lines)
-    write_jsonl_atomic(out / FINDINGS_FILE, [f.to_json() for f in kept_findings])
-
+    with JsonlFileWriter(out / DROPPED_FILE) as dropped_lines:
+        new_id, kept_findings = _sort_sessions(sessions, findings, reasons, key_of, result, dropped_lines)
+    result.kept = len(new_id)
     final = {**document, "dataset": os.fspath(out / "sessions.jsonl")}
-    if result.dropped:  # the coverage of what is kept
-        final = coverage_report(out / "sessions.jsonl", kept, language="en", reference=reference)
+    if result.dropped:
+        _rewrite_sessions(out, sessions, new_id, key_of)
+        kept = FileSessions(out / "sessions.jsonl")  # the coverage of what is kept
+        try:
+            final = coverage_report(out / "sessions.jsonl", kept, language="en", reference=reference)
+        finally:
+            kept.close()
+    write_jsonl_atomic(out / FINDINGS_FILE, [f.to_json() for f in kept_findings])
     final.pop("findings", None)
     result.manifest = {
         "policy": policy,
@@ -177,8 +234,6 @@ def audit_generation(
             entry["id"] = new_id[entry["id"]]
     manifest["audit"] = result.manifest
     manifest["coverage"] = final
-    write_json_atomic(manifest_path, manifest)
-    return result
 
 
 def _sort_sessions(
@@ -187,16 +242,16 @@ def _sort_sessions(
     reasons: Mapping[str, list[str]],
     key_of: Mapping[Any, Any],
     result: GenerationAudit,
-) -> tuple[list[dict[str, Any]], dict[str, str], list[dict[str, Any]], list[Finding]]:
-    """Drop the sessions ``reasons`` names and number the others again (``wild_tool_bench_<n>``, their findings
-    following them), noting each dropped and each flagged session in ``result`` (docs/generation.md §9).
+    dropped_lines: JsonlFileWriter,
+) -> tuple[dict[str, str], list[Finding]]:
+    """Drop the sessions ``reasons`` names (each written to ``dropped_lines``) and number the others again
+    (``wild_tool_bench_<n>``, their findings following them), noting each dropped and each flagged session in
+    ``result`` (docs/generation.md §9).
 
     Returns:
-        ``(kept sessions, old id -> new id, dropped lines, the kept sessions' findings)``.
+        ``(old id -> new id of every kept session, the kept sessions' findings)``.
     """
-    kept: list[dict[str, Any]] = []
     new_id: dict[str, str] = {}
-    dropped_lines = []
     kept_findings: list[Finding] = []
     by_session: dict[Any, list[Finding]] = {}
     for finding in findings:
@@ -207,12 +262,11 @@ def _sort_sessions(
         found = by_session.get(old, [])
         if old in reasons:
             result.dropped.append({"key": key, "id": old, "reasons": reasons[old]})
-            dropped_lines.append(
+            dropped_lines.write(
                 {"key": key, "reasons": reasons[old], "findings": [f.to_json() for f in found], "session": session}
             )
             continue
-        new_id[old] = f"wild_tool_bench_{len(kept)}"
-        kept.append({**session, "id": new_id[old]})
+        new_id[old] = f"wild_tool_bench_{len(new_id)}"
         for finding in found:
             finding.id = new_id[old]
         kept_findings.extend(found)
@@ -220,7 +274,7 @@ def _sort_sessions(
             result.flagged.append(
                 {"key": key, "id": new_id[old], "kinds": dict(Counter(f.kind for f in found).most_common())}
             )
-    return kept, new_id, dropped_lines, kept_findings
+    return new_id, kept_findings
 
 
 def _counts(findings: Sequence[Finding]) -> dict[str, dict[str, int]]:
@@ -229,24 +283,29 @@ def _counts(findings: Sequence[Finding]) -> dict[str, dict[str, int]]:
     return count_by_kind(findings)
 
 
-def _rewrite_sessions(out: Path, kept: list[dict[str, Any]], new_id: dict[str, str], key_of: dict[str, Any]) -> None:
-    """``sessions.jsonl``, ``replay.jsonl`` and the per-session files without the dropped sessions."""
+def _rewrite_sessions(
+    out: Path, sessions: Sequence[dict[str, Any]], new_id: dict[str, str], key_of: dict[str, Any]
+) -> None:
+    """``sessions.jsonl``, ``replay.jsonl`` and the per-session files without the dropped sessions, streamed
+    one session at a time (``sessions`` reads the file as it was)."""
     from wildtoolbench.bench.generation import oracle_candidate
-    from wildtoolbench.common.files import write_json_atomic, write_jsonl_atomic
 
-    replays = [oracle_candidate(session) for session in kept]
-    write_jsonl_atomic(out / "sessions.jsonl", kept)
-    write_jsonl_atomic(out / "replay.jsonl", replays)
     keys_kept = set()
-    for old, new in new_id.items():
-        key = key_of.get(old)
-        if key is None:
-            continue
-        keys_kept.add(key)
-        folder = out / "sessions" / key
-        position = int(new.rsplit("_", 1)[1])
-        write_json_atomic(folder / "session.json", kept[position])
-        write_json_atomic(folder / "replay.json", replays[position])
+    with JsonlFileWriter(out / "sessions.jsonl") as lines, JsonlFileWriter(out / "replay.jsonl") as replays:
+        for old_session in sessions:
+            new = new_id.get(old_session["id"])
+            if new is None:
+                continue
+            session = {**old_session, "id": new}
+            replay = oracle_candidate(session)
+            lines.write(session)
+            replays.write(replay)
+            key = key_of.get(old_session["id"])
+            if key is None:
+                continue
+            keys_kept.add(key)
+            write_json_atomic(out / "sessions" / key / "session.json", session)
+            write_json_atomic(out / "sessions" / key / "replay.json", replay)
     for key in key_of.values():
         if key is not None and key not in keys_kept:
             for name in ("session.json", "replay.json"):
@@ -280,6 +339,7 @@ __all__ = [
     "CONTAMINATION",
     "DEFAULT_POLICY",
     "DROPPED_FILE",
+    "FileSessions",
     "FINDINGS_FILE",
     "POLICIES",
     "GenerationAudit",

@@ -37,20 +37,18 @@ from typing import Any
 
 from langgraph.pregel import Pregel
 
-from wildtoolbench.bench.generation import (
-    SessionPlan,
-    assemble_session,
-    oracle_candidate,
-    session_problems,
-    streamline,
-)
-from wildtoolbench.bench.generation_quality import QUALITY_CHECKS
-from wildtoolbench.bench.generation_yield import merge_yields, session_yield
-from wildtoolbench.bench.rules_session import quality_summary, session_quality
+from wildtoolbench.bench.generation import SessionPlan, assemble_session, session_problems, streamline
+from wildtoolbench.bench.generation_yield import session_yield
+from wildtoolbench.bench.rules_session import quality_summary
 from wildtoolbench.common.files import write_json_atomic, write_jsonl_atomic
 from wildtoolbench.nodes.generation._common import rule_profile
 from wildtoolbench.nodes.generation.context import Context
 from wildtoolbench.nodes.generation.registry import judging_roles, model_defaults, model_roles, role_model_spec
+from wildtoolbench.runner.generation_files import (
+    FinishedSession,
+    finished_session,
+    write_run_files,
+)
 from wildtoolbench.runner.generation_outcome import (
     GenerationOutcome,
     load_finished_outcome,
@@ -182,10 +180,6 @@ def write_session_files(out_dir: Path, outcome: GenerationOutcome) -> Path:
     return folder
 
 
-QUALITY_DROPPED_FILE = "quality_dropped.jsonl"
-"""The sessions the quality check dropped (``--quality drop``), ``{"key", "reasons", "session"}`` per line."""
-
-
 @dataclass
 class GenerationSummary:
     """Counts and file paths of a generation run."""
@@ -258,13 +252,19 @@ async def run_batch(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     gate = asyncio.Semaphore(max(1, concurrency))
-    kept = {} if overwrite else {p.key: o for p in plans if (o := load_finished_outcome(out, p)) is not None}
+    profile = rule_profile(context)
+    kept: dict[str, tuple[GenerationOutcome, FinishedSession]] = {}
+    for plan in [] if overwrite else plans:
+        if (recorded := load_finished_outcome(out, plan)) is not None:
+            kept[plan.key] = (recorded, finished_session(recorded, profile))
+            recorded.session, recorded.yields = None, {}  # on disk: read again when the run files are written
 
-    async def one(plan: SessionPlan) -> GenerationOutcome:
+    async def one(plan: SessionPlan) -> FinishedSession:
         if plan.key in kept:
+            recorded, record = kept[plan.key]
             if on_done is not None:
-                on_done(kept[plan.key])
-            return kept[plan.key]
+                on_done(recorded)
+            return record
         async with gate:
             outcome = await (
                 invoke(plan, context)
@@ -280,59 +280,55 @@ async def run_batch(
             write_outcome(out, outcome)
         if on_done is not None:
             on_done(outcome)
-        outcome.state = {}  # on disk now: a run of 1,000 sessions keeps no transcript in memory (issue 42)
-        return outcome
+        # on disk now: a run of 1,000 sessions keeps neither transcripts nor sessions in memory (docs/generation.md §12.1)
+        return finished_session(outcome, profile)
 
-    outcomes = await asyncio.gather(*(one(plan) for plan in plans))
-    return _write_run_files(out, context, settings, outcomes, len(kept), quality_policy)
+    finished = await asyncio.gather(*(one(plan) for plan in plans))
+    return _write_run_files(out, context, settings, finished, len(kept), quality_policy)
 
 
 def _write_run_files(
     out: Path,
     context: Context,
     settings: dict[str, Any] | None,
-    outcomes: Sequence[GenerationOutcome],
+    finished: Sequence[FinishedSession],
     reused: int,
     quality_policy: str,
 ) -> GenerationSummary:
     """Write the run's files (``sessions.jsonl``, ``replay.jsonl``, ``failures.jsonl``,
-    ``quality_dropped.jsonl``, ``manifest.json``) from every session's outcome and return the run's
-    summary; ``reused`` sessions were kept from an earlier run (docs/generation.md)."""
+    ``quality_dropped.jsonl``, streamed from the sessions' ``outcome.json`` by
+    :func:`wildtoolbench.runner.generation_files.write_run_files`; then ``manifest.json``) and return the run's
+    summary; ``reused`` sessions were kept from an earlier run (docs/generation.md §7, §12.1)."""
     profile = rule_profile(context)
-    sessions, replays, failures, index, qualities, dropped = _sort_outcomes(out, outcomes, profile, quality_policy)
-    write_jsonl_atomic(out / "sessions.jsonl", sessions)
-    write_jsonl_atomic(out / "replay.jsonl", replays)
-    write_jsonl_atomic(out / "failures.jsonl", failures)
-    write_jsonl_atomic(out / QUALITY_DROPPED_FILE, dropped)
-    retried = [{"key": o.plan.key, **r} for o in outcomes for r in o.usage.get("retried_requests", [])]
+    files = write_run_files(out, finished, quality_policy)
+    retried = [{"key": f.plan.key, **r} for f in finished for r in f.usage.get("retried_requests", [])]
     usage = {
-        key: sum(int(o.usage.get(key, 0)) for o in outcomes)
+        key: sum(int(f.usage.get(key, 0)) for f in finished)
         for key in ("requests", "attempts", "failed_requests", "input_tokens", "output_tokens")
     }
-    yields = merge_yields(o.yields for o in outcomes)
-    quality = {**quality_summary(qualities), "policy": quality_policy, "dropped": len(dropped)}
-    seconds = round(sum(o.seconds for o in outcomes), 3)
+    quality = {**quality_summary(files.qualities), "policy": quality_policy, "dropped": files.dropped}
+    seconds = round(sum(f.seconds for f in finished), 3)
     write_json_atomic(
         out / "manifest.json",
         redact(  # settings, errors an endpoint echoed, paths: no credentials (docs/settings.md §8)
             {
                 "settings": settings or {},
                 "context": _context_record(context, profile),
-                "succeeded": len(sessions),
-                "failed": len(failures),
+                "succeeded": files.succeeded,
+                "failed": files.failed,
                 "usage": usage,
                 "seconds": seconds,
-                "yield": yields,
+                "yield": files.yields,
                 "quality": quality,
                 "retried_requests": retried,
-                "sessions": index,
+                "sessions": files.index,
             }
         ),
     )
     return GenerationSummary(
         str(out),
-        len(sessions),
-        len(failures),
+        files.succeeded,
+        files.failed,
         str(out / "sessions.jsonl"),
         str(out / "failures.jsonl"),
         str(out / "replay.jsonl"),
@@ -340,8 +336,8 @@ def _write_run_files(
         usage["attempts"],
         reused,
         retried,
-        sum(1 for failure in failures if failure["infrastructure"]),
-        yields,
+        files.infrastructure,
+        files.yields,
         quality,
         usage["input_tokens"] + usage["output_tokens"],
         seconds,
@@ -359,54 +355,3 @@ def _context_record(context: Context, profile: str) -> dict[str, Any]:
             "project_version": project_version(),
         }
     )
-
-
-def _sort_outcomes(
-    out: Path, outcomes: Sequence[GenerationOutcome], profile: str, quality_policy: str
-) -> tuple[list[dict[str, Any]], ...]:
-    """Sort the run's outcomes (plan order) into kept sessions, failures and quality drops.
-
-    Writes ``session.json`` and ``replay.json`` of every kept session (ids ``wild_tool_bench_<N>`` by
-    their line in ``sessions.jsonl``) and returns ``(sessions, replays, failures, index, qualities,
-    dropped)``: the lines of ``sessions.jsonl``, ``replay.jsonl``, ``failures.jsonl``, the manifest's
-    ``sessions`` index, the quality check of every successful session and the lines of
-    ``quality_dropped.jsonl`` (docs/generation.md §10).
-    """
-    sessions: list[dict[str, Any]] = []
-    replays: list[dict[str, Any]] = []
-    failures: list[dict[str, Any]] = []
-    index: list[dict[str, Any]] = []
-    qualities: list[dict[str, Any]] = []
-    dropped: list[dict[str, Any]] = []
-    for outcome in outcomes:
-        folder = out / "sessions" / outcome.plan.key
-        entry = {"key": outcome.plan.key, "dir": str(folder.relative_to(out)), **outcome.plan.summary()}
-        if outcome.session is None:
-            failures.append(
-                {
-                    "key": outcome.plan.key,
-                    "plan": outcome.plan.summary(),
-                    "reason": outcome.reason,
-                    "rules": outcome.rules,
-                    "dir": entry["dir"],
-                    "infrastructure": outcome.infrastructure,
-                }
-            )
-            index.append({**entry, "id": None, "status": "failed", "seconds": outcome.seconds})
-            continue
-        quality = session_quality(outcome.session, outcome.plan.language, profile)
-        qualities.append(quality)
-        if quality_policy == "drop" and not quality["ok"]:  # docs/generation.md §10: not kept, with its reasons
-            reasons = [r for name in QUALITY_CHECKS for r in quality[name]]
-            dropped.append({"key": outcome.plan.key, "reasons": reasons, "session": outcome.session})
-            index.append({**entry, "id": None, "status": "dropped", "reason": "quality: " + "; ".join(reasons[:3]),
-                          "seconds": outcome.seconds, "quality": quality})  # fmt: skip
-            continue
-        session = {**outcome.session, "id": f"wild_tool_bench_{len(sessions)}"}
-        replay = oracle_candidate(session)
-        write_json_atomic(folder / "session.json", session)
-        write_json_atomic(folder / "replay.json", replay)
-        sessions.append(session)
-        replays.append(replay)
-        index.append({**entry, "id": session["id"], "status": "done", "seconds": outcome.seconds, "quality": quality})
-    return sessions, replays, failures, index, qualities, dropped
