@@ -23,19 +23,13 @@ import asyncio
 import dataclasses
 import json
 import os
-import signal
-import sys
 from pathlib import Path
 from typing import Any
 
-from typing_extensions import Self
-
 from wildtoolbench.bench.generation import SessionPlan
 from wildtoolbench.nodes.generation.context import Context
+from wildtoolbench.runner.child_pool import Child, ChildPool, open_stdin, protocol_stdout
 from wildtoolbench.runner.generation_outcome import GenerationOutcome
-
-_LINE_LIMIT = 1 << 30
-"""Longest protocol line (a plan or an outcome) in bytes."""
 
 
 def plan_from_json(data: dict[str, Any]) -> SessionPlan:
@@ -49,16 +43,7 @@ def _failed(plan: SessionPlan, reason: str) -> GenerationOutcome:
     return GenerationOutcome(plan, "failed", reason, {}, infrastructure=True, usage={"requests": 0, "attempts": 0})
 
 
-@dataclasses.dataclass
-class _Child:
-    process: asyncio.subprocess.Process
-    pending: dict[int, tuple[asyncio.Future[GenerationOutcome], SessionPlan]] = dataclasses.field(default_factory=dict)
-    reader: asyncio.Task[None] | None = None
-    alive: bool = True
-    exit_reason: str = ""
-
-
-class GenerationProcesses:
+class GenerationProcesses(ChildPool):
     """Generate sessions in ``workers`` child processes (module doc); use as an async context manager.
 
     Args:
@@ -73,6 +58,9 @@ class GenerationProcesses:
         ValueError: ``workers < 1``.
     """
 
+    module = "wildtoolbench.runner.generation_processes"
+    bad_reply = (ValueError, KeyError, TypeError)
+
     def __init__(
         self,
         workers: int,
@@ -83,116 +71,54 @@ class GenerationProcesses:
         roles: list[str] | None = None,
         no_trace: bool = False,
     ):
-        if workers < 1:
-            raise ValueError(f"--workers must be >= 1, got {workers}")
-        self.workers, self.context, self.out = workers, context, Path(out_dir)
+        super().__init__(workers)
+        self.context, self.out = context, Path(out_dir)
         self.concurrency, self.roles, self.no_trace = concurrency, list(roles or []), no_trace
-        self.children: list[_Child] = []
-        self._next = 0
 
-    async def __aenter__(self) -> Self:
+    def header(self) -> dict[str, Any]:
+        """The run's context (``rps`` shared out), ``--roles``, output folder, ``no_trace``, each child's concurrency."""
         fields = {f.name: getattr(self.context, f.name) for f in dataclasses.fields(self.context)}
         if fields.get("rps"):  # the rate limit is the run's: each process keeps its share
             fields["rps"] = fields["rps"] / self.workers
-        header = {
+        return {
             "context": fields,
             "roles": self.roles,
             "out": str(self.out),
             "no_trace": self.no_trace,
             "concurrency": max(1, -(-self.concurrency // self.workers)),
         }
-        line = json.dumps(header, ensure_ascii=False).encode() + b"\n"
-        try:
-            for _ in range(self.workers):
-                process = await asyncio.create_subprocess_exec(
-                    sys.executable,
-                    "-m",
-                    "wildtoolbench.runner.generation_processes",
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
-                    limit=_LINE_LIMIT,
-                )
-                child = _Child(process)
-                self.children.append(child)
-                assert process.stdin is not None
-                process.stdin.write(line)
-                child.reader = asyncio.create_task(self._read(child))
-        except BaseException:
-            await self.aclose()
-            raise
-        return self
 
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
+    def result(self, answer: dict[str, Any], key: Any) -> GenerationOutcome:
+        """The :class:`GenerationOutcome` (``written``) of the plan ``key`` from its answer line.
+        Raises KeyError, ValueError or TypeError for a missing or mistyped field."""
+        return GenerationOutcome(
+            key,
+            str(answer["status"]),
+            str(answer.get("reason") or ""),
+            {},
+            answer.get("session"),
+            bool(answer.get("infrastructure")),
+            dict(answer.get("usage") or {}),
+            seconds=float(answer.get("seconds") or 0.0),
+            yields=dict(answer.get("yields") or {}),
+            rules=[str(r) for r in answer.get("rules") or []],
+            written=True,
+        )
 
-    async def aclose(self) -> None:
-        """Close every child's stdin and wait for the children to exit (killed after 10 s)."""
-        for child in self.children:
-            stdin = child.process.stdin
-            if stdin is not None and not stdin.is_closing():
-                stdin.close()
-        for child in self.children:
-            try:
-                await asyncio.wait_for(child.process.wait(), 10)
-            except asyncio.TimeoutError:
-                child.process.kill()
-                await child.process.wait()
-            if child.reader is not None:
-                child.reader.cancel()
-                await asyncio.gather(child.reader, return_exceptions=True)
-
-    async def _read(self, child: _Child) -> None:
-        stdout = child.process.stdout
-        assert stdout is not None
-        try:
-            while line := await stdout.readline():
-                answer = json.loads(line)
-                future, plan = child.pending.pop(answer["n"])
-                outcome = GenerationOutcome(
-                    plan,
-                    str(answer["status"]),
-                    str(answer.get("reason") or ""),
-                    {},
-                    answer.get("session"),
-                    bool(answer.get("infrastructure")),
-                    dict(answer.get("usage") or {}),
-                    seconds=float(answer.get("seconds") or 0.0),
-                    yields=dict(answer.get("yields") or {}),
-                    rules=[str(r) for r in answer.get("rules") or []],
-                    written=True,
-                )
-                if not future.done():
-                    future.set_result(outcome)
-        except (ValueError, KeyError, TypeError) as exc:
-            child.exit_reason = f"bad reply from the worker process: {exc}"
-            child.process.kill()  # no longer read: it could block writing its next answer
-        finally:
-            child.alive = False
-            code = await child.process.wait()
-            reason = child.exit_reason or f"the worker process exited (status {code})"
-            for future, plan in child.pending.values():
-                if not future.done():
-                    future.set_result(_failed(plan, reason))
-            child.pending.clear()
+    def lost(self, child: Child, key: Any, reason: str) -> GenerationOutcome:
+        """The plan ``key``'s infrastructure failure (generated again on resume)."""
+        return _failed(key, reason)
 
     async def __call__(self, plan: SessionPlan, context: Context) -> GenerationOutcome:
         """Generate ``plan``'s session in the child with the fewest sessions in flight; resolves to its outcome
         (``written``: its files are on disk). ``context`` must be the one given to the constructor."""
-        alive = [c for c in self.children if c.alive]
-        if not alive:
+        child = self.least_busy()
+        if child is None:
             return _failed(plan, "every worker process has exited")
-        child = min(alive, key=lambda c: len(c.pending))
-        self._next += 1
-        future: asyncio.Future[GenerationOutcome] = asyncio.get_running_loop().create_future()
-        child.pending[self._next] = (future, plan)
-        assert child.process.stdin is not None
-        request = {"n": self._next, "plan": dataclasses.asdict(plan)}
-        child.process.stdin.write(json.dumps(request, ensure_ascii=False).encode() + b"\n")
-        try:
-            await child.process.stdin.drain()
-        except (ConnectionError, RuntimeError):
-            pass  # the reader resolves the future when the child is gone
-        return await future
+        data = dataclasses.asdict(plan)
+        return await self.send(
+            child, plan, lambda n: json.dumps({"n": n, "plan": data}, ensure_ascii=False).encode() + b"\n"
+        )
 
 
 # --------------------------------------------------------------------------- the child
@@ -205,10 +131,7 @@ async def _child_main(out_stream: Any) -> None:
     from wildtoolbench.runner.generation_outcome import write_outcome
     from wildtoolbench.tracing import tracing_scope
 
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=_LINE_LIMIT)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-    header = json.loads(await reader.readline())
+    reader, header = await open_stdin()
     load_role_modules(header["roles"])
     graph = None
     if added_roles():
@@ -247,10 +170,7 @@ async def _child_main(out_stream: Any) -> None:
 def main() -> None:
     """Entry point of a worker process (``python -m wildtoolbench.runner.generation_processes``; started by
     :class:`GenerationProcesses`)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it closes our stdin
-    out_stream = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # anything else written to stdout goes to stderr, not into the protocol
-    sys.stdout = sys.stderr
+    out_stream = protocol_stdout()  # Ctrl-C ignored; any other stdout output goes to stderr
     from wildtoolbench.runner.loop import run
 
     run(_child_main(out_stream))

@@ -27,21 +27,15 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-import os
-import signal
 import sys
 import threading
 import time
 from collections.abc import Mapping
 from typing import Any
 
-from typing_extensions import Self
-
 from wildtoolbench.nodes.evaluation.context import EvaluationContext
+from wildtoolbench.runner.child_pool import Child, ChildPool, open_stdin, protocol_stdout
 from wildtoolbench.runner.invoke import SessionOutcome
-
-_LINE_LIMIT = 1 << 30
-"""Longest protocol line (a session or its record) in bytes."""
 
 HEARTBEAT_SECONDS = 1.0
 """How often a worker process says it is alive (docs/settings.md §2.1)."""
@@ -83,19 +77,7 @@ def _answer(n: int, outcome: SessionOutcome, cache: Mapping[str, int] | None = N
     return json.dumps(answer, ensure_ascii=False).encode() + b"\n"
 
 
-@dataclasses.dataclass
-class _Child:
-    process: asyncio.subprocess.Process
-    pending: dict[int, tuple[asyncio.Future[SessionOutcome], str]] = dataclasses.field(default_factory=dict)
-    reader: asyncio.Task[None] | None = None
-    alive: bool = True
-    exit_reason: str = ""
-    last_heard: float = dataclasses.field(default_factory=time.monotonic)
-    stalled: bool = False
-    watchdog: asyncio.Task[None] | None = None
-
-
-class ProcessInvoker:
+class ProcessInvoker(ChildPool):
     """Run sessions in ``workers`` child processes (see the module doc); use as an async context manager.
 
     Args:
@@ -113,6 +95,8 @@ class ProcessInvoker:
         ValueError: ``workers < 1``, or ``stall_after`` not above ``heartbeat``.
     """
 
+    module = "wildtoolbench.runner.processes"
+
     def __init__(
         self,
         workers: int,
@@ -125,29 +109,29 @@ class ProcessInvoker:
         stall_after: float | None = None,
         cache: Any = None,
     ):
-        if workers < 1:
-            raise ValueError(f"--workers must be >= 1, got {workers}")
+        super().__init__(workers)
         heartbeat = HEARTBEAT_SECONDS if heartbeat is None else heartbeat
         stall_after = STALL_SECONDS if stall_after is None else stall_after
         if not 0 < heartbeat < stall_after:
             raise ValueError(f"a worker's stall time ({stall_after} s) must exceed its heartbeat ({heartbeat} s)")
         self.heartbeat = heartbeat
         self.stall_after = stall_after
-        self.workers = workers
         self.context = context
         self.concurrency = concurrency
         self.no_trace = no_trace
         self.prices = prices
         self.cache = cache  # an IndexedCache: its folder is opened by every child, their counts added to it
-        self.children: list[_Child] = []
-        self._next = 0
-        self._last_reason = ""
 
-    async def __aenter__(self) -> Self:
+    def argv(self) -> list[str]:
+        """The child's heartbeat period in seconds."""
+        return [str(self.heartbeat)]
+
+    def header(self) -> dict[str, Any]:
+        """The run's context (``rps`` shared out), ``no_trace``, prices, each child's concurrency and cache."""
         fields = dataclasses.asdict(self.context)
         if fields.get("rps"):  # the rate limit is the run's: each process keeps its share
             fields["rps"] = fields["rps"] / self.workers
-        header = {
+        return {
             "context": fields,
             "no_trace": self.no_trace,
             "prices": None if self.prices is None else [self.prices.input_per_million, self.prices.output_per_million],
@@ -155,50 +139,12 @@ class ProcessInvoker:
             "cache": None if self.cache is None else str(self.cache.root),
             "cache_trust": bool(getattr(self.cache, "trust", False)),
         }
-        line = json.dumps(header, ensure_ascii=False).encode() + b"\n"
-        try:
-            for _ in range(self.workers):
-                process = await asyncio.create_subprocess_exec(
-                    sys.executable,
-                    "-m",
-                    "wildtoolbench.runner.processes",
-                    str(self.heartbeat),
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
-                    limit=_LINE_LIMIT,
-                )
-                child = _Child(process)
-                self.children.append(child)
-                assert process.stdin is not None
-                process.stdin.write(line)
-                child.reader = asyncio.create_task(self._read(child))
-                child.watchdog = asyncio.create_task(self._watch(child))
-        except BaseException:
-            await self.aclose()
-            raise
-        return self
 
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
+    def started(self, child: Child) -> None:
+        """Start ``child``'s heartbeat watchdog (:meth:`_watch`)."""
+        child.watchdog = asyncio.create_task(self._watch(child))
 
-    async def aclose(self) -> None:
-        """Close every child's stdin and wait for the children to exit (killed after 10 s)."""
-        for child in self.children:
-            stdin = child.process.stdin
-            if stdin is not None and not stdin.is_closing():
-                stdin.close()
-        for child in self.children:
-            try:
-                await asyncio.wait_for(child.process.wait(), 10)
-            except asyncio.TimeoutError:
-                child.process.kill()
-                await child.process.wait()
-            for task in (child.watchdog, child.reader):
-                if task is not None:
-                    task.cancel()
-                    await asyncio.gather(task, return_exceptions=True)
-
-    async def _watch(self, child: _Child) -> None:
+    async def _watch(self, child: Child) -> None:
         """Kill ``child`` once it has been silent for :attr:`stall_after` seconds (its reader then
         hands its sessions back for another child)."""
         while child.alive:
@@ -213,37 +159,21 @@ class ProcessInvoker:
                 return
             await asyncio.sleep(min(self.heartbeat, self.stall_after - silent))
 
-    async def _read(self, child: _Child) -> None:
-        stdout = child.process.stdout
-        assert stdout is not None
-        try:
-            while True:
-                line = await stdout.readline()
-                if not line:
-                    break
-                child.last_heard = time.monotonic()
-                answer = json.loads(line)
-                if answer.get("heartbeat"):
-                    continue
-                if self.cache is not None and isinstance(answer.get("cache"), dict):
-                    self.cache.add_counts(answer["cache"])  # the child's counts since its last answer
-                future, _ = child.pending.pop(answer["n"])
-                if not future.done():
-                    future.set_result(
-                        SessionOutcome(answer["session_id"], answer["record"], answer["error"], answer["usage"])
-                    )
-        except (ValueError, KeyError) as exc:
-            child.exit_reason = f"bad reply from the worker process: {exc}"
-            child.process.kill()  # no longer read: it could block writing its next answer
-        finally:
-            child.alive = False
-            code = await child.process.wait()
-            reason = child.exit_reason or f"the worker process exited (status {code})"
-            for future, session_id in child.pending.values():
-                if not future.done():
-                    future.set_result(_REQUEUE if child.stalled else _lost(self.context, session_id, reason))
-            child.pending.clear()
-            self._last_reason = reason
+    def dispatch(self, child: Child, answer: dict[str, Any]) -> None:
+        """Skip a heartbeat; add the child's cache counts to the run's; resolve the answered session."""
+        if answer.get("heartbeat"):
+            return
+        if self.cache is not None and isinstance(answer.get("cache"), dict):
+            self.cache.add_counts(answer["cache"])  # the child's counts since its last answer
+        super().dispatch(child, answer)
+
+    def result(self, answer: dict[str, Any], key: Any) -> SessionOutcome:
+        """The :class:`SessionOutcome` of an answer line. Raises KeyError for a missing field."""
+        return SessionOutcome(answer["session_id"], answer["record"], answer["error"], answer["usage"])
+
+    def lost(self, child: Child, key: Any, reason: str) -> Any:
+        """Run again elsewhere when ``child`` stalled; otherwise the session ``key``'s infrastructure error."""
+        return _REQUEUE if child.stalled else _lost(self.context, key, reason)
 
     async def __call__(
         self, session: Mapping[str, Any], context: EvaluationContext, *, prices: Any = None
@@ -260,21 +190,13 @@ class ProcessInvoker:
         trial = current_trial()  # a run of trials: the child runs the session as this trial (docs/trials.md §1)
         extra = b"" if trial is None else b', "trial": %d' % trial
         for attempt in range(2):
-            alive = [c for c in self.children if c.alive]
-            if not alive:
+            child = self.least_busy()
+            if child is None:
                 reason = "every worker process has exited" if attempt == 0 else self._last_reason
                 return _lost(self.context, session["id"], reason)
-            child = min(alive, key=lambda c: len(c.pending))
-            self._next += 1
-            future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-            child.pending[self._next] = (future, session["id"])
-            assert child.process.stdin is not None
-            child.process.stdin.write(b'{"n": %d%s, "session": ' % (self._next, extra) + line.encode() + b"}\n")
-            try:
-                await child.process.stdin.drain()
-            except (ConnectionError, RuntimeError):
-                pass  # the reader resolves the future when the child is gone
-            outcome = await future
+            outcome = await self.send(
+                child, session["id"], lambda n: b'{"n": %d%s, "session": ' % (n, extra) + line.encode() + b"}\n"
+            )
             if outcome is not _REQUEUE:
                 return outcome
         return _lost(self.context, session["id"], self._last_reason)
@@ -311,10 +233,7 @@ async def _child_main(protocol: _Protocol) -> None:
     from wildtoolbench.runner.accounting import Prices
     from wildtoolbench.runner.invoke import run_session
 
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=_LINE_LIMIT)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-    header = json.loads(await reader.readline())
+    reader, header = await open_stdin()
     context = EvaluationContext(**header["context"])
     prices = Prices(*header["prices"]) if header["prices"] else None
     tasks: set[asyncio.Task[None]] = set()
@@ -365,10 +284,7 @@ async def _child_main(protocol: _Protocol) -> None:
 def main() -> None:
     """Entry point of a worker process (``python -m wildtoolbench.runner.processes [HEARTBEAT_SECONDS]``; started by
     :class:`ProcessInvoker`)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it closes our stdin
-    protocol = _Protocol(os.fdopen(os.dup(1), "wb"))
-    os.dup2(2, 1)  # anything else written to stdout (prints, child processes) goes to stderr, not into the protocol
-    sys.stdout = sys.stderr
+    protocol = _Protocol(protocol_stdout())  # Ctrl-C ignored; any other stdout output goes to stderr
     every = float(sys.argv[1]) if len(sys.argv) > 1 else HEARTBEAT_SECONDS
     threading.Thread(target=protocol.beat, args=(every,), daemon=True).start()  # beats while the harness imports
     from wildtoolbench.runner.loop import run
