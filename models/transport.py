@@ -42,8 +42,10 @@ import contextlib
 import contextvars
 import dataclasses
 import email.utils
+import functools
 import math
 import random
+import ssl
 import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Iterator, Mapping
@@ -554,6 +556,19 @@ def pool_size() -> int:
     """Connections per shared client: the concurrency of the enclosing :func:`http_clients` scope,
     at least :data:`DEFAULT_CONNECTIONS` (docs/settings.md §2: sessions in flight)."""
     return max(_concurrency.get(), DEFAULT_CONNECTIONS)
+
+
+@functools.lru_cache(maxsize=1)
+def shared_tls_context() -> ssl.SSLContext:
+    """The TLS context the HTTP clients of the models this project builds share, made once per process.
+
+    httpx makes a new one for every client it creates (the CA bundle loaded again: about 28 ms of CPU),
+    and a model is built with its own client: an agent that builds its model at each call paid that at
+    every request, several times over with sessions running at once (docs/evaluation.md §8). The context
+    has httpx's default settings (certifi's bundle; ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` as set when the
+    first model is built).
+    """
+    return httpx.create_ssl_context(trust_env=True)
 
 
 async def shared_http_client(key: Hashable, factory: Callable[[int], Any]) -> Any:

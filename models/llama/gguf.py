@@ -40,6 +40,7 @@ from wildtoolbench.models.llama.server import (
     server_options,
 )
 from wildtoolbench.models.settings import ModelSettings
+from wildtoolbench.models.transport import shared_tls_context
 
 #: Default cap on generated tokens per request (a small model can otherwise ramble to ``n_ctx``).
 DEFAULT_MAX_TOKENS = 512
@@ -79,8 +80,8 @@ def chat_model_for_server(server: LocalServer, settings: ModelSettings) -> Local
         max_retries=settings.max_retries,
         max_tokens=_env_int("WTB_LOCAL_MAX_TOKENS", DEFAULT_MAX_TOKENS),
         # Loopback only: never route through a proxy from the environment.
-        http_client=httpx.Client(trust_env=False),
-        http_async_client=httpx.AsyncClient(trust_env=False),
+        http_client=httpx.Client(trust_env=False, verify=shared_tls_context()),
+        http_async_client=httpx.AsyncClient(trust_env=False, verify=shared_tls_context()),
     )
     kwargs.update({k: v for k, v in settings.extra.items() if k not in SERVER_KEYS})
     model = LocalChatOpenAI(**kwargs)

@@ -43,7 +43,7 @@ from pydantic import PrivateAttr
 
 from wildtoolbench.models.messages import RAW_RESPONSE_KEY, parse_tool_calls, to_openai
 from wildtoolbench.models.settings import ModelSettings
-from wildtoolbench.models.transport import shared_http_client
+from wildtoolbench.models.transport import shared_http_client, shared_tls_context
 
 try:
     # The HTTP client of the openai SDK since 3.0 (httpx's successor); a model given its own client of it sends through that one.
@@ -415,7 +415,7 @@ def create(name: str, settings: ModelSettings) -> RawChatOpenAI:
         temperature=settings.temperature,
         timeout=settings.timeout,
         max_retries=settings.max_retries,
-        http_async_client=httpx.AsyncClient(timeout=settings.timeout),
+        http_async_client=httpx.AsyncClient(timeout=settings.timeout, verify=shared_tls_context()),
     )
     if settings.base_url:
         kwargs["base_url"] = settings.base_url
