@@ -46,3 +46,27 @@ def test_no_progress_prints_no_session_lines(tmp_path):
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert not [line for line in done.stderr.splitlines() if line.startswith("[")]
+
+
+def test_a_long_session_line_is_never_folded(tmp_path):
+    """A variant's id (``wild_tool_bench_0~transitions+1~t0``) makes the line longer than the 80 columns a console
+    assumes off a terminal: it stays one line (before: folded in two, the time alone on the next line)."""
+    sessions = [json.loads(line) for line in (REPO / "bench" / "data" / "demo_sessions.jsonl").read_text().splitlines()]
+    session = dict(sessions[0], id="wild_tool_bench_0~transitions+1~t0" + "~x" * 20)
+    dataset = tmp_path / "long_ids.jsonl"
+    dataset.write_text(json.dumps(session, ensure_ascii=False) + "\n", "utf-8")
+    replies = next(
+        row
+        for row in map(json.loads, Path(CANDIDATES_PATH).read_text("utf-8").splitlines())
+        if row["session_id"] == sessions[0]["id"] and row["candidate"] == "demo-model"
+    )
+    candidates = tmp_path / "candidates.jsonl"
+    candidates.write_text(json.dumps(dict(replies, session_id=session["id"])) + "\n", "utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WTB_")} | {"COLUMNS": "80"}
+    command = [sys.executable, "-m", "wildtoolbench", "eval", "--model", f"replay:{candidates}#demo-model"]
+    command += ["--dataset", str(dataset), "--out", str(tmp_path / "run"), "--no-trace"]
+    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("[")]
+    assert len(line) > 80
+    assert re.match(r"^\[1/1\] " + re.escape(session["id"]) + r": name check \d/4 tasks \(unscored\), \d+\.\d+s$", line)

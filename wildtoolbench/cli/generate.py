@@ -210,7 +210,8 @@ def generate_command(
         "--rules",
         case_sensitive=False,
         help="Rule profile (docs/generation.md §11.2): small (every rule, for the bundled small model), standard "
-        "(the rules that catch defects of any model) or off (the Checker model alone). Default: small when every "
+        "(the rules that catch defects of any model) or off (the Checker model, with only the structural rules no "
+        "session can be built without). Default: small when every "
         "writing role runs the bundled local model, else standard; recorded in manifest.json.",
     ),
     quality: QualityPolicy = typer.Option(

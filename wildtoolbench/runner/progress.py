@@ -89,7 +89,13 @@ class Layout:
     console: Mapping[str, Any] = field(default_factory=lambda: {"stderr": True, "emoji": False})
 
 
-EVALUATION = Layout(_evaluation_columns, transient=True, lines_off_terminal=True)
+EVALUATION = Layout(
+    _evaluation_columns,
+    transient=True,
+    lines_off_terminal=True,
+    # Off a terminal (a log, CI) each session is one line, never folded at the console's width.
+    console={"stderr": True, "highlight": False, "soft_wrap": True, "emoji": False},
+)
 """``wtb eval``: the model name, sessions done of those selected, tasks done of all (moving per task),
 ``name check X/Y (unscored)`` (tasks whose tool calls named the right tools in the right order, before the
 argument check: a sign of life, not the accuracy, which the score table alone reports), elapsed and
