@@ -73,7 +73,7 @@ class AgentFactory:
         try:
             made = self.function(**{FACTORY_TOOLS_PARAMETER: tools})
         except Exception as exc:  # noqa: BLE001 - the user's factory failed
-            raise ConfigurationError(f"{self.spec}: the agent factory failed: {type(exc).__name__}: {exc}") from exc
+            raise ConfigurationError(f"{self.spec}: the agent factory failed: {failure_text(exc)}") from exc
         if inspect.isawaitable(made):
             if inspect.iscoroutine(made):
                 made.close()
@@ -216,8 +216,21 @@ def _file_module(target: str, name: str) -> ModuleType:
         sys.modules.pop(module_name, None)
         if not isinstance(exc, Exception):
             raise
-        raise ConfigurationError(f"graph file {target} failed to load: {type(exc).__name__}: {exc}") from exc
+        raise ConfigurationError(f"graph file {target} failed to load: {failure_text(exc)}") from exc
     return module
+
+
+def failure_text(exc: BaseException) -> str:
+    """``"ExcType: message"`` of a failure of the user's code; for a module that is not installed, with the
+    command that most often installs it (the module's name with ``-`` for ``_``: ``langgraph_supervisor`` ->
+    ``pip install langgraph-supervisor``)."""
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        top = exc.name.split(".")[0]
+        text += (
+            f" (install the package that provides it in this environment, usually: pip install {top.replace('_', '-')})"
+        )
+    return text
 
 
 def _package_module(target: str, name: str) -> ModuleType:
@@ -226,7 +239,7 @@ def _package_module(target: str, name: str) -> ModuleType:
     except ModuleNotFoundError as exc:
         missing = exc.name or ""
         if not (target == missing or target.startswith(missing + ".")):
-            raise ConfigurationError(f"graph module {target} failed to load: {type(exc).__name__}: {exc}") from exc
+            raise ConfigurationError(f"graph module {target} failed to load: {failure_text(exc)}") from exc
         if os.getcwd() not in sys.path and "" not in sys.path:  # the `wtb` script does not put "." on the path
             sys.path.append(os.getcwd())
             return _package_module(target, name)
@@ -235,7 +248,7 @@ def _package_module(target: str, name: str) -> ModuleType:
             "directory that holds it; for a file, write its path (graph:path/to/file.py:ATTR)"
         ) from None
     except Exception as exc:  # noqa: BLE001 - any failure of the user's module is a configuration error
-        raise ConfigurationError(f"graph module {target} failed to load: {type(exc).__name__}: {exc}") from exc
+        raise ConfigurationError(f"graph module {target} failed to load: {failure_text(exc)}") from exc
 
 
 def _attribute(module: ModuleType, attr: str, target: str) -> Any:
