@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from wildtoolbench._api.evaluate import _loop_running, cli_errors, dataset_option, model_spec
-from wildtoolbench._api.run import EvalRun, read_eval_run
+from wildtoolbench._api.run import EvalRun, data_frame, read_eval_run
 
 ABLATE_ALIASES = {"lang": "language", "variant_model": "variant_models"}
 """Keywords named as the command line names them and the option they set."""
@@ -142,14 +142,7 @@ class AblationRun:
         Raises:
             ImportError: pandas is not installed (it is not a dependency of wildtoolbench).
         """
-        try:
-            import pandas
-        except ImportError as exc:
-            raise ImportError(
-                "AblationRun.to_pandas() needs pandas, which wildtoolbench does not install: pip install pandas "
-                "(or use AblationRun.rows())"
-            ) from exc
-        return pandas.DataFrame(self.rows())
+        return data_frame(self.rows(), "AblationRun")
 
     def __repr__(self) -> str:
         shown = ", ".join(
@@ -165,9 +158,7 @@ def _strings(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,)
     if isinstance(value, Mapping):
-        return tuple(
-            f"{k}={v if isinstance(v, str) else ','.join(map(str, v))}" for k, v in value.items()
-        )
+        return tuple(f"{k}={v if isinstance(v, str) else ','.join(map(str, v))}" for k, v in value.items())
     return tuple(str(item) for item in value)
 
 
@@ -231,7 +222,9 @@ def _ablate_in(options: Any, shown_out: Path | None) -> AblationRun:
     return AblationRun(document=document, run=run, out=shown_out)
 
 
-def ablate(model: Any = None, dataset: str | Path | None = None, out: str | Path | None = None, **settings: Any) -> AblationRun:
+def ablate(
+    model: Any = None, dataset: str | Path | None = None, out: str | Path | None = None, **settings: Any
+) -> AblationRun:
     """Ablate ``model`` as ``wtb ablate`` does: make (or reuse) single-factor variants, evaluate origins and
     variants in one run, and return the paired effects (docs/variants.md §6).
 
@@ -271,7 +264,9 @@ def ablate(model: Any = None, dataset: str | Path | None = None, out: str | Path
     return _run_ablation(model, dataset, out, settings)
 
 
-def _run_ablation(model: Any, dataset: str | Path | None, out: str | Path | None, settings: dict[str, Any]) -> AblationRun:
+def _run_ablation(
+    model: Any, dataset: str | Path | None, out: str | Path | None, settings: dict[str, Any]
+) -> AblationRun:
     """The synchronous body of :func:`ablate` (in the calling thread)."""
     with cli_errors():
         if out is not None:

@@ -19,6 +19,23 @@ from typing import Any
 _STEP_KEY = re.compile(r"^step_(\d+)$")
 
 
+def data_frame(rows: list[dict[str, Any]], owner: str) -> Any:
+    """``rows`` as a ``pandas.DataFrame``, for ``owner.to_pandas()``.
+
+    Raises:
+        ImportError: pandas is not installed (it is not a dependency of wildtoolbench); the message names
+            ``owner.rows()`` as the way without it.
+    """
+    try:
+        import pandas
+    except ImportError as exc:
+        raise ImportError(
+            f"{owner}.to_pandas() needs pandas, which wildtoolbench does not install: pip install pandas "
+            f"(or use {owner}.rows())"
+        ) from exc
+    return pandas.DataFrame(rows)
+
+
 @dataclass(frozen=True)
 class TaskRow:
     """One scored task of a run (a row of :attr:`EvalRun.tasks`).
@@ -138,14 +155,7 @@ class EvalRun:
         Raises:
             ImportError: pandas is not installed (it is not a dependency of wildtoolbench).
         """
-        try:
-            import pandas
-        except ImportError as exc:
-            raise ImportError(
-                "EvalRun.to_pandas() needs pandas, which wildtoolbench does not install: pip install pandas "
-                "(or use EvalRun.rows())"
-            ) from exc
-        return pandas.DataFrame(self.rows())
+        return data_frame(self.rows(), "EvalRun")
 
     def __repr__(self) -> str:
         accuracy = self.task_accuracy
