@@ -198,7 +198,10 @@ def test_dry_run_then_cached_rerun_on_the_loopback_server(reference_dir, tmp_pat
             *_stub_args(reference_dir, server, first, "--dry-run", "--price-input", "1", "--price-output", "2")
         )
         assert server.attempts == [] and not first.exists()
-        assert "estimate: 24 sessions; model requests 209 - 3,072 (gold path - step limit)" in output
+        assert (
+            "estimate: 24 sessions; model requests 209 - 3,072 (gold path - step limit; fewer when the model stops early)"
+            in output
+        )
         assert "counted with chars/4: an approximation" in output
         low_prompt = int(output.split("prompt tokens ")[1].split(" ")[0].replace(",", ""))
         low_reply = int(output.split("reply tokens ")[1].split(" ")[0].replace(",", ""))

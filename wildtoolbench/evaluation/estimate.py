@@ -64,7 +64,7 @@ def estimate_text(estimate: Any, options: EvalOptions, provider: str = "") -> st
     trials = f" ({_range(low, high)} session evaluations)" if high != estimate.sessions else ""
     lines = [
         f"estimate: {counted(estimate.sessions, 'session')}{trials}; model requests {_range(*estimate.requests)} "
-        "(gold path - step limit)",
+        "(gold path - step limit; fewer when the model stops early)",
         f"  prompt tokens {_range(*estimate.prompt_tokens)}, reply tokens {_range(*estimate.reply_tokens)} "
         f"(counted with {how})",
     ]
