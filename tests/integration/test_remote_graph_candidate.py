@@ -58,7 +58,7 @@ def remote_runs(reference_dir, tmp_path_factory):
     runs = {}
     with ScriptedServer(sessions, script(reference_dir, "oracle")) as replies:
         env = {"WTB_TEST_AGENT_BASE_URL": replies.base_url, "OPENAI_API_KEY": "test-key"}
-        with LangGraphDev(folder / "logs", jobs=8, env=env, config=config) as dev:
+        with LangGraphDev(folder / "logs", jobs=24, env=env, config=config) as dev:
             dev.start()
 
             async def evaluate_all():
@@ -67,7 +67,7 @@ def remote_runs(reference_dir, tmp_path_factory):
                     out = folder / candidate
                     started = time.perf_counter()
                     context = EvaluationContext(model=SPEC, model_name=candidate)
-                    await arun_eval(sessions, context, out, progress=False, concurrency=8)
+                    await arun_eval(sessions, context, out, progress=False, concurrency=24)
                     seconds = time.perf_counter() - started
                     runs[candidate] = (out, copy.deepcopy(replies.requests), seconds)
 
