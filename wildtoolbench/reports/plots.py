@@ -33,6 +33,22 @@ from wildtoolbench.reports.plot_style import (
 )
 
 
+def _run_line(axis: Any, index: int, runs: int, xs: Sequence[float], ys: Sequence[float], label: str) -> Any:
+    """The line of run ``index`` (of ``runs``) in its color and marker, drawn above the earlier runs' lines."""
+    return axis.plot(
+        xs,
+        ys,
+        marker=run_marker(index),
+        markersize=marker_size(index, runs),
+        markeredgecolor="black",
+        markeredgewidth=0.5,
+        color=run_color(index),
+        linewidth=1.6,
+        label=label,
+        zorder=3 + index,
+    )[0]
+
+
 def accuracy_by_order(
     series: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]], paper: Sequence[Sequence[float]]
 ) -> str:
@@ -55,18 +71,9 @@ def accuracy_by_order(
     for index, (label, groups) in enumerate(series):
         shift = dodge(index, len(series))
         points = [(p + shift, groups[f"t{p}"]) for p in positions if f"t{p}" in groups]
-        line = axis.plot(
-            [x for x, _ in points],
-            [g["interval"].value * 100 for _, g in points],
-            marker=run_marker(index),
-            markersize=marker_size(index, len(series)),
-            markeredgecolor="black",
-            markeredgewidth=0.5,
-            color=run_color(index),
-            linewidth=1.6,
-            label=label,
-            zorder=3 + index,
-        )[0]
+        line = _run_line(
+            axis, index, len(series), [x for x, _ in points], [g["interval"].value * 100 for _, g in points], label
+        )
         tips.tag(line, f"r{index}", f"{label}")
         for x, g in points:
             dot = axis.plot(
@@ -168,18 +175,7 @@ def accuracy_by_transitions(
         shift = dodge(index, len(series))
         xs = [k for k in keys if counts.get(k, (0, 0))[1]]
         ys = [counts[k][0] / counts[k][1] * 100 for k in xs]
-        line = axis.plot(
-            [x + shift for x in xs],
-            ys,
-            marker=run_marker(index),
-            markersize=marker_size(index, len(series)),
-            markeredgecolor="black",
-            markeredgewidth=0.5,
-            color=run_color(index),
-            linewidth=1.6,
-            label=label,
-            zorder=3 + index,
-        )[0]
+        line = _run_line(axis, index, len(series), [x + shift for x in xs], ys, label)
         tips.tag(line, f"r{index}", label)
         for x, y in zip(xs, ys):
             dot = axis.plot([x + shift], [y], marker="o", linestyle="none", alpha=0.0, markersize=10, zorder=10)[0]
