@@ -168,38 +168,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         with LangGraphDev(work / "server-logs", jobs=args.concurrency, env=server_env) as dev:
             dev.start()
             url = dev.url
+
+            def sweep_command(out: str, cache: str) -> list[str]:
+                """The sweep on the server into ``work/out`` with the cache ``work/cache``."""
+                return _wtb(
+                    *common,
+                    "--sweep",
+                    str(sweep_file),
+                    "--out",
+                    str(work / out),
+                    "--cache",
+                    str(work / cache),
+                    "--server",
+                    url,
+                    *server_extra,
+                )
+
             before = http()
             with PeakSampler(dev.process.pid) as sampler:  # type: ignore[union-attr]
-                sweep = _run(
-                    _wtb(
-                        *common,
-                        "--sweep",
-                        str(sweep_file),
-                        "--out",
-                        str(work / "sweep"),
-                        "--cache",
-                        str(work / "cache"),
-                        "--server",
-                        url,
-                        *server_extra,
-                    )
-                )
+                sweep = _run(sweep_command("sweep", "cache"))
             sweep.update(server_rss_mb=round(sampler.peak / 2**20, 1), requests=http() - before)
             if sweep["status"] == 3:  # infrastructure errors: the same command retries them (resume)
-                retry = _run(
-                    _wtb(
-                        *common,
-                        "--sweep",
-                        str(sweep_file),
-                        "--out",
-                        str(work / "sweep"),
-                        "--cache",
-                        str(work / "cache"),
-                        "--server",
-                        url,
-                        *server_extra,
-                    )
-                )
+                retry = _run(sweep_command("sweep", "cache"))
                 sweep["retry_of_errors"] = {"seconds": retry["seconds"], "status": retry["status"]}
                 sweep["requests"] = http() - before
             sweep["session_trials_per_second"] = round(results["session_trials"] / sweep["seconds"], 2)
@@ -210,34 +200,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 before = http()
                 half = before + sweep["requests"] // 2
                 killed = _run(
-                    _wtb(
-                        *common,
-                        "--sweep",
-                        str(sweep_file),
-                        "--out",
-                        str(work / "resumed"),
-                        "--cache",
-                        str(work / "cache2"),
-                        "--server",
-                        url,
-                        *server_extra,
-                    ),
+                    sweep_command("resumed", "cache2"),
                     kill_when=lambda: http() >= half,
                 )
-                resumed = _run(
-                    _wtb(
-                        *common,
-                        "--sweep",
-                        str(sweep_file),
-                        "--out",
-                        str(work / "resumed"),
-                        "--cache",
-                        str(work / "cache2"),
-                        "--server",
-                        url,
-                        *server_extra,
-                    )
-                )
+                resumed = _run(sweep_command("resumed", "cache2"))
                 paid = http() - before
                 exact = all(
                     (work / "resumed" / f"bench-{n:02d}" / name).read_text()
